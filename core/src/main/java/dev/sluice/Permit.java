@@ -1,0 +1,50 @@
+package dev.sluice;
+
+import java.util.Objects;
+
+/** One part of a multi-permit request: spend {@code cost} permits of {@code limit} on {@code key}. */
+public record Permit(String key, Limit limit, long cost) {
+
+    /** Keys are 1 to 4096 characters. */
+    public static final int MAX_KEY_LENGTH = 4096;
+
+    public Permit {
+        check(key, limit, cost);
+    }
+
+    public static Permit of(String key, Limit limit, long cost) {
+        return new Permit(key, limit, cost);
+    }
+
+    public static Permit of(String key, Limit limit) {
+        return new Permit(key, limit, 1);
+    }
+
+    /**
+     * Validates a request without allocating; every store calls it before touching state.
+     *
+     * @throws IllegalArgumentException naming the bad value and the fix
+     * @throws NullPointerException when {@code key} or {@code limit} is null
+     */
+    public static void check(String key, Limit limit, long cost) {
+        checkKey(key);
+        Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
+        limit.checkCost(cost);
+    }
+
+    /** Keys must be 1 to {@value #MAX_KEY_LENGTH} characters. */
+    public static void checkKey(String key) {
+        if (key == null) {
+            throw new NullPointerException("key must not be null: use a non-empty string such as \"user:42\"");
+        }
+        int n = key.length();
+        if (n == 0) {
+            throw new IllegalArgumentException("key \"\" is empty: use 1 to " + MAX_KEY_LENGTH
+                    + " characters, such as \"user:42\"");
+        }
+        if (n > MAX_KEY_LENGTH) {
+            throw new IllegalArgumentException("key of " + n + " characters (starting \"" + key.substring(0, 32)
+                    + "…\") is longer than " + MAX_KEY_LENGTH + ": shorten it or hash it first");
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package dev.sluice.algorithm;
+
+import dev.sluice.Limit;
+
+/**
+ * The pure steps behind one entry point: {@code (state, now, limit, cost) -> (decision, new state)}.
+ * Stores that keep state in their own shape still decide with these formulas; the conformance suite
+ * runs random sequences through a store and through these steps and requires identical decisions.
+ */
+public final class Algorithms {
+    private Algorithms() {
+    }
+
+    /** The state of a key never seen (or reset). */
+    public static State fresh(Limit limit) {
+        return switch (limit.algorithm()) {
+            case TOKEN_BUCKET, GCRA -> TatState.FRESH;
+            case FIXED_WINDOW -> WindowState.FRESH;
+            case SLIDING_WINDOW -> SlidingWindowState.FRESH;
+            case SLIDING_LOG -> LogState.FRESH;
+        };
+    }
+
+    public static Step tryAcquire(State state, long nowNanos, Limit limit, long cost) {
+        limit.checkCost(cost);
+        return switch (limit.algorithm()) {
+            case TOKEN_BUCKET -> TokenBucket.tryAcquire((TatState) state, nowNanos, limit, cost);
+            case GCRA -> Gcra.tryAcquire((TatState) state, nowNanos, limit, cost);
+            case FIXED_WINDOW -> FixedWindow.tryAcquire((WindowState) state, nowNanos, limit, cost);
+            case SLIDING_WINDOW -> SlidingWindow.tryAcquire((SlidingWindowState) state, nowNanos, limit, cost);
+            case SLIDING_LOG -> SlidingLog.tryAcquire((LogState) state, nowNanos, limit, cost);
+        };
+    }
+
+    public static Step reserve(State state, long nowNanos, Limit limit, long cost, long maxWaitNanos) {
+        checkReservable(limit);
+        limit.checkCost(cost);
+        return Gcra.reserve((TatState) state, nowNanos, limit, cost, maxWaitNanos);
+    }
+
+    /** Throws {@link UnsupportedOperationException} for the window algorithms, which cannot lend from the future. */
+    public static void checkReservable(Limit limit) {
+        if (!limit.algorithm().isTat()) {
+            throw new UnsupportedOperationException("reserve is defined for token_bucket and gcra only, not for "
+                    + limit.algorithm().configName() + " (limit " + limit.describe()
+                    + "): a window cannot lend permits from a future window; use tryAcquire, or a token bucket");
+        }
+    }
+}

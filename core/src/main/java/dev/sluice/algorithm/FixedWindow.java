@@ -1,0 +1,41 @@
+package dev.sluice.algorithm;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+
+/**
+ * Fixed window: time is cut into windows of length {@code W} aligned to the Unix epoch; window
+ * {@code k = floor(t / W)} admits while {@code count_k + q ≤ C}.
+ * <pre>
+ *   remaining  = C − count'            resetAfter = (k+1)·W − t   (when the window holds anything)
+ *   retryAfter = resetAfter when denied: the next window starts empty
+ * </pre>
+ * Cheapest of all and what envoy's ratelimit does; allows up to {@code 2C} across a window boundary.
+ */
+public final class FixedWindow {
+    private FixedWindow() {
+    }
+
+    /** The window number of {@code nowNanos}. */
+    public static long windowOf(long nowNanos, Limit limit) {
+        return Math.floorDiv(nowNanos, limit.periodNanos());
+    }
+
+    /** Nanoseconds from {@code nowNanos} to the end of its window. */
+    public static long untilWindowEnd(long nowNanos, Limit limit) {
+        long w = limit.periodNanos();
+        return w - Math.floorMod(nowNanos, w);
+    }
+
+    public static Step tryAcquire(WindowState state, long nowNanos, Limit limit, long cost) {
+        long k = windowOf(nowNanos, limit);
+        long count = state.window() == k ? state.count() : 0;
+        long untilEnd = untilWindowEnd(nowNanos, limit);
+        if (count + cost <= limit.capacity()) {
+            long after = count + cost;
+            return new Step(new Decision(true, limit.capacity(), limit.capacity() - after, 0, untilEnd),
+                    new WindowState(k, after));
+        }
+        return new Step(new Decision(false, limit.capacity(), limit.capacity() - count, untilEnd, untilEnd), state);
+    }
+}
