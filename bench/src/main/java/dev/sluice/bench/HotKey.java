@@ -1,0 +1,130 @@
+package dev.sluice.bench;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.memory.InMemoryRateLimiter;
+import io.github.bucket4j.Bucket;
+import io.github.bucket4j.ConsumptionProbe;
+import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+/**
+ * One hot key, every contender side by side: Sluice's in-memory limiter (token bucket and GCRA, both
+ * returning a full {@link Decision}), Bucket4j lock-free buckets looked up through
+ * {@code ConcurrentHashMap.computeIfAbsent} (the usual way to key them), Guava's {@code RateLimiter},
+ * Resilience4j's {@code AtomicRateLimiter}, and {@link CasGcra}, a bare CAS on one {@code AtomicLong} as the
+ * floor. Guava, Resilience4j and the floor have no keys: they are one limiter.
+ *
+ * <p>{@link HotKey1Thread} and {@link HotKey2Threads} run these methods with 1 and 2 threads; {@link #mix}
+ * runs each under a limit that admits every call and one that denies nearly every call (see {@link Mix}).
+ * Every method returns its result to JMH (so nothing is optimised away) and counts it in {@link Outcomes}.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 2)
+@Measurement(iterations = 5, time = 2)
+@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+@State(Scope.Benchmark)
+public abstract class HotKey {
+
+    @Param({"ADMITTING", "DENYING"})
+    public Mix mix;
+
+    /** Not a constant: read from a field, as a request's key would be. */
+    String key;
+    Limit tokenBucket;
+    Limit gcra;
+    RateLimiter sluice;
+    ConcurrentHashMap<String, Bucket> buckets;
+    Function<String, Bucket> newBucket;
+    com.google.common.util.concurrent.RateLimiter guava;
+    AtomicRateLimiter resilience4j;
+    CasGcra floor;
+
+    @Setup(Level.Trial)
+    public void setUp() {
+        key = "user:" + 4242;
+        tokenBucket = mix.sluiceTokenBucket();
+        gcra = mix.sluiceGcra();
+        sluice = InMemoryRateLimiter.create();
+        buckets = new ConcurrentHashMap<>();
+        Mix m = mix;
+        newBucket = k -> m.bucket4j();
+        guava = mix.guava();
+        resilience4j = mix.resilience4j();
+        floor = mix.casGcra();
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
+        sluice.close();
+    }
+
+    @Benchmark
+    public Decision sluiceTokenBucket(Outcomes outcomes) {
+        Decision d = sluice.tryAcquire(key, tokenBucket);
+        outcomes.count(d.allowed());
+        return d;
+    }
+
+    @Benchmark
+    public Decision sluiceGcra(Outcomes outcomes) {
+        Decision d = sluice.tryAcquire(key, gcra);
+        outcomes.count(d.allowed());
+        return d;
+    }
+
+    /** {@code tryConsume(1)}: a boolean, the cheapest Bucket4j call. */
+    @Benchmark
+    public boolean bucket4j(Outcomes outcomes) {
+        boolean ok = buckets.computeIfAbsent(key, newBucket).tryConsume(1);
+        outcomes.count(ok);
+        return ok;
+    }
+
+    /** {@code tryConsumeAndReturnRemaining(1)}: remaining and nanos to wait, the facts a Decision carries. */
+    @Benchmark
+    public ConsumptionProbe bucket4jProbe(Outcomes outcomes) {
+        ConsumptionProbe p = buckets.computeIfAbsent(key, newBucket).tryConsumeAndReturnRemaining(1);
+        outcomes.count(p.isConsumed());
+        return p;
+    }
+
+    @Benchmark
+    public boolean guava(Outcomes outcomes) {
+        boolean ok = guava.tryAcquire();
+        outcomes.count(ok);
+        return ok;
+    }
+
+    @Benchmark
+    public boolean resilience4j(Outcomes outcomes) {
+        boolean ok = resilience4j.acquirePermission();
+        outcomes.count(ok);
+        return ok;
+    }
+
+    @Benchmark
+    public boolean casGcraFloor(Outcomes outcomes) {
+        boolean ok = floor.tryAcquire();
+        outcomes.count(ok);
+        return ok;
+    }
+}
