@@ -97,10 +97,14 @@ public abstract class RandomKeys {
         @Setup(Level.Trial)
         public void setUp(Workload workload) {
             limit = workload.limit();
-            limiter = InMemoryRateLimiter.builder().maxKeys(2 * KEYS).build();
+            InMemoryRateLimiter memory = InMemoryRateLimiter.create(); // room for 2^20 keys by default
             for (int id = 0; id < KEYS; id++) {
-                limiter.tryAcquire(PREFIX + id, limit);
+                memory.tryAcquire(PREFIX + id, limit);
             }
+            if (memory.trackedKeys() != KEYS) {
+                throw new IllegalStateException("Sluice tracks " + memory.trackedKeys() + " keys, not " + KEYS);
+            }
+            limiter = memory;
         }
 
         @TearDown(Level.Trial)
@@ -120,6 +124,9 @@ public abstract class RandomKeys {
             newBucket = k -> workload.bucket4j();
             for (int id = 0; id < KEYS; id++) {
                 buckets.computeIfAbsent(PREFIX + id, newBucket).tryConsume(1);
+            }
+            if (buckets.size() != KEYS) {
+                throw new IllegalStateException("the map holds " + buckets.size() + " buckets, not " + KEYS);
             }
         }
     }

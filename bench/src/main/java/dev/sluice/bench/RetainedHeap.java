@@ -4,7 +4,6 @@ import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
-import dev.sluice.RateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.local.SynchronizationStrategy;
@@ -21,8 +20,10 @@ import java.util.function.Function;
 /**
  * Retained heap per tracked key (not a JMH benchmark): fills a limiter with {@code keys} distinct keys, one
  * call each, and reports the heap still in use after a full GC, minus the heap in use before, divided by
- * the number of keys (and, as a check, the heap released when the limiter is dropped). Keys are built per call ({@code "user:" + i}) and dropped by the caller, as request
- * keys are, so whatever the limiter keeps of them is counted.
+ * the number of keys (and, as a check, the heap released when the limiter is dropped). One unmeasured
+ * fill comes first, so class loading and compilation fall outside the measured ones. Keys are built per
+ * call ({@code "user:" + i}) and dropped by the caller, as request keys are, so whatever the limiter keeps
+ * of them is counted.
  *
  * <p>The limit is a bucket of 10 refilled at 10 per hour: one call leaves a key 6 minutes from full, so no
  * key returns to a fresh state (which a limiter may drop) while it is measured. After measuring, a sample
@@ -47,7 +48,7 @@ public final class RetainedHeap {
         /** Calls {@code key} again; true iff it was remembered (the second call saw a spent token). */
         boolean remembered(String key);
 
-        /** The number of keys the limiter says it tracks, or -1 when it cannot tell. */
+        /** The number of keys the limiter says it tracks. */
         long size();
 
         void close();
@@ -55,10 +56,11 @@ public final class RetainedHeap {
 
     private static final class Sluice implements Contender {
         private final Limit limit = Limit.tokenBucket(10, Rate.perHour(10));
-        private final RateLimiter limiter;
+        private final InMemoryRateLimiter limiter;
 
-        Sluice(int keys) {
-            limiter = InMemoryRateLimiter.builder().maxKeys(keys).build();
+        /** The default limiter, as {@code create()} gives it: room for 2^20 keys. */
+        Sluice() {
+            limiter = InMemoryRateLimiter.create();
         }
 
         @Override
@@ -74,7 +76,7 @@ public final class RetainedHeap {
 
         @Override
         public long size() {
-            return -1;
+            return limiter.trackedKeys();
         }
 
         @Override
@@ -120,7 +122,7 @@ public final class RetainedHeap {
                 System.getProperty("java.vm.name"), System.getProperty("java.vm.version"),
                 Runtime.getRuntime().maxMemory() >> 20, hotspot.getVMOption("UseCompressedOops").getValue(),
                 ManagementFactory.getGarbageCollectorMXBeans().get(0).getName());
-        System.out.printf("%d keys, %d repeats; bytes per key = heap released when the filled limiter is dropped / keys%n",
+        System.out.printf("%d keys, %d repeats; bytes per key = (heap used after the fill − before) / keys, after full GCs%n",
                 keys, repeats);
         List<String> names = which.equals("all") ? List.of("sluice", "bucket4j") : List.of(which);
         for (String name : names) {
@@ -136,13 +138,13 @@ public final class RetainedHeap {
     }
 
     /**
-     * One fill. Reports two estimates that agree when the heap is quiet: what the heap grew by from before
-     * the fill (the filled limiter alive), and what it shrank by when the limiter was dropped; returns the
-     * second, which no one-time allocation before the fill can disturb.
+     * One fill. Returns what the heap grew by from before the fill to after it (the filled limiter alive),
+     * per key; prints, as a check, what it shrank by when the limiter was dropped (the same, when the
+     * collector has let go of it).
      */
     private static double measure(String name, int keys, String label) throws InterruptedException {
         long before = settledHeapUsed();
-        Contender c = name.equals("sluice") ? new Sluice(keys) : new Bucket4jMap();
+        Contender c = name.equals("sluice") ? new Sluice() : new Bucket4jMap();
         for (int i = 0; i < keys; i++) {
             c.put(PREFIX + i);
         }
@@ -165,9 +167,8 @@ public final class RetainedHeap {
         double released = (double) (after - dropped) / keys;
         System.out.printf("  %-9s %-8s heap before %,d B, filled %,d B, dropped %,d B: grew %.1f, released %.1f"
                 + " bytes/key; state kept for %d of %d sampled keys%s%n",
-                name, label, before, after, dropped, grew, released, kept, sampled,
-                size >= 0 ? ", map size " + size : "");
-        return released;
+                name, label, before, after, dropped, grew, released, kept, sampled, ", tracked " + size);
+        return grew;
     }
 
     /** Heap in use after full collections, once three readings in a row agree within 64 KiB. */
