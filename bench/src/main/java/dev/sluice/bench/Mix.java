@@ -15,20 +15,23 @@ import java.time.Duration;
  * count it: see {@link Outcomes}).
  *
  * <ul>
- *   <li>{@link #ADMITTING}: capacity 10⁹, refilled at 10⁹ per second (one permit per nanosecond). No
- *       thread on this machine calls faster than a permit per nanosecond, so every call is allowed and
- *       every call writes new state (a CAS in every lock-free contender).</li>
+ *   <li>{@link #ADMITTING}: capacity 10⁹, refilled at 3·10⁸ per second (a permit every 3⅓ ns). No
+ *       contender here comes near 3·10⁸ calls a second, so every call is allowed and every call writes new
+ *       state (a CAS in every lock-free contender). The rate is deliberately not a divisor of a second in
+ *       nanoseconds: Sluice's exact arithmetic takes its general path (time in thirds of a nanosecond),
+ *       not the shortcut a round rate would allow.</li>
  *   <li>{@link #DENYING}: capacity 100, refilled at 1,000 per second. After the first 100 calls one call
  *       in tens of thousands is allowed; the rest are denied, which in Sluice and Bucket4j is a read with
  *       no write.</li>
  * </ul>
  *
+ * Guava's bucket holds one second of permits (it has no separate capacity).
  * Resilience4j has no bucket, only a number of permits per refresh period: the admitting workload is
  * {@code Integer.MAX_VALUE} permits a second (never exhausted here), the denying one 1 permit per
  * millisecond (the same 1,000 a second).
  */
 public enum Mix {
-    ADMITTING(1_000_000_000L, 1_000_000_000L),
+    ADMITTING(1_000_000_000L, 300_000_000L),
     DENYING(100, 1_000);
 
     /** Bucket size (token bucket), burst (GCRA). */
@@ -73,6 +76,7 @@ public enum Mix {
         return new AtomicRateLimiter("bench-" + name().toLowerCase(java.util.Locale.ROOT), config);
     }
 
+    /** The floor's interval is whole nanoseconds: 3 ns (admitting), 1 ms (denying). */
     public CasGcra casGcra() {
         return new CasGcra(1_000_000_000L / perSecond, capacity);
     }
