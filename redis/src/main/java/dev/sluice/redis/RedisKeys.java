@@ -76,6 +76,6 @@ final class RedisKeys {
     }
 
     static String abbreviate(String s) {
-        return s.length() <= 64 ? s : s.substring(0, 64) + "…(" + s.length() + " chars)";
+        return s.length() <= 200 ? s : s.substring(0, 200) + "…(" + s.length() + " chars)";
     }
 }
