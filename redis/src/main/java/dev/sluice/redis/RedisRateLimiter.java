@@ -220,7 +220,8 @@ public final class RedisRateLimiter implements RateLimiter {
         try {
             connection.close();
         } finally {
-            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+            // a cluster client may still be refreshing its topology (after a MOVED): give it a moment
+            client.shutdown(cluster ? Duration.ofMillis(100) : Duration.ZERO, Duration.ofSeconds(2));
         }
     }
 

@@ -105,7 +105,7 @@ end
 -- (then W < 2^53 / 5, checked by the caller). e is returned in the same unit as W.
 local windows = {}
 local function window_of(wn, unit)
-  local memo = windows[unit .. ':' .. wn]
+  local memo = windows[fmt(unit) .. ':' .. fmt(wn)]
   if memo then return memo[1], memo[2] end
   local k, e
   if unit == 1000 then
@@ -125,7 +125,7 @@ local function window_of(wn, unit)
       e = r - d * wn
     end
   end
-  windows[unit .. ':' .. wn] = { k, e }
+  windows[fmt(unit) .. ':' .. fmt(wn)] = { k, e }
   return k, e
 end
 

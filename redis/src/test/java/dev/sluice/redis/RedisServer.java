@@ -120,6 +120,7 @@ final class RedisServer implements AutoCloseable {
             for (String d : path.split(File.pathSeparator)) {
                 Path p = Path.of(d, "redis-server");
                 if (Files.isExecutable(p)) {
+                    System.out.println("tests use " + p);
                     return binary = p;
                 }
             }
@@ -134,6 +135,7 @@ final class RedisServer implements AutoCloseable {
         }
         tmp.toFile().setExecutable(true);
         tmp.toFile().deleteOnExit();
+        System.out.println("tests use embedded-redis's " + resource);
         return binary = tmp;
     }
 
