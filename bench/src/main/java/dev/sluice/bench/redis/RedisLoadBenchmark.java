@@ -1,0 +1,248 @@
+package dev.sluice.bench.redis;
+
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.redis.RedisRateLimiter;
+import io.github.bucket4j.BucketConfiguration;
+import io.github.bucket4j.distributed.ExpirationAfterWriteStrategy;
+import io.github.bucket4j.distributed.proxy.AsyncProxyManager;
+import io.github.bucket4j.redis.lettuce.Bucket4jLettuce;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.IntFunction;
+
+/**
+ * Decisions per second against one Redis with a fixed number of requests in flight (a closed loop: each
+ * of {@code inFlight} chains issues its next request when the previous one answers), side by side in one
+ * run:
+ * <ul>
+ *   <li>{@code sluice} — {@link RedisRateLimiter#tryAcquireAsync}, token bucket;</li>
+ *   <li>{@code bare-evalsha} — the floor: Lettuce async {@code EVALSHA} of a minimal GCRA script (no
+ *       exactness, no fractions, no Decision), on one connection like Sluice;</li>
+ *   <li>{@code bucket4j} — Bucket4j 8.14.0 {@code LettuceBasedProxyManager} (async), a read then a
+ *       compare-and-swap script per attempt.</li>
+ * </ul>
+ * over 100,000 keys, on one hot key limited to 1000/s, and on one hot key where every call is admitted.
+ * Also prints the Redis commands each decision cost (from {@code INFO commandstats}), errors and timeouts.
+ *
+ * <pre>
+ *   java -cp "bench/target/classes:$(cat bench/target/cp.txt)" dev.sluice.bench.redis.RedisLoadBenchmark \
+ *        redis://127.0.0.1:6379 [seconds per run, default 10] [in flight, default 50]
+ * </pre>
+ * Not a test: run it by hand against a Redis you started (see bench/README.md).
+ */
+public final class RedisLoadBenchmark {
+
+    /** The floor: the least a GCRA in Lua can do (TAT in microseconds, no fractions, no expiry subtleties). */
+    static final String MINIMAL_GCRA = """
+            local t = redis.call('TIME')
+            local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+            local interval = tonumber(ARGV[1])
+            local burst = tonumber(ARGV[2])
+            local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+            if tat < now then tat = now end
+            local new = tat + interval
+            if new - now > burst * interval then return 0 end
+            redis.call('SET', KEYS[1], string.format('%.0f', new), 'PX', math.ceil((new - now) / 1000))
+            return 1
+            """;
+
+    private RedisLoadBenchmark() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String uri = args.length > 0 ? args[0] : "redis://127.0.0.1:6379";
+        int seconds = args.length > 1 ? Integer.parseInt(args[1]) : 10;
+        int inFlight = args.length > 2 ? Integer.parseInt(args[2]) : 50;
+        Duration warmup = Duration.ofSeconds(Math.max(1, seconds / 5));
+        Duration measure = Duration.ofSeconds(seconds);
+
+        RedisClient client = RedisClient.create(uri);
+        StatefulRedisConnection<byte[], byte[]> bareConn = client.connect(ByteArrayCodec.INSTANCE);
+        StatefulRedisConnection<byte[], byte[]> b4jConn = client.connect(ByteArrayCodec.INSTANCE);
+        StatefulRedisConnection<String, String> admin = client.connect();
+        RedisAsyncCommands<byte[], byte[]> bare = bareConn.async();
+        String minimalSha = admin.sync().scriptLoad(MINIMAL_GCRA);
+        AsyncProxyManager<byte[]> bucket4j = Bucket4jLettuce.casBasedBuilder(b4jConn)
+                .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+                .build().asAsync();
+
+        System.out.printf(Locale.ROOT, "Redis %s at %s; %d in flight; %d s per run after %d s warm-up%n",
+                admin.sync().info("server").lines().filter(l -> l.startsWith("redis_version:")).findFirst().orElse("?"),
+                uri, inFlight, seconds, warmup.toSeconds());
+        System.out.printf(Locale.ROOT, "%-34s %12s %9s %9s %7s   %s%n", "scenario", "decisions/s", "allowed%", "errors",
+                "ratio", "Redis commands per decision");
+
+        try (RedisRateLimiter sluice = RedisRateLimiter.builder(uri).cluster(false).commandTimeout(Duration.ofSeconds(5)).build()) {
+            // 100,000 keys: each key 100 per second, burst 100 (almost every call is admitted)
+            Limit wide = Limit.tokenBucket(100, Rate.perSecond(100));
+            BucketConfiguration wideB4j = BucketConfiguration.builder()
+                    .addLimit(l -> l.capacity(100).refillGreedy(100, Duration.ofSeconds(1))).build();
+            String run = Long.toString(System.nanoTime(), 36);
+            byte[][] keys = new byte[100_000][];
+            for (int i = 0; i < keys.length; i++) {
+                keys[i] = ("bench:" + run + ":" + i).getBytes(StandardCharsets.UTF_8);
+            }
+            String[] skeys = new String[keys.length];
+            for (int i = 0; i < keys.length; i++) {
+                skeys[i] = "bench:" + run + ":" + i;
+            }
+            byte[] interval = "10000".getBytes(StandardCharsets.US_ASCII); // 10 ms in µs
+            byte[] burst = "100".getBytes(StandardCharsets.US_ASCII);
+
+            System.out.println("-- 100,000 keys, token bucket 100/s each");
+            Result bare100k = drive("bare-evalsha (minimal GCRA)", admin, inFlight, warmup, measure,
+                    i -> evalsha(bare, minimalSha, keys[i], interval, burst), keys.length, null);
+            drive("sluice", admin, inFlight, warmup, measure,
+                    i -> sluice.tryAcquireAsync(skeys[i], wide, 1).thenApply(d -> d.allowed()), keys.length, bare100k);
+            drive("bucket4j-lettuce", admin, inFlight, warmup, measure,
+                    i -> bucket4j.builder().build(keys[i], () -> CompletableFuture.completedFuture(wideB4j)).tryConsume(1),
+                    keys.length, bare100k);
+
+            System.out.println("-- one hot key limited to 1000/s (burst 1000)");
+            Limit hot = Limit.tokenBucket(1000, Rate.perSecond(1000));
+            BucketConfiguration hotB4j = BucketConfiguration.builder()
+                    .addLimit(l -> l.capacity(1000).refillGreedy(1000, Duration.ofSeconds(1))).build();
+            byte[] hotKey = ("bench:" + run + ":hot").getBytes(StandardCharsets.UTF_8);
+            byte[] hotInterval = "1000".getBytes(StandardCharsets.US_ASCII);
+            byte[] hotBurst = "1000".getBytes(StandardCharsets.US_ASCII);
+            Result bareHot = drive("bare-evalsha (minimal GCRA)", admin, inFlight, warmup, measure,
+                    i -> evalsha(bare, minimalSha, hotKey, hotInterval, hotBurst), 1, null);
+            drive("sluice", admin, inFlight, warmup, measure,
+                    i -> sluice.tryAcquireAsync("hot-" + run, hot, 1).thenApply(d -> d.allowed()), 1, bareHot);
+            drive("bucket4j-lettuce", admin, inFlight, warmup, measure,
+                    i -> bucket4j.builder().build(hotKey, () -> CompletableFuture.completedFuture(hotB4j)).tryConsume(1),
+                    1, bareHot);
+
+            System.out.println("-- one hot key, every call admitted (10^9 per second)");
+            Limit open = Limit.tokenBucket(1_000_000_000L, Rate.perSecond(1_000_000_000L));
+            BucketConfiguration openB4j = BucketConfiguration.builder()
+                    .addLimit(l -> l.capacity(1_000_000_000L).refillGreedy(1_000_000_000L, Duration.ofSeconds(1))).build();
+            byte[] openKey = ("bench:" + run + ":open").getBytes(StandardCharsets.UTF_8);
+            byte[] openInterval = "1".getBytes(StandardCharsets.US_ASCII);
+            byte[] openBurst = "1000000000".getBytes(StandardCharsets.US_ASCII);
+            Result bareOpen = drive("bare-evalsha (minimal GCRA)", admin, inFlight, warmup, measure,
+                    i -> evalsha(bare, minimalSha, openKey, openInterval, openBurst), 1, null);
+            drive("sluice", admin, inFlight, warmup, measure,
+                    i -> sluice.tryAcquireAsync("open-" + run, open, 1).thenApply(d -> d.allowed()), 1, bareOpen);
+            drive("bucket4j-lettuce", admin, inFlight, warmup, measure,
+                    i -> bucket4j.builder().build(openKey, () -> CompletableFuture.completedFuture(openB4j)).tryConsume(1),
+                    1, bareOpen);
+        } finally {
+            bareConn.close();
+            b4jConn.close();
+            admin.close();
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    private static CompletionStage<Boolean> evalsha(RedisAsyncCommands<byte[], byte[]> bare, String sha, byte[] key,
+            byte[] interval, byte[] burst) {
+        return bare.<Long>evalsha(sha, ScriptOutputType.INTEGER, new byte[][] {key}, interval, burst)
+                .thenApply(r -> r == 1L);
+    }
+
+    record Result(String name, double perSecond) {
+    }
+
+    /** Runs {@code op} in {@code inFlight} closed-loop chains; prints and returns the measured rate. */
+    static Result drive(String name, StatefulRedisConnection<String, String> admin, int inFlight, Duration warmup,
+            Duration measure, IntFunction<CompletionStage<Boolean>> op, int keys, Result baseline) throws Exception {
+        LongAdder allowed = new LongAdder();
+        LongAdder denied = new LongAdder();
+        LongAdder errors = new LongAdder();
+        AtomicBoolean counting = new AtomicBoolean(false);
+        AtomicBoolean stop = new AtomicBoolean(false);
+        CountDownLatch drained = new CountDownLatch(inFlight);
+        for (int c = 0; c < inFlight; c++) {
+            chain(op, keys, allowed, denied, errors, counting, stop, drained);
+        }
+        Thread.sleep(warmup.toMillis());
+        Map<String, Long> before = commandStats(admin);
+        counting.set(true);
+        long t0 = System.nanoTime();
+        Thread.sleep(measure.toMillis());
+        counting.set(false);
+        long t1 = System.nanoTime();
+        Map<String, Long> after = commandStats(admin);
+        stop.set(true);
+        drained.await(30, TimeUnit.SECONDS);
+        long n = allowed.sum() + denied.sum();
+        double perSecond = n / ((t1 - t0) / 1e9);
+        StringBuilder cmds = new StringBuilder();
+        List<Map.Entry<String, Long>> deltas = new ArrayList<>();
+        for (Map.Entry<String, Long> e : after.entrySet()) {
+            long d = e.getValue() - before.getOrDefault(e.getKey(), 0L);
+            if (d > 0 && !e.getKey().equals("info")) {
+                deltas.add(Map.entry(e.getKey(), d));
+            }
+        }
+        deltas.sort((a, b) -> Long.compare(b.getValue(), a.getValue()));
+        for (Map.Entry<String, Long> e : deltas) {
+            cmds.append(String.format(Locale.ROOT, "%s %.2f  ", e.getKey(), e.getValue() / (double) Math.max(1, n)));
+        }
+        System.out.printf(Locale.ROOT, "%-34s %12.0f %8.1f%% %9d %7s   %s%n", name, perSecond,
+                100.0 * allowed.sum() / Math.max(1, n), errors.sum(),
+                baseline == null ? "1.00" : String.format(Locale.ROOT, "%.2f", perSecond / baseline.perSecond()),
+                cmds.toString().trim());
+        return new Result(name, perSecond);
+    }
+
+    private static void chain(IntFunction<CompletionStage<Boolean>> op, int keys, LongAdder allowed, LongAdder denied,
+            LongAdder errors, AtomicBoolean counting, AtomicBoolean stop, CountDownLatch drained) {
+        if (stop.get()) {
+            drained.countDown();
+            return;
+        }
+        int k = keys == 1 ? 0 : ThreadLocalRandom.current().nextInt(keys);
+        CompletionStage<Boolean> f;
+        try {
+            f = op.apply(k);
+        } catch (RuntimeException e) {
+            errors.increment();
+            f = CompletableFuture.failedFuture(e);
+        }
+        f.whenComplete((ok, e) -> {
+            if (counting.get()) {
+                if (e != null) {
+                    errors.increment();
+                } else if (ok) {
+                    allowed.increment();
+                } else {
+                    denied.increment();
+                }
+            }
+            chain(op, keys, allowed, denied, errors, counting, stop, drained);
+        });
+    }
+
+    /** calls per command from {@code INFO commandstats}. */
+    static Map<String, Long> commandStats(StatefulRedisConnection<String, String> admin) {
+        Map<String, Long> out = new LinkedHashMap<>();
+        for (String line : admin.sync().info("commandstats").split("\r?\n")) {
+            if (line.startsWith("cmdstat_")) {
+                String name = line.substring(8, line.indexOf(':'));
+                int i = line.indexOf("calls=") + 6;
+                out.put(name, Long.parseLong(line.substring(i, line.indexOf(',', i))));
+            }
+        }
+        return out;
+    }
+}
