@@ -48,11 +48,17 @@ local function ceil_div(x, d)
   return q
 end
 
--- A TTL in whole milliseconds, rounded up so that a key never expires before it is fresh.
-local function set_ttl(key, ms)
+-- A TTL in whole milliseconds (already rounded up, so that a key never expires before it is fresh),
+-- at least the configured minimum and at least 1.
+local function ttl(ms)
   if ms < min_ttl_ms then ms = min_ttl_ms end
   if ms < 1 then ms = 1 end
-  redis.call('PEXPIRE', key, fmt(ms))
+  return fmt(ms)
+end
+
+-- SET with PX: state and expiry in one write.
+local function set_with_ttl(key, value, ms)
+  redis.call('SET', key, value, 'PX', ttl(ms))
 end
 
 -- Errors name the permit (1-based); the caller turns that into the key's name.

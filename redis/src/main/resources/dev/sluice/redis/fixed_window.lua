@@ -4,7 +4,7 @@ window k = floor(t / W) admits while count_k + q <= C.
 
 State: the string "k:count" (the window number and the permits it counted).
 A denied call writes nothing.
-PEXPIRE: (k+1)*W - t, the end of the window, rounded up to the millisecond.
+Expiry (SET ... PX, like PEXPIRE): (k+1)*W - t, the end of the window, rounded up to the millisecond.
 
 Fields (after the code 'f'):  cost, C, unit (1000 when W is a whole number of microseconds, else 1),
                               W in that unit, unused
@@ -29,7 +29,6 @@ ALGOS['f'] = {
     local unit = tonumber(ARGV[base + 4])
     local wn = tonumber(ARGV[base + 5])
     local _, e = window_of(wn, unit)
-    redis.call('SET', key, fmt(st[1]) .. ':' .. fmt(st[2]))
-    set_ttl(key, units_to_ms(wn - e, unit))
+    set_with_ttl(key, fmt(st[1]) .. ':' .. fmt(st[2]), units_to_ms(wn - e, unit))
   end,
 }

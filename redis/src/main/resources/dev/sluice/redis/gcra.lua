@@ -11,7 +11,7 @@ With P = intervalScaled (the emission interval T in units), CP = capacityScaled 
 A denied call writes nothing. reserve passes CP + maxWait as the bound instead of CP. q*P and the
 bound arrive as (microseconds, units) pairs computed exactly in Java, so the script only adds and
 compares pairs whose parts stay below 2^53.
-PEXPIRE: the time until TAT, rounded up to the millisecond (then the key equals a fresh one).
+Expiry (SET ... PX, like PEXPIRE): the time until TAT, rounded up to the millisecond (then the key equals a fresh one).
 
 Fields (after the code 'g'):  qp_us, qp_frac, bound_us, bound_frac, K
 State reported:               b_us, b_frac, 0   (the backlog the permit saw)
@@ -38,9 +38,8 @@ ALGOS['g'] = {
     return ok, st[1], st[2], 0, { us, frac }
   end,
   save = function(key, st, base)
-    redis.call('SET', key, fmt(now_us + st[1]) .. ':' .. fmt(st[2]))
     local us = st[1]
     if st[2] > 0 then us = us + 1 end
-    set_ttl(key, ceil_div(us, 1000))
+    set_with_ttl(key, fmt(now_us + st[1]) .. ':' .. fmt(st[2]), ceil_div(us, 1000))
   end,
 }

@@ -72,6 +72,6 @@ ALGOS['l'] = {
     redis.call('ZREMRANGEBYSCORE', key, '-inf', fmt(now_us - wc))
     redis.call('ZREMRANGEBYSCORE', key, fmt(now_us), fmt(now_us))
     redis.call('ZADD', key, fmt(now_us), fmt(now_us) .. ':' .. fmt(st.costs[n]))
-    set_ttl(key, tonumber(ARGV[base + 5]))
+    redis.call('PEXPIRE', key, ttl(tonumber(ARGV[base + 5])))
   end,
 }

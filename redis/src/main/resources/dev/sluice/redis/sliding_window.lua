@@ -7,7 +7,7 @@ compared exactly as prev*(W - e) <= (C - curr - q)*W on base-2^21 limbs (mul_le)
 
 State: the string "k:prev:curr" (window number, counts of windows k-1 and k).
 A denied call writes nothing.
-PEXPIRE: (k+2)*W - t, when both windows have passed, rounded up to the millisecond.
+Expiry (SET ... PX, like PEXPIRE): (k+2)*W - t, when both windows have passed, rounded up to the millisecond.
 
 Fields (after the code 's'):  cost, C, unit (1000 when W is a whole number of microseconds, else 1),
                               W in that unit, unused
@@ -39,7 +39,6 @@ ALGOS['s'] = {
     local unit = tonumber(ARGV[base + 4])
     local wn = tonumber(ARGV[base + 5])
     local _, e = window_of(wn, unit)
-    redis.call('SET', key, fmt(st[1]) .. ':' .. fmt(st[2]) .. ':' .. fmt(st[3]))
-    set_ttl(key, units_to_ms(2 * wn - e, unit))
+    set_with_ttl(key, fmt(st[1]) .. ':' .. fmt(st[2]) .. ':' .. fmt(st[3]), units_to_ms(2 * wn - e, unit))
   end,
 }

@@ -15,7 +15,8 @@ import java.util.List;
 
 /**
  * A real {@code redis-server} process for tests, bound to 127.0.0.1 on a free port: the one on the PATH
- * if there is one, else the binary bundled in embedded-redis's jar. {@link #stop()} kills it; a JVM
+ * if there is one, else the binary bundled in embedded-redis's jar ({@code SLUICE_REDIS_SERVER=embedded}
+ * forces the bundled one, {@code SLUICE_REDIS_SERVER=/path/to/redis-server} names another). {@link #stop()} kills it; a JVM
  * shutdown hook does so too if a test forgets.
  */
 final class RedisServer implements AutoCloseable {
@@ -115,7 +116,13 @@ final class RedisServer implements AutoCloseable {
         if (binary != null) {
             return binary;
         }
-        String path = System.getenv("PATH");
+        // SLUICE_REDIS_SERVER=embedded forces the bundled binary; a path names a redis-server to use
+        String choice = System.getenv("SLUICE_REDIS_SERVER");
+        if (choice != null && !choice.isBlank() && !choice.equals("embedded")) {
+            System.out.println("tests use " + choice);
+            return binary = Path.of(choice);
+        }
+        String path = "embedded".equals(choice) ? null : System.getenv("PATH");
         if (path != null) {
             for (String d : path.split(File.pathSeparator)) {
                 Path p = Path.of(d, "redis-server");
