@@ -10,7 +10,7 @@ import java.security.NoSuchAlgorithmException;
 
 /**
  * The scripts Sluice runs, read once from {@code src/main/resources/dev/sluice/redis}: for each algorithm
- * {@code common.lua + <algorithm>.lua + run.lua}, and one script with every algorithm for a multi-permit
+ * {@code common.lua + [window_math.lua] + <algorithm>.lua + run.lua}, and one script with every algorithm for a multi-permit
  * that mixes them. The text is constant (keys and numbers travel as KEYS and ARGV), so each script has one
  * SHA-1 and is called with {@code EVALSHA}; {@code EVAL} of the same text is the fallback on
  * {@code NOSCRIPT}, and loads it again as a side effect.
@@ -29,16 +29,17 @@ final class LuaScripts {
 
     private LuaScripts() {
         String common = read("common.lua");
+        String windows = read("window_math.lua");
         String run = read("run.lua");
         String g = read("gcra.lua");
         String f = read("fixed_window.lua");
         String s = read("sliding_window.lua");
         String l = read("sliding_log.lua");
         gcra = script("gcra", common, g, run);
-        fixedWindow = script("fixed_window", common, f, run);
-        slidingWindow = script("sliding_window", common, s, run);
+        fixedWindow = script("fixed_window", common, windows + "\n" + f, run);
+        slidingWindow = script("sliding_window", common, windows + "\n" + s, run);
         slidingLog = script("sliding_log", common, l, run);
-        mixed = script("mixed", common, g + "\n" + f + "\n" + s + "\n" + l, run);
+        mixed = script("mixed", common, windows + "\n" + g + "\n" + f + "\n" + s + "\n" + l, run);
     }
 
     static final LuaScripts INSTANCE = new LuaScripts();

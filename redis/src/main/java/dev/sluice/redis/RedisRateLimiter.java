@@ -66,6 +66,9 @@ import java.util.concurrent.TimeoutException;
  */
 public final class RedisRateLimiter implements RateLimiter {
 
+    /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
+    private static final java.util.regex.Pattern SCRIPT_ERROR = java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
+
     private final AbstractRedisClient client;
     private final StatefulConnection<byte[], byte[]> connection;
     private final RedisScriptingAsyncCommands<byte[], byte[]> scripting;
@@ -299,16 +302,16 @@ public final class RedisRateLimiter implements RateLimiter {
         }
         String msg = String.valueOf(c.getMessage());
         if (c instanceof RedisCommandExecutionException && call != null) {
-            int space = msg.indexOf(' ');
-            if (msg.startsWith("SLUICEWRONGTYPE") && space > 0) {
-                return new RedisStoreException(call.describePermit(parseIndex(msg, space))
-                        + " holds a value of another Redis type (WRONGTYPE): something else wrote that key;"
-                        + " nothing was changed. Delete the key or give the limiter another keyPrefix", c);
-            }
-            if (msg.startsWith("SLUICECORRUPT") && space > 0) {
-                return new RedisStoreException(call.describePermit(parseIndex(msg, space))
-                        + " holds a value Sluice did not write; nothing was changed. Delete the key or give the"
-                        + " limiter another keyPrefix", c);
+            java.util.regex.Matcher m = SCRIPT_ERROR.matcher(msg);
+            if (m.find()) {
+                String permit = call.describePermit(Integer.parseInt(m.group(2)));
+                if (m.group(1).equals("WRONGTYPE")) {
+                    return new RedisStoreException(permit + " holds a value of another Redis type (WRONGTYPE):"
+                            + " something else wrote that key; nothing was changed. Delete the key or give the limiter"
+                            + " another keyPrefix", c);
+                }
+                return new RedisStoreException(permit + " holds a value Sluice did not write; nothing was changed."
+                        + " Delete the key or give the limiter another keyPrefix", c);
             }
         }
         if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
@@ -321,13 +324,6 @@ public final class RedisRateLimiter implements RateLimiter {
         return new RedisStoreException("Redis at " + where + " failed: " + msg, c);
     }
 
-    private static int parseIndex(String msg, int space) {
-        try {
-            return Integer.parseInt(msg.substring(space + 1).trim());
-        } catch (NumberFormatException e) {
-            return 0;
-        }
-    }
 
     private <T> T await(CompletableFuture<T> f) {
         try {

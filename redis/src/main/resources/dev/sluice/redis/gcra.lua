@@ -11,35 +11,39 @@ With P = intervalScaled (the emission interval T in units), CP = capacityScaled 
 A denied call writes nothing. reserve passes CP + maxWait as the bound instead of CP. q*P and the
 bound arrive as (microseconds, units) pairs computed exactly in Java, so the script only adds and
 compares pairs whose parts stay below 2^53.
-Expiry (SET ... PX, like PEXPIRE): the time until TAT, rounded up to the millisecond (then the key equals a fresh one).
+Expiry (SET ... PX): the time until TAT, rounded up to the millisecond; then the key equals a fresh one.
 
 Fields (after the code 'g'):  qp_us, qp_frac, bound_us, bound_frac, K
 State reported:               b_us, b_frac, 0   (the backlog the permit saw)
 ]]
-ALGOS['g'] = {
-  load = function(key, i)
-    local v = get_string(key, i)
-    if v == nil then return { 0, 0 } end
-    local tat_us, frac = parse(v, i, 2)
-    if tat_us > now_us then return { tat_us - now_us, frac } end
-    if tat_us == now_us then return { 0, frac } end
-    return { 0, 0 }
-  end,
-  try = function(st, base)
-    local k = tonumber(ARGV[base + 6])
-    local us = st[1] + tonumber(ARGV[base + 2])
-    local frac = st[2] + tonumber(ARGV[base + 3])
-    if frac >= k then
-      frac = frac - k
-      us = us + 1
-    end
-    local bound_us = tonumber(ARGV[base + 4])
-    local ok = us < bound_us or (us == bound_us and frac <= tonumber(ARGV[base + 5]))
-    return ok, st[1], st[2], 0, { us, frac }
-  end,
-  save = function(key, st, base)
-    local us = st[1]
-    if st[2] > 0 then us = us + 1 end
-    set_with_ttl(key, fmt(now_us + st[1]) .. ':' .. fmt(st[2]), ceil_div(us, 1000))
-  end,
-}
+local function g_load(key, i)
+  local v = get_string(key, i)
+  if not v then return 0, 0, 0 end
+  local a, b = string.match(v, '^(%d+):(%d+)$')
+  if a == nil then error('SLUICECORRUPT ' .. i, 0) end
+  local tat_us, frac = tonumber(a), tonumber(b)
+  if tat_us > now_us then return tat_us - now_us, frac, 0 end
+  if tat_us == now_us then return 0, frac, 0 end
+  return 0, 0, 0
+end
+
+local function g_try(b_us, b_frac, _, base)
+  local k = tonumber(ARGV[base + 6])
+  local us = b_us + tonumber(ARGV[base + 2])
+  local frac = b_frac + tonumber(ARGV[base + 3])
+  if frac >= k then
+    frac = frac - k
+    us = us + 1
+  end
+  local bound_us = tonumber(ARGV[base + 4])
+  local ok = us < bound_us or (us == bound_us and frac <= tonumber(ARGV[base + 5]))
+  return ok, b_us, b_frac, 0, us, frac, 0
+end
+
+local function g_save(key, b_us, b_frac)
+  local us = b_us
+  if b_frac > 0 then us = us + 1 end
+  redis.call('SET', key, string.format('%d:%d', now_us + b_us, b_frac), 'PX', ttl(ceil_div(us, 1000)))
+end
+
+ALGOS['g'] = { g_load, g_try, g_save }
