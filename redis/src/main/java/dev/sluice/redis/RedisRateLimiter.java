@@ -33,7 +33,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -163,7 +162,7 @@ public final class RedisRateLimiter implements RateLimiter {
         ScriptCall.checkExact(limit);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1,
                 nowMicros(), minTtlMillis);
-        return run(call).thenApply(d -> d.get(0));
+        return run(call, call::single);
     }
 
     @Override
@@ -193,7 +192,7 @@ public final class RedisRateLimiter implements RateLimiter {
         if (cluster) {
             checkOneSlot(call, keys);
         }
-        return run(call).thenApply(Decision::mostRestrictive);
+        return run(call, reply -> Decision.mostRestrictive(call.decisions(reply)));
     }
 
     @Override
@@ -205,7 +204,7 @@ public final class RedisRateLimiter implements RateLimiter {
         long maxWaitNanos = maxWait.isNegative() ? 0 : saturatedNanos(maxWait);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
                 maxWaitNanos, nowMicros(), minTtlMillis);
-        return await(run(call).thenApply(d -> d.get(0)));
+        return await(run(call, call::single));
     }
 
     @Override
@@ -250,25 +249,42 @@ public final class RedisRateLimiter implements RateLimiter {
         }
     }
 
-    /** EVALSHA; on NOSCRIPT (a restarted or flushed Redis) EVAL of the same text, which also reloads it. */
-    private CompletableFuture<List<Decision>> run(ScriptCall call) {
+    /**
+     * EVALSHA; on NOSCRIPT (a restarted or flushed Redis: the script did not run) EVAL of the same text,
+     * which runs it and caches it again. One future per call, completed from Lettuce's I/O thread.
+     */
+    private <T> CompletableFuture<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+        CompletableFuture<T> result = new CompletableFuture<>();
         LuaScripts.Script s = call.script;
-        CompletableFuture<List<Object>> f = scripting.<List<Object>>evalsha(s.sha(), ScriptOutputType.MULTI,
-                call.keys, call.argv).toCompletableFuture();
-        return f.exceptionallyCompose(e -> {
+        scripting.<List<Object>>evalsha(s.sha(), ScriptOutputType.MULTI, call.keys, call.argv).whenComplete((reply, e) -> {
+            if (e == null) {
+                finish(result, reply, finish);
+                return;
+            }
             Throwable c = unwrap(e);
             if (c instanceof RedisCommandExecutionException && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
-                CompletionStage<List<Object>> again = scripting.<List<Object>>eval(s.body(), ScriptOutputType.MULTI,
-                        call.keys, call.argv);
-                return again;
+                scripting.<List<Object>>eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv)
+                        .whenComplete((again, e2) -> {
+                            if (e2 == null) {
+                                finish(result, again, finish);
+                            } else {
+                                result.completeExceptionally(translate(e2, call));
+                            }
+                        });
+                return;
             }
-            return CompletableFuture.failedFuture(c);
-        }).handle((reply, e) -> {
-            if (e != null) {
-                throw translate(e, call);
-            }
-            return call.decisions(reply);
+            result.completeExceptionally(translate(c, call));
         });
+        return result;
+    }
+
+    private static <T> void finish(CompletableFuture<T> result, List<Object> reply,
+            java.util.function.Function<List<Object>, T> finish) {
+        try {
+            result.complete(finish.apply(reply));
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
     }
 
     private void loadScripts() {

@@ -53,7 +53,7 @@ final class ScriptCall {
         Algorithm first = limits[0].algorithm();
         boolean same = true;
         for (int i = 0; i < n; i++) {
-            encode(i, limits[i], costs[i], maxWaitNanos);
+            System.arraycopy(fields(limits[i], costs[i], maxWaitNanos), 0, argv, 2 + i * STRIDE, STRIDE);
             same &= LuaScripts.INSTANCE.forAlgorithm(limits[i].algorithm())
                     == LuaScripts.INSTANCE.forAlgorithm(first);
         }
@@ -93,8 +93,31 @@ final class ScriptCall {
         }
     }
 
-    private void encode(int i, Limit limit, long cost, long maxWait) {
-        int b = 2 + i * STRIDE;
+    /**
+     * The six ARGV fields of one permit. Those of a plain {@code tryAcquire} of cost 1, the common case, are
+     * encoded once per limit and shared (Lettuce only reads them).
+     */
+    private static byte[][] fields(Limit limit, long cost, long maxWait) {
+        if (cost != 1 || maxWait >= 0) {
+            return encode(limit, cost, maxWait);
+        }
+        byte[][] f = UNIT_COST.get(limit);
+        if (f == null) {
+            f = encode(limit, 1, -1);
+            if (UNIT_COST.size() < UNIT_COST_LIMITS) {
+                UNIT_COST.putIfAbsent(limit, f);
+            }
+        }
+        return f;
+    }
+
+    private static final int UNIT_COST_LIMITS = 4096;
+    private static final java.util.concurrent.ConcurrentHashMap<Limit, byte[][]> UNIT_COST =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static byte[][] encode(Limit limit, long cost, long maxWait) {
+        byte[][] argv = new byte[STRIDE][];
+        int b = 0;
         switch (limit.algorithm()) {
             case TOKEN_BUCKET, GCRA -> {
                 long k = 1000 * limit.timeScale();
@@ -130,6 +153,7 @@ final class ScriptCall {
                 argv[b + 5] = ascii(0);
             }
         }
+        return argv;
     }
 
     /** The Decision of each permit, from the reply {@code {now_us, committed, (allowed, s1, s2, s3)...}}. */
@@ -157,6 +181,11 @@ final class ScriptCall {
                     + " a request whose permits were " + (all ? "all allowed" : "not all allowed") + "; please report this");
         }
         return out;
+    }
+
+    /** The Decision of a single-permit call. */
+    Decision single(List<Object> reply) {
+        return decisions(reply).get(0);
     }
 
     private Decision decide(Limit limit, long cost, long nowNanos, long s1, long s2, long s3) {
