@@ -122,7 +122,7 @@ class RedisRateLimiterTest {
         long pttl = redis.pttl(k);
         long ceilMs = (resetAfterNanos + 999_999) / 1_000_000;
         assertThat(pttl).as("PTTL of %s", new String(k, StandardCharsets.UTF_8))
-                .isLessThanOrEqualTo(ceilMs).isGreaterThan(ceilMs - 1000);
+                .isLessThanOrEqualTo(ceilMs).isGreaterThan(ceilMs - 2000);
     }
 
     @Test
@@ -135,10 +135,11 @@ class RedisRateLimiterTest {
             assertThat(redis.pttl(redisKey(k, l))).isGreaterThan(Duration.ofMinutes(59).toMillis());
         }
         String k2 = key("ticker-ttl-zero");
+        Limit slow = Limit.tokenBucket(10, Rate.perMinute(1));
         try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t)
                 .minExpiry(Duration.ZERO).build()) {
-            rl.tryAcquire(k2, l);
-            assertThat(redis.pttl(redisKey(k2, l))).isBetween(1L, 100L);
+            rl.tryAcquire(k2, slow);
+            assertThat(redis.pttl(redisKey(k2, slow))).isBetween(1L, 60_000L);
         }
     }
 
@@ -264,7 +265,7 @@ class RedisRateLimiterTest {
         String k = key("async");
         try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t).build()) {
             rl.tryAcquire(k, l); // connected and scripts loaded
-            redis.clientPause(500); // Redis answers nobody for half a second
+            redis.clientPause(1000); // Redis answers nobody for a second
             CompletableFuture<Decision> f = rl.tryAcquireAsync(k, l, 1);
             assertThat(f).as("returned before Redis answered").isNotDone();
             assertThat(f.get()).isEqualTo(new Decision(true, 2, 0, 0, 2_000_000_000L));
