@@ -223,11 +223,12 @@ public final class RedisLoadBenchmark {
         LongAdder allowed = new LongAdder();
         LongAdder denied = new LongAdder();
         LongAdder errors = new LongAdder();
+        java.util.concurrent.atomic.AtomicReference<Throwable> firstError = new java.util.concurrent.atomic.AtomicReference<>();
         AtomicBoolean counting = new AtomicBoolean(false);
         AtomicBoolean stop = new AtomicBoolean(false);
         CountDownLatch drained = new CountDownLatch(inFlight);
         for (int c = 0; c < inFlight; c++) {
-            chain(op, keys, allowed, denied, errors, counting, stop, drained);
+            chain(op, keys, allowed, denied, errors, firstError, counting, stop, drained);
         }
         Thread.sleep(warmup.toMillis());
         Map<String, Long> before = commandStats(admin);
@@ -260,11 +261,15 @@ public final class RedisLoadBenchmark {
                 100.0 * allowed.sum() / Math.max(1, n), errors.sum(),
                 baseline == null ? "1.00" : String.format(Locale.ROOT, "%.2f", perSecond / baseline.perSecond()),
                 cmds.toString().trim());
+        if (firstError.get() != null) {
+            System.out.println("    first error: " + firstError.get());
+        }
         return new Result(name, perSecond);
     }
 
     private static void chain(IntFunction<CompletionStage<Boolean>> op, int keys, LongAdder allowed, LongAdder denied,
-            LongAdder errors, AtomicBoolean counting, AtomicBoolean stop, CountDownLatch drained) {
+            LongAdder errors, java.util.concurrent.atomic.AtomicReference<Throwable> firstError, AtomicBoolean counting,
+            AtomicBoolean stop, CountDownLatch drained) {
         if (stop.get()) {
             drained.countDown();
             return;
@@ -281,13 +286,14 @@ public final class RedisLoadBenchmark {
             if (counting.get()) {
                 if (e != null) {
                     errors.increment();
+                    firstError.compareAndSet(null, e);
                 } else if (ok) {
                     allowed.increment();
                 } else {
                     denied.increment();
                 }
             }
-            chain(op, keys, allowed, denied, errors, counting, stop, drained);
+            chain(op, keys, allowed, denied, errors, firstError, counting, stop, drained);
         });
     }
 
