@@ -96,9 +96,12 @@ public final class RedisLoadBenchmark {
             BucketConfiguration wideB4j = BucketConfiguration.builder()
                     .addLimit(l -> l.capacity(100).refillGreedy(100, Duration.ofSeconds(1))).build();
             String run = Long.toString(System.nanoTime(), 36);
+            // each client its own keys: their values have different formats
             byte[][] keys = new byte[100_000][];
+            byte[][] b4jKeys = new byte[100_000][];
             for (int i = 0; i < keys.length; i++) {
-                keys[i] = ("bench:" + run + ":" + i).getBytes(StandardCharsets.UTF_8);
+                keys[i] = ("bench:" + run + ":bare:" + i).getBytes(StandardCharsets.UTF_8);
+                b4jKeys[i] = ("bench:" + run + ":b4j:" + i).getBytes(StandardCharsets.UTF_8);
             }
             String[] skeys = new String[keys.length];
             for (int i = 0; i < keys.length; i++) {
@@ -114,7 +117,7 @@ public final class RedisLoadBenchmark {
                 drive(null, admin, inFlight, Duration.ZERO, warmup,
                         i -> sluice.tryAcquireAsync(skeys[i], wide, 1).thenApply(d -> d.allowed()), keys.length, null);
                 drive(null, admin, inFlight, Duration.ZERO, warmup,
-                        i -> bucket4j.builder().build(keys[i], () -> CompletableFuture.completedFuture(wideB4j)).tryConsume(1),
+                        i -> bucket4j.builder().build(b4jKeys[i], () -> CompletableFuture.completedFuture(wideB4j)).tryConsume(1),
                         keys.length, null);
             }
 
@@ -124,7 +127,7 @@ public final class RedisLoadBenchmark {
             drive("sluice", admin, inFlight, warmup, measure,
                     i -> sluice.tryAcquireAsync(skeys[i], wide, 1).thenApply(d -> d.allowed()), keys.length, bare100k);
             drive("bucket4j-lettuce", admin, inFlight, warmup, measure,
-                    i -> bucket4j.builder().build(keys[i], () -> CompletableFuture.completedFuture(wideB4j)).tryConsume(1),
+                    i -> bucket4j.builder().build(b4jKeys[i], () -> CompletableFuture.completedFuture(wideB4j)).tryConsume(1),
                     keys.length, bare100k);
 
             System.out.println("-- one hot key limited to 1000/s (burst 1000)");
@@ -132,6 +135,7 @@ public final class RedisLoadBenchmark {
             BucketConfiguration hotB4j = BucketConfiguration.builder()
                     .addLimit(l -> l.capacity(1000).refillGreedy(1000, Duration.ofSeconds(1))).build();
             byte[] hotKey = ("bench:" + run + ":hot").getBytes(StandardCharsets.UTF_8);
+            byte[] hotKeyB4j = ("bench:" + run + ":hot-b4j").getBytes(StandardCharsets.UTF_8);
             byte[] hotInterval = "1000".getBytes(StandardCharsets.US_ASCII);
             byte[] hotBurst = "1000".getBytes(StandardCharsets.US_ASCII);
             Result bareHot = drive("bare-evalsha (minimal GCRA)", admin, inFlight, warmup, measure,
@@ -139,7 +143,7 @@ public final class RedisLoadBenchmark {
             drive("sluice", admin, inFlight, warmup, measure,
                     i -> sluice.tryAcquireAsync("hot-" + run, hot, 1).thenApply(d -> d.allowed()), 1, bareHot);
             drive("bucket4j-lettuce", admin, inFlight, warmup, measure,
-                    i -> bucket4j.builder().build(hotKey, () -> CompletableFuture.completedFuture(hotB4j)).tryConsume(1),
+                    i -> bucket4j.builder().build(hotKeyB4j, () -> CompletableFuture.completedFuture(hotB4j)).tryConsume(1),
                     1, bareHot);
 
             System.out.println("-- one hot key, every call admitted (10^9 per second)");
@@ -147,6 +151,7 @@ public final class RedisLoadBenchmark {
             BucketConfiguration openB4j = BucketConfiguration.builder()
                     .addLimit(l -> l.capacity(1_000_000_000L).refillGreedy(1_000_000_000L, Duration.ofSeconds(1))).build();
             byte[] openKey = ("bench:" + run + ":open").getBytes(StandardCharsets.UTF_8);
+            byte[] openKeyB4j = ("bench:" + run + ":open-b4j").getBytes(StandardCharsets.UTF_8);
             byte[] openInterval = "1".getBytes(StandardCharsets.US_ASCII);
             byte[] openBurst = "1000000000".getBytes(StandardCharsets.US_ASCII);
             Result bareOpen = drive("bare-evalsha (minimal GCRA)", admin, inFlight, warmup, measure,
@@ -154,7 +159,7 @@ public final class RedisLoadBenchmark {
             drive("sluice", admin, inFlight, warmup, measure,
                     i -> sluice.tryAcquireAsync("open-" + run, open, 1).thenApply(d -> d.allowed()), 1, bareOpen);
             drive("bucket4j-lettuce", admin, inFlight, warmup, measure,
-                    i -> bucket4j.builder().build(openKey, () -> CompletableFuture.completedFuture(openB4j)).tryConsume(1),
+                    i -> bucket4j.builder().build(openKeyB4j, () -> CompletableFuture.completedFuture(openB4j)).tryConsume(1),
                     1, bareOpen);
             ceiling(uri, admin, minimalSha, run, seconds, inFlight);
         } finally {
