@@ -64,6 +64,13 @@ public final class RedisLoadBenchmark {
             return 1
             """;
 
+    /** The callers' threads: each chain's next request is sent from here, as an application's would be. */
+    private static final java.util.concurrent.ExecutorService CALLERS = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
+        Thread t = new Thread(r, "caller");
+        t.setDaemon(true);
+        return t;
+    });
+
     private RedisLoadBenchmark() {
     }
 
@@ -298,7 +305,8 @@ public final class RedisLoadBenchmark {
             errors.increment();
             f = CompletableFuture.failedFuture(e);
         }
-        f.whenComplete((ok, e) -> {
+        // continue on the "application's" threads, as callers do, not on Lettuce's I/O thread
+        f.whenCompleteAsync((ok, e) -> {
             if (counting.get()) {
                 if (e != null) {
                     errors.increment();
@@ -310,7 +318,7 @@ public final class RedisLoadBenchmark {
                 }
             }
             chain(op, keys, allowed, denied, errors, firstError, counting, stop, drained);
-        });
+        }, CALLERS);
     }
 
     /** calls per command from {@code INFO commandstats}. */
