@@ -78,6 +78,7 @@ public final class RedisRateLimiter implements RateLimiter {
     private final Duration timeout;
     private final long minTtlMillis;
     private final String where;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private RedisRateLimiter(Builder b) {
         this.ticker = b.ticker;
@@ -212,6 +213,9 @@ public final class RedisRateLimiter implements RateLimiter {
         Permit.checkKey(key);
         Objects.requireNonNull(limit, "limit must not be null");
         byte[] k = RedisKeys.of(prefix, key, limit);
+        if (closed.get()) {
+            throw new IllegalStateException(this + " is closed: create a new limiter");
+        }
         await(keyCommands.del(k).toCompletableFuture().exceptionally(e -> {
             throw translate(e, null);
         }));
@@ -219,6 +223,9 @@ public final class RedisRateLimiter implements RateLimiter {
 
     @Override
     public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         try {
             connection.close();
         } finally {
@@ -254,9 +261,19 @@ public final class RedisRateLimiter implements RateLimiter {
      * which runs it and caches it again. One future per call, completed from Lettuce's I/O thread.
      */
     private <T> CompletableFuture<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+        if (closed.get()) {
+            throw new IllegalStateException(this + " is closed: create a new limiter");
+        }
         CompletableFuture<T> result = new CompletableFuture<>();
         LuaScripts.Script s = call.script;
-        scripting.<List<Object>>evalsha(s.sha(), ScriptOutputType.MULTI, call.keys, call.argv).whenComplete((reply, e) -> {
+        io.lettuce.core.RedisFuture<List<Object>> sent;
+        try {
+            sent = scripting.evalsha(s.sha(), ScriptOutputType.MULTI, call.keys, call.argv);
+        } catch (RuntimeException e) {
+            result.completeExceptionally(translate(e, call));
+            return result;
+        }
+        sent.whenComplete((reply, e) -> {
             if (e == null) {
                 finish(result, reply, finish);
                 return;

@@ -283,6 +283,17 @@ class RedisRateLimiterTest {
     }
 
     @Test
+    void aClosedLimiterSaysSoAndClosingTwiceIsHarmless() {
+        RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(Tck.ticker()).build();
+        Limit l = Limit.tokenBucket(1, Rate.perSecond(1));
+        assertThat(rl.tryAcquire(key("closed"), l).allowed()).isTrue();
+        rl.close();
+        rl.close();
+        assertThatThrownBy(() -> rl.tryAcquire(key("closed"), l)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("is closed");
+    }
+
+    @Test
     void keyPrefixSeparatesLimiters() {
         ManualTicker t = Tck.ticker();
         Limit l = Limit.fixedWindow(1, Duration.ofHours(1));
