@@ -52,11 +52,15 @@ public final class ExpiryCleaner implements AutoCloseable {
         this.maxBatches = maxBatches;
     }
 
-    void start(Duration interval) {
+    static void checkInterval(Duration interval) {
         Objects.requireNonNull(interval, "interval must not be null: e.g. Duration.ofMinutes(1)");
         if (interval.toMillis() < 1) {
             throw new IllegalArgumentException("cleaner interval " + interval + " is shorter than 1 ms: e.g. Duration.ofMinutes(1)");
         }
+    }
+
+    void start(Duration interval) {
+        checkInterval(interval);
         ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "sluice-postgres-cleaner");
             t.setDaemon(true);
@@ -79,7 +83,8 @@ public final class ExpiryCleaner implements AutoCloseable {
 
     /**
      * One sweep, now, on the calling thread: the bucket, window and log tables in turn, at most
-     * {@code maxBatchesPerSweep} batches in all. Returns the rows deleted.
+     * {@code maxBatchesPerSweep} batches (statements that deleted rows) in all, so at most that many
+     * statements plus one empty probe per table. Returns the rows deleted.
      */
     public long sweep() {
         long total = 0;
@@ -87,6 +92,9 @@ public final class ExpiryCleaner implements AutoCloseable {
         for (PostgresRateLimiter.Table table : PostgresRateLimiter.Table.values()) {
             while (batches < maxBatches) {
                 int n = limiter.deleteExpired(table, batchSize);
+                if (n == 0) {
+                    break; // nothing (left) to delete here: an empty probe is not a batch
+                }
                 batches++;
                 total += n;
                 if (n < batchSize) {

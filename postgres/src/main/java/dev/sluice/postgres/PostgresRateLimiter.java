@@ -599,6 +599,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** Starts a cleaner with its own batch size and number of batches a sweep. */
     public ExpiryCleaner cleaner(Duration interval, int batchSize, int maxBatchesPerSweep) {
         checkOpen();
+        ExpiryCleaner.checkInterval(interval);
         ExpiryCleaner cleaner = new ExpiryCleaner(this, batchSize, maxBatchesPerSweep);
         cleaners.add(cleaner);
         cleaner.start(interval);
