@@ -107,4 +107,19 @@ class MigrationsTest {
             assertThat(rl.reserve(k, l, 1, Duration.ofHours(2)).retryAfterNanos()).isPositive();
         }
     }
+
+    /** The query the README gives for reading a token bucket answers what the limiter would. */
+    @Test
+    void theReadmeQueryReadsTokensNow() {
+        try (PostgresRateLimiter rl = PostgresRateLimiter.create(TestDatabase.dataSource())) {
+            String k = "readme:" + UUID.randomUUID();
+            Limit l = Limit.tokenBucket(10, Rate.of(3, Duration.ofHours(1)));
+            rl.tryAcquire(k, l, 3);
+            Long tokens = TestDatabase.queryLong("select floor(split_part(limit_id, ':', 2)::numeric"
+                    + " - greatest(0, backlog - (sluice_now_ns() - at_ns)::numeric * split_part(limit_id, ':', 3)::numeric)"
+                    + " / split_part(limit_id, ':', 4)::numeric) from sluice_bucket where key_hash = sluice_key_hash(?)", k);
+            assertThat(tokens).isEqualTo(7);
+            assertThat(rl.tryAcquire(k, l, 1).remaining()).isEqualTo(6);
+        }
+    }
 }
