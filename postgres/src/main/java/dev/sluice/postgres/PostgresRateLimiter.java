@@ -105,6 +105,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final Executor asyncExecutor;
     private final ExecutorService ownedExecutor;
     private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
+    private final Batcher batcher;
     private final LongAdder decisions = new LongAdder();
     private final LongAdder retries = new LongAdder();
     private final LongAdder retriesExhausted = new LongAdder();
@@ -117,6 +118,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.prefix = b.prefix;
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
+        this.batcher = b.maxBatchSize > 0 ? new Batcher(b.maxBatchSize, b.concurrentBatches, this::sendBatch) : null;
         if (b.asyncExecutor != null) {
             this.asyncExecutor = b.asyncExecutor;
             this.ownedExecutor = null;
@@ -149,6 +151,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
         private Executor asyncExecutor;
         private int asyncThreads = 8;
+        private int maxBatchSize;
+        private int concurrentBatches;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource,
@@ -186,6 +190,26 @@ public final class PostgresRateLimiter implements RateLimiter {
         /** Where {@link #tryAcquireAsync} runs its blocking JDBC call; default a pool of 8 daemon threads. */
         public Builder asyncExecutor(Executor executor) {
             this.asyncExecutor = Objects.requireNonNull(executor, "asyncExecutor must not be null");
+            return this;
+        }
+
+        /**
+         * Batches concurrent token-bucket and GCRA decisions: up to {@code maxBatchSize} queued decisions go
+         * to the database as one statement and one commit, from {@code concurrentBatches} dispatcher
+         * threads (each holding one connection while its batch runs). Every decision stays exact; what
+         * changes is throughput under concurrency (one commit for many decisions) and that a decision waits
+         * for its batch. A lone caller is never delayed waiting for others. Off by default.
+         */
+        public Builder batching(int maxBatchSize, int concurrentBatches) {
+            if (maxBatchSize < 1 || maxBatchSize > 10_000) {
+                throw new IllegalArgumentException("maxBatchSize " + maxBatchSize + " must be between 1 and 10,000: e.g. 64");
+            }
+            if (concurrentBatches < 1 || concurrentBatches > 256) {
+                throw new IllegalArgumentException("concurrentBatches " + concurrentBatches
+                        + " must be between 1 and 256: e.g. half the pool size");
+            }
+            this.maxBatchSize = maxBatchSize;
+            this.concurrentBatches = concurrentBatches;
             return this;
         }
 
@@ -255,7 +279,10 @@ public final class PostgresRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         checkKeyText(key);
         checkOpen();
-        return withRetries(key, limit, c -> acquire(c, key, limit, cost, -1));
+        if (batcher != null && limit.algorithm().isTat()) {
+            return Batcher.await(enqueue(key, limit, cost, -1), retryPolicy.budget().toNanos());
+        }
+        return withRetries(key, limit, c -> acquire(c, key, limit, cost, -1, now()));
     }
 
     @Override
@@ -263,7 +290,19 @@ public final class PostgresRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         checkKeyText(key);
         checkOpen();
+        if (batcher != null && limit.algorithm().isTat()) {
+            return enqueue(key, limit, cost, -1); // no thread blocks: the batch completes the future
+        }
         return CompletableFuture.supplyAsync(() -> tryAcquire(key, limit, cost), asyncExecutor);
+    }
+
+    private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos) {
+        return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(), new CompletableFuture<>()));
+    }
+
+    /** The client ticker's now, or null: the database's clock decides. */
+    private Long now() {
+        return ticker == null ? null : ticker.read();
     }
 
     @Override
@@ -274,7 +313,10 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkKeyText(key);
         checkOpen();
         long maxWaitNanos = Math.max(0, maxWait.toNanos());
-        return withRetries(key, limit, c -> acquire(c, key, limit, cost, maxWaitNanos));
+        if (batcher != null) {
+            return Batcher.await(enqueue(key, limit, cost, maxWaitNanos), retryPolicy.budget().toNanos());
+        }
+        return withRetries(key, limit, c -> acquire(c, key, limit, cost, maxWaitNanos, now()));
     }
 
     @Override
@@ -299,7 +341,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /** One decision, one statement: {@code maxWaitNanos < 0} for tryAcquire, else a reserve. */
-    private Decision acquire(Connection c, String key, Limit limit, long cost, long maxWaitNanos) throws SQLException {
+    private Decision acquire(Connection c, String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos)
+            throws SQLException {
         Algorithm algorithm = limit.algorithm();
         String statement = switch (algorithm) {
             case TOKEN_BUCKET, GCRA -> sql.bucketAcquire;
@@ -311,8 +354,8 @@ public final class PostgresRateLimiter implements RateLimiter {
             ps.setString(1, key);
             ps.setString(2, limit.id());
             ps.setLong(3, cost);
-            if (ticker != null) {
-                ps.setLong(4, ticker.read());
+            if (nowNanos != null) {
+                ps.setLong(4, nowNanos);
             } else {
                 ps.setNull(4, Types.BIGINT);
             }
@@ -333,27 +376,93 @@ public final class PostgresRateLimiter implements RateLimiter {
                 if (!rs.next()) {
                     throw new SQLException("the acquire function returned no row", "XX000");
                 }
-                boolean allowed = rs.getBoolean("allowed");
-                long now = rs.getLong("now_ns");
+                boolean allowed = rs.getBoolean(1);
                 State pre = switch (algorithm) {
-                    case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong("pre_backlog"), rs.getLong("pre_at_ns"));
-                    case FIXED_WINDOW -> new WindowState(rs.getLong("pre_window_no"), rs.getLong("pre_current"));
-                    case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong("pre_window_no"),
-                            rs.getLong("pre_previous"), rs.getLong("pre_current"));
-                    case SLIDING_LOG -> new LogState(longs(rs.getArray("pre_at_ns")), longs(rs.getArray("pre_costs")));
+                    case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(2), rs.getLong(3));
+                    case FIXED_WINDOW -> new WindowState(rs.getLong(2), rs.getLong(3));
+                    case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(2), rs.getLong(3), rs.getLong(4));
+                    case SLIDING_LOG -> new LogState(longs(rs.getArray(2)), longs(rs.getArray(3)));
                 };
-                Step step = maxWaitNanos >= 0
-                        ? Algorithms.reserve(pre, now, limit, cost, maxWaitNanos)
-                        : Algorithms.tryAcquire(pre, now, limit, cost);
-                if (step.decision().allowed() != allowed) {
-                    throw new IllegalStateException("the database " + (allowed ? "allowed" : "denied")
-                            + " what the reference step " + (allowed ? "denies" : "allows") + " for limit " + limit.id()
-                            + " at " + now + " ns from state " + pre + ": the SQL functions in schema " + schema
-                            + " do not match this version of Sluice; run migrate()");
-                }
-                return step.decision();
+                long now = rs.getLong(algorithm == Algorithm.SLIDING_WINDOW ? 5 : 4);
+                return decide(allowed, pre, now, limit, cost, maxWaitNanos);
             }
         }
+    }
+
+    /** The Decision from what the database found: the pure step, whose verdict must match the database's. */
+    private Decision decide(boolean allowed, State pre, long now, Limit limit, long cost, long maxWaitNanos) {
+        Step step = maxWaitNanos >= 0
+                ? Algorithms.reserve(pre, now, limit, cost, maxWaitNanos)
+                : Algorithms.tryAcquire(pre, now, limit, cost);
+        if (step.decision().allowed() != allowed) {
+            throw new IllegalStateException("the database " + (allowed ? "allowed" : "denied")
+                    + " what the reference step " + (allowed ? "denies" : "allows") + " for limit " + limit.id()
+                    + " at " + now + " ns from state " + pre + ": the SQL functions in schema " + schema
+                    + " do not match this version of Sluice; run migrate()");
+        }
+        return step.decision();
+    }
+
+    /** Decides a batch of token-bucket / GCRA requests in one statement (a batch of one: the single call). */
+    private List<Decision> sendBatch(List<Batcher.Request> batch) {
+        Batcher.Request first = batch.get(0);
+        List<Decision> out = withRetries(first.key(), first.limit(), c -> {
+            if (batch.size() == 1) {
+                return List.of(acquire(c, first.key(), first.limit(), first.cost(), first.maxWaitNanos(), first.nowNanos()));
+            }
+            return acquireMany(c, batch);
+        });
+        decisions.add(batch.size() - 1L);
+        return out;
+    }
+
+    private List<Decision> acquireMany(Connection c, List<Batcher.Request> batch) throws SQLException {
+        int n = batch.size();
+        String[] keys = new String[n];
+        String[] limitIds = new String[n];
+        Long[] costs = new Long[n];
+        Long[] nows = new Long[n];
+        Long[] scales = new Long[n];
+        Long[] intervals = new Long[n];
+        Long[] capacities = new Long[n];
+        Long[] maxWaits = new Long[n];
+        for (int i = 0; i < n; i++) {
+            Batcher.Request r = batch.get(i);
+            Limit l = r.limit();
+            keys[i] = r.key();
+            limitIds[i] = l.id();
+            costs[i] = r.cost();
+            nows[i] = r.nowNanos();
+            scales[i] = l.timeScale();
+            intervals[i] = l.intervalScaled();
+            capacities[i] = l.capacityScaled();
+            maxWaits[i] = r.maxWaitNanos() >= 0 ? Gcra.maxWaitScaled(r.maxWaitNanos(), l) : null;
+        }
+        Decision[] out = new Decision[n];
+        try (PreparedStatement ps = c.prepareStatement(sql.bucketAcquireMany)) {
+            ps.setArray(1, c.createArrayOf("text", keys));
+            ps.setArray(2, c.createArrayOf("text", limitIds));
+            ps.setArray(3, c.createArrayOf("bigint", costs));
+            ps.setArray(4, c.createArrayOf("bigint", nows));
+            ps.setArray(5, c.createArrayOf("bigint", scales));
+            ps.setArray(6, c.createArrayOf("bigint", intervals));
+            ps.setArray(7, c.createArrayOf("bigint", capacities));
+            ps.setArray(8, c.createArrayOf("bigint", maxWaits));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    int i = rs.getInt(1) - 1;
+                    Batcher.Request r = batch.get(i);
+                    out[i] = decide(rs.getBoolean(2), new TatState(rs.getLong(3), rs.getLong(4)), rs.getLong(5),
+                            r.limit(), r.cost(), r.maxWaitNanos());
+                }
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (out[i] == null) {
+                throw new SQLException("the batch function returned no row for element " + (i + 1), "XX000");
+            }
+        }
+        return List.of(out);
     }
 
     private record Id(String key, String limitId) {
@@ -373,7 +482,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkOpen();
         if (permits.size() == 1) {
             Permit p = permits.get(0);
-            return withRetries(p.key(), p.limit(), c -> acquire(c, p.key(), p.limit(), p.cost(), -1));
+            return tryAcquire(p.key(), p.limit(), p.cost());
         }
         Permit first = permits.get(0);
         return withRetries(first.key(), first.limit(), c -> acquireAll(c, permits));
@@ -520,7 +629,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                         ps.setArray(i++, c.createArrayOf("bigint", boxed(l.costs())));
                     }
                 }
-                ps.setLong(i++, expiresAtNanos(s, limit));
+                ps.setLong(i++, ceilToSecond(expiresAtNanos(s, limit)));
                 ps.setString(i++, e.getKey().key());
                 ps.setString(i, e.getKey().limitId());
                 ps.addBatch();
@@ -548,6 +657,11 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
         LogState l = (LogState) s;
         return l.size() == 0 ? Long.MIN_VALUE : l.time(l.size() - 1) + limit.periodNanos();
+    }
+
+    /** expires_at is kept to the second, rounded up (never early), as the SQL functions keep it. */
+    static long ceilToSecond(long nanos) {
+        return Math.floorDiv(nanos, 1_000_000_000L) * 1_000_000_000L + (Math.floorMod(nanos, 1_000_000_000L) > 0 ? 1_000_000_000L : 0);
     }
 
     /** The latest instant a state was written at: a decision never happens before it. */
@@ -785,6 +899,9 @@ public final class PostgresRateLimiter implements RateLimiter {
             return;
         }
         closed = true;
+        if (batcher != null) {
+            batcher.close();
+        }
         for (ExpiryCleaner cleaner : cleaners) {
             cleaner.close();
         }

@@ -6,6 +6,7 @@ package dev.sluice.postgres;
  */
 final class Sql {
     final String bucketAcquire;
+    final String bucketAcquireMany;
     final String fixedWindowAcquire;
     final String slidingWindowAcquire;
     final String slidingLogAcquire;
@@ -35,6 +36,9 @@ final class Sql {
 
         bucketAcquire = "select allowed, pre_backlog, pre_at_ns, now_ns, existed from " + s
                 + Migrations.quote(p + "bucket_acquire") + "(?, ?, ?, ?, ?, ?, ?, ?)";
+        bucketAcquireMany = "select ord, allowed, pre_backlog, pre_at_ns, now_ns, existed from " + s
+                + Migrations.quote(p + "bucket_acquire_many") + "(?::text[], ?::text[], ?::bigint[], ?::bigint[],"
+                + " ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])";
         fixedWindowAcquire = "select allowed, pre_window_no, pre_current, now_ns, existed from " + s
                 + Migrations.quote(p + "fixed_window_acquire") + "(?, ?, ?, ?, ?, ?)";
         slidingWindowAcquire = "select allowed, pre_window_no, pre_previous, pre_current, now_ns, existed from " + s

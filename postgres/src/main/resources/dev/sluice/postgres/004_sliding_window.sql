@@ -23,6 +23,9 @@ declare
     v_curr  bigint;
     v_room  bigint;
     v_tries int := 0;
+    v_clock   timestamp;
+    v_exp_ns  bigint;
+    v_expires timestamptz;
 begin
     loop
         select s.window_no, s.previous_count, s.current_count into pre_window_no, pre_previous, pre_current
@@ -30,7 +33,13 @@ begin
          where s.key_hash = v_hash and s.limit_id = p_limit_id
            for update;
         existed := found;
-        now_ns := coalesce(p_now_ns, public.sluice_now_ns());
+        if p_now_ns is null then
+            v_clock := clock_timestamp() at time zone 'UTC';   -- as epoch ns, exact: see 002_token_bucket.sql
+            now_ns := date_part('epoch', date_trunc('second', v_clock))::bigint * 1000000000
+                    + (date_part('microseconds', v_clock)::bigint % 1000000) * 1000;
+        else
+            now_ns := p_now_ns;
+        end if;
         if not existed then
             pre_window_no := -9223372036854775808;
             pre_previous := 0;
@@ -57,15 +66,18 @@ begin
         if not allowed then
             return;
         end if;
+        v_exp_ns := (v_k + 2) * p_window_ns;
+        v_expires := timestamptz 'epoch'
+                   + (v_exp_ns / 1000000000 + case when v_exp_ns % 1000000000 > 0 then 1 else 0 end) * interval '1 second';
         if existed then
             update public.sluice_window
                set window_no = v_k, previous_count = v_prev, current_count = v_curr + p_cost,
-                   expires_at = public.sluice_timestamp((v_k + 2) * p_window_ns)
+                   expires_at = v_expires
              where key_hash = v_hash and limit_id = p_limit_id;
             return;
         end if;
         insert into public.sluice_window (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash)
-        values (p_key, p_limit_id, v_k, v_prev, v_curr + p_cost, public.sluice_timestamp((v_k + 2) * p_window_ns), v_hash)
+        values (p_key, p_limit_id, v_k, v_prev, v_curr + p_cost, v_expires, v_hash)
         on conflict do nothing;
         if found then
             return;

@@ -20,6 +20,9 @@ declare
     v_times bigint[];
     v_costs bigint[];
     v_tries int := 0;
+    v_clock   timestamp;
+    v_exp_ns  bigint;
+    v_expires timestamptz;
 begin
     loop
         select s.at_ns, s.costs into pre_at_ns, pre_costs
@@ -32,7 +35,13 @@ begin
             pre_costs := '{}';
         end if;
         v_n := coalesce(array_length(pre_at_ns, 1), 0);
-        now_ns := coalesce(p_now_ns, public.sluice_now_ns());
+        if p_now_ns is null then
+            v_clock := clock_timestamp() at time zone 'UTC';   -- as epoch ns, exact: see 002_token_bucket.sql
+            now_ns := date_part('epoch', date_trunc('second', v_clock))::bigint * 1000000000
+                    + (date_part('microseconds', v_clock)::bigint % 1000000) * 1000;
+        else
+            now_ns := p_now_ns;
+        end if;
         if v_n > 0 and pre_at_ns[v_n] > now_ns then
             now_ns := pre_at_ns[v_n];   -- the clock went back: never decide before the newest entry
         end if;
@@ -47,6 +56,9 @@ begin
         if not allowed then
             return;
         end if;
+        v_exp_ns := now_ns + p_window_ns;
+        v_expires := timestamptz 'epoch'
+                   + (v_exp_ns / 1000000000 + case when v_exp_ns % 1000000000 > 0 then 1 else 0 end) * interval '1 second';
         v_times := coalesce(pre_at_ns[v_first:v_n], '{}');
         v_costs := coalesce(pre_costs[v_first:v_n], '{}');
         if v_first <= v_n and pre_at_ns[v_n] = now_ns then
@@ -58,12 +70,12 @@ begin
         if existed then
             update public.sluice_log
                set at_ns = v_times, costs = v_costs,
-                   expires_at = public.sluice_timestamp(now_ns + p_window_ns)
+                   expires_at = v_expires
              where key_hash = v_hash and limit_id = p_limit_id;
             return;
         end if;
         insert into public.sluice_log (key, limit_id, at_ns, costs, expires_at, key_hash)
-        values (p_key, p_limit_id, v_times, v_costs, public.sluice_timestamp(now_ns + p_window_ns), v_hash)
+        values (p_key, p_limit_id, v_times, v_costs, v_expires, v_hash)
         on conflict do nothing;
         if found then
             return;
