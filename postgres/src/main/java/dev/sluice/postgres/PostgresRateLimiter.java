@@ -47,13 +47,18 @@ import javax.sql.DataSource;
  * <h2>One round trip per decision</h2>
  * A single-permit decision ({@code tryAcquire}, {@code reserve}) is one prepared call of a PL/pgSQL
  * function per algorithm ({@code sluice_bucket_acquire}, {@code sluice_fixed_window_acquire}, …, shipped
- * as SQL files, see {@link Migrations}) in autocommit, under READ COMMITTED. The function locks the row
- * ({@code SELECT … FOR UPDATE}), reads the clock ({@code clock_timestamp()}) <em>after</em> the lock is
- * held so time never runs backwards between lock holders, decides, and writes only when the call is
- * allowed: <b>a denied call writes nothing</b>. A first call for a key inserts the row; two first calls
- * racing on a cold table do not fail (the loser of the INSERT locks the winner's row and decides again).
+ * as SQL files, see {@link Migrations}) in autocommit, under READ COMMITTED. For the token bucket and GCRA
+ * the function is one {@code UPDATE … WHERE <admission test>} when allowed, and a plain {@code SELECT}
+ * when denied; the window algorithms lock the row ({@code SELECT … FOR UPDATE}), decide, and update when
+ * allowed. Either way <b>a denied call writes nothing</b>. A first call for a key inserts the row; two
+ * first calls racing on a cold table do not fail (the loser of the INSERT decides again on the winner's
+ * row). The clock ({@code clock_timestamp()}) is never taken earlier than the instant stored in the row,
+ * so time does not run backwards between successive deciders.
  *
- * <p>The function returns the state it found and the time it used; this class then runs the very same
+ * <p>With {@link Builder#batching(int, int)}, concurrent token-bucket and GCRA decisions are coalesced
+ * into one statement and one commit ({@code sluice_bucket_acquire_many}), each decision still exact.
+ *
+ * <p>The function returns the state it decided on and the time it used; this class then runs the very same
  * pure step from {@code dev.sluice.algorithm} on them to build the {@link Decision}, so remaining,
  * retryAfter and resetAfter are exactly the in-memory limiter's, rounded the same way (up, never early).
  * The function's own allowed/denied verdict must agree with the step's, which is checked on every call.

@@ -34,7 +34,7 @@ import java.util.regex.Pattern;
 
 /**
  * Decisions per second on one PostgreSQL, side by side in one run: Sluice's {@link PostgresRateLimiter}
- * (one statement per decision), Bucket4j 8.14's {@code PostgreSQLSelectForUpdateBasedProxyManager}
+ * (one statement per decision, and with batching: many concurrent decisions per statement), Bucket4j 8.14's {@code PostgreSQLSelectForUpdateBasedProxyManager}
  * (BEGIN; INSERT … ON CONFLICT DO NOTHING; SELECT … FOR UPDATE; UPDATE; COMMIT) on the same database and
  * pool size, and {@code pgbench -M prepared} running Sluice's own statement (the ceiling of that
  * statement on this machine). Over 100,000 keys and on one hot key, with {@code synchronous_commit} on and
@@ -46,6 +46,7 @@ import java.util.regex.Pattern;
  * <pre>
  *   java -cp "$(cat bench/target/cp.txt):bench/target/classes" dev.sluice.bench.postgres.PostgresBenchmark \
  *        [--url jdbc:postgresql://host:5432/db --user u --password p] [--seconds 10] [--threads 16] [--keys 100000]
+ *        [--batch-size 64] [--batches 4] [--only sluice,batched,bucket4j,pgbench]
  * </pre>
  * Without {@code --url} it starts an embedded PostgreSQL 17 (fsync on) and stops it at the end.
  */
@@ -61,6 +62,8 @@ public final class PostgresBenchmark {
     private final int threads;
     private final int keys;
     private final List<String> only;
+    private final int batches;
+    private final int batchSize;
 
     private PostgresBenchmark(Map<String, String> a) {
         this.url = a.get("url");
@@ -70,7 +73,9 @@ public final class PostgresBenchmark {
         this.warmupSeconds = Integer.parseInt(a.getOrDefault("warmup", "3"));
         this.threads = Integer.parseInt(a.getOrDefault("threads", "16"));
         this.keys = Integer.parseInt(a.getOrDefault("keys", "100000"));
-        this.only = List.of(a.getOrDefault("only", "sluice,bucket4j,pgbench").split(","));
+        this.only = List.of(a.getOrDefault("only", "sluice,batched,bucket4j,pgbench").split(","));
+        this.batches = Integer.parseInt(a.getOrDefault("batches", "4"));
+        this.batchSize = Integer.parseInt(a.getOrDefault("batch-size", "64"));
     }
 
     public static void main(String[] args) throws Exception {
@@ -111,6 +116,9 @@ public final class PostgresBenchmark {
                         boolean hot = workload.equals("hot key");
                         if (only.contains("sluice")) {
                             results.add(sluice(ds, workload, sync, hot));
+                        }
+                        if (only.contains("batched")) {
+                            results.add(batched(ds, workload, sync, hot));
                         }
                         if (only.contains("bucket4j")) {
                             results.add(bucket4j(ds, workload, sync, hot));
@@ -175,6 +183,13 @@ public final class PostgresBenchmark {
     private Result sluice(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
         try (PostgresRateLimiter rl = PostgresRateLimiter.create(ds)) {
             return load("sluice (1 statement)", workload, sync, hot, k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());
+        }
+    }
+
+    private Result batched(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).batching(batchSize, batches).build()) {
+            return load("sluice (batched " + batchSize + "x" + batches + ")", workload, sync, hot,
+                    k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());
         }
     }
 
