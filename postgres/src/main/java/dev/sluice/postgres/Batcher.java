@@ -26,7 +26,7 @@ import java.util.concurrent.TimeoutException;
 final class Batcher implements AutoCloseable {
 
     /** One queued decision; {@code maxWaitNanos < 0} for tryAcquire. */
-    record Request(String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos,
+    record Request(String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos, long deadlineNanos,
                    CompletableFuture<Decision> result) {
     }
 
@@ -35,7 +35,7 @@ final class Batcher implements AutoCloseable {
         List<Decision> send(List<Request> batch);
     }
 
-    private static final Request POISON = new Request(null, null, 0, 0, null, null);
+    private static final Request POISON = new Request(null, null, 0, 0, null, 0, null);
 
     private final BlockingQueue<Request> queue = new LinkedBlockingQueue<>();
     private final int maxBatch;
@@ -70,10 +70,14 @@ final class Batcher implements AutoCloseable {
         return r.result();
     }
 
-    /** Waits for a submitted request, at most {@code budgetNanos}; unwraps what the batch threw. */
+    /**
+     * Waits for a submitted request; unwraps what the batch threw. The dispatchers enforce the request's
+     * deadline (a request still queued at its deadline is failed, never sent, and a batch's statement
+     * runs under the earliest deadline in it), so this wait is only a safety net, a second past it.
+     */
     static Decision await(CompletableFuture<Decision> f, long budgetNanos) {
         try {
-            return f.get(budgetNanos, TimeUnit.NANOSECONDS);
+            return f.get(budgetNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new PostgresStoreException("interrupted while waiting for a batched decision", null, e);
@@ -112,8 +116,22 @@ final class Batcher implements AutoCloseable {
                 queue.add(POISON); // meant for the other dispatchers
             }
             boolean stop = poisons > 0;
+            long now = System.nanoTime();
+            batch.removeIf(r -> {
+                if (now - r.deadlineNanos() < 0) {
+                    return false;
+                }
+                r.result().completeExceptionally(new PostgresStoreException("a batched decision for key \""
+                        + PostgresRateLimiter.abbreviate(r.key()) + "\" waited past its time budget before a"
+                        + " connection was free: nothing was taken; the database is slow or the batches too few",
+                        null, null));
+                return true;
+            });
             if (batch.isEmpty()) {
-                return;
+                if (stop) {
+                    return;
+                }
+                continue;
             }
             try {
                 List<Decision> decisions = sender.send(batch);

@@ -302,7 +302,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos) {
-        return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(), new CompletableFuture<>()));
+        return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(),
+                System.nanoTime() + retryPolicy.budget().toNanos(), new CompletableFuture<>()));
     }
 
     /** The client ticker's now, or null: the database's clock decides. */
@@ -411,7 +412,11 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** Decides a batch of token-bucket / GCRA requests in one statement (a batch of one: the single call). */
     private List<Decision> sendBatch(List<Batcher.Request> batch) {
         Batcher.Request first = batch.get(0);
-        List<Decision> out = withRetries(first.key(), first.limit(), c -> {
+        long deadline = first.deadlineNanos();
+        for (Batcher.Request r : batch) {
+            deadline = r.deadlineNanos() - deadline < 0 ? r.deadlineNanos() : deadline;
+        }
+        List<Decision> out = withRetries(first.key(), first.limit(), deadline, c -> {
             if (batch.size() == 1) {
                 return List.of(acquire(c, first.key(), first.limit(), first.cost(), first.maxWaitNanos(), first.nowNanos()));
             }
@@ -765,8 +770,13 @@ public final class PostgresRateLimiter implements RateLimiter {
     private static final Executor DIRECT = Runnable::run;
 
     private <T> T withRetries(String key, Limit limit, SqlCall<T> call) {
-        long budgetNanos = retryPolicy.budget().toNanos();
+        return withRetries(key, limit, System.nanoTime() + retryPolicy.budget().toNanos(), call);
+    }
+
+    /** Runs {@code call} on a fresh connection, retrying 40001/40P01 under the policy until {@code deadline} (System.nanoTime). */
+    private <T> T withRetries(String key, Limit limit, long deadline, SqlCall<T> call) {
         long start = System.nanoTime();
+        long budgetNanos = Math.max(1, deadline - start);
         int attempt = 0;
         while (true) {
             attempt++;
@@ -843,7 +853,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         return " for key \"" + abbreviate(key) + "\" under " + limit;
     }
 
-    private static String abbreviate(String key) {
+    static String abbreviate(String key) {
         return key.length() <= 64 ? key : key.substring(0, 64) + "…";
     }
 
