@@ -337,7 +337,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             case LOG -> sql.logReset;
         };
         withRetries(key, limit, c -> {
-            try (PreparedStatement ps = c.prepareStatement(statement)) {
+            try (PreparedStatement ps = c.prepare(statement)) {
                 ps.setString(1, key);
                 ps.setString(2, limit.id());
                 ps.executeUpdate();
@@ -347,7 +347,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /** One decision, one statement: {@code maxWaitNanos < 0} for tryAcquire, else a reserve. */
-    private Decision acquire(Connection c, String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos)
+    private Decision acquire(Db c, String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos)
             throws SQLException {
         Algorithm algorithm = limit.algorithm();
         String statement = switch (algorithm) {
@@ -356,7 +356,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             case SLIDING_WINDOW -> sql.slidingWindowAcquire;
             case SLIDING_LOG -> sql.slidingLogAcquire;
         };
-        try (PreparedStatement ps = c.prepareStatement(statement)) {
+        try (PreparedStatement ps = c.prepare(statement)) {
             ps.setString(1, key);
             ps.setString(2, limit.id());
             ps.setLong(3, cost);
@@ -426,7 +426,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         return out;
     }
 
-    private List<Decision> acquireMany(Connection c, List<Batcher.Request> batch) throws SQLException {
+    private List<Decision> acquireMany(Db c, List<Batcher.Request> batch) throws SQLException {
         int n = batch.size();
         String[] keys = new String[n];
         String[] limitIds = new String[n];
@@ -449,15 +449,15 @@ public final class PostgresRateLimiter implements RateLimiter {
             maxWaits[i] = r.maxWaitNanos() >= 0 ? Gcra.maxWaitScaled(r.maxWaitNanos(), l) : null;
         }
         Decision[] out = new Decision[n];
-        try (PreparedStatement ps = c.prepareStatement(sql.bucketAcquireMany)) {
-            ps.setArray(1, c.createArrayOf("text", keys));
-            ps.setArray(2, c.createArrayOf("text", limitIds));
-            ps.setArray(3, c.createArrayOf("bigint", costs));
-            ps.setArray(4, c.createArrayOf("bigint", nows));
-            ps.setArray(5, c.createArrayOf("bigint", scales));
-            ps.setArray(6, c.createArrayOf("bigint", intervals));
-            ps.setArray(7, c.createArrayOf("bigint", capacities));
-            ps.setArray(8, c.createArrayOf("bigint", maxWaits));
+        try (PreparedStatement ps = c.prepare(sql.bucketAcquireMany)) {
+            ps.setArray(1, c.connection().createArrayOf("text", keys));
+            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
+            ps.setArray(3, c.connection().createArrayOf("bigint", costs));
+            ps.setArray(4, c.connection().createArrayOf("bigint", nows));
+            ps.setArray(5, c.connection().createArrayOf("bigint", scales));
+            ps.setArray(6, c.connection().createArrayOf("bigint", intervals));
+            ps.setArray(7, c.connection().createArrayOf("bigint", capacities));
+            ps.setArray(8, c.connection().createArrayOf("bigint", maxWaits));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     int i = rs.getInt(1) - 1;
@@ -498,7 +498,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         return withRetries(first.key(), first.limit(), c -> acquireAll(c, permits));
     }
 
-    private Decision acquireAll(Connection c, List<Permit> permits) throws SQLException {
+    private Decision acquireAll(Db c, List<Permit> permits) throws SQLException {
         Map<Id, Limit> limits = new LinkedHashMap<>();
         Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
         for (Permit p : permits) {
@@ -508,8 +508,8 @@ public final class PostgresRateLimiter implements RateLimiter {
             }
         }
         long tickerNow = ticker != null ? ticker.read() : Long.MIN_VALUE;
-        boolean auto = c.getAutoCommit();
-        c.setAutoCommit(false);
+        boolean auto = c.connection().getAutoCommit();
+        c.connection().setAutoCommit(false);
         boolean committed = false;
         try {
             Map<Id, State> states = new HashMap<>();
@@ -533,20 +533,20 @@ public final class PostgresRateLimiter implements RateLimiter {
             }
             if (all) {
                 write(c, scratch, limits);
-                c.commit();
+                c.connection().commit();
                 committed = true;
             }
             return Decision.mostRestrictive(decisions);
         } finally {
             if (!committed) {
                 try {
-                    c.rollback();
+                    c.connection().rollback();
                 } catch (SQLException ignored) {
                     // the connection is broken; the pool discards it
                 }
             }
             try {
-                c.setAutoCommit(auto);
+                c.connection().setAutoCommit(auto);
             } catch (SQLException ignored) {
                 // as above
             }
@@ -554,7 +554,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /** Locks (creating fresh rows where none exist) and reads the rows of one table; returns the database clock. */
-    private long lock(Connection c, Table table, List<Id> ids, Map<Id, Limit> limits, Map<Id, State> states)
+    private long lock(Db c, Table table, List<Id> ids, Map<Id, Limit> limits, Map<Id, State> states)
             throws SQLException {
         String statement = switch (table) {
             case BUCKET -> sql.bucketLock;
@@ -568,9 +568,9 @@ public final class PostgresRateLimiter implements RateLimiter {
             limitIds[i] = ids.get(i).limitId();
         }
         long clock = Long.MIN_VALUE;
-        try (PreparedStatement ps = c.prepareStatement(statement)) {
-            ps.setArray(1, c.createArrayOf("text", keys));
-            ps.setArray(2, c.createArrayOf("text", limitIds));
+        try (PreparedStatement ps = c.prepare(statement)) {
+            ps.setArray(1, c.connection().createArrayOf("text", keys));
+            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Id id = new Id(rs.getString(1), rs.getString(2));
@@ -598,7 +598,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /** Writes the new state of every (key, limit) of an allowed multi-permit request, one batch per table. */
-    private void write(Connection c, Map<Id, State> states, Map<Id, Limit> limits) throws SQLException {
+    private void write(Db c, Map<Id, State> states, Map<Id, Limit> limits) throws SQLException {
         Map<Table, PreparedStatement> batches = new EnumMap<>(Table.class);
         try {
             for (Map.Entry<Id, State> e : states.entrySet()) {
@@ -606,7 +606,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                 Table table = Table.of(limit);
                 PreparedStatement ps = batches.get(table);
                 if (ps == null) {
-                    ps = c.prepareStatement(switch (table) {
+                    ps = c.prepare(switch (table) {
                         case BUCKET -> sql.bucketUpdate;
                         case WINDOW -> sql.windowUpdate;
                         case LOG -> sql.logUpdate;
@@ -635,8 +635,8 @@ public final class PostgresRateLimiter implements RateLimiter {
                     }
                     case SLIDING_LOG -> {
                         LogState l = (LogState) s;
-                        ps.setArray(i++, c.createArrayOf("bigint", boxed(l.times())));
-                        ps.setArray(i++, c.createArrayOf("bigint", boxed(l.costs())));
+                        ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.times())));
+                        ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.costs())));
                     }
                 }
                 ps.setLong(i++, ceilToSecond(expiresAtNanos(s, limit)));
@@ -744,7 +744,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             case LOG -> sql.logClean;
         };
         return withRetries(null, null, c -> {
-            try (PreparedStatement ps = c.prepareStatement(statement)) {
+            try (PreparedStatement ps = c.prepare(statement)) {
                 if (ticker != null) {
                     ps.setLong(1, Math.floorDiv(ticker.read(), 1000L) * 1000L);
                 } else {
@@ -764,7 +764,20 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     @FunctionalInterface
     private interface SqlCall<T> {
-        T run(Connection c) throws SQLException;
+        T run(Db c) throws SQLException;
+    }
+
+    /**
+     * A connection for one attempt, and the attempt's time left: every statement is prepared with it as
+     * its query timeout, so a statement past the budget is cancelled by the server (and rolled back:
+     * nothing taken) rather than abandoned on a timed-out socket.
+     */
+    private record Db(Connection connection, int timeoutSeconds) {
+        PreparedStatement prepare(String sql) throws SQLException {
+            PreparedStatement ps = connection.prepareStatement(sql);
+            ps.setQueryTimeout(timeoutSeconds);
+            return ps;
+        }
     }
 
     private static final Executor DIRECT = Runnable::run;
@@ -789,9 +802,19 @@ public final class PostgresRateLimiter implements RateLimiter {
                         + " and the URL, user and password are right", e.getSQLState(), e);
             }
             try (c) {
-                long left = budgetNanos - (System.nanoTime() - start);
-                c.setNetworkTimeout(DIRECT, (int) Math.max(1, Math.min(Integer.MAX_VALUE, TimeUnit.NANOSECONDS.toMillis(left))));
-                T result = call.run(c);
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new PostgresStoreException("waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+                            + " ms for a connection" + about(key, limit) + ", past the time budget of "
+                            + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent; the pool is too small"
+                            + " for the load or the database is slow (raise RetryPolicy.budget or the pool size)",
+                            null, null);
+                }
+                long leftMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(left));
+                // the server cancels a statement at the budget (rounded up to a second: JDBC's unit); the
+                // socket timeout, two seconds later, only catches a server that stopped answering at all
+                c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 2_000));
+                T result = call.run(new Db(c, (int) Math.min(Integer.MAX_VALUE, (leftMillis + 999) / 1000)));
                 if (key != null) {
                     decisions.increment();
                 }
@@ -824,6 +847,12 @@ public final class PostgresRateLimiter implements RateLimiter {
             return new PostgresStoreException("Sluice's tables or functions are missing in schema " + schema
                     + " (prefix " + prefix + "): run PostgresRateLimiter.migrate() once, or apply the SQL files"
                     + " dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; " + cause, state, e);
+        }
+        if ("57014".equals(state)) {
+            return new PostgresStoreException("the decision" + about(key, limit) + " ran past its time budget of "
+                    + retryPolicy.budget().toMillis() + " ms and was cancelled by the server, so nothing was taken ("
+                    + cause + "): the row is contended or the database slow; raise RetryPolicy.budget or check the"
+                    + " database", state, e);
         }
         if (isTimeout(e) || elapsedNanos >= retryPolicy.budget().toNanos()) {
             return new PostgresStoreException("the decision" + about(key, limit) + " ran past its time budget of "

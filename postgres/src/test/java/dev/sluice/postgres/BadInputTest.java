@@ -57,6 +57,33 @@ class BadInputTest {
         }
     }
 
+    /** A decision stuck behind a row lock past its budget is cancelled by the server: an error, nothing taken. */
+    @Test
+    void aDecisionBlockedPastItsBudgetIsCancelledAndTakesNothing() throws Exception {
+        String key = "blocked:" + UUID.randomUUID();
+        Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource())
+                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(1))).build()) {
+            assertThat(rl.tryAcquire(key, limit).remaining()).isEqualTo(4);
+            try (java.sql.Connection holder = TestDatabase.dataSource().getConnection()) {
+                holder.setAutoCommit(false);
+                try (java.sql.PreparedStatement ps = holder.prepareStatement(
+                        "select 1 from sluice_bucket where key_hash = sluice_key_hash(?) for update")) {
+                    ps.setString(1, key);
+                    ps.executeQuery().close();
+                }
+                assertTimeoutPreemptively(Duration.ofSeconds(30), () ->
+                        assertThatThrownBy(() -> rl.tryAcquire(key, limit))
+                                .isInstanceOf(PostgresStoreException.class)
+                                .hasMessageContaining("ran past its time budget of 1000 ms")
+                                .hasMessageContaining("nothing was taken")
+                                .satisfies(e -> assertThat(((PostgresStoreException) e).sqlState()).isEqualTo("57014")));
+                holder.rollback();
+            }
+            assertThat(rl.tryAcquire(key, limit).remaining()).as("the cancelled call took nothing").isEqualTo(3);
+        }
+    }
+
     @Test
     void keysPostgresTextCannotHoldAreRejectedBeforeAnythingIsSent() {
         try (PostgresRateLimiter rl = PostgresRateLimiter.create(TestDatabase.dataSource())) {
