@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.postgres.PostgresRateLimiter;
+import dev.sluice.postgres.RetryPolicy;
 import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.proxy.ProxyManager;
 import io.github.bucket4j.postgresql.Bucket4jPostgreSQL;
@@ -40,12 +41,13 @@ import java.util.regex.Pattern;
  * statement on this machine). Over 100,000 keys and on one hot key, with {@code synchronous_commit} on and
  * off (set per session, so the server's configuration is untouched).
  *
- * <p>Not a test and not JMH: a closed-loop load generator, {@code --threads} callers each holding one of
- * {@code --threads} pooled connections. The limit admits everything (capacity and rate 1,000,000/s), so
+ * <p>Not a test and not JMH: a closed-loop load generator, {@code --callers} threads (64) deciding as fast
+ * as they can through one HikariCP pool of {@code --connections} (16) connections, the same for every
+ * store; the batched limiter sends its batches over {@code --batches} of those connections. The limit admits everything (capacity and rate 1,000,000/s), so
  * every decision writes: the worst case for a database store. Run it (see bench/README.md):
  * <pre>
  *   java -cp "$(cat bench/target/cp.txt):bench/target/classes" dev.sluice.bench.postgres.PostgresBenchmark \
- *        [--url jdbc:postgresql://host:5432/db --user u --password p] [--seconds 10] [--threads 16] [--keys 100000]
+ *        [--url jdbc:postgresql://host:5432/db --user u --password p] [--seconds 10] [--callers 64] [--connections 16] [--keys 100000]
  *        [--batch-size 64] [--batches 4] [--only sluice,batched,bucket4j,pgbench]
  * </pre>
  * Without {@code --url} it starts an embedded PostgreSQL 17 (fsync on) and stops it at the end.
@@ -60,10 +62,12 @@ public final class PostgresBenchmark {
     private final int seconds;
     private final int warmupSeconds;
     private final int threads;
+    private final int callers;
     private final int keys;
     private final List<String> only;
     private final int batches;
     private final int batchSize;
+    private final RetryPolicy retry;
     /** Stores whose 100k rows exist already: the keys are touched once, not before every run. */
     private final java.util.Set<String> touched = new java.util.HashSet<>();
 
@@ -73,11 +77,15 @@ public final class PostgresBenchmark {
         this.password = a.getOrDefault("password", "");
         this.seconds = Integer.parseInt(a.getOrDefault("seconds", "10"));
         this.warmupSeconds = Integer.parseInt(a.getOrDefault("warmup", "3"));
-        this.threads = Integer.parseInt(a.getOrDefault("threads", "16"));
+        this.threads = Integer.parseInt(a.getOrDefault("connections", "16"));
+        this.callers = Integer.parseInt(a.getOrDefault("callers", "64"));
         this.keys = Integer.parseInt(a.getOrDefault("keys", "100000"));
         this.only = List.of(a.getOrDefault("only", "sluice,batched,bucket4j,pgbench").split(","));
-        this.batches = Integer.parseInt(a.getOrDefault("batches", "4"));
+        this.batches = Integer.parseInt(a.getOrDefault("batches", "8"));
         this.batchSize = Integer.parseInt(a.getOrDefault("batch-size", "64"));
+        // 64 callers queue for 16 connections (and, on a hot key, for one row): give decisions the time that
+        // queue takes, as Bucket4j (which has no budget) gets it
+        this.retry = RetryPolicy.DEFAULT.withBudget(Duration.ofMillis(Long.parseLong(a.getOrDefault("budget-ms", "30000"))));
     }
 
     public static void main(String[] args) throws Exception {
@@ -108,8 +116,8 @@ public final class PostgresBenchmark {
         try {
             try (HikariDataSource setup = pool(jdbcUrl, "on", 2)) {
                 prepare(setup);
-                System.out.println("# PostgreSQL " + scalar(setup, "show server_version") + ", " + threads
-                        + " threads / connections, " + keys + " keys, " + seconds + " s per run after " + warmupSeconds
+                System.out.println("# PostgreSQL " + scalar(setup, "show server_version") + ", " + callers
+                        + " calling threads, " + threads + " pooled connections, " + keys + " keys, " + seconds + " s per run after " + warmupSeconds
                         + " s warm-up, " + Runtime.getRuntime().availableProcessors() + " cores");
             }
             for (String sync : List.of("on", "off")) {
@@ -183,14 +191,15 @@ public final class PostgresBenchmark {
     }
 
     private Result sluice(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.create(ds)) {
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).build()) {
             return load("sluice (1 statement)", "sluice", workload, sync, hot,
                     k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());
         }
     }
 
     private Result batched(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).batching(batchSize, batches).build()) {
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).batching(batchSize, batches)
+                .build()) {
             return load("sluice (batched " + batchSize + "x" + batches + ")", "sluice", workload, sync, hot,
                     k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());
         }
@@ -213,10 +222,11 @@ public final class PostgresBenchmark {
         LongAdder done = new LongAdder();
         LongAdder errors = new LongAdder();
         LongAdder denied = new LongAdder();
+        java.util.concurrent.atomic.AtomicReference<String> firstError = new java.util.concurrent.atomic.AtomicReference<>();
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
-        CountDownLatch finished = new CountDownLatch(threads);
-        for (int t = 0; t < threads; t++) {
+        CountDownLatch finished = new CountDownLatch(callers);
+        for (int t = 0; t < callers; t++) {
             Thread th = new Thread(() -> {
                 ThreadLocalRandom random = ThreadLocalRandom.current();
                 while (!stop.get()) {
@@ -232,6 +242,7 @@ public final class PostgresBenchmark {
                     } catch (Exception e) {
                         if (measuring.get()) {
                             errors.increment();
+                            firstError.compareAndSet(null, e.toString());
                         }
                     }
                 }
@@ -249,8 +260,8 @@ public final class PostgresBenchmark {
         stop.set(true);
         finished.await(1, TimeUnit.MINUTES);
         Result r = new Result(store, workload, sync, done.sum() * 1e9 / elapsed, errors.sum(), denied.sum());
-        System.out.printf(Locale.ROOT, "%-30s %-10s sync=%-3s %,10.0f decisions/s  errors %d%n", store, workload, sync,
-                r.perSecond, r.errors);
+        System.out.printf(Locale.ROOT, "%-30s %-10s sync=%-3s %,10.0f decisions/s  errors %d%s%n", store, workload, sync,
+                r.perSecond, r.errors, firstError.get() == null ? "" : " (first: " + firstError.get() + ")");
         return r;
     }
 
