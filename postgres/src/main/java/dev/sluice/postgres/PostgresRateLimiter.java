@@ -47,10 +47,10 @@ import javax.sql.DataSource;
  * <h2>One round trip per decision</h2>
  * A single-permit decision ({@code tryAcquire}, {@code reserve}) is one prepared call of a PL/pgSQL
  * function per algorithm ({@code sluice_bucket_acquire}, {@code sluice_fixed_window_acquire}, …, shipped
- * as SQL files, see {@link Migrations}) in autocommit, under READ COMMITTED. For the token bucket and GCRA
- * the function is one {@code UPDATE … WHERE <admission test>} when allowed, and a plain {@code SELECT}
- * when denied; the window algorithms lock the row ({@code SELECT … FOR UPDATE}), decide, and update when
- * allowed. Either way <b>a denied call writes nothing</b>. A first call for a key inserts the row; two
+ * as SQL files, see {@link Migrations}) in autocommit, under READ COMMITTED. For the token bucket, GCRA
+ * and both window counters the function is one {@code UPDATE … WHERE <admission test>} when allowed, and
+ * a plain {@code SELECT} when denied; the sliding log locks the row ({@code SELECT … FOR UPDATE}),
+ * decides, and updates when allowed. Either way <b>a denied call writes nothing</b>. A first call for a key inserts the row; two
  * first calls racing on a cold table do not fail (the loser of the INSERT decides again on the winner's
  * row). The clock ({@code clock_timestamp()}) is never taken earlier than the instant stored in the row,
  * so time does not run backwards between successive deciders.

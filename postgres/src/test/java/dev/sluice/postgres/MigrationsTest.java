@@ -32,7 +32,7 @@ class MigrationsTest {
             assertThat(rl.tryAcquire("k", l).allowed()).isFalse();
             assertThat(TestDatabase.queryLong("select current_count from " + schema + ".app_rl_window")).isEqualTo(2);
             assertThat(TestDatabase.queryLong("select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace"
-                    + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'", schema)).isEqualTo(11);
+                    + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'", schema)).isEqualTo(13);
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");
         }
