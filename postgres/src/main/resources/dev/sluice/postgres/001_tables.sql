@@ -18,7 +18,8 @@
 --             capacity 10, 1 permit per 1e9 ns) or 'fw:100:60000000000' (fixed window, 100 per 60 s).
 --             The same key under two limits is two rows.
 --   expires_at from this instant on the row equals a fresh key's state and may be deleted (the expiry
---             cleaner does, in batches; deleting it early would lose state, so it is rounded up).
+--             cleaner does, in batches; deleting it early would lose state, so it is rounded up, to the
+--             whole second).
 
 create schema if not exists public;
 
@@ -31,7 +32,7 @@ create table if not exists public.sluice_bucket (
     limit_id    text        not null,
     backlog     bigint      not null,   -- B: how far TAT lies ahead of at_ns, in 1/time_scale ns
     at_ns       bigint      not null,   -- epoch nanoseconds of the last allowed call (B measured then)
-    expires_at  timestamptz not null,   -- TAT rounded up to the microsecond: the bucket is full again
+    expires_at  timestamptz not null,   -- TAT rounded up to the second: the bucket is full again
     key_hash    bytea       not null,
     primary key (key_hash, limit_id)
 );
