@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-mvn -B -q package -pl bench -am -DskipTests
+./mvnw -B -q package -pl bench -am -DskipTests
 jar=bench/target/benchmarks.jar
 
 echo "== $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(java -version 2>&1 | head -1)"
