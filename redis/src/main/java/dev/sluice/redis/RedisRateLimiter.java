@@ -26,6 +26,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -96,10 +97,14 @@ public final class RedisRateLimiter implements RateLimiter {
             if (useCluster) {
                 RedisClusterClient c = resources != null ? RedisClusterClient.create(resources, uris)
                         : RedisClusterClient.create(uris);
-                c.setOptions(ClusterClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
-                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                                .enableAllAdaptiveRefreshTriggers().build())
-                        .build());
+                // Cluster: keep DisconnectedBehavior.DEFAULT. REJECT_COMMANDS would also fail commands to a
+                // node whose connection is still being opened (first use, MOVED/ASK to a new node); a command
+                // written to a node that is down goes through the replay filter and fails at once anyway
+                ClusterClientOptions.Builder options = ClusterClientOptions.builder().socketOptions(socket)
+                        .timeoutOptions(timeouts).topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                .enableAllAdaptiveRefreshTriggers().build());
+                options.replayFilter(RedisRateLimiter::neverReplay); // inherited: returns the base builder type
+                c.setOptions(options.build());
                 this.client = c;
                 StatefulRedisClusterConnection<byte[], byte[]> conn;
                 try {
@@ -113,7 +118,9 @@ public final class RedisRateLimiter implements RateLimiter {
                 this.keyCommands = conn.async();
             } else {
                 RedisClient c = resources != null ? RedisClient.create(resources) : RedisClient.create();
-                c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).build());
+                c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .replayFilter(RedisRateLimiter::neverReplay).build());
                 this.client = c;
                 StatefulRedisConnection<byte[], byte[]> conn;
                 try {
@@ -145,6 +152,24 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     public static Builder builder(String redisUri) {
         return new Builder(redisUri);
+    }
+
+    /**
+     * Lettuce's replay filter, which it asks about every command it would otherwise re-send after a
+     * reconnect (those written but not answered when the connection dropped, and those buffered while it
+     * was down): a decision is not idempotent, so none is ever re-sent. Lettuce drops a filtered command
+     * without completing it; failing it here ends the caller's wait at once instead of at the timeout.
+     */
+    private static boolean neverReplay(RedisCommand<?, ?, ?> command) {
+        command.completeExceptionally(new ConnectionLost());
+        return true;
+    }
+
+    /** A command that the connection lost: Redis may or may not have run it; it is not re-sent. */
+    private static final class ConnectionLost extends RedisException {
+        ConnectionLost() {
+            super("connection lost before Redis answered; not re-sent");
+        }
     }
 
     /** True when this limiter talks to a Redis Cluster. */
@@ -350,6 +375,15 @@ public final class RedisRateLimiter implements RateLimiter {
         if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
             return new RedisStoreException("Redis at " + where + " did not answer within " + timeout
                     + " (the command timeout): it is down, unreachable or overloaded", c);
+        }
+        if (c instanceof ConnectionLost || c instanceof RedisException && "Connection disconnected".equals(msg)) {
+            return new RedisStoreException("the connection to Redis at " + where + " was lost before Redis answered:"
+                    + " the decision may or may not have been applied (it is never re-sent, so never applied twice);"
+                    + " Lettuce reconnects in the background", c);
+        }
+        if (c instanceof RedisException && msg.startsWith("Currently not connected")) {
+            return new RedisStoreException("not connected to Redis at " + where + " (Lettuce is reconnecting in the"
+                    + " background): nothing was sent", c);
         }
         if (c instanceof RedisConnectionException) {
             return new RedisStoreException("cannot reach Redis at " + where + ": " + msg, c);

@@ -51,6 +51,40 @@ class RedisFailureTest {
     }
 
     @Test
+    void aCallWhoseReplyIsCutOffIsChargedAtMostOnceAndTheLimiterReconnects() throws Exception {
+        // Redis runs the EVALSHA, then the connection drops before the reply: Lettuce's default
+        // (at-least-once) would re-send it on reconnect and charge the permits twice
+        try (RedisServer server = RedisServer.start(); CuttingProxy proxy = new CuttingProxy(server.port)) {
+            Limit l = Limit.tokenBucket(10, Rate.perHour(1));
+            try (RedisRateLimiter rl = RedisRateLimiter.builder(proxy.uri()).cluster(false).ticker(Tck.ticker())
+                    .commandTimeout(Duration.ofSeconds(2)).build()) {
+                assertThat(rl.tryAcquire("k", l, 3).remaining()).isEqualTo(7);
+                proxy.cutNextEvalsha();
+                long start = System.nanoTime();
+                Throwable cut = catchThrowable(() -> rl.tryAcquire("k", l, 3));
+                long tookMillis = (System.nanoTime() - start) / 1_000_000;
+                assertThat(proxy.cuts()).isEqualTo(1);
+                assertThat(cut).isInstanceOf(RedisStoreException.class)
+                        .hasMessageContaining("may or may not have been applied");
+                assertThat(tookMillis).as("a lost connection fails the call at once, not after the timeout")
+                        .isLessThan(1000);
+                Decision d = null;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (d == null && System.nanoTime() < deadline) {
+                    try {
+                        d = rl.tryAcquire("k", l, 1);
+                    } catch (RedisStoreException e) {
+                        RedisServer.sleep(20);
+                    }
+                }
+                // 10 - 3 - 3 (the cut call, run once by Redis) - 1: not 0, as a replayed call would leave
+                assertThat(d).isNotNull();
+                assertThat(d.remaining()).isEqualTo(3);
+            }
+        }
+    }
+
+    @Test
     void aRedisThatIsDownAtStartIsAClearErrorWithinTheTimeout() throws Exception {
         int port = RedisServer.freePort(); // nothing listens there
         CompletableFuture<Throwable> f = CompletableFuture.supplyAsync(() -> catchThrowable(
