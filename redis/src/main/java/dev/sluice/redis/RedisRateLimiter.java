@@ -87,9 +87,10 @@ public final class RedisRateLimiter implements RateLimiter {
         this.timeout = b.commandTimeout;
         this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
         List<RedisURI> uris = parse(b.uri, b.commandTimeout);
-        this.where = b.uri.replaceAll("//[^@/]*@", "//***@");
+        this.where = describe(uris);
         ClientResources resources = b.resources;
-        boolean useCluster = b.cluster != null ? b.cluster : (uris.size() > 1 || isCluster(uris.get(0), resources, b));
+        boolean useCluster = b.cluster != null ? b.cluster
+                : (uris.size() > 1 || isCluster(uris.get(0), resources, b, where));
         this.cluster = useCluster;
         SocketOptions socket = SocketOptions.builder().connectTimeout(b.commandTimeout).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(b.commandTimeout);
@@ -135,7 +136,7 @@ public final class RedisRateLimiter implements RateLimiter {
             }
         } catch (RedisException e) {
             throw new RedisStoreException("cannot connect to Redis at " + where + " within " + b.commandTimeout
-                    + ": " + e.getMessage() + "; check that Redis is running and the URI is right", e);
+                    + ": " + scrub(e.getMessage(), userInfo(b.uri)) + "; check that Redis is running and the URI is right", e);
         }
         loadScripts();
     }
@@ -422,17 +423,79 @@ public final class RedisRateLimiter implements RateLimiter {
         }
     }
 
+    /**
+     * The address for messages and {@link #toString()}: scheme, hosts and ports from the parsed URIs only,
+     * so no user name, password or other option of the URI is ever echoed.
+     */
+    static String describe(List<RedisURI> uris) {
+        StringBuilder out = new StringBuilder();
+        for (RedisURI u : uris) {
+            if (u.getSocket() != null) {
+                out.append(out.length() == 0 ? "redis-socket://" : ",").append(u.getSocket());
+                continue;
+            }
+            out.append(out.length() == 0 ? (u.isSsl() ? "rediss://" : "redis://") : ",");
+            String host = u.getHost();
+            out.append(host != null && host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host)
+                    .append(':').append(u.getPort());
+        }
+        return out.toString();
+    }
+
+    /** A URI for an error message about the URI itself: whatever precedes the last {@code @} is hidden. */
+    private static String redact(String uri) {
+        int scheme = uri.indexOf("://");
+        int at = uri.lastIndexOf('@');
+        if (at < 0) {
+            return uri;
+        }
+        return (scheme >= 0 && scheme < at ? uri.substring(0, scheme + 3) : "") + "***" + uri.substring(at);
+    }
+
+    /** Lettuce's own message about a URI, with the URI's user info (raw and decoded) hidden. */
+    private static String scrub(String message, String userInfo) {
+        String m = String.valueOf(message);
+        if (userInfo.isEmpty()) {
+            return m;
+        }
+        List<String> secrets = new ArrayList<>(List.of(userInfo));
+        secrets.addAll(List.of(userInfo.split(":")));
+        for (String raw : List.copyOf(secrets)) {
+            try {
+                secrets.add(java.net.URLDecoder.decode(raw, java.nio.charset.StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException ignored) {
+                // not valid percent-encoding: the raw form is hidden anyway
+            }
+        }
+        secrets.sort((x, y) -> y.length() - x.length()); // longest first, so no part of a secret survives
+        for (String secret : secrets) {
+            if (!secret.isEmpty()) {
+                m = m.replace(secret, "***");
+            }
+        }
+        return m;
+    }
+
+    /** The user info of a URI (what precedes the last {@code @} after the scheme), or "". */
+    private static String userInfo(String uri) {
+        int scheme = uri.indexOf("://");
+        String rest = scheme >= 0 ? uri.substring(scheme + 3) : uri;
+        int at = rest.lastIndexOf('@');
+        return at >= 0 ? rest.substring(0, at) : "";
+    }
+
     private static List<RedisURI> parse(String uri, Duration timeout) {
         Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
         int scheme = uri.indexOf("://");
         if (scheme < 0) {
-            throw new IllegalArgumentException("redisUri \"" + uri + "\" has no scheme: use redis://host:port"
+            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" has no scheme: use redis://host:port"
                     + " (or rediss:// for TLS)");
         }
         String head = uri.substring(0, scheme + 3);
         String rest = uri.substring(scheme + 3);
         int at = rest.lastIndexOf('@');
         String auth = at >= 0 ? rest.substring(0, at + 1) : "";
+        String userInfo = at >= 0 ? rest.substring(0, at) : "";
         String hosts = at >= 0 ? rest.substring(at + 1) : rest;
         int slash = hosts.indexOf('/');
         String tail = slash >= 0 ? hosts.substring(slash) : "";
@@ -447,17 +510,20 @@ public final class RedisRateLimiter implements RateLimiter {
                 u.setTimeout(timeout);
                 out.add(u);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("redisUri \"" + uri + "\" is not a Redis URI (" + e.getMessage()
-                        + "): use redis://host:port or redis://host1:port1,host2:port2 for a cluster", e);
+                // neither the URI nor Lettuce's message (which may quote it) is echoed with its password;
+                // nor is the cause, whose message may
+                throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" is not a Redis URI ("
+                        + scrub(e.getMessage(), userInfo)
+                        + "): use redis://host:port or redis://host1:port1,host2:port2 for a cluster");
             }
         }
         if (out.isEmpty()) {
-            throw new IllegalArgumentException("redisUri \"" + uri + "\" names no host: use redis://host:port");
+            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" names no host: use redis://host:port");
         }
         return out;
     }
 
-    private static boolean isCluster(RedisURI uri, ClientResources resources, Builder b) {
+    private static boolean isCluster(RedisURI uri, ClientResources resources, Builder b, String where) {
         RedisClient probe = resources != null ? RedisClient.create(resources) : RedisClient.create();
         probe.setOptions(ClientOptions.builder()
                 .socketOptions(SocketOptions.builder().connectTimeout(b.commandTimeout).build())
@@ -465,8 +531,8 @@ public final class RedisRateLimiter implements RateLimiter {
         try (StatefulRedisConnection<String, String> c = probe.connect(uri)) {
             return c.sync().info("cluster").contains("cluster_enabled:1");
         } catch (RedisException e) {
-            throw new RedisStoreException("cannot connect to Redis at " + b.uri.replaceAll("//[^@/]*@", "//***@")
-                    + " within " + b.commandTimeout + ": " + e.getMessage()
+            throw new RedisStoreException("cannot connect to Redis at " + where
+                    + " within " + b.commandTimeout + ": " + scrub(e.getMessage(), userInfo(b.uri))
                     + "; check that Redis is running and the URI is right", e);
         } finally {
             probe.shutdown(Duration.ZERO, Duration.ofSeconds(1));
