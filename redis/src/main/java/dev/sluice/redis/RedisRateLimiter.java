@@ -67,6 +67,13 @@ import java.util.concurrent.TimeoutException;
 public final class RedisRateLimiter implements RateLimiter {
 
     /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
+    /**
+     * How much longer than the command timeout a synchronous call may wait for Lettuce to report a timeout
+     * before failing by itself. Documented bound of a call: command timeout + 100 ms (this, plus thread
+     * wake-up).
+     */
+    static final long AWAIT_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
     private static final java.util.regex.Pattern SCRIPT_ERROR = java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
 
     private final AbstractRedisClient client;
@@ -180,7 +187,8 @@ public final class RedisRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        return await(tryAcquireAsync(key, limit, cost));
+        long start = System.nanoTime();
+        return await(tryAcquireAsync(key, limit, cost), start);
     }
 
     @Override
@@ -194,7 +202,8 @@ public final class RedisRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        return await(tryAcquireAsync(permits));
+        long start = System.nanoTime();
+        return await(tryAcquireAsync(permits), start);
     }
 
     /** {@link #tryAcquire(List)} without blocking the caller on I/O. */
@@ -231,7 +240,8 @@ public final class RedisRateLimiter implements RateLimiter {
         long maxWaitNanos = maxWait.isNegative() ? 0 : saturatedNanos(maxWait);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
                 maxWaitNanos, nowMicros(), minTtlMillis);
-        return await(run(call, call::single));
+        long start = System.nanoTime();
+        return await(run(call, call::single), start);
     }
 
     @Override
@@ -242,9 +252,10 @@ public final class RedisRateLimiter implements RateLimiter {
         if (closed.get()) {
             throw new IllegalStateException(this + " is closed: create a new limiter");
         }
+        long start = System.nanoTime();
         await(keyCommands.del(k).toCompletableFuture().exceptionally(e -> {
             throw translate(e, null);
-        }));
+        }), start);
     }
 
     @Override
@@ -290,6 +301,7 @@ public final class RedisRateLimiter implements RateLimiter {
         if (closed.get()) {
             throw new IllegalStateException(this + " is closed: create a new limiter");
         }
+        long start = System.nanoTime();
         CompletableFuture<T> result = new CompletableFuture<>();
         LuaScripts.Script s = call.script;
         io.lettuce.core.RedisFuture<List<Object>> sent;
@@ -306,6 +318,14 @@ public final class RedisRateLimiter implements RateLimiter {
             }
             Throwable c = unwrap(e);
             if (c instanceof RedisCommandExecutionException && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
+                // one deadline for both attempts: the EVAL gets what is left of the command timeout
+                long left = saturatedNanos(timeout) - (System.nanoTime() - start);
+                if (left <= 0) {
+                    result.completeExceptionally(translate(new TimeoutException(), call));
+                    return;
+                }
+                CompletableFuture.delayedExecutor(left, TimeUnit.NANOSECONDS).execute(
+                        () -> result.completeExceptionally(translate(new TimeoutException(), call)));
                 scripting.<List<Object>>eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv)
                         .whenComplete((again, e2) -> {
                             if (e2 == null) {
@@ -393,10 +413,15 @@ public final class RedisRateLimiter implements RateLimiter {
     }
 
 
-    private <T> T await(CompletableFuture<T> f) {
+    /**
+     * Waits for a call that started at {@code start} (nanoTime) until {@code start + commandTimeout +
+     * AWAIT_SLACK} at most. Lettuce fails a command after the command timeout, but its timer ticks coarsely
+     * (it may fire some tens of milliseconds late), so this deadline is what bounds a synchronous call.
+     */
+    private <T> T await(CompletableFuture<T> f, long start) {
         try {
-            // Lettuce fails the future after the command timeout; the extra second only guards against a bug
-            return f.get(timeout.toNanos() + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
+            long left = saturatedNanos(timeout) + AWAIT_SLACK_NANOS - (System.nanoTime() - start);
+            return f.get(Math.max(left, 0), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RedisStoreException("interrupted while waiting for Redis at " + where, e);
@@ -571,7 +596,13 @@ public final class RedisRateLimiter implements RateLimiter {
             return this;
         }
 
-        /** How long a decision may wait for Redis before failing with {@link RedisStoreException} (default 2 s). */
+        /**
+         * How long a decision may wait for Redis before failing with {@link RedisStoreException} (default 2 s).
+         * One deadline per call, shared by the {@code EVALSHA} and, on {@code NOSCRIPT}, its {@code EVAL}: a
+         * synchronous call returns or fails within this timeout plus 100 ms. An async call's future fails when
+         * Lettuce's timer reports the timeout, which ticks coarsely and may be some tens of milliseconds late.
+         * A call that timed out may still have been applied by Redis.
+         */
         public Builder commandTimeout(Duration timeout) {
             Objects.requireNonNull(timeout, "commandTimeout must not be null");
             if (timeout.isNegative() || timeout.isZero()) {

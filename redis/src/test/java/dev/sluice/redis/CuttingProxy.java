@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * connection that sends an {@code EVALSHA} has it forwarded to Redis; when Redis's reply arrives (so
  * Redis has run the script) the reply is dropped and both sockets are closed, as a network that fails
  * between the request and the reply would. Later connections are forwarded untouched.
+ * {@link #delay(String, long)} holds back requests of one command, as a slow network or Redis would.
  */
 final class CuttingProxy implements AutoCloseable {
 
@@ -26,6 +27,7 @@ final class CuttingProxy implements AutoCloseable {
     private final AtomicBoolean armed = new AtomicBoolean();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile int cuts;
+    private final java.util.Map<String, Long> delays = new java.util.concurrent.ConcurrentHashMap<>();
 
     CuttingProxy(int targetPort) throws IOException {
         this.target = targetPort;
@@ -41,6 +43,11 @@ final class CuttingProxy implements AutoCloseable {
 
     void cutNextEvalsha() {
         armed.set(true);
+    }
+
+    /** Holds every request of {@code command} (e.g. {@code EVAL}) back for {@code millis} before forwarding it. */
+    void delay(String command, long millis) {
+        delays.put("$" + command.length() + "\r\n" + command + "\r\n", millis);
     }
 
     /** How many replies were cut off so far. */
@@ -78,6 +85,13 @@ final class CuttingProxy implements AutoCloseable {
             while ((n = in.read(buf)) >= 0) {
                 if (request && contains(buf, n, EVALSHA) && armed.compareAndSet(true, false)) {
                     cutThis.set(true);
+                }
+                if (request) {
+                    for (var d : delays.entrySet()) {
+                        if (contains(buf, n, d.getKey().getBytes(StandardCharsets.US_ASCII))) {
+                            RedisServer.sleep(d.getValue());
+                        }
+                    }
                 }
                 if (!request && cutThis.get()) {
                     // Redis has answered, so it has run the script: drop the reply and the connection
