@@ -50,7 +50,12 @@ import java.util.concurrent.TimeoutException;
  * ({@link Builder#ticker(Ticker)}). A denied call writes nothing.
  *
  * <p>Calls from many threads share one Lettuce connection and are pipelined on it automatically; the
- * {@code *Async} method never blocks. A multi-permit request runs as one script, so it is all or nothing;
+ * {@code *Async} methods never block. <b>Their futures complete on a Lettuce I/O thread</b> (unless
+ * {@link Builder#callbackExecutor} is set): a callback attached to one runs there and must be short and
+ * must not block, nor call this limiter synchronously, or it stalls every Redis reply of the limiter.
+ *
+ * <p>A decision is applied by Redis at most once: a command in flight when the connection drops is failed,
+ * never re-sent after Lettuce reconnects (so a call that failed may or may not have been applied). A multi-permit request runs as one script, so it is all or nothing;
  * on Redis Cluster its keys must share a hash slot: a key without a {@code {tag}} is its own tag (all limits
  * on one key share a slot), and keys such as {@code {user42}:ip} and {@code {user42}:login} share the tag
  * {@code user42}. A multi-permit across slots is rejected with an {@link IllegalArgumentException}.
@@ -86,10 +91,12 @@ public final class RedisRateLimiter implements RateLimiter {
     private final Duration timeout;
     private final long minTtlMillis;
     private final String where;
+    private final java.util.concurrent.Executor callbackExecutor;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private RedisRateLimiter(Builder b) {
         this.ticker = b.ticker;
+        this.callbackExecutor = b.callbackExecutor;
         this.prefix = b.keyPrefix;
         this.timeout = b.commandTimeout;
         this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
@@ -188,11 +195,26 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
         long start = System.nanoTime();
-        return await(tryAcquireAsync(key, limit, cost), start);
+        return await(single(key, limit, cost), start);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p><b>The future completes on a Lettuce I/O thread</b> unless {@link Builder#callbackExecutor} names
+     * an executor: a callback attached to it ({@code thenApply}, {@code thenAccept}, ...) then runs on that
+     * thread, which serves every command of this limiter (and of any client sharing its
+     * {@code ClientResources}). Such a callback must be short and must not block: no I/O, no
+     * {@code join()}, and no synchronous call of this limiter, which would wait for a reply that the blocked
+     * thread itself has to read (it fails after the command timeout). Use {@code thenApplyAsync(fn,
+     * executor)} for such work, or set {@link Builder#callbackExecutor}.
+     */
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        return onCallbackExecutor(single(key, limit, cost));
+    }
+
+    private CompletableFuture<Decision> single(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         ScriptCall.checkExact(limit);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1,
@@ -203,11 +225,18 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(List<Permit> permits) {
         long start = System.nanoTime();
-        return await(tryAcquireAsync(permits), start);
+        return await(multi(permits), start);
     }
 
-    /** {@link #tryAcquire(List)} without blocking the caller on I/O. */
+    /**
+     * {@link #tryAcquire(List)} without blocking the caller on I/O. The future completes on a Lettuce I/O
+     * thread unless {@link Builder#callbackExecutor} is set: see {@link #tryAcquireAsync(String, Limit, long)}.
+     */
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
+        return onCallbackExecutor(multi(permits));
+    }
+
+    private CompletableFuture<Decision> multi(List<Permit> permits) {
         Objects.requireNonNull(permits, "permits must not be null: give a list of at least one Permit");
         if (permits.isEmpty()) {
             throw new IllegalArgumentException("permits is empty: give at least one Permit");
@@ -297,6 +326,12 @@ public final class RedisRateLimiter implements RateLimiter {
      * EVALSHA; on NOSCRIPT (a restarted or flushed Redis: the script did not run) EVAL of the same text,
      * which runs it and caches it again. One future per call, completed from Lettuce's I/O thread.
      */
+    /** The future as the user gets it: completed on the callback executor if one is set. */
+    private <T> CompletableFuture<T> onCallbackExecutor(CompletableFuture<T> f) {
+        // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
+        return callbackExecutor == null ? f : f.whenCompleteAsync((v, e) -> { }, callbackExecutor);
+    }
+
     private <T> CompletableFuture<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
         if (closed.get()) {
             throw new IllegalStateException(this + " is closed: create a new limiter");
@@ -573,6 +608,7 @@ public final class RedisRateLimiter implements RateLimiter {
         private Boolean cluster;
         private Duration minExpiry;
         private ClientResources resources;
+        private java.util.concurrent.Executor callbackExecutor;
 
         private Builder(String uri) {
             this.uri = Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
@@ -637,6 +673,18 @@ public final class RedisRateLimiter implements RateLimiter {
          */
         public Builder clientResources(ClientResources resources) {
             this.resources = Objects.requireNonNull(resources, "clientResources must not be null");
+            return this;
+        }
+
+        /**
+         * Complete the futures of the {@code *Async} methods on this executor instead of on a Lettuce I/O
+         * thread, so callbacks attached to them may block or call this limiter synchronously. Costs a hand-off
+         * to another thread per call; synchronous calls never use it. By default (none) futures complete on
+         * the I/O thread and callbacks must be short and must not block. The limiter does not shut the
+         * executor down.
+         */
+        public Builder callbackExecutor(java.util.concurrent.Executor executor) {
+            this.callbackExecutor = Objects.requireNonNull(executor, "callbackExecutor must not be null");
             return this;
         }
 

@@ -56,6 +56,31 @@ class RedisRateLimiterTest {
     }
 
     @Test
+    void aCallbackExecutorRunsCallbacksOffTheIoThreadSoTheyMayCallTheLimiterSynchronously() throws Exception {
+        java.util.concurrent.ExecutorService callbacks = java.util.concurrent.Executors.newFixedThreadPool(2,
+                r -> new Thread(r, "sluice-callback"));
+        Limit l = Limit.tokenBucket(100, Rate.perHour(1));
+        String k = key("callback");
+        String wrong = key("callback-wrong-type");
+        redis.lpush(redisKey(wrong, l), "x".getBytes(StandardCharsets.UTF_8));
+        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(Tck.ticker())
+                .callbackExecutor(callbacks).build()) {
+            for (int i = 0; i < 20; i++) {
+                // a blocking callback, and a synchronous call of the same limiter inside it
+                CompletableFuture<String> f = rl.tryAcquireAsync(k, l, 1)
+                        .thenApply(d -> Thread.currentThread().getName() + " " + rl.tryAcquire(k, l).allowed());
+                assertThat(f.get(5, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("sluice-callback true");
+            }
+            // a failed future completes on the executor too
+            CompletableFuture<String> failed = rl.tryAcquireAsync(List.of(Permit.of(wrong, l)))
+                    .handle((d, e) -> Thread.currentThread().getName() + " " + e.getClass().getSimpleName());
+            assertThat(failed.get(5, java.util.concurrent.TimeUnit.SECONDS)).startsWith("sluice-callback ");
+        } finally {
+            callbacks.shutdownNow();
+        }
+    }
+
+    @Test
     void decidesWithRedisTimeWhenNoTickerIsGiven() {
         Limit l = Limit.tokenBucket(3, Rate.perHour(3)); // one token back every 20 minutes
         String k = key("real-clock");
