@@ -679,7 +679,8 @@ public final class RedisRateLimiter implements RateLimiter {
         /**
          * Complete the futures of the {@code *Async} methods on this executor instead of on a Lettuce I/O
          * thread, so callbacks attached to them may block or call this limiter synchronously. Costs a hand-off
-         * to another thread per call; synchronous calls never use it. By default (none) futures complete on
+         * to another thread per call; synchronous calls never use it. (As with any {@code CompletableFuture},
+         * a callback attached after the future has completed runs on the thread that attaches it.) By default (none) futures complete on
          * the I/O thread and callbacks must be short and must not block. The limiter does not shut the
          * executor down.
          */
