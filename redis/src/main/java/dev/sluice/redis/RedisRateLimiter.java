@@ -55,7 +55,9 @@ import java.util.concurrent.TimeoutException;
  * must not block, nor call this limiter synchronously, or it stalls every Redis reply of the limiter.
  *
  * <p>A decision is applied by Redis at most once: a command in flight when the connection drops is failed,
- * never re-sent after Lettuce reconnects (so a call that failed may or may not have been applied). A multi-permit request runs as one script, so it is all or nothing;
+ * never re-sent after Lettuce reconnects (so a call that failed may or may not have been applied).
+ *
+ * <p>A multi-permit request runs as one script, so it is all or nothing;
  * on Redis Cluster its keys must share a hash slot: a key without a {@code {tag}} is its own tag (all limits
  * on one key share a slot), and keys such as {@code {user42}:ip} and {@code {user42}:login} share the tag
  * {@code user42}. A multi-permit across slots is rejected with an {@link IllegalArgumentException}.
@@ -71,7 +73,6 @@ import java.util.concurrent.TimeoutException;
  */
 public final class RedisRateLimiter implements RateLimiter {
 
-    /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
     /**
      * How much longer than the command timeout a synchronous call may wait for Lettuce to report a timeout
      * before failing by itself. Documented bound of a call: command timeout + 100 ms (this, plus thread
@@ -79,6 +80,7 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     static final long AWAIT_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
+    /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
     private static final java.util.regex.Pattern SCRIPT_ERROR = java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
 
     private final AbstractRedisClient client;
@@ -150,7 +152,8 @@ public final class RedisRateLimiter implements RateLimiter {
             }
         } catch (RedisException e) {
             throw new RedisStoreException("cannot connect to Redis at " + where + " within " + b.commandTimeout
-                    + ": " + scrub(e.getMessage(), userInfo(b.uri)) + "; check that Redis is running and the URI is right", e);
+                    + ": " + scrub(e.getMessage(), userInfo(b.uri))
+                    + "; check that Redis is running and the URI is right", e);
         }
         loadScripts();
     }
@@ -322,16 +325,17 @@ public final class RedisRateLimiter implements RateLimiter {
         }
     }
 
-    /**
-     * EVALSHA; on NOSCRIPT (a restarted or flushed Redis: the script did not run) EVAL of the same text,
-     * which runs it and caches it again. One future per call, completed from Lettuce's I/O thread.
-     */
     /** The future as the user gets it: completed on the callback executor if one is set. */
     private <T> CompletableFuture<T> onCallbackExecutor(CompletableFuture<T> f) {
         // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
         return callbackExecutor == null ? f : f.whenCompleteAsync((v, e) -> { }, callbackExecutor);
     }
 
+    /**
+     * EVALSHA; on NOSCRIPT (a restarted or flushed Redis: the script did not run) EVAL of the same text,
+     * which runs it and caches it again, within what is left of the call's command timeout. One future per
+     * call, completed from Lettuce's I/O thread.
+     */
     private <T> CompletableFuture<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
         if (closed.get()) {
             throw new IllegalStateException(this + " is closed: create a new limiter");
