@@ -810,11 +810,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                             + " for the load or the database is slow (raise RetryPolicy.budget or the pool size)",
                             null, null);
                 }
-                long leftMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(left));
-                // the server cancels a statement at the budget (rounded up to a second: JDBC's unit); the
-                // socket timeout, two seconds later, only catches a server that stopped answering at all
-                c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 2_000));
-                T result = call.run(new Db(c, (int) Math.min(Integer.MAX_VALUE, (leftMillis + 999) / 1000)));
+                T result = attempt(c, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), call);
                 if (key != null) {
                     decisions.increment();
                 }
@@ -837,6 +833,38 @@ public final class PostgresRateLimiter implements RateLimiter {
                             state, e);
                 }
                 throw translate(e, state, elapsed, key, limit);
+            }
+        }
+    }
+
+    /**
+     * One attempt on a pooled connection, left as it was handed out: autocommit on for the attempt (a pool
+     * handing out connections with autocommit off, as HikariCP or Spring with {@code autoCommit=false} do,
+     * would otherwise roll every decision back when the connection is returned), and the network timeout
+     * set for the attempt; both are restored before the connection goes back to the pool.
+     */
+    private static <T> T attempt(Connection c, long leftMillis, SqlCall<T> call) throws SQLException {
+        boolean autoCommitWasOff = !c.getAutoCommit();
+        if (autoCommitWasOff) {
+            c.setAutoCommit(true); // no transaction is open on a connection just taken from the pool
+        }
+        int savedNetworkTimeout = -1;
+        try {
+            savedNetworkTimeout = c.getNetworkTimeout();
+            // the server cancels a statement at the budget (rounded up to a second: JDBC's unit); the
+            // socket timeout, two seconds later, only catches a server that stopped answering at all
+            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 2_000));
+            return call.run(new Db(c, (int) Math.min(Integer.MAX_VALUE, (leftMillis + 999) / 1000)));
+        } finally {
+            try {
+                if (savedNetworkTimeout >= 0) {
+                    c.setNetworkTimeout(DIRECT, savedNetworkTimeout);
+                }
+                if (autoCommitWasOff) {
+                    c.setAutoCommit(false);
+                }
+            } catch (SQLException ignored) {
+                // the connection is broken; the pool discards it
             }
         }
     }
