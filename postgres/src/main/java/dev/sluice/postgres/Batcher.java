@@ -37,13 +37,19 @@ final class Batcher implements AutoCloseable {
 
     private static final Request POISON = new Request(null, null, 0, 0, null, 0, null);
 
-    private final BlockingQueue<Request> queue = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Request> queue;
     private final int maxBatch;
     private final Sender sender;
     private final List<Thread> dispatchers = new ArrayList<>();
     private volatile boolean closed;
 
     Batcher(int maxBatch, int dispatchers, Sender sender) {
+        this(maxBatch, dispatchers, sender, new LinkedBlockingQueue<>());
+    }
+
+    /** With a queue of the caller's: tests use one that stalls an {@code add} to open a race window. */
+    Batcher(int maxBatch, int dispatchers, Sender sender, BlockingQueue<Request> queue) {
+        this.queue = queue;
         if (maxBatch < 1 || maxBatch > 10_000) {
             throw new IllegalArgumentException("maxBatchSize " + maxBatch + " must be between 1 and 10,000: e.g. 64");
         }
@@ -61,13 +67,29 @@ final class Batcher implements AutoCloseable {
         }
     }
 
+    /**
+     * Queues a request; its future completes with the decision, or exceptionally. After {@link #close()}
+     * (also when close runs while this call is under way) it completes with an
+     * {@link IllegalStateException}: no request is ever left in the queue without a dispatcher to answer it.
+     */
     CompletableFuture<Decision> submit(Request r) {
         if (closed) {
-            r.result().completeExceptionally(new IllegalStateException("this PostgresRateLimiter is closed: build a new one"));
+            r.result().completeExceptionally(closedException());
             return r.result();
         }
         queue.add(r);
+        // close() may have drained the queue between the check above and the add: then nobody would take
+        // r. close() sets closed before it drains, so if closed reads false here the drain (or a
+        // dispatcher) still sees r; if it reads true, whoever removes r answers it (a dispatcher decides
+        // it, close() or this call fails it)
+        if (closed && queue.remove(r)) {
+            r.result().completeExceptionally(closedException());
+        }
         return r.result();
+    }
+
+    static IllegalStateException closedException() {
+        return new IllegalStateException(PostgresRateLimiter.CLOSED);
     }
 
     /**
@@ -171,7 +193,7 @@ final class Batcher implements AutoCloseable {
         Request r;
         while ((r = queue.poll()) != null) {
             if (r != POISON) {
-                r.result().completeExceptionally(new IllegalStateException("this PostgresRateLimiter is closed"));
+                r.result().completeExceptionally(closedException());
             }
         }
     }

@@ -34,6 +34,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -87,6 +88,9 @@ import javax.sql.DataSource;
 public final class PostgresRateLimiter implements RateLimiter {
 
     private static final System.Logger LOG = System.getLogger(PostgresRateLimiter.class.getName());
+
+    /** What every call on a closed limiter throws (as an {@link IllegalStateException}). */
+    static final String CLOSED = "this PostgresRateLimiter is closed: build a new one";
 
     /** The three state tables, in the fixed order a multi-permit request locks them. */
     enum Table {
@@ -298,7 +302,14 @@ public final class PostgresRateLimiter implements RateLimiter {
         if (batcher != null && limit.algorithm().isTat()) {
             return enqueue(key, limit, cost, -1); // no thread blocks: the batch completes the future
         }
-        return CompletableFuture.supplyAsync(() -> tryAcquire(key, limit, cost), asyncExecutor);
+        try {
+            return CompletableFuture.supplyAsync(() -> tryAcquire(key, limit, cost), asyncExecutor);
+        } catch (RejectedExecutionException e) {
+            if (closed) {
+                throw new IllegalStateException(CLOSED, e); // close() shut the executor down meanwhile
+            }
+            throw e;
+        }
     }
 
     private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos) {
@@ -738,6 +749,7 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** Deletes up to {@code batchSize} expired rows of one table; returns how many went. */
     int deleteExpired(Table table, int batchSize) {
+        checkOpen();
         String statement = switch (table) {
             case BUCKET -> sql.bucketClean;
             case WINDOW -> sql.windowClean;
@@ -958,9 +970,13 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
     }
 
+    boolean isClosed() {
+        return closed;
+    }
+
     private void checkOpen() {
         if (closed) {
-            throw new IllegalStateException("this PostgresRateLimiter is closed: build a new one");
+            throw new IllegalStateException(CLOSED);
         }
     }
 
