@@ -31,11 +31,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Executors;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -89,6 +92,17 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     private static final System.Logger LOG = System.getLogger(PostgresRateLimiter.class.getName());
 
+    /**
+     * How long past its budget a caller may wait at most for an answer: the margin of the connection's
+     * network timeout over the statement's own timeout, and of the timeout on every returned future over
+     * the budget. It lets the server's cancellation (SQLSTATE 57014, nothing taken) arrive before the
+     * socket is given up on.
+     */
+    static final long SLACK_MILLIS = 500;
+
+    /** Decisions that may wait in the async executor's queue or the batching queue; more are rejected. */
+    public static final int DEFAULT_MAX_QUEUED_DECISIONS = 10_000;
+
     /** What every call on a closed limiter throws (as an {@link IllegalStateException}). */
     static final String CLOSED = "this PostgresRateLimiter is closed: build a new one";
 
@@ -115,6 +129,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final ExecutorService ownedExecutor;
     private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
     private final Batcher batcher;
+    private final int maxQueued;
     private final LongAdder decisions = new LongAdder();
     private final LongAdder retries = new LongAdder();
     private final LongAdder retriesExhausted = new LongAdder();
@@ -127,17 +142,22 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.prefix = b.prefix;
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
-        this.batcher = b.maxBatchSize > 0 ? new Batcher(b.maxBatchSize, b.concurrentBatches, this::sendBatch) : null;
+        this.maxQueued = b.maxQueued;
+        this.batcher = b.maxBatchSize > 0
+                ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch) : null;
         if (b.asyncExecutor != null) {
             this.asyncExecutor = b.asyncExecutor;
             this.ownedExecutor = null;
         } else {
             AtomicInteger n = new AtomicInteger();
-            this.ownedExecutor = Executors.newFixedThreadPool(b.asyncThreads, r -> {
-                Thread t = new Thread(r, "sluice-postgres-async-" + n.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
+            // bounded: past maxQueued waiting decisions tryAcquireAsync is rejected instead of queueing
+            // work that could only run after its budget
+            this.ownedExecutor = new ThreadPoolExecutor(b.asyncThreads, b.asyncThreads, 0L, TimeUnit.MILLISECONDS,
+                    new LinkedBlockingQueue<>(b.maxQueued), r -> {
+                        Thread t = new Thread(r, "sluice-postgres-async-" + n.incrementAndGet());
+                        t.setDaemon(true);
+                        return t;
+                    });
             this.asyncExecutor = ownedExecutor;
         }
     }
@@ -162,6 +182,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         private int asyncThreads = 8;
         private int maxBatchSize;
         private int concurrentBatches;
+        private int maxQueued = DEFAULT_MAX_QUEUED_DECISIONS;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource,
@@ -196,7 +217,11 @@ public final class PostgresRateLimiter implements RateLimiter {
             return this;
         }
 
-        /** Where {@link #tryAcquireAsync} runs its blocking JDBC call; default a pool of 8 daemon threads. */
+        /**
+         * Where {@link #tryAcquireAsync} runs its blocking JDBC call; default a pool of 8 daemon threads with
+         * a queue of {@link #maxQueuedDecisions(int)}. Bound your own executor's queue likewise: a
+         * decision that waited there past its budget fails without being sent.
+         */
         public Builder asyncExecutor(Executor executor) {
             this.asyncExecutor = Objects.requireNonNull(executor, "asyncExecutor must not be null");
             return this;
@@ -219,6 +244,22 @@ public final class PostgresRateLimiter implements RateLimiter {
             }
             this.maxBatchSize = maxBatchSize;
             this.concurrentBatches = concurrentBatches;
+            return this;
+        }
+
+        /**
+         * How many decisions may wait at once in the default async executor's queue and, with
+         * {@link #batching(int, int)}, in the batching queue; default {@value #DEFAULT_MAX_QUEUED_DECISIONS}.
+         * Past it a call is rejected at once with a {@link PostgresStoreException} saying the queue is
+         * full (for {@code tryAcquireAsync}, as its future's failure), instead of queueing work that could
+         * only run after its time budget.
+         */
+        public Builder maxQueuedDecisions(int max) {
+            if (max < 1 || max > 1_000_000) {
+                throw new IllegalArgumentException("maxQueuedDecisions " + max
+                        + " must be between 1 and 1,000,000: e.g. 10,000");
+            }
+            this.maxQueued = max;
             return this;
         }
 
@@ -300,16 +341,46 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkKeyText(key);
         checkOpen();
         if (batcher != null && limit.algorithm().isTat()) {
-            return enqueue(key, limit, cost, -1); // no thread blocks: the batch completes the future
+            return bounded(enqueue(key, limit, cost, -1), key, limit); // no thread blocks: the batch completes it
         }
+        long deadline = System.nanoTime() + retryPolicy.budget().toNanos(); // the budget starts now, queue included
+        CompletableFuture<Decision> f;
         try {
-            return CompletableFuture.supplyAsync(() -> tryAcquire(key, limit, cost), asyncExecutor);
+            f = CompletableFuture.supplyAsync(() -> {
+                checkOpen();
+                return withRetries(key, limit, deadline, c -> acquire(c, key, limit, cost, -1, now()));
+            }, asyncExecutor);
         } catch (RejectedExecutionException e) {
             if (closed) {
                 throw new IllegalStateException(CLOSED, e); // close() shut the executor down meanwhile
             }
-            throw e;
+            return CompletableFuture.failedFuture(new PostgresStoreException("the async executor rejected the decision"
+                    + about(key, limit) + (ownedExecutor != null ? ": its queue of " + maxQueued + " waiting decisions"
+                    + " is full, so the database cannot keep up with the calls; nothing was sent (raise the pool"
+                    + " size, Builder.maxQueuedDecisions, or shed load)" : " (" + e.getMessage() + "); nothing was sent"),
+                    null, e));
         }
+        return bounded(f, key, limit);
+    }
+
+    /**
+     * The future fails with a {@link PostgresStoreException} if no answer came within the budget plus
+     * {@link #SLACK_MILLIS}: a wait for a pooled connection (which this library cannot bound) or a
+     * database that stopped answering cannot hold an async caller longer.
+     */
+    private CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, String key, Limit limit) {
+        long ms = retryPolicy.budget().toMillis() + SLACK_MILLIS;
+        return f.orTimeout(ms, TimeUnit.MILLISECONDS).exceptionally(e -> {
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof TimeoutException) {
+                throw new PostgresStoreException("the decision" + about(key, limit) + " got no answer within its time"
+                        + " budget of " + retryPolicy.budget().toMillis() + " ms (+ " + SLACK_MILLIS + " ms): the pool"
+                        + " had no free connection or the database is slow or down. A decision still waiting for a"
+                        + " connection or in a queue is dropped unsent; one already sent is cancelled by the server"
+                        + " at its budget. Raise RetryPolicy.budget, the pool size, or check the database", null, cause);
+            }
+            throw e instanceof CompletionException ce ? ce : new CompletionException(cause);
+        });
     }
 
     private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos) {
@@ -784,12 +855,50 @@ public final class PostgresRateLimiter implements RateLimiter {
      * its query timeout, so a statement past the budget is cancelled by the server (and rolled back:
      * nothing taken) rather than abandoned on a timed-out socket.
      */
-    private record Db(Connection connection, int timeoutSeconds) {
+    private record Db(Connection connection, long timeoutMillis) {
         PreparedStatement prepare(String sql) throws SQLException {
             PreparedStatement ps = connection.prepareStatement(sql);
-            ps.setQueryTimeout(timeoutSeconds);
+            setQueryTimeoutMillis(ps, timeoutMillis);
             return ps;
         }
+    }
+
+    /** The PostgreSQL driver's statement class and its millisecond query timeout, when that driver is there. */
+    private static final Class<?> PG_STATEMENT;
+    private static final java.lang.invoke.MethodHandle SET_QUERY_TIMEOUT_MS;
+
+    static {
+        Class<?> type = null;
+        java.lang.invoke.MethodHandle handle = null;
+        try {
+            type = Class.forName("org.postgresql.jdbc.PgStatement");
+            handle = java.lang.invoke.MethodHandles.publicLookup().findVirtual(type, "setQueryTimeoutMs",
+                    java.lang.invoke.MethodType.methodType(void.class, long.class));
+        } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
+            type = null; // another driver: JDBC's whole seconds
+        }
+        PG_STATEMENT = type;
+        SET_QUERY_TIMEOUT_MS = handle;
+    }
+
+    /**
+     * The statement's timeout to the millisecond with the PostgreSQL driver (when it passes, the driver
+     * asks the server to cancel the statement: SQLSTATE 57014, rolled back); with any other driver JDBC's
+     * {@code setQueryTimeout}, whole seconds, rounded up.
+     */
+    static void setQueryTimeoutMillis(Statement st, long millis) throws SQLException {
+        Object pg = SET_QUERY_TIMEOUT_MS != null && st.isWrapperFor(PG_STATEMENT) ? st.unwrap(PG_STATEMENT) : null;
+        if (PG_STATEMENT != null && PG_STATEMENT.isInstance(pg)) { // a proxying wrapper may hand back another proxy
+            try {
+                SET_QUERY_TIMEOUT_MS.invoke(pg, millis);
+                return;
+            } catch (SQLException | RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable e) {
+                throw new SQLException("cannot set the query timeout", e);
+            }
+        }
+        st.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, (millis + 999) / 1000));
     }
 
     private static final Executor DIRECT = Runnable::run;
@@ -803,6 +912,13 @@ public final class PostgresRateLimiter implements RateLimiter {
         long start = System.nanoTime();
         long budgetNanos = Math.max(1, deadline - start);
         int attempt = 0;
+        if (deadline - start <= 0) {
+            throw new PostgresStoreException("the decision" + about(key, limit) + " waited "
+                    + TimeUnit.NANOSECONDS.toMillis(start - deadline + retryPolicy.budget().toNanos())
+                    + " ms in a queue, past its time budget of " + retryPolicy.budget().toMillis()
+                    + " ms, before it could run: nothing was sent; the database cannot keep up with the calls"
+                    + " (raise the pool size or RetryPolicy.budget, or shed load)", null, null);
+        }
         while (true) {
             attempt++;
             Connection c;
@@ -863,10 +979,10 @@ public final class PostgresRateLimiter implements RateLimiter {
         int savedNetworkTimeout = -1;
         try {
             savedNetworkTimeout = c.getNetworkTimeout();
-            // the server cancels a statement at the budget (rounded up to a second: JDBC's unit); the
-            // socket timeout, two seconds later, only catches a server that stopped answering at all
-            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 2_000));
-            return call.run(new Db(c, (int) Math.min(Integer.MAX_VALUE, (leftMillis + 999) / 1000)));
+            // the server cancels a statement at the time left (the driver sends the cancel when it passes);
+            // the socket timeout, SLACK_MILLIS later, only catches a server that stopped answering at all
+            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + SLACK_MILLIS));
+            return call.run(new Db(c, leftMillis));
         } finally {
             try {
                 if (savedNetworkTimeout >= 0) {

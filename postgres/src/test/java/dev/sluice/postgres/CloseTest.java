@@ -75,7 +75,7 @@ class CloseTest {
                 return super.add(r);
             }
         };
-        Batcher batcher = new Batcher(8, 2, batch -> {
+        Batcher batcher = new Batcher(8, 2, 100, batch -> {
             throw new AssertionError("nothing should be sent");
         }, queue);
         Thread submitter = new Thread(() -> batcher.submit(stalled));
