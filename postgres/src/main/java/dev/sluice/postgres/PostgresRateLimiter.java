@@ -81,7 +81,12 @@ import javax.sql.DataSource;
  *
  * <h2>Failures</h2>
  * SQLSTATE 40001 and 40P01 are retried under a {@link RetryPolicy}; anything else, or a conflict that
- * outlasts the policy, is a {@link PostgresStoreException} whose message says what to do. Input is checked
+ * outlasts the policy, is a {@link PostgresStoreException} whose message says what to do. The policy's
+ * budget bounds each decision as {@link RetryPolicy} describes, except for the wait for a pooled
+ * connection, which is the pool's (keep its connection timeout at or below the budget). The async
+ * executor's and the batching queue hold at most {@link Builder#maxQueuedDecisions(int)} decisions; past
+ * that a call is rejected at once. After {@link #close()} every call throws {@link IllegalStateException}
+ * (a batched or async call racing close gets it as its future's failure). Input is checked
  * before anything is sent: keys PostgreSQL text cannot hold (NUL characters, unpaired surrogates) are an
  * {@link IllegalArgumentException}.
  *
@@ -851,14 +856,15 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /**
-     * A connection for one attempt, and the attempt's time left: every statement is prepared with it as
-     * its query timeout, so a statement past the budget is cancelled by the server (and rolled back:
-     * nothing taken) rather than abandoned on a timed-out socket.
+     * A connection for one attempt, and the decision's deadline (System.nanoTime): every statement is
+     * prepared with the time left to it as its query timeout, so a statement past the budget is cancelled
+     * by the server (and rolled back: nothing taken) rather than abandoned on a timed-out socket.
      */
-    private record Db(Connection connection, long timeoutMillis) {
+    private record Db(Connection connection, long deadlineNanos) {
+        /** A statement whose timeout is the attempt's time left now (a multi-permit runs several). */
         PreparedStatement prepare(String sql) throws SQLException {
             PreparedStatement ps = connection.prepareStatement(sql);
-            setQueryTimeoutMillis(ps, timeoutMillis);
+            setQueryTimeoutMillis(ps, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
             return ps;
         }
     }
@@ -938,7 +944,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                             + " for the load or the database is slow (raise RetryPolicy.budget or the pool size)",
                             null, null);
                 }
-                T result = attempt(c, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), call);
+                T result = attempt(c, deadline, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), call);
                 if (key != null) {
                     decisions.increment();
                 }
@@ -971,7 +977,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      * would otherwise roll every decision back when the connection is returned), and the network timeout
      * set for the attempt; both are restored before the connection goes back to the pool.
      */
-    private static <T> T attempt(Connection c, long leftMillis, SqlCall<T> call) throws SQLException {
+    private static <T> T attempt(Connection c, long deadline, long leftMillis, SqlCall<T> call) throws SQLException {
         boolean autoCommitWasOff = !c.getAutoCommit();
         if (autoCommitWasOff) {
             c.setAutoCommit(true); // no transaction is open on a connection just taken from the pool
@@ -982,7 +988,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             // the server cancels a statement at the time left (the driver sends the cancel when it passes);
             // the socket timeout, SLACK_MILLIS later, only catches a server that stopped answering at all
             c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + SLACK_MILLIS));
-            return call.run(new Db(c, leftMillis));
+            return call.run(new Db(c, deadline));
         } finally {
             try {
                 if (savedNetworkTimeout >= 0) {
