@@ -57,7 +57,9 @@ class CleanerClockRaceTest {
     private static void race(Case c) throws Exception {
         String key = "clock-race-" + UUID.randomUUID();
         String where = " where key_hash = sluice_key_hash(?) and limit_id = ?";
-        try (PostgresRateLimiter rl = PostgresRateLimiter.create(TestDatabase.dataSource());
+        // A waits for the lock until the row expires (up to 2 s for a sliding window): a budget longer than that
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource())
+                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(10))).build();
                 Connection cleaner = TestDatabase.dataSource().getConnection()) {
             // start early in a second, so that the first call and A's clock read share a window
             while (Math.floorMod(TestDatabase.queryLong("select sluice_now_ns()"), 1_000_000_000L) > 200_000_000L) {
