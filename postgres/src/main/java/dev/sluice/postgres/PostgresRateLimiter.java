@@ -103,7 +103,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      * the budget. It lets the server's cancellation (SQLSTATE 57014, nothing taken) arrive before the
      * socket is given up on.
      */
-    static final long SLACK_MILLIS = 500;
+    public static final long SLACK_MILLIS = 500;
 
     /** Decisions that may wait in the async executor's queue or the batching queue; more are rejected. */
     public static final int DEFAULT_MAX_QUEUED_DECISIONS = 10_000;
@@ -254,7 +254,8 @@ public final class PostgresRateLimiter implements RateLimiter {
 
         /**
          * How many decisions may wait at once in the default async executor's queue and, with
-         * {@link #batching(int, int)}, in the batching queue; default {@value #DEFAULT_MAX_QUEUED_DECISIONS}.
+         * {@link #batching(int, int)}, in the batching queue; default
+         * {@value PostgresRateLimiter#DEFAULT_MAX_QUEUED_DECISIONS}.
          * Past it a call is rejected at once with a {@link PostgresStoreException} saying the queue is
          * full (for {@code tryAcquireAsync}, as its future's failure), instead of queueing work that could
          * only run after its time budget.
