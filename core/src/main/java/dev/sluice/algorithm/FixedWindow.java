@@ -30,12 +30,20 @@ public final class FixedWindow {
     public static Step tryAcquire(WindowState state, long nowNanos, Limit limit, long cost) {
         long k = windowOf(nowNanos, limit);
         long count = state.window() == k ? state.count() : 0;
-        long untilEnd = untilWindowEnd(nowNanos, limit);
         if (count + cost <= limit.capacity()) {
-            long after = count + cost;
-            return new Step(new Decision(true, limit.capacity(), limit.capacity() - after, 0, untilEnd),
-                    new WindowState(k, after));
+            return new Step(allowed(count + cost, nowNanos, limit), new WindowState(k, count + cost));
         }
-        return new Step(new Decision(false, limit.capacity(), limit.capacity() - count, untilEnd, untilEnd), state);
+        return new Step(denied(count, nowNanos, limit), state);
+    }
+
+    /** The decision for an allowed call that left {@code countAfter} in the current window. */
+    public static Decision allowed(long countAfter, long nowNanos, Limit limit) {
+        return new Decision(true, limit.capacity(), limit.capacity() - countAfter, 0, untilWindowEnd(nowNanos, limit));
+    }
+
+    /** The decision for a denied call in a window holding {@code count}: retry when the next window opens. */
+    public static Decision denied(long count, long nowNanos, Limit limit) {
+        long untilEnd = untilWindowEnd(nowNanos, limit);
+        return new Decision(false, limit.capacity(), limit.capacity() - count, untilEnd, untilEnd);
     }
 }

@@ -1,0 +1,383 @@
+package dev.sluice.memory;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
+import dev.sluice.algorithm.Algorithms;
+import dev.sluice.algorithm.Exact;
+import dev.sluice.algorithm.FixedWindow;
+import dev.sluice.algorithm.Gcra;
+import dev.sluice.algorithm.LogState;
+import dev.sluice.algorithm.SlidingWindowState;
+import dev.sluice.algorithm.State;
+import dev.sluice.algorithm.Step;
+import dev.sluice.algorithm.TatState;
+import dev.sluice.algorithm.WindowState;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The in-process store: exact, lock-free on the single-key path, and bounded in memory.
+ *
+ * <h2>How state is kept</h2>
+ * Keys are not stored. A (key, limit) pair is reduced to a 64-bit SipHash with a secret drawn per
+ * limiter ({@link KeyHasher}: collision odds about n²/2⁶⁵ for n keys), and lives in one of up to 64
+ * segments of open-addressed primitive arrays: the hash, a {@code short} limit index, and one {@code long}
+ * of state. That long is the whole state of a token bucket or GCRA key (its theoretical arrival time
+ * times the limit's {@link Limit#timeScale()}, kept modulo 2⁶⁴ so it never overflows: only its distance
+ * to now matters) and of a fixed window key (window number and count). About 24 bytes per tracked key.
+ * Sliding windows and sliding logs need more than a long; their slots point to immutable state objects
+ * swapped by CAS.
+ *
+ * <h2>Concurrency</h2>
+ * A single-key decision reads the state, applies the pure step from {@code dev.sluice.algorithm} and
+ * publishes the result with one compare-and-set, retrying on contention; a denied call writes nothing.
+ * Inserting a key, evicting and resizing take the segment's monitor. Slots are never reused in place:
+ * an evicted or moved slot is marked dead for good, so a late compare-and-set can never land on another
+ * key's state. A multi-permit request marks each of its slots locked, in one global order (so two
+ * requests cannot deadlock), decides on the locked states and then releases them with the new or the
+ * old values: either every permit is taken or none is, and no one sees a partial take.
+ *
+ * <h2>Memory</h2>
+ * At most {@code maxKeys} keys are tracked. When a segment is full, keys whose state equals a fresh
+ * key's go first (they carry no information); if that is not enough, the keys closest to fresh go
+ * (for a bucket: the one that refills soonest, i.e. the least recently admitted). An evicted key that
+ * returns starts fresh, so eviction can only ever be generous to the evicted key, and only when more
+ * than {@code maxKeys} keys are active at once.
+ */
+public final class InMemoryRateLimiter implements RateLimiter {
+
+    /** Default bound on tracked (key, limit) pairs: 2^20, about 25 MB. */
+    public static final int DEFAULT_MAX_KEYS = 1 << 20;
+    /** Distinct limits one limiter can track; limits are meant to be created once and reused. */
+    public static final int MAX_LIMITS = Short.MAX_VALUE;
+
+    private final Ticker ticker;
+    private final KeyHasher hasher = new KeyHasher();
+    private final Segment[] segments;
+    private final int segmentMask;
+    private final int maxKeys;
+    private final ConcurrentHashMap<Limit, Registered> registry = new ConcurrentHashMap<>();
+    private volatile Registered[] byIndex = new Registered[8];
+    /** How often each segment must drop fresh keys so that wrapped states stay unambiguous. */
+    volatile long sweepIntervalNanos = Long.MAX_VALUE;
+
+    private InMemoryRateLimiter(Builder b) {
+        this.ticker = b.ticker;
+        this.maxKeys = b.maxKeys;
+        int n = Integer.highestOneBit(Math.max(1, Math.min(64, b.maxKeys / 256)));
+        this.segments = new Segment[n];
+        this.segmentMask = n - 1;
+        long now = ticker.read();
+        for (int i = 0; i < n; i++) {
+            segments[i] = new Segment(this, b.maxKeys / n, now);
+        }
+    }
+
+    /** A limiter on the epoch-based system ticker with {@link #DEFAULT_MAX_KEYS}. */
+    public static InMemoryRateLimiter create() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Options for {@link InMemoryRateLimiter}. */
+    public static final class Builder {
+        private Ticker ticker = Ticker.system();
+        private int maxKeys = DEFAULT_MAX_KEYS;
+
+        private Builder() {
+        }
+
+        /** Where time comes from (epoch nanoseconds); tests pass a {@link dev.sluice.ManualTicker}. */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Objects.requireNonNull(ticker, "ticker must not be null: use Ticker.system()");
+            return this;
+        }
+
+        /** The most (key, limit) pairs tracked at once; beyond it the least informative are evicted. */
+        public Builder maxKeys(int maxKeys) {
+            if (maxKeys < 1) {
+                throw new IllegalArgumentException("maxKeys " + maxKeys + " must be at least 1");
+            }
+            this.maxKeys = maxKeys;
+            return this;
+        }
+
+        public InMemoryRateLimiter build() {
+            return new InMemoryRateLimiter(this);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // RateLimiter
+
+    @Override
+    public Decision tryAcquire(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        return acquire(key, register(limit), cost, -1);
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        return CompletableFuture.completedFuture(tryAcquire(key, limit, cost));
+    }
+
+    @Override
+    public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        Permit.check(key, limit, cost);
+        Algorithms.checkReservable(limit);
+        Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
+        }
+        long maxWaitNanos = maxWait.compareTo(MAX_WAIT) > 0 ? Long.MAX_VALUE : maxWait.toNanos();
+        return acquire(key, register(limit), cost, Gcra.maxWaitScaled(maxWaitNanos, limit));
+    }
+
+    private static final Duration MAX_WAIT = Duration.ofNanos(Long.MAX_VALUE);
+
+    @Override
+    public Decision tryAcquire(List<Permit> permits) {
+        Objects.requireNonNull(permits, "permits must not be null");
+        if (permits.isEmpty()) {
+            throw new IllegalArgumentException("permits is empty: give at least one Permit");
+        }
+        return MultiPermit.acquire(this, permits);
+    }
+
+    @Override
+    public void reset(String key, Limit limit) {
+        Permit.checkKey(key);
+        Objects.requireNonNull(limit, "limit must not be null");
+        Registered r = registry.get(limit);
+        if (r == null) {
+            return;
+        }
+        long h = hasher.hash(key, r.index);
+        segmentFor(h).remove(h, r.index);
+    }
+
+    /** Holds no threads or connections: nothing to release. */
+    @Override
+    public void close() {
+    }
+
+    /** How many (key, limit) pairs are tracked now. */
+    public int trackedKeys() {
+        int n = 0;
+        for (Segment s : segments) {
+            n += s.liveCount();
+        }
+        return n;
+    }
+
+    /** The bound given to the builder. */
+    public int maxKeys() {
+        return maxKeys;
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // internals shared with Segment and MultiPermit
+
+    private Decision acquire(String key, Registered r, long cost, long maxWaitScaled) {
+        long h = hasher.hash(key, r.index);
+        long now = ticker.read();
+        Segment seg = segmentFor(h);
+        seg.maybeSweep(now);
+        return r.packed ? seg.acquirePacked(h, r, cost, now, maxWaitScaled) : seg.acquireObject(h, r, cost, now);
+    }
+
+    long hash(String key, Registered r) {
+        return hasher.hash(key, r.index);
+    }
+
+    long now() {
+        return ticker.read();
+    }
+
+    Segment segmentFor(long h) {
+        return segments[(int) (h >>> 40) & segmentMask];
+    }
+
+    int segmentIndex(long h) {
+        return (int) (h >>> 40) & segmentMask;
+    }
+
+    Registered registered(int index) {
+        return byIndex[index];
+    }
+
+    Registered register(Limit limit) {
+        Registered r = registry.get(limit);
+        return r != null ? r : registerSlow(limit);
+    }
+
+    private synchronized Registered registerSlow(Limit limit) {
+        Registered r = registry.get(limit);
+        if (r != null) {
+            return r;
+        }
+        int index = registry.size();
+        if (index >= MAX_LIMITS) {
+            throw new IllegalArgumentException("limit " + limit.describe() + " would be the " + (index + 1)
+                    + "th distinct limit of this limiter (at most " + MAX_LIMITS
+                    + "): create limits once and reuse them rather than one per request");
+        }
+        r = new Registered(limit, index);
+        Registered[] table = byIndex;
+        if (index >= table.length) {
+            table = Arrays.copyOf(table, table.length * 2);
+        }
+        table[index] = r;
+        byIndex = table;
+        if (r.sweepIntervalNanos < sweepIntervalNanos) {
+            sweepIntervalNanos = r.sweepIntervalNanos;
+        }
+        registry.put(limit, r);
+        return r;
+    }
+
+    /** A limit known to this limiter, with what the hot path needs precomputed. */
+    static final class Registered {
+        final Limit limit;
+        final int index;
+        final Algorithm algorithm;
+        /** State fits the slot's long (token bucket, GCRA, fixed window). */
+        final boolean packed;
+        final long timeScale;
+        final long windowNanos;
+        /**
+         * Packed states are read relative to now: a token bucket's wrapped arrival time, a fixed window's
+         * window number modulo 2³². A key left alone longer than this could be misread, so every segment
+         * drops its fresh keys at least this often (forever, for most limits).
+         */
+        final long sweepIntervalNanos;
+
+        Registered(Limit limit, int index) {
+            this.limit = limit;
+            this.index = index;
+            this.algorithm = limit.algorithm();
+            this.packed = algorithm.isTat() || algorithm == Algorithm.FIXED_WINDOW;
+            this.timeScale = limit.timeScale();
+            this.windowNanos = limit.periodNanos();
+            if (algorithm.isTat()) {
+                sweepIntervalNanos = Limit.MAX_SCALED / timeScale;
+            } else if (algorithm == Algorithm.FIXED_WINDOW) {
+                sweepIntervalNanos = Exact.saturatingMultiply(windowNanos, 1L << 30);
+            } else {
+                sweepIntervalNanos = Long.MAX_VALUE;
+            }
+        }
+
+        /** The packed state of a key never seen, at {@code now}. */
+        long freshPacked(long now) {
+            if (algorithm == Algorithm.FIXED_WINDOW) {
+                return packWindow(FixedWindow.windowOf(now, limit), 0);
+            }
+            return tatValue(now * timeScale);
+        }
+
+        State freshObject() {
+            return Algorithms.fresh(limit);
+        }
+
+        /** Nanoseconds until this packed state equals a fresh key's (0 when it already does). */
+        long untilFresh(long packed, long now) {
+            if (algorithm == Algorithm.FIXED_WINDOW) {
+                long k = FixedWindow.windowOf(now, limit);
+                return (int) (packed >>> 32) == (int) k && windowCount(packed) > 0
+                        ? FixedWindow.untilWindowEnd(now, limit) : 0;
+            }
+            long backlog = packed - now * timeScale;
+            return backlog <= 0 ? 0 : backlog / timeScale + 1;
+        }
+
+        /** Nanoseconds until this object state equals a fresh key's (0 when it already does). */
+        long untilFresh(State state, long now) {
+            if (state instanceof SlidingWindowState s) {
+                long k = Math.floorDiv(now, windowNanos);
+                if (s.window() == k && s.current() > 0) {
+                    return (k + 2) * windowNanos - now;
+                }
+                if ((s.window() == k && s.previous() > 0) || (s.window() == k - 1 && s.current() > 0)) {
+                    return (k + 1) * windowNanos - now;
+                }
+                return 0;
+            }
+            LogState log = (LogState) state;
+            int n = log.size();
+            return n == 0 ? 0 : Math.max(0, log.time(n - 1) + windowNanos - now);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // packed encodings
+
+    /** A slot that was evicted or moved to a new table: never written again. */
+    static final long DEAD = Long.MIN_VALUE;
+    /** A slot held by a multi-permit request. Low 32 bits zero, like DEAD: never a fixed window state. */
+    static final long LOCKED = 0x8000_0001_0000_0000L;
+
+    /**
+     * A token bucket state: the arrival time in 1/timeScale ns, modulo 2⁶⁴. The two sentinel values are
+     * nudged one unit later (a 1/timeScale ns stricter bucket, with odds of 2⁻⁶³ per write).
+     */
+    static long tatValue(long scaled) {
+        return (scaled == DEAD || scaled == LOCKED) ? scaled + 1 : scaled;
+    }
+
+    /** A fixed window state: window number modulo 2³² above, count + 1 below (so never a sentinel). */
+    static long packWindow(long window, long count) {
+        return window << 32 | (count + 1);
+    }
+
+    static long windowCount(long packed) {
+        return (packed & 0xFFFF_FFFFL) - 1;
+    }
+
+    /** The pure state a packed value stands for at {@code now}. */
+    static State unpack(Registered r, long packed, long now) {
+        if (r.algorithm == Algorithm.FIXED_WINDOW) {
+            long k = FixedWindow.windowOf(now, r.limit);
+            return (int) (packed >>> 32) == (int) k ? new WindowState(k, windowCount(packed)) : WindowState.FRESH;
+        }
+        long backlog = packed - now * r.timeScale;
+        return new TatState(Math.max(0, backlog), now);
+    }
+
+    /** The packed value of a pure state produced at {@code now}. */
+    static long pack(Registered r, State state, long now) {
+        if (state instanceof WindowState w) {
+            return w == WindowState.FRESH ? r.freshPacked(now) : packWindow(w.window(), w.count());
+        }
+        TatState t = (TatState) state;
+        long backlog = Gcra.backlogAt(t.backlogScaled(), t.atNanos(), now, r.limit);
+        return tatValue(now * r.timeScale + backlog);
+    }
+
+    /** Placeholder for a multi-permit request's hold on an object slot, keeping the state it replaced. */
+    static final class LockedRef {
+        final State held;
+
+        LockedRef(State held) {
+            this.held = held;
+        }
+    }
+
+    /** The mark of an evicted or moved object slot. */
+    static final Object DEAD_REF = new Object();
+
+    static Step step(Registered r, State s, long now, long cost) {
+        return Algorithms.tryAcquire(s, now, r.limit, cost);
+    }
+}

@@ -1,0 +1,123 @@
+package dev.sluice.memory;
+
+import dev.sluice.Decision;
+import dev.sluice.Permit;
+import dev.sluice.algorithm.State;
+import dev.sluice.algorithm.Step;
+import dev.sluice.memory.InMemoryRateLimiter.Registered;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * All-or-nothing across several (key, limit) pairs in memory. Each distinct slot is held (marked locked)
+ * in one global order — segment, then hash, then limit — so two requests can never wait on each other in
+ * a cycle; single-key deciders that meet a held slot spin for the moment it takes. With every slot held,
+ * the pure steps decide in request order on private copies; then every slot is released with its new
+ * state if all permits were granted, or with its old one if any was not.
+ */
+final class MultiPermit {
+    private MultiPermit() {
+    }
+
+    /** One distinct (key, limit) of the request. */
+    private static final class Target {
+        final long hash;
+        final Registered registered;
+        final Segment segment;
+        final int segmentIndex;
+        final Segment.Slots[] where = new Segment.Slots[1];
+        final int[] slot = new int[1];
+        Object held;
+        State scratch;
+
+        Target(long hash, Registered registered, Segment segment, int segmentIndex) {
+            this.hash = hash;
+            this.registered = registered;
+            this.segment = segment;
+            this.segmentIndex = segmentIndex;
+        }
+
+        void release(boolean commit, long now) {
+            Segment.Slots s = where[0];
+            int i = slot[0];
+            if (registered.packed) {
+                long value = commit ? InMemoryRateLimiter.pack(registered, scratch, now) : (Long) held;
+                Segment.releasePacked(s, i, value);
+            } else {
+                Segment.releaseObject(s, i, commit ? scratch : (State) held);
+            }
+        }
+    }
+
+    private static final Comparator<Target> ORDER = Comparator.<Target>comparingInt(t -> t.segmentIndex)
+            .thenComparingLong(t -> t.hash).thenComparingInt(t -> t.registered.index);
+
+    static Decision acquire(InMemoryRateLimiter owner, List<Permit> permits) {
+        int n = permits.size();
+        Target[] byPermit = new Target[n];
+        Target[] distinct = new Target[n];
+        int d = 0;
+        for (int p = 0; p < n; p++) {
+            Permit permit = Objects.requireNonNull(permits.get(p), "permits must not contain null");
+            Registered r = owner.register(permit.limit());
+            long h = owner.hash(permit.key(), r);
+            Target t = null;
+            for (int j = 0; j < d; j++) {
+                if (distinct[j].hash == h && distinct[j].registered == r) {
+                    t = distinct[j];
+                    break;
+                }
+            }
+            if (t == null) {
+                t = new Target(h, r, owner.segmentFor(h), owner.segmentIndex(h));
+                distinct[d++] = t;
+            }
+            byPermit[p] = t;
+        }
+        Target[] targets = Arrays.copyOf(distinct, d);
+        Arrays.sort(targets, ORDER);
+        long now = owner.now();
+        for (Target t : targets) {
+            t.segment.maybeSweep(now);
+        }
+        for (;;) {
+            for (Target t : targets) {
+                t.segment.ensure(t.hash, t.registered, now);
+            }
+            int held = 0;
+            while (held < targets.length) {
+                Target t = targets[held];
+                t.held = t.segment.hold(t.hash, t.registered, t.where, t.slot);
+                if (t.held == null) {
+                    break; // evicted or moved meanwhile
+                }
+                held++;
+            }
+            if (held < targets.length) {
+                for (int j = 0; j < held; j++) {
+                    targets[j].release(false, now);
+                }
+                continue;
+            }
+            for (Target t : targets) {
+                t.scratch = t.registered.packed ? InMemoryRateLimiter.unpack(t.registered, (Long) t.held, now)
+                        : (State) t.held;
+            }
+            Decision result = null;
+            boolean all = true;
+            for (int p = 0; p < n; p++) {
+                Target t = byPermit[p];
+                Step step = InMemoryRateLimiter.step(t.registered, t.scratch, now, permits.get(p).cost());
+                t.scratch = step.state();
+                result = result == null ? step.decision() : result.mostRestrictive(step.decision());
+                all &= step.decision().allowed();
+            }
+            for (Target t : targets) {
+                t.release(all, now);
+            }
+            return result;
+        }
+    }
+}

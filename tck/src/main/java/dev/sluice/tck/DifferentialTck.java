@@ -1,0 +1,91 @@
+package dev.sluice.tck;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.ManualTicker;
+import dev.sluice.Permit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Random sequences of (time step, key, cost) run against the store and against
+ * {@link ReferenceRateLimiter} (the pure steps); every decision must be identical. Steps are whole
+ * microseconds, the precision every store keeps. The seed is in the failure message.
+ */
+public interface DifferentialTck extends StoreUnderTest {
+
+    @Test
+    default void randomSequencesDecideExactlyLikeThePureSteps() {
+        List<Limit> limits = List.of(
+                Limit.tokenBucket(10, Rate.perSecond(3)),
+                Limit.tokenBucket(1, Rate.of(7, Duration.ofMillis(10))),
+                Limit.gcra(Rate.of(7, Duration.ofSeconds(2)), 4),
+                Limit.fixedWindow(5, Duration.ofMillis(250)),
+                Limit.slidingWindow(8, Duration.ofMillis(1300)),
+                Limit.slidingWindow(1, Duration.ofMillis(3)),
+                Limit.slidingLog(6, Duration.ofMillis(700)));
+        long seed = System.nanoTime();
+        for (Limit limit : limits) {
+            run(seed++, List.of(limit));
+        }
+        run(seed, limits);
+    }
+
+    private void run(long seed, List<Limit> limits) {
+        SplittableRandom random = new SplittableRandom(seed);
+        ManualTicker t = Tck.ticker();
+        t.advanceNanos(random.nextLong(0, 1_000_000) * Tck.MICRO);
+        String base = Tck.key("diff");
+        String[] keys = {base + ":a", base + ":b", base + ":c"};
+        long maxWindow = limits.stream().mapToLong(Limit::periodNanos).max().orElseThrow();
+        try (RateLimiter store = newLimiter(t); RateLimiter oracle = new ReferenceRateLimiter(t)) {
+            for (int i = 0; i < differentialSteps(); i++) {
+                int dice = random.nextInt(100);
+                long micros = dice < 30 ? 0 : dice < 92 ? random.nextLong(0, maxWindow / 3000 + 1)
+                        : random.nextLong(0, 3 * maxWindow / 1000 + 1);
+                t.advanceNanos(micros * Tck.MICRO);
+                Limit limit = limits.get(random.nextInt(limits.size()));
+                String key = keys[random.nextInt(keys.length)];
+                long cost = random.nextLong(1, limit.capacity() + 1);
+                int op = random.nextInt(100);
+                String what;
+                Decision expected;
+                Decision actual;
+                if (op < 70) {
+                    what = "tryAcquire(" + key + ", " + limit + ", " + cost + ")";
+                    expected = oracle.tryAcquire(key, limit, cost);
+                    actual = store.tryAcquire(key, limit, cost);
+                } else if (op < 85) {
+                    List<Permit> permits = new ArrayList<>();
+                    int n = 1 + random.nextInt(3);
+                    for (int j = 0; j < n; j++) {
+                        Limit l = limits.get(random.nextInt(limits.size()));
+                        permits.add(Permit.of(keys[random.nextInt(keys.length)], l, random.nextLong(1, l.capacity() + 1)));
+                    }
+                    what = "tryAcquire(" + permits + ")";
+                    expected = oracle.tryAcquire(permits);
+                    actual = store.tryAcquire(permits);
+                } else if (op < 96 && limit.algorithm().isTat()) {
+                    Duration maxWait = Duration.ofNanos(random.nextLong(0, 3 * limit.periodNanos() / 1000 + 1) * 1000);
+                    what = "reserve(" + key + ", " + limit + ", " + cost + ", " + maxWait + ")";
+                    expected = oracle.reserve(key, limit, cost, maxWait);
+                    actual = store.reserve(key, limit, cost, maxWait);
+                } else {
+                    what = "reset(" + key + ", " + limit + ")";
+                    oracle.reset(key, limit);
+                    store.reset(key, limit);
+                    continue;
+                }
+                assertThat(actual).as("seed %d, step %d at T0+%d ns: %s", seed, i, t.read() - Tck.T0, what)
+                        .isEqualTo(expected);
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package dev.sluice.tck;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
+import dev.sluice.algorithm.Algorithms;
+import dev.sluice.algorithm.State;
+import dev.sluice.algorithm.Step;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The oracle: a store with no cleverness at all. One lock, one map from (key, limit) to the pure
+ * {@link State}, every decision straight from {@link Algorithms}. The differential tests require every
+ * real store to answer exactly as this one does. Not for production: it never forgets a key.
+ */
+public final class ReferenceRateLimiter implements RateLimiter {
+
+    private record Id(String key, Limit limit) {
+    }
+
+    private final Ticker ticker;
+    private final Map<Id, State> states = new HashMap<>();
+
+    public ReferenceRateLimiter(Ticker ticker) {
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
+    }
+
+    @Override
+    public synchronized Decision tryAcquire(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        Id id = new Id(key, limit);
+        Step step = Algorithms.tryAcquire(state(id), ticker.read(), limit, cost);
+        states.put(id, step.state());
+        return step.decision();
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        return CompletableFuture.completedFuture(tryAcquire(key, limit, cost));
+    }
+
+    @Override
+    public synchronized Decision tryAcquire(List<Permit> permits) {
+        if (permits.isEmpty()) {
+            throw new IllegalArgumentException("permits is empty: give at least one Permit");
+        }
+        long now = ticker.read();
+        Map<Id, State> scratch = new HashMap<>();
+        List<Decision> decisions = new ArrayList<>(permits.size());
+        boolean all = true;
+        for (Permit p : permits) {
+            Id id = new Id(p.key(), p.limit());
+            State s = scratch.containsKey(id) ? scratch.get(id) : state(id);
+            Step step = Algorithms.tryAcquire(s, now, p.limit(), p.cost());
+            scratch.put(id, step.state());
+            decisions.add(step.decision());
+            all &= step.decision().allowed();
+        }
+        if (all) {
+            states.putAll(scratch);
+        }
+        return Decision.mostRestrictive(decisions);
+    }
+
+    @Override
+    public synchronized Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        Permit.check(key, limit, cost);
+        Algorithms.checkReservable(limit);
+        Id id = new Id(key, limit);
+        Step step = Algorithms.reserve(state(id), ticker.read(), limit, cost, maxWait.toNanos());
+        states.put(id, step.state());
+        return step.decision();
+    }
+
+    @Override
+    public synchronized void reset(String key, Limit limit) {
+        Permit.checkKey(key);
+        states.remove(new Id(key, Objects.requireNonNull(limit, "limit")));
+    }
+
+    private State state(Id id) {
+        State s = states.get(id);
+        return s != null ? s : Algorithms.fresh(id.limit());
+    }
+
+    @Override
+    public void close() {
+    }
+}
