@@ -81,8 +81,8 @@ public final class RulesParser {
         List<DomainRules> out = new ArrayList<>();
         try {
             for (Node doc : new Yaml(options).composeAll(reader)) {
-                if (doc == null) {
-                    continue;
+                if (doc == null || (doc instanceof ScalarNode sn && sn.getTag().getValue().endsWith(":null"))) {
+                    continue; // an empty document, e.g. after a trailing '---'
                 }
                 DomainRules d = domain(doc);
                 if (d != null) {
