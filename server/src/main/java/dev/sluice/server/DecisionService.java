@@ -160,7 +160,7 @@ public final class DecisionService {
         }
         metrics.storeError("error");
         return new StoreUnavailableException("store-error", "the " + storeName + " store failed: "
-                + t.getClass().getSimpleName() + (t.getMessage() == null ? "" : ": " + t.getMessage()), t);
+                + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()), t);
     }
 
     // ---- planning: everything that can be decided or refused without the store

@@ -68,6 +68,7 @@ public final class RulesParser {
         RulesParser p = new RulesParser(source);
         List<DomainRules> out = p.parseAll(reader);
         if (!p.problems.isEmpty()) {
+            p.problems.sort(java.util.Comparator.comparingInt(RulesParser::lineOf)); // stable: file order within a line
             throw new ConfigException(p.problems);
         }
         return out;
@@ -349,6 +350,11 @@ public final class RulesParser {
             problem(node, "'" + what + "' must be a whole number, not '" + s + "'");
             return null;
         }
+    }
+
+    private static int lineOf(String problem) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(":(\\d+): ").matcher(problem);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
     private void problem(Node node, String message) {

@@ -1,0 +1,223 @@
+package dev.sluice.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.server.cli.SluiceCommand;
+import dev.sluice.server.config.ConfigException;
+import dev.sluice.server.config.RuleSet;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Rules validation with file:line, hot reload that keeps good rules, store failures, the CLI's validate. */
+class RulesAndOperationsTest {
+
+    @Test
+    void everyProblemIsReportedWithItsLine() {
+        String yaml = """
+                domain: bad
+                descriptors:
+                  - key: a
+                    rate_limit:
+                      unit: fortnight
+                      requests_per_unit: 10
+                  - key: b
+                    shadow_mod: true
+                    rate_limit:
+                      unit: second
+                  - value: orphan
+                  - key: c
+                    rate_limit:
+                      algorithm: fixed_window
+                      burst: 5
+                      window: 90q
+                      requests_per_unit: 3
+                  - key: a
+                    rate_limit:
+                      unit: second
+                      requests_per_unit: 1
+                """;
+        assertThatThrownBy(() -> RuleSet.parse("rules.yaml", yaml))
+                .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.problems()).containsExactly(
+                        "rules.yaml:5: unknown unit 'fortnight': use one of second, minute, hour, day, week, month, year, or 'window: 90s' for any length",
+                        "rules.yaml:8: unknown key 'shadow_mod' in a descriptor: expected one of descriptors, detailed_metric, key, rate_limit, shadow_mode, value",
+                        "rules.yaml:10: 'rate_limit' without 'requests_per_unit': say how many requests, e.g. 'requests_per_unit: 100' (or 'unlimited: true')",
+                        "rules.yaml:11: descriptor without a 'key': every entry needs one, e.g. 'key: remote_address'",
+                        "rules.yaml:15: 'burst' applies to token_bucket and gcra, not fixed_window: remove it or set 'algorithm: token_bucket'",
+                        "rules.yaml:16: duration '90q' is not understood: write a number and a unit (ns, us, ms, s, m, h, d, w), e.g. 90s, 1500ms, 1h30m",
+                        "rules.yaml:18: duplicate descriptor key 'a' in the same list: each key/value pair may appear once per level"));
+    }
+
+    @Test
+    void aDomainMayBeDefinedOnce(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("a.yaml"), "domain: d\ndescriptors:\n  - key: k\n");
+        Files.writeString(dir.resolve("b.yaml"), "domain: d\ndescriptors:\n  - key: j\n");
+        assertThatThrownBy(() -> RuleSet.load(List.of(dir)))
+                .hasMessageContaining("b.yaml:1: domain 'd' is already defined at " + dir.resolve("a.yaml") + ":1");
+    }
+
+    @Test
+    void validateCommandPrintsProblemsAndExitsOne(@TempDir Path dir) throws Exception {
+        Path bad = dir.resolve("bad.yaml");
+        Files.writeString(bad, "domain: x\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: second\n      requests_per_unit: -3\n");
+        Path good = dir.resolve("good.yaml");
+        Files.writeString(good, TestServer.resource("envoy/example2.yaml"));
+        PrintStream err = System.err;
+        PrintStream out = System.out;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        try {
+            System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+            System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+            assertThat(SluiceCommand.commandLine().execute("validate", bad.toString())).isEqualTo(1);
+            assertThat(captured.toString(StandardCharsets.UTF_8)).contains(bad + ":6: 'requests_per_unit' -3 is negative");
+            captured.reset();
+            assertThat(SluiceCommand.commandLine().execute("validate", good.toString())).isZero();
+            assertThat(captured.toString(StandardCharsets.UTF_8)).contains("ok  domain messaging: 2 rules");
+            captured.reset();
+            assertThat(SluiceCommand.commandLine().execute("migrate")).isEqualTo(2);
+            assertThat(captured.toString(StandardCharsets.UTF_8)).contains("nothing to migrate");
+            captured.reset();
+            assertThat(SluiceCommand.commandLine().execute("serve", "--store", "redis://127.0.0.1:6379",
+                    "--http", "127.0.0.1:0", "--grpc", "off")).isEqualTo(2);
+            assertThat(captured.toString(StandardCharsets.UTF_8)).contains("store redis is not available in this build");
+            captured.reset();
+            assertThat(SluiceCommand.commandLine().execute("serve", "--config", bad.toString())).isEqualTo(1);
+            assertThat(captured.toString(StandardCharsets.UTF_8)).contains("refusing to start");
+        } finally {
+            System.setErr(err);
+            System.setOut(out);
+        }
+    }
+
+    @Test
+    void hotReloadAppliesGoodRulesAndKeepsThemOnABadFile(@TempDir Path dir) throws Exception {
+        Path rules = dir.resolve("rules.yaml");
+        Files.writeString(rules, "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 1\n");
+        try (TestServer s = TestServer.start(t -> t.withConfigPaths(List.of(rules), Duration.ofMillis(50)),
+                "envoy/example5.yaml")) {
+            s.server.reload();
+            assertThat(s.check("live", "k=1").status()).isEqualTo(200);
+            assertThat(s.check("live", "k=1").status()).isEqualTo(429);
+
+            Files.writeString(rules, "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 3\n");
+            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (s.check("live", "k=2").status(0).get("limit").get("requests_per_unit").asLong() != 3) {
+                assertThat(System.nanoTime()).as("the watcher picked up the change").isLessThan(deadline);
+                Thread.sleep(50);
+            }
+
+            Files.writeString(rules, "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: eon\n");
+            assertThat(s.server.reload()).isFalse();
+            assertThat(s.check("live", "k=3").status(0).get("limit").get("requests_per_unit").asLong()).isEqualTo(3);
+            assertThat(s.get("/metrics").body()).contains("sluice_config_reloads_total{result=\"refused\"}");
+        }
+    }
+
+    /** A store that is down: every call fails. */
+    static final class DownStore implements RateLimiter {
+        @Override
+        public Decision tryAcquire(String key, Limit limit, long cost) {
+            throw new IllegalStateException("connection refused");
+        }
+
+        @Override
+        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+            return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
+        }
+
+        @Override
+        public Decision tryAcquire(List<Permit> permits) {
+            throw new IllegalStateException("connection refused");
+        }
+
+        @Override
+        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+            throw new IllegalStateException("connection refused");
+        }
+
+        @Override
+        public void reset(String key, Limit limit) {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /** A store that hangs far past any budget. */
+    static final class SlowStore extends DownStore2 {
+    }
+
+    static class DownStore2 implements RateLimiter {
+        @Override
+        public Decision tryAcquire(String key, Limit limit, long cost) {
+            try {
+                Thread.sleep(5_000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return new Decision(true, 1, 0, 0, 0);
+        }
+
+        @Override
+        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+            return CompletableFuture.supplyAsync(() -> tryAcquire(key, limit, cost));
+        }
+
+        @Override
+        public Decision tryAcquire(List<Permit> permits) {
+            return tryAcquire("k", null, 1);
+        }
+
+        @Override
+        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+            return tryAcquire(key, limit, cost);
+        }
+
+        @Override
+        public void reset(String key, Limit limit) {
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    @Test
+    void aStoreThatIsDownIs503WithAProblemAndHealthStaysUp() {
+        try (TestServer s = TestServer.startWith(new DownStore(), t -> t.withStore(t.limiter(), "down", true,
+                Duration.ofMillis(500)), "envoy/example5.yaml")) {
+            TestServer.Resp r = s.check("internal", "azure=x");
+            assertThat(r.status()).isEqualTo(503);
+            assertThat(r.header("Retry-After")).isEqualTo("1");
+            BadInputHttpTest.assertProblem(r, "store-error", "the down store failed: connection refused");
+            assertThat(s.get("/readyz").status()).isEqualTo(503);
+            assertThat(s.get("/healthz").status()).isEqualTo(200);
+            // unlimited descriptors never reach the store
+            assertThat(s.check("internal", "ldap=x").status()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aSlowStoreIsCutOffAtTheStoreTimeout() {
+        try (TestServer s = TestServer.startWith(new SlowStore(), t -> t.withStore(t.limiter(), "slow", true,
+                Duration.ofMillis(150)), "envoy/example5.yaml")) {
+            TestServer.Resp r = s.check("internal", "azure=x");
+            assertThat(r.status()).isEqualTo(503);
+            BadInputHttpTest.assertProblem(r, "store-timeout", "did not answer within 150 ms");
+            assertThat(s.get("/metrics").body()).contains("sluice_store_errors_total{kind=\"timeout\"} 1.0");
+        }
+    }
+}
