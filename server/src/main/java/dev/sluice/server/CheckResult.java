@@ -10,8 +10,11 @@ import java.util.List;
  *
  * @param allowed  true when every enforced descriptor is within its limit (shadow-mode rules never deny)
  * @param statuses one per request descriptor
+ * @param combined the most restrictive of the enforced descriptors' decisions (what
+ *                 {@link dev.sluice.RateLimiter#tryAcquire(java.util.List)} returns), or null when no descriptor
+ *                 reached a limit
  */
-public record CheckResult(boolean allowed, List<Status> statuses) {
+public record CheckResult(boolean allowed, List<Status> statuses, Decision combined) {
 
     /** envoy's per-descriptor code. */
     public enum Code { OK, OVER_LIMIT }

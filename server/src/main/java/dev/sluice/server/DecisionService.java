@@ -123,27 +123,14 @@ public final class DecisionService {
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
-        if (storeExecutor == null || !plan.needsStore()) {
+        if (!plan.needsStore()) {
             try {
                 return CompletableFuture.completedFuture(decide(plan));
             } catch (RuntimeException e) {
                 return CompletableFuture.failedFuture(translate(e));
             }
         }
-        CompletableFuture<CheckResult> f;
-        try {
-            f = CompletableFuture.supplyAsync(() -> decide(plan), storeExecutor);
-        } catch (RejectedExecutionException e) {
-            metrics.storeError("overloaded");
-            return CompletableFuture.failedFuture(new StoreUnavailableException("store-overloaded",
-                    "the " + storeName + " store has too many requests waiting: retry shortly", e));
-        }
-        return f.orTimeout(storeTimeoutNanos, TimeUnit.NANOSECONDS).handle((r, t) -> {
-            if (t == null) {
-                return r;
-            }
-            throw new CompletionException(translate(t instanceof CompletionException ? t.getCause() : t));
-        });
+        return run(() -> decide(plan));
     }
 
     private RuntimeException translate(Throwable t) {
@@ -161,6 +148,81 @@ public final class DecisionService {
         metrics.storeError("error");
         return new StoreUnavailableException("store-error", "the " + storeName + " store failed: "
                 + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()), t);
+    }
+
+    /**
+     * Forgets the state of each descriptor's (key, limit): {@code POST /v1/reset}. Descriptors without a limit
+     * (no rule, unlimited, blocked) are skipped.
+     */
+    public CompletableFuture<Void> reset(CheckRequest request) {
+        Plan plan;
+        try {
+            plan = plan(request, false);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return run(() -> {
+            for (Item it : plan.items()) {
+                if (it.limit != null) {
+                    limiter.reset(it.key, it.limit);
+                }
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Shaping ({@code POST /v1/reserve}): takes the descriptor's hits now, from the future if need be, when they
+     * can be had within {@code maxWaitNanos}; the decision's {@code retryAfter} is how long to wait before acting.
+     * One descriptor, token_bucket or gcra only (see {@link RateLimiter#reserve}).
+     */
+    public CompletableFuture<CheckResult> reserve(CheckRequest request, long maxWaitNanos) {
+        Plan plan;
+        try {
+            if (request.descriptors() != null && request.descriptors().size() != 1) {
+                throw new BadRequestException("invalid-request", "reserve takes exactly one descriptor, not "
+                        + request.descriptors().size());
+            }
+            plan = plan(request, true);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        Item it = plan.items().get(0);
+        if (it.kind != Kind.ENFORCED && it.kind != Kind.SHADOW) {
+            return CompletableFuture.failedFuture(new BadRequestException("invalid-request",
+                    "reserve needs a descriptor with a limit and hits ≥ 1; this one matched " + (it.rule == null
+                    ? "no rule" : it.rule.kind().name().toLowerCase(java.util.Locale.ROOT) + " rule " + it.rule.id())));
+        }
+        return run(() -> {
+            Decision d = limiter.reserve(it.key, it.limit, it.hits, java.time.Duration.ofNanos(maxWaitNanos));
+            Status st = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
+            metrics.decision(plan.domain(), it.metricRule, st.outcome());
+            return new CheckResult(d.allowed(), List.of(st), d);
+        });
+    }
+
+    private <T> CompletableFuture<T> run(java.util.function.Supplier<T> work) {
+        if (storeExecutor == null) {
+            try {
+                return CompletableFuture.completedFuture(work.get());
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(translate(e));
+            }
+        }
+        CompletableFuture<T> f;
+        try {
+            f = CompletableFuture.supplyAsync(work, storeExecutor);
+        } catch (RejectedExecutionException e) {
+            metrics.storeError("overloaded");
+            return CompletableFuture.failedFuture(new StoreUnavailableException("store-overloaded",
+                    "the " + storeName + " store has too many requests waiting: retry shortly", e));
+        }
+        return f.orTimeout(storeTimeoutNanos, TimeUnit.NANOSECONDS).handle((r, t) -> {
+            if (t == null) {
+                return r;
+            }
+            throw new CompletionException(translate(t instanceof CompletionException ? t.getCause() : t));
+        });
     }
 
     // ---- planning: everything that can be decided or refused without the store
@@ -182,6 +244,10 @@ public final class DecisionService {
     }
 
     private Plan plan(CheckRequest request) {
+        return plan(request, true);
+    }
+
+    private Plan plan(CheckRequest request, boolean deciding) {
         String domain = request.domain();
         if (domain == null || domain.isEmpty()) {
             throw new BadRequestException("missing-domain", "'domain' is missing: name the rules domain, e.g. \"api\"");
@@ -244,7 +310,7 @@ public final class DecisionService {
                     String key = storeKey(domain, d.entries());
                     long hits = d.hits();
                     try {
-                        if (hits > 0) {
+                        if (hits > 0 && deciding) {
                             Permit.check(key, r.limit(), hits);
                         }
                     } catch (IllegalArgumentException e) {
@@ -252,7 +318,7 @@ public final class DecisionService {
                                 + "): " + e.getMessage());
                     }
                     Kind kind = hits == 0 ? Kind.PEEK : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
-                    if (kind == Kind.PEEK && peeker == null) {
+                    if (kind == Kind.PEEK && peeker == null && deciding) {
                         throw new BadRequestException("check-only-unsupported", "descriptors[" + i
                                 + "]: hits 0 (check only) needs a store that can evaluate without consuming; the "
                                 + storeName + " store in this build cannot: send hits ≥ 1");
@@ -348,10 +414,16 @@ public final class DecisionService {
                 default -> throw new IllegalStateException();
             }
         }
+        Decision combined = null;
         for (Status s : out) {
             metrics.decision(plan.domain(), s.metricRule(), s.outcome());
+            boolean counts = s.decision() != null && s.outcome() != Outcome.SHADOW_OVER_LIMIT
+                    && !(s.rule() != null && s.rule().shadowMode());
+            if (counts) {
+                combined = combined == null ? s.decision() : combined.mostRestrictive(s.decision());
+            }
         }
-        return new CheckResult(allowed, List.of(out));
+        return new CheckResult(allowed, List.of(out), combined);
     }
 
     private static Status status(Item it, Decision d, Outcome outcome, boolean detailed) {

@@ -62,6 +62,27 @@ public final class CheckJson {
 
     /** Parses a request body; throws {@link BadRequestException} naming what is wrong. */
     public static CheckRequest parse(InputStream body, int maxDescriptors) {
+        return parse(tree(body), maxDescriptors, REQUEST_FIELDS);
+    }
+
+    private static final Set<String> RESERVE_FIELDS = Set.of("domain", "descriptors", "hits", "hits_addend", "max_wait_ns");
+
+    /** A reserve request: a check body with one descriptor and {@code max_wait_ns}. */
+    public record Reserve(CheckRequest request, long maxWaitNanos) {
+    }
+
+    public static Reserve parseReserve(InputStream body, int maxDescriptors) {
+        JsonNode root = tree(body);
+        CheckRequest r = parse(root, maxDescriptors, RESERVE_FIELDS);
+        JsonNode w = root.get("max_wait_ns");
+        if (w == null || !w.isIntegralNumber() || !w.canConvertToLong() || w.asLong() < 0) {
+            throw new BadRequestException("invalid-request", "'max_wait_ns' must be a whole number of nanoseconds ≥ 0: "
+                    + "how long the caller is willing to wait");
+        }
+        return new Reserve(r, w.asLong());
+    }
+
+    static JsonNode tree(InputStream body) {
         JsonNode root;
         try {
             root = MAPPER.readTree(body);
@@ -75,7 +96,11 @@ public final class CheckJson {
         if (root == null || root.isMissingNode()) {
             throw new BadRequestException("malformed-json", "the body is empty: send a JSON object with 'domain' and 'descriptors'");
         }
-        object(root, "the body", REQUEST_FIELDS);
+        return root;
+    }
+
+    private static CheckRequest parse(JsonNode root, int maxDescriptors, Set<String> fields) {
+        object(root, "the body", fields);
         JsonNode domainNode = root.get("domain");
         if (domainNode == null || domainNode.isNull()) {
             throw new BadRequestException("missing-domain", "'domain' is missing: name the rules domain, e.g. \"api\"");
@@ -283,6 +308,16 @@ public final class CheckJson {
                 g.writeEndObject();
             }
             g.writeEndArray();
+            Decision c = r.combined();
+            if (c != null) {
+                g.writeObjectFieldStart("decision");
+                g.writeBooleanField("allowed", c.allowed());
+                g.writeNumberField("limit", c.limit());
+                g.writeNumberField("remaining", c.remaining());
+                g.writeNumberField("retry_after_ns", c.retryAfterNanos());
+                g.writeNumberField("reset_after_ns", c.resetAfterNanos());
+                g.writeEndObject();
+            }
             g.writeEndObject();
         }
     }

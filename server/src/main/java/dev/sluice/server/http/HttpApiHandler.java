@@ -2,7 +2,6 @@ package dev.sluice.server.http;
 
 import dev.sluice.Limit;
 import dev.sluice.server.BadRequestException;
-import dev.sluice.server.CheckRequest;
 import dev.sluice.server.CheckResult;
 import dev.sluice.server.DecisionService;
 import dev.sluice.server.RateLimitHeaders;
@@ -85,7 +84,14 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 if (!req.method().equals(HttpMethod.POST)) {
                     methodNotAllowed(ctx, keepAlive, "POST");
                 } else if (authorized(ctx, req, keepAlive)) {
-                    check(ctx, req, keepAlive);
+                    check(ctx, req, keepAlive, path);
+                }
+            }
+            case "/v1/reserve", "/v1/reset" -> {
+                if (!req.method().equals(HttpMethod.POST)) {
+                    methodNotAllowed(ctx, keepAlive, "POST");
+                } else if (authorized(ctx, req, keepAlive)) {
+                    check(ctx, req, keepAlive, path);
                 }
             }
             case "/healthz" -> {
@@ -112,7 +118,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 }
             }
             default -> problem(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "not-found", "no route " + path
-                    + ": use POST /v1/check, GET /healthz, GET /readyz or GET /metrics", Map.of());
+                    + ": use POST /v1/check, /v1/reserve, /v1/reset, GET /healthz, GET /readyz or GET /metrics", Map.of());
         }
     }
 
@@ -131,15 +137,23 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         return false;
     }
 
-    private void check(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive) {
+    private void check(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive, String path) {
         long start = System.nanoTime();
-        CheckRequest request;
+        CompletableFuture<CheckResult> f;
         try {
             String ct = req.headers().get(HttpHeaderNames.CONTENT_TYPE);
             if (ct != null && !ct.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
                 throw new UnsupportedMediaType(ct);
             }
-            request = CheckJson.parse(new ByteBufInputStream(req.content()), service.maxDescriptors());
+            ByteBufInputStream body = new ByteBufInputStream(req.content());
+            switch (path) {
+                case "/v1/check" -> f = service.check(CheckJson.parse(body, service.maxDescriptors()));
+                case "/v1/reserve" -> {
+                    CheckJson.Reserve r = CheckJson.parseReserve(body, service.maxDescriptors());
+                    f = service.reserve(r.request(), r.maxWaitNanos());
+                }
+                default -> f = service.reset(CheckJson.parse(body, service.maxDescriptors())).thenApply(v -> null);
+            }
         } catch (BadRequestException e) {
             service.metrics().rejected(e.type());
             problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, e.type(), e.getMessage(), Map.of());
@@ -150,7 +164,6 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                     "Content-Type " + e.getMessage() + " is not JSON: send application/json", Map.of());
             return;
         }
-        CompletableFuture<CheckResult> f = service.check(request);
         if (f.isDone()) {
             finish(ctx, keepAlive, f, start);
             return;
@@ -183,6 +196,11 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             } else {
                 internalError(ctx, t);
             }
+            return;
+        }
+        if (r == null) { // reset
+            FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.NO_CONTENT);
+            send(ctx, keepAlive, resp);
             return;
         }
         ByteBuf buf = ctx.alloc().buffer(256);
