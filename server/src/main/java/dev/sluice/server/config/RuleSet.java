@@ -28,7 +28,7 @@ public final class RuleSet {
     private final List<Path> files;
 
     private RuleSet(Map<String, DomainRules> domains, List<Path> files) {
-        this.domains = Map.copyOf(domains);
+        this.domains = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(domains));
         this.files = List.copyOf(files);
     }
 
