@@ -29,11 +29,22 @@ public final class RateLimitHeaders {
         StringBuilder state = new StringBuilder();
         long retryNanos = 0;
         java.util.Set<String> seen = new java.util.HashSet<>();
+        // When a multi-descriptor answer only knows the combined decision, the RateLimit item goes to the one
+        // policy that decision belongs to (the first whose quota matches its limit), not to every descriptor.
+        CheckResult.Status owner = null;
+        for (CheckResult.Status s : result.statuses()) {
+            if (!s.detailed() && s.limit() != null && result.combined() != null
+                    && s.limit().capacity() == result.combined().limit()) {
+                owner = s;
+                break;
+            }
+        }
         for (CheckResult.Status s : result.statuses()) {
             Decision d = s.decision();
             if (d == null || s.rule() == null) {
                 continue;
             }
+            boolean stateKnown = s.detailed() || s == owner;
             if (s.code() == CheckResult.Code.OVER_LIMIT) {
                 retryNanos = Math.max(retryNanos, d.retryAfterNanos());
             }
@@ -47,12 +58,17 @@ public final class RateLimitHeaders {
                     : l.algorithm().isTat() ? refillNanos(l) : l.periodNanos();
             sep(policy);
             sfString(policy, name).append(";q=").append(quota).append(";w=").append(Math.max(1, ceilSeconds(windowNanos)));
-            sep(state);
-            sfString(state, name).append(";r=").append(d.remaining()).append(";t=").append(ceilSeconds(d.resetAfterNanos()));
+            if (stateKnown) {
+                sep(state);
+                sfString(state, name).append(";r=").append(d.remaining()).append(";t=")
+                        .append(ceilSeconds(d.resetAfterNanos()));
+            }
         }
         Map<String, String> h = new LinkedHashMap<>();
         if (policy.length() > 0) {
             h.put("RateLimit-Policy", policy.toString());
+        }
+        if (state.length() > 0) {
             h.put("RateLimit", state.toString());
         }
         if (!result.allowed()) {

@@ -99,6 +99,13 @@ class AlgorithmsAndHeadersHttpTest {
         TestServer.Resp both = s.post(check("algos", 2, "sw=y", "tb=y"));
         assertThat(both.status()).isEqualTo(200);
         assertThat(both.header("RateLimit-Policy")).isEqualTo("\"algos.sw\";q=3;w=90, \"algos.tb\";q=3;w=3");
+        assertThat(both.json().get("decision").get("remaining").asLong()).isEqualTo(1);
+        if (!s.server.service().canPeek()) {
+            // only the combined decision is known: one RateLimit item, no per-descriptor numbers
+            assertThat(both.header("RateLimit")).startsWith("\"algos.sw\";r=1;t=").doesNotContain(",");
+            assertThat(both.status(1).get("combined").asBoolean()).isTrue();
+            assertThat(both.status(1).has("remaining")).isFalse();
+        }
         // 2 more on sw would exceed it: nothing is taken from tb either
         assertThat(s.post(check("algos", 2, "sw=y", "tb=y")).status()).isEqualTo(429);
         TestServer.Resp tb = s.check("algos", "tb=y");

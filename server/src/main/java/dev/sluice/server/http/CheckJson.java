@@ -295,15 +295,15 @@ public final class CheckJson {
                 }
                 g.writeNumberField("hits", s.hits());
                 Decision d = s.decision();
-                if (d != null) {
+                if (d != null && !s.detailed()) {
+                    // only the combined decision is known (see "decision"): no per-descriptor numbers
+                    g.writeBooleanField("combined", true);
+                } else if (d != null) {
                     g.writeNumberField("remaining", d.remaining());
                     g.writeNumberField("retry_after_ms", ceilMillis(d.retryAfterNanos()));
                     g.writeNumberField("reset_after_ms", ceilMillis(d.resetAfterNanos()));
                     g.writeNumberField("retry_after_ns", d.retryAfterNanos());
                     g.writeNumberField("reset_after_ns", d.resetAfterNanos());
-                    if (!s.detailed()) {
-                        g.writeBooleanField("combined", true);
-                    }
                 }
                 g.writeEndObject();
             }
