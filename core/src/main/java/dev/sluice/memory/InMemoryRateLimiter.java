@@ -30,9 +30,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * Keys are not stored. A (key, limit) pair is reduced to a 64-bit SipHash with a secret drawn per
  * limiter ({@link KeyHasher}: collision odds about n²/2⁶⁵ for n keys), and lives in one of up to 64
  * segments of open-addressed primitive arrays: the hash, a {@code short} limit index, and one {@code long}
- * of state. That long is the whole state of a token bucket or GCRA key (its theoretical arrival time
- * times the limit's {@link Limit#timeScale()}, kept modulo 2⁶⁴ so it never overflows: only its distance
- * to now matters) and of a fixed window key (window number and count). About 24 bytes per tracked key.
+ * of state. That long is the whole state of a token bucket or GCRA key (how far its theoretical arrival
+ * time lies past the table's base instant, in units of 1/{@link Limit#timeScale()} ns) and of a fixed
+ * window key (window number and count). A table whose base falls too far behind now is rebuilt on a new
+ * base before it decides: the exact arithmetic never overflows and a key idle for years is read right.
+ * About 24 bytes per tracked key.
  * Sliding windows and sliding logs need more than a long; their slots point to immutable state objects
  * swapped by CAS.
  *
@@ -66,8 +68,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
     private final int maxKeys;
     private final ConcurrentHashMap<Limit, Registered> registry = new ConcurrentHashMap<>();
     private volatile Registered[] byIndex = new Registered[8];
-    /** How often each segment must drop fresh keys so that wrapped states stay unambiguous. */
-    volatile long sweepIntervalNanos = Long.MAX_VALUE;
+    /** How far now may move past a table's base before the table is rebuilt on a new base. */
+    volatile long rebaseIntervalNanos = Long.MAX_VALUE;
 
     private InMemoryRateLimiter(Builder b) {
         this.ticker = b.ticker;
@@ -193,7 +195,6 @@ public final class InMemoryRateLimiter implements RateLimiter {
         long h = hasher.hash(key, r.index);
         long now = ticker.read();
         Segment seg = segmentFor(h);
-        seg.maybeSweep(now);
         return r.packed ? seg.acquirePacked(h, r, cost, now, maxWaitScaled) : seg.acquireObject(h, r, cost, now);
     }
 
@@ -240,8 +241,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
         }
         table[index] = r;
         byIndex = table;
-        if (r.sweepIntervalNanos < sweepIntervalNanos) {
-            sweepIntervalNanos = r.sweepIntervalNanos;
+        if (r.rebaseIntervalNanos < rebaseIntervalNanos) {
+            rebaseIntervalNanos = r.rebaseIntervalNanos;
         }
         registry.put(limit, r);
         return r;
@@ -257,11 +258,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
         final long timeScale;
         final long windowNanos;
         /**
-         * Packed states are read relative to now: a token bucket's wrapped arrival time, a fixed window's
-         * window number modulo 2³². A key left alone longer than this could be misread, so every segment
-         * drops its fresh keys at least this often (forever, for most limits).
+         * A packed token bucket value is how far the arrival time lies past the table's base, in units of
+         * 1/timeScale ns: at most 2^61 for now's distance from the base plus a backlog of at most 2^62, so
+         * it never overflows. Fixed window numbers are kept modulo 2^31. A table is rebuilt on a new base
+         * before now gets further from its base than this (never, for most limits).
          */
-        final long sweepIntervalNanos;
+        final long rebaseIntervalNanos;
 
         Registered(Limit limit, int index) {
             this.limit = limit;
@@ -271,20 +273,32 @@ public final class InMemoryRateLimiter implements RateLimiter {
             this.timeScale = limit.timeScale();
             this.windowNanos = limit.periodNanos();
             if (algorithm.isTat()) {
-                sweepIntervalNanos = Limit.MAX_SCALED / timeScale;
+                rebaseIntervalNanos = (Limit.MAX_SCALED / 2) / timeScale;
             } else if (algorithm == Algorithm.FIXED_WINDOW) {
-                sweepIntervalNanos = Exact.saturatingMultiply(windowNanos, 1L << 30);
+                rebaseIntervalNanos = Exact.saturatingMultiply(windowNanos, 1L << 29);
             } else {
-                sweepIntervalNanos = Long.MAX_VALUE;
+                rebaseIntervalNanos = Long.MAX_VALUE;
             }
         }
 
-        /** The packed state of a key never seen, at {@code now}. */
-        long freshPacked(long now) {
-            if (algorithm == Algorithm.FIXED_WINDOW) {
-                return packWindow(FixedWindow.windowOf(now, limit), 0);
-            }
-            return tatValue(now * timeScale);
+        /** The packed state of a key never seen: an empty window, or an arrival time at the base (full). */
+        long freshPacked(long now, long base) {
+            return algorithm == Algorithm.FIXED_WINDOW ? packWindow(window(now, base), 0) : 0;
+        }
+
+        /** The window of {@code now} counted from the window of the table's base. */
+        long window(long now, long base) {
+            return FixedWindow.windowOf(now, limit) - FixedWindow.windowOf(base, limit);
+        }
+
+        /** The backlog at {@code now} of a packed token bucket value on a table based at {@code base}. */
+        long backlog(long packed, long now, long base) {
+            return Gcra.backlogAt(packed, base, now, limit);
+        }
+
+        /** The packed token bucket value of a backlog measured at {@code now >= base}. */
+        long tat(long backlog, long now, long base) {
+            return (now - base) * timeScale + backlog;
         }
 
         State freshObject() {
@@ -292,14 +306,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
         }
 
         /** Nanoseconds until this packed state equals a fresh key's (0 when it already does). */
-        long untilFresh(long packed, long now) {
+        long untilFresh(long packed, long now, long base) {
             if (algorithm == Algorithm.FIXED_WINDOW) {
-                long k = FixedWindow.windowOf(now, limit);
-                return (int) (packed >>> 32) == (int) k && windowCount(packed) > 0
+                return (packed >>> 32) == window(now, base) && windowCount(packed) > 0
                         ? FixedWindow.untilWindowEnd(now, limit) : 0;
             }
-            long backlog = packed - now * timeScale;
-            return backlog <= 0 ? 0 : backlog / timeScale + 1;
+            return Exact.ceilDiv(backlog(packed, now, base), timeScale);
         }
 
         /** Nanoseconds until this object state equals a fresh key's (0 when it already does). */
@@ -323,46 +335,40 @@ public final class InMemoryRateLimiter implements RateLimiter {
     // ------------------------------------------------------------------------------------------------
     // packed encodings
 
-    /** A slot that was evicted or moved to a new table: never written again. */
+    /** A slot that was evicted or moved to a new table: never written again. Packed values are never negative. */
     static final long DEAD = Long.MIN_VALUE;
-    /** A slot held by a multi-permit request. Low 32 bits zero, like DEAD: never a fixed window state. */
-    static final long LOCKED = 0x8000_0001_0000_0000L;
+    /** A slot held by a multi-permit request for a moment. */
+    static final long LOCKED = Long.MIN_VALUE + 1;
 
     /**
-     * A token bucket state: the arrival time in 1/timeScale ns, modulo 2⁶⁴. The two sentinel values are
-     * nudged one unit later (a 1/timeScale ns stricter bucket, with odds of 2⁻⁶³ per write).
+     * A fixed window state: the window counted from the table's base window (0 to 2^29, see
+     * {@link Registered#rebaseIntervalNanos}) above, the count below; never negative.
      */
-    static long tatValue(long scaled) {
-        return (scaled == DEAD || scaled == LOCKED) ? scaled + 1 : scaled;
-    }
-
-    /** A fixed window state: window number modulo 2³² above, count + 1 below (so never a sentinel). */
-    static long packWindow(long window, long count) {
-        return window << 32 | (count + 1);
+    static long packWindow(long windowFromBase, long count) {
+        return windowFromBase << 32 | count;
     }
 
     static long windowCount(long packed) {
-        return (packed & 0xFFFF_FFFFL) - 1;
+        return packed & 0xFFFF_FFFFL;
     }
 
-    /** The pure state a packed value stands for at {@code now}. */
-    static State unpack(Registered r, long packed, long now) {
+    /** The pure state a packed value stands for at {@code now}, on a table based at {@code base}. */
+    static State unpack(Registered r, long packed, long now, long base) {
         if (r.algorithm == Algorithm.FIXED_WINDOW) {
-            long k = FixedWindow.windowOf(now, r.limit);
-            return (int) (packed >>> 32) == (int) k ? new WindowState(k, windowCount(packed)) : WindowState.FRESH;
+            return (packed >>> 32) == r.window(now, base)
+                    ? new WindowState(FixedWindow.windowOf(now, r.limit), windowCount(packed)) : WindowState.FRESH;
         }
-        long backlog = packed - now * r.timeScale;
-        return new TatState(Math.max(0, backlog), now);
+        return new TatState(r.backlog(packed, now, base), now);
     }
 
-    /** The packed value of a pure state produced at {@code now}. */
-    static long pack(Registered r, State state, long now) {
+    /** The packed value of a pure state produced at {@code now}, on a table based at {@code base}. */
+    static long pack(Registered r, State state, long now, long base) {
         if (state instanceof WindowState w) {
-            return w == WindowState.FRESH ? r.freshPacked(now) : packWindow(w.window(), w.count());
+            return w == WindowState.FRESH ? r.freshPacked(now, base)
+                    : packWindow(w.window() - FixedWindow.windowOf(base, r.limit), w.count());
         }
         TatState t = (TatState) state;
-        long backlog = Gcra.backlogAt(t.backlogScaled(), t.atNanos(), now, r.limit);
-        return tatValue(now * r.timeScale + backlog);
+        return r.tat(Gcra.backlogAt(t.backlogScaled(), t.atNanos(), now, r.limit), now, base);
     }
 
     /** Placeholder for a multi-permit request's hold on an object slot, keeping the state it replaced. */

@@ -43,7 +43,7 @@ final class MultiPermit {
             Segment.Slots s = where[0];
             int i = slot[0];
             if (registered.packed) {
-                long value = commit ? InMemoryRateLimiter.pack(registered, scratch, now) : (Long) held;
+                long value = commit ? InMemoryRateLimiter.pack(registered, scratch, now, s.base) : (Long) held;
                 Segment.releasePacked(s, i, value);
             } else {
                 Segment.releaseObject(s, i, commit ? scratch : (State) held);
@@ -79,9 +79,6 @@ final class MultiPermit {
         Target[] targets = Arrays.copyOf(distinct, d);
         Arrays.sort(targets, ORDER);
         long now = owner.now();
-        for (Target t : targets) {
-            t.segment.maybeSweep(now);
-        }
         for (;;) {
             for (Target t : targets) {
                 t.segment.ensure(t.hash, t.registered, now);
@@ -89,7 +86,7 @@ final class MultiPermit {
             int held = 0;
             while (held < targets.length) {
                 Target t = targets[held];
-                t.held = t.segment.hold(t.hash, t.registered, t.where, t.slot);
+                t.held = t.segment.hold(t.hash, t.registered, now, t.where, t.slot);
                 if (t.held == null) {
                     break; // evicted or moved meanwhile
                 }
@@ -101,21 +98,25 @@ final class MultiPermit {
                 }
                 continue;
             }
+            long at = now; // decide at one instant no earlier than any held table's base
             for (Target t : targets) {
-                t.scratch = t.registered.packed ? InMemoryRateLimiter.unpack(t.registered, (Long) t.held, now)
+                at = Math.max(at, t.where[0].base);
+            }
+            for (Target t : targets) {
+                t.scratch = t.registered.packed ? InMemoryRateLimiter.unpack(t.registered, (Long) t.held, at, t.where[0].base)
                         : (State) t.held;
             }
             Decision result = null;
             boolean all = true;
             for (int p = 0; p < n; p++) {
                 Target t = byPermit[p];
-                Step step = InMemoryRateLimiter.step(t.registered, t.scratch, now, permits.get(p).cost());
+                Step step = InMemoryRateLimiter.step(t.registered, t.scratch, at, permits.get(p).cost());
                 t.scratch = step.state();
                 result = result == null ? step.decision() : result.mostRestrictive(step.decision());
                 all &= step.decision().allowed();
             }
             for (Target t : targets) {
-                t.release(all, now);
+                t.release(all, at);
             }
             return result;
         }

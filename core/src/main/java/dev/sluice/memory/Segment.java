@@ -4,7 +4,6 @@ import static dev.sluice.memory.InMemoryRateLimiter.DEAD;
 import static dev.sluice.memory.InMemoryRateLimiter.DEAD_REF;
 import static dev.sluice.memory.InMemoryRateLimiter.LOCKED;
 import static dev.sluice.memory.InMemoryRateLimiter.packWindow;
-import static dev.sluice.memory.InMemoryRateLimiter.tatValue;
 import static dev.sluice.memory.InMemoryRateLimiter.windowCount;
 
 import dev.sluice.Algorithm;
@@ -41,9 +40,12 @@ final class Segment {
         final Object[] refs;
         final int capacity;
         final int threshold;
+        /** Packed token bucket values count from this instant (epoch ns); see {@link Registered#tat}. */
+        final long base;
 
-        Slots(int capacity, boolean withRefs) {
+        Slots(int capacity, boolean withRefs, long base) {
             this.capacity = capacity;
+            this.base = base;
             this.threshold = capacity * 3 / 4;
             this.keys = new long[capacity];
             this.states = new long[capacity];
@@ -57,13 +59,11 @@ final class Segment {
     volatile Slots slots;
     private int live; // guarded by this
     private int used; // live + dead slots, guarded by this
-    private volatile long lastSweepNanos;
 
     Segment(InMemoryRateLimiter owner, int maxLive, long now) {
         this.owner = owner;
         this.maxLive = Math.max(1, maxLive);
-        this.slots = new Slots(capacityFor(Math.min(this.maxLive, 8)), false);
-        this.lastSweepNanos = now;
+        this.slots = new Slots(capacityFor(Math.min(this.maxLive, 8)), false, now);
     }
 
     static int capacityFor(int entries) {
@@ -101,10 +101,16 @@ final class Segment {
     // ------------------------------------------------------------------------------------------------
     // the decision paths
 
-    Decision acquirePacked(long h, Registered r, long cost, long now, long maxWaitScaled) {
+    Decision acquirePacked(long h, Registered r, long cost, long nowRead, long maxWaitScaled) {
         Limit limit = r.limit;
         for (;;) {
             Slots s = slots;
+            if (nowRead - s.base > owner.rebaseIntervalNanos) {
+                rebase(nowRead);
+                continue;
+            }
+            // a clock read that predates the table's base decides at the base, as if read a moment later
+            long now = Math.max(nowRead, s.base);
             int i = find(s, h, r.index);
             if (i < 0) {
                 insert(h, r, now);
@@ -121,8 +127,8 @@ final class Segment {
                     continue;
                 }
                 if (r.algorithm == Algorithm.FIXED_WINDOW) {
-                    long k = FixedWindow.windowOf(now, limit);
-                    long count = (int) (cur >>> 32) == (int) k ? windowCount(cur) : 0;
+                    long k = r.window(now, s.base);
+                    long count = (cur >>> 32) == k ? windowCount(cur) : 0;
                     if (count + cost > limit.capacity()) {
                         return FixedWindow.denied(count, now, limit);
                     }
@@ -131,15 +137,14 @@ final class Segment {
                     }
                     continue;
                 }
-                long nowScaled = now * r.timeScale;
-                long backlog = Math.max(0, cur - nowScaled); // wrapped difference: exact, see Registered
+                long backlog = r.backlog(cur, now, s.base);
                 long excess = Gcra.excess(backlog, cost, limit);
                 boolean reserve = maxWaitScaled >= 0;
                 if (reserve ? excess > maxWaitScaled : excess > 0) {
                     return Gcra.denied(backlog, reserve ? excess - maxWaitScaled : excess, limit);
                 }
                 long after = Gcra.take(backlog, cost, limit);
-                if (LONGS.compareAndSet(states, i, cur, tatValue(nowScaled + after))) {
+                if (LONGS.compareAndSet(states, i, cur, r.tat(after, now, s.base))) {
                     return Gcra.allowed(after, reserve ? excess : 0, limit);
                 }
             }
@@ -179,9 +184,12 @@ final class Segment {
     // multi-permit holds
 
     /** Locks the slot of (h, r) for a multi-permit request: returns the held packed value or state, or null. */
-    Object hold(long h, Registered r, Slots[] where, int[] slot) {
+    Object hold(long h, Registered r, long now, Slots[] where, int[] slot) {
         for (;;) {
             Slots s = slots;
+            if (r.packed && now - s.base > owner.rebaseIntervalNanos) {
+                return null;
+            }
             int i = find(s, h, r.index);
             if (i < 0) {
                 return null;
@@ -226,8 +234,11 @@ final class Segment {
         REFS.setVolatile(s.refs, i, value);
     }
 
-    /** Makes sure (h, r) has a slot, inserting a fresh key if need be. */
+    /** Makes sure (h, r) has a slot on a table fit to decide at {@code now}, inserting a fresh key if need be. */
     void ensure(long h, Registered r, long now) {
+        if (now - slots.base > owner.rebaseIntervalNanos) {
+            rebase(now);
+        }
         if (find(slots, h, r.index) < 0) {
             insert(h, r, now);
         }
@@ -254,7 +265,7 @@ final class Segment {
         }
         s.limits[i] = (short) r.index;
         if (r.packed) {
-            s.states[i] = r.freshPacked(now);
+            s.states[i] = r.freshPacked(Math.max(now, s.base), s.base);
         } else {
             s.refs[i] = r.freshObject();
         }
@@ -271,27 +282,24 @@ final class Segment {
         }
     }
 
-    void maybeSweep(long now) {
-        if (now - lastSweepNanos > owner.sweepIntervalNanos) {
-            sweep(now);
+    /** Rebuilds the table on a new base once now has moved too far from the old one. */
+    private synchronized void rebase(long now) {
+        if (now - slots.base > owner.rebaseIntervalNanos) {
+            rebuild(now, slots.refs != null);
         }
     }
 
-    private synchronized void sweep(long now) {
-        if (now - lastSweepNanos <= owner.sweepIntervalNanos) {
-            return;
-        }
-        killWhere(slots, now, 0, Integer.MAX_VALUE);
-        lastSweepNanos = now;
-    }
-
-    /** Builds the next table: evicts if full, drops dead slots, and moves every live key over. */
+    /**
+     * Builds the next table on a new base (now): evicts if full, and moves every live key over, converted
+     * to the new base; dead slots and keys that are fresh by now are left behind.
+     */
     private Slots rebuild(long now, boolean withRefs) {
         Slots old = slots;
+        long base = Math.max(now, old.base);
         if (live >= maxLive) {
-            evict(old, now);
+            evict(old, base);
         }
-        Slots next = new Slots(capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs);
+        Slots next = new Slots(capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs, base);
         int moved = 0;
         for (int i = 0; i < old.capacity; i++) {
             long h = old.keys[i];
@@ -300,6 +308,16 @@ final class Segment {
             }
             Object value = kill(old, i, true);
             if (value == null) {
+                continue;
+            }
+            Registered r = owner.registered(old.limits[i]);
+            if (value instanceof Long packed) {
+                if (r.untilFresh(packed, base, old.base) == 0) {
+                    continue; // fresh by now: nothing to carry over
+                }
+                // re-expressed from the new base: a backlog as of base, or the window counted from it
+                value = r.algorithm.isTat() ? r.backlog(packed, base, old.base) : packWindow(0, windowCount(packed));
+            } else if (r.untilFresh((State) value, base) == 0) {
                 continue;
             }
             int j = index(h, next.capacity);
@@ -371,7 +389,7 @@ final class Segment {
         Registered r = owner.registered(s.limits[i]);
         if (r.packed) {
             long v = (long) LONGS.getVolatile(s.states, i);
-            return (v == DEAD || v == LOCKED) ? -1 : r.untilFresh(v, now);
+            return (v == DEAD || v == LOCKED) ? -1 : r.untilFresh(v, Math.max(now, s.base), s.base);
         }
         Object ref = REFS.getVolatile(s.refs, i);
         return (ref == DEAD_REF || ref instanceof LockedRef || ref == null) ? -1 : r.untilFresh((State) ref, now);
