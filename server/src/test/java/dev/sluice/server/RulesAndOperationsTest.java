@@ -61,6 +61,17 @@ class RulesAndOperationsTest {
     }
 
     @Test
+    void theBuiltInExampleAnswersTheReadmeCall() {
+        try (TestServer s = TestServer.start("sluice-example.yaml")) {
+            TestServer.Resp r = s.post("{\"domain\":\"example\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"alice\"}]}]}");
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.status(0).get("remaining").asLong()).isEqualTo(9);
+            assertThat(s.check("api", "plan=pro,user=7").status(0).get("limit").get("algorithm").asText()).isEqualTo("gcra");
+            assertThat(s.check("api", "remote_address=203.0.113.7").status()).isEqualTo(429);
+        }
+    }
+
+    @Test
     void aDomainMayBeDefinedOnce(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), "domain: d\ndescriptors:\n  - key: k\n");
         Files.writeString(dir.resolve("b.yaml"), "domain: d\ndescriptors:\n  - key: j\n");

@@ -155,10 +155,10 @@ final class ServeCommand implements Callable<Integer> {
                     .append("   envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit\n");
         }
         if (h != null) {
-            String domain = rules.domains().containsKey("api") ? "api" : rules.domains().keySet().iterator().next();
-            String entry = domain.equals("api") ? "{\"key\":\"remote_address\",\"value\":\"198.51.100.1\"}"
-                    : "{\"key\":\"KEY\",\"value\":\"VALUE\"}";
-            b.append("Try it:\n  curl -i http://").append(host(h)).append(':').append(h.getPort())
+            boolean builtin = rules.domains().containsKey("example") && rules.domains().containsKey("api");
+            String domain = builtin ? "example" : rules.domains().keySet().iterator().next();
+            String entry = builtin ? "{\"key\":\"user\",\"value\":\"alice\"}" : "{\"key\":\"KEY\",\"value\":\"VALUE\"}";
+            b.append("Try it:\n  curl -i -X POST http://").append(host(h)).append(':').append(h.getPort())
                     .append("/v1/check -H 'Content-Type: application/json'")
                     .append(auth ? " -H \"Authorization: Bearer $SLUICE_TOKEN\"" : "")
                     .append(" -d '{\"domain\":\"").append(domain).append("\",\"descriptors\":[{\"entries\":[")
