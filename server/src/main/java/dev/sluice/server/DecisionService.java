@@ -65,6 +65,8 @@ public final class DecisionService {
     private final ServerMetrics metrics;
     private final int maxDescriptors;
     private final AtomicReference<RuleSet> rules;
+    private final Set<Limit> clientLimits = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile int maxClientLimits = 1024;
 
     /**
      * @param storeExecutor null to decide on the caller's thread (the in-memory store); otherwise the bounded
@@ -80,6 +82,15 @@ public final class DecisionService {
         this.storeTimeoutNanos = storeTimeoutNanos;
         this.maxDescriptors = maxDescriptors;
         this.metrics = metrics;
+    }
+
+    /**
+     * Bounds the distinct limits callers may send ({@code descriptors[].limit}); 0 refuses them. Stores keep
+     * per-limit bookkeeping (the in-memory store at most 32,767 distinct limits, forever), so an unbounded stream of
+     * made-up limits from callers must not be able to exhaust it.
+     */
+    public void maxClientLimits(int max) {
+        this.maxClientLimits = max;
     }
 
     public RuleSet rules() {
@@ -282,6 +293,21 @@ public final class DecisionService {
             }
             if (d.override() != null) {
                 Limit l = d.override();
+                if (maxClientLimits == 0) {
+                    throw new BadRequestException("client-limits-disabled", "descriptors[" + i
+                            + "] sends its own limit, which this service refuses (--max-client-limits 0): "
+                            + "use the configured rules");
+                }
+                if (!clientLimits.contains(l)) {
+                    synchronized (clientLimits) {
+                        if (clientLimits.size() >= maxClientLimits && !clientLimits.contains(l)) {
+                            throw new BadRequestException("too-many-client-limits", "descriptors[" + i
+                                    + "] sends a new limit " + l + " but callers already use " + clientLimits.size()
+                                    + " distinct limits, the most this service accepts (--max-client-limits): reuse limits");
+                        }
+                        clientLimits.add(l);
+                    }
+                }
                 matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.LIMITED, l, l.algorithm(),
                         l.rate().permits(), null, l.rate().period(), l.capacity(), false, false, "request");
             } else {

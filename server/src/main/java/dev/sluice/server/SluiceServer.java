@@ -94,6 +94,11 @@ public final class SluiceServer implements AutoCloseable {
     }
 
     public static SluiceServer start(Settings s) throws IOException, InterruptedException {
+        return start(s, 1024);
+    }
+
+    /** Starts with a bound on the distinct limits callers may send (0 refuses caller-sent limits). */
+    public static SluiceServer start(Settings s, int maxClientLimits) throws IOException, InterruptedException {
         ServerMetrics metrics = new ServerMetrics();
         ExecutorService pool = null;
         if (s.blockingStore()) {
@@ -106,6 +111,7 @@ public final class SluiceServer implements AutoCloseable {
         }
         DecisionService service = new DecisionService(s.limiter(), s.storeName(), s.rules(), pool,
                 s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
+        service.maxClientLimits(maxClientLimits);
         HttpServer http = null;
         GrpcServer grpc = null;
         RulesWatcher watcher = null;

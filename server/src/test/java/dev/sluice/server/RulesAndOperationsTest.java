@@ -72,6 +72,27 @@ class RulesAndOperationsTest {
     }
 
     @Test
+    void callerSentLimitsAreBounded() {
+        try (TestServer s = TestServer.start("envoy/example5.yaml")) {
+            s.server.service().maxClientLimits(2);
+            for (int rpu = 1; rpu <= 2; rpu++) {
+                assertThat(s.post(withLimit(rpu)).status()).isEqualTo(200);
+            }
+            assertThat(s.post(withLimit(1)).status()).as("a known limit is still fine").isEqualTo(200);
+            TestServer.Resp third = s.post(withLimit(3));
+            assertThat(third.status()).isEqualTo(400);
+            BadInputHttpTest.assertProblem(third, "too-many-client-limits", "already use 2 distinct limits");
+            s.server.service().maxClientLimits(0);
+            BadInputHttpTest.assertProblem(s.post(withLimit(1)), "client-limits-disabled", "refuses");
+        }
+    }
+
+    private static String withLimit(int rpu) {
+        return "{\"domain\":\"internal\",\"descriptors\":[{\"entries\":[{\"key\":\"k\",\"value\":\"v\"}],"
+                + "\"limit\":{\"requests_per_unit\":" + rpu + ",\"unit\":\"hour\"}}]}";
+    }
+
+    @Test
     void aDomainMayBeDefinedOnce(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("a.yaml"), "domain: d\ndescriptors:\n  - key: k\n");
         Files.writeString(dir.resolve("b.yaml"), "domain: d\ndescriptors:\n  - key: j\n");

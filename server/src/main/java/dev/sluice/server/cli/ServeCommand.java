@@ -70,6 +70,10 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-keys", defaultValue = "1048576", description = "In-memory store: most tracked keys (default ${DEFAULT-VALUE})")
     int maxKeys;
 
+    @Option(names = "--max-client-limits", defaultValue = "1024",
+            description = "Most distinct limits callers may send in descriptors[].limit (RemoteRateLimiter does); 0 refuses them (default ${DEFAULT-VALUE})")
+    int maxClientLimits;
+
     @Option(names = "--shutdown-grace", defaultValue = "10s", description = "Time in-flight requests get on shutdown (default ${DEFAULT-VALUE})")
     String shutdownGrace;
 
@@ -120,7 +124,7 @@ final class ServeCommand implements Callable<Integer> {
                 s.readTimeout(), s.idleTimeout(), s.bearerToken(), Durations.parse(shutdownGrace));
         SluiceServer server;
         try {
-            server = SluiceServer.start(s);
+            server = SluiceServer.start(s, maxClientLimits);
         } catch (IOException e) {
             System.err.println("sluice: cannot listen: " + e.getMessage()
                     + " (is another sluice running? choose other ports with --http/--grpc)");
