@@ -78,7 +78,7 @@ class RulesAndOperationsTest {
             for (int rpu = 1; rpu <= 2; rpu++) {
                 assertThat(s.post(withLimit(rpu)).status()).isEqualTo(200);
             }
-            assertThat(s.post(withLimit(1)).status()).as("a known limit is still fine").isEqualTo(200);
+            assertThat(s.post(withLimit(1)).status()).as("a known limit is still accepted (and its 1/hour is spent)").isEqualTo(429);
             TestServer.Resp third = s.post(withLimit(3));
             assertThat(third.status()).isEqualTo(400);
             BadInputHttpTest.assertProblem(third, "too-many-client-limits", "already use 2 distinct limits");
