@@ -188,19 +188,22 @@ class RulesAndOperationsTest {
         }
     }
 
-    /** A store that hangs far past any budget. */
-    static final class SlowStore extends DownStore2 {
-    }
+    /** A store that takes its time. */
+    static final class SlowStore implements RateLimiter {
+        private final long sleepMillis;
 
-    static class DownStore2 implements RateLimiter {
+        SlowStore(long sleepMillis) {
+            this.sleepMillis = sleepMillis;
+        }
+
         @Override
         public Decision tryAcquire(String key, Limit limit, long cost) {
             try {
-                Thread.sleep(5_000);
+                Thread.sleep(sleepMillis);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-            return new Decision(true, 1, 0, 0, 0);
+            return new Decision(true, limit == null ? 1 : limit.capacity(), 0, 0, 0);
         }
 
         @Override
@@ -243,8 +246,24 @@ class RulesAndOperationsTest {
     }
 
     @Test
+    void shutdownLetsInFlightRequestsFinish() throws Exception {
+        TestServer s = TestServer.startWith(new SlowStore(700), t -> t.withStore(t.limiter(), "slow", true,
+                Duration.ofSeconds(5)), "envoy/example5.yaml");
+        var pending = TestServer.CLIENT.sendAsync(java.net.http.HttpRequest.newBuilder(
+                        java.net.URI.create(s.base + "/v1/check")).header("Content-Type", "application/json")
+                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(TestServer.check("internal", -1, "azure=x")))
+                        .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        Thread.sleep(300); // the request is now waiting on the store
+        s.close();
+        var resp = pending.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(resp.statusCode()).isEqualTo(200);
+        assertThat(resp.headers().firstValue("Connection")).hasValue("close");
+        assertThatThrownBy(() -> s.get("/healthz")).as("no longer listening").isInstanceOf(java.io.UncheckedIOException.class);
+    }
+
+    @Test
     void aSlowStoreIsCutOffAtTheStoreTimeout() {
-        try (TestServer s = TestServer.startWith(new SlowStore(), t -> t.withStore(t.limiter(), "slow", true,
+        try (TestServer s = TestServer.startWith(new SlowStore(5_000), t -> t.withStore(t.limiter(), "slow", true,
                 Duration.ofMillis(150)), "envoy/example5.yaml")) {
             TestServer.Resp r = s.check("internal", "azure=x");
             assertThat(r.status()).isEqualTo(503);
