@@ -42,6 +42,7 @@ public final class GrpcServer implements AutoCloseable {
                 .maxInboundMessageSize(maxMessageBytes)
                 .maxInboundMetadataSize(8192)
                 .maxConnectionIdle(idleTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .withChildOption(io.grpc.netty.shaded.io.netty.channel.ChannelOption.TCP_NODELAY, true)
                 .addService(definition)
                 .build()
                 .start();
