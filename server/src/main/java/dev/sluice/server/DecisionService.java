@@ -207,7 +207,7 @@ public final class DecisionService {
         return run(() -> {
             Decision d = limiter.reserve(it.key, it.limit, it.hits, java.time.Duration.ofNanos(maxWaitNanos));
             Status st = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
-            metrics.decision(plan.domain(), it.metricRule, st.outcome());
+            metrics.decision(plan.metricDomain(), it.metricRule, st.outcome());
             return new CheckResult(d.allowed(), List.of(st), d);
         });
     }
@@ -243,7 +243,7 @@ public final class DecisionService {
     private record Item(Kind kind, Rule rule, Limit limit, String key, long hits, String metricRule) {
     }
 
-    private record Plan(String domain, List<Item> items) {
+    private record Plan(String metricDomain, List<Item> items) {
         boolean needsStore() {
             for (Item i : items) {
                 if (i.kind == Kind.ENFORCED || i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {
@@ -354,7 +354,8 @@ public final class DecisionService {
                 default -> throw new IllegalStateException("unknown rule kind " + r.kind());
             }
         }
-        return new Plan(domain, items);
+        // a domain without rules (caller-sent limits only) is named by the caller: keep it out of metric labels
+        return new Plan(dr != null ? domain : "_client", items);
     }
 
     // ---- deciding: the store calls
@@ -442,7 +443,7 @@ public final class DecisionService {
         }
         Decision combined = null;
         for (Status s : out) {
-            metrics.decision(plan.domain(), s.metricRule(), s.outcome());
+            metrics.decision(plan.metricDomain(), s.metricRule(), s.outcome());
             boolean counts = s.decision() != null && s.outcome() != Outcome.SHADOW_OVER_LIMIT
                     && !(s.rule() != null && s.rule().shadowMode());
             if (counts) {

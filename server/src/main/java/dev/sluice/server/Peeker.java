@@ -12,7 +12,7 @@ import java.lang.invoke.MethodType;
  * per-descriptor detail after an all-or-nothing multi-descriptor decision.
  *
  * <p>{@link RateLimiter} has no such operation yet (core has been asked for {@code peek(key, limit, cost)}).
- * Until it has, {@link #of(RateLimiter)} finds a public {@code Decision peek(String, Limit, long)} on the store
+ * Until it has, {@link #of(RateLimiter)} finds a public {@code Decision peek(String, Limit, long)} on the store (a public class)
  * if it offers one, and otherwise returns null: the service then refuses {@code hits: 0} with a clear message
  * instead of guessing, because with only {@code tryAcquire} there is no way to look without taking.
  */

@@ -95,7 +95,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 }
             }
             case "/healthz" -> {
-                if (req.method().equals(HttpMethod.GET) || req.method().equals(HttpMethod.HEAD)) {
+                if (req.method().equals(HttpMethod.GET)) {
                     respond(ctx, keepAlive, HttpResponseStatus.OK, JSON,
                             "{\"status\":\"ok\"}".getBytes(StandardCharsets.UTF_8), Map.of());
                 } else {
@@ -103,7 +103,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 }
             }
             case "/readyz" -> {
-                if (req.method().equals(HttpMethod.GET) || req.method().equals(HttpMethod.HEAD)) {
+                if (req.method().equals(HttpMethod.GET)) {
                     ready(ctx, keepAlive);
                 } else {
                     methodNotAllowed(ctx, keepAlive, "GET");
