@@ -35,10 +35,21 @@ public final class ServerMetrics {
                 .register(registry);
     }
 
+    /** Counters by domain and rule, one per outcome, created on first use (cheaper than a registry lookup). */
+    private final java.util.concurrent.ConcurrentHashMap<String, Counter[]> decisions =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private static final CheckResult.Outcome[] OUTCOMES = CheckResult.Outcome.values();
+
     public void decision(String domain, String rule, CheckResult.Outcome outcome) {
-        Counter.builder("sluice.decisions").description("Descriptors decided, by domain, rule and outcome")
-                .tag("domain", domain).tag("rule", rule).tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
-                .register(registry).increment();
+        Counter[] byOutcome = decisions.computeIfAbsent(domain + '\u0000' + rule, k -> new Counter[OUTCOMES.length]);
+        Counter c = byOutcome[outcome.ordinal()];
+        if (c == null) {
+            c = Counter.builder("sluice.decisions").description("Descriptors decided, by domain, rule and outcome")
+                    .tag("domain", domain).tag("rule", rule).tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+                    .register(registry);
+            byOutcome[outcome.ordinal()] = c; // a benign race: register() returns the same counter
+        }
+        c.increment();
     }
 
     public Timer timer(boolean grpc) {
