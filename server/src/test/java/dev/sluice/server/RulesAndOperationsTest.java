@@ -134,6 +134,27 @@ class RulesAndOperationsTest {
     }
 
     @Test
+    void checkCommandAsksARunningServiceAndExitsByTheAnswer() {
+        try (TestServer s = TestServer.start("envoy/example3.yaml")) {
+            PrintStream out = System.out;
+            ByteArrayOutputStream captured = new ByteArrayOutputStream();
+            try {
+                System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
+                assertThat(SluiceCommand.commandLine().execute("check", "--url", s.base, "--domain", "edge_proxy_per_ip",
+                        "remote_address=50.0.0.1")).isZero();
+                assertThat(captured.toString(StandardCharsets.UTF_8)).contains("HTTP 200")
+                        .contains("RateLimit: \"edge_proxy_per_ip.remote_address\";r=9;t=1");
+                assertThat(SluiceCommand.commandLine().execute("check", "--url", s.base, "--domain", "edge_proxy_per_ip",
+                        "remote_address=50.0.0.5")).isEqualTo(1);
+                assertThat(SluiceCommand.commandLine().execute("check", "--url", s.base, "--domain", "nope",
+                        "a=b")).isEqualTo(2);
+            } finally {
+                System.setOut(out);
+            }
+        }
+    }
+
+    @Test
     void hotReloadAppliesGoodRulesAndKeepsThemOnABadFile(@TempDir Path dir) throws Exception {
         Path rules = dir.resolve("rules.yaml");
         Files.writeString(rules, "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 1\n");
