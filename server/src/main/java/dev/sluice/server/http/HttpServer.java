@@ -8,6 +8,9 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
@@ -17,7 +20,8 @@ import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The HTTP/JSON endpoint on Netty: a few event-loop threads serve every connection (no thread per request),
+ * The HTTP/JSON endpoint on Netty (epoll on Linux, NIO elsewhere): a few event-loop threads serve every
+ * connection (no thread per request),
  * connections are kept alive, and each is guarded by {@link RequestTimeouts} (slow clients and idle
  * connections are closed) and a body bound (larger bodies get 413 before they are buffered).
  */
@@ -45,13 +49,16 @@ public final class HttpServer implements AutoCloseable {
     /** Binds and starts serving; throws when the address is taken. */
     public static HttpServer start(InetSocketAddress address, DecisionService service, Options options)
             throws InterruptedException {
-        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(options.threads(), NioIoHandler.newFactory());
+        boolean epoll = Epoll.isAvailable();
+        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1,
+                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(options.threads(),
+                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         HttpApiHandler handler = new HttpApiHandler(service, options.bearerToken());
         try {
             ServerBootstrap b = new ServerBootstrap()
                     .group(boss, workers)
-                    .channel(NioServerSocketChannel.class)
+                    .channel(epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class)
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
