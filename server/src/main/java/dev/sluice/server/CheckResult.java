@@ -34,7 +34,10 @@ public record CheckResult(boolean allowed, List<Status> statuses, Decision combi
         /** No rule matched, or the rule was replaced: nothing to limit. */
         NO_RULE,
         /** Evaluated with {@code hits: 0}: nothing consumed. */
-        CHECKED
+        CHECKED,
+        /** Not evaluated, nothing consumed: another descriptor of this all-or-nothing request was blocked or
+         *  failed its check-only look. */
+        SKIPPED
     }
 
     /**

@@ -36,15 +36,16 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>Each descriptor is matched in its domain ({@link DomainRules#match}); a descriptor that carries its own
  *       limit uses that instead. Rules named in another matched rule's {@code replaces} are dropped.</li>
  *   <li>Unlimited, blocked ({@code requests_per_unit: 0}) and unmatched descriptors are answered here, without
- *       the store.</li>
- *   <li>Every enforced descriptor with {@code hits > 0} goes to the store in <em>one</em> all-or-nothing call,
- *       {@link RateLimiter#tryAcquire(List)}: when any is over its limit, nothing is consumed for any of them
- *       (envoy, by contrast, counts the others). A single descriptor uses the single-permit call and gets its
- *       exact decision.</li>
- *   <li>Shadow-mode descriptors are evaluated on their own, one {@code tryAcquire} each: they consume like
- *       real limits, so the metrics show what enforcement would do, but they never deny and never block the
- *       enforced ones.</li>
- *   <li>Descriptors with {@code hits: 0} are evaluated with the store's {@link Peeker}: nothing is consumed.</li>
+ *       the store; descriptors with {@code hits: 0} are looked at with the store's {@link Peeker}, nothing
+ *       consumed.</li>
+ *   <li>If that already denies the request, nothing is taken for the others (outcome {@code skipped}).
+ *       Otherwise every enforced descriptor with {@code hits > 0} goes to the store in <em>one</em>
+ *       all-or-nothing call, {@link RateLimiter#tryAcquire(List)}: when any is over its limit, nothing is
+ *       consumed for any of them (envoy, by contrast, counts the others). A single descriptor uses the
+ *       single-permit call and gets its exact decision.</li>
+ *   <li>Shadow-mode descriptors are evaluated on their own, one {@code tryAcquire} each: they count every
+ *       request like real limits, so the metrics show what enforcement would do, but they never deny and never
+ *       block the enforced ones.</li>
  * </ol>
  *
  * <p>The store key of a descriptor is its domain and its entries as sent ({@code api|plan=free|user=42}), so every
@@ -363,51 +364,9 @@ public final class DecisionService {
     private CheckResult decide(Plan plan) {
         List<Item> items = plan.items();
         Status[] out = new Status[items.size()];
-        List<Integer> enforced = new ArrayList<>(items.size());
-        for (int i = 0; i < items.size(); i++) {
-            if (items.get(i).kind == Kind.ENFORCED) {
-                enforced.add(i);
-            }
-        }
         boolean allowed = true;
-        if (enforced.size() == 1) {
-            int i = enforced.get(0);
-            Item it = items.get(i);
-            Decision d = limiter.tryAcquire(it.key, it.limit, it.hits);
-            out[i] = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
-            allowed = d.allowed();
-        } else if (enforced.size() > 1) {
-            List<Permit> permits = new ArrayList<>(enforced.size());
-            for (int i : enforced) {
-                Item it = items.get(i);
-                permits.add(new Permit(it.key, it.limit, it.hits));
-            }
-            Decision combined = limiter.tryAcquire(permits);
-            allowed = combined.allowed();
-            for (int i : enforced) {
-                Item it = items.get(i);
-                if (peeker != null) {
-                    // after the fact, for detail only: what one more request of this size would get now
-                    Decision now = peeker.peek(it.key, it.limit, it.hits);
-                    boolean over = !allowed && now.denied();
-                    Decision shown = allowed ? new Decision(true, now.limit(), now.remaining(), 0, now.resetAfterNanos())
-                            : now;
-                    out[i] = status(it, shown, over ? Outcome.OVER_LIMIT : Outcome.OK, true);
-                } else {
-                    out[i] = status(it, combined, allowed ? Outcome.OK : Outcome.OVER_LIMIT, false);
-                }
-            }
-            if (!allowed && peeker != null && enforced.stream().noneMatch(i -> out[i].code() == Code.OVER_LIMIT)) {
-                // a race with another request freed room after the denial: report the denial on the tightest
-                int tight = enforced.get(0);
-                for (int i : enforced) {
-                    if (out[i].decision().remaining() < out[tight].decision().remaining()) {
-                        tight = i;
-                    }
-                }
-                out[tight] = status(items.get(tight), combined, Outcome.OVER_LIMIT, false);
-            }
-        }
+        List<Integer> enforced = new ArrayList<>(items.size());
+        // 1. what needs no store, and the check-only looks: they decide whether the enforced ones may be taken
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);
             switch (it.kind) {
@@ -423,11 +382,6 @@ public final class DecisionService {
                             it.metricRule, true);
                     allowed &= shadow;
                 }
-                case SHADOW -> {
-                    Decision d = limiter.tryAcquire(it.key, it.limit, it.hits);
-                    out[i] = new Status(Code.OK, d.allowed() ? Outcome.OK : Outcome.SHADOW_OVER_LIMIT, it.rule,
-                            it.limit, d, it.hits, it.metricRule, true);
-                }
                 case PEEK -> {
                     Decision d = peeker.peek(it.key, it.limit, 1);
                     boolean shadow = it.rule.shadowMode();
@@ -435,10 +389,35 @@ public final class DecisionService {
                     out[i] = new Status(code, Outcome.CHECKED, it.rule, it.limit, d, 0, it.metricRule, true);
                     allowed &= code == Code.OK;
                 }
-                case ENFORCED -> {
-                    // decided above
+                case ENFORCED -> enforced.add(i);
+                case SHADOW -> {
+                    // below
                 }
-                default -> throw new IllegalStateException();
+                default -> throw new IllegalStateException("unknown kind " + it.kind);
+            }
+        }
+        // 2. the enforced descriptors, all or nothing; not even tried when the request is already denied
+        if (!allowed) {
+            for (int i : enforced) {
+                Item it = items.get(i);
+                out[i] = new Status(Code.OK, Outcome.SKIPPED, it.rule, it.limit, null, it.hits, it.metricRule, true);
+            }
+        } else if (enforced.size() == 1) {
+            int i = enforced.get(0);
+            Item it = items.get(i);
+            Decision d = limiter.tryAcquire(it.key, it.limit, it.hits);
+            out[i] = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
+            allowed = d.allowed();
+        } else if (enforced.size() > 1) {
+            allowed = acquireAll(items, enforced, out);
+        }
+        // 3. shadow-mode descriptors, each on its own: they count every request and never deny
+        for (int i = 0; i < items.size(); i++) {
+            Item it = items.get(i);
+            if (it.kind == Kind.SHADOW) {
+                Decision d = limiter.tryAcquire(it.key, it.limit, it.hits);
+                out[i] = new Status(Code.OK, d.allowed() ? Outcome.OK : Outcome.SHADOW_OVER_LIMIT, it.rule,
+                        it.limit, d, it.hits, it.metricRule, true);
             }
         }
         Decision combined = null;
@@ -451,6 +430,41 @@ public final class DecisionService {
             }
         }
         return new CheckResult(allowed, List.of(out), combined);
+    }
+
+    /** Several enforced descriptors in one all-or-nothing store call; fills their statuses, returns allowed. */
+    private boolean acquireAll(List<Item> items, List<Integer> enforced, Status[] out) {
+        List<Permit> permits = new ArrayList<>(enforced.size());
+        for (int i : enforced) {
+            Item it = items.get(i);
+            permits.add(new Permit(it.key, it.limit, it.hits));
+        }
+        Decision combined = limiter.tryAcquire(permits);
+        boolean allowed = combined.allowed();
+        for (int i : enforced) {
+            Item it = items.get(i);
+            if (peeker != null) {
+                // after the fact, for detail only: the state of this descriptor now
+                Decision now = peeker.peek(it.key, it.limit, it.hits);
+                boolean over = !allowed && now.denied();
+                Decision shown = allowed ? new Decision(true, now.limit(), now.remaining(), 0, now.resetAfterNanos())
+                        : now;
+                out[i] = status(it, shown, over ? Outcome.OVER_LIMIT : Outcome.OK, true);
+            } else {
+                out[i] = status(it, combined, allowed ? Outcome.OK : Outcome.OVER_LIMIT, false);
+            }
+        }
+        if (!allowed && peeker != null && enforced.stream().noneMatch(i -> out[i].code() == Code.OVER_LIMIT)) {
+            // another request freed room after the denial: report the denial on the tightest descriptor
+            int tight = enforced.get(0);
+            for (int i : enforced) {
+                if (out[i].decision().remaining() < out[tight].decision().remaining()) {
+                    tight = i;
+                }
+            }
+            out[tight] = status(items.get(tight), combined, Outcome.OVER_LIMIT, false);
+        }
+        return allowed;
     }
 
     private static Status status(Item it, Decision d, Outcome outcome, boolean detailed) {

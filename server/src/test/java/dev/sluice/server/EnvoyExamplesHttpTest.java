@@ -85,6 +85,12 @@ class EnvoyExamplesHttpTest {
         assertThat(banned.status()).isEqualTo(429);
         assertThat(banned.status(0).get("outcome").asText()).isEqualTo("blocked");
         assertThat(banned.status(0).get("rule").asText()).isEqualTo("edge_proxy_per_ip.remote_address_50.0.0.5");
+        // a blocked descriptor denies the whole request, and nothing is taken for the others
+        TestServer.Resp both = s.check("edge_proxy_per_ip", "remote_address=50.0.0.5", "remote_address=50.0.0.2");
+        assertThat(both.status()).isEqualTo(429);
+        assertThat(both.status(1).get("outcome").asText()).isEqualTo("skipped");
+        assertThat(s.check("edge_proxy_per_ip", "remote_address=50.0.0.2").status(0).get("remaining").asLong())
+                .isEqualTo(9);
     }
 
     @Test
