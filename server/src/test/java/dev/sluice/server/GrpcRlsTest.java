@@ -137,6 +137,27 @@ class GrpcRlsTest {
     }
 
     @Test
+    void aStoreThatIsDownIsUnavailable() throws InterruptedException {
+        try (TestServer down = TestServer.startWith(new RulesAndOperationsTest.DownStore(),
+                t -> t.withStore(t.limiter(), "down", true, java.time.Duration.ofSeconds(1)), "envoy/example5.yaml")) {
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", down.server.grpcAddress().getPort())
+                    .usePlaintext().build();
+            try {
+                var stub = RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS);
+                assertThatThrownBy(() -> stub.shouldRateLimit(request("internal", 1, descriptor("azure=x"))))
+                        .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
+                            assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
+                            assertThat(e.getStatus().getDescription()).contains("the down store failed: connection refused");
+                        });
+                assertThat(stub.shouldRateLimit(request("internal", 1, descriptor("ldap=x"))).getOverallCode())
+                        .as("unlimited rules need no store").isEqualTo(Code.OK);
+            } finally {
+                ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
     void tokenIsRequiredInMetadataWhenConfigured() throws InterruptedException {
         try (TestServer secured = TestServer.start(t -> t.withToken("s3cret"), "envoy/example5.yaml")) {
             ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", secured.server.grpcAddress().getPort())
