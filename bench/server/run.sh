@@ -31,5 +31,6 @@ echo "== nginx limit_req -> 204: wrk -t1 -c$conns -d${secs}s --latency"
 wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$root/bench/server/post.lua" http://127.0.0.1:8090/v1/check
 echo "== sluice POST /v1/check (memory): wrk -t1 -c$conns -d${secs}s --latency"
 wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$root/bench/server/post.lua" http://127.0.0.1:8088/v1/check
-echo "== sluice gRPC ShouldRateLimit (memory), $conns calls in flight"
-java -cp "$jar" "$root/bench/server/GrpcLoad.java" 127.0.0.1:8089 "$conns" "$secs" "$secs"
+echo "== sluice gRPC ShouldRateLimit (memory), $conns calls in flight, 1 connection (as one Envoy), then 4"
+java -cp "$jar" "$root/bench/server/GrpcLoad.java" 127.0.0.1:8089 "$conns" "$secs" "$secs" 1
+java -cp "$jar" "$root/bench/server/GrpcLoad.java" 127.0.0.1:8089 "$conns" "$secs" 5 4
