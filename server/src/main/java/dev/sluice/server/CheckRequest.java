@@ -16,7 +16,7 @@ public record CheckRequest(String domain, List<Descriptor> descriptors) {
      * @param entries  the descriptor's key/value pairs, in order
      * @param hits     permits this request spends on the matched rule; 0 = check only, consume nothing
      * @param override a limit sent by the caller instead of the configured rule (envoy's descriptor
-     *                 {@code limit}; {@link dev.sluice.server.client.RemoteRateLimiter} sends its limits this
+     *                 {@code limit}; {@code dev.sluice.client.RemoteRateLimiter} sends its limits this
      *                 way), or null
      */
     public record Descriptor(List<Entry> entries, long hits, Limit override) {

@@ -1,6 +1,7 @@
 package dev.sluice.server.client;
 
 import dev.sluice.Decision;
+import dev.sluice.client.RemoteRateLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;

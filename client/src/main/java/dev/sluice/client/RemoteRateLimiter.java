@@ -1,4 +1,4 @@
-package dev.sluice.server.client;
+package dev.sluice.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

@@ -1,4 +1,4 @@
-package dev.sluice.server.client;
+package dev.sluice.client;
 
 /** The decision service could not be reached, timed out, or failed (HTTP 5xx). */
 public final class RemoteRateLimiterException extends RuntimeException {
