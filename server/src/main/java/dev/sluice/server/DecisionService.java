@@ -119,6 +119,19 @@ public final class DecisionService {
         return storeName;
     }
 
+    private static final Limit READY_PROBE = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
+
+    /**
+     * Readiness: one decision on a probe key under a limit no caller uses, under the store budget. Completes
+     * normally when the store answers, exceptionally ({@link StoreUnavailableException}) when it does not.
+     */
+    public CompletableFuture<Void> probe() {
+        return run(() -> {
+            limiter.tryAcquire("sluice:readyz", READY_PROBE, 1);
+            return null;
+        });
+    }
+
     /** True when check-only requests ({@code hits: 0}) can be answered by this store. */
     public boolean canPeek() {
         return peeker != null;

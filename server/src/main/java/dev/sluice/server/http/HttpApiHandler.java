@@ -1,6 +1,5 @@
 package dev.sluice.server.http;
 
-import dev.sluice.Limit;
 import dev.sluice.server.BadRequestException;
 import dev.sluice.server.CheckResult;
 import dev.sluice.server.DecisionService;
@@ -47,7 +46,6 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     static final String PROBLEM_JSON = "application/problem+json";
     private static final Logger log = LoggerFactory.getLogger(HttpApiHandler.class);
     private static final String JSON = "application/json";
-    private static final Limit READY_PROBE = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
 
     private final DecisionService service;
     private final byte[] token;
@@ -221,16 +219,23 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     private void ready(ChannelHandlerContext ctx, boolean keepAlive) {
-        // a decision on a probe key under a limit no caller uses: proves the store answers
-        try {
-            service.limiter().tryAcquire("sluice:readyz", READY_PROBE, 1);
-            respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, ("{\"status\":\"ready\",\"store\":\""
-                    + service.storeName() + "\"}").getBytes(StandardCharsets.UTF_8), Map.of());
-        } catch (RuntimeException e) {
-            service.metrics().storeError("readyz");
-            problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, "store-unavailable", "the "
-                    + service.storeName() + " store does not answer: " + e.getMessage(), Map.of("Retry-After", "1"));
-        }
+        inFlight.incrementAndGet();
+        service.probe().whenComplete((v, t) -> ctx.executor().execute(() -> {
+            try {
+                if (t == null) {
+                    respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, ("{\"status\":\"ready\",\"store\":\""
+                            + service.storeName() + "\"}").getBytes(StandardCharsets.UTF_8), Map.of());
+                } else {
+                    Throwable c = t instanceof CompletionException ? t.getCause() : t;
+                    service.metrics().storeError("readyz");
+                    problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, "store-unavailable", "the "
+                            + service.storeName() + " store does not answer: " + c.getMessage(),
+                            Map.of("Retry-After", "1"));
+                }
+            } finally {
+                inFlight.decrementAndGet();
+            }
+        }));
     }
 
     private void internalError(ChannelHandlerContext ctx, Throwable t) {
