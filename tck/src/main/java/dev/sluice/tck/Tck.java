@@ -20,9 +20,13 @@ public final class Tck {
         return ManualTicker.atEpochNanos(T0);
     }
 
-    /** A key no other test uses, so suites can share one store (Redis, PostgreSQL) without cleanup. */
+    /**
+     * A key no other test uses, so suites can share one store (Redis, PostgreSQL) without cleanup. The
+     * random part is a Redis hash tag ({@code tck:{…}:name}): keys a test derives from one base by
+     * appending suffixes share a cluster slot, so multi-permit scenarios run on Redis Cluster too.
+     */
     public static String key(String name) {
-        return "tck:" + UUID.randomUUID().toString().substring(0, 13) + ":" + name;
+        return "tck:{" + UUID.randomUUID().toString().substring(0, 13) + "}:" + name;
     }
 
     public static long nanos(Duration d) {

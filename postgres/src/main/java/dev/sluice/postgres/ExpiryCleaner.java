@@ -1,0 +1,155 @@
+package dev.sluice.postgres;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Deletes rows whose {@code expires_at} has passed: such a row equals a fresh key's state, so deleting it
+ * changes no decision. A sweep deletes in batches ({@value #DEFAULT_BATCH_SIZE} rows by default), each
+ * batch one short statement that picks its rows with {@code FOR UPDATE SKIP LOCKED}: a row a decision holds
+ * is skipped (it is being written anyway), and a decision never waits on the cleaner for longer than one
+ * row's delete. A sweep stops after {@value #DEFAULT_MAX_BATCHES} batches, or earlier when a batch comes
+ * back short, so a backlog of expired rows is worked off over several sweeps instead of in one long one.
+ *
+ * <p>A decision that races the delete of its row stays exact: it either locked the row first (the
+ * cleaner skips it) or finds it gone once the cleaner commits, and then starts from a fresh state, which
+ * the expired row was equal to.
+ *
+ * <p>Time is the limiter's: the database's clock by default, its ticker when it has one.
+ */
+public final class ExpiryCleaner implements AutoCloseable {
+
+    /** Rows deleted by one statement. */
+    public static final int DEFAULT_BATCH_SIZE = 1_000;
+    /** Batches in one sweep at most. */
+    public static final int DEFAULT_MAX_BATCHES = 10;
+
+    private static final System.Logger LOG = System.getLogger(ExpiryCleaner.class.getName());
+
+    private final PostgresRateLimiter limiter;
+    private final int batchSize;
+    private final int maxBatches;
+    private final AtomicLong deleted = new AtomicLong();
+    private final AtomicLong sweeps = new AtomicLong();
+    private final AtomicLong failures = new AtomicLong();
+    private final AtomicReference<RuntimeException> lastFailure = new AtomicReference<>();
+    private volatile ScheduledExecutorService scheduler;
+
+    ExpiryCleaner(PostgresRateLimiter limiter, int batchSize, int maxBatches) {
+        this.limiter = Objects.requireNonNull(limiter);
+        if (batchSize < 1 || batchSize > 1_000_000) {
+            throw new IllegalArgumentException("batchSize " + batchSize + " must be between 1 and 1,000,000 rows: e.g. 1000");
+        }
+        if (maxBatches < 1) {
+            throw new IllegalArgumentException("maxBatchesPerSweep " + maxBatches + " must be at least 1: e.g. 10");
+        }
+        this.batchSize = batchSize;
+        this.maxBatches = maxBatches;
+    }
+
+    static void checkInterval(Duration interval) {
+        Objects.requireNonNull(interval, "interval must not be null: e.g. Duration.ofMinutes(1)");
+        if (interval.toMillis() < 1) {
+            throw new IllegalArgumentException("cleaner interval " + interval + " is shorter than 1 ms: e.g. Duration.ofMinutes(1)");
+        }
+    }
+
+    void start(Duration interval) {
+        checkInterval(interval);
+        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "sluice-postgres-cleaner");
+            t.setDaemon(true);
+            return t;
+        });
+        scheduler = s;
+        long ms = interval.toMillis();
+        s.scheduleWithFixedDelay(this::sweepQuietly, ms, ms, TimeUnit.MILLISECONDS);
+    }
+
+    private void sweepQuietly() {
+        try {
+            sweep();
+        } catch (RuntimeException e) {
+            failures.incrementAndGet();
+            lastFailure.set(e);
+            LOG.log(System.Logger.Level.WARNING, "expiry sweep failed; the next one will try again", e);
+        }
+    }
+
+    /**
+     * One sweep, now, on the calling thread: the bucket, window and log tables in turn, at most
+     * {@code maxBatchesPerSweep} batches (statements that deleted rows) in all, so at most that many
+     * statements plus one empty probe per table. Returns the rows deleted.
+     */
+    public long sweep() {
+        long total = 0;
+        int batches = 0;
+        for (PostgresRateLimiter.Table table : PostgresRateLimiter.Table.values()) {
+            while (batches < maxBatches) {
+                int n = limiter.deleteExpired(table, batchSize);
+                if (n == 0) {
+                    break; // nothing (left) to delete here: an empty probe is not a batch
+                }
+                batches++;
+                total += n;
+                if (n < batchSize) {
+                    break;
+                }
+            }
+        }
+        sweeps.incrementAndGet();
+        deleted.addAndGet(total);
+        return total;
+    }
+
+    /** Rows deleted since this cleaner started. */
+    public long deletedRows() {
+        return deleted.get();
+    }
+
+    /** Sweeps completed. */
+    public long sweeps() {
+        return sweeps.get();
+    }
+
+    /** Sweeps that failed (the database was down, say); the cleaner keeps going. */
+    public long failedSweeps() {
+        return failures.get();
+    }
+
+    /** The last failure of a scheduled sweep, or null. */
+    public RuntimeException lastFailure() {
+        return lastFailure.get();
+    }
+
+    public int batchSize() {
+        return batchSize;
+    }
+
+    public int maxBatchesPerSweep() {
+        return maxBatches;
+    }
+
+    /** Stops the schedule; a sweep under way finishes its current statement. Idempotent. */
+    @Override
+    public void close() {
+        ScheduledExecutorService s = scheduler;
+        if (s != null) {
+            s.shutdown();
+            try {
+                if (!s.awaitTermination(5, TimeUnit.SECONDS)) {
+                    s.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                s.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        limiter.forget(this);
+    }
+}

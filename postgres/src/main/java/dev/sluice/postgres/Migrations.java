@@ -1,0 +1,115 @@
+package dev.sluice.postgres;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The SQL that creates Sluice's tables and functions, as plain files in the jar under
+ * {@code dev/sluice/postgres/} ({@link #FILES}, applied in order).
+ *
+ * <p>The files are written for schema {@code public} and table prefix {@code sluice_}, so a person can
+ * apply them as they are with {@code psql -v ON_ERROR_STOP=1 -f}. For another schema or prefix they are
+ * rendered by a fixed substitution of two tokens, never from user text: the schema qualifier
+ * {@code public.} and names starting {@code sluice_} (both validated against a strict pattern, then
+ * quoted). {@code java -cp sluice-postgres.jar:sluice-core.jar dev.sluice.postgres.Migrations SCHEMA PREFIX}
+ * prints the rendered SQL for psql.
+ *
+ * <p>Every statement is idempotent ({@code IF NOT EXISTS}, {@code CREATE OR REPLACE}): applying the files
+ * twice changes nothing.
+ */
+public final class Migrations {
+
+    /** The migration files, in the order they are applied. */
+    public static final List<String> FILES = List.of("001_tables.sql", "002_token_bucket.sql",
+            "003_fixed_window.sql", "004_sliding_window.sql", "005_sliding_log.sql", "006_seed_function.sql");
+
+    /** The default schema: where unqualified names resolve on most databases. */
+    public static final String DEFAULT_SCHEMA = "public";
+    /** The default prefix of every table and function name. */
+    public static final String DEFAULT_PREFIX = "sluice_";
+
+    private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+    private static final Pattern PREFIX = Pattern.compile("[a-z_][a-z0-9_]{0,39}");
+    private static final Pattern SCHEMA_TOKEN = Pattern.compile("\\bpublic\\.");
+    private static final Pattern NAME_TOKEN = Pattern.compile("\\bsluice_([a-z0-9_]+)");
+    private static final Pattern CREATE_SCHEMA = Pattern.compile("create schema if not exists public;");
+
+    private Migrations() {
+    }
+
+    /** Checks a schema name: lower-case letters, digits and underscores, not starting with a digit. */
+    public static String checkSchema(String schema) {
+        if (schema == null || !SCHEMA.matcher(schema).matches()) {
+            throw new IllegalArgumentException("schema " + (schema == null ? "null" : "'" + schema + "'")
+                    + " is not a plain lower-case SQL name: use 1 to 63 of a-z, 0-9 and _, not starting with a digit,"
+                    + " e.g. \"sluice\"");
+        }
+        return schema;
+    }
+
+    /** Checks a table prefix: lower-case letters, digits and underscores, not starting with a digit. */
+    public static String checkPrefix(String prefix) {
+        if (prefix == null || !PREFIX.matcher(prefix).matches()) {
+            throw new IllegalArgumentException("table prefix " + (prefix == null ? "null" : "'" + prefix + "'")
+                    + " is not a plain lower-case SQL name: use 1 to 40 of a-z, 0-9 and _, not starting with a digit,"
+                    + " e.g. \"sluice_\"");
+        }
+        return prefix;
+    }
+
+    /** One migration file as shipped (schema {@code public}, prefix {@code sluice_}). */
+    public static String raw(String file) {
+        if (!FILES.contains(file)) {
+            throw new IllegalArgumentException("no migration file '" + file + "': use one of " + FILES);
+        }
+        try (InputStream in = Migrations.class.getResourceAsStream(file)) {
+            if (in == null) {
+                throw new IllegalStateException("migration " + file + " is missing from the jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read migration " + file, e);
+        }
+    }
+
+    /** One migration file rendered for a schema and prefix. */
+    public static String render(String file, String schema, String prefix) {
+        String sql = raw(file);
+        String s = quote(checkSchema(schema));
+        String p = checkPrefix(prefix);
+        sql = CREATE_SCHEMA.matcher(sql).replaceAll(Matcher.quoteReplacement("create schema if not exists " + s + ";"));
+        sql = SCHEMA_TOKEN.matcher(sql).replaceAll(Matcher.quoteReplacement(s + "."));
+        Matcher m = NAME_TOKEN.matcher(sql);
+        StringBuilder out = new StringBuilder(sql.length() + 256);
+        while (m.find()) {
+            m.appendReplacement(out, Matcher.quoteReplacement(quote(p + m.group(1))));
+        }
+        m.appendTail(out);
+        return out.toString();
+    }
+
+    /** All files rendered for a schema and prefix, in order: what {@link PostgresRateLimiter#migrate()} runs. */
+    public static String render(String schema, String prefix) {
+        StringBuilder all = new StringBuilder();
+        for (String f : FILES) {
+            all.append("-- ").append(f).append('\n').append(render(f, schema, prefix)).append('\n');
+        }
+        return all.toString();
+    }
+
+    static String quote(String identifier) {
+        return '"' + identifier + '"';
+    }
+
+    /** Prints the migrations for {@code [schema [prefix]]} to standard output, for {@code psql -f -}. */
+    public static void main(String[] args) {
+        String schema = args.length > 0 ? args[0] : DEFAULT_SCHEMA;
+        String prefix = args.length > 1 ? args[1] : DEFAULT_PREFIX;
+        System.out.print(render(schema, prefix));
+    }
+}

@@ -1,0 +1,972 @@
+package dev.sluice.postgres;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
+import dev.sluice.algorithm.Algorithms;
+import dev.sluice.algorithm.Exact;
+import dev.sluice.algorithm.Gcra;
+import dev.sluice.algorithm.LogState;
+import dev.sluice.algorithm.SlidingWindowState;
+import dev.sluice.algorithm.State;
+import dev.sluice.algorithm.Step;
+import dev.sluice.algorithm.TatState;
+import dev.sluice.algorithm.WindowState;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import javax.sql.DataSource;
+
+/**
+ * A {@link RateLimiter} whose state lives in PostgreSQL (12 and later) or YugabyteDB's YSQL: shared by
+ * every application instance, inspectable with SQL, exact.
+ *
+ * <h2>One round trip per decision</h2>
+ * A single-permit decision ({@code tryAcquire}, {@code reserve}) is one prepared call of a PL/pgSQL
+ * function per algorithm ({@code sluice_bucket_acquire}, {@code sluice_fixed_window_acquire}, …, shipped
+ * as SQL files, see {@link Migrations}) in autocommit, under READ COMMITTED. For the token bucket, GCRA
+ * and both window counters the function is one {@code UPDATE … WHERE <admission test>} when allowed, and
+ * a plain {@code SELECT} when denied; the sliding log locks the row ({@code SELECT … FOR UPDATE}),
+ * decides, and updates when allowed. Either way <b>a denied call writes nothing</b>. A first call for a key inserts the row; two
+ * first calls racing on a cold table do not fail (the loser of the INSERT decides again on the winner's
+ * row). The clock ({@code clock_timestamp()}) is never taken earlier than the instant stored in the row,
+ * so time does not run backwards between successive deciders.
+ *
+ * <p>With {@link Builder#batching(int, int)}, concurrent token-bucket and GCRA decisions are coalesced
+ * into one statement and one commit ({@code sluice_bucket_acquire_many}), each decision still exact.
+ *
+ * <p>The function returns the state it decided on and the time it used; this class then runs the very same
+ * pure step from {@code dev.sluice.algorithm} on them to build the {@link Decision}, so remaining,
+ * retryAfter and resetAfter are exactly the in-memory limiter's, rounded the same way (up, never early).
+ * The function's own allowed/denied verdict must agree with the step's, which is checked on every call.
+ *
+ * <h2>Multi-permit</h2>
+ * {@link #tryAcquire(List)} is one transaction: one statement per table locks (or creates) every row the
+ * request names, in one fixed order (key digest, then limit id), and reads their state; the steps run
+ * here, in request order, repeated (key, limit) pairs one after another; when every permit is allowed the
+ * new states are written in one batch and committed, otherwise the transaction rolls back and nothing is
+ * taken. Because every locker uses the same order, two multi-permit requests cannot deadlock.
+ *
+ * <h2>Time</h2>
+ * By default the database's clock decides ({@code clock_timestamp()}, microseconds): application clocks
+ * never decide a distributed bucket. {@link Builder#ticker(Ticker)} makes a client ticker decide instead,
+ * which is how the conformance suite drives the store.
+ *
+ * <h2>Failures</h2>
+ * SQLSTATE 40001 and 40P01 are retried under a {@link RetryPolicy}; anything else, or a conflict that
+ * outlasts the policy, is a {@link PostgresStoreException} whose message says what to do. Input is checked
+ * before anything is sent: keys PostgreSQL text cannot hold (NUL characters, unpaired surrogates) are an
+ * {@link IllegalArgumentException}.
+ *
+ * <p>The DataSource belongs to the caller: {@link #close()} stops this limiter's threads and cleaners but
+ * does not close it.
+ */
+public final class PostgresRateLimiter implements RateLimiter {
+
+    private static final System.Logger LOG = System.getLogger(PostgresRateLimiter.class.getName());
+
+    /** The three state tables, in the fixed order a multi-permit request locks them. */
+    enum Table {
+        BUCKET, WINDOW, LOG;
+
+        static Table of(Limit limit) {
+            return switch (limit.algorithm()) {
+                case TOKEN_BUCKET, GCRA -> BUCKET;
+                case FIXED_WINDOW, SLIDING_WINDOW -> WINDOW;
+                case SLIDING_LOG -> LOG;
+            };
+        }
+    }
+
+    private final DataSource dataSource;
+    private final Ticker ticker;
+    private final String schema;
+    private final String prefix;
+    private final RetryPolicy retryPolicy;
+    private final Sql sql;
+    private final Executor asyncExecutor;
+    private final ExecutorService ownedExecutor;
+    private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
+    private final Batcher batcher;
+    private final LongAdder decisions = new LongAdder();
+    private final LongAdder retries = new LongAdder();
+    private final LongAdder retriesExhausted = new LongAdder();
+    private volatile boolean closed;
+
+    private PostgresRateLimiter(Builder b) {
+        this.dataSource = b.dataSource;
+        this.ticker = b.ticker;
+        this.schema = b.schema;
+        this.prefix = b.prefix;
+        this.retryPolicy = b.retryPolicy;
+        this.sql = new Sql(schema, prefix);
+        this.batcher = b.maxBatchSize > 0 ? new Batcher(b.maxBatchSize, b.concurrentBatches, this::sendBatch) : null;
+        if (b.asyncExecutor != null) {
+            this.asyncExecutor = b.asyncExecutor;
+            this.ownedExecutor = null;
+        } else {
+            AtomicInteger n = new AtomicInteger();
+            this.ownedExecutor = Executors.newFixedThreadPool(b.asyncThreads, r -> {
+                Thread t = new Thread(r, "sluice-postgres-async-" + n.incrementAndGet());
+                t.setDaemon(true);
+                return t;
+            });
+            this.asyncExecutor = ownedExecutor;
+        }
+    }
+
+    /** A limiter on {@code dataSource} with the defaults: schema {@code public}, prefix {@code sluice_}, the database's clock. */
+    public static PostgresRateLimiter create(DataSource dataSource) {
+        return builder(dataSource).build();
+    }
+
+    public static Builder builder(DataSource dataSource) {
+        return new Builder(dataSource);
+    }
+
+    /** Configures a {@link PostgresRateLimiter}. */
+    public static final class Builder {
+        private final DataSource dataSource;
+        private Ticker ticker;
+        private String schema = Migrations.DEFAULT_SCHEMA;
+        private String prefix = Migrations.DEFAULT_PREFIX;
+        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
+        private Executor asyncExecutor;
+        private int asyncThreads = 8;
+        private int maxBatchSize;
+        private int concurrentBatches;
+
+        private Builder(DataSource dataSource) {
+            this.dataSource = Objects.requireNonNull(dataSource,
+                    "dataSource must not be null: give a pooled DataSource, e.g. a HikariDataSource");
+        }
+
+        /**
+         * Decide with this client ticker (epoch nanoseconds) instead of the database's
+         * {@code clock_timestamp()}. For tests and simulations: in production every instance must agree on
+         * time, which only the database's clock guarantees.
+         */
+        public Builder ticker(Ticker t) {
+            this.ticker = Objects.requireNonNull(t, "ticker must not be null: omit it to use the database's clock");
+            return this;
+        }
+
+        /** The schema holding Sluice's tables and functions; default {@code public}. */
+        public Builder schema(String name) {
+            this.schema = Migrations.checkSchema(name);
+            return this;
+        }
+
+        /** The prefix of every table and function name; default {@code sluice_}. */
+        public Builder tablePrefix(String p) {
+            this.prefix = Migrations.checkPrefix(p);
+            return this;
+        }
+
+        /** Retries and time budget; default {@link RetryPolicy#DEFAULT}. */
+        public Builder retryPolicy(RetryPolicy policy) {
+            this.retryPolicy = Objects.requireNonNull(policy, "retryPolicy must not be null: e.g. RetryPolicy.DEFAULT");
+            return this;
+        }
+
+        /** Where {@link #tryAcquireAsync} runs its blocking JDBC call; default a pool of 8 daemon threads. */
+        public Builder asyncExecutor(Executor executor) {
+            this.asyncExecutor = Objects.requireNonNull(executor, "asyncExecutor must not be null");
+            return this;
+        }
+
+        /**
+         * Batches concurrent token-bucket and GCRA decisions: up to {@code maxBatchSize} queued decisions go
+         * to the database as one statement and one commit, from {@code concurrentBatches} dispatcher
+         * threads (each holding one connection while its batch runs). Every decision stays exact; what
+         * changes is throughput under concurrency (one commit for many decisions) and that a decision waits
+         * for its batch. A lone caller is never delayed waiting for others. Off by default.
+         */
+        public Builder batching(int maxBatchSize, int concurrentBatches) {
+            if (maxBatchSize < 1 || maxBatchSize > 10_000) {
+                throw new IllegalArgumentException("maxBatchSize " + maxBatchSize + " must be between 1 and 10,000: e.g. 64");
+            }
+            if (concurrentBatches < 1 || concurrentBatches > 256) {
+                throw new IllegalArgumentException("concurrentBatches " + concurrentBatches
+                        + " must be between 1 and 256: e.g. half the pool size");
+            }
+            this.maxBatchSize = maxBatchSize;
+            this.concurrentBatches = concurrentBatches;
+            return this;
+        }
+
+        public PostgresRateLimiter build() {
+            return new PostgresRateLimiter(this);
+        }
+    }
+
+    /** Counters since this limiter was built. */
+    public record Stats(long decisions, long retries, long retriesExhausted) {
+    }
+
+    /**
+     * Decisions made, retries taken after 40001/40P01, and decisions that gave up because the retry
+     * policy ran out of attempts or time.
+     */
+    public Stats stats() {
+        return new Stats(decisions.sum(), retries.sum(), retriesExhausted.sum());
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    public String tablePrefix() {
+        return prefix;
+    }
+
+    // ------------------------------------------------------------------ migrations
+
+    /**
+     * Creates (or brings up to date) the tables, indexes and functions in the configured schema, in one
+     * transaction. Idempotent and safe to call from several instances at once (they serialize on an
+     * advisory lock where the database has them).
+     */
+    public void migrate() {
+        checkOpen();
+        try (Connection c = dataSource.getConnection()) {
+            boolean auto = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try (Statement st = c.createStatement()) {
+                try {
+                    st.execute("select pg_advisory_xact_lock(7291001, 1)");
+                } catch (SQLException noAdvisoryLocks) {
+                    c.rollback(); // e.g. a YugabyteDB without advisory locks: go on without
+                }
+                for (String file : Migrations.FILES) {
+                    st.execute(Migrations.render(file, schema, prefix));
+                }
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(auto);
+            }
+        } catch (SQLException e) {
+            throw new PostgresStoreException("migration of schema " + schema + " (prefix " + prefix + ") failed: "
+                    + e.getMessage() + " (SQLSTATE " + e.getSQLState() + ")", e.getSQLState(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ decisions
+
+    @Override
+    public Decision tryAcquire(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        checkKeyText(key);
+        checkOpen();
+        if (batcher != null && limit.algorithm().isTat()) {
+            return Batcher.await(enqueue(key, limit, cost, -1), retryPolicy.budget().toNanos());
+        }
+        return withRetries(key, limit, c -> acquire(c, key, limit, cost, -1, now()));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        checkKeyText(key);
+        checkOpen();
+        if (batcher != null && limit.algorithm().isTat()) {
+            return enqueue(key, limit, cost, -1); // no thread blocks: the batch completes the future
+        }
+        return CompletableFuture.supplyAsync(() -> tryAcquire(key, limit, cost), asyncExecutor);
+    }
+
+    private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos) {
+        return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(),
+                System.nanoTime() + retryPolicy.budget().toNanos(), new CompletableFuture<>()));
+    }
+
+    /** The client ticker's now, or null: the database's clock decides. */
+    private Long now() {
+        return ticker == null ? null : ticker.read();
+    }
+
+    @Override
+    public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        Permit.check(key, limit, cost);
+        Algorithms.checkReservable(limit);
+        Objects.requireNonNull(maxWait, "maxWait must not be null: e.g. Duration.ofSeconds(1)");
+        checkKeyText(key);
+        checkOpen();
+        long maxWaitNanos = Math.max(0, maxWait.toNanos());
+        if (batcher != null) {
+            return Batcher.await(enqueue(key, limit, cost, maxWaitNanos), retryPolicy.budget().toNanos());
+        }
+        return withRetries(key, limit, c -> acquire(c, key, limit, cost, maxWaitNanos, now()));
+    }
+
+    @Override
+    public void reset(String key, Limit limit) {
+        Permit.checkKey(key);
+        Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
+        checkKeyText(key);
+        checkOpen();
+        String statement = switch (Table.of(limit)) {
+            case BUCKET -> sql.bucketReset;
+            case WINDOW -> sql.windowReset;
+            case LOG -> sql.logReset;
+        };
+        withRetries(key, limit, c -> {
+            try (PreparedStatement ps = c.prepare(statement)) {
+                ps.setString(1, key);
+                ps.setString(2, limit.id());
+                ps.executeUpdate();
+            }
+            return null;
+        });
+    }
+
+    /** One decision, one statement: {@code maxWaitNanos < 0} for tryAcquire, else a reserve. */
+    private Decision acquire(Db c, String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos)
+            throws SQLException {
+        Algorithm algorithm = limit.algorithm();
+        String statement = switch (algorithm) {
+            case TOKEN_BUCKET, GCRA -> sql.bucketAcquire;
+            case FIXED_WINDOW -> sql.fixedWindowAcquire;
+            case SLIDING_WINDOW -> sql.slidingWindowAcquire;
+            case SLIDING_LOG -> sql.slidingLogAcquire;
+        };
+        try (PreparedStatement ps = c.prepare(statement)) {
+            ps.setString(1, key);
+            ps.setString(2, limit.id());
+            ps.setLong(3, cost);
+            if (nowNanos != null) {
+                ps.setLong(4, nowNanos);
+            } else {
+                ps.setNull(4, Types.BIGINT);
+            }
+            if (algorithm.isTat()) {
+                ps.setLong(5, limit.timeScale());
+                ps.setLong(6, limit.intervalScaled());
+                ps.setLong(7, limit.capacityScaled());
+                if (maxWaitNanos >= 0) {
+                    ps.setLong(8, Gcra.maxWaitScaled(maxWaitNanos, limit));
+                } else {
+                    ps.setNull(8, Types.BIGINT);
+                }
+            } else {
+                ps.setLong(5, limit.periodNanos());
+                ps.setLong(6, limit.capacity());
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("the acquire function returned no row", "XX000");
+                }
+                boolean allowed = rs.getBoolean(1);
+                State pre = switch (algorithm) {
+                    case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(2), rs.getLong(3));
+                    case FIXED_WINDOW -> new WindowState(rs.getLong(2), rs.getLong(3));
+                    case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(2), rs.getLong(3), rs.getLong(4));
+                    case SLIDING_LOG -> new LogState(longs(rs.getArray(2)), longs(rs.getArray(3)));
+                };
+                long now = rs.getLong(algorithm == Algorithm.SLIDING_WINDOW ? 5 : 4);
+                return decide(allowed, pre, now, limit, cost, maxWaitNanos);
+            }
+        }
+    }
+
+    /** The Decision from what the database found: the pure step, whose verdict must match the database's. */
+    private Decision decide(boolean allowed, State pre, long now, Limit limit, long cost, long maxWaitNanos) {
+        Step step = maxWaitNanos >= 0
+                ? Algorithms.reserve(pre, now, limit, cost, maxWaitNanos)
+                : Algorithms.tryAcquire(pre, now, limit, cost);
+        if (step.decision().allowed() != allowed) {
+            throw new IllegalStateException("the database " + (allowed ? "allowed" : "denied")
+                    + " what the reference step " + (allowed ? "denies" : "allows") + " for limit " + limit.id()
+                    + " at " + now + " ns from state " + pre + ": the SQL functions in schema " + schema
+                    + " do not match this version of Sluice; run migrate()");
+        }
+        return step.decision();
+    }
+
+    /** Decides a batch of token-bucket / GCRA requests in one statement (a batch of one: the single call). */
+    private List<Decision> sendBatch(List<Batcher.Request> batch) {
+        Batcher.Request first = batch.get(0);
+        long deadline = first.deadlineNanos();
+        for (Batcher.Request r : batch) {
+            deadline = r.deadlineNanos() - deadline < 0 ? r.deadlineNanos() : deadline;
+        }
+        List<Decision> out = withRetries(first.key(), first.limit(), deadline, c -> {
+            if (batch.size() == 1) {
+                return List.of(acquire(c, first.key(), first.limit(), first.cost(), first.maxWaitNanos(), first.nowNanos()));
+            }
+            return acquireMany(c, batch);
+        });
+        decisions.add(batch.size() - 1L);
+        return out;
+    }
+
+    private List<Decision> acquireMany(Db c, List<Batcher.Request> batch) throws SQLException {
+        int n = batch.size();
+        String[] keys = new String[n];
+        String[] limitIds = new String[n];
+        Long[] costs = new Long[n];
+        Long[] nows = new Long[n];
+        Long[] scales = new Long[n];
+        Long[] intervals = new Long[n];
+        Long[] capacities = new Long[n];
+        Long[] maxWaits = new Long[n];
+        for (int i = 0; i < n; i++) {
+            Batcher.Request r = batch.get(i);
+            Limit l = r.limit();
+            keys[i] = r.key();
+            limitIds[i] = l.id();
+            costs[i] = r.cost();
+            nows[i] = r.nowNanos();
+            scales[i] = l.timeScale();
+            intervals[i] = l.intervalScaled();
+            capacities[i] = l.capacityScaled();
+            maxWaits[i] = r.maxWaitNanos() >= 0 ? Gcra.maxWaitScaled(r.maxWaitNanos(), l) : null;
+        }
+        Decision[] out = new Decision[n];
+        try (PreparedStatement ps = c.prepare(sql.bucketAcquireMany)) {
+            ps.setArray(1, c.connection().createArrayOf("text", keys));
+            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
+            ps.setArray(3, c.connection().createArrayOf("bigint", costs));
+            ps.setArray(4, c.connection().createArrayOf("bigint", nows));
+            ps.setArray(5, c.connection().createArrayOf("bigint", scales));
+            ps.setArray(6, c.connection().createArrayOf("bigint", intervals));
+            ps.setArray(7, c.connection().createArrayOf("bigint", capacities));
+            ps.setArray(8, c.connection().createArrayOf("bigint", maxWaits));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    int i = rs.getInt(1) - 1;
+                    Batcher.Request r = batch.get(i);
+                    out[i] = decide(rs.getBoolean(2), new TatState(rs.getLong(3), rs.getLong(4)), rs.getLong(5),
+                            r.limit(), r.cost(), r.maxWaitNanos());
+                }
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (out[i] == null) {
+                throw new SQLException("the batch function returned no row for element " + (i + 1), "XX000");
+            }
+        }
+        return List.of(out);
+    }
+
+    private record Id(String key, String limitId) {
+    }
+
+    @Override
+    public Decision tryAcquire(List<Permit> permits) {
+        Objects.requireNonNull(permits, "permits must not be null: give at least one Permit");
+        if (permits.isEmpty()) {
+            throw new IllegalArgumentException("permits is empty: give at least one Permit");
+        }
+        for (Permit p : permits) {
+            Objects.requireNonNull(p, "permits must not contain null");
+            Permit.check(p.key(), p.limit(), p.cost());
+            checkKeyText(p.key());
+        }
+        checkOpen();
+        if (permits.size() == 1) {
+            Permit p = permits.get(0);
+            return tryAcquire(p.key(), p.limit(), p.cost());
+        }
+        Permit first = permits.get(0);
+        return withRetries(first.key(), first.limit(), c -> acquireAll(c, permits));
+    }
+
+    private Decision acquireAll(Db c, List<Permit> permits) throws SQLException {
+        Map<Id, Limit> limits = new LinkedHashMap<>();
+        Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
+        for (Permit p : permits) {
+            Id id = new Id(p.key(), p.limit().id());
+            if (limits.putIfAbsent(id, p.limit()) == null) {
+                byTable.computeIfAbsent(Table.of(p.limit()), t -> new ArrayList<>()).add(id);
+            }
+        }
+        long tickerNow = ticker != null ? ticker.read() : Long.MIN_VALUE;
+        boolean auto = c.connection().getAutoCommit();
+        c.connection().setAutoCommit(false);
+        boolean committed = false;
+        try {
+            Map<Id, State> states = new HashMap<>();
+            long clock = Long.MIN_VALUE;
+            for (Map.Entry<Table, List<Id>> e : byTable.entrySet()) {
+                clock = Math.max(clock, lock(c, e.getKey(), e.getValue(), limits, states));
+            }
+            long now = ticker != null ? tickerNow : clock;
+            for (Map.Entry<Id, State> e : states.entrySet()) {
+                now = Math.max(now, latestInstant(e.getValue(), limits.get(e.getKey())));
+            }
+            Map<Id, State> scratch = new HashMap<>(states);
+            List<Decision> decisions = new ArrayList<>(permits.size());
+            boolean all = true;
+            for (Permit p : permits) {
+                Id id = new Id(p.key(), p.limit().id());
+                Step step = Algorithms.tryAcquire(scratch.get(id), now, p.limit(), p.cost());
+                scratch.put(id, step.state());
+                decisions.add(step.decision());
+                all &= step.decision().allowed();
+            }
+            if (all) {
+                write(c, scratch, limits);
+                c.connection().commit();
+                committed = true;
+            }
+            return Decision.mostRestrictive(decisions);
+        } finally {
+            if (!committed) {
+                try {
+                    c.connection().rollback();
+                } catch (SQLException ignored) {
+                    // the connection is broken; the pool discards it
+                }
+            }
+            try {
+                c.connection().setAutoCommit(auto);
+            } catch (SQLException ignored) {
+                // as above
+            }
+        }
+    }
+
+    /** Locks (creating fresh rows where none exist) and reads the rows of one table; returns the database clock. */
+    private long lock(Db c, Table table, List<Id> ids, Map<Id, Limit> limits, Map<Id, State> states)
+            throws SQLException {
+        String statement = switch (table) {
+            case BUCKET -> sql.bucketLock;
+            case WINDOW -> sql.windowLock;
+            case LOG -> sql.logLock;
+        };
+        String[] keys = new String[ids.size()];
+        String[] limitIds = new String[ids.size()];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = ids.get(i).key();
+            limitIds[i] = ids.get(i).limitId();
+        }
+        long clock = Long.MIN_VALUE;
+        try (PreparedStatement ps = c.prepare(statement)) {
+            ps.setArray(1, c.connection().createArrayOf("text", keys));
+            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Id id = new Id(rs.getString(1), rs.getString(2));
+                    Limit limit = limits.get(id);
+                    if (limit == null) {
+                        throw new SQLException("the lock statement returned a row that was not asked for", "XX000");
+                    }
+                    State s = switch (limit.algorithm()) {
+                        case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(3), rs.getLong(4));
+                        case FIXED_WINDOW -> new WindowState(rs.getLong(3), rs.getLong(5));
+                        case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(3), rs.getLong(4), rs.getLong(5));
+                        case SLIDING_LOG -> new LogState(longs(rs.getArray(3)), longs(rs.getArray(4)));
+                    };
+                    states.put(id, s);
+                    clock = Math.max(clock, rs.getLong(table == Table.WINDOW ? 6 : 5));
+                }
+            }
+        }
+        for (Id id : ids) {
+            if (!states.containsKey(id)) {
+                throw new SQLException("the lock statement returned no row for key " + abbreviate(id.key()), "XX000");
+            }
+        }
+        return clock;
+    }
+
+    /** Writes the new state of every (key, limit) of an allowed multi-permit request, one batch per table. */
+    private void write(Db c, Map<Id, State> states, Map<Id, Limit> limits) throws SQLException {
+        Map<Table, PreparedStatement> batches = new EnumMap<>(Table.class);
+        try {
+            for (Map.Entry<Id, State> e : states.entrySet()) {
+                Limit limit = limits.get(e.getKey());
+                Table table = Table.of(limit);
+                PreparedStatement ps = batches.get(table);
+                if (ps == null) {
+                    ps = c.prepare(switch (table) {
+                        case BUCKET -> sql.bucketUpdate;
+                        case WINDOW -> sql.windowUpdate;
+                        case LOG -> sql.logUpdate;
+                    });
+                    batches.put(table, ps);
+                }
+                State s = e.getValue();
+                int i = 1;
+                switch (limit.algorithm()) {
+                    case TOKEN_BUCKET, GCRA -> {
+                        TatState t = (TatState) s;
+                        ps.setLong(i++, t.backlogScaled());
+                        ps.setLong(i++, t.atNanos());
+                    }
+                    case FIXED_WINDOW -> {
+                        WindowState w = (WindowState) s;
+                        ps.setLong(i++, w.window());
+                        ps.setLong(i++, 0);
+                        ps.setLong(i++, w.count());
+                    }
+                    case SLIDING_WINDOW -> {
+                        SlidingWindowState w = (SlidingWindowState) s;
+                        ps.setLong(i++, w.window());
+                        ps.setLong(i++, w.previous());
+                        ps.setLong(i++, w.current());
+                    }
+                    case SLIDING_LOG -> {
+                        LogState l = (LogState) s;
+                        ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.times())));
+                        ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.costs())));
+                    }
+                }
+                ps.setLong(i++, ceilToSecond(expiresAtNanos(s, limit)));
+                ps.setString(i++, e.getKey().key());
+                ps.setString(i, e.getKey().limitId());
+                ps.addBatch();
+            }
+            for (PreparedStatement ps : batches.values()) {
+                ps.executeBatch();
+            }
+        } finally {
+            for (PreparedStatement ps : batches.values()) {
+                ps.close();
+            }
+        }
+    }
+
+    /** When a state equals a fresh key's again: what the SQL functions store as expires_at. */
+    static long expiresAtNanos(State s, Limit limit) {
+        if (s instanceof TatState t) {
+            return t.atNanos() + Exact.ceilDiv(t.backlogScaled(), limit.timeScale());
+        }
+        if (s instanceof WindowState w) {
+            return (w.window() + 1) * limit.periodNanos();
+        }
+        if (s instanceof SlidingWindowState w) {
+            return (w.window() + 2) * limit.periodNanos();
+        }
+        LogState l = (LogState) s;
+        return l.size() == 0 ? Long.MIN_VALUE : l.time(l.size() - 1) + limit.periodNanos();
+    }
+
+    /** expires_at is kept to the second, rounded up (never early), as the SQL functions keep it. */
+    static long ceilToSecond(long nanos) {
+        return Math.floorDiv(nanos, 1_000_000_000L) * 1_000_000_000L + (Math.floorMod(nanos, 1_000_000_000L) > 0 ? 1_000_000_000L : 0);
+    }
+
+    /** The latest instant a state was written at: a decision never happens before it. */
+    private static long latestInstant(State s, Limit limit) {
+        if (s instanceof TatState t) {
+            return t.atNanos();
+        }
+        if (s instanceof WindowState w) {
+            return w.window() == Long.MIN_VALUE ? Long.MIN_VALUE : w.window() * limit.periodNanos();
+        }
+        if (s instanceof SlidingWindowState w) {
+            return w.window() == Long.MIN_VALUE ? Long.MIN_VALUE : w.window() * limit.periodNanos();
+        }
+        LogState l = (LogState) s;
+        return l.size() == 0 ? Long.MIN_VALUE : l.time(l.size() - 1);
+    }
+
+    private static long[] longs(Array array) throws SQLException {
+        if (array == null) {
+            return new long[0];
+        }
+        Object[] values = (Object[]) array.getArray();
+        long[] out = new long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = ((Number) values[i]).longValue();
+        }
+        array.free();
+        return out;
+    }
+
+    private static Long[] boxed(long[] values) {
+        Long[] out = new Long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = values[i];
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ expiry
+
+    /**
+     * Starts a cleaner deleting expired rows every {@code interval}: 1,000 rows a batch, at most 10 batches
+     * a sweep. Closing this limiter stops it.
+     */
+    public ExpiryCleaner cleaner(Duration interval) {
+        return cleaner(interval, ExpiryCleaner.DEFAULT_BATCH_SIZE, ExpiryCleaner.DEFAULT_MAX_BATCHES);
+    }
+
+    /** Starts a cleaner with its own batch size and number of batches a sweep. */
+    public ExpiryCleaner cleaner(Duration interval, int batchSize, int maxBatchesPerSweep) {
+        checkOpen();
+        ExpiryCleaner.checkInterval(interval);
+        ExpiryCleaner cleaner = new ExpiryCleaner(this, batchSize, maxBatchesPerSweep);
+        cleaners.add(cleaner);
+        cleaner.start(interval);
+        return cleaner;
+    }
+
+    /** A cleaner that is not scheduled: call {@link ExpiryCleaner#sweep()} yourself (tests, cron jobs). */
+    public ExpiryCleaner manualCleaner(int batchSize, int maxBatchesPerSweep) {
+        checkOpen();
+        return new ExpiryCleaner(this, batchSize, maxBatchesPerSweep);
+    }
+
+    /** Deletes up to {@code batchSize} expired rows of one table; returns how many went. */
+    int deleteExpired(Table table, int batchSize) {
+        String statement = switch (table) {
+            case BUCKET -> sql.bucketClean;
+            case WINDOW -> sql.windowClean;
+            case LOG -> sql.logClean;
+        };
+        return withRetries(null, null, c -> {
+            try (PreparedStatement ps = c.prepare(statement)) {
+                if (ticker != null) {
+                    ps.setLong(1, Math.floorDiv(ticker.read(), 1000L) * 1000L);
+                } else {
+                    ps.setNull(1, Types.BIGINT);
+                }
+                ps.setInt(2, batchSize);
+                return ps.executeUpdate();
+            }
+        });
+    }
+
+    void forget(ExpiryCleaner cleaner) {
+        cleaners.remove(cleaner);
+    }
+
+    // ------------------------------------------------------------------ plumbing
+
+    @FunctionalInterface
+    private interface SqlCall<T> {
+        T run(Db c) throws SQLException;
+    }
+
+    /**
+     * A connection for one attempt, and the attempt's time left: every statement is prepared with it as
+     * its query timeout, so a statement past the budget is cancelled by the server (and rolled back:
+     * nothing taken) rather than abandoned on a timed-out socket.
+     */
+    private record Db(Connection connection, int timeoutSeconds) {
+        PreparedStatement prepare(String sql) throws SQLException {
+            PreparedStatement ps = connection.prepareStatement(sql);
+            ps.setQueryTimeout(timeoutSeconds);
+            return ps;
+        }
+    }
+
+    private static final Executor DIRECT = Runnable::run;
+
+    private <T> T withRetries(String key, Limit limit, SqlCall<T> call) {
+        return withRetries(key, limit, System.nanoTime() + retryPolicy.budget().toNanos(), call);
+    }
+
+    /** Runs {@code call} on a fresh connection, retrying 40001/40P01 under the policy until {@code deadline} (System.nanoTime). */
+    private <T> T withRetries(String key, Limit limit, long deadline, SqlCall<T> call) {
+        long start = System.nanoTime();
+        long budgetNanos = Math.max(1, deadline - start);
+        int attempt = 0;
+        while (true) {
+            attempt++;
+            Connection c;
+            try {
+                c = dataSource.getConnection();
+            } catch (SQLException e) {
+                throw new PostgresStoreException("cannot get a PostgreSQL connection from the DataSource ("
+                        + e.getMessage() + ", SQLSTATE " + e.getSQLState() + "): check that the database is up"
+                        + " and the URL, user and password are right", e.getSQLState(), e);
+            }
+            try (c) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new PostgresStoreException("waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+                            + " ms for a connection" + about(key, limit) + ", past the time budget of "
+                            + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent; the pool is too small"
+                            + " for the load or the database is slow (raise RetryPolicy.budget or the pool size)",
+                            null, null);
+                }
+                long leftMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(left));
+                // the server cancels a statement at the budget (rounded up to a second: JDBC's unit); the
+                // socket timeout, two seconds later, only catches a server that stopped answering at all
+                c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 2_000));
+                T result = call.run(new Db(c, (int) Math.min(Integer.MAX_VALUE, (leftMillis + 999) / 1000)));
+                if (key != null) {
+                    decisions.increment();
+                }
+                return result;
+            } catch (SQLException e) {
+                String state = sqlState(e);
+                long elapsed = System.nanoTime() - start;
+                if (RetryPolicy.isRetryable(state)) {
+                    long backoff = retryPolicy.backoffNanos(attempt);
+                    if (attempt < retryPolicy.maxAttempts() && elapsed + backoff < budgetNanos) {
+                        retries.increment();
+                        sleep(backoff);
+                        continue;
+                    }
+                    retriesExhausted.increment();
+                    throw new PostgresStoreException("gave up after " + attempt + " attempt(s) in "
+                            + TimeUnit.NANOSECONDS.toMillis(elapsed) + " ms on conflicts (SQLSTATE " + state + ": "
+                            + e.getMessage() + ")" + about(key, limit) + ": the retry policy " + retryPolicy
+                            + " ran out; raise maxAttempts or the budget, or spread the load over more keys",
+                            state, e);
+                }
+                throw translate(e, state, elapsed, key, limit);
+            }
+        }
+    }
+
+    private PostgresStoreException translate(SQLException e, String state, long elapsedNanos, String key, Limit limit) {
+        String cause = e.getMessage() + " (SQLSTATE " + state + ")";
+        if ("42P01".equals(state) || "42883".equals(state) || "3F000".equals(state)) {
+            return new PostgresStoreException("Sluice's tables or functions are missing in schema " + schema
+                    + " (prefix " + prefix + "): run PostgresRateLimiter.migrate() once, or apply the SQL files"
+                    + " dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; " + cause, state, e);
+        }
+        if ("57014".equals(state)) {
+            return new PostgresStoreException("the decision" + about(key, limit) + " ran past its time budget of "
+                    + retryPolicy.budget().toMillis() + " ms and was cancelled by the server, so nothing was taken ("
+                    + cause + "): the row is contended or the database slow; raise RetryPolicy.budget or check the"
+                    + " database", state, e);
+        }
+        if (isTimeout(e) || elapsedNanos >= retryPolicy.budget().toNanos()) {
+            return new PostgresStoreException("the decision" + about(key, limit) + " ran past its time budget of "
+                    + retryPolicy.budget().toMillis() + " ms (" + cause + "): the database is slow, down or the row"
+                    + " is locked; raise RetryPolicy.budget or check the database", state, e);
+        }
+        if (state != null && state.startsWith("08")) {
+            return new PostgresStoreException("lost the connection to PostgreSQL" + about(key, limit) + ": " + cause
+                    + "; check that the database is up", state, e);
+        }
+        return new PostgresStoreException("PostgreSQL failed" + about(key, limit) + ": " + cause, state, e);
+    }
+
+    private static boolean isTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.SocketTimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static String about(String key, Limit limit) {
+        if (key == null) {
+            return "";
+        }
+        return " for key \"" + abbreviate(key) + "\" under " + limit;
+    }
+
+    static String abbreviate(String key) {
+        return key.length() <= 64 ? key : key.substring(0, 64) + "…";
+    }
+
+    private static String sqlState(SQLException e) {
+        for (SQLException x = e; x != null; x = x.getNextException()) {
+            if (x.getSQLState() != null) {
+                return x.getSQLState();
+            }
+        }
+        return null;
+    }
+
+    private static void sleep(long nanos) {
+        if (nanos <= 0) {
+            return;
+        }
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PostgresStoreException("interrupted while backing off before a retry", null, e);
+        }
+    }
+
+    /**
+     * PostgreSQL {@code text} holds any Unicode string except one containing U+0000, and the driver
+     * cannot send an unpaired UTF-16 surrogate (it has no UTF-8 form: it would be replaced, and two keys
+     * could then share a bucket). Both are refused before anything is sent.
+     */
+    static void checkKeyText(String key) {
+        for (int i = 0, n = key.length(); i < n; i++) {
+            char ch = key.charAt(i);
+            if (ch == 0) {
+                throw new IllegalArgumentException("key \"" + abbreviate(key).replace("\0", "\\0")
+                        + "\" contains a NUL character (U+0000) at index " + i
+                        + ": PostgreSQL text cannot store it; remove it, or encode the key (e.g. hex or Base64) first");
+            }
+            if (Character.isHighSurrogate(ch) && i + 1 < n && Character.isLowSurrogate(key.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(ch)) {
+                throw new IllegalArgumentException("key \"" + abbreviate(key) + "\" contains an unpaired UTF-16 surrogate"
+                        + " (U+" + Integer.toHexString(ch).toUpperCase(java.util.Locale.ROOT) + ") at index " + i
+                        + ": it has no UTF-8 form, so PostgreSQL cannot store it; pass well-formed Unicode");
+            }
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this PostgresRateLimiter is closed: build a new one");
+        }
+    }
+
+    /** Stops the cleaners and the async threads this limiter started; the DataSource stays open. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (batcher != null) {
+            batcher.close();
+        }
+        for (ExpiryCleaner cleaner : cleaners) {
+            cleaner.close();
+        }
+        cleaners.clear();
+        if (ownedExecutor != null) {
+            ownedExecutor.shutdown();
+            try {
+                if (!ownedExecutor.awaitTermination(retryPolicy.budget().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
+                    ownedExecutor.shutdownNow();
+                }
+            } catch (InterruptedException e) {
+                ownedExecutor.shutdownNow();
+                Thread.currentThread().interrupt();
+            }
+        }
+        LOG.log(System.Logger.Level.DEBUG, "closed; {0}", stats());
+    }
+
+    @Override
+    public String toString() {
+        return "PostgresRateLimiter[schema=" + schema + ", prefix=" + prefix + ", time="
+                + (ticker == null ? "clock_timestamp()" : ticker) + "]";
+    }
+}

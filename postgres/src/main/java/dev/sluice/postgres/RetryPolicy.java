@@ -1,0 +1,74 @@
+package dev.sluice.postgres;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * How a decision survives the database's conflict errors: SQLSTATE {@code 40001} (serialization failure,
+ * raised under SERIALIZABLE and by YugabyteDB's optimistic concurrency) and {@code 40P01} (deadlock) are
+ * retried inside the library, at most {@code maxAttempts} times in all, after a backoff drawn uniformly
+ * from {@code [0, min(maxBackoff, initialBackoff·2^(attempt−1))]} ("full jitter", so that the threads
+ * that collided do not collide again in step), and never past the decision's {@code budget}. The budget
+ * also bounds each statement (as the connection's network timeout), so nothing blocks a caller much
+ * longer than it.
+ *
+ * <p>Each attempt is one statement in autocommit (or, for multi-permit requests, one transaction): a
+ * failed attempt has committed nothing, so retrying it cannot take permits twice.
+ *
+ * @param maxAttempts    attempts in all, at least 1 (1 = no retry)
+ * @param initialBackoff the largest backoff before the second attempt; doubles per attempt
+ * @param maxBackoff     the cap of the doubling
+ * @param budget         the time a decision may take, retries included
+ */
+public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, Duration budget) {
+
+    /** 16 attempts, backoff from 1 ms doubling to at most 50 ms, within 2 s a decision. */
+    public static final RetryPolicy DEFAULT = new RetryPolicy(16, Duration.ofMillis(1), Duration.ofMillis(50),
+            Duration.ofSeconds(2));
+
+    public RetryPolicy {
+        if (maxAttempts < 1) {
+            throw new IllegalArgumentException("maxAttempts " + maxAttempts + " must be at least 1 (1 means no retry)");
+        }
+        Objects.requireNonNull(initialBackoff, "initialBackoff must not be null: e.g. Duration.ofMillis(1)");
+        Objects.requireNonNull(maxBackoff, "maxBackoff must not be null: e.g. Duration.ofMillis(50)");
+        Objects.requireNonNull(budget, "budget must not be null: e.g. Duration.ofSeconds(2)");
+        if (initialBackoff.isNegative() || maxBackoff.isNegative()) {
+            throw new IllegalArgumentException("backoffs " + initialBackoff + " and " + maxBackoff
+                    + " must not be negative");
+        }
+        if (budget.toMillis() < 1) {
+            throw new IllegalArgumentException("budget " + budget + " is shorter than 1 ms: give a decision time,"
+                    + " e.g. Duration.ofSeconds(2)");
+        }
+    }
+
+    /** No retries: the first 40001 reaches the caller (as a {@link PostgresStoreException}). */
+    public static RetryPolicy none(Duration budget) {
+        return new RetryPolicy(1, Duration.ZERO, Duration.ZERO, budget);
+    }
+
+    /** The same policy with another number of attempts. */
+    public RetryPolicy withMaxAttempts(int attempts) {
+        return new RetryPolicy(attempts, initialBackoff, maxBackoff, budget);
+    }
+
+    /** The same policy with another budget. */
+    public RetryPolicy withBudget(Duration decisionBudget) {
+        return new RetryPolicy(maxAttempts, initialBackoff, maxBackoff, decisionBudget);
+    }
+
+    /** True for the SQLSTATEs worth another attempt: 40001 serialization failure, 40P01 deadlock detected. */
+    public static boolean isRetryable(String sqlState) {
+        return "40001".equals(sqlState) || "40P01".equals(sqlState);
+    }
+
+    /** The jittered backoff in nanoseconds before attempt {@code attempt + 1} (attempt counts from 1). */
+    long backoffNanos(int attempt) {
+        long base = initialBackoff.toNanos();
+        long cap = maxBackoff.toNanos();
+        long ceiling = attempt >= 40 ? cap : Math.min(cap, base << Math.min(attempt - 1, 30));
+        return ceiling <= 0 ? 0 : ThreadLocalRandom.current().nextLong(ceiling + 1);
+    }
+}

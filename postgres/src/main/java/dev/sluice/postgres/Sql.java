@@ -1,0 +1,85 @@
+package dev.sluice.postgres;
+
+/**
+ * Every statement the limiter sends, rendered once for its schema and prefix. Values always travel as
+ * bind parameters; only the validated, quoted schema and prefix are spliced in.
+ */
+final class Sql {
+    final String bucketAcquire;
+    final String bucketAcquireMany;
+    final String fixedWindowAcquire;
+    final String slidingWindowAcquire;
+    final String slidingLogAcquire;
+    final String bucketLock;
+    final String windowLock;
+    final String logLock;
+    final String bucketUpdate;
+    final String windowUpdate;
+    final String logUpdate;
+    final String bucketReset;
+    final String windowReset;
+    final String logReset;
+    final String bucketClean;
+    final String windowClean;
+    final String logClean;
+    final String probe;
+
+    Sql(String schema, String prefix) {
+        String s = Migrations.quote(Migrations.checkSchema(schema)) + ".";
+        String p = Migrations.checkPrefix(prefix);
+        String bucket = s + Migrations.quote(p + "bucket");
+        String window = s + Migrations.quote(p + "window");
+        String log = s + Migrations.quote(p + "log");
+        String now = s + Migrations.quote(p + "now_ns") + "()";
+        String ts = s + Migrations.quote(p + "timestamp");
+        String hash = "sha256(convert_to(%s, 'UTF8'))";
+
+        bucketAcquire = "select allowed, pre_backlog, pre_at_ns, now_ns, existed from " + s
+                + Migrations.quote(p + "bucket_acquire") + "(?, ?, ?, ?, ?, ?, ?, ?)";
+        bucketAcquireMany = "select ord, allowed, pre_backlog, pre_at_ns, now_ns, existed from " + s
+                + Migrations.quote(p + "bucket_acquire_many") + "(?::text[], ?::text[], ?::bigint[], ?::bigint[],"
+                + " ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])";
+        fixedWindowAcquire = "select allowed, pre_window_no, pre_current, now_ns, existed from " + s
+                + Migrations.quote(p + "fixed_window_acquire") + "(?, ?, ?, ?, ?, ?)";
+        slidingWindowAcquire = "select allowed, pre_window_no, pre_previous, pre_current, now_ns, existed from " + s
+                + Migrations.quote(p + "sliding_window_acquire") + "(?, ?, ?, ?, ?, ?)";
+        slidingLogAcquire = "select allowed, pre_at_ns, pre_costs, now_ns, existed from " + s
+                + Migrations.quote(p + "sliding_log_acquire") + "(?, ?, ?, ?, ?, ?)";
+
+        // multi-permit: lock every row in one fixed order (digest, then limit id), creating fresh rows as
+        // needed, and read the state; the no-op DO UPDATE is what locks an existing row and returns it
+        String lockTail = " from unnest(?::text[], ?::text[]) as u(k, l) order by 6, 2"
+                + " on conflict (key_hash, limit_id) do update set key = excluded.key returning ";
+        bucketLock = "insert into " + bucket + " as t (key, limit_id, backlog, at_ns, expires_at, key_hash)"
+                + " select u.k, u.l, 0, 0, '-infinity'::timestamptz, " + hash.formatted("u.k") + lockTail
+                + "t.key, t.limit_id, t.backlog, t.at_ns, " + now;
+        windowLock = "insert into " + window
+                + " as t (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash)"
+                + " select u.k, u.l, -9223372036854775808, 0, 0, '-infinity'::timestamptz, " + hash.formatted("u.k")
+                + lockTail.replace("order by 6, 2", "order by 7, 2")
+                + "t.key, t.limit_id, t.window_no, t.previous_count, t.current_count, " + now;
+        logLock = "insert into " + log + " as t (key, limit_id, at_ns, costs, expires_at, key_hash)"
+                + " select u.k, u.l, '{}'::bigint[], '{}'::bigint[], '-infinity'::timestamptz, " + hash.formatted("u.k")
+                + lockTail + "t.key, t.limit_id, t.at_ns, t.costs, " + now;
+        String where = " where key_hash = " + hash.formatted("?") + " and limit_id = ?";
+        bucketUpdate = "update " + bucket + " set backlog = ?, at_ns = ?, expires_at = " + ts + "(?)" + where;
+        windowUpdate = "update " + window + " set window_no = ?, previous_count = ?, current_count = ?, expires_at = "
+                + ts + "(?)" + where;
+        logUpdate = "update " + log + " set at_ns = ?, costs = ?, expires_at = " + ts + "(?)" + where;
+
+        bucketReset = "delete from " + bucket + where;
+        windowReset = "delete from " + window + where;
+        logReset = "delete from " + log + where;
+
+        // statement_timestamp() rather than clock_timestamp(): a stable bound lets the expires_at index serve
+        String cleanTail = " where expires_at <= coalesce(" + ts + "(?), statement_timestamp())"
+                + " limit ? for update skip locked)";
+        bucketClean = "delete from " + bucket + " where (key_hash, limit_id) in (select key_hash, limit_id from "
+                + bucket + cleanTail;
+        windowClean = "delete from " + window + " where (key_hash, limit_id) in (select key_hash, limit_id from "
+                + window + cleanTail;
+        logClean = "delete from " + log + " where (key_hash, limit_id) in (select key_hash, limit_id from "
+                + log + cleanTail;
+        probe = "select " + now;
+    }
+}

@@ -1,0 +1,104 @@
+-- Sliding window (counter): two epoch-aligned windows of W ns, the previous one weighted by how much of
+-- it the trailing window still covers. With k = floor(t / W) and e = t - k·W:
+--     estimate = prev·(W - e)/W + curr                  allowed iff estimate + q <= C
+-- compared exactly in numeric as prev·(W - e) <= (C - curr - q)·W. A denied call writes nothing.
+--     state (window_no, previous_count, current_count), read at k: when window_no = k it is (prev, curr);
+--     when window_no = k - 1 the old current becomes prev and curr = 0; older, both are 0
+--     (a clock that went back behind window_no decides in window_no, at its start: never in an older one)
+--     allowed: (k, prev, curr + q), expires_at = (k + 2)·W (both windows empty then), rounded up to the second
+--
+-- Parameters: p_key, p_limit_id (Limit.id()), p_cost (q), p_now_ns (client Ticker, or null for
+-- clock_timestamp()), p_window_ns (W), p_capacity (C).
+-- Returns whether it was allowed, a state equivalent to the one it decided on
+-- (dev.sluice.algorithm.SlidingWindow turns it into the Decision, retryAfter included), the now it used
+-- and whether the row existed.
+-- How: as sluice_bucket_acquire (002_token_bucket.sql): allowed is one UPDATE whose WHERE is the test,
+-- denied is a plain SELECT, a first call an INSERT ... ON CONFLICT DO NOTHING.
+
+-- The admission test, inlined into the UPDATE's WHERE: window_no/previous/current as stored, k and e of now.
+create or replace function public.sluice_sliding_window_fits(
+    p_window_no bigint, p_previous bigint, p_current bigint, p_k bigint, p_e bigint,
+    p_cost bigint, p_window_ns bigint, p_capacity bigint)
+returns boolean language sql immutable parallel safe as $$
+    select p_capacity - (case when p_window_no >= p_k then p_current else 0 end) - p_cost >= 0
+       and (case when p_window_no >= p_k then p_previous when p_window_no = p_k - 1 then p_current else 0 end)::numeric
+           * (p_window_ns - (case when p_window_no > p_k then 0 else p_e end))
+           <= (p_capacity - (case when p_window_no >= p_k then p_current else 0 end) - p_cost)::numeric * p_window_ns
+$$;
+
+create or replace function public.sluice_sliding_window_acquire(
+    p_key text, p_limit_id text, p_cost bigint, p_now_ns bigint, p_window_ns bigint, p_capacity bigint,
+    out allowed boolean, out pre_window_no bigint, out pre_previous bigint, out pre_current bigint,
+    out now_ns bigint, out existed boolean)
+language plpgsql as $$
+declare
+    v_hash  bytea := sha256(convert_to(p_key, 'UTF8'));
+    v_clock timestamp;
+    v_now   bigint;
+    v_k     bigint;
+    v_e     bigint;
+    v_kk    bigint;
+    v_after bigint;
+    v_tries int := 0;
+begin
+    if p_now_ns is null then
+        v_clock := clock_timestamp() at time zone 'UTC';   -- as epoch ns, exact: see 002_token_bucket.sql
+        v_now := date_part('epoch', date_trunc('second', v_clock))::bigint * 1000000000
+               + (date_part('microseconds', v_clock)::bigint % 1000000) * 1000;
+    else
+        v_now := p_now_ns;
+    end if;
+    v_k := floor(v_now::numeric / p_window_ns)::bigint;
+    v_e := v_now - v_k * p_window_ns;
+    loop
+        update public.sluice_window s
+           set window_no = greatest(v_k, s.window_no),
+               previous_count = case when s.window_no >= v_k then s.previous_count
+                                     when s.window_no = v_k - 1 then s.current_count else 0 end,
+               current_count = (case when s.window_no >= v_k then s.current_count else 0 end) + p_cost,
+               expires_at = public.sluice_ceil_second((greatest(v_k, s.window_no) + 2) * p_window_ns)
+         where s.key_hash = v_hash and s.limit_id = p_limit_id
+           and public.sluice_sliding_window_fits(s.window_no, s.previous_count, s.current_count, v_k, v_e,
+                                                 p_cost, p_window_ns, p_capacity)
+        returning s.window_no, s.previous_count, s.current_count into v_kk, pre_previous, v_after;
+        if found then
+            allowed := true;
+            existed := true;
+            pre_window_no := v_kk;
+            pre_current := v_after - p_cost;
+            now_ns := case when v_kk > v_k then v_kk * p_window_ns else v_now end;
+            return;
+        end if;
+        select s.window_no, s.previous_count, s.current_count into pre_window_no, pre_previous, pre_current
+          from public.sluice_window s
+         where s.key_hash = v_hash and s.limit_id = p_limit_id;
+        if found then
+            now_ns := case when pre_window_no > v_k then pre_window_no * p_window_ns else v_now end;
+            if not public.sluice_sliding_window_fits(pre_window_no, pre_previous, pre_current, v_k, v_e,
+                                                     p_cost, p_window_ns, p_capacity) then
+                allowed := false;
+                existed := true;
+                return;
+            end if;
+            -- reset and re-created since the UPDATE looked: decide again
+        else
+            insert into public.sluice_window (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash)
+            values (p_key, p_limit_id, v_k, 0, p_cost, public.sluice_ceil_second((v_k + 2) * p_window_ns), v_hash)
+            on conflict do nothing;
+            if found then
+                allowed := true;
+                existed := false;
+                pre_window_no := -9223372036854775808;
+                pre_previous := 0;
+                pre_current := 0;
+                now_ns := v_now;
+                return;
+            end if;
+        end if;
+        v_tries := v_tries + 1;
+        if v_tries >= 100 then
+            raise exception 'sluice: key % under % kept changing under the decision', p_key, p_limit_id
+                using errcode = '40001';
+        end if;
+    end loop;
+end $$;

@@ -1,0 +1,125 @@
+package dev.sluice.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import java.io.PrintWriter;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.junit.jupiter.api.Test;
+
+/** Batching: many concurrent decisions, one statement, each decision exactly what it would be alone. */
+class BatchingTest {
+
+    /** Holds every getConnection until opened, and says when the first one is waiting. */
+    static final class GatedDataSource implements DataSource {
+        final RoundTripTest.CountingDataSource target;
+        final CountDownLatch waiting = new CountDownLatch(1);
+        final CountDownLatch open = new CountDownLatch(1);
+
+        GatedDataSource(RoundTripTest.CountingDataSource target) {
+            this.target = target;
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            waiting.countDown();
+            try {
+                open.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return target.getConnection();
+        }
+
+        @Override
+        public Connection getConnection(String u, String p) throws SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public PrintWriter getLogWriter() {
+            return null;
+        }
+
+        @Override
+        public void setLogWriter(PrintWriter out) {
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) {
+        }
+
+        @Override
+        public int getLoginTimeout() {
+            return 0;
+        }
+
+        @Override
+        public Logger getParentLogger() {
+            return Logger.getGlobal();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) throws SQLException {
+            throw new SQLException("not a wrapper");
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) {
+            return false;
+        }
+    }
+
+    @Test
+    void queuedDecisionsTravelAsOneStatementInArrivalOrder() throws Exception {
+        RoundTripTest.CountingDataSource counting = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
+        GatedDataSource gated = new GatedDataSource(counting);
+        String hot = "batch:" + UUID.randomUUID();
+        Limit bucket = Limit.tokenBucket(8, Rate.perHour(1));
+        Limit gcra = Limit.gcra(Rate.perHour(1), 3);
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(gated).batching(64, 1).build()) {
+            CompletableFuture<Decision> first = rl.tryAcquireAsync(hot, bucket, 1);
+            assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue(); // the dispatcher holds the first alone
+            List<CompletableFuture<Decision>> rest = new ArrayList<>();
+            for (int i = 0; i < 9; i++) {
+                rest.add(rl.tryAcquireAsync(hot, bucket, 1));      // queued behind it: one batch
+            }
+            List<CompletableFuture<Decision>> others = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                others.add(rl.tryAcquireAsync(hot + ":" + i, gcra, 2));
+            }
+            gated.open.countDown();
+            assertThat(first.get(1, TimeUnit.MINUTES).remaining()).isEqualTo(7);
+            List<Long> remaining = new ArrayList<>();
+            List<Boolean> allowed = new ArrayList<>();
+            for (CompletableFuture<Decision> f : rest) {
+                Decision d = f.get(1, TimeUnit.MINUTES);
+                remaining.add(d.remaining());
+                allowed.add(d.allowed());
+            }
+            // arrival order within the batch: 6, 5, … 0, then one denied with nothing left
+            assertThat(remaining).containsExactly(6L, 5L, 4L, 3L, 2L, 1L, 0L, 0L, 0L);
+            assertThat(allowed).containsExactly(true, true, true, true, true, true, true, false, false);
+            // the database's clock: a token comes back an hour after the first was taken, less the time since
+            assertThat(rest.get(8).get().retryAfterNanos())
+                    .isBetween(Duration.ofMinutes(59).toNanos(), Duration.ofMinutes(60).toNanos());
+            for (CompletableFuture<Decision> f : others) {
+                assertThat(f.get(1, TimeUnit.MINUTES).remaining()).isEqualTo(1);
+            }
+            assertThat(counting.calls.get()).as("14 decisions, 2 statements").isEqualTo(2);
+            assertThat(rl.stats().decisions()).isEqualTo(14);
+        }
+    }
+}

@@ -1,0 +1,125 @@
+package dev.sluice.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+class MigrationsTest {
+
+    @Test
+    void migrateIsIdempotentAndHonoursSchemaAndPrefix() {
+        String schema = "mig_" + UUID.randomUUID().toString().substring(0, 8);
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource())
+                .schema(schema).tablePrefix("app_rl_").build()) {
+            rl.migrate();
+            rl.migrate();
+            Limit l = Limit.fixedWindow(2, Duration.ofHours(1));
+            assertThat(rl.tryAcquire("k", l).remaining()).isEqualTo(1);
+            assertThat(rl.tryAcquire("k", l).remaining()).isZero();
+            assertThat(rl.tryAcquire("k", l).allowed()).isFalse();
+            assertThat(TestDatabase.queryLong("select current_count from " + schema + ".app_rl_window")).isEqualTo(2);
+            assertThat(TestDatabase.queryLong("select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace"
+                    + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'", schema)).isEqualTo(13);
+        } finally {
+            TestDatabase.execute("drop schema " + schema + " cascade");
+        }
+    }
+
+    @Test
+    void renderingReplacesOnlyTheSchemaQualifierAndThePrefix() {
+        String sql = Migrations.render("rl", "app_");
+        assertThat(sql).doesNotContain("public.").doesNotContain("sluice_bucket")
+                .contains("create schema if not exists \"rl\";")
+                .contains("\"rl\".\"app_bucket\"")
+                .contains("create index if not exists \"app_bucket_expires_at\" on \"rl\".\"app_bucket\"")
+                .contains("\"rl\".rate_limiting_token_bucket_request(");
+        assertThat(Migrations.render("public", "sluice_")).contains("\"public\".\"sluice_bucket\"");
+    }
+
+    /** The files as shipped apply with plain psql, twice (idempotent), when a psql client is installed. */
+    @Test
+    void theShippedFilesApplyWithPsql() throws Exception {
+        Assumptions.assumeTrue(new File("/usr/bin/psql").canExecute(), "no psql client on this machine");
+        String db = "psql_" + UUID.randomUUID().toString().substring(0, 8);
+        TestDatabase.execute("create database " + db);
+        Path dir = Files.createTempDirectory("sluice-sql");
+        try {
+            for (int pass = 0; pass < 2; pass++) {
+                for (String f : Migrations.FILES) {
+                    Path file = dir.resolve(f);
+                    Files.writeString(file, Migrations.raw(f), StandardCharsets.UTF_8);
+                    Process p = new ProcessBuilder("/usr/bin/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1",
+                            "-h", "localhost", "-p", String.valueOf(TestDatabase.port()), "-U", "postgres", "-d", db,
+                            "-f", file.toString()).redirectErrorStream(true).start();
+                    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+                    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                    assertThat(p.exitValue()).as("psql -f %s: %s", f, out).isZero();
+                }
+            }
+        } finally {
+            for (String f : Migrations.FILES) {
+                Files.deleteIfExists(dir.resolve(f));
+            }
+            Files.deleteIfExists(dir);
+            TestDatabase.execute("drop database " + db);
+        }
+    }
+
+    @Test
+    void theSqlClockHelpersAreExact() {
+        assertThat(TestDatabase.queryLong("select sluice_epoch_ns('2026-01-01 00:00:00.123456+00')"))
+                .isEqualTo(1_767_225_600_123_456_000L);
+        assertThat(TestDatabase.queryLong("select sluice_epoch_ns(sluice_timestamp(1767225600123456001))"))
+                .as("rounded up to the microsecond, never early").isEqualTo(1_767_225_600_123_457_000L);
+        assertThat(TestDatabase.queryLong("select sluice_epoch_ns(sluice_timestamp(1767225600123456000))"))
+                .isEqualTo(1_767_225_600_123_456_000L);
+        long db = TestDatabase.queryLong("select sluice_now_ns()");
+        long java = Instant.now().toEpochMilli() * 1_000_000L;
+        assertThat(Math.abs(db - java)).as("the same machine's clock").isLessThan(60_000_000_000L);
+    }
+
+    /** The default limiter decides on the database's clock. */
+    @Test
+    void theDatabaseClockDecidesByDefault() {
+        try (PostgresRateLimiter rl = PostgresRateLimiter.create(TestDatabase.dataSource())) {
+            String k = "clock:" + UUID.randomUUID();
+            Limit l = Limit.tokenBucket(3, Rate.perHour(1));
+            for (Limit each : List.of(l, Limit.gcra(Rate.perHour(1), 3), Limit.fixedWindow(3, Duration.ofDays(1)),
+                    Limit.slidingWindow(3, Duration.ofDays(1)), Limit.slidingLog(3, Duration.ofDays(1)))) {
+                assertThat(rl.tryAcquire(k, each, 3).allowed()).as("%s", each).isTrue();
+                Decision d = rl.tryAcquire(k, each);
+                assertThat(d.allowed()).as("%s", each).isFalse();
+                assertThat(d.retryAfterNanos()).as("%s", each).isPositive();
+            }
+            assertThat(rl.reserve(k, l, 1, Duration.ofHours(2)).retryAfterNanos()).isPositive();
+        }
+    }
+
+    /** The query the README gives for reading a token bucket answers what the limiter would. */
+    @Test
+    void theReadmeQueryReadsTokensNow() {
+        try (PostgresRateLimiter rl = PostgresRateLimiter.create(TestDatabase.dataSource())) {
+            String k = "readme:" + UUID.randomUUID();
+            Limit l = Limit.tokenBucket(10, Rate.of(3, Duration.ofHours(1)));
+            rl.tryAcquire(k, l, 3);
+            Long tokens = TestDatabase.queryLong("select floor(split_part(limit_id, ':', 2)::numeric"
+                    + " - greatest(0, backlog - (sluice_now_ns() - at_ns)::numeric * split_part(limit_id, ':', 3)::numeric)"
+                    + " / split_part(limit_id, ':', 4)::numeric) from sluice_bucket where key_hash = sluice_key_hash(?)", k);
+            assertThat(tokens).isEqualTo(7);
+            assertThat(rl.tryAcquire(k, l, 1).remaining()).isEqualTo(6);
+        }
+    }
+}

@@ -1,0 +1,88 @@
+package dev.sluice.redis;
+
+import dev.sluice.Algorithm;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * The scripts Sluice runs, read once from {@code src/main/resources/dev/sluice/redis}: for each algorithm
+ * {@code common.lua + [window_math.lua] + <algorithm>.lua + run.lua}, and one script with every algorithm for a multi-permit
+ * that mixes them. The text is constant (keys and numbers travel as KEYS and ARGV), so each script has one
+ * SHA-1 and is called with {@code EVALSHA}; {@code EVAL} of the same text is the fallback on
+ * {@code NOSCRIPT}, and loads it again as a side effect.
+ */
+final class LuaScripts {
+
+    /** One script: its text and digest. */
+    record Script(String name, byte[] body, String sha) {
+    }
+
+    final Script gcra;
+    final Script fixedWindow;
+    final Script slidingWindow;
+    final Script slidingLog;
+    final Script mixed;
+
+    private LuaScripts() {
+        String common = read("common.lua");
+        String windows = read("window_math.lua");
+        String run = read("run.lua");
+        String g = read("gcra.lua");
+        String f = read("fixed_window.lua");
+        String s = read("sliding_window.lua");
+        String l = read("sliding_log.lua");
+        gcra = script("gcra", common, g, run);
+        fixedWindow = script("fixed_window", common, windows + "\n" + f, run);
+        slidingWindow = script("sliding_window", common, windows + "\n" + s, run);
+        slidingLog = script("sliding_log", common, l, run);
+        mixed = script("mixed", common, windows + "\n" + g + "\n" + f + "\n" + s + "\n" + l, run);
+    }
+
+    static final LuaScripts INSTANCE = new LuaScripts();
+
+    Script forAlgorithm(Algorithm a) {
+        return switch (a) {
+            case TOKEN_BUCKET, GCRA -> gcra;
+            case FIXED_WINDOW -> fixedWindow;
+            case SLIDING_WINDOW -> slidingWindow;
+            case SLIDING_LOG -> slidingLog;
+        };
+    }
+
+    Script[] all() {
+        return new Script[] {gcra, fixedWindow, slidingWindow, slidingLog, mixed};
+    }
+
+    private static Script script(String name, String common, String algorithms, String run) {
+        byte[] body = (common + "\n" + algorithms + "\n" + run).getBytes(StandardCharsets.UTF_8);
+        return new Script(name, body, sha1Hex(body));
+    }
+
+    private static String read(String file) {
+        try (InputStream in = LuaScripts.class.getResourceAsStream(file)) {
+            if (in == null) {
+                throw new IllegalStateException("script " + file + " is missing from the sluice-redis jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read script " + file, e);
+        }
+    }
+
+    private static String sha1Hex(byte[] body) {
+        try {
+            byte[] d = MessageDigest.getInstance("SHA-1").digest(body);
+            StringBuilder sb = new StringBuilder(40);
+            for (byte b : d) {
+                sb.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+            }
+            return sb.toString();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-1 is not available", e);
+        }
+    }
+}

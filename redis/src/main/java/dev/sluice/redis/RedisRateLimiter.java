@@ -1,0 +1,517 @@
+package dev.sluice.redis;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
+import dev.sluice.algorithm.Algorithms;
+import io.lettuce.core.AbstractRedisClient;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.async.RedisKeyAsyncCommands;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.resource.ClientResources;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * A {@link RateLimiter} whose state lives in Redis or Redis Cluster, shared by every process that uses
+ * the same Redis.
+ *
+ * <p>Every decision is one {@code EVALSHA} of a Lua script (one per algorithm, under
+ * {@code dev/sluice/redis/}): the script reads the key's state, decides, and writes the new state with a
+ * {@code PEXPIRE} equal to the time until the key would be fresh again, so Redis forgets idle keys by itself.
+ * Time is Redis's own ({@code TIME} inside the script), never an application clock, so a fleet with skewed
+ * clocks still shares one bucket exactly; a client {@link Ticker} can replace it for tests
+ * ({@link Builder#ticker(Ticker)}). A denied call writes nothing.
+ *
+ * <p>Calls from many threads share one Lettuce connection and are pipelined on it automatically; the
+ * {@code *Async} method never blocks. A multi-permit request runs as one script, so it is all or nothing;
+ * on Redis Cluster its keys must share a hash slot: a key without a {@code {tag}} is its own tag (all limits
+ * on one key share a slot), and keys such as {@code {user42}:ip} and {@code {user42}:login} share the tag
+ * {@code user42}. A multi-permit across slots is rejected with an {@link IllegalArgumentException}.
+ *
+ * <p>Precision is the microsecond (Redis's {@code TIME}); durations in decisions are exact nanoseconds
+ * computed from that microsecond instant, with fractions of a token carried exactly.
+ *
+ * <pre>{@code
+ * try (RateLimiter limiter = RedisRateLimiter.create("redis://localhost:6379")) {
+ *     Decision d = limiter.tryAcquire("user:42", Limit.tokenBucket(10, Rate.perSecond(5)));
+ * }
+ * }</pre>
+ */
+public final class RedisRateLimiter implements RateLimiter {
+
+    /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
+    private static final java.util.regex.Pattern SCRIPT_ERROR = java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
+
+    private final AbstractRedisClient client;
+    private final StatefulConnection<byte[], byte[]> connection;
+    private final RedisScriptingAsyncCommands<byte[], byte[]> scripting;
+    private final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
+    private final boolean cluster;
+    private final Ticker ticker;
+    private final String prefix;
+    private final Duration timeout;
+    private final long minTtlMillis;
+    private final String where;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private RedisRateLimiter(Builder b) {
+        this.ticker = b.ticker;
+        this.prefix = b.keyPrefix;
+        this.timeout = b.commandTimeout;
+        this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
+        List<RedisURI> uris = parse(b.uri, b.commandTimeout);
+        this.where = b.uri.replaceAll("//[^@/]*@", "//***@");
+        ClientResources resources = b.resources;
+        boolean useCluster = b.cluster != null ? b.cluster : (uris.size() > 1 || isCluster(uris.get(0), resources, b));
+        this.cluster = useCluster;
+        SocketOptions socket = SocketOptions.builder().connectTimeout(b.commandTimeout).build();
+        TimeoutOptions timeouts = TimeoutOptions.enabled(b.commandTimeout);
+        try {
+            if (useCluster) {
+                RedisClusterClient c = resources != null ? RedisClusterClient.create(resources, uris)
+                        : RedisClusterClient.create(uris);
+                c.setOptions(ClusterClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
+                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                .enableAllAdaptiveRefreshTriggers().build())
+                        .build());
+                this.client = c;
+                StatefulRedisClusterConnection<byte[], byte[]> conn;
+                try {
+                    conn = c.connect(ByteArrayCodec.INSTANCE);
+                } catch (RuntimeException e) {
+                    c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                    throw e;
+                }
+                this.connection = conn;
+                this.scripting = conn.async();
+                this.keyCommands = conn.async();
+            } else {
+                RedisClient c = resources != null ? RedisClient.create(resources) : RedisClient.create();
+                c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).build());
+                this.client = c;
+                StatefulRedisConnection<byte[], byte[]> conn;
+                try {
+                    conn = c.connect(ByteArrayCodec.INSTANCE, uris.get(0));
+                } catch (RuntimeException e) {
+                    c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                    throw e;
+                }
+                this.connection = conn;
+                this.scripting = conn.async();
+                this.keyCommands = conn.async();
+            }
+        } catch (RedisException e) {
+            throw new RedisStoreException("cannot connect to Redis at " + where + " within " + b.commandTimeout
+                    + ": " + e.getMessage() + "; check that Redis is running and the URI is right", e);
+        }
+        loadScripts();
+    }
+
+    /** A limiter on the Redis (or Redis Cluster) at {@code redisUri}, such as {@code redis://localhost:6379}. */
+    public static RedisRateLimiter create(String redisUri) {
+        return builder(redisUri).build();
+    }
+
+    /**
+     * A builder for the Redis at {@code redisUri}. Several comma-separated addresses
+     * ({@code redis://h1:7000,h2:7001}) mean a Redis Cluster; a single address is checked with
+     * {@code INFO cluster} unless {@link Builder#cluster(boolean)} says which it is.
+     */
+    public static Builder builder(String redisUri) {
+        return new Builder(redisUri);
+    }
+
+    /** True when this limiter talks to a Redis Cluster. */
+    public boolean isCluster() {
+        return cluster;
+    }
+
+    @Override
+    public Decision tryAcquire(String key, Limit limit, long cost) {
+        return await(tryAcquireAsync(key, limit, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        ScriptCall.checkExact(limit);
+        ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1,
+                nowMicros(), minTtlMillis);
+        return run(call, call::single);
+    }
+
+    @Override
+    public Decision tryAcquire(List<Permit> permits) {
+        return await(tryAcquireAsync(permits));
+    }
+
+    /** {@link #tryAcquire(List)} without blocking the caller on I/O. */
+    public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
+        Objects.requireNonNull(permits, "permits must not be null: give a list of at least one Permit");
+        if (permits.isEmpty()) {
+            throw new IllegalArgumentException("permits is empty: give at least one Permit");
+        }
+        int n = permits.size();
+        String[] keys = new String[n];
+        Limit[] limits = new Limit[n];
+        long[] costs = new long[n];
+        for (int i = 0; i < n; i++) {
+            Permit p = Objects.requireNonNull(permits.get(i), "permit " + i + " is null");
+            Permit.check(p.key(), p.limit(), p.cost());
+            ScriptCall.checkExact(p.limit());
+            keys[i] = p.key();
+            limits[i] = p.limit();
+            costs[i] = p.cost();
+        }
+        ScriptCall call = ScriptCall.of(prefix, keys, limits, costs, -1, nowMicros(), minTtlMillis);
+        if (cluster) {
+            checkOneSlot(call, keys);
+        }
+        return run(call, reply -> Decision.mostRestrictive(call.decisions(reply)));
+    }
+
+    @Override
+    public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        Permit.check(key, limit, cost);
+        Algorithms.checkReservable(limit);
+        Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to wait not at all");
+        ScriptCall.checkExact(limit);
+        long maxWaitNanos = maxWait.isNegative() ? 0 : saturatedNanos(maxWait);
+        ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
+                maxWaitNanos, nowMicros(), minTtlMillis);
+        return await(run(call, call::single));
+    }
+
+    @Override
+    public void reset(String key, Limit limit) {
+        Permit.checkKey(key);
+        Objects.requireNonNull(limit, "limit must not be null");
+        byte[] k = RedisKeys.of(prefix, key, limit);
+        if (closed.get()) {
+            throw new IllegalStateException(this + " is closed: create a new limiter");
+        }
+        await(keyCommands.del(k).toCompletableFuture().exceptionally(e -> {
+            throw translate(e, null);
+        }));
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            connection.close();
+        } finally {
+            // a cluster client may still be refreshing its topology (after a MOVED): give it a moment
+            client.shutdown(cluster ? Duration.ofMillis(100) : Duration.ZERO, Duration.ofSeconds(2));
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RedisRateLimiter[" + where + (cluster ? ", cluster" : "") + "]";
+    }
+
+    private long nowMicros() {
+        return ticker == null ? -1 : Math.floorDiv(ticker.read(), 1000L);
+    }
+
+    private void checkOneSlot(ScriptCall call, String[] keys) {
+        int slot = RedisKeys.slot(call.keys[0]);
+        for (int i = 1; i < keys.length; i++) {
+            int s = RedisKeys.slot(call.keys[i]);
+            if (s != slot) {
+                throw new IllegalArgumentException("multi-permit keys '" + RedisKeys.abbreviate(keys[0]) + "' and '"
+                        + RedisKeys.abbreviate(keys[i]) + "' hash to different Redis Cluster slots (" + slot + " and "
+                        + s + "): a multi-permit runs as one script, which Redis Cluster allows within one slot only;"
+                        + " give the keys a common hash tag, e.g. '{user42}:ip' and '{user42}:account'");
+            }
+        }
+    }
+
+    /**
+     * EVALSHA; on NOSCRIPT (a restarted or flushed Redis: the script did not run) EVAL of the same text,
+     * which runs it and caches it again. One future per call, completed from Lettuce's I/O thread.
+     */
+    private <T> CompletableFuture<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+        if (closed.get()) {
+            throw new IllegalStateException(this + " is closed: create a new limiter");
+        }
+        CompletableFuture<T> result = new CompletableFuture<>();
+        LuaScripts.Script s = call.script;
+        io.lettuce.core.RedisFuture<List<Object>> sent;
+        try {
+            sent = scripting.evalsha(s.sha(), ScriptOutputType.MULTI, call.keys, call.argv);
+        } catch (RuntimeException e) {
+            result.completeExceptionally(translate(e, call));
+            return result;
+        }
+        sent.whenComplete((reply, e) -> {
+            if (e == null) {
+                finish(result, reply, finish);
+                return;
+            }
+            Throwable c = unwrap(e);
+            if (c instanceof RedisCommandExecutionException && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
+                scripting.<List<Object>>eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv)
+                        .whenComplete((again, e2) -> {
+                            if (e2 == null) {
+                                finish(result, again, finish);
+                            } else {
+                                result.completeExceptionally(translate(e2, call));
+                            }
+                        });
+                return;
+            }
+            result.completeExceptionally(translate(c, call));
+        });
+        return result;
+    }
+
+    private static <T> void finish(CompletableFuture<T> result, List<Object> reply,
+            java.util.function.Function<List<Object>, T> finish) {
+        try {
+            result.complete(finish.apply(reply));
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+    }
+
+    private void loadScripts() {
+        try {
+            for (LuaScripts.Script s : LuaScripts.INSTANCE.all()) {
+                // on a cluster Lettuce sends SCRIPT LOAD to every node; a node that misses it (or a node
+                // added later) gets the script by the NOSCRIPT fallback
+                String sha = scripting.scriptLoad(s.body()).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                if (!s.sha().equals(sha)) {
+                    throw new IllegalStateException("Redis returned digest " + sha + " for script " + s.name()
+                            + ", expected " + s.sha());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            throw new RedisStoreException("interrupted while loading the Sluice scripts into " + where, e);
+        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            close();
+            throw translate(e, null);
+        }
+    }
+
+    private RuntimeException translate(Throwable e, ScriptCall call) {
+        Throwable c = unwrap(e);
+        if (c instanceof RedisStoreException r) {
+            return r;
+        }
+        if (c instanceof IllegalArgumentException || c instanceof IllegalStateException && !(c instanceof RedisException)) {
+            return (RuntimeException) c;
+        }
+        String msg = String.valueOf(c.getMessage());
+        if (c instanceof RedisCommandExecutionException && call != null) {
+            java.util.regex.Matcher m = SCRIPT_ERROR.matcher(msg);
+            if (m.find()) {
+                String permit = call.describePermit(Integer.parseInt(m.group(2)));
+                if (m.group(1).equals("WRONGTYPE")) {
+                    return new RedisStoreException(permit + " holds a value of another Redis type (WRONGTYPE):"
+                            + " something else wrote that key; nothing was changed. Delete the key or give the limiter"
+                            + " another keyPrefix", c);
+                }
+                return new RedisStoreException(permit + " holds a value Sluice did not write; nothing was changed."
+                        + " Delete the key or give the limiter another keyPrefix", c);
+            }
+        }
+        if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
+            return new RedisStoreException("Redis at " + where + " did not answer within " + timeout
+                    + " (the command timeout): it is down, unreachable or overloaded", c);
+        }
+        if (c instanceof RedisConnectionException) {
+            return new RedisStoreException("cannot reach Redis at " + where + ": " + msg, c);
+        }
+        return new RedisStoreException("Redis at " + where + " failed: " + msg, c);
+    }
+
+
+    private <T> T await(CompletableFuture<T> f) {
+        try {
+            // Lettuce fails the future after the command timeout; the extra second only guards against a bug
+            return f.get(timeout.toNanos() + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RedisStoreException("interrupted while waiting for Redis at " + where, e);
+        } catch (ExecutionException e) {
+            Throwable c = unwrap(e);
+            throw c instanceof RuntimeException r ? r : new RedisStoreException(String.valueOf(c.getMessage()), c);
+        } catch (TimeoutException e) {
+            throw translate(e, null);
+        }
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+
+    private static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    private static List<RedisURI> parse(String uri, Duration timeout) {
+        Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
+        int scheme = uri.indexOf("://");
+        if (scheme < 0) {
+            throw new IllegalArgumentException("redisUri \"" + uri + "\" has no scheme: use redis://host:port"
+                    + " (or rediss:// for TLS)");
+        }
+        String head = uri.substring(0, scheme + 3);
+        String rest = uri.substring(scheme + 3);
+        int at = rest.lastIndexOf('@');
+        String auth = at >= 0 ? rest.substring(0, at + 1) : "";
+        String hosts = at >= 0 ? rest.substring(at + 1) : rest;
+        int slash = hosts.indexOf('/');
+        String tail = slash >= 0 ? hosts.substring(slash) : "";
+        hosts = slash >= 0 ? hosts.substring(0, slash) : hosts;
+        List<RedisURI> out = new ArrayList<>();
+        for (String h : hosts.split(",")) {
+            if (h.isBlank()) {
+                continue;
+            }
+            try {
+                RedisURI u = RedisURI.create(head + auth + h.trim() + tail);
+                u.setTimeout(timeout);
+                out.add(u);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("redisUri \"" + uri + "\" is not a Redis URI (" + e.getMessage()
+                        + "): use redis://host:port or redis://host1:port1,host2:port2 for a cluster", e);
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("redisUri \"" + uri + "\" names no host: use redis://host:port");
+        }
+        return out;
+    }
+
+    private static boolean isCluster(RedisURI uri, ClientResources resources, Builder b) {
+        RedisClient probe = resources != null ? RedisClient.create(resources) : RedisClient.create();
+        probe.setOptions(ClientOptions.builder()
+                .socketOptions(SocketOptions.builder().connectTimeout(b.commandTimeout).build())
+                .timeoutOptions(TimeoutOptions.enabled(b.commandTimeout)).build());
+        try (StatefulRedisConnection<String, String> c = probe.connect(uri)) {
+            return c.sync().info("cluster").contains("cluster_enabled:1");
+        } catch (RedisException e) {
+            throw new RedisStoreException("cannot connect to Redis at " + b.uri.replaceAll("//[^@/]*@", "//***@")
+                    + " within " + b.commandTimeout + ": " + e.getMessage()
+                    + "; check that Redis is running and the URI is right", e);
+        } finally {
+            probe.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        }
+    }
+
+    /** Options for a {@link RedisRateLimiter}. */
+    public static final class Builder {
+        private final String uri;
+        private Ticker ticker;
+        private String keyPrefix = "sluice:";
+        private Duration commandTimeout = Duration.ofSeconds(2);
+        private Boolean cluster;
+        private Duration minExpiry;
+        private ClientResources resources;
+
+        private Builder(String uri) {
+            this.uri = Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
+        }
+
+        /**
+         * Decide with this clock (epoch nanoseconds, truncated to the microsecond) instead of Redis's
+         * {@code TIME}. For tests and simulations: in production every process must share Redis's clock.
+         * Redis still expires keys by its own clock, so with a ticker every key is kept at least
+         * {@link #minExpiry(Duration)} (default one hour).
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+            return this;
+        }
+
+        /** Prepended to every Redis key (default {@code sluice:}); must not contain braces. */
+        public Builder keyPrefix(String prefix) {
+            RedisKeys.checkPrefix(prefix);
+            this.keyPrefix = prefix;
+            return this;
+        }
+
+        /** How long a decision may wait for Redis before failing with {@link RedisStoreException} (default 2 s). */
+        public Builder commandTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "commandTimeout must not be null");
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("commandTimeout " + timeout + " must be positive, e.g. Duration.ofSeconds(1)");
+            }
+            this.commandTimeout = timeout;
+            return this;
+        }
+
+        /** Whether the URI is a Redis Cluster; by default a single address is asked ({@code INFO cluster}). */
+        public Builder cluster(boolean cluster) {
+            this.cluster = cluster;
+            return this;
+        }
+
+        /**
+         * The least {@code PEXPIRE} any key gets: 0 with Redis's clock (keys expire exactly when fresh),
+         * one hour with a client {@link #ticker(Ticker)}, whose time Redis cannot follow.
+         */
+        public Builder minExpiry(Duration minExpiry) {
+            Objects.requireNonNull(minExpiry, "minExpiry must not be null");
+            if (minExpiry.isNegative()) {
+                throw new IllegalArgumentException("minExpiry " + minExpiry + " must not be negative");
+            }
+            this.minExpiry = minExpiry;
+            return this;
+        }
+
+        /**
+         * Share Lettuce's event loops and timers with other clients (the limiter does not shut them down).
+         * By default the limiter has its own.
+         */
+        public Builder clientResources(ClientResources resources) {
+            this.resources = Objects.requireNonNull(resources, "clientResources must not be null");
+            return this;
+        }
+
+        /** Connects, loads the scripts, and returns the limiter. */
+        public RedisRateLimiter build() {
+            return new RedisRateLimiter(this);
+        }
+    }
+}

@@ -1,0 +1,248 @@
+package dev.sluice.redis;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.algorithm.Exact;
+import dev.sluice.algorithm.FixedWindow;
+import dev.sluice.algorithm.Gcra;
+import dev.sluice.algorithm.SlidingWindow;
+import dev.sluice.algorithm.SlidingWindowState;
+import dev.sluice.algorithm.Step;
+import dev.sluice.algorithm.TatState;
+import dev.sluice.algorithm.WindowState;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One {@code EVALSHA}: the KEYS and ARGV of a request (see {@code common.lua} for the layout) and how to
+ * turn the script's reply into a {@link Decision}.
+ *
+ * <p>The script decides and writes; the Decision's durations are then computed here, in Java, by running
+ * the pure step of {@code dev.sluice.algorithm} on the very state the script saw at the very instant it
+ * used. That keeps every nanosecond field identical to the reference steps without doing 64-bit
+ * arithmetic in Lua, and the script's verdict is checked against the step's: they must agree.
+ */
+final class ScriptCall {
+
+    /** Lua doubles are exact below 2^53; the scripts keep every quantity they compute under it. */
+    static final long LUA_EXACT = 1L << 53;
+    private static final int STRIDE = 6;
+    private static final byte[] EMPTY = new byte[0];
+
+    final byte[][] keys;
+    final byte[][] argv;
+    final LuaScripts.Script script;
+    private final String[] userKeys;
+    private final Limit[] limits;
+    private final long[] costs;
+    private final long maxWaitNanos; // -1: tryAcquire
+
+    private ScriptCall(String[] userKeys, byte[][] keys, Limit[] limits, long[] costs, long maxWaitNanos,
+            long nowMicros, long minTtlMillis) {
+        this.userKeys = userKeys;
+        this.keys = keys;
+        this.limits = limits;
+        this.costs = costs;
+        this.maxWaitNanos = maxWaitNanos;
+        int n = keys.length;
+        this.argv = new byte[2 + STRIDE * n][];
+        argv[0] = nowMicros < 0 ? EMPTY : ascii(nowMicros);
+        argv[1] = ascii(minTtlMillis);
+        Algorithm first = limits[0].algorithm();
+        boolean same = true;
+        for (int i = 0; i < n; i++) {
+            System.arraycopy(fields(limits[i], costs[i], maxWaitNanos), 0, argv, 2 + i * STRIDE, STRIDE);
+            same &= LuaScripts.INSTANCE.forAlgorithm(limits[i].algorithm())
+                    == LuaScripts.INSTANCE.forAlgorithm(first);
+        }
+        this.script = same ? LuaScripts.INSTANCE.forAlgorithm(first) : LuaScripts.INSTANCE.mixed;
+    }
+
+    static ScriptCall of(String prefix, String[] userKeys, Limit[] limits, long[] costs, long maxWaitNanos,
+            long nowMicros, long minTtlMillis) {
+        byte[][] keys = new byte[userKeys.length][];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = RedisKeys.of(prefix, userKeys[i], limits[i]);
+        }
+        return new ScriptCall(userKeys, keys, limits, costs, maxWaitNanos, nowMicros, minTtlMillis);
+    }
+
+    /**
+     * Checks that a limit's arithmetic stays exact in Lua (see the class comments of the scripts), before
+     * anything is sent.
+     */
+    static void checkExact(Limit limit) {
+        if (limit.algorithm().isTat()) {
+            // frac < K and frac + frac' < 2K must stay exact
+            if (limit.timeScale() > (LUA_EXACT / 2) / 1000) {
+                throw new IllegalArgumentException("rate " + limit.rate() + " of limit " + limit.describe()
+                        + " needs " + limit.timeScale() + " time units per nanosecond (permits / gcd(permits, period"
+                        + " ns)), more than the Redis store computes exactly (" + (LUA_EXACT / 2) / 1000
+                        + "): use a rate whose permits share more factors with its period, e.g. a round number");
+            }
+        } else if (limit.algorithm() != Algorithm.SLIDING_LOG) {
+            long w = limit.periodNanos();
+            if (w % 1000 != 0 && w >= LUA_EXACT / 5) {
+                throw new IllegalArgumentException("window " + w + " ns of limit " + limit.describe()
+                        + " is not a whole number of microseconds and longer than " + (LUA_EXACT / 5 - 1)
+                        + " ns (about 20 days): the Redis store keeps time in microseconds and computes such a"
+                        + " window exactly only up to that length; round the window to whole microseconds");
+            }
+        }
+    }
+
+    /**
+     * The six ARGV fields of one permit. Those of a plain {@code tryAcquire} of cost 1, the common case, are
+     * encoded once per limit and shared (Lettuce only reads them).
+     */
+    private static byte[][] fields(Limit limit, long cost, long maxWait) {
+        if (cost != 1 || maxWait >= 0) {
+            return encode(limit, cost, maxWait);
+        }
+        byte[][] f = UNIT_COST.get(limit);
+        if (f == null) {
+            f = encode(limit, 1, -1);
+            if (UNIT_COST.size() < UNIT_COST_LIMITS) {
+                UNIT_COST.putIfAbsent(limit, f);
+            }
+        }
+        return f;
+    }
+
+    private static final int UNIT_COST_LIMITS = 4096;
+    private static final java.util.concurrent.ConcurrentHashMap<Limit, byte[][]> UNIT_COST =
+            new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static byte[][] encode(Limit limit, long cost, long maxWait) {
+        byte[][] argv = new byte[STRIDE][];
+        int b = 0;
+        switch (limit.algorithm()) {
+            case TOKEN_BUCKET, GCRA -> {
+                long k = 1000 * limit.timeScale();
+                long qp = cost * limit.intervalScaled();
+                long bound = limit.capacityScaled();
+                if (maxWait >= 0) {
+                    bound += Gcra.maxWaitScaled(maxWait, limit);
+                }
+                argv[b] = ascii('g');
+                argv[b + 1] = ascii(qp / k);
+                argv[b + 2] = ascii(qp % k);
+                argv[b + 3] = ascii(bound / k);
+                argv[b + 4] = ascii(bound % k);
+                argv[b + 5] = ascii(k);
+            }
+            case FIXED_WINDOW, SLIDING_WINDOW -> {
+                long w = limit.periodNanos();
+                boolean micros = w % 1000 == 0;
+                argv[b] = ascii(limit.algorithm() == Algorithm.FIXED_WINDOW ? 'f' : 's');
+                argv[b + 1] = ascii(cost);
+                argv[b + 2] = ascii(limit.capacity());
+                argv[b + 3] = ascii(micros ? 1000 : 1);
+                argv[b + 4] = ascii(micros ? w / 1000 : w);
+                argv[b + 5] = ascii(0);
+            }
+            case SLIDING_LOG -> {
+                long w = limit.periodNanos();
+                argv[b] = ascii('l');
+                argv[b + 1] = ascii(cost);
+                argv[b + 2] = ascii(limit.capacity());
+                argv[b + 3] = ascii(Exact.ceilDiv(w, 1000));
+                argv[b + 4] = ascii(Exact.ceilDiv(w, 1_000_000));
+                argv[b + 5] = ascii(0);
+            }
+        }
+        return argv;
+    }
+
+    /** The Decision of each permit, from the reply {@code {now_us, committed, (allowed, s1, s2, s3)...}}. */
+    List<Decision> decisions(List<Object> reply) {
+        long nowNanos = num(reply, 0) * 1000;
+        boolean committed = num(reply, 1) == 1;
+        List<Decision> out = new ArrayList<>(keys.length);
+        boolean all = true;
+        for (int i = 0; i < keys.length; i++) {
+            int r = 2 + 4 * i;
+            boolean allowed = num(reply, r) == 1;
+            Decision d = decide(limits[i], costs[i], nowNanos, num(reply, r + 1), num(reply, r + 2),
+                    num(reply, r + 3));
+            if (d.allowed() != allowed) {
+                throw new IllegalStateException("the Redis script and the reference step disagree on "
+                        + limits[i] + " for key '" + RedisKeys.abbreviate(userKeys[i]) + "' at " + nowNanos
+                        + " ns: script " + (allowed ? "allowed" : "denied") + ", step " + d
+                        + "; please report this as a bug");
+            }
+            all &= allowed;
+            out.add(d);
+        }
+        if (all != committed) {
+            throw new IllegalStateException("the Redis script " + (committed ? "committed" : "did not commit")
+                    + " a request whose permits were " + (all ? "all allowed" : "not all allowed") + "; please report this");
+        }
+        return out;
+    }
+
+    /** The Decision of a single-permit call. */
+    Decision single(List<Object> reply) {
+        return decisions(reply).get(0);
+    }
+
+    private Decision decide(Limit limit, long cost, long nowNanos, long s1, long s2, long s3) {
+        switch (limit.algorithm()) {
+            case TOKEN_BUCKET, GCRA: {
+                long backlog = s1 * (1000 * limit.timeScale()) + s2;
+                TatState state = new TatState(backlog, nowNanos);
+                Step step = maxWaitNanos >= 0 ? Gcra.reserve(state, nowNanos, limit, cost, maxWaitNanos)
+                        : Gcra.tryAcquire(state, nowNanos, limit, cost);
+                return step.decision();
+            }
+            case FIXED_WINDOW: {
+                WindowState state = s1 < 0 ? WindowState.FRESH : new WindowState(s1, s2);
+                return FixedWindow.tryAcquire(state, nowNanos, limit, cost).decision();
+            }
+            case SLIDING_WINDOW: {
+                SlidingWindowState state = s1 < 0 ? SlidingWindowState.FRESH : new SlidingWindowState(s1, s2, s3);
+                return SlidingWindow.tryAcquire(state, nowNanos, limit, cost).decision();
+            }
+            case SLIDING_LOG:
+            default: {
+                // s1 = live sum, s2 = time_us of the entry whose leaving admits the call, s3 = newest time_us
+                long c = limit.capacity();
+                long w = limit.periodNanos();
+                if (s1 + cost <= c) {
+                    return new Decision(true, c, c - s1 - cost, 0, w);
+                }
+                long retry = s2 < 0 ? 0 : s2 * 1000 + w - nowNanos;
+                long reset = s3 < 0 ? 0 : s3 * 1000 + w - nowNanos;
+                return new Decision(false, c, c - s1, retry, reset);
+            }
+        }
+    }
+
+    /** The user's key of permit {@code i} (1-based, as the scripts number them) for error messages. */
+    String describePermit(int oneBased) {
+        int i = oneBased - 1;
+        if (i < 0 || i >= keys.length) {
+            return "a key of this request";
+        }
+        return "Redis key '" + RedisKeys.abbreviate(new String(keys[i], StandardCharsets.UTF_8)) + "' (key '"
+                + RedisKeys.abbreviate(userKeys[i]) + "', limit " + limits[i].describe() + ")";
+    }
+
+    private static long num(List<Object> reply, int i) {
+        Object o = reply.get(i);
+        if (o instanceof Long l) {
+            return l;
+        }
+        throw new IllegalStateException("unexpected reply element " + i + " from the Sluice script: " + o);
+    }
+
+    private static byte[] ascii(long v) {
+        return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
+    }
+
+    private static byte[] ascii(char c) {
+        return new byte[] {(byte) c};
+    }
+}

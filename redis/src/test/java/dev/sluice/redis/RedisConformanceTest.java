@@ -1,0 +1,31 @@
+package dev.sluice.redis;
+
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
+import dev.sluice.tck.RateLimiterTck;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import org.junit.jupiter.api.AfterAll;
+
+/** The whole conformance suite, unchanged, against a real redis-server with a client ticker. */
+class RedisConformanceTest implements RateLimiterTck {
+
+    private static final ClientResources RESOURCES = DefaultClientResources.builder().ioThreadPoolSize(2)
+            .computationThreadPoolSize(2).build();
+
+    @Override
+    public RateLimiter newLimiter(Ticker ticker) {
+        return RedisRateLimiter.builder(RedisServer.shared().uri()).cluster(false).clientResources(RESOURCES)
+                .ticker(ticker).build();
+    }
+
+    @Override
+    public int concurrencyRounds() {
+        return 3;
+    }
+
+    @AfterAll
+    static void shutdown() {
+        RESOURCES.shutdown();
+    }
+}
