@@ -121,9 +121,9 @@ class RulesAndOperationsTest {
             assertThat(SluiceCommand.commandLine().execute("migrate")).isEqualTo(2);
             assertThat(captured.toString(StandardCharsets.UTF_8)).contains("nothing to migrate");
             captured.reset();
-            assertThat(SluiceCommand.commandLine().execute("serve", "--store", "redis://127.0.0.1:6379",
+            assertThat(SluiceCommand.commandLine().execute("serve", "--store", "cassandra://127.0.0.1",
                     "--http", "127.0.0.1:0", "--grpc", "off")).isEqualTo(2);
-            assertThat(captured.toString(StandardCharsets.UTF_8)).contains("store redis is not available in this build");
+            assertThat(captured.toString(StandardCharsets.UTF_8)).contains("unknown store 'cassandra://127.0.0.1'");
             captured.reset();
             assertThat(SluiceCommand.commandLine().execute("serve", "--config", bad.toString())).isEqualTo(1);
             assertThat(captured.toString(StandardCharsets.UTF_8)).contains("refusing to start");

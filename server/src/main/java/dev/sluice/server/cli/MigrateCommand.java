@@ -1,18 +1,20 @@
 package dev.sluice.server.cli;
 
+import dev.sluice.postgres.PostgresRateLimiter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code sluice migrate --store postgresql://…}: applies the PostgreSQL schema. Only the PostgreSQL store has a
- * schema; for others it says so, and in a build without sluice-postgres it says that.
+ * {@code sluice migrate --store postgresql://…}: creates or updates the PostgreSQL schema (tables, indexes and
+ * functions; idempotent, safe to run from several instances at once). Only PostgreSQL has a schema; for the
+ * other stores it says so.
  */
 @Command(name = "migrate", mixinStandardHelpOptions = true,
         description = "Apply the PostgreSQL schema (only meaningful with --store postgresql://…).")
 final class MigrateCommand implements Callable<Integer> {
 
-    @Option(names = "--store", defaultValue = "memory", description = "postgresql://user:pass@host:5432/db")
+    @Option(names = "--store", defaultValue = "memory", description = "postgresql://user:password@host:5432/db")
     String store;
 
     @Override
@@ -24,8 +26,13 @@ final class MigrateCommand implements Callable<Integer> {
                     + "sluice migrate --store postgresql://user@host:5432/db");
             return 2;
         }
-        System.err.println("store postgres is not available in this build: only 'memory' is; "
-                + "run 'sluice migrate' from a build that includes sluice-postgres");
-        return 2;
+        try (var ds = Stores.dataSource(store, 1); PostgresRateLimiter pg = PostgresRateLimiter.create(ds)) {
+            pg.migrate();
+            System.out.println("migrated: the Sluice schema is up to date on " + Stores.redact(store));
+            return 0;
+        } catch (RuntimeException e) {
+            System.err.println("sluice migrate: " + e.getMessage());
+            return 1;
+        }
     }
 }

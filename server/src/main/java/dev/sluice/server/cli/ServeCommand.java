@@ -31,8 +31,13 @@ final class ServeCommand implements Callable<Integer> {
     List<Path> config = new ArrayList<>();
 
     @Option(names = "--store", defaultValue = "memory", paramLabel = "STORE",
-            description = "memory (default) | redis://host:6379 | postgresql://user@host/db")
+            description = "memory (default) | redis://host:6379 | postgresql://user:password@host:5432/db "
+                    + "(run 'sluice migrate' first)")
     String store;
+
+    @Option(names = "--pool-size", defaultValue = "16",
+            description = "PostgreSQL store: connections in the pool (default ${DEFAULT-VALUE})")
+    int poolSize;
 
     @Option(names = "--http", defaultValue = "127.0.0.1:8080", paramLabel = "HOST:PORT",
             description = "HTTP address (default ${DEFAULT-VALUE}; 0.0.0.0:8080 for all interfaces; off to disable)")
@@ -108,9 +113,12 @@ final class ServeCommand implements Callable<Integer> {
         try {
             httpAddress = Addresses.parse("--http", http);
             grpcAddress = Addresses.parse("--grpc", grpc);
-            opened = Stores.open(store, maxKeys);
+            opened = Stores.open(store, maxKeys, Durations.parse(storeTimeout), poolSize);
         } catch (IllegalArgumentException e) {
             System.err.println("sluice: " + e.getMessage());
+            return 2;
+        } catch (RuntimeException e) {
+            System.err.println("sluice: cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
             return 2;
         }
         SluiceServer.Settings s = SluiceServer.Settings.defaults(opened.limiter(), rules)
@@ -128,12 +136,13 @@ final class ServeCommand implements Callable<Integer> {
         } catch (IOException e) {
             System.err.println("sluice: cannot listen: " + e.getMessage()
                     + " (is another sluice running? choose other ports with --http/--grpc)");
-            opened.limiter().close();
+            opened.close();
             return 2;
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();
+            opened.closeResources();
             stopped.countDown();
         }, "sluice-shutdown"));
         log.info("event=started store={} http={} grpc={} domains={} rules={} auth={}", opened.name(),
