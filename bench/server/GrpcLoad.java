@@ -62,7 +62,8 @@ public class GrpcLoad {
                         done.countDown();
                         return;
                     }
-                    stub.shouldRateLimit(requests[(next++) % requests.length], new StreamObserver<RateLimitResponse>() {
+                    stub.withDeadlineAfter(10, TimeUnit.SECONDS).shouldRateLimit(requests[(next++) % requests.length],
+                            new StreamObserver<RateLimitResponse>() {
                         public void onNext(RateLimitResponse r) {
                         }
 
