@@ -68,8 +68,10 @@ public class GrpcLoad {
                         }
 
                         public void onError(Throwable t) {
-                            errors.incrementAndGet();
-                            call();
+                            if (errors.incrementAndGet() == 1) {
+                                System.err.println("GrpcLoad: " + t);
+                            }
+                            done.countDown(); // this caller stops: a failing server must not spin the client
                         }
 
                         public void onCompleted() {
@@ -84,6 +86,10 @@ public class GrpcLoad {
             }.call();
         }
         done.await();
+        if (errors.get() > 0 && n.get() == 0) {
+            System.err.println("GrpcLoad: every call failed; is the server at the given address?");
+            System.exit(1);
+        }
         double elapsed = (System.nanoTime() - start) / 1e9;
         if (!report) {
             return;
