@@ -94,11 +94,15 @@ public final class SluiceServer implements AutoCloseable {
     }
 
     public static SluiceServer start(Settings s) throws IOException, InterruptedException {
-        return start(s, 1024);
+        return start(s, 1024, 0);
     }
 
-    /** Starts with a bound on the distinct limits callers may send (0 refuses caller-sent limits). */
-    public static SluiceServer start(Settings s, int maxClientLimits) throws IOException, InterruptedException {
+    /**
+     * Starts with a bound on the distinct limits callers may send (0 refuses caller-sent limits) and a number of
+     * HTTP event-loop threads (0: Netty's default, twice the cores).
+     */
+    public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads)
+            throws IOException, InterruptedException {
         ServerMetrics metrics = new ServerMetrics();
         ExecutorService pool = null;
         if (s.blockingStore()) {
@@ -118,7 +122,7 @@ public final class SluiceServer implements AutoCloseable {
         try {
             if (s.http() != null) {
                 http = HttpServer.start(s.http(), service, new HttpServer.Options(s.maxBodyBytes(), s.readTimeout(),
-                        s.idleTimeout(), s.bearerToken(), 0));
+                        s.idleTimeout(), s.bearerToken(), httpThreads));
             }
             if (s.grpc() != null) {
                 grpc = GrpcServer.start(s.grpc(), service, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout());

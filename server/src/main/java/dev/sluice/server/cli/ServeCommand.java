@@ -79,6 +79,10 @@ final class ServeCommand implements Callable<Integer> {
             description = "Most distinct limits callers may send in descriptors[].limit (RemoteRateLimiter does); 0 refuses them (default ${DEFAULT-VALUE})")
     int maxClientLimits;
 
+    @Option(names = "--http-threads", defaultValue = "0",
+            description = "HTTP event-loop threads; 0 = twice the cores (default ${DEFAULT-VALUE})")
+    int httpThreads;
+
     @Option(names = "--shutdown-grace", defaultValue = "10s", description = "Time in-flight requests get on shutdown (default ${DEFAULT-VALUE})")
     String shutdownGrace;
 
@@ -132,7 +136,7 @@ final class ServeCommand implements Callable<Integer> {
                 s.readTimeout(), s.idleTimeout(), s.bearerToken(), Durations.parse(shutdownGrace));
         SluiceServer server;
         try {
-            server = SluiceServer.start(s, maxClientLimits);
+            server = SluiceServer.start(s, maxClientLimits, httpThreads);
         } catch (IOException e) {
             System.err.println("sluice: cannot listen: " + e.getMessage()
                     + " (is another sluice running? choose other ports with --http/--grpc)");
