@@ -66,6 +66,7 @@ public final class DecisionService {
     private final ServerMetrics metrics;
     private final int maxDescriptors;
     private final AtomicReference<RuleSet> rules;
+    private final LogThrottle logThrottle = new LogThrottle();
     private final Set<Limit> clientLimits = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private volatile int maxClientLimits = 1024;
 
@@ -101,6 +102,11 @@ public final class DecisionService {
     /** Swaps in new rules atomically (hot reload). */
     public void rules(RuleSet next) {
         rules.set(next);
+    }
+
+    /** Shared by the endpoints to keep store-failure logging bounded. */
+    public LogThrottle logThrottle() {
+        return logThrottle;
     }
 
     public ServerMetrics metrics() {

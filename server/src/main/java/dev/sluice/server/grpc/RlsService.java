@@ -87,7 +87,10 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
                 service.metrics().rejected(b.type());
                 out.onError(Status.INVALID_ARGUMENT.withDescription(b.type() + ": " + b.getMessage()).asRuntimeException());
             } else if (c instanceof StoreUnavailableException s) {
-                log.warn("event=store_unavailable protocol=grpc type={} detail=\"{}\"", s.type(), s.getMessage());
+                if (service.logThrottle().allow(s.type())) {
+                    log.warn("event=store_unavailable protocol=grpc type={} detail=\"{}\" suppressed_since_last={}",
+                            s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
+                }
                 out.onError(Status.UNAVAILABLE.withDescription(s.type() + ": " + s.getMessage()).asRuntimeException());
             } else {
                 log.error("event=internal_error protocol=grpc", c);

@@ -188,7 +188,10 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 service.metrics().rejected(b.type());
                 problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, b.type(), b.getMessage(), Map.of());
             } else if (t instanceof StoreUnavailableException s) {
-                log.warn("event=store_unavailable type={} detail=\"{}\"", s.type(), s.getMessage());
+                if (service.logThrottle().allow(s.type())) {
+                    log.warn("event=store_unavailable protocol=http type={} detail=\"{}\" suppressed_since_last={}",
+                            s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
+                }
                 problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, s.type(), s.getMessage(),
                         Map.of("Retry-After", "1"));
             } else {
