@@ -179,7 +179,7 @@ class RulesAndOperationsTest {
     }
 
     /** A store that is down: every call fails. */
-    static final class DownStore implements RateLimiter {
+    static class DownStore implements RateLimiter {
         @Override
         public Decision tryAcquire(String key, Limit limit, long cost) {
             throw new IllegalStateException("connection refused");
@@ -280,6 +280,49 @@ class RulesAndOperationsTest {
         assertThat(resp.statusCode()).isEqualTo(200);
         assertThat(resp.headers().firstValue("Connection")).hasValue("close");
         assertThatThrownBy(() -> s.get("/healthz")).as("no longer listening").isInstanceOf(java.io.UncheckedIOException.class);
+    }
+
+    /** A store where keys containing "slow" take 400 ms and report remaining 1; others are instant, remaining 2. */
+    static final class KeyedSlowStore extends DownStore {
+        @Override
+        public Decision tryAcquire(String key, Limit limit, long cost) {
+            boolean slow = key.contains("slow");
+            if (slow) {
+                try {
+                    Thread.sleep(400);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return new Decision(true, limit.capacity(), slow ? 1 : 2, 0, 0);
+        }
+    }
+
+    @Test
+    void pipelinedRequestsAreAnsweredInOrderEvenWhenDecidedOutOfOrder() throws Exception {
+        try (TestServer s = TestServer.startWith(new KeyedSlowStore(), t -> t.withStore(t.limiter(), "keyed", true,
+                Duration.ofSeconds(5)), "envoy/example5.yaml");
+             java.net.Socket c = new java.net.Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+            c.setSoTimeout(10_000);
+            StringBuilder both = new StringBuilder();
+            for (String user : List.of("slow", "fast")) {
+                String body = TestServer.check("internal", -1, "azure=" + user);
+                both.append("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ")
+                        .append(body.length()).append("\r\n\r\n").append(body);
+            }
+            c.getOutputStream().write(both.toString().getBytes(StandardCharsets.US_ASCII));
+            c.getOutputStream().flush();
+            StringBuilder got = new StringBuilder();
+            byte[] buf = new byte[8192];
+            while (got.toString().split("HTTP/1.1 200", -1).length - 1 < 2) {
+                int n = c.getInputStream().read(buf);
+                assertThat(n).isPositive();
+                got.append(new String(buf, 0, n, StandardCharsets.US_ASCII));
+            }
+            String all = got.toString();
+            assertThat(all.indexOf("\"remaining\":1")).as("the slow first request is answered first")
+                    .isLessThan(all.indexOf("\"remaining\":2"));
+        }
     }
 
     @Test

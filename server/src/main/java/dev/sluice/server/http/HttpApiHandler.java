@@ -46,6 +46,12 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     static final String PROBLEM_JSON = "application/problem+json";
     private static final Logger log = LoggerFactory.getLogger(HttpApiHandler.class);
     private static final String JSON = "application/json";
+    /** The last answer this connection is waiting to write, if any (see {@link #inTurn}). */
+    private static final io.netty.util.AttributeKey<CompletableFuture<Void>> PENDING =
+            io.netty.util.AttributeKey.valueOf("sluice.pending");
+    /** Requests that arrived (pipelined) while an answer was pending, in order. */
+    private static final io.netty.util.AttributeKey<java.util.ArrayDeque<FullHttpRequest>> QUEUED =
+            io.netty.util.AttributeKey.valueOf("sluice.queued");
 
     private final DecisionService service;
     private final byte[] token;
@@ -67,6 +73,15 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (busy(ctx)) {
+            // pipelined behind an answer still being decided: wait for it (answers go out in request order)
+            queue(ctx).add(req.retain());
+            return;
+        }
+        route(ctx, req);
+    }
+
+    private void route(ChannelHandlerContext ctx, FullHttpRequest req) {
         boolean keepAlive = HttpUtil.isKeepAlive(req) && !draining;
         if (!req.decoderResult().isSuccess()) {
             service.metrics().rejected("malformed-http");
@@ -162,18 +177,58 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                     "Content-Type " + e.getMessage() + " is not JSON: send application/json", Map.of());
             return;
         }
-        if (f.isDone()) {
-            finish(ctx, keepAlive, f, start);
+        inTurn(ctx, f, () -> finish(ctx, keepAlive, f, start));
+    }
+
+    private static boolean busy(ChannelHandlerContext ctx) {
+        CompletableFuture<Void> p = ctx.channel().attr(PENDING).get();
+        return p != null && !p.isDone();
+    }
+
+    private static java.util.ArrayDeque<FullHttpRequest> queue(ChannelHandlerContext ctx) {
+        java.util.ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
+        if (q == null) {
+            q = new java.util.ArrayDeque<>();
+            ctx.channel().attr(QUEUED).set(q);
+        }
+        return q;
+    }
+
+    /**
+     * Answers when {@code f} is done <em>and</em> every earlier answer on this connection has been written:
+     * pipelined requests (several sent before the first answer) may be decided out of order by a remote store,
+     * but HTTP/1.1 answers them in order. A decision that is already done with nothing pending is answered at
+     * once, on the event loop (the in-memory path). While anything is pending the connection stops reading.
+     */
+    private void inTurn(ChannelHandlerContext ctx, CompletableFuture<?> f, Runnable answer) {
+        CompletableFuture<Void> previous = ctx.channel().attr(PENDING).get();
+        if (f.isDone() && (previous == null || previous.isDone())) {
+            answer.run();
             return;
         }
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        ctx.channel().attr(PENDING).set(mine);
         inFlight.incrementAndGet();
         ctx.channel().config().setAutoRead(false);
-        f.whenComplete((r, t) -> ctx.executor().execute(() -> {
+        CompletableFuture<?> gate = previous == null ? f : CompletableFuture.allOf(previous, f);
+        gate.whenComplete((r, t) -> ctx.executor().execute(() -> {
             try {
-                finish(ctx, keepAlive, f, start);
+                answer.run();
             } finally {
                 inFlight.decrementAndGet();
-                ctx.channel().config().setAutoRead(true);
+                mine.complete(null);
+                java.util.ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
+                while (q != null && !q.isEmpty() && !busy(ctx)) {
+                    FullHttpRequest next = q.poll();
+                    try {
+                        route(ctx, next);
+                    } finally {
+                        next.release();
+                    }
+                }
+                if (!busy(ctx)) {
+                    ctx.channel().config().setAutoRead(true);
+                }
             }
         }));
     }
@@ -222,23 +277,19 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     private void ready(ChannelHandlerContext ctx, boolean keepAlive) {
-        inFlight.incrementAndGet();
-        service.probe().whenComplete((v, t) -> ctx.executor().execute(() -> {
-            try {
-                if (t == null) {
-                    respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, ("{\"status\":\"ready\",\"store\":\""
-                            + service.storeName() + "\"}").getBytes(StandardCharsets.UTF_8), Map.of());
-                } else {
-                    Throwable c = t instanceof CompletionException ? t.getCause() : t;
-                    service.metrics().storeError("readyz");
-                    problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, "store-unavailable", "the "
-                            + service.storeName() + " store does not answer: " + c.getMessage(),
-                            Map.of("Retry-After", "1"));
-                }
-            } finally {
-                inFlight.decrementAndGet();
+        CompletableFuture<Void> probe = service.probe();
+        inTurn(ctx, probe, () -> {
+            Throwable t = probe.isCompletedExceptionally() ? probe.handle((v, e) -> e).join() : null;
+            if (t == null) {
+                respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, ("{\"status\":\"ready\",\"store\":\""
+                        + service.storeName() + "\"}").getBytes(StandardCharsets.UTF_8), Map.of());
+            } else {
+                Throwable c = t instanceof CompletionException ? t.getCause() : t;
+                service.metrics().storeError("readyz");
+                problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, "store-unavailable", "the "
+                        + service.storeName() + " store does not answer: " + c.getMessage(), Map.of("Retry-After", "1"));
             }
-        }));
+        });
     }
 
     private void internalError(ChannelHandlerContext ctx, Throwable t) {
@@ -272,6 +323,16 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             resp.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             ctx.writeAndFlush(resp).addListener(ChannelFutureListener.CLOSE);
         }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        java.util.ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
+        if (q != null) {
+            q.forEach(FullHttpRequest::release);
+            q.clear();
+        }
+        super.channelInactive(ctx);
     }
 
     @Override
