@@ -10,6 +10,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Coalesces concurrent token-bucket / GCRA decisions into one statement ({@code sluice_bucket_acquire_many}):
@@ -37,13 +38,23 @@ final class Batcher implements AutoCloseable {
 
     private static final Request POISON = new Request(null, null, 0, 0, null, 0, null);
 
-    private final BlockingQueue<Request> queue = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Request> queue;
+    /** Requests queued and not yet taken by a dispatcher (the queue also holds close()'s markers). */
+    private final AtomicInteger pending = new AtomicInteger();
+    private final int maxQueued;
     private final int maxBatch;
     private final Sender sender;
     private final List<Thread> dispatchers = new ArrayList<>();
     private volatile boolean closed;
 
-    Batcher(int maxBatch, int dispatchers, Sender sender) {
+    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender) {
+        this(maxBatch, dispatchers, maxQueued, sender, new LinkedBlockingQueue<>());
+    }
+
+    /** With a queue of the caller's: tests use one that stalls an {@code add} to open a race window. */
+    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, BlockingQueue<Request> queue) {
+        this.queue = queue;
+        this.maxQueued = maxQueued;
         if (maxBatch < 1 || maxBatch > 10_000) {
             throw new IllegalArgumentException("maxBatchSize " + maxBatch + " must be between 1 and 10,000: e.g. 64");
         }
@@ -61,23 +72,50 @@ final class Batcher implements AutoCloseable {
         }
     }
 
+    /**
+     * Queues a request; its future completes with the decision, or exceptionally. After {@link #close()}
+     * (also when close runs while this call is under way) it completes with an
+     * {@link IllegalStateException}: no request is ever left in the queue without a dispatcher to answer it.
+     */
     CompletableFuture<Decision> submit(Request r) {
         if (closed) {
-            r.result().completeExceptionally(new IllegalStateException("this PostgresRateLimiter is closed: build a new one"));
+            r.result().completeExceptionally(closedException());
+            return r.result();
+        }
+        if (pending.incrementAndGet() > maxQueued) {
+            pending.decrementAndGet();
+            r.result().completeExceptionally(new PostgresStoreException("the batching queue is full: " + maxQueued
+                    + " decisions are waiting, so the database cannot keep up with the calls; nothing was sent for key \""
+                    + PostgresRateLimiter.abbreviate(r.key()) + "\" (raise concurrentBatches and the pool size,"
+                    + " Builder.maxQueuedDecisions, or shed load)", null, null));
             return r.result();
         }
         queue.add(r);
+        // close() may have drained the queue between the check above and the add: then nobody would take
+        // r. close() sets closed before it drains, so if closed reads false here the drain (or a
+        // dispatcher) still sees r; if it reads true, whoever removes r answers it (a dispatcher decides
+        // it, close() or this call fails it)
+        if (closed && queue.remove(r)) {
+            pending.decrementAndGet();
+            r.result().completeExceptionally(closedException());
+        }
         return r.result();
+    }
+
+    static IllegalStateException closedException() {
+        return new IllegalStateException(PostgresRateLimiter.CLOSED);
     }
 
     /**
      * Waits for a submitted request; unwraps what the batch threw. The dispatchers enforce the request's
      * deadline (a request still queued at its deadline is failed, never sent, and a batch's statement
-     * runs under the earliest deadline in it), so this wait is only a safety net, a second past it.
+     * runs under the earliest deadline in it), so this wait is only a safety net, {@link
+     * PostgresRateLimiter#SLACK_MILLIS} past it.
      */
     static Decision await(CompletableFuture<Decision> f, long budgetNanos) {
         try {
-            return f.get(budgetNanos + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
+            return f.get(budgetNanos + TimeUnit.MILLISECONDS.toNanos(PostgresRateLimiter.SLACK_MILLIS),
+                    TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new PostgresStoreException("interrupted while waiting for a batched decision", null, e);
@@ -112,12 +150,16 @@ final class Batcher implements AutoCloseable {
             while (batch.remove(POISON)) {
                 poisons++;
             }
+            pending.addAndGet(-batch.size());
             for (int i = 1; i < poisons; i++) {
                 queue.add(POISON); // meant for the other dispatchers
             }
             boolean stop = poisons > 0;
             long now = System.nanoTime();
             batch.removeIf(r -> {
+                if (r.result().isDone()) {
+                    return true; // its caller stopped waiting (the future timed out): nothing to send
+                }
                 if (now - r.deadlineNanos() < 0) {
                     return false;
                 }
@@ -171,7 +213,7 @@ final class Batcher implements AutoCloseable {
         Request r;
         while ((r = queue.poll()) != null) {
             if (r != POISON) {
-                r.result().completeExceptionally(new IllegalStateException("this PostgresRateLimiter is closed"));
+                r.result().completeExceptionally(closedException());
             }
         }
     }

@@ -75,6 +75,9 @@ public final class ExpiryCleaner implements AutoCloseable {
         try {
             sweep();
         } catch (RuntimeException e) {
+            if (limiter.isClosed()) {
+                return; // the limiter closed under this sweep: it is being stopped, not failing
+            }
             failures.incrementAndGet();
             lastFailure.set(e);
             LOG.log(System.Logger.Level.WARNING, "expiry sweep failed; the next one will try again", e);
@@ -84,7 +87,8 @@ public final class ExpiryCleaner implements AutoCloseable {
     /**
      * One sweep, now, on the calling thread: the bucket, window and log tables in turn, at most
      * {@code maxBatchesPerSweep} batches (statements that deleted rows) in all, so at most that many
-     * statements plus one empty probe per table. Returns the rows deleted.
+     * statements plus one empty probe per table. Returns the rows deleted. After the limiter is closed,
+     * an {@link IllegalStateException}.
      */
     public long sweep() {
         long total = 0;

@@ -38,6 +38,7 @@ public final class Migrations {
     private static final Pattern SCHEMA_TOKEN = Pattern.compile("\\bpublic\\.");
     private static final Pattern NAME_TOKEN = Pattern.compile("\\bsluice_([a-z0-9_]+)");
     private static final Pattern CREATE_SCHEMA = Pattern.compile("create schema if not exists public;");
+    private static final Pattern SCHEMA_LITERAL = Pattern.compile("nspname = 'public'");
 
     private Migrations() {
     }
@@ -83,6 +84,9 @@ public final class Migrations {
         String s = quote(checkSchema(schema));
         String p = checkPrefix(prefix);
         sql = CREATE_SCHEMA.matcher(sql).replaceAll(Matcher.quoteReplacement("create schema if not exists " + s + ";"));
+        // the schema name as a string literal (the existence check before CREATE SCHEMA): checkSchema allows
+        // no quote, so the validated name is a safe literal as it is
+        sql = SCHEMA_LITERAL.matcher(sql).replaceAll(Matcher.quoteReplacement("nspname = '" + schema + "'"));
         sql = SCHEMA_TOKEN.matcher(sql).replaceAll(Matcher.quoteReplacement(s + "."));
         Matcher m = NAME_TOKEN.matcher(sql);
         StringBuilder out = new StringBuilder(sql.length() + 256);

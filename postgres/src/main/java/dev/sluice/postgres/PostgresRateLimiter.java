@@ -31,10 +31,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -77,7 +81,12 @@ import javax.sql.DataSource;
  *
  * <h2>Failures</h2>
  * SQLSTATE 40001 and 40P01 are retried under a {@link RetryPolicy}; anything else, or a conflict that
- * outlasts the policy, is a {@link PostgresStoreException} whose message says what to do. Input is checked
+ * outlasts the policy, is a {@link PostgresStoreException} whose message says what to do. The policy's
+ * budget bounds each decision as {@link RetryPolicy} describes, except for the wait for a pooled
+ * connection, which is the pool's (keep its connection timeout at or below the budget). The async
+ * executor's and the batching queue hold at most {@link Builder#maxQueuedDecisions(int)} decisions; past
+ * that a call is rejected at once. After {@link #close()} every call throws {@link IllegalStateException}
+ * (a batched or async call racing close gets it as its future's failure). Input is checked
  * before anything is sent: keys PostgreSQL text cannot hold (NUL characters, unpaired surrogates) are an
  * {@link IllegalArgumentException}.
  *
@@ -87,6 +96,20 @@ import javax.sql.DataSource;
 public final class PostgresRateLimiter implements RateLimiter {
 
     private static final System.Logger LOG = System.getLogger(PostgresRateLimiter.class.getName());
+
+    /**
+     * How long past its budget a caller may wait at most for an answer: the margin of the connection's
+     * network timeout over the statement's own timeout, and of the timeout on every returned future over
+     * the budget. It lets the server's cancellation (SQLSTATE 57014, nothing taken) arrive before the
+     * socket is given up on.
+     */
+    public static final long SLACK_MILLIS = 500;
+
+    /** Decisions that may wait in the async executor's queue or the batching queue; more are rejected. */
+    public static final int DEFAULT_MAX_QUEUED_DECISIONS = 10_000;
+
+    /** What every call on a closed limiter throws (as an {@link IllegalStateException}). */
+    static final String CLOSED = "this PostgresRateLimiter is closed: build a new one";
 
     /** The three state tables, in the fixed order a multi-permit request locks them. */
     enum Table {
@@ -111,6 +134,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final ExecutorService ownedExecutor;
     private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
     private final Batcher batcher;
+    private final int maxQueued;
     private final LongAdder decisions = new LongAdder();
     private final LongAdder retries = new LongAdder();
     private final LongAdder retriesExhausted = new LongAdder();
@@ -123,17 +147,22 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.prefix = b.prefix;
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
-        this.batcher = b.maxBatchSize > 0 ? new Batcher(b.maxBatchSize, b.concurrentBatches, this::sendBatch) : null;
+        this.maxQueued = b.maxQueued;
+        this.batcher = b.maxBatchSize > 0
+                ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch) : null;
         if (b.asyncExecutor != null) {
             this.asyncExecutor = b.asyncExecutor;
             this.ownedExecutor = null;
         } else {
             AtomicInteger n = new AtomicInteger();
-            this.ownedExecutor = Executors.newFixedThreadPool(b.asyncThreads, r -> {
-                Thread t = new Thread(r, "sluice-postgres-async-" + n.incrementAndGet());
-                t.setDaemon(true);
-                return t;
-            });
+            // bounded: past maxQueued waiting decisions tryAcquireAsync is rejected instead of queueing
+            // work that could only run after its budget
+            this.ownedExecutor = new ThreadPoolExecutor(b.asyncThreads, b.asyncThreads, 0L, TimeUnit.MILLISECONDS,
+                    new LinkedBlockingQueue<>(b.maxQueued), r -> {
+                        Thread t = new Thread(r, "sluice-postgres-async-" + n.incrementAndGet());
+                        t.setDaemon(true);
+                        return t;
+                    });
             this.asyncExecutor = ownedExecutor;
         }
     }
@@ -158,6 +187,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         private int asyncThreads = 8;
         private int maxBatchSize;
         private int concurrentBatches;
+        private int maxQueued = DEFAULT_MAX_QUEUED_DECISIONS;
 
         private Builder(DataSource dataSource) {
             this.dataSource = Objects.requireNonNull(dataSource,
@@ -192,7 +222,11 @@ public final class PostgresRateLimiter implements RateLimiter {
             return this;
         }
 
-        /** Where {@link #tryAcquireAsync} runs its blocking JDBC call; default a pool of 8 daemon threads. */
+        /**
+         * Where {@link #tryAcquireAsync} runs its blocking JDBC call; default a pool of 8 daemon threads with
+         * a queue of {@link #maxQueuedDecisions(int)}. Bound your own executor's queue likewise: a
+         * decision that waited there past its budget fails without being sent.
+         */
         public Builder asyncExecutor(Executor executor) {
             this.asyncExecutor = Objects.requireNonNull(executor, "asyncExecutor must not be null");
             return this;
@@ -215,6 +249,23 @@ public final class PostgresRateLimiter implements RateLimiter {
             }
             this.maxBatchSize = maxBatchSize;
             this.concurrentBatches = concurrentBatches;
+            return this;
+        }
+
+        /**
+         * How many decisions may wait at once in the default async executor's queue and, with
+         * {@link #batching(int, int)}, in the batching queue; default
+         * {@value PostgresRateLimiter#DEFAULT_MAX_QUEUED_DECISIONS}.
+         * Past it a call is rejected at once with a {@link PostgresStoreException} saying the queue is
+         * full (for {@code tryAcquireAsync}, as its future's failure), instead of queueing work that could
+         * only run after its time budget.
+         */
+        public Builder maxQueuedDecisions(int max) {
+            if (max < 1 || max > 1_000_000) {
+                throw new IllegalArgumentException("maxQueuedDecisions " + max
+                        + " must be between 1 and 1,000,000: e.g. 10,000");
+            }
+            this.maxQueued = max;
             return this;
         }
 
@@ -296,9 +347,46 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkKeyText(key);
         checkOpen();
         if (batcher != null && limit.algorithm().isTat()) {
-            return enqueue(key, limit, cost, -1); // no thread blocks: the batch completes the future
+            return bounded(enqueue(key, limit, cost, -1), key, limit); // no thread blocks: the batch completes it
         }
-        return CompletableFuture.supplyAsync(() -> tryAcquire(key, limit, cost), asyncExecutor);
+        long deadline = System.nanoTime() + retryPolicy.budget().toNanos(); // the budget starts now, queue included
+        CompletableFuture<Decision> f;
+        try {
+            f = CompletableFuture.supplyAsync(() -> {
+                checkOpen();
+                return withRetries(key, limit, deadline, c -> acquire(c, key, limit, cost, -1, now()));
+            }, asyncExecutor);
+        } catch (RejectedExecutionException e) {
+            if (closed) {
+                throw new IllegalStateException(CLOSED, e); // close() shut the executor down meanwhile
+            }
+            return CompletableFuture.failedFuture(new PostgresStoreException("the async executor rejected the decision"
+                    + about(key, limit) + (ownedExecutor != null ? ": its queue of " + maxQueued + " waiting decisions"
+                    + " is full, so the database cannot keep up with the calls; nothing was sent (raise the pool"
+                    + " size, Builder.maxQueuedDecisions, or shed load)" : " (" + e.getMessage() + "); nothing was sent"),
+                    null, e));
+        }
+        return bounded(f, key, limit);
+    }
+
+    /**
+     * The future fails with a {@link PostgresStoreException} if no answer came within the budget plus
+     * {@link #SLACK_MILLIS}: a wait for a pooled connection (which this library cannot bound) or a
+     * database that stopped answering cannot hold an async caller longer.
+     */
+    private CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, String key, Limit limit) {
+        long ms = retryPolicy.budget().toMillis() + SLACK_MILLIS;
+        return f.orTimeout(ms, TimeUnit.MILLISECONDS).exceptionally(e -> {
+            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
+            if (cause instanceof TimeoutException) {
+                throw new PostgresStoreException("the decision" + about(key, limit) + " got no answer within its time"
+                        + " budget of " + retryPolicy.budget().toMillis() + " ms (+ " + SLACK_MILLIS + " ms): the pool"
+                        + " had no free connection or the database is slow or down. A decision still waiting for a"
+                        + " connection or in a queue is dropped unsent; one already sent is cancelled by the server"
+                        + " at its budget. Raise RetryPolicy.budget, the pool size, or check the database", null, cause);
+            }
+            throw e instanceof CompletionException ce ? ce : new CompletionException(cause);
+        });
     }
 
     private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos) {
@@ -738,6 +826,7 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** Deletes up to {@code batchSize} expired rows of one table; returns how many went. */
     int deleteExpired(Table table, int batchSize) {
+        checkOpen();
         String statement = switch (table) {
             case BUCKET -> sql.bucketClean;
             case WINDOW -> sql.windowClean;
@@ -768,16 +857,55 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /**
-     * A connection for one attempt, and the attempt's time left: every statement is prepared with it as
-     * its query timeout, so a statement past the budget is cancelled by the server (and rolled back:
-     * nothing taken) rather than abandoned on a timed-out socket.
+     * A connection for one attempt, and the decision's deadline (System.nanoTime): every statement is
+     * prepared with the time left to it as its query timeout, so a statement past the budget is cancelled
+     * by the server (and rolled back: nothing taken) rather than abandoned on a timed-out socket.
      */
-    private record Db(Connection connection, int timeoutSeconds) {
+    private record Db(Connection connection, long deadlineNanos) {
+        /** A statement whose timeout is the attempt's time left now (a multi-permit runs several). */
         PreparedStatement prepare(String sql) throws SQLException {
             PreparedStatement ps = connection.prepareStatement(sql);
-            ps.setQueryTimeout(timeoutSeconds);
+            setQueryTimeoutMillis(ps, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
             return ps;
         }
+    }
+
+    /** The PostgreSQL driver's statement class and its millisecond query timeout, when that driver is there. */
+    private static final Class<?> PG_STATEMENT;
+    private static final java.lang.invoke.MethodHandle SET_QUERY_TIMEOUT_MS;
+
+    static {
+        Class<?> type = null;
+        java.lang.invoke.MethodHandle handle = null;
+        try {
+            type = Class.forName("org.postgresql.jdbc.PgStatement");
+            handle = java.lang.invoke.MethodHandles.publicLookup().findVirtual(type, "setQueryTimeoutMs",
+                    java.lang.invoke.MethodType.methodType(void.class, long.class));
+        } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
+            type = null; // another driver: JDBC's whole seconds
+        }
+        PG_STATEMENT = type;
+        SET_QUERY_TIMEOUT_MS = handle;
+    }
+
+    /**
+     * The statement's timeout to the millisecond with the PostgreSQL driver (when it passes, the driver
+     * asks the server to cancel the statement: SQLSTATE 57014, rolled back); with any other driver JDBC's
+     * {@code setQueryTimeout}, whole seconds, rounded up.
+     */
+    static void setQueryTimeoutMillis(Statement st, long millis) throws SQLException {
+        Object pg = SET_QUERY_TIMEOUT_MS != null && st.isWrapperFor(PG_STATEMENT) ? st.unwrap(PG_STATEMENT) : null;
+        if (PG_STATEMENT != null && PG_STATEMENT.isInstance(pg)) { // a proxying wrapper may hand back another proxy
+            try {
+                SET_QUERY_TIMEOUT_MS.invoke(pg, millis);
+                return;
+            } catch (SQLException | RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable e) {
+                throw new SQLException("cannot set the query timeout", e);
+            }
+        }
+        st.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, (millis + 999) / 1000));
     }
 
     private static final Executor DIRECT = Runnable::run;
@@ -791,6 +919,13 @@ public final class PostgresRateLimiter implements RateLimiter {
         long start = System.nanoTime();
         long budgetNanos = Math.max(1, deadline - start);
         int attempt = 0;
+        if (deadline - start <= 0) {
+            throw new PostgresStoreException("the decision" + about(key, limit) + " waited "
+                    + TimeUnit.NANOSECONDS.toMillis(start - deadline + retryPolicy.budget().toNanos())
+                    + " ms in a queue, past its time budget of " + retryPolicy.budget().toMillis()
+                    + " ms, before it could run: nothing was sent; the database cannot keep up with the calls"
+                    + " (raise the pool size or RetryPolicy.budget, or shed load)", null, null);
+        }
         while (true) {
             attempt++;
             Connection c;
@@ -810,11 +945,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                             + " for the load or the database is slow (raise RetryPolicy.budget or the pool size)",
                             null, null);
                 }
-                long leftMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(left));
-                // the server cancels a statement at the budget (rounded up to a second: JDBC's unit); the
-                // socket timeout, two seconds later, only catches a server that stopped answering at all
-                c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + 2_000));
-                T result = call.run(new Db(c, (int) Math.min(Integer.MAX_VALUE, (leftMillis + 999) / 1000)));
+                T result = attempt(c, deadline, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), call);
                 if (key != null) {
                     decisions.increment();
                 }
@@ -837,6 +968,38 @@ public final class PostgresRateLimiter implements RateLimiter {
                             state, e);
                 }
                 throw translate(e, state, elapsed, key, limit);
+            }
+        }
+    }
+
+    /**
+     * One attempt on a pooled connection, left as it was handed out: autocommit on for the attempt (a pool
+     * handing out connections with autocommit off, as HikariCP or Spring with {@code autoCommit=false} do,
+     * would otherwise roll every decision back when the connection is returned), and the network timeout
+     * set for the attempt; both are restored before the connection goes back to the pool.
+     */
+    private static <T> T attempt(Connection c, long deadline, long leftMillis, SqlCall<T> call) throws SQLException {
+        boolean autoCommitWasOff = !c.getAutoCommit();
+        if (autoCommitWasOff) {
+            c.setAutoCommit(true); // no transaction is open on a connection just taken from the pool
+        }
+        int savedNetworkTimeout = -1;
+        try {
+            savedNetworkTimeout = c.getNetworkTimeout();
+            // the server cancels a statement at the time left (the driver sends the cancel when it passes);
+            // the socket timeout, SLACK_MILLIS later, only catches a server that stopped answering at all
+            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + SLACK_MILLIS));
+            return call.run(new Db(c, deadline));
+        } finally {
+            try {
+                if (savedNetworkTimeout >= 0) {
+                    c.setNetworkTimeout(DIRECT, savedNetworkTimeout);
+                }
+                if (autoCommitWasOff) {
+                    c.setAutoCommit(false);
+                }
+            } catch (SQLException ignored) {
+                // the connection is broken; the pool discards it
             }
         }
     }
@@ -930,9 +1093,13 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
     }
 
+    boolean isClosed() {
+        return closed;
+    }
+
     private void checkOpen() {
         if (closed) {
-            throw new IllegalStateException("this PostgresRateLimiter is closed: build a new one");
+            throw new IllegalStateException(CLOSED);
         }
     }
 

@@ -9,17 +9,39 @@ import java.util.concurrent.ThreadLocalRandom;
  * raised under SERIALIZABLE and by YugabyteDB's optimistic concurrency) and {@code 40P01} (deadlock) are
  * retried inside the library, at most {@code maxAttempts} times in all, after a backoff drawn uniformly
  * from {@code [0, min(maxBackoff, initialBackoff·2^(attempt−1))]} ("full jitter", so that the threads
- * that collided do not collide again in step), and never past the decision's {@code budget}. The budget
- * also bounds each statement (as the connection's network timeout), so nothing blocks a caller much
- * longer than it.
+ * that collided do not collide again in step), and never past the decision's {@code budget}.
+ *
+ * <h2>What the budget bounds</h2>
+ * A decision's deadline is the moment it was asked for plus the budget ({@code tryAcquireAsync} and
+ * batched decisions included: time spent in a queue counts). Against that deadline:
+ * <ul>
+ * <li>every statement runs with the time left as its query timeout, to the millisecond with the
+ *     PostgreSQL driver (whole seconds, rounded up, with another driver or a wrapper that hides the
+ *     driver's statement): when it passes, the server cancels the statement (SQLSTATE 57014) and rolls it
+ *     back, so nothing was taken;</li>
+ * <li>the connection's network timeout is the time left plus
+ *     {@value PostgresRateLimiter#SLACK_MILLIS} ms: it only catches a database that stopped answering,
+ *     and then, as with any broken connection, a commit already sent may or may not have happened;</li>
+ * <li>no attempt starts, and no backoff is slept, past the deadline; a decision that got its connection,
+ *     or left a queue, after the deadline fails without sending anything;</li>
+ * <li>every future {@code tryAcquireAsync} returns fails with a {@link PostgresStoreException} at the
+ *     latest {@value PostgresRateLimiter#SLACK_MILLIS} ms after the deadline, whatever it waits for.</li>
+ * </ul>
+ * <b>Not bounded by the library: the wait for a pooled connection</b> ({@code DataSource.getConnection()}
+ * cannot be interrupted). A synchronous caller can therefore wait up to the budget plus the larger of
+ * {@value PostgresRateLimiter#SLACK_MILLIS} ms and the pool's own timeout (HikariCP's
+ * {@code connectionTimeout}, 30 s by default). Set that timeout at or below the budget. What happens
+ * when the budget runs out (an exception today) is the caller's to handle; this policy only retries.
  *
  * <p>Each attempt is one statement in autocommit (or, for multi-permit requests, one transaction): a
- * failed attempt has committed nothing, so retrying it cannot take permits twice.
+ * failed attempt has committed nothing, so retrying it cannot take permits twice. Autocommit is switched
+ * on for the attempt if the pool handed the connection out with it off, and restored afterwards.
  *
  * @param maxAttempts    attempts in all, at least 1 (1 = no retry)
  * @param initialBackoff the largest backoff before the second attempt; doubles per attempt
  * @param maxBackoff     the cap of the doubling
- * @param budget         the time a decision may take, retries included
+ * @param budget         the time a decision may take, queueing and retries included (see above for what
+ *                       bounds it and what does not)
  */
 public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, Duration budget) {
 

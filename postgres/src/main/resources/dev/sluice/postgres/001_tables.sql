@@ -2,7 +2,8 @@
 --
 -- Apply with:  psql -v ON_ERROR_STOP=1 -f 001_tables.sql   (then 002..., in order)
 -- or from Java: PostgresRateLimiter.builder(dataSource).build().migrate()
--- Idempotent: every statement is CREATE ... IF NOT EXISTS or CREATE OR REPLACE.
+-- Idempotent: every statement is CREATE ... IF NOT EXISTS or CREATE OR REPLACE (the schema is created
+-- only when pg_namespace lacks it, so a role without CREATE on the database can apply these files).
 --
 -- Names: the files say schema "public" and table prefix "sluice_". A limiter built with
 -- .schema("rl").tablePrefix("app_") renders them as "rl"."app_bucket" and so on;
@@ -21,7 +22,15 @@
 --             cleaner does, in batches; deleting it early would lose state, so it is rounded up, to the
 --             whole second).
 
-create schema if not exists public;
+-- The schema, created only when it is missing: CREATE SCHEMA IF NOT EXISTS checks the CREATE privilege on
+-- the database before it looks whether the schema exists, so a least-privilege role that owns (or may
+-- create in) an existing schema could not apply this file otherwise.
+do $$
+begin
+    if not exists (select 1 from pg_catalog.pg_namespace where nspname = 'public') then
+        create schema if not exists public;
+    end if;
+end $$;
 
 -- Token bucket and GCRA (one algorithm under two names): the instant the bucket is full again,
 -- the theoretical arrival time TAT, kept exactly as a backlog B = TAT - at_ns in units of

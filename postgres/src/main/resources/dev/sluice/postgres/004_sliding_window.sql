@@ -82,6 +82,16 @@ begin
             end if;
             -- reset and re-created since the UPDATE looked: decide again
         else
+            if p_now_ns is null then
+                -- no row: never there, reset, or deleted (by the expiry cleaner, say) while this call waited
+                -- for its lock. Read the clock again, after the SELECT that found it gone, so the fresh row
+                -- does not count in a window the deleted row had already closed (see 002_token_bucket.sql)
+                v_clock := clock_timestamp() at time zone 'UTC';
+                v_now := greatest(v_now, date_part('epoch', date_trunc('second', v_clock))::bigint * 1000000000
+                                       + (date_part('microseconds', v_clock)::bigint % 1000000) * 1000);
+                v_k := floor(v_now::numeric / p_window_ns)::bigint;
+                v_e := v_now - v_k * p_window_ns;
+            end if;
             insert into public.sluice_window (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash)
             values (p_key, p_limit_id, v_k, 0, p_cost, public.sluice_ceil_second((v_k + 2) * p_window_ns), v_hash)
             on conflict do nothing;

@@ -2,6 +2,8 @@ package dev.sluice.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
@@ -38,11 +40,42 @@ class MigrationsTest {
         }
     }
 
+    /**
+     * A least-privilege role: it owns its schema but may not create schemas in the database (no CREATE on
+     * it). CREATE SCHEMA IF NOT EXISTS would be refused even though the schema exists.
+     */
+    @Test
+    void migrateWorksForARoleWithoutCreateOnTheDatabase() {
+        String suffix = UUID.randomUUID().toString().substring(0, 8);
+        String role = "lp_" + suffix;
+        String schema = "lp_schema_" + suffix;
+        TestDatabase.execute("create role " + role + " login");
+        TestDatabase.execute("create schema " + schema + " authorization " + role);
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl("jdbc:postgresql://localhost:" + TestDatabase.port() + "/postgres");
+        config.setUsername(role);
+        config.setMaximumPoolSize(2);
+        try (HikariDataSource ds = new HikariDataSource(config);
+                PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).schema(schema).build()) {
+            assertThat(TestDatabase.queryLong("select count(*) from pg_database where datname = current_database()"
+                    + " and has_database_privilege(?, oid, 'CREATE')", role)).as("the role may not create schemas").isZero();
+            rl.migrate();
+            rl.migrate();
+            Limit l = Limit.tokenBucket(1, Rate.perHour(1));
+            assertThat(rl.tryAcquire("k", l).allowed()).isTrue();
+            assertThat(rl.tryAcquire("k", l).allowed()).isFalse();
+        } finally {
+            TestDatabase.execute("drop schema " + schema + " cascade");
+            TestDatabase.execute("drop role " + role);
+        }
+    }
+
     @Test
     void renderingReplacesOnlyTheSchemaQualifierAndThePrefix() {
         String sql = Migrations.render("rl", "app_");
         assertThat(sql).doesNotContain("public.").doesNotContain("sluice_bucket")
                 .contains("create schema if not exists \"rl\";")
+                .contains("where nspname = 'rl'")
                 .contains("\"rl\".\"app_bucket\"")
                 .contains("create index if not exists \"app_bucket_expires_at\" on \"rl\".\"app_bucket\"")
                 .contains("\"rl\".rate_limiting_token_bucket_request(");

@@ -26,6 +26,7 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -49,7 +50,14 @@ import java.util.concurrent.TimeoutException;
  * ({@link Builder#ticker(Ticker)}). A denied call writes nothing.
  *
  * <p>Calls from many threads share one Lettuce connection and are pipelined on it automatically; the
- * {@code *Async} method never blocks. A multi-permit request runs as one script, so it is all or nothing;
+ * {@code *Async} methods never block. <b>Their futures complete on a Lettuce I/O thread</b> (unless
+ * {@link Builder#callbackExecutor} is set): a callback attached to one runs there and must be short and
+ * must not block, nor call this limiter synchronously, or it stalls every Redis reply of the limiter.
+ *
+ * <p>A decision is applied by Redis at most once: a command in flight when the connection drops is failed,
+ * never re-sent after Lettuce reconnects (so a call that failed may or may not have been applied).
+ *
+ * <p>A multi-permit request runs as one script, so it is all or nothing;
  * on Redis Cluster its keys must share a hash slot: a key without a {@code {tag}} is its own tag (all limits
  * on one key share a slot), and keys such as {@code {user42}:ip} and {@code {user42}:login} share the tag
  * {@code user42}. A multi-permit across slots is rejected with an {@link IllegalArgumentException}.
@@ -65,6 +73,13 @@ import java.util.concurrent.TimeoutException;
  */
 public final class RedisRateLimiter implements RateLimiter {
 
+    /**
+     * How much longer than the command timeout a synchronous call may wait for Lettuce to report a timeout
+     * before failing by itself. Documented bound of a call: command timeout + 100 ms (this, plus thread
+     * wake-up).
+     */
+    static final long AWAIT_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
     /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
     private static final java.util.regex.Pattern SCRIPT_ERROR = java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
 
@@ -78,17 +93,20 @@ public final class RedisRateLimiter implements RateLimiter {
     private final Duration timeout;
     private final long minTtlMillis;
     private final String where;
+    private final java.util.concurrent.Executor callbackExecutor;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private RedisRateLimiter(Builder b) {
         this.ticker = b.ticker;
+        this.callbackExecutor = b.callbackExecutor;
         this.prefix = b.keyPrefix;
         this.timeout = b.commandTimeout;
         this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
         List<RedisURI> uris = parse(b.uri, b.commandTimeout);
-        this.where = b.uri.replaceAll("//[^@/]*@", "//***@");
+        this.where = describe(uris);
         ClientResources resources = b.resources;
-        boolean useCluster = b.cluster != null ? b.cluster : (uris.size() > 1 || isCluster(uris.get(0), resources, b));
+        boolean useCluster = b.cluster != null ? b.cluster
+                : (uris.size() > 1 || isCluster(uris.get(0), resources, b, where));
         this.cluster = useCluster;
         SocketOptions socket = SocketOptions.builder().connectTimeout(b.commandTimeout).build();
         TimeoutOptions timeouts = TimeoutOptions.enabled(b.commandTimeout);
@@ -96,10 +114,14 @@ public final class RedisRateLimiter implements RateLimiter {
             if (useCluster) {
                 RedisClusterClient c = resources != null ? RedisClusterClient.create(resources, uris)
                         : RedisClusterClient.create(uris);
-                c.setOptions(ClusterClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
-                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                                .enableAllAdaptiveRefreshTriggers().build())
-                        .build());
+                // Cluster: keep DisconnectedBehavior.DEFAULT. REJECT_COMMANDS would also fail commands to a
+                // node whose connection is still being opened (first use, MOVED/ASK to a new node); a command
+                // written to a node that is down goes through the replay filter and fails at once anyway
+                ClusterClientOptions.Builder options = ClusterClientOptions.builder().socketOptions(socket)
+                        .timeoutOptions(timeouts).topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                .enableAllAdaptiveRefreshTriggers().build());
+                options.replayFilter(RedisRateLimiter::neverReplay); // inherited: returns the base builder type
+                c.setOptions(options.build());
                 this.client = c;
                 StatefulRedisClusterConnection<byte[], byte[]> conn;
                 try {
@@ -113,7 +135,9 @@ public final class RedisRateLimiter implements RateLimiter {
                 this.keyCommands = conn.async();
             } else {
                 RedisClient c = resources != null ? RedisClient.create(resources) : RedisClient.create();
-                c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).build());
+                c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .replayFilter(RedisRateLimiter::neverReplay).build());
                 this.client = c;
                 StatefulRedisConnection<byte[], byte[]> conn;
                 try {
@@ -128,7 +152,8 @@ public final class RedisRateLimiter implements RateLimiter {
             }
         } catch (RedisException e) {
             throw new RedisStoreException("cannot connect to Redis at " + where + " within " + b.commandTimeout
-                    + ": " + e.getMessage() + "; check that Redis is running and the URI is right", e);
+                    + ": " + scrub(e.getMessage(), userInfo(b.uri))
+                    + "; check that Redis is running and the URI is right", e);
         }
         loadScripts();
     }
@@ -147,6 +172,24 @@ public final class RedisRateLimiter implements RateLimiter {
         return new Builder(redisUri);
     }
 
+    /**
+     * Lettuce's replay filter, which it asks about every command it would otherwise re-send after a
+     * reconnect (those written but not answered when the connection dropped, and those buffered while it
+     * was down): a decision is not idempotent, so none is ever re-sent. Lettuce drops a filtered command
+     * without completing it; failing it here ends the caller's wait at once instead of at the timeout.
+     */
+    private static boolean neverReplay(RedisCommand<?, ?, ?> command) {
+        command.completeExceptionally(new ConnectionLost());
+        return true;
+    }
+
+    /** A command that the connection lost: Redis may or may not have run it; it is not re-sent. */
+    private static final class ConnectionLost extends RedisException {
+        ConnectionLost() {
+            super("connection lost before Redis answered; not re-sent");
+        }
+    }
+
     /** True when this limiter talks to a Redis Cluster. */
     public boolean isCluster() {
         return cluster;
@@ -154,11 +197,27 @@ public final class RedisRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        return await(tryAcquireAsync(key, limit, cost));
+        long start = System.nanoTime();
+        return await(single(key, limit, cost), start);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p><b>The future completes on a Lettuce I/O thread</b> unless {@link Builder#callbackExecutor} names
+     * an executor: a callback attached to it ({@code thenApply}, {@code thenAccept}, ...) then runs on that
+     * thread, which serves every command of this limiter (and of any client sharing its
+     * {@code ClientResources}). Such a callback must be short and must not block: no I/O, no
+     * {@code join()}, and no synchronous call of this limiter, which would wait for a reply that the blocked
+     * thread itself has to read (it fails after the command timeout). Use {@code thenApplyAsync(fn,
+     * executor)} for such work, or set {@link Builder#callbackExecutor}.
+     */
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        return onCallbackExecutor(single(key, limit, cost));
+    }
+
+    private CompletableFuture<Decision> single(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         ScriptCall.checkExact(limit);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1,
@@ -168,11 +227,19 @@ public final class RedisRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        return await(tryAcquireAsync(permits));
+        long start = System.nanoTime();
+        return await(multi(permits), start);
     }
 
-    /** {@link #tryAcquire(List)} without blocking the caller on I/O. */
+    /**
+     * {@link #tryAcquire(List)} without blocking the caller on I/O. The future completes on a Lettuce I/O
+     * thread unless {@link Builder#callbackExecutor} is set: see {@link #tryAcquireAsync(String, Limit, long)}.
+     */
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
+        return onCallbackExecutor(multi(permits));
+    }
+
+    private CompletableFuture<Decision> multi(List<Permit> permits) {
         Objects.requireNonNull(permits, "permits must not be null: give a list of at least one Permit");
         if (permits.isEmpty()) {
             throw new IllegalArgumentException("permits is empty: give at least one Permit");
@@ -205,7 +272,8 @@ public final class RedisRateLimiter implements RateLimiter {
         long maxWaitNanos = maxWait.isNegative() ? 0 : saturatedNanos(maxWait);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
                 maxWaitNanos, nowMicros(), minTtlMillis);
-        return await(run(call, call::single));
+        long start = System.nanoTime();
+        return await(run(call, call::single), start);
     }
 
     @Override
@@ -216,9 +284,10 @@ public final class RedisRateLimiter implements RateLimiter {
         if (closed.get()) {
             throw new IllegalStateException(this + " is closed: create a new limiter");
         }
+        long start = System.nanoTime();
         await(keyCommands.del(k).toCompletableFuture().exceptionally(e -> {
             throw translate(e, null);
-        }));
+        }), start);
     }
 
     @Override
@@ -256,14 +325,22 @@ public final class RedisRateLimiter implements RateLimiter {
         }
     }
 
+    /** The future as the user gets it: completed on the callback executor if one is set. */
+    private <T> CompletableFuture<T> onCallbackExecutor(CompletableFuture<T> f) {
+        // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
+        return callbackExecutor == null ? f : f.whenCompleteAsync((v, e) -> { }, callbackExecutor);
+    }
+
     /**
      * EVALSHA; on NOSCRIPT (a restarted or flushed Redis: the script did not run) EVAL of the same text,
-     * which runs it and caches it again. One future per call, completed from Lettuce's I/O thread.
+     * which runs it and caches it again, within what is left of the call's command timeout. One future per
+     * call, completed from Lettuce's I/O thread.
      */
     private <T> CompletableFuture<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
         if (closed.get()) {
             throw new IllegalStateException(this + " is closed: create a new limiter");
         }
+        long start = System.nanoTime();
         CompletableFuture<T> result = new CompletableFuture<>();
         LuaScripts.Script s = call.script;
         io.lettuce.core.RedisFuture<List<Object>> sent;
@@ -280,6 +357,14 @@ public final class RedisRateLimiter implements RateLimiter {
             }
             Throwable c = unwrap(e);
             if (c instanceof RedisCommandExecutionException && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
+                // one deadline for both attempts: the EVAL gets what is left of the command timeout
+                long left = saturatedNanos(timeout) - (System.nanoTime() - start);
+                if (left <= 0) {
+                    result.completeExceptionally(translate(new TimeoutException(), call));
+                    return;
+                }
+                CompletableFuture.delayedExecutor(left, TimeUnit.NANOSECONDS).execute(
+                        () -> result.completeExceptionally(translate(new TimeoutException(), call)));
                 scripting.<List<Object>>eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv)
                         .whenComplete((again, e2) -> {
                             if (e2 == null) {
@@ -351,6 +436,15 @@ public final class RedisRateLimiter implements RateLimiter {
             return new RedisStoreException("Redis at " + where + " did not answer within " + timeout
                     + " (the command timeout): it is down, unreachable or overloaded", c);
         }
+        if (c instanceof ConnectionLost || c instanceof RedisException && "Connection disconnected".equals(msg)) {
+            return new RedisStoreException("the connection to Redis at " + where + " was lost before Redis answered:"
+                    + " the decision may or may not have been applied (it is never re-sent, so never applied twice);"
+                    + " Lettuce reconnects in the background", c);
+        }
+        if (c instanceof RedisException && msg.startsWith("Currently not connected")) {
+            return new RedisStoreException("not connected to Redis at " + where + " (Lettuce is reconnecting in the"
+                    + " background): nothing was sent", c);
+        }
         if (c instanceof RedisConnectionException) {
             return new RedisStoreException("cannot reach Redis at " + where + ": " + msg, c);
         }
@@ -358,10 +452,15 @@ public final class RedisRateLimiter implements RateLimiter {
     }
 
 
-    private <T> T await(CompletableFuture<T> f) {
+    /**
+     * Waits for a call that started at {@code start} (nanoTime) until {@code start + commandTimeout +
+     * AWAIT_SLACK} at most. Lettuce fails a command after the command timeout, but its timer ticks coarsely
+     * (it may fire some tens of milliseconds late), so this deadline is what bounds a synchronous call.
+     */
+    private <T> T await(CompletableFuture<T> f, long start) {
         try {
-            // Lettuce fails the future after the command timeout; the extra second only guards against a bug
-            return f.get(timeout.toNanos() + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
+            long left = saturatedNanos(timeout) + AWAIT_SLACK_NANOS - (System.nanoTime() - start);
+            return f.get(Math.max(left, 0), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RedisStoreException("interrupted while waiting for Redis at " + where, e);
@@ -388,17 +487,79 @@ public final class RedisRateLimiter implements RateLimiter {
         }
     }
 
+    /**
+     * The address for messages and {@link #toString()}: scheme, hosts and ports from the parsed URIs only,
+     * so no user name, password or other option of the URI is ever echoed.
+     */
+    static String describe(List<RedisURI> uris) {
+        StringBuilder out = new StringBuilder();
+        for (RedisURI u : uris) {
+            if (u.getSocket() != null) {
+                out.append(out.length() == 0 ? "redis-socket://" : ",").append(u.getSocket());
+                continue;
+            }
+            out.append(out.length() == 0 ? (u.isSsl() ? "rediss://" : "redis://") : ",");
+            String host = u.getHost();
+            out.append(host != null && host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host)
+                    .append(':').append(u.getPort());
+        }
+        return out.toString();
+    }
+
+    /** A URI for an error message about the URI itself: whatever precedes the last {@code @} is hidden. */
+    private static String redact(String uri) {
+        int scheme = uri.indexOf("://");
+        int at = uri.lastIndexOf('@');
+        if (at < 0) {
+            return uri;
+        }
+        return (scheme >= 0 && scheme < at ? uri.substring(0, scheme + 3) : "") + "***" + uri.substring(at);
+    }
+
+    /** Lettuce's own message about a URI, with the URI's user info (raw and decoded) hidden. */
+    private static String scrub(String message, String userInfo) {
+        String m = String.valueOf(message);
+        if (userInfo.isEmpty()) {
+            return m;
+        }
+        List<String> secrets = new ArrayList<>(List.of(userInfo));
+        secrets.addAll(List.of(userInfo.split(":")));
+        for (String raw : List.copyOf(secrets)) {
+            try {
+                secrets.add(java.net.URLDecoder.decode(raw, java.nio.charset.StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException ignored) {
+                // not valid percent-encoding: the raw form is hidden anyway
+            }
+        }
+        secrets.sort((x, y) -> y.length() - x.length()); // longest first, so no part of a secret survives
+        for (String secret : secrets) {
+            if (!secret.isEmpty()) {
+                m = m.replace(secret, "***");
+            }
+        }
+        return m;
+    }
+
+    /** The user info of a URI (what precedes the last {@code @} after the scheme), or "". */
+    private static String userInfo(String uri) {
+        int scheme = uri.indexOf("://");
+        String rest = scheme >= 0 ? uri.substring(scheme + 3) : uri;
+        int at = rest.lastIndexOf('@');
+        return at >= 0 ? rest.substring(0, at) : "";
+    }
+
     private static List<RedisURI> parse(String uri, Duration timeout) {
         Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
         int scheme = uri.indexOf("://");
         if (scheme < 0) {
-            throw new IllegalArgumentException("redisUri \"" + uri + "\" has no scheme: use redis://host:port"
+            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" has no scheme: use redis://host:port"
                     + " (or rediss:// for TLS)");
         }
         String head = uri.substring(0, scheme + 3);
         String rest = uri.substring(scheme + 3);
         int at = rest.lastIndexOf('@');
         String auth = at >= 0 ? rest.substring(0, at + 1) : "";
+        String userInfo = at >= 0 ? rest.substring(0, at) : "";
         String hosts = at >= 0 ? rest.substring(at + 1) : rest;
         int slash = hosts.indexOf('/');
         String tail = slash >= 0 ? hosts.substring(slash) : "";
@@ -413,17 +574,20 @@ public final class RedisRateLimiter implements RateLimiter {
                 u.setTimeout(timeout);
                 out.add(u);
             } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("redisUri \"" + uri + "\" is not a Redis URI (" + e.getMessage()
-                        + "): use redis://host:port or redis://host1:port1,host2:port2 for a cluster", e);
+                // neither the URI nor Lettuce's message (which may quote it) is echoed with its password;
+                // nor is the cause, whose message may
+                throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" is not a Redis URI ("
+                        + scrub(e.getMessage(), userInfo)
+                        + "): use redis://host:port or redis://host1:port1,host2:port2 for a cluster");
             }
         }
         if (out.isEmpty()) {
-            throw new IllegalArgumentException("redisUri \"" + uri + "\" names no host: use redis://host:port");
+            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" names no host: use redis://host:port");
         }
         return out;
     }
 
-    private static boolean isCluster(RedisURI uri, ClientResources resources, Builder b) {
+    private static boolean isCluster(RedisURI uri, ClientResources resources, Builder b, String where) {
         RedisClient probe = resources != null ? RedisClient.create(resources) : RedisClient.create();
         probe.setOptions(ClientOptions.builder()
                 .socketOptions(SocketOptions.builder().connectTimeout(b.commandTimeout).build())
@@ -431,8 +595,8 @@ public final class RedisRateLimiter implements RateLimiter {
         try (StatefulRedisConnection<String, String> c = probe.connect(uri)) {
             return c.sync().info("cluster").contains("cluster_enabled:1");
         } catch (RedisException e) {
-            throw new RedisStoreException("cannot connect to Redis at " + b.uri.replaceAll("//[^@/]*@", "//***@")
-                    + " within " + b.commandTimeout + ": " + e.getMessage()
+            throw new RedisStoreException("cannot connect to Redis at " + where
+                    + " within " + b.commandTimeout + ": " + scrub(e.getMessage(), userInfo(b.uri))
                     + "; check that Redis is running and the URI is right", e);
         } finally {
             probe.shutdown(Duration.ZERO, Duration.ofSeconds(1));
@@ -448,6 +612,7 @@ public final class RedisRateLimiter implements RateLimiter {
         private Boolean cluster;
         private Duration minExpiry;
         private ClientResources resources;
+        private java.util.concurrent.Executor callbackExecutor;
 
         private Builder(String uri) {
             this.uri = Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
@@ -471,7 +636,13 @@ public final class RedisRateLimiter implements RateLimiter {
             return this;
         }
 
-        /** How long a decision may wait for Redis before failing with {@link RedisStoreException} (default 2 s). */
+        /**
+         * How long a decision may wait for Redis before failing with {@link RedisStoreException} (default 2 s).
+         * One deadline per call, shared by the {@code EVALSHA} and, on {@code NOSCRIPT}, its {@code EVAL}: a
+         * synchronous call returns or fails within this timeout plus 100 ms. An async call's future fails when
+         * Lettuce's timer reports the timeout, which ticks coarsely and may be some tens of milliseconds late.
+         * A call that timed out may still have been applied by Redis.
+         */
         public Builder commandTimeout(Duration timeout) {
             Objects.requireNonNull(timeout, "commandTimeout must not be null");
             if (timeout.isNegative() || timeout.isZero()) {
@@ -506,6 +677,19 @@ public final class RedisRateLimiter implements RateLimiter {
          */
         public Builder clientResources(ClientResources resources) {
             this.resources = Objects.requireNonNull(resources, "clientResources must not be null");
+            return this;
+        }
+
+        /**
+         * Complete the futures of the {@code *Async} methods on this executor instead of on a Lettuce I/O
+         * thread, so callbacks attached to them may block or call this limiter synchronously. Costs a hand-off
+         * to another thread per call; synchronous calls never use it. (As with any {@code CompletableFuture},
+         * a callback attached after the future has completed runs on the thread that attaches it.) By default (none) futures complete on
+         * the I/O thread and callbacks must be short and must not block. The limiter does not shut the
+         * executor down.
+         */
+        public Builder callbackExecutor(java.util.concurrent.Executor executor) {
+            this.callbackExecutor = Objects.requireNonNull(executor, "callbackExecutor must not be null");
             return this;
         }
 

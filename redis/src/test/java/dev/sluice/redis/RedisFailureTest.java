@@ -17,6 +17,24 @@ import org.junit.jupiter.api.Test;
 /** A Redis that dies, comes back, or was never there: clear errors within the timeout, then recovery. */
 class RedisFailureTest {
 
+    /** The documented bound of a failing call: its command timeout plus this. */
+    private static final long SLACK_MILLIS = 100;
+
+    /** Runs a call that must fail on another thread; returns its failure, checking it took at most timeout + slack. */
+    private static Throwable failsWithin(Duration timeout, org.assertj.core.api.ThrowableAssert.ThrowingCallable call)
+            throws Exception {
+        CompletableFuture<Object[]> f = CompletableFuture.supplyAsync(() -> {
+            long start = System.nanoTime();
+            Throwable e = catchThrowable(call);
+            return new Object[] {e, (System.nanoTime() - start) / 1_000_000};
+        });
+        Object[] r = f.get(10, TimeUnit.SECONDS);
+        assertThat((Throwable) r[0]).isNotNull();
+        assertThat((long) r[1]).as("elapsed ms of a failing call, timeout " + timeout)
+                .isLessThanOrEqualTo(timeout.toMillis() + SLACK_MILLIS);
+        return (Throwable) r[0];
+    }
+
     @Test
     void aRestartedRedisIsReconnectedAndKeepsDeciding() throws Exception {
         try (RedisServer server = RedisServer.start()) {
@@ -28,7 +46,7 @@ class RedisFailureTest {
                 assertThat(rl.tryAcquire("k", l).allowed()).isFalse();
 
                 server.stop(); // SIGKILL: state and loaded scripts are gone
-                Throwable down = catchThrowable(() -> rl.tryAcquire("k", l));
+                Throwable down = failsWithin(Duration.ofMillis(500), () -> rl.tryAcquire("k", l));
                 assertThat(down).isInstanceOf(RedisStoreException.class)
                         .hasMessageContaining(server.uri().replace("redis://", ""));
 
@@ -51,11 +69,72 @@ class RedisFailureTest {
     }
 
     @Test
+    void aCallWhoseReplyIsCutOffIsChargedAtMostOnceAndTheLimiterReconnects() throws Exception {
+        // Redis runs the EVALSHA, then the connection drops before the reply: Lettuce's default
+        // (at-least-once) would re-send it on reconnect and charge the permits twice
+        try (RedisServer server = RedisServer.start(); CuttingProxy proxy = new CuttingProxy(server.port)) {
+            Limit l = Limit.tokenBucket(10, Rate.perHour(1));
+            try (RedisRateLimiter rl = RedisRateLimiter.builder(proxy.uri()).cluster(false).ticker(Tck.ticker())
+                    .commandTimeout(Duration.ofSeconds(2)).build()) {
+                assertThat(rl.tryAcquire("k", l, 3).remaining()).isEqualTo(7);
+                proxy.cutNextEvalsha();
+                long start = System.nanoTime();
+                Throwable cut = catchThrowable(() -> rl.tryAcquire("k", l, 3));
+                long tookMillis = (System.nanoTime() - start) / 1_000_000;
+                assertThat(proxy.cuts()).isEqualTo(1);
+                assertThat(cut).isInstanceOf(RedisStoreException.class)
+                        .hasMessageContaining("may or may not have been applied");
+                assertThat(tookMillis).as("a lost connection fails the call at once, not after the timeout")
+                        .isLessThan(1000);
+                Decision d = null;
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+                while (d == null && System.nanoTime() < deadline) {
+                    try {
+                        d = rl.tryAcquire("k", l, 1);
+                    } catch (RedisStoreException e) {
+                        RedisServer.sleep(20);
+                    }
+                }
+                // 10 - 3 - 3 (the cut call, run once by Redis) - 1: not 0, as a replayed call would leave
+                assertThat(d).isNotNull();
+                assertThat(d.remaining()).isEqualTo(3);
+            }
+        }
+    }
+
+    @Test
+    void theNoscriptFallbackSharesTheCallsDeadline() throws Exception {
+        // a slow EVALSHA answered NOSCRIPT just inside the timeout, then a slow EVAL: two attempts, one deadline
+        Duration timeout = Duration.ofMillis(500);
+        try (RedisServer server = RedisServer.start(); CuttingProxy proxy = new CuttingProxy(server.port);
+                RedisRateLimiter rl = RedisRateLimiter.builder(proxy.uri()).cluster(false).ticker(Tck.ticker())
+                        .commandTimeout(timeout).build()) {
+            Limit l = Limit.fixedWindow(100, Duration.ofSeconds(1));
+            assertThat(rl.tryAcquire("k", l).remaining()).isEqualTo(99);
+            proxy.delay("EVALSHA", 350);
+            proxy.delay("EVAL", 1000);
+            io.lettuce.core.RedisClient admin = io.lettuce.core.RedisClient.create(server.uri());
+            try (var c = admin.connect()) {
+                // the future of an async call, then a sync call, each after a SCRIPT FLUSH
+                c.sync().scriptFlush();
+                Throwable async = failsWithin(timeout, () -> rl.tryAcquireAsync("k", l, 1).join());
+                assertThat(async).hasCauseInstanceOf(RedisStoreException.class);
+                assertThat(async.getCause()).hasMessageContaining("did not answer within PT0.5S");
+                RedisServer.sleep(1500); // the proxy lets the late EVAL through, which caches the script again
+                c.sync().scriptFlush();
+                assertThat(failsWithin(timeout, () -> rl.tryAcquire("k", l))).isInstanceOf(RedisStoreException.class)
+                        .hasMessageContaining("did not answer within PT0.5S");
+            } finally {
+                admin.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+            }
+        }
+    }
+
+    @Test
     void aRedisThatIsDownAtStartIsAClearErrorWithinTheTimeout() throws Exception {
         int port = RedisServer.freePort(); // nothing listens there
-        CompletableFuture<Throwable> f = CompletableFuture.supplyAsync(() -> catchThrowable(
-                () -> RedisRateLimiter.builder("redis://127.0.0.1:" + port).commandTimeout(Duration.ofMillis(500)).build()));
-        Throwable e = f.get(10, TimeUnit.SECONDS);
+        Throwable e = failsWithin(Duration.ofMillis(500),
+                () -> RedisRateLimiter.builder("redis://127.0.0.1:" + port).commandTimeout(Duration.ofMillis(500)).build());
         assertThat(e).isInstanceOf(RedisStoreException.class)
                 .hasMessageContaining("cannot connect to Redis at redis://127.0.0.1:" + port)
                 .hasMessageContaining("check that Redis is running");
@@ -74,9 +153,8 @@ class RedisFailureTest {
             } finally {
                 admin.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             }
-            CompletableFuture<Throwable> f = CompletableFuture.supplyAsync(() -> catchThrowable(() -> rl.tryAcquire("k", l)));
-            assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(RedisStoreException.class)
-                    .hasMessageContaining("did not answer within PT0.3S");
+            assertThat(failsWithin(Duration.ofMillis(300), () -> rl.tryAcquire("k", l)))
+                    .isInstanceOf(RedisStoreException.class).hasMessageContaining("did not answer within PT0.3S");
             // once Redis answers again, so does the limiter. A call that timed out was still queued in Redis
             // and may have been counted: a timeout means "unknown", not "nothing taken"
             Decision d = null;
@@ -101,8 +179,8 @@ class RedisFailureTest {
                 assertThat(rl.tryAcquire("k", l).allowed()).isTrue();
                 server.stop();
                 for (int i = 0; i < 3; i++) {
-                    CompletableFuture<Throwable> f = CompletableFuture.supplyAsync(() -> catchThrowable(() -> rl.tryAcquire("k", l)));
-                    assertThat(f.get(10, TimeUnit.SECONDS)).isInstanceOf(RedisStoreException.class)
+                    assertThat(failsWithin(Duration.ofMillis(300), () -> rl.tryAcquire("k", l)))
+                            .isInstanceOf(RedisStoreException.class)
                             .hasMessageContaining("Redis at redis://127.0.0.1:" + server.port);
                 }
                 assertThatThrownBy(() -> rl.tryAcquireAsync("k", l, 1).get(10, TimeUnit.SECONDS))

@@ -56,6 +56,50 @@ class RedisRateLimiterTest {
     }
 
     @Test
+    void aCallbackExecutorRunsCallbacksOffTheIoThreadSoTheyMayCallTheLimiterSynchronously() throws Exception {
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2,
+                r -> new Thread(r, "sluice-callback"));
+        // the executor holds each completion until the test has attached its callback: a callback attached
+        // to a future that is already complete runs on the attaching thread, as with any CompletableFuture
+        java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CountDownLatch> gate =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.Executor callbacks = r -> {
+            java.util.concurrent.CountDownLatch g = gate.get();
+            pool.execute(() -> {
+                try {
+                    g.await(5, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                r.run();
+            });
+        };
+        Limit l = Limit.tokenBucket(100, Rate.perHour(1));
+        String k = key("callback");
+        String wrong = key("callback-wrong-type");
+        redis.lpush(redisKey(wrong, l), "x".getBytes(StandardCharsets.UTF_8));
+        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(Tck.ticker())
+                .callbackExecutor(callbacks).build()) {
+            for (int i = 0; i < 20; i++) {
+                // a blocking callback, and a synchronous call of the same limiter inside it
+                gate.set(new java.util.concurrent.CountDownLatch(1));
+                CompletableFuture<String> f = rl.tryAcquireAsync(k, l, 1)
+                        .thenApply(d -> Thread.currentThread().getName() + " " + rl.tryAcquire(k, l).allowed());
+                gate.get().countDown();
+                assertThat(f.get(5, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("sluice-callback true");
+            }
+            // a failed future completes on the executor too
+            gate.set(new java.util.concurrent.CountDownLatch(1));
+            CompletableFuture<String> failed = rl.tryAcquireAsync(List.of(Permit.of(wrong, l)))
+                    .handle((d, e) -> Thread.currentThread().getName() + " " + e.getClass().getSimpleName());
+            gate.get().countDown();
+            assertThat(failed.get(5, java.util.concurrent.TimeUnit.SECONDS)).startsWith("sluice-callback ");
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void decidesWithRedisTimeWhenNoTickerIsGiven() {
         Limit l = Limit.tokenBucket(3, Rate.perHour(3)); // one token back every 20 minutes
         String k = key("real-clock");

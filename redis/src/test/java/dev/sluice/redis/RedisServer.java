@@ -106,7 +106,8 @@ final class RedisServer implements AutoCloseable {
             s.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
             byte[] buf = new byte[7];
             int n = s.getInputStream().read(buf);
-            return n > 0 && new String(buf, 0, n, StandardCharsets.US_ASCII).startsWith("+PONG");
+            String reply = n > 0 ? new String(buf, 0, n, StandardCharsets.US_ASCII) : "";
+            return reply.startsWith("+PONG") || reply.startsWith("-NOAUTH"); // up, with --requirepass
         } catch (IOException e) {
             return false;
         }

@@ -1,0 +1,251 @@
+package dev.sluice.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * A {@link RateLimiter} whose decisions are made by a running {@code sluice serve}: an application moves from
+ * in-process limits to limits shared by a fleet by changing one builder call,
+ * {@code InMemoryRateLimiter.create()} → {@code RemoteRateLimiter.create("http://sluice:8080")}.
+ *
+ * <p>Each call is one {@code POST} to the service's HTTP API, carrying the key as the descriptor
+ * {@code [key=<key>]} of a client domain (default {@code "sluice"}, which needs no rules) and the {@link Limit}
+ * itself as the descriptor's {@code limit}. The service therefore keeps state per (key, limit) exactly as a local
+ * store would, on whatever store it runs (memory, Redis, PostgreSQL), with the service's clock. Multi-permit calls
+ * are one request and all-or-nothing on the service.
+ *
+ * <p>Bad input throws {@link IllegalArgumentException} before any request is sent (the same checks as every
+ * store). A service that cannot be reached, times out or answers 5xx throws {@link RemoteRateLimiterException};
+ * wrap the limiter in your own fail-open or fail-closed policy if you need one.
+ */
+public final class RemoteRateLimiter implements RateLimiter {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final HttpClient http;
+    private final URI check;
+    private final URI reserve;
+    private final URI reset;
+    private final String domain;
+    private final String authorization;
+    private final Duration timeout;
+
+    private RemoteRateLimiter(Builder b) {
+        String base = b.baseUrl.replaceAll("/+$", "");
+        this.check = URI.create(base + "/v1/check");
+        this.reserve = URI.create(base + "/v1/reserve");
+        this.reset = URI.create(base + "/v1/reset");
+        this.domain = b.domain;
+        this.authorization = b.token == null ? null : "Bearer " + b.token;
+        this.timeout = b.timeout;
+        this.http = b.client != null ? b.client : HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(b.timeout).build();
+    }
+
+    /** A limiter on the service at {@code baseUrl}, e.g. {@code http://127.0.0.1:8080}. */
+    public static RemoteRateLimiter create(String baseUrl) {
+        return builder(baseUrl).build();
+    }
+
+    public static Builder builder(String baseUrl) {
+        return new Builder(baseUrl);
+    }
+
+    /** Options for {@link RemoteRateLimiter}. */
+    public static final class Builder {
+        private final String baseUrl;
+        private String domain = "sluice";
+        private String token;
+        private Duration timeout = Duration.ofSeconds(2);
+        private HttpClient client;
+
+        private Builder(String baseUrl) {
+            this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl must not be null: e.g. http://127.0.0.1:8080");
+            URI.create(baseUrl);
+        }
+
+        /** The domain this client's keys live in (a namespace; it needs no rules). Default {@code sluice}. */
+        public Builder domain(String domain) {
+            if (domain == null || domain.isEmpty()) {
+                throw new IllegalArgumentException("domain must be a non-empty string");
+            }
+            this.domain = domain;
+            return this;
+        }
+
+        /** The service's bearer token ({@code sluice serve --token}). */
+        public Builder token(String token) {
+            this.token = token;
+            return this;
+        }
+
+        /** Budget per call, connect included. Default 2 s. */
+        public Builder timeout(Duration timeout) {
+            this.timeout = Objects.requireNonNull(timeout);
+            return this;
+        }
+
+        /** A client of your own (proxy, TLS settings, executor). */
+        public Builder httpClient(HttpClient client) {
+            this.client = client;
+            return this;
+        }
+
+        public RemoteRateLimiter build() {
+            return new RemoteRateLimiter(this);
+        }
+    }
+
+    @Override
+    public Decision tryAcquire(String key, Limit limit, long cost) {
+        return join(tryAcquireAsync(key, limit, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        return send(check, body(List.of(new Permit(key, limit, cost)), null)).thenApply(RemoteRateLimiter::decision);
+    }
+
+    @Override
+    public Decision tryAcquire(List<Permit> permits) {
+        Objects.requireNonNull(permits, "permits must not be null");
+        if (permits.isEmpty()) {
+            throw new IllegalArgumentException("permits is empty: give at least one Permit");
+        }
+        for (Permit p : permits) {
+            Objects.requireNonNull(p, "permits must not contain null");
+        }
+        return join(send(check, body(permits, null)).thenApply(RemoteRateLimiter::decision));
+    }
+
+    @Override
+    public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        Permit.check(key, limit, cost);
+        if (!limit.algorithm().isTat()) {
+            dev.sluice.algorithm.Algorithms.checkReservable(limit);
+        }
+        Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
+        }
+        long waitNanos;
+        try {
+            waitNanos = maxWait.toNanos();
+        } catch (ArithmeticException e) {
+            waitNanos = Long.MAX_VALUE;
+        }
+        return join(send(reserve, body(List.of(new Permit(key, limit, cost)), waitNanos))
+                .thenApply(RemoteRateLimiter::decision));
+    }
+
+    @Override
+    public void reset(String key, Limit limit) {
+        Permit.checkKey(key);
+        Objects.requireNonNull(limit, "limit must not be null");
+        join(send(reset, body(List.of(new Permit(key, limit, 1)), null)));
+    }
+
+    /** Holds no connections of its own beyond the shared HTTP client: nothing to release. */
+    @Override
+    public void close() {
+    }
+
+    private String body(List<Permit> permits, Long maxWaitNanos) {
+        ObjectNode root = JSON.createObjectNode().put("domain", domain);
+        if (maxWaitNanos != null) {
+            root.put("max_wait_ns", maxWaitNanos);
+        }
+        ArrayNode ds = root.putArray("descriptors");
+        for (Permit p : permits) {
+            ObjectNode d = ds.addObject();
+            d.putArray("entries").addObject().put("key", "key").put("value", p.key());
+            d.put("hits", p.cost());
+            Limit l = p.limit();
+            ObjectNode lj = d.putObject("limit").put("algorithm", l.algorithm().configName())
+                    .put("requests_per_unit", l.rate().permits())
+                    .put("window", l.rate().periodNanos() + "ns");
+            if (l.algorithm().isTat()) {
+                lj.put("burst", l.capacity());
+            }
+        }
+        return root.toString();
+    }
+
+    private CompletableFuture<JsonNode> send(URI uri, String body) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(timeout)
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
+        return http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString()).handle((resp, t) -> {
+            if (t != null) {
+                Throwable c = t instanceof CompletionException ? t.getCause() : t;
+                throw new RemoteRateLimiterException("sluice service " + uri + " could not be reached: " + c, c);
+            }
+            int status = resp.statusCode();
+            if (status == 204) {
+                return null;
+            }
+            JsonNode json;
+            try {
+                json = JSON.readTree(resp.body());
+            } catch (IOException e) {
+                throw new RemoteRateLimiterException("sluice service " + uri + " answered " + status
+                        + " with a body that is not JSON", e);
+            }
+            if (status == 200 || status == 429) {
+                return json;
+            }
+            String detail = json.path("detail").asText("HTTP " + status);
+            if (status == 400) {
+                String type = json.path("type").asText("");
+                if (type.endsWith(":invalid-request") && detail.contains("reserve is defined for")) {
+                    throw new UnsupportedOperationException(detail);
+                }
+                throw new IllegalArgumentException(detail);
+            }
+            throw new RemoteRateLimiterException("sluice service " + uri + " answered " + status + ": " + detail, null);
+        });
+    }
+
+    private static Decision decision(JsonNode json) {
+        JsonNode d = json.get("decision");
+        if (d == null) {
+            throw new RemoteRateLimiterException("the service's answer has no decision: " + json, null);
+        }
+        return new Decision(d.get("allowed").asBoolean(), d.get("limit").asLong(), d.get("remaining").asLong(),
+                d.get("retry_after_ns").asLong(), d.get("reset_after_ns").asLong());
+    }
+
+    private static <T> T join(CompletableFuture<T> f) {
+        try {
+            return f.join();
+        } catch (CompletionException e) {
+            Throwable c = e.getCause();
+            if (c instanceof RuntimeException r) {
+                throw r;
+            }
+            if (c instanceof IOException io) {
+                throw new UncheckedIOException(io);
+            }
+            throw e;
+        }
+    }
+}

@@ -1,0 +1,20 @@
+package dev.sluice.server;
+
+/**
+ * A request the service refuses, with a short machine-readable problem type ({@code unknown-domain},
+ * {@code invalid-hits}, …) and a message naming the bad value. HTTP answers it with 400 and an
+ * {@code application/problem+json} body; gRPC with {@code INVALID_ARGUMENT}.
+ */
+public final class BadRequestException extends RuntimeException {
+    private final String type;
+
+    public BadRequestException(String type, String message) {
+        super(message, null, false, false);
+        this.type = type;
+    }
+
+    /** The problem type, a short slug such as {@code unknown-domain}. */
+    public String type() {
+        return type;
+    }
+}

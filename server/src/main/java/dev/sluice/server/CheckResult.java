@@ -1,0 +1,57 @@
+package dev.sluice.server;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.server.config.Rule;
+import java.util.List;
+
+/**
+ * The answer to a {@link CheckRequest}: the overall code and one status per descriptor, in request order.
+ *
+ * @param allowed  true when every enforced descriptor is within its limit (shadow-mode rules never deny)
+ * @param statuses one per request descriptor
+ * @param combined the most restrictive of the enforced descriptors' decisions (what
+ *                 {@link dev.sluice.RateLimiter#tryAcquire(java.util.List)} returns), or null when no descriptor
+ *                 reached a limit
+ */
+public record CheckResult(boolean allowed, List<Status> statuses, Decision combined) {
+
+    /** envoy's per-descriptor code. */
+    public enum Code { OK, OVER_LIMIT }
+
+    /** Why a descriptor got its status; also the {@code outcome} label of the decisions metric. */
+    public enum Outcome {
+        /** Within a limit. */
+        OK,
+        /** Over a limit: denied. */
+        OVER_LIMIT,
+        /** Over a shadow-mode limit: reported as OK, counted apart. */
+        SHADOW_OVER_LIMIT,
+        /** {@code unlimited: true}. */
+        UNLIMITED,
+        /** {@code requests_per_unit: 0}. */
+        BLOCKED,
+        /** No rule matched, or the rule was replaced: nothing to limit. */
+        NO_RULE,
+        /** Evaluated with {@code hits: 0}: nothing consumed. */
+        CHECKED,
+        /** Not evaluated, nothing consumed: another descriptor of this all-or-nothing request was blocked or
+         *  failed its check-only look. */
+        SKIPPED
+    }
+
+    /**
+     * @param code     OK or OVER_LIMIT
+     * @param outcome  the finer reason
+     * @param rule     the rule that decided (null for NO_RULE; a synthetic rule for caller-sent limits)
+     * @param limit    the limit evaluated, or null
+     * @param decision the store's decision, or null when the store was not consulted
+     * @param hits     the permits asked for
+     * @param metricRule the {@code rule} label for metrics
+     * @param detailed true when {@code decision} is this descriptor's own; false when a multi-descriptor request
+     *                 could only be answered with the combined (most restrictive) decision
+     */
+    public record Status(Code code, Outcome outcome, Rule rule, Limit limit, Decision decision, long hits,
+                         String metricRule, boolean detailed) {
+    }
+}

@@ -1,0 +1,536 @@
+package dev.sluice.server;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.server.CheckResult.Code;
+import dev.sluice.server.CheckResult.Outcome;
+import dev.sluice.server.CheckResult.Status;
+import dev.sluice.server.config.DomainRules;
+import dev.sluice.server.config.DomainRules.Entry;
+import dev.sluice.server.config.Rule;
+import dev.sluice.server.config.RuleSet;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Turns a {@link CheckRequest} into a {@link CheckResult}: match each descriptor to its rule (envoy's rules),
+ * apply {@code replaces}, then ask the store.
+ *
+ * <h2>How a request is decided</h2>
+ * <ol>
+ *   <li>Each descriptor is matched in its domain ({@link DomainRules#match}); a descriptor that carries its own
+ *       limit uses that instead. Rules named in another matched rule's {@code replaces} are dropped.</li>
+ *   <li>Unlimited, blocked ({@code requests_per_unit: 0}) and unmatched descriptors are answered here, without
+ *       the store; descriptors with {@code hits: 0} are looked at with the store's {@link Peeker}, nothing
+ *       consumed.</li>
+ *   <li>If that already denies the request, nothing is taken for the others (outcome {@code skipped}).
+ *       Otherwise every enforced descriptor with {@code hits > 0} goes to the store in <em>one</em>
+ *       all-or-nothing call, {@link RateLimiter#tryAcquire(List)}: when any is over its limit, nothing is
+ *       consumed for any of them (envoy, by contrast, counts the others). A single descriptor uses the
+ *       single-permit call and gets its exact decision.</li>
+ *   <li>Shadow-mode descriptors are evaluated on their own, one {@code tryAcquire} each: they count every
+ *       request like real limits, so the metrics show what enforcement would do, but they never deny and never
+ *       block the enforced ones.</li>
+ * </ol>
+ *
+ * <p>The store key of a descriptor is its domain and its entries as sent ({@code api|plan=free|user=42}), so every
+ * distinct value of a key-only rule gets its own bucket, as in envoy; state is per (key, limit), so changing a
+ * rule's numbers starts fresh buckets for it. Keys longer than the store's 4096-character bound are replaced by
+ * their SHA-256.
+ *
+ * <p>Memory decisions run on the calling (event-loop) thread: they never block. Remote stores run on a bounded
+ * executor under the per-request {@code storeTimeout}; past it the request fails with 503 / UNAVAILABLE and the
+ * store's own failure policy is what the store applied before that.
+ */
+public final class DecisionService {
+    private final RateLimiter limiter;
+    private final Peeker peeker;
+    private final String storeName;
+    private final ExecutorService storeExecutor;
+    private final long storeTimeoutNanos;
+    private final ServerMetrics metrics;
+    private final int maxDescriptors;
+    private final AtomicReference<RuleSet> rules;
+    private final LogThrottle logThrottle = new LogThrottle();
+    private final Set<Limit> clientLimits = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile int maxClientLimits = 1024;
+
+    /**
+     * @param storeExecutor null to decide on the caller's thread (the in-memory store); otherwise the bounded
+     *                      pool remote stores block on
+     */
+    public DecisionService(RateLimiter limiter, String storeName, RuleSet rules, ExecutorService storeExecutor,
+                           long storeTimeoutNanos, int maxDescriptors, ServerMetrics metrics) {
+        this.limiter = limiter;
+        this.peeker = Peeker.of(limiter);
+        this.storeName = storeName;
+        this.rules = new AtomicReference<>(rules);
+        this.storeExecutor = storeExecutor;
+        this.storeTimeoutNanos = storeTimeoutNanos;
+        this.maxDescriptors = maxDescriptors;
+        this.metrics = metrics;
+    }
+
+    /**
+     * Bounds the distinct limits callers may send ({@code descriptors[].limit}); 0 refuses them. Stores keep
+     * per-limit bookkeeping (the in-memory store at most 32,767 distinct limits, forever), so an unbounded stream of
+     * made-up limits from callers must not be able to exhaust it.
+     */
+    public void maxClientLimits(int max) {
+        this.maxClientLimits = max;
+    }
+
+    public RuleSet rules() {
+        return rules.get();
+    }
+
+    /** Swaps in new rules atomically (hot reload). */
+    public void rules(RuleSet next) {
+        rules.set(next);
+    }
+
+    /** Shared by the endpoints to keep store-failure logging bounded. */
+    public LogThrottle logThrottle() {
+        return logThrottle;
+    }
+
+    public ServerMetrics metrics() {
+        return metrics;
+    }
+
+    public int maxDescriptors() {
+        return maxDescriptors;
+    }
+
+    public RateLimiter limiter() {
+        return limiter;
+    }
+
+    public String storeName() {
+        return storeName;
+    }
+
+    private static final Limit READY_PROBE = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
+
+    /**
+     * Readiness: one decision on a probe key under a limit no caller uses, under the store budget. Completes
+     * normally when the store answers, exceptionally ({@link StoreUnavailableException}) when it does not.
+     */
+    public CompletableFuture<Void> probe() {
+        return run(() -> {
+            limiter.tryAcquire("sluice:readyz", READY_PROBE, 1);
+            return null;
+        });
+    }
+
+    /** True when check-only requests ({@code hits: 0}) can be answered by this store. */
+    public boolean canPeek() {
+        return peeker != null;
+    }
+
+    /**
+     * Decides asynchronously. The future fails with {@link BadRequestException} for bad input and
+     * {@link StoreUnavailableException} when the store times out or fails; never with anything else.
+     */
+    public CompletableFuture<CheckResult> check(CheckRequest request) {
+        Plan plan;
+        try {
+            plan = plan(request);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (!plan.needsStore()) {
+            try {
+                return CompletableFuture.completedFuture(decide(plan));
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(translate(e));
+            }
+        }
+        return run(() -> decide(plan));
+    }
+
+    private RuntimeException translate(Throwable t) {
+        if (t instanceof BadRequestException || t instanceof StoreUnavailableException) {
+            return (RuntimeException) t;
+        }
+        if (t instanceof IllegalArgumentException || t instanceof UnsupportedOperationException) {
+            return new BadRequestException("invalid-request", t.getMessage());
+        }
+        if (t instanceof TimeoutException) {
+            metrics.storeError("timeout");
+            return new StoreUnavailableException("store-timeout", "the " + storeName + " store did not answer within "
+                    + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos) + " ms", t);
+        }
+        metrics.storeError("error");
+        return new StoreUnavailableException("store-error", "the " + storeName + " store failed: "
+                + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()), t);
+    }
+
+    /**
+     * Forgets the state of each descriptor's (key, limit): {@code POST /v1/reset}. Descriptors without a limit
+     * (no rule, unlimited, blocked) are skipped.
+     */
+    public CompletableFuture<Void> reset(CheckRequest request) {
+        Plan plan;
+        try {
+            plan = plan(request, false);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return run(() -> {
+            for (Item it : plan.items()) {
+                if (it.limit != null) {
+                    limiter.reset(it.key, it.limit);
+                }
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Shaping ({@code POST /v1/reserve}): takes the descriptor's hits now, from the future if need be, when they
+     * can be had within {@code maxWaitNanos}; the decision's {@code retryAfter} is how long to wait before acting.
+     * One descriptor, token_bucket or gcra only (see {@link RateLimiter#reserve}).
+     */
+    public CompletableFuture<CheckResult> reserve(CheckRequest request, long maxWaitNanos) {
+        Plan plan;
+        try {
+            if (request.descriptors() != null && request.descriptors().size() != 1) {
+                throw new BadRequestException("invalid-request", "reserve takes exactly one descriptor, not "
+                        + request.descriptors().size());
+            }
+            plan = plan(request, true);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        Item it = plan.items().get(0);
+        if (it.kind != Kind.ENFORCED && it.kind != Kind.SHADOW) {
+            return CompletableFuture.failedFuture(new BadRequestException("invalid-request",
+                    "reserve needs a descriptor with a limit and hits ≥ 1; this one matched " + (it.rule == null
+                    ? "no rule" : it.rule.kind().name().toLowerCase(java.util.Locale.ROOT) + " rule " + it.rule.id())));
+        }
+        return run(() -> {
+            Decision d = limiter.reserve(it.key, it.limit, it.hits, java.time.Duration.ofNanos(maxWaitNanos));
+            Status st = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
+            metrics.decision(plan.metricDomain(), it.metricRule, st.outcome());
+            return new CheckResult(d.allowed(), List.of(st), d);
+        });
+    }
+
+    private <T> CompletableFuture<T> run(java.util.function.Supplier<T> work) {
+        if (storeExecutor == null) {
+            try {
+                return CompletableFuture.completedFuture(work.get());
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(translate(e));
+            }
+        }
+        CompletableFuture<T> f;
+        try {
+            f = CompletableFuture.supplyAsync(work, storeExecutor);
+        } catch (RejectedExecutionException e) {
+            metrics.storeError("overloaded");
+            return CompletableFuture.failedFuture(new StoreUnavailableException("store-overloaded",
+                    "the " + storeName + " store has too many requests waiting: retry shortly", e));
+        }
+        return f.orTimeout(storeTimeoutNanos, TimeUnit.NANOSECONDS).handle((r, t) -> {
+            if (t == null) {
+                return r;
+            }
+            throw new CompletionException(translate(t instanceof CompletionException ? t.getCause() : t));
+        });
+    }
+
+    // ---- planning: everything that can be decided or refused without the store
+
+    private enum Kind { NONE, UNLIMITED, BLOCKED, ENFORCED, SHADOW, PEEK }
+
+    private record Item(Kind kind, Rule rule, Limit limit, String key, long hits, String metricRule) {
+    }
+
+    private record Plan(String metricDomain, List<Item> items) {
+        boolean needsStore() {
+            for (Item i : items) {
+                if (i.kind == Kind.ENFORCED || i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
+    private Plan plan(CheckRequest request) {
+        return plan(request, true);
+    }
+
+    private Plan plan(CheckRequest request, boolean deciding) {
+        String domain = request.domain();
+        if (domain == null || domain.isEmpty()) {
+            throw new BadRequestException("missing-domain", "'domain' is missing: name the rules domain, e.g. \"api\"");
+        }
+        List<CheckRequest.Descriptor> ds = request.descriptors();
+        if (ds == null || ds.isEmpty()) {
+            throw new BadRequestException("missing-descriptors",
+                    "'descriptors' is empty: send at least one, e.g. [{\"entries\":[{\"key\":\"user\",\"value\":\"42\"}]}]");
+        }
+        if (ds.size() > maxDescriptors) {
+            throw new BadRequestException("too-many-descriptors", ds.size() + " descriptors in one request: at most "
+                    + maxDescriptors + " (--max-descriptors)");
+        }
+        RuleSet rs = rules.get();
+        DomainRules dr = rs.domain(domain);
+        boolean allOverridden = ds.stream().allMatch(d -> d.override() != null);
+        if (dr == null && !allOverridden) {
+            throw new BadRequestException("unknown-domain", "unknown domain '" + domain + "': configured domains are "
+                    + rs.domains().keySet().stream().sorted().toList());
+        }
+        Rule[] matched = new Rule[ds.size()];
+        Set<String> replaced = new HashSet<>();
+        for (int i = 0; i < ds.size(); i++) {
+            CheckRequest.Descriptor d = ds.get(i);
+            if (d.entries() == null || d.entries().isEmpty()) {
+                throw new BadRequestException("empty-descriptor", "descriptors[" + i
+                        + "] has no entries: give at least one {\"key\":…,\"value\":…}");
+            }
+            if (d.hits() < 0) {
+                throw new BadRequestException("invalid-hits", "descriptors[" + i + "]: hits " + d.hits()
+                        + " is negative: use 0 (check only) or more");
+            }
+            if (d.override() != null) {
+                Limit l = d.override();
+                if (maxClientLimits == 0) {
+                    throw new BadRequestException("client-limits-disabled", "descriptors[" + i
+                            + "] sends its own limit, which this service refuses (--max-client-limits 0): "
+                            + "use the configured rules");
+                }
+                if (!clientLimits.contains(l)) {
+                    synchronized (clientLimits) {
+                        if (clientLimits.size() >= maxClientLimits && !clientLimits.contains(l)) {
+                            throw new BadRequestException("too-many-client-limits", "descriptors[" + i
+                                    + "] sends a new limit " + l + " but callers already use " + clientLimits.size()
+                                    + " distinct limits, the most this service accepts (--max-client-limits): reuse limits");
+                        }
+                        clientLimits.add(l);
+                    }
+                }
+                matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.LIMITED, l, l.algorithm(),
+                        l.rate().permits(), null, l.rate().period(), l.capacity(), false, false, "request");
+            } else {
+                matched[i] = dr.match(d.entries());
+                if (matched[i] != null) {
+                    replaced.addAll(matched[i].replaces());
+                }
+            }
+        }
+        List<Item> items = new ArrayList<>(ds.size());
+        for (int i = 0; i < ds.size(); i++) {
+            CheckRequest.Descriptor d = ds.get(i);
+            Rule r = matched[i];
+            if (r != null && r.name() != null && replaced.contains(r.name())) {
+                r = null; // envoy: a replaced rule is not evaluated and its counter is left alone
+            }
+            if (r == null) {
+                items.add(new Item(Kind.NONE, null, null, null, d.hits(), "none"));
+                continue;
+            }
+            String metricRule = r.detailedMetric() ? detailedLabel(domain, d.entries()) : r.id();
+            switch (r.kind()) {
+                case UNLIMITED -> items.add(new Item(Kind.UNLIMITED, r, null, null, d.hits(), metricRule));
+                case BLOCKED -> items.add(new Item(Kind.BLOCKED, r, null, null, d.hits(), metricRule));
+                case LIMITED -> {
+                    String key = storeKey(domain, d.entries());
+                    long hits = d.hits();
+                    try {
+                        if (hits > 0 && deciding) {
+                            Permit.check(key, r.limit(), hits);
+                        }
+                    } catch (IllegalArgumentException e) {
+                        throw new BadRequestException("invalid-hits", "descriptors[" + i + "] (rule " + r.id()
+                                + "): " + e.getMessage());
+                    }
+                    Kind kind = hits == 0 ? Kind.PEEK : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
+                    if (kind == Kind.PEEK && peeker == null && deciding) {
+                        throw new BadRequestException("check-only-unsupported", "descriptors[" + i
+                                + "]: hits 0 (check only) needs a store that can evaluate without consuming; the "
+                                + storeName + " store in this build cannot: send hits ≥ 1");
+                    }
+                    items.add(new Item(kind, r, r.limit(), key, hits, metricRule));
+                }
+                default -> throw new IllegalStateException("unknown rule kind " + r.kind());
+            }
+        }
+        // a domain without rules (caller-sent limits only) is named by the caller: keep it out of metric labels
+        return new Plan(dr != null ? domain : "_client", items);
+    }
+
+    // ---- deciding: the store calls
+
+    private CheckResult decide(Plan plan) {
+        List<Item> items = plan.items();
+        Status[] out = new Status[items.size()];
+        boolean allowed = true;
+        List<Integer> enforced = new ArrayList<>(items.size());
+        // 1. what needs no store, and the check-only looks: they decide whether the enforced ones may be taken
+        for (int i = 0; i < items.size(); i++) {
+            Item it = items.get(i);
+            switch (it.kind) {
+                case NONE -> out[i] = new Status(Code.OK, Outcome.NO_RULE, null, null, null, it.hits, it.metricRule, true);
+                case UNLIMITED -> out[i] = new Status(Code.OK, Outcome.UNLIMITED, it.rule, null, null, it.hits,
+                        it.metricRule, true);
+                case BLOCKED -> {
+                    long w = it.rule.window().toNanos();
+                    Decision d = new Decision(false, 0, 0, w, w);
+                    boolean shadow = it.rule.shadowMode();
+                    out[i] = new Status(shadow ? Code.OK : Code.OVER_LIMIT,
+                            shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.BLOCKED, it.rule, null, d, it.hits,
+                            it.metricRule, true);
+                    allowed &= shadow;
+                }
+                case PEEK -> {
+                    Decision d = peeker.peek(it.key, it.limit, 1);
+                    boolean shadow = it.rule.shadowMode();
+                    Code code = d.allowed() || shadow ? Code.OK : Code.OVER_LIMIT;
+                    out[i] = new Status(code, Outcome.CHECKED, it.rule, it.limit, d, 0, it.metricRule, true);
+                    allowed &= code == Code.OK;
+                }
+                case ENFORCED -> enforced.add(i);
+                case SHADOW -> {
+                    // below
+                }
+                default -> throw new IllegalStateException("unknown kind " + it.kind);
+            }
+        }
+        // 2. the enforced descriptors, all or nothing; not even tried when the request is already denied
+        if (!allowed) {
+            for (int i : enforced) {
+                Item it = items.get(i);
+                out[i] = new Status(Code.OK, Outcome.SKIPPED, it.rule, it.limit, null, it.hits, it.metricRule, true);
+            }
+        } else if (enforced.size() == 1) {
+            int i = enforced.get(0);
+            Item it = items.get(i);
+            Decision d = limiter.tryAcquire(it.key, it.limit, it.hits);
+            out[i] = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
+            allowed = d.allowed();
+        } else if (enforced.size() > 1) {
+            allowed = acquireAll(items, enforced, out);
+        }
+        // 3. shadow-mode descriptors, each on its own: they count every request and never deny
+        for (int i = 0; i < items.size(); i++) {
+            Item it = items.get(i);
+            if (it.kind == Kind.SHADOW) {
+                Decision d = limiter.tryAcquire(it.key, it.limit, it.hits);
+                out[i] = new Status(Code.OK, d.allowed() ? Outcome.OK : Outcome.SHADOW_OVER_LIMIT, it.rule,
+                        it.limit, d, it.hits, it.metricRule, true);
+            }
+        }
+        Decision combined = null;
+        for (Status s : out) {
+            metrics.decision(plan.metricDomain(), s.metricRule(), s.outcome());
+            boolean counts = s.decision() != null && s.outcome() != Outcome.SHADOW_OVER_LIMIT
+                    && !(s.rule() != null && s.rule().shadowMode());
+            if (counts) {
+                combined = combined == null ? s.decision() : combined.mostRestrictive(s.decision());
+            }
+        }
+        return new CheckResult(allowed, List.of(out), combined);
+    }
+
+    /** Several enforced descriptors in one all-or-nothing store call; fills their statuses, returns allowed. */
+    private boolean acquireAll(List<Item> items, List<Integer> enforced, Status[] out) {
+        List<Permit> permits = new ArrayList<>(enforced.size());
+        for (int i : enforced) {
+            Item it = items.get(i);
+            permits.add(new Permit(it.key, it.limit, it.hits));
+        }
+        Decision combined = limiter.tryAcquire(permits);
+        boolean allowed = combined.allowed();
+        for (int i : enforced) {
+            Item it = items.get(i);
+            if (peeker != null) {
+                // after the fact, for detail only: the state of this descriptor now
+                Decision now = peeker.peek(it.key, it.limit, it.hits);
+                boolean over = !allowed && now.denied();
+                Decision shown = allowed ? new Decision(true, now.limit(), now.remaining(), 0, now.resetAfterNanos())
+                        : now;
+                out[i] = status(it, shown, over ? Outcome.OVER_LIMIT : Outcome.OK, true);
+            } else {
+                out[i] = status(it, combined, allowed ? Outcome.OK : Outcome.OVER_LIMIT, false);
+            }
+        }
+        if (!allowed && peeker != null && enforced.stream().noneMatch(i -> out[i].code() == Code.OVER_LIMIT)) {
+            // another request freed room after the denial: report the denial on the tightest descriptor
+            int tight = enforced.get(0);
+            for (int i : enforced) {
+                if (out[i].decision().remaining() < out[tight].decision().remaining()) {
+                    tight = i;
+                }
+            }
+            out[tight] = status(items.get(tight), combined, Outcome.OVER_LIMIT, false);
+        }
+        return allowed;
+    }
+
+    private static Status status(Item it, Decision d, Outcome outcome, boolean detailed) {
+        return new Status(outcome == Outcome.OVER_LIMIT ? Code.OVER_LIMIT : Code.OK, outcome, it.rule, it.limit, d,
+                it.hits, it.metricRule, detailed);
+    }
+
+    /** {@code domain|key=value|key=value}, with {@code \ | =} escaped; SHA-256 when over the store's bound. */
+    static String storeKey(String domain, List<Entry> entries) {
+        StringBuilder sb = new StringBuilder(domain.length() + 16 * entries.size());
+        escape(sb, domain);
+        for (Entry e : entries) {
+            sb.append('|');
+            escape(sb, e.key());
+            sb.append('=');
+            escape(sb, e.value());
+        }
+        if (sb.length() <= Permit.MAX_KEY_LENGTH) {
+            return sb.toString();
+        }
+        try {
+            byte[] h = MessageDigest.getInstance("SHA-256").digest(sb.toString().getBytes(StandardCharsets.UTF_8));
+            return domain.length() > 256 ? "#" + HexFormat.of().formatHex(h)
+                    : domain + "|#" + HexFormat.of().formatHex(h);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void escape(StringBuilder sb, String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '\\' || c == '|' || c == '=') {
+                sb.append('\\');
+            }
+            sb.append(c);
+        }
+    }
+
+    private static String detailedLabel(String domain, List<Entry> entries) {
+        StringBuilder sb = new StringBuilder(domain);
+        for (Entry e : entries) {
+            sb.append('.').append(e.key());
+            if (!e.value().isEmpty()) {
+                sb.append('_').append(e.value());
+            }
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,112 @@
+package dev.sluice.server;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The response headers of the IETF httpapi draft "RateLimit header fields for HTTP", in its structured-field
+ * syntax (RFC 9651 lists of items with parameters):
+ * <pre>
+ * RateLimit-Policy: "api.remote_address";q=20;w=2
+ * RateLimit: "api.remote_address";r=19;t=1
+ * Retry-After: 1            (only when over the limit)
+ * </pre>
+ * One item per limited descriptor, named by the rule's {@code name} or its place in the file. {@code q} is the
+ * quota (bucket capacity, GCRA burst, or window permits); {@code w} is the window in seconds (for token bucket
+ * and GCRA: the time to refill from empty); {@code r} is what remains; {@code t} the seconds until the quota is
+ * whole again. Seconds round up, so a client that waits them is never early. Shared by HTTP and the gRPC
+ * {@code response_headers_to_add}.
+ */
+public final class RateLimitHeaders {
+    private RateLimitHeaders() {
+    }
+
+    /** Header name → value; empty when no descriptor hit a limit. */
+    public static Map<String, String> of(CheckResult result) {
+        StringBuilder policy = new StringBuilder();
+        StringBuilder state = new StringBuilder();
+        long retryNanos = 0;
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        // When a multi-descriptor answer only knows the combined decision, the RateLimit item goes to the one
+        // policy that decision belongs to (the first whose quota matches its limit), not to every descriptor.
+        CheckResult.Status owner = null;
+        for (CheckResult.Status s : result.statuses()) {
+            if (!s.detailed() && s.limit() != null && result.combined() != null
+                    && s.limit().capacity() == result.combined().limit()) {
+                owner = s;
+                break;
+            }
+        }
+        for (CheckResult.Status s : result.statuses()) {
+            Decision d = s.decision();
+            if (d == null || s.rule() == null) {
+                continue;
+            }
+            boolean stateKnown = s.detailed() || s == owner;
+            if (s.code() == CheckResult.Code.OVER_LIMIT) {
+                retryNanos = Math.max(retryNanos, d.retryAfterNanos());
+            }
+            String name = s.rule().policyName();
+            if (!seen.add(name)) {
+                continue;
+            }
+            Limit l = s.limit();
+            long quota = l == null ? 0 : l.capacity();
+            long windowNanos = l == null ? s.rule().window().toNanos()
+                    : l.algorithm().isTat() ? refillNanos(l) : l.periodNanos();
+            sep(policy);
+            sfString(policy, name).append(";q=").append(quota).append(";w=").append(Math.max(1, ceilSeconds(windowNanos)));
+            if (stateKnown) {
+                sep(state);
+                sfString(state, name).append(";r=").append(d.remaining()).append(";t=")
+                        .append(ceilSeconds(d.resetAfterNanos()));
+            }
+        }
+        Map<String, String> h = new LinkedHashMap<>();
+        if (policy.length() > 0) {
+            h.put("RateLimit-Policy", policy.toString());
+        }
+        if (state.length() > 0) {
+            h.put("RateLimit", state.toString());
+        }
+        if (!result.allowed()) {
+            h.put("Retry-After", Long.toString(Math.max(1, ceilSeconds(retryNanos))));
+        }
+        return h;
+    }
+
+    /** Time to refill a token bucket from empty: capacity × period / permits, in ns (saturating). */
+    private static long refillNanos(Limit l) {
+        double n = (double) l.capacity() * l.periodNanos() / l.rate().permits();
+        return n >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) Math.ceil(n);
+    }
+
+    /** Whole seconds, rounded up. */
+    public static long ceilSeconds(long nanos) {
+        return nanos / 1_000_000_000L + (nanos % 1_000_000_000L == 0 ? 0 : 1);
+    }
+
+    private static void sep(StringBuilder sb) {
+        if (sb.length() > 0) {
+            sb.append(", ");
+        }
+    }
+
+    /** An sf-string: printable ASCII, with {@code "} and {@code \} escaped; anything else becomes {@code ?}. */
+    static StringBuilder sfString(StringBuilder sb, String s) {
+        sb.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '"' || c == '\\') {
+                sb.append('\\').append(c);
+            } else if (c >= 0x20 && c <= 0x7e) {
+                sb.append(c);
+            } else {
+                sb.append('?');
+            }
+        }
+        return sb.append('"');
+    }
+}

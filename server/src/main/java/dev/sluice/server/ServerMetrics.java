@@ -1,0 +1,82 @@
+package dev.sluice.server;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * The service's Prometheus metrics:
+ * <ul>
+ *   <li>{@code sluice_decisions_total{domain,rule,outcome}} — one per descriptor evaluated; {@code rule} is the
+ *       rule's place in its file ({@code api.plan_free.user}), or with {@code detailed_metric: true} the values
+ *       actually sent; {@code outcome} is ok, over_limit, shadow_over_limit, unlimited, blocked, no_rule, checked;</li>
+ *   <li>{@code sluice_decision_duration_seconds} — histogram of decision latency by {@code protocol} (http, grpc),
+ *       from parsed request to answer;</li>
+ *   <li>{@code sluice_store_errors_total{kind}} — store timeouts, failures and overload rejections;</li>
+ *   <li>{@code sluice_requests_rejected_total{reason}} — requests refused before a decision (bad input, auth);</li>
+ *   <li>{@code sluice_config_reloads_total{result}} — hot reloads applied or refused.</li>
+ * </ul>
+ */
+public final class ServerMetrics {
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final Timer httpTimer = timer("http");
+    private final Timer grpcTimer = timer("grpc");
+
+    private Timer timer(String protocol) {
+        return Timer.builder("sluice.decision.duration")
+                .description("Time from a parsed request to its answer")
+                .tag("protocol", protocol)
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(10_000))
+                .maximumExpectedValue(Duration.ofSeconds(5))
+                .register(registry);
+    }
+
+    /** Counters by domain and rule, one per outcome, created on first use (cheaper than a registry lookup). */
+    private final java.util.concurrent.ConcurrentHashMap<String, Counter[]> decisions =
+            new java.util.concurrent.ConcurrentHashMap<>();
+    private static final CheckResult.Outcome[] OUTCOMES = CheckResult.Outcome.values();
+
+    public void decision(String domain, String rule, CheckResult.Outcome outcome) {
+        Counter[] byOutcome = decisions.computeIfAbsent(domain + '\u0000' + rule, k -> new Counter[OUTCOMES.length]);
+        Counter c = byOutcome[outcome.ordinal()];
+        if (c == null) {
+            c = Counter.builder("sluice.decisions").description("Descriptors decided, by domain, rule and outcome")
+                    .tag("domain", domain).tag("rule", rule).tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+                    .register(registry);
+            byOutcome[outcome.ordinal()] = c; // a benign race: register() returns the same counter
+        }
+        c.increment();
+    }
+
+    public Timer timer(boolean grpc) {
+        return grpc ? grpcTimer : httpTimer;
+    }
+
+    public void storeError(String kind) {
+        Counter.builder("sluice.store.errors").description("Store timeouts, failures and overload rejections")
+                .tag("kind", kind).register(registry).increment();
+    }
+
+    public void rejected(String reason) {
+        Counter.builder("sluice.requests.rejected").description("Requests refused before a decision")
+                .tag("reason", reason).register(registry).increment();
+    }
+
+    public void reload(boolean applied) {
+        Counter.builder("sluice.config.reloads").description("Rule reloads, applied or refused")
+                .tag("result", applied ? "applied" : "refused").register(registry).increment();
+    }
+
+    /** The Prometheus text exposition. */
+    public String scrape() {
+        return registry.scrape();
+    }
+
+    public PrometheusMeterRegistry registry() {
+        return registry;
+    }
+}

@@ -1,0 +1,190 @@
+package dev.sluice.server;
+
+import dev.sluice.RateLimiter;
+import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.grpc.GrpcServer;
+import dev.sluice.server.http.HttpServer;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running service: rules, store, HTTP and gRPC endpoints and the rules watcher, started together and
+ * stopped together. {@link #close()} is the graceful shutdown: stop accepting, let in-flight requests finish
+ * within the grace period, then close the store.
+ */
+public final class SluiceServer implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(SluiceServer.class);
+
+    private final DecisionService service;
+    private final HttpServer http;
+    private final GrpcServer grpc;
+    private final RulesWatcher watcher;
+    private final ExecutorService storeExecutor;
+    private final Duration grace;
+
+    private SluiceServer(DecisionService service, HttpServer http, GrpcServer grpc, RulesWatcher watcher,
+                         ExecutorService storeExecutor, Duration grace) {
+        this.service = service;
+        this.http = http;
+        this.grpc = grpc;
+        this.watcher = watcher;
+        this.storeExecutor = storeExecutor;
+        this.grace = grace;
+    }
+
+    /**
+     * Everything {@code sluice serve} can be told.
+     *
+     * @param http          HTTP address, or null for none
+     * @param grpc          gRPC address, or null for none
+     * @param configPaths   files/directories to watch for hot reload (empty: no reload)
+     * @param blockingStore true for stores whose calls block on I/O (they run on a bounded pool under
+     *                      {@code storeTimeout}); false for the in-memory store (decided on the event loop)
+     */
+    public record Settings(InetSocketAddress http, InetSocketAddress grpc, RuleSet rules, List<Path> configPaths,
+                           Duration reloadInterval, RateLimiter limiter, String storeName, boolean blockingStore,
+                           Duration storeTimeout, int maxBodyBytes, int maxDescriptors, Duration readTimeout,
+                           Duration idleTimeout, String bearerToken, Duration shutdownGrace) {
+
+        /** Defaults around a limiter and rules: loopback, ephemeral ports, the documented limits. */
+        public static Settings defaults(RateLimiter limiter, RuleSet rules) {
+            return new Settings(new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0), rules,
+                    List.of(), Duration.ofSeconds(2), limiter, "memory", false, Duration.ofMillis(250), 64 * 1024, 64,
+                    Duration.ofSeconds(10), Duration.ofSeconds(60), null, Duration.ofSeconds(10));
+        }
+
+        public Settings withHttp(InetSocketAddress a) {
+            return new Settings(a, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
+                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace);
+        }
+
+        public Settings withGrpc(InetSocketAddress a) {
+            return new Settings(http, a, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
+                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace);
+        }
+
+        public Settings withConfigPaths(List<Path> p, Duration interval) {
+            return new Settings(http, grpc, rules, p, interval, limiter, storeName, blockingStore,
+                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace);
+        }
+
+        public Settings withToken(String t) {
+            return new Settings(http, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
+                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, t, shutdownGrace);
+        }
+
+        public Settings withLimits(int bodyBytes, int descriptors, Duration read, Duration idle) {
+            return new Settings(http, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
+                    storeTimeout, bodyBytes, descriptors, read, idle, bearerToken, shutdownGrace);
+        }
+
+        public Settings withStore(RateLimiter l, String name, boolean blocking, Duration timeout) {
+            return new Settings(http, grpc, rules, configPaths, reloadInterval, l, name, blocking,
+                    timeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace);
+        }
+    }
+
+    public static SluiceServer start(Settings s) throws IOException, InterruptedException {
+        return start(s, 1024, 0);
+    }
+
+    /**
+     * Starts with a bound on the distinct limits callers may send (0 refuses caller-sent limits) and a number of
+     * HTTP event-loop threads (0: Netty's default, twice the cores).
+     */
+    public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads)
+            throws IOException, InterruptedException {
+        ServerMetrics metrics = new ServerMetrics();
+        ExecutorService pool = null;
+        if (s.blockingStore()) {
+            int n = Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
+            pool = new ThreadPoolExecutor(n, n, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(16 * n), r -> {
+                Thread t = new Thread(r, "sluice-store");
+                t.setDaemon(true);
+                return t;
+            }, new ThreadPoolExecutor.AbortPolicy());
+        }
+        DecisionService service = new DecisionService(s.limiter(), s.storeName(), s.rules(), pool,
+                s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
+        service.maxClientLimits(maxClientLimits);
+        HttpServer http = null;
+        GrpcServer grpc = null;
+        RulesWatcher watcher = null;
+        try {
+            if (s.http() != null) {
+                http = HttpServer.start(s.http(), service, new HttpServer.Options(s.maxBodyBytes(), s.readTimeout(),
+                        s.idleTimeout(), s.bearerToken(), httpThreads));
+            }
+            if (s.grpc() != null) {
+                grpc = GrpcServer.start(s.grpc(), service, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout());
+            }
+            if (!s.configPaths().isEmpty()) {
+                watcher = new RulesWatcher(s.configPaths(), service, s.reloadInterval());
+            }
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            if (http != null) {
+                http.stop(Duration.ZERO);
+            }
+            if (grpc != null) {
+                grpc.stop(Duration.ZERO);
+            }
+            if (pool != null) {
+                pool.shutdownNow();
+            }
+            throw e;
+        }
+        return new SluiceServer(service, http, grpc, watcher, pool, s.shutdownGrace());
+    }
+
+    public DecisionService service() {
+        return service;
+    }
+
+    /** The HTTP address actually bound, or null. */
+    public InetSocketAddress httpAddress() {
+        return http == null ? null : http.address();
+    }
+
+    /** The gRPC address actually bound, or null. */
+    public InetSocketAddress grpcAddress() {
+        return grpc == null ? null : grpc.address();
+    }
+
+    /** Reloads the rules from the configured paths now; false (old rules kept) when they are invalid. */
+    public boolean reload() {
+        return watcher != null && watcher.reload();
+    }
+
+    @Override
+    public void close() {
+        log.info("event=shutdown_started grace_ms={}", grace.toMillis());
+        if (watcher != null) {
+            watcher.close();
+        }
+        if (http != null) {
+            http.stop(grace);
+        }
+        if (grpc != null) {
+            grpc.stop(grace);
+        }
+        if (storeExecutor != null) {
+            storeExecutor.shutdown();
+            try {
+                storeExecutor.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        service.limiter().close();
+        log.info("event=shutdown_finished");
+    }
+}

@@ -1,0 +1,38 @@
+package dev.sluice.server.cli;
+
+import dev.sluice.postgres.PostgresRateLimiter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code sluice migrate --store postgresql://…}: creates or updates the PostgreSQL schema (tables, indexes and
+ * functions; idempotent, safe to run from several instances at once). Only PostgreSQL has a schema; for the
+ * other stores it says so.
+ */
+@Command(name = "migrate", mixinStandardHelpOptions = true,
+        description = "Apply the PostgreSQL schema (only meaningful with --store postgresql://…).")
+final class MigrateCommand implements Callable<Integer> {
+
+    @Option(names = "--store", defaultValue = "memory", description = "postgresql://user:password@host:5432/db")
+    String store;
+
+    @Override
+    public Integer call() {
+        String kind = Stores.kind(store);
+        if (!"postgres".equals(kind)) {
+            System.err.println("nothing to migrate: the " + (kind == null ? store : kind)
+                    + " store has no schema. 'sluice migrate' applies the PostgreSQL schema: "
+                    + "sluice migrate --store postgresql://user@host:5432/db");
+            return 2;
+        }
+        try (var ds = Stores.dataSource(store, 1); PostgresRateLimiter pg = PostgresRateLimiter.create(ds)) {
+            pg.migrate();
+            System.out.println("migrated: the Sluice schema is up to date on " + Stores.redact(store));
+            return 0;
+        } catch (RuntimeException e) {
+            System.err.println("sluice migrate: " + e.getMessage());
+            return 1;
+        }
+    }
+}

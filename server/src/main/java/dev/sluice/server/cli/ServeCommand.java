@@ -1,0 +1,193 @@
+package dev.sluice.server.cli;
+
+import dev.sluice.server.SluiceServer;
+import dev.sluice.server.config.ConfigException;
+import dev.sluice.server.config.Durations;
+import dev.sluice.server.config.RuleSet;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code sluice serve}: run the decision service until SIGINT/SIGTERM, then shut down gracefully. */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = "Run the decision service (HTTP/JSON and Envoy RLS gRPC).")
+final class ServeCommand implements Callable<Integer> {
+    private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
+
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE|DIR",
+            description = "Rules files or directories of *.yaml (repeatable). Default: ./sluice.yaml if present, "
+                    + "else the built-in example. Reloaded on change.")
+    List<Path> config = new ArrayList<>();
+
+    @Option(names = "--store", defaultValue = "memory", paramLabel = "STORE",
+            description = "memory (default) | redis://host:6379 | postgresql://user:password@host:5432/db "
+                    + "(run 'sluice migrate' first)")
+    String store;
+
+    @Option(names = "--pool-size", defaultValue = "16",
+            description = "PostgreSQL store: connections in the pool (default ${DEFAULT-VALUE})")
+    int poolSize;
+
+    @Option(names = "--http", defaultValue = "127.0.0.1:8080", paramLabel = "HOST:PORT",
+            description = "HTTP address (default ${DEFAULT-VALUE}; 0.0.0.0:8080 for all interfaces; off to disable)")
+    String http;
+
+    @Option(names = "--grpc", defaultValue = "127.0.0.1:8081", paramLabel = "HOST:PORT",
+            description = "gRPC address (default ${DEFAULT-VALUE}; off to disable)")
+    String grpc;
+
+    @Option(names = "--token", paramLabel = "TOKEN", defaultValue = "${env:SLUICE_TOKEN}",
+            description = "Require 'Authorization: Bearer TOKEN' on /v1/* and gRPC (default: $SLUICE_TOKEN, else none)")
+    String token;
+
+    @Option(names = "--token-file", paramLabel = "FILE", description = "Read the bearer token from a file")
+    Path tokenFile;
+
+    @Option(names = "--max-body-bytes", defaultValue = "65536", description = "Largest request body (default ${DEFAULT-VALUE})")
+    int maxBodyBytes;
+
+    @Option(names = "--max-descriptors", defaultValue = "64", description = "Most descriptors per request (default ${DEFAULT-VALUE})")
+    int maxDescriptors;
+
+    @Option(names = "--read-timeout", defaultValue = "10s", description = "Time for a request body to arrive (default ${DEFAULT-VALUE})")
+    String readTimeout;
+
+    @Option(names = "--idle-timeout", defaultValue = "60s", description = "Idle keep-alive connections close after (default ${DEFAULT-VALUE})")
+    String idleTimeout;
+
+    @Option(names = "--store-timeout", defaultValue = "250ms", description = "Per-request budget for remote stores (default ${DEFAULT-VALUE})")
+    String storeTimeout;
+
+    @Option(names = "--reload-interval", defaultValue = "2s", description = "How often rules files are checked for changes (default ${DEFAULT-VALUE})")
+    String reloadInterval;
+
+    @Option(names = "--max-keys", defaultValue = "1048576", description = "In-memory store: most tracked keys (default ${DEFAULT-VALUE})")
+    int maxKeys;
+
+    @Option(names = "--max-client-limits", defaultValue = "1024",
+            description = "Most distinct limits callers may send in descriptors[].limit (RemoteRateLimiter does); 0 refuses them (default ${DEFAULT-VALUE})")
+    int maxClientLimits;
+
+    @Option(names = "--http-threads", defaultValue = "0",
+            description = "HTTP event-loop threads; 0 = twice the cores (default ${DEFAULT-VALUE})")
+    int httpThreads;
+
+    @Option(names = "--shutdown-grace", defaultValue = "10s", description = "Time in-flight requests get on shutdown (default ${DEFAULT-VALUE})")
+    String shutdownGrace;
+
+    @Override
+    public Integer call() throws Exception {
+        List<Path> paths = new ArrayList<>(config);
+        if (paths.isEmpty() && Files.isRegularFile(Path.of("sluice.yaml"))) {
+            paths.add(Path.of("sluice.yaml"));
+        }
+        RuleSet rules;
+        String rulesFrom;
+        if (paths.isEmpty()) {
+            rules = RuleSet.builtinExample();
+            rulesFrom = "the built-in example (" + RuleSet.BUILTIN_EXAMPLE + "; pass --config to use your own)";
+        } else {
+            try {
+                rules = RuleSet.load(paths);
+            } catch (ConfigException e) {
+                e.problems().forEach(p -> System.err.println(p));
+                System.err.println("sluice: refusing to start: " + e.problems().size() + " problem(s) in the rules");
+                return 1;
+            }
+            rulesFrom = paths.toString();
+        }
+        String bearer = token == null || token.isBlank() ? null : token.trim();
+        if (tokenFile != null) {
+            bearer = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
+        }
+        Stores.Opened opened;
+        InetSocketAddress httpAddress;
+        InetSocketAddress grpcAddress;
+        try {
+            httpAddress = Addresses.parse("--http", http);
+            grpcAddress = Addresses.parse("--grpc", grpc);
+            opened = Stores.open(store, maxKeys, Durations.parse(storeTimeout), poolSize);
+        } catch (IllegalArgumentException e) {
+            System.err.println("sluice: " + e.getMessage());
+            return 2;
+        } catch (RuntimeException e) {
+            System.err.println("sluice: cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
+            return 2;
+        }
+        SluiceServer.Settings s = SluiceServer.Settings.defaults(opened.limiter(), rules)
+                .withHttp(httpAddress).withGrpc(grpcAddress)
+                .withConfigPaths(paths, Durations.parse(reloadInterval))
+                .withToken(bearer)
+                .withLimits(maxBodyBytes, maxDescriptors, Durations.parse(readTimeout), Durations.parse(idleTimeout))
+                .withStore(opened.limiter(), opened.name(), opened.blocking(), Durations.parse(storeTimeout));
+        s = new SluiceServer.Settings(s.http(), s.grpc(), s.rules(), s.configPaths(), s.reloadInterval(), s.limiter(),
+                s.storeName(), s.blockingStore(), s.storeTimeout(), s.maxBodyBytes(), s.maxDescriptors(),
+                s.readTimeout(), s.idleTimeout(), s.bearerToken(), Durations.parse(shutdownGrace));
+        SluiceServer server;
+        try {
+            server = SluiceServer.start(s, maxClientLimits, httpThreads);
+        } catch (IOException e) {
+            System.err.println("sluice: cannot listen: " + e.getMessage()
+                    + " (is another sluice running? choose other ports with --http/--grpc)");
+            opened.close();
+            return 2;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            opened.closeResources();
+            stopped.countDown();
+        }, "sluice-shutdown"));
+        log.info("event=started store={} http={} grpc={} domains={} rules={} auth={}", opened.name(),
+                server.httpAddress(), server.grpcAddress(), rules.domains().keySet(), rules.ruleCount(),
+                bearer != null ? "bearer" : "none");
+        banner(server, rules, rulesFrom, opened.name(), bearer != null);
+        stopped.await();
+        return 0;
+    }
+
+    private static void banner(SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth) {
+        StringBuilder b = new StringBuilder();
+        b.append("sluice is serving ").append(rules.domains().size()).append(" domain(s), ").append(rules.ruleCount())
+                .append(" rule(s) from ").append(rulesFrom).append(", store: ").append(store).append('\n');
+        InetSocketAddress h = server.httpAddress();
+        if (h != null) {
+            String base = "http://" + host(h) + ":" + h.getPort();
+            b.append("  HTTP  ").append(base).append("   POST /v1/check · GET /healthz /readyz /metrics\n");
+        }
+        InetSocketAddress g = server.grpcAddress();
+        if (g != null) {
+            b.append("  gRPC  ").append(host(g)).append(':').append(g.getPort())
+                    .append("   envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit\n");
+        }
+        if (h != null) {
+            boolean builtin = rules.domains().containsKey("example") && rules.domains().containsKey("api");
+            String domain = builtin ? "example" : rules.domains().keySet().iterator().next();
+            String entry = builtin ? "{\"key\":\"user\",\"value\":\"alice\"}" : "{\"key\":\"KEY\",\"value\":\"VALUE\"}";
+            b.append("Try it:\n  curl -i -X POST http://").append(host(h)).append(':').append(h.getPort())
+                    .append("/v1/check -H 'Content-Type: application/json'")
+                    .append(auth ? " -H \"Authorization: Bearer $SLUICE_TOKEN\"" : "")
+                    .append(" -d '{\"domain\":\"").append(domain).append("\",\"descriptors\":[{\"entries\":[")
+                    .append(entry).append("]}]}'\n");
+        }
+        b.append("Stop with Ctrl-C (in-flight requests finish first).");
+        System.out.println(b);
+        System.out.flush();
+    }
+
+    private static String host(InetSocketAddress a) {
+        String h = a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString();
+        return h.contains(":") ? "[" + h + "]" : h;
+    }
+}

@@ -1,0 +1,367 @@
+package dev.sluice.server.config;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Limit;
+import java.io.Reader;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
+import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+
+/**
+ * Reads envoyproxy/ratelimit's YAML, as it is, plus Sluice's keys on {@code rate_limit}: {@code algorithm}
+ * (default {@code fixed_window}, envoy's behaviour), {@code burst} (token_bucket and gcra capacity; defaults to
+ * {@code requests_per_unit}) and {@code window} (any duration, instead of {@code unit}).
+ *
+ * <p>The YAML is read as a node tree (not bound to classes) so that every problem can name its file and line.
+ * Parsing does not stop at the first problem: all of them are collected and reported together. Unknown keys are
+ * errors, as in envoy: a misspelt {@code shadow_mode} must not silently enforce a limit.
+ */
+public final class RulesParser {
+
+    /** envoy's units and their lengths; month and year are 30 and 365 days, as envoy counts them. */
+    static final Map<String, Duration> UNITS = new LinkedHashMap<>();
+
+    static {
+        UNITS.put("second", Duration.ofSeconds(1));
+        UNITS.put("minute", Duration.ofMinutes(1));
+        UNITS.put("hour", Duration.ofHours(1));
+        UNITS.put("day", Duration.ofDays(1));
+        UNITS.put("week", Duration.ofDays(7));
+        UNITS.put("month", Duration.ofDays(30));
+        UNITS.put("year", Duration.ofDays(365));
+    }
+
+    private static final Set<String> DOMAIN_KEYS = Set.of("domain", "descriptors");
+    private static final Set<String> DESCRIPTOR_KEYS =
+            Set.of("key", "value", "rate_limit", "descriptors", "shadow_mode", "detailed_metric");
+    private static final Set<String> RATE_LIMIT_KEYS =
+            Set.of("unit", "requests_per_unit", "name", "replaces", "unlimited", "algorithm", "burst", "window");
+
+    private final String source;
+    private final List<String> problems = new ArrayList<>();
+
+    private RulesParser(String source) {
+        this.source = source;
+    }
+
+    /**
+     * Parses one file (one YAML document per domain; {@code ---} separates several).
+     *
+     * @param source the file name used in messages
+     * @throws ConfigException listing every problem found
+     */
+    public static List<DomainRules> parse(String source, Reader reader) throws ConfigException {
+        RulesParser p = new RulesParser(source);
+        List<DomainRules> out = p.parseAll(reader);
+        if (!p.problems.isEmpty()) {
+            p.problems.sort(java.util.Comparator.comparingInt(RulesParser::lineOf)); // stable: file order within a line
+            throw new ConfigException(p.problems);
+        }
+        return out;
+    }
+
+    private List<DomainRules> parseAll(Reader reader) {
+        LoaderOptions options = new LoaderOptions();
+        options.setMaxAliasesForCollections(20);
+        options.setAllowRecursiveKeys(false);
+        options.setCodePointLimit(8 * 1024 * 1024);
+        List<DomainRules> out = new ArrayList<>();
+        try {
+            for (Node doc : new Yaml(options).composeAll(reader)) {
+                if (doc == null || (doc instanceof ScalarNode sn && sn.getTag().getValue().endsWith(":null"))) {
+                    continue; // an empty document, e.g. after a trailing '---'
+                }
+                DomainRules d = domain(doc);
+                if (d != null) {
+                    out.add(d);
+                }
+            }
+        } catch (MarkedYAMLException e) {
+            int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 0;
+            problems.add(source + ":" + line + ": not valid YAML: " + e.getProblem());
+        } catch (YAMLException e) {
+            problems.add(source + ": not valid YAML: " + e.getMessage());
+        }
+        if (out.isEmpty() && problems.isEmpty()) {
+            problems.add(source + ":1: no rules: a file needs 'domain:' and 'descriptors:'");
+        }
+        return out;
+    }
+
+    private DomainRules domain(Node doc) {
+        Map<String, Node> fields = mapping(doc, "a rules document", DOMAIN_KEYS);
+        if (fields == null) {
+            return null;
+        }
+        String domain = string(fields.get("domain"), "domain");
+        if (fields.get("domain") == null) {
+            problem(doc, "missing 'domain': every rules document names its domain, e.g. 'domain: api'");
+            return null;
+        }
+        if (domain == null || domain.isEmpty()) {
+            problem(fields.get("domain"), "'domain' must be a non-empty string");
+            return null;
+        }
+        List<Rule> rules = new ArrayList<>();
+        DescriptorLevel root = level(fields.get("descriptors"), domain, rules, Set.of());
+        return new DomainRules(domain, root, List.copyOf(rules), where(doc));
+    }
+
+    private DescriptorLevel level(Node node, String path, List<Rule> rules, Set<String> unused) {
+        DescriptorLevel level = new DescriptorLevel();
+        if (node == null) {
+            return level;
+        }
+        if (!(node instanceof SequenceNode seq)) {
+            problem(node, "'descriptors' must be a list of '- key: …' entries");
+            return level;
+        }
+        for (Node item : seq.getValue()) {
+            DescriptorNode d = descriptor(item, path, rules);
+            if (d != null && !level.add(d)) {
+                problem(item, "duplicate descriptor key '" + d.key() + "'"
+                        + (d.value() == null ? "" : " value '" + d.value() + "'")
+                        + " in the same list: each key/value pair may appear once per level");
+            }
+        }
+        return level;
+    }
+
+    private DescriptorNode descriptor(Node node, String parentPath, List<Rule> rules) {
+        Map<String, Node> f = mapping(node, "a descriptor", DESCRIPTOR_KEYS);
+        if (f == null) {
+            return null;
+        }
+        String key = string(f.get("key"), "key");
+        if (key == null || key.isEmpty()) {
+            problem(node, "descriptor without a 'key': every entry needs one, e.g. 'key: remote_address'");
+            return null;
+        }
+        String value = f.containsKey("value") ? string(f.get("value"), "value") : null;
+        if (value != null && value.isEmpty()) {
+            value = null;
+        }
+        String path = parentPath + "." + (value == null ? key : key + "_" + value);
+        boolean shadow = bool(f.get("shadow_mode"), "shadow_mode");
+        boolean detailed = bool(f.get("detailed_metric"), "detailed_metric");
+        Rule rule = null;
+        if (f.get("rate_limit") != null) {
+            rule = rateLimit(f.get("rate_limit"), path, shadow, detailed);
+            if (rule != null) {
+                rules.add(rule);
+            }
+        } else if (shadow) {
+            problem(f.get("shadow_mode"), "'shadow_mode' on a descriptor without 'rate_limit' has no effect: "
+                    + "put it beside the rate_limit it should soften");
+        }
+        DescriptorLevel children = level(f.get("descriptors"), path, rules, Set.of());
+        return new DescriptorNode(key, value, rule, children.isEmpty() ? DescriptorLevel.EMPTY : children);
+    }
+
+    private Rule rateLimit(Node node, String path, boolean shadow, boolean detailed) {
+        Map<String, Node> f = mapping(node, "'rate_limit'", RATE_LIMIT_KEYS);
+        if (f == null) {
+            return null;
+        }
+        int before = problems.size();
+        String name = f.containsKey("name") ? string(f.get("name"), "name") : null;
+        List<String> replaces = replaces(f.get("replaces"));
+        boolean unlimited = bool(f.get("unlimited"), "unlimited");
+        String where = where(node);
+        if (unlimited) {
+            for (String k : List.of("unit", "requests_per_unit", "algorithm", "burst", "window")) {
+                if (f.containsKey(k)) {
+                    problem(f.get(k), "'" + k + "' with 'unlimited: true': an unlimited rule has no limit; remove one");
+                }
+            }
+            return problems.size() > before ? null : new Rule(path, name, replaces, Rule.Kind.UNLIMITED, null, null,
+                    0, null, null, 0, shadow, detailed, where);
+        }
+        Algorithm algorithm = Algorithm.FIXED_WINDOW;
+        if (f.containsKey("algorithm")) {
+            try {
+                algorithm = Algorithm.fromConfigName(string(f.get("algorithm"), "algorithm"));
+            } catch (IllegalArgumentException e) {
+                problem(f.get("algorithm"), e.getMessage());
+            }
+        }
+        Long rpu = null;
+        if (!f.containsKey("requests_per_unit")) {
+            problem(node, "'rate_limit' without 'requests_per_unit': say how many requests, e.g. 'requests_per_unit: 100'"
+                    + " (or 'unlimited: true')");
+        } else {
+            rpu = integer(f.get("requests_per_unit"), "requests_per_unit");
+            if (rpu != null && rpu < 0) {
+                problem(f.get("requests_per_unit"), "'requests_per_unit' " + rpu + " is negative: use 0 (block) or more");
+                rpu = null;
+            }
+        }
+        String unit = null;
+        Duration window = null;
+        if (f.containsKey("unit") && f.containsKey("window")) {
+            problem(f.get("window"), "both 'unit' and 'window': give one ('window: 90s' is any length, 'unit' is envoy's)");
+        } else if (f.containsKey("unit")) {
+            unit = string(f.get("unit"), "unit");
+            if (unit != null) {
+                unit = unit.toLowerCase(Locale.ROOT);
+                window = UNITS.get(unit);
+                if (window == null) {
+                    problem(f.get("unit"), "unknown unit '" + unit + "': use one of " + String.join(", ", UNITS.keySet())
+                            + ", or 'window: 90s' for any length");
+                }
+            }
+        } else if (f.containsKey("window")) {
+            try {
+                window = Durations.parse(string(f.get("window"), "window"));
+            } catch (IllegalArgumentException e) {
+                problem(f.get("window"), e.getMessage());
+            }
+        } else {
+            problem(node, "'rate_limit' without 'unit' or 'window': e.g. 'unit: second' or 'window: 90s'");
+        }
+        Long burst = null;
+        if (f.containsKey("burst")) {
+            burst = integer(f.get("burst"), "burst");
+            if (!algorithm.isTat()) {
+                problem(f.get("burst"), "'burst' applies to token_bucket and gcra, not " + algorithm.configName()
+                        + ": remove it or set 'algorithm: token_bucket'");
+                burst = null;
+            }
+        }
+        if (problems.size() > before || rpu == null || window == null) {
+            return null;
+        }
+        if (rpu == 0) {
+            return new Rule(path, name, replaces, Rule.Kind.BLOCKED, null, algorithm, 0, unit, window, 0, shadow,
+                    detailed, where);
+        }
+        try {
+            Limit limit = Limits.build(algorithm, rpu, window, burst);
+            limit = limit.named(name != null ? name : path);
+            return new Rule(path, name, replaces, Rule.Kind.LIMITED, limit, algorithm, rpu, unit, window,
+                    limit.capacity(), shadow, detailed, where);
+        } catch (IllegalArgumentException e) {
+            problem(node, e.getMessage());
+            return null;
+        }
+    }
+
+    private List<String> replaces(Node node) {
+        if (node == null) {
+            return List.of();
+        }
+        if (!(node instanceof SequenceNode seq)) {
+            problem(node, "'replaces' must be a list of '- name: …' entries");
+            return List.of();
+        }
+        List<String> out = new ArrayList<>();
+        for (Node item : seq.getValue()) {
+            Map<String, Node> f = mapping(item, "a 'replaces' entry", Set.of("name"));
+            if (f == null) {
+                continue;
+            }
+            String n = string(f.get("name"), "name");
+            if (n == null || n.isEmpty()) {
+                problem(item, "'replaces' entry without a 'name': name the rate_limit it replaces");
+            } else {
+                out.add(n);
+            }
+        }
+        return List.copyOf(out);
+    }
+
+    // ---- node helpers: each reports a precise problem and returns null on a wrong shape
+
+    private Map<String, Node> mapping(Node node, String what, Set<String> allowed) {
+        if (!(node instanceof MappingNode m)) {
+            problem(node, what + " must be a mapping of 'key: value' lines");
+            return null;
+        }
+        Map<String, Node> out = new LinkedHashMap<>();
+        Set<String> seen = new HashSet<>();
+        for (NodeTuple t : m.getValue()) {
+            if (!(t.getKeyNode() instanceof ScalarNode k)) {
+                problem(t.getKeyNode(), "keys must be plain words");
+                continue;
+            }
+            String key = k.getValue();
+            if (!seen.add(key)) {
+                problem(k, "duplicate key '" + key + "'");
+                continue;
+            }
+            if (!allowed.contains(key)) {
+                problem(k, "unknown key '" + key + "' in " + what + ": expected one of "
+                        + String.join(", ", allowed.stream().sorted().toList()));
+                continue;
+            }
+            out.put(key, t.getValueNode());
+        }
+        return out;
+    }
+
+    private String string(Node node, String what) {
+        if (node == null) {
+            return null;
+        }
+        if (!(node instanceof ScalarNode s)) {
+            problem(node, "'" + what + "' must be a single value, not a list or mapping");
+            return null;
+        }
+        return s.getValue();
+    }
+
+    private boolean bool(Node node, String what) {
+        String s = string(node, what);
+        if (s == null) {
+            return false;
+        }
+        return switch (s.toLowerCase(Locale.ROOT)) {
+            case "true", "yes", "on" -> true;
+            case "false", "no", "off" -> false;
+            default -> {
+                problem(node, "'" + what + "' must be true or false, not '" + s + "'");
+                yield false;
+            }
+        };
+    }
+
+    private Long integer(Node node, String what) {
+        String s = string(node, what);
+        if (s == null) {
+            return null;
+        }
+        try {
+            return Long.parseLong(s.trim().replace("_", ""));
+        } catch (NumberFormatException e) {
+            problem(node, "'" + what + "' must be a whole number, not '" + s + "'");
+            return null;
+        }
+    }
+
+    private static int lineOf(String problem) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(":(\\d+): ").matcher(problem);
+        return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    }
+
+    private void problem(Node node, String message) {
+        problems.add(where(node) + ": " + message);
+    }
+
+    private String where(Node node) {
+        return node == null ? source : source + ":" + (node.getStartMark().getLine() + 1);
+    }
+}

@@ -1,0 +1,112 @@
+package dev.sluice.server.grpc;
+
+import dev.sluice.server.DecisionService;
+import io.grpc.Metadata;
+import io.grpc.Server;
+import io.grpc.ServerCall;
+import io.grpc.ServerCallHandler;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import io.grpc.Status;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.time.Duration;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinWorkerThread;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gRPC endpoint: {@link RlsService} on grpc-java's Netty transport. Calls run on a small pool of their own
+ * (decisions never block it: remote stores run on the decision service's pool), messages are bounded by
+ * the same body limit as HTTP, and an optional bearer token is required in the {@code authorization} metadata.
+ */
+public final class GrpcServer implements AutoCloseable {
+    private static final Metadata.Key<String> AUTHORIZATION =
+            Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
+
+    private final Server server;
+    private final ForkJoinPool pool;
+
+    private GrpcServer(Server server, ForkJoinPool pool) {
+        this.server = server;
+        this.pool = pool;
+    }
+
+    public static GrpcServer start(InetSocketAddress address, DecisionService service, int maxMessageBytes,
+                                   String bearerToken, Duration idleTimeout) throws IOException {
+        var definition = new RlsService(service).bindService();
+        if (bearerToken != null) {
+            definition = ServerInterceptors.intercept(definition, new TokenCheck(bearerToken, service));
+        }
+        // A pool of its own rather than directExecutor: with calls run on the transport thread, every call of
+        // a connection (Envoy multiplexes all of them on one) was served one after another, ten times slower.
+        ForkJoinPool pool = new ForkJoinPool(Math.max(2, Runtime.getRuntime().availableProcessors()),
+                p -> {
+                    ForkJoinWorkerThread t = ForkJoinPool.defaultForkJoinWorkerThreadFactory.newThread(p);
+                    t.setName("sluice-grpc-" + t.getPoolIndex());
+                    t.setDaemon(true);
+                    return t;
+                }, null, true);
+        Server s = NettyServerBuilder.forAddress(address)
+                .executor(pool)
+                .maxInboundMessageSize(maxMessageBytes)
+                .maxInboundMetadataSize(8192)
+                .maxConnectionIdle(idleTimeout.toMillis(), TimeUnit.MILLISECONDS)
+                .withChildOption(io.grpc.netty.shaded.io.netty.channel.ChannelOption.TCP_NODELAY, true)
+                .addService(definition)
+                .build()
+                .start();
+        return new GrpcServer(s, pool);
+    }
+
+    public InetSocketAddress address() {
+        return (InetSocketAddress) server.getListenSockets().get(0);
+    }
+
+    /** Stops taking calls, lets running calls finish within {@code grace}, then cancels the rest. */
+    public void stop(Duration grace) {
+        server.shutdown();
+        try {
+            if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
+                server.shutdownNow().awaitTermination(1, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            server.shutdownNow();
+        }
+        pool.shutdown();
+    }
+
+    @Override
+    public void close() {
+        stop(Duration.ofSeconds(5));
+    }
+
+    private static final class TokenCheck implements ServerInterceptor {
+        private final byte[] expected;
+        private final DecisionService service;
+
+        TokenCheck(String token, DecisionService service) {
+            this.expected = ("Bearer " + token).getBytes(StandardCharsets.UTF_8);
+            this.service = service;
+        }
+
+        @Override
+        public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                                                           ServerCallHandler<Q, R> next) {
+            String got = headers.get(AUTHORIZATION);
+            if (got == null || !MessageDigest.isEqual(expected, got.getBytes(StandardCharsets.UTF_8))) {
+                service.metrics().rejected("unauthorized");
+                call.close(Status.UNAUTHENTICATED.withDescription(got == null
+                        ? "missing 'authorization: Bearer <token>' metadata: this service requires the token given with --token"
+                        : "the bearer token is wrong"), new Metadata());
+                return new ServerCall.Listener<>() {
+                };
+            }
+            return next.startCall(call, headers);
+        }
+    }
+}

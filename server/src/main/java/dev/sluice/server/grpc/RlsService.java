@@ -1,0 +1,201 @@
+package dev.sluice.server.grpc;
+
+import com.google.protobuf.UInt64Value;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.server.BadRequestException;
+import dev.sluice.server.CheckRequest;
+import dev.sluice.server.CheckResult;
+import dev.sluice.server.DecisionService;
+import dev.sluice.server.RateLimitHeaders;
+import dev.sluice.server.StoreUnavailableException;
+import dev.sluice.server.config.DomainRules.Entry;
+import dev.sluice.server.config.Limits;
+import dev.sluice.server.config.Rule;
+import io.envoyproxy.envoy.config.core.v3.HeaderValue;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.Status;
+import io.grpc.stub.StreamObserver;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, answered by the same
+ * {@link DecisionService} as HTTP, so an Envoy (or Istio, Contour, Gloo) configured for envoyproxy/ratelimit can
+ * point at Sluice unchanged.
+ *
+ * <ul>
+ *   <li>{@code hits_addend} on the request: 0 means 1 (proto3 cannot tell unset from 0; envoy does the same);
+ *       on a descriptor ({@code UInt64Value}) it overrides the request's, and an explicit 0 means check only;</li>
+ *   <li>a descriptor's {@code limit} override is used instead of the configured rule, as envoyproxy/ratelimit does;</li>
+ *   <li>each status carries {@code current_limit} (rule name or id, requests_per_unit, unit — UNKNOWN for a
+ *       Sluice {@code window} that is no envoy unit), {@code limit_remaining} (saturated to 2³²−1; unlimited rules
+ *       report 2³²−1 like envoy) and {@code duration_until_reset};</li>
+ *   <li>{@code response_headers_to_add} carries {@code RateLimit}, {@code RateLimit-Policy} and, when over the
+ *       limit, {@code Retry-After} (see {@link RateLimitHeaders});</li>
+ *   <li>bad input is {@code INVALID_ARGUMENT}, a failing or slow store {@code UNAVAILABLE} (Envoy's
+ *       {@code failure_mode_deny} then decides), never a stack trace.</li>
+ * </ul>
+ */
+public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
+    private static final Logger log = LoggerFactory.getLogger(RlsService.class);
+    private static final long MAX_UINT32 = 0xFFFF_FFFFL;
+
+    private final DecisionService service;
+
+    public RlsService(DecisionService service) {
+        this.service = service;
+    }
+
+    @Override
+    public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> out) {
+        long start = System.nanoTime();
+        CheckRequest check;
+        try {
+            check = toCheck(request);
+        } catch (BadRequestException e) {
+            service.metrics().rejected(e.type());
+            out.onError(Status.INVALID_ARGUMENT.withDescription(e.type() + ": " + e.getMessage()).asRuntimeException());
+            return;
+        }
+        service.check(check).whenComplete((r, t) -> {
+            if (t == null) {
+                RateLimitResponse resp;
+                try {
+                    resp = toResponse(r);
+                } catch (RuntimeException e) {
+                    log.error("event=internal_error protocol=grpc", e);
+                    out.onError(Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
+                            .asRuntimeException());
+                    return;
+                }
+                service.metrics().timer(true).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+                out.onNext(resp);
+                out.onCompleted();
+                return;
+            }
+            Throwable c = t instanceof CompletionException ? t.getCause() : t;
+            if (c instanceof BadRequestException b) {
+                service.metrics().rejected(b.type());
+                out.onError(Status.INVALID_ARGUMENT.withDescription(b.type() + ": " + b.getMessage()).asRuntimeException());
+            } else if (c instanceof StoreUnavailableException s) {
+                if (service.logThrottle().allow(s.type())) {
+                    log.warn("event=store_unavailable protocol=grpc type={} detail=\"{}\" suppressed_since_last={}",
+                            s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
+                }
+                out.onError(Status.UNAVAILABLE.withDescription(s.type() + ": " + s.getMessage()).asRuntimeException());
+            } else {
+                log.error("event=internal_error protocol=grpc", c);
+                out.onError(Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
+                        .asRuntimeException());
+            }
+        });
+    }
+
+    private CheckRequest toCheck(RateLimitRequest request) {
+        if (request.getDescriptorsCount() > service.maxDescriptors()) {
+            throw new BadRequestException("too-many-descriptors", request.getDescriptorsCount()
+                    + " descriptors in one request: at most " + service.maxDescriptors() + " (--max-descriptors)");
+        }
+        long requestHits = request.getHitsAddend() == 0 ? 1 : Integer.toUnsignedLong(request.getHitsAddend());
+        List<CheckRequest.Descriptor> ds = new ArrayList<>(request.getDescriptorsCount());
+        for (int i = 0; i < request.getDescriptorsCount(); i++) {
+            RateLimitDescriptor d = request.getDescriptors(i);
+            List<Entry> entries = new ArrayList<>(d.getEntriesCount());
+            for (int j = 0; j < d.getEntriesCount(); j++) {
+                RateLimitDescriptor.Entry e = d.getEntries(j);
+                if (e.getKey().isEmpty()) {
+                    throw new BadRequestException("invalid-entry", "descriptors[" + i + "].entries[" + j + "].key is empty");
+                }
+                entries.add(new Entry(e.getKey(), e.getValue()));
+            }
+            long hits = requestHits;
+            if (d.hasHitsAddend()) {
+                UInt64Value h = d.getHitsAddend();
+                hits = h.getValue();
+                if (hits < 0 || hits > Integer.MAX_VALUE) {
+                    throw new BadRequestException("invalid-hits", "descriptors[" + i + "].hits_addend "
+                            + Long.toUnsignedString(h.getValue()) + " is too large");
+                }
+            }
+            Limit override = null;
+            if (d.hasLimit()) {
+                override = override(d.getLimit(), i);
+            }
+            ds.add(new CheckRequest.Descriptor(List.copyOf(entries), hits, override));
+        }
+        return new CheckRequest(request.getDomain(), ds);
+    }
+
+    private static Limit override(RateLimitDescriptor.RateLimitOverride o, int i) {
+        String unit = o.getUnit().name().toLowerCase(Locale.ROOT);
+        var window = Limits.unit(unit);
+        if (window == null) {
+            throw new BadRequestException("invalid-limit", "descriptors[" + i + "].limit.unit " + o.getUnit()
+                    + " is not a unit: use SECOND … YEAR");
+        }
+        if (o.getRequestsPerUnit() == 0) {
+            throw new BadRequestException("invalid-limit", "descriptors[" + i
+                    + "].limit.requests_per_unit is 0: a limit override must admit at least 1");
+        }
+        try {
+            return Limits.build(dev.sluice.Algorithm.FIXED_WINDOW, Integer.toUnsignedLong(o.getRequestsPerUnit()),
+                    window, null);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("invalid-limit", "descriptors[" + i + "].limit: " + e.getMessage());
+        }
+    }
+
+    static RateLimitResponse toResponse(CheckResult r) {
+        RateLimitResponse.Builder b = RateLimitResponse.newBuilder()
+                .setOverallCode(r.allowed() ? RateLimitResponse.Code.OK : RateLimitResponse.Code.OVER_LIMIT);
+        for (CheckResult.Status s : r.statuses()) {
+            RateLimitResponse.DescriptorStatus.Builder st = RateLimitResponse.DescriptorStatus.newBuilder()
+                    .setCode(s.code() == CheckResult.Code.OK ? RateLimitResponse.Code.OK
+                            : RateLimitResponse.Code.OVER_LIMIT);
+            Rule rule = s.rule();
+            if (rule != null && rule.kind() == Rule.Kind.UNLIMITED) {
+                st.setLimitRemaining((int) MAX_UINT32);
+            } else if (rule != null) {
+                st.setCurrentLimit(RateLimitResponse.RateLimit.newBuilder()
+                        .setName(rule.policyName())
+                        .setRequestsPerUnit((int) Math.min(MAX_UINT32, rule.requestsPerUnit()))
+                        .setUnit(unit(rule.unit())));
+                Decision d = s.decision();
+                if (d != null) {
+                    st.setLimitRemaining((int) Math.min(MAX_UINT32, d.remaining()));
+                    long reset = d.resetAfterNanos();
+                    st.setDurationUntilReset(com.google.protobuf.Duration.newBuilder()
+                            .setSeconds(reset / 1_000_000_000L).setNanos((int) (reset % 1_000_000_000L)));
+                }
+            }
+            b.addStatuses(st);
+        }
+        RateLimitHeaders.of(r).forEach((k, v) -> b.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(k).setValue(v)));
+        return b.build();
+    }
+
+    private static RateLimitResponse.RateLimit.Unit unit(String unit) {
+        if (unit == null) {
+            return RateLimitResponse.RateLimit.Unit.UNKNOWN;
+        }
+        return switch (unit) {
+            case "second" -> RateLimitResponse.RateLimit.Unit.SECOND;
+            case "minute" -> RateLimitResponse.RateLimit.Unit.MINUTE;
+            case "hour" -> RateLimitResponse.RateLimit.Unit.HOUR;
+            case "day" -> RateLimitResponse.RateLimit.Unit.DAY;
+            case "week" -> RateLimitResponse.RateLimit.Unit.WEEK;
+            case "month" -> RateLimitResponse.RateLimit.Unit.MONTH;
+            case "year" -> RateLimitResponse.RateLimit.Unit.YEAR;
+            default -> RateLimitResponse.RateLimit.Unit.UNKNOWN;
+        };
+    }
+}

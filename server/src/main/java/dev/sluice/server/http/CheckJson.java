@@ -1,0 +1,365 @@
+package dev.sluice.server.http;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.server.BadRequestException;
+import dev.sluice.server.CheckRequest;
+import dev.sluice.server.CheckResult;
+import dev.sluice.server.config.DomainRules.Entry;
+import dev.sluice.server.config.Durations;
+import dev.sluice.server.config.Limits;
+import dev.sluice.server.config.Rule;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The JSON of {@code POST /v1/check}.
+ *
+ * <pre>
+ * {"domain": "api",
+ *  "hits": 1,                                   optional, default 1; 0 = check only (alias: hits_addend)
+ *  "descriptors": [
+ *    {"entries": [{"key": "plan", "value": "free"}, {"key": "user", "value": "42"}],
+ *     "hits": 3,                                optional, overrides the request's
+ *     "limit": {"algorithm": "token_bucket", "requests_per_unit": 10, "unit": "second", "burst": 20}}
+ *  ]}                                           limit is optional: a caller-sent limit instead of the rules
+ * </pre>
+ * Parsing is strict: unknown fields, wrong types, negative or fractional hits are refused with a message that
+ * names the field by its path ({@code descriptors[1].entries[0].value}).
+ */
+public final class CheckJson {
+    static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(16).maxNumberLength(40)
+                    .maxStringLength(1 << 16).build())
+            .build()).enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+
+    private static final Set<String> REQUEST_FIELDS = Set.of("domain", "descriptors", "hits", "hits_addend");
+    private static final Set<String> DESCRIPTOR_FIELDS = Set.of("entries", "hits", "hits_addend", "limit");
+    private static final Set<String> ENTRY_FIELDS = Set.of("key", "value");
+    private static final Set<String> LIMIT_FIELDS =
+            Set.of("algorithm", "requests_per_unit", "unit", "window", "burst");
+    /** Hits above this are refused outright (no limit has more permits than a window may hold). */
+    static final long MAX_HITS = Integer.MAX_VALUE;
+
+    private CheckJson() {
+    }
+
+    /** Parses a request body; throws {@link BadRequestException} naming what is wrong. */
+    public static CheckRequest parse(InputStream body, int maxDescriptors) {
+        return parse(tree(body), maxDescriptors, REQUEST_FIELDS);
+    }
+
+    private static final Set<String> RESERVE_FIELDS = Set.of("domain", "descriptors", "hits", "hits_addend", "max_wait_ns");
+
+    /** A reserve request: a check body with one descriptor and {@code max_wait_ns}. */
+    public record Reserve(CheckRequest request, long maxWaitNanos) {
+    }
+
+    public static Reserve parseReserve(InputStream body, int maxDescriptors) {
+        JsonNode root = tree(body);
+        CheckRequest r = parse(root, maxDescriptors, RESERVE_FIELDS);
+        JsonNode w = root.get("max_wait_ns");
+        if (w == null || !w.isIntegralNumber() || !w.canConvertToLong() || w.asLong() < 0) {
+            throw new BadRequestException("invalid-request", "'max_wait_ns' must be a whole number of nanoseconds ≥ 0: "
+                    + "how long the caller is willing to wait");
+        }
+        return new Reserve(r, w.asLong());
+    }
+
+    static JsonNode tree(InputStream body) {
+        JsonNode root;
+        try {
+            root = MAPPER.readTree(body);
+        } catch (JsonProcessingException e) {
+            throw new BadRequestException("malformed-json", "the body is not valid JSON: " + e.getOriginalMessage()
+                    + (e.getLocation() != null ? " (line " + e.getLocation().getLineNr() + ", column "
+                    + e.getLocation().getColumnNr() + ")" : ""));
+        } catch (IOException e) {
+            throw new BadRequestException("malformed-json", "the body could not be read: " + e.getMessage());
+        }
+        if (root == null || root.isMissingNode()) {
+            throw new BadRequestException("malformed-json", "the body is empty: send a JSON object with 'domain' and 'descriptors'");
+        }
+        return root;
+    }
+
+    private static CheckRequest parse(JsonNode root, int maxDescriptors, Set<String> fields) {
+        object(root, "the body", fields);
+        JsonNode domainNode = root.get("domain");
+        if (domainNode == null || domainNode.isNull()) {
+            throw new BadRequestException("missing-domain", "'domain' is missing: name the rules domain, e.g. \"api\"");
+        }
+        String domain = text(domainNode, "domain");
+        if (domain.isEmpty()) {
+            throw new BadRequestException("missing-domain", "'domain' is empty: name the rules domain, e.g. \"api\"");
+        }
+        long requestHits = hits(root, "", 1);
+        JsonNode ds = root.get("descriptors");
+        if (ds == null || ds.isNull()) {
+            throw new BadRequestException("missing-descriptors", "'descriptors' is missing: send a list such as "
+                    + "[{\"entries\":[{\"key\":\"user\",\"value\":\"42\"}]}]");
+        }
+        if (!ds.isArray()) {
+            throw new BadRequestException("invalid-type", "'descriptors' must be a list, not " + kind(ds));
+        }
+        if (ds.isEmpty()) {
+            throw new BadRequestException("missing-descriptors", "'descriptors' is empty: send at least one");
+        }
+        if (ds.size() > maxDescriptors) {
+            throw new BadRequestException("too-many-descriptors", ds.size() + " descriptors in one request: at most "
+                    + maxDescriptors + " (--max-descriptors)");
+        }
+        List<CheckRequest.Descriptor> out = new ArrayList<>(ds.size());
+        for (int i = 0; i < ds.size(); i++) {
+            String at = "descriptors[" + i + "]";
+            JsonNode d = ds.get(i);
+            object(d, at, DESCRIPTOR_FIELDS);
+            JsonNode es = d.get("entries");
+            if (es == null || es.isNull()) {
+                throw new BadRequestException("empty-descriptor", at + ".entries is missing: give a list of "
+                        + "{\"key\":…,\"value\":…}");
+            }
+            if (!es.isArray()) {
+                throw new BadRequestException("invalid-type", at + ".entries must be a list, not " + kind(es));
+            }
+            if (es.isEmpty()) {
+                throw new BadRequestException("empty-descriptor", at + ".entries is empty: give at least one "
+                        + "{\"key\":…,\"value\":…}");
+            }
+            List<Entry> entries = new ArrayList<>(es.size());
+            for (int j = 0; j < es.size(); j++) {
+                String eat = at + ".entries[" + j + "]";
+                JsonNode e = es.get(j);
+                object(e, eat, ENTRY_FIELDS);
+                JsonNode k = e.get("key");
+                if (k == null || k.isNull()) {
+                    throw new BadRequestException("invalid-entry", eat + ".key is missing");
+                }
+                String key = text(k, eat + ".key");
+                if (key.isEmpty()) {
+                    throw new BadRequestException("invalid-entry", eat + ".key is empty");
+                }
+                JsonNode v = e.get("value");
+                String value = v == null || v.isNull() ? "" : text(v, eat + ".value");
+                entries.add(new Entry(key, value));
+            }
+            long hits = hits(d, at + ".", requestHits);
+            Limit override = d.has("limit") ? limit(d.get("limit"), at + ".limit") : null;
+            out.add(new CheckRequest.Descriptor(List.copyOf(entries), hits, override));
+        }
+        return new CheckRequest(domain, out);
+    }
+
+    private static long hits(JsonNode node, String at, long dflt) {
+        JsonNode h = node.get("hits");
+        String name = "hits";
+        if (h == null) {
+            h = node.get("hits_addend");
+            name = "hits_addend";
+        } else if (node.has("hits_addend")) {
+            throw new BadRequestException("invalid-hits", at + "hits and " + at + "hits_addend are the same field: give one");
+        }
+        if (h == null || h.isNull()) {
+            return dflt;
+        }
+        if (!h.isIntegralNumber()) {
+            throw new BadRequestException("invalid-hits", at + name + " must be a whole number, not " + kind(h)
+                    + (h.isNumber() ? " " + h.asText() : ""));
+        }
+        if (!h.canConvertToLong() || h.asLong() > MAX_HITS) {
+            throw new BadRequestException("invalid-hits", at + name + " " + h.asText() + " is too large: at most "
+                    + MAX_HITS + " and never more than the limit's capacity");
+        }
+        long v = h.asLong();
+        if (v < 0) {
+            throw new BadRequestException("invalid-hits", at + name + " " + v + " is negative: use 0 (check only) or more");
+        }
+        return v;
+    }
+
+    private static Limit limit(JsonNode n, String at) {
+        object(n, at, LIMIT_FIELDS);
+        try {
+            Algorithm algorithm = n.has("algorithm") ? Algorithm.fromConfigName(text(n.get("algorithm"), at + ".algorithm"))
+                    : Algorithm.FIXED_WINDOW;
+            JsonNode rpuNode = n.get("requests_per_unit");
+            if (rpuNode == null || !rpuNode.isIntegralNumber() || !rpuNode.canConvertToLong() || rpuNode.asLong() < 1) {
+                throw new BadRequestException("invalid-limit", at + ".requests_per_unit must be a whole number ≥ 1");
+            }
+            Duration window;
+            if (n.has("unit") == n.has("window")) {
+                throw new BadRequestException("invalid-limit", at + " needs exactly one of 'unit' (second … year) or 'window' (e.g. \"90s\")");
+            } else if (n.has("unit")) {
+                String u = text(n.get("unit"), at + ".unit").toLowerCase(Locale.ROOT);
+                window = Limits.unit(u);
+                if (window == null) {
+                    throw new BadRequestException("invalid-limit", at + ".unit '" + u + "' is unknown: use one of "
+                            + String.join(", ", Limits.unitNames()));
+                }
+            } else {
+                window = Durations.parse(text(n.get("window"), at + ".window"));
+            }
+            Long burst = null;
+            if (n.has("burst")) {
+                JsonNode b = n.get("burst");
+                if (!b.isIntegralNumber() || !b.canConvertToLong()) {
+                    throw new BadRequestException("invalid-limit", at + ".burst must be a whole number");
+                }
+                burst = b.asLong();
+            }
+            return Limits.build(algorithm, rpuNode.asLong(), window, burst);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("invalid-limit", at + ": " + e.getMessage());
+        }
+    }
+
+    private static void object(JsonNode n, String at, Set<String> allowed) {
+        if (n == null || !n.isObject()) {
+            throw new BadRequestException("invalid-type", at + " must be a JSON object, not " + kind(n));
+        }
+        for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
+            String f = it.next();
+            if (!allowed.contains(f)) {
+                throw new BadRequestException("unknown-field", "unknown field '" + f + "' in " + at + ": expected "
+                        + String.join(", ", allowed.stream().sorted().toList()));
+            }
+        }
+    }
+
+    private static String text(JsonNode n, String at) {
+        if (!n.isTextual()) {
+            throw new BadRequestException("invalid-type", at + " must be a string, not " + kind(n));
+        }
+        return n.textValue();
+    }
+
+    private static String kind(JsonNode n) {
+        if (n == null || n.isNull()) {
+            return "null";
+        }
+        if (n.isTextual()) {
+            return "a string";
+        }
+        if (n.isNumber()) {
+            return "a number";
+        }
+        if (n.isBoolean()) {
+            return "a boolean";
+        }
+        if (n.isArray()) {
+            return "a list";
+        }
+        return n.isObject() ? "an object" : n.getNodeType().name().toLowerCase(Locale.ROOT);
+    }
+
+    // ---- response
+
+    /** Writes the response body: the overall code and one status per descriptor. */
+    public static void write(CheckResult r, OutputStream out) throws IOException {
+        try (JsonGenerator g = MAPPER.getFactory().createGenerator(out)) {
+            g.writeStartObject();
+            g.writeStringField("overall_code", r.allowed() ? "OK" : "OVER_LIMIT");
+            g.writeArrayFieldStart("statuses");
+            for (CheckResult.Status s : r.statuses()) {
+                g.writeStartObject();
+                g.writeStringField("code", s.code().name());
+                g.writeStringField("outcome", s.outcome().name().toLowerCase(Locale.ROOT));
+                Rule rule = s.rule();
+                if (rule != null) {
+                    g.writeStringField("rule", rule.id());
+                    if (rule.name() != null) {
+                        g.writeStringField("name", rule.name());
+                    }
+                    if (rule.shadowMode()) {
+                        g.writeBooleanField("shadow_mode", true);
+                    }
+                    if (rule.kind() != Rule.Kind.UNLIMITED) {
+                        writeLimit(g, rule, s.limit());
+                    }
+                }
+                g.writeNumberField("hits", s.hits());
+                Decision d = s.decision();
+                if (d != null && !s.detailed()) {
+                    // only the combined decision is known (see "decision"): no per-descriptor numbers
+                    g.writeBooleanField("combined", true);
+                } else if (d != null) {
+                    g.writeNumberField("remaining", d.remaining());
+                    g.writeNumberField("retry_after_ms", ceilMillis(d.retryAfterNanos()));
+                    g.writeNumberField("reset_after_ms", ceilMillis(d.resetAfterNanos()));
+                    g.writeNumberField("retry_after_ns", d.retryAfterNanos());
+                    g.writeNumberField("reset_after_ns", d.resetAfterNanos());
+                }
+                g.writeEndObject();
+            }
+            g.writeEndArray();
+            Decision c = r.combined();
+            if (c != null) {
+                g.writeObjectFieldStart("decision");
+                g.writeBooleanField("allowed", c.allowed());
+                g.writeNumberField("limit", c.limit());
+                g.writeNumberField("remaining", c.remaining());
+                g.writeNumberField("retry_after_ns", c.retryAfterNanos());
+                g.writeNumberField("reset_after_ns", c.resetAfterNanos());
+                g.writeEndObject();
+            }
+            g.writeEndObject();
+        }
+    }
+
+    private static void writeLimit(JsonGenerator g, Rule rule, Limit l) throws IOException {
+        g.writeObjectFieldStart("limit");
+        if (rule.algorithm() != null) {
+            g.writeStringField("algorithm", rule.algorithm().configName());
+        }
+        g.writeNumberField("requests_per_unit", rule.requestsPerUnit());
+        if (rule.unit() != null) {
+            g.writeStringField("unit", rule.unit());
+        }
+        if (rule.window() != null) {
+            g.writeStringField("window", Durations.format(rule.window()));
+        }
+        if (l != null) {
+            g.writeNumberField("capacity", l.capacity());
+        }
+        g.writeEndObject();
+    }
+
+    static long ceilMillis(long nanos) {
+        return nanos / 1_000_000L + (nanos % 1_000_000L == 0 ? 0 : 1);
+    }
+
+    /** An RFC 9457 problem body. */
+    public static byte[] problem(int status, String type, String detail) {
+        try {
+            Map<String, Object> m = new java.util.LinkedHashMap<>();
+            m.put("type", "urn:sluice:problem:" + type);
+            m.put("title", title(type));
+            m.put("status", status);
+            m.put("detail", detail == null ? title(type) : detail);
+            return MAPPER.writeValueAsBytes(m);
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static String title(String type) {
+        String t = type.replace('-', ' ');
+        return Character.toUpperCase(t.charAt(0)) + t.substring(1);
+    }
+}

@@ -1,0 +1,353 @@
+package dev.sluice.server.http;
+
+import dev.sluice.server.BadRequestException;
+import dev.sluice.server.CheckResult;
+import dev.sluice.server.DecisionService;
+import dev.sluice.server.RateLimitHeaders;
+import dev.sluice.server.StoreUnavailableException;
+import io.micrometer.core.instrument.Timer;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufInputStream;
+import io.netty.buffer.ByteBufOutputStream;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP routes: {@code POST /v1/check}, {@code GET /healthz}, {@code GET /readyz}, {@code GET /metrics}.
+ *
+ * <p>Every refusal is an {@code application/problem+json} body naming what was wrong; an unexpected failure is
+ * logged with its stack trace and answered with a bare 500 problem that contains none. While a decision is
+ * pending (remote stores) the connection stops reading, so pipelined requests are answered in order.
+ */
+@ChannelHandler.Sharable
+final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    static final String PROBLEM_JSON = "application/problem+json";
+    private static final Logger log = LoggerFactory.getLogger(HttpApiHandler.class);
+    private static final String JSON = "application/json";
+    /** The last answer this connection is waiting to write, if any (see {@link #inTurn}). */
+    private static final io.netty.util.AttributeKey<CompletableFuture<Void>> PENDING =
+            io.netty.util.AttributeKey.valueOf("sluice.pending");
+    /** Requests that arrived (pipelined) while an answer was pending, in order. */
+    private static final io.netty.util.AttributeKey<java.util.ArrayDeque<FullHttpRequest>> QUEUED =
+            io.netty.util.AttributeKey.valueOf("sluice.queued");
+
+    private final DecisionService service;
+    private final byte[] token;
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private volatile boolean draining;
+
+    HttpApiHandler(DecisionService service, String bearerToken) {
+        this.service = service;
+        this.token = bearerToken == null ? null : ("Bearer " + bearerToken).getBytes(StandardCharsets.UTF_8);
+    }
+
+    int inFlight() {
+        return inFlight.get();
+    }
+
+    void draining(boolean d) {
+        draining = d;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (busy(ctx)) {
+            // pipelined behind an answer still being decided: wait for it (answers go out in request order)
+            queue(ctx).add(req.retain());
+            return;
+        }
+        route(ctx, req);
+    }
+
+    private void route(ChannelHandlerContext ctx, FullHttpRequest req) {
+        boolean keepAlive = HttpUtil.isKeepAlive(req) && !draining;
+        if (!req.decoderResult().isSuccess()) {
+            service.metrics().rejected("malformed-http");
+            problem(ctx, false, HttpResponseStatus.BAD_REQUEST, "malformed-http",
+                    "the HTTP request could not be parsed: " + req.decoderResult().cause().getMessage(), Map.of());
+            return;
+        }
+        String uri = req.uri();
+        int q = uri.indexOf('?');
+        String path = q < 0 ? uri : uri.substring(0, q);
+        switch (path) {
+            case "/v1/check" -> {
+                if (!req.method().equals(HttpMethod.POST)) {
+                    methodNotAllowed(ctx, keepAlive, "POST");
+                } else if (authorized(ctx, req, keepAlive)) {
+                    check(ctx, req, keepAlive, path);
+                }
+            }
+            case "/v1/reserve", "/v1/reset" -> {
+                if (!req.method().equals(HttpMethod.POST)) {
+                    methodNotAllowed(ctx, keepAlive, "POST");
+                } else if (authorized(ctx, req, keepAlive)) {
+                    check(ctx, req, keepAlive, path);
+                }
+            }
+            case "/healthz" -> {
+                if (req.method().equals(HttpMethod.GET)) {
+                    respond(ctx, keepAlive, HttpResponseStatus.OK, JSON,
+                            "{\"status\":\"ok\"}".getBytes(StandardCharsets.UTF_8), Map.of());
+                } else {
+                    methodNotAllowed(ctx, keepAlive, "GET");
+                }
+            }
+            case "/readyz" -> {
+                if (req.method().equals(HttpMethod.GET)) {
+                    ready(ctx, keepAlive);
+                } else {
+                    methodNotAllowed(ctx, keepAlive, "GET");
+                }
+            }
+            case "/metrics" -> {
+                if (req.method().equals(HttpMethod.GET)) {
+                    respond(ctx, keepAlive, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8",
+                            service.metrics().scrape().getBytes(StandardCharsets.UTF_8), Map.of());
+                } else {
+                    methodNotAllowed(ctx, keepAlive, "GET");
+                }
+            }
+            default -> problem(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "not-found", "no route " + path
+                    + ": use POST /v1/check, /v1/reserve, /v1/reset, GET /healthz, GET /readyz or GET /metrics", Map.of());
+        }
+    }
+
+    private boolean authorized(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive) {
+        if (token == null) {
+            return true;
+        }
+        String got = req.headers().get(HttpHeaderNames.AUTHORIZATION);
+        if (got != null && MessageDigest.isEqual(token, got.getBytes(StandardCharsets.UTF_8))) {
+            return true;
+        }
+        service.metrics().rejected("unauthorized");
+        problem(ctx, keepAlive, HttpResponseStatus.UNAUTHORIZED, "unauthorized", got == null
+                ? "missing 'Authorization: Bearer <token>': this service requires the token given with --token"
+                : "the bearer token is wrong", Map.of("WWW-Authenticate", "Bearer"));
+        return false;
+    }
+
+    private void check(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive, String path) {
+        long start = System.nanoTime();
+        CompletableFuture<CheckResult> f;
+        try {
+            String ct = req.headers().get(HttpHeaderNames.CONTENT_TYPE);
+            if (ct != null && !ct.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+                throw new UnsupportedMediaType(ct);
+            }
+            ByteBufInputStream body = new ByteBufInputStream(req.content());
+            switch (path) {
+                case "/v1/check" -> f = service.check(CheckJson.parse(body, service.maxDescriptors()));
+                case "/v1/reserve" -> {
+                    CheckJson.Reserve r = CheckJson.parseReserve(body, service.maxDescriptors());
+                    f = service.reserve(r.request(), r.maxWaitNanos());
+                }
+                default -> f = service.reset(CheckJson.parse(body, service.maxDescriptors())).thenApply(v -> null);
+            }
+        } catch (BadRequestException e) {
+            service.metrics().rejected(e.type());
+            problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, e.type(), e.getMessage(), Map.of());
+            return;
+        } catch (UnsupportedMediaType e) {
+            service.metrics().rejected("unsupported-media-type");
+            problem(ctx, keepAlive, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type",
+                    "Content-Type " + e.getMessage() + " is not JSON: send application/json", Map.of());
+            return;
+        }
+        inTurn(ctx, f, () -> finish(ctx, keepAlive, f, start));
+    }
+
+    private static boolean busy(ChannelHandlerContext ctx) {
+        CompletableFuture<Void> p = ctx.channel().attr(PENDING).get();
+        return p != null && !p.isDone();
+    }
+
+    private static java.util.ArrayDeque<FullHttpRequest> queue(ChannelHandlerContext ctx) {
+        java.util.ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
+        if (q == null) {
+            q = new java.util.ArrayDeque<>();
+            ctx.channel().attr(QUEUED).set(q);
+        }
+        return q;
+    }
+
+    /**
+     * Answers when {@code f} is done <em>and</em> every earlier answer on this connection has been written:
+     * pipelined requests (several sent before the first answer) may be decided out of order by a remote store,
+     * but HTTP/1.1 answers them in order. A decision that is already done with nothing pending is answered at
+     * once, on the event loop (the in-memory path). While anything is pending the connection stops reading.
+     */
+    private void inTurn(ChannelHandlerContext ctx, CompletableFuture<?> f, Runnable answer) {
+        CompletableFuture<Void> previous = ctx.channel().attr(PENDING).get();
+        if (f.isDone() && (previous == null || previous.isDone())) {
+            answer.run();
+            return;
+        }
+        CompletableFuture<Void> mine = new CompletableFuture<>();
+        ctx.channel().attr(PENDING).set(mine);
+        inFlight.incrementAndGet();
+        ctx.channel().config().setAutoRead(false);
+        CompletableFuture<?> gate = previous == null ? f : CompletableFuture.allOf(previous, f);
+        gate.whenComplete((r, t) -> ctx.executor().execute(() -> {
+            try {
+                answer.run();
+            } finally {
+                inFlight.decrementAndGet();
+                mine.complete(null);
+                java.util.ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
+                while (q != null && !q.isEmpty() && !busy(ctx)) {
+                    FullHttpRequest next = q.poll();
+                    try {
+                        route(ctx, next);
+                    } finally {
+                        next.release();
+                    }
+                }
+                if (!busy(ctx)) {
+                    ctx.channel().config().setAutoRead(true);
+                }
+            }
+        }));
+    }
+
+    private void finish(ChannelHandlerContext ctx, boolean keepAlive, CompletableFuture<CheckResult> f, long start) {
+        CheckResult r;
+        try {
+            r = f.join();
+        } catch (CompletionException e) {
+            Throwable t = e.getCause();
+            if (t instanceof BadRequestException b) {
+                service.metrics().rejected(b.type());
+                problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, b.type(), b.getMessage(), Map.of());
+            } else if (t instanceof StoreUnavailableException s) {
+                if (service.logThrottle().allow(s.type())) {
+                    log.warn("event=store_unavailable protocol=http type={} detail=\"{}\" suppressed_since_last={}",
+                            s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
+                }
+                problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, s.type(), s.getMessage(),
+                        Map.of("Retry-After", "1"));
+            } else {
+                internalError(ctx, t);
+            }
+            return;
+        }
+        if (r == null) { // reset
+            FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.NO_CONTENT);
+            send(ctx, keepAlive, resp);
+            return;
+        }
+        ByteBuf buf = ctx.alloc().buffer(256);
+        try (ByteBufOutputStream out = new ByteBufOutputStream(buf)) {
+            CheckJson.write(r, out);
+        } catch (IOException | RuntimeException e) {
+            buf.release();
+            internalError(ctx, e);
+            return;
+        }
+        FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
+                r.allowed() ? HttpResponseStatus.OK : HttpResponseStatus.TOO_MANY_REQUESTS, buf);
+        resp.headers().set(HttpHeaderNames.CONTENT_TYPE, JSON).setInt(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
+        RateLimitHeaders.of(r).forEach((k, v) -> resp.headers().set(k, v));
+        Timer timer = service.metrics().timer(false);
+        timer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        send(ctx, keepAlive, resp);
+    }
+
+    private void ready(ChannelHandlerContext ctx, boolean keepAlive) {
+        CompletableFuture<Void> probe = service.probe();
+        inTurn(ctx, probe, () -> {
+            Throwable t = probe.isCompletedExceptionally() ? probe.handle((v, e) -> e).join() : null;
+            if (t == null) {
+                respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, ("{\"status\":\"ready\",\"store\":\""
+                        + service.storeName() + "\"}").getBytes(StandardCharsets.UTF_8), Map.of());
+            } else {
+                Throwable c = t instanceof CompletionException ? t.getCause() : t;
+                service.metrics().storeError("readyz");
+                problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, "store-unavailable", "the "
+                        + service.storeName() + " store does not answer: " + c.getMessage(), Map.of("Retry-After", "1"));
+            }
+        });
+    }
+
+    private void internalError(ChannelHandlerContext ctx, Throwable t) {
+        log.error("event=internal_error", t);
+        problem(ctx, false, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal-error",
+                "the service failed to answer; the cause is in its log", Map.of());
+    }
+
+    private void methodNotAllowed(ChannelHandlerContext ctx, boolean keepAlive, String allow) {
+        problem(ctx, keepAlive, HttpResponseStatus.METHOD_NOT_ALLOWED, "method-not-allowed",
+                "this route answers " + allow, Map.of("Allow", allow));
+    }
+
+    private void problem(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String type,
+                         String detail, Map<String, String> headers) {
+        respond(ctx, keepAlive, status, PROBLEM_JSON, CheckJson.problem(status.code(), type, detail), headers);
+    }
+
+    private void respond(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String type,
+                         byte[] body, Map<String, String> headers) {
+        FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
+        resp.headers().set(HttpHeaderNames.CONTENT_TYPE, type).setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
+        headers.forEach((k, v) -> resp.headers().set(k, v));
+        send(ctx, keepAlive, resp);
+    }
+
+    private void send(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse resp) {
+        if (keepAlive && !draining) {
+            ctx.writeAndFlush(resp, ctx.voidPromise());
+        } else {
+            resp.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+            ctx.writeAndFlush(resp).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        java.util.ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
+        if (q != null) {
+            q.forEach(FullHttpRequest::release);
+            q.clear();
+        }
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof IOException) {
+            ctx.close(); // the peer went away
+            return;
+        }
+        log.warn("event=connection_error cause=\"{}\"", cause.toString());
+        ctx.close();
+    }
+
+    private static final class UnsupportedMediaType extends Exception {
+        UnsupportedMediaType(String ct) {
+            super(ct, null, false, false);
+        }
+    }
+}

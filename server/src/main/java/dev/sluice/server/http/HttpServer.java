@@ -1,0 +1,112 @@
+package dev.sluice.server.http;
+
+import dev.sluice.server.DecisionService;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpServerCodec;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The HTTP/JSON endpoint on Netty (epoll on Linux, NIO elsewhere): a few event-loop threads serve every
+ * connection (no thread per request),
+ * connections are kept alive, and each is guarded by {@link RequestTimeouts} (slow clients and idle
+ * connections are closed) and a body bound (larger bodies get 413 before they are buffered).
+ */
+public final class HttpServer implements AutoCloseable {
+    private final EventLoopGroup boss;
+    private final EventLoopGroup workers;
+    private final Channel channel;
+    private final HttpApiHandler handler;
+
+    private HttpServer(EventLoopGroup boss, EventLoopGroup workers, Channel channel, HttpApiHandler handler) {
+        this.boss = boss;
+        this.workers = workers;
+        this.channel = channel;
+        this.handler = handler;
+    }
+
+    /** Settings of the HTTP endpoint. */
+    public record Options(int maxBodyBytes, Duration readTimeout, Duration idleTimeout, String bearerToken,
+                          int threads) {
+        public static Options defaults() {
+            return new Options(64 * 1024, Duration.ofSeconds(10), Duration.ofSeconds(60), null, 0);
+        }
+    }
+
+    /** Binds and starts serving; throws when the address is taken. */
+    public static HttpServer start(InetSocketAddress address, DecisionService service, Options options)
+            throws InterruptedException {
+        boolean epoll = Epoll.isAvailable();
+        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1,
+                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(options.threads(),
+                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        HttpApiHandler handler = new HttpApiHandler(service, options.bearerToken());
+        try {
+            ServerBootstrap b = new ServerBootstrap()
+                    .group(boss, workers)
+                    .channel(epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class)
+                    .option(ChannelOption.SO_BACKLOG, 1024)
+                    .childOption(ChannelOption.TCP_NODELAY, true)
+                    .childHandler(new ChannelInitializer<SocketChannel>() {
+                        @Override
+                        protected void initChannel(SocketChannel ch) {
+                            ChannelPipeline p = ch.pipeline();
+                            p.addLast("codec", new HttpServerCodec(4096, 8192, 8192));
+                            p.addLast("timeouts", new RequestTimeouts(options.readTimeout(), options.idleTimeout()));
+                            p.addLast("aggregator", new BoundedAggregator(options.maxBodyBytes()));
+                            p.addLast("api", handler);
+                        }
+                    });
+            Channel ch = b.bind(address).sync().channel();
+            return new HttpServer(boss, workers, ch, handler);
+        } catch (InterruptedException | RuntimeException e) {
+            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            throw e;
+        }
+    }
+
+    /** The bound address (the real port when 0 was asked for). */
+    public InetSocketAddress address() {
+        return (InetSocketAddress) channel.localAddress();
+    }
+
+    /**
+     * Graceful stop: stop accepting, let in-flight requests finish (up to {@code grace}), then close every
+     * connection.
+     */
+    public void stop(Duration grace) {
+        channel.close().syncUninterruptibly();
+        handler.draining(true);
+        long deadline = System.nanoTime() + grace.toNanos();
+        while (handler.inFlight() > 0 && System.nanoTime() < deadline) {
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    @Override
+    public void close() {
+        stop(Duration.ofSeconds(5));
+    }
+}

@@ -1,0 +1,134 @@
+package dev.sluice.server.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.server.SluiceServer;
+import dev.sluice.server.config.RuleSet;
+import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The service on the Redis and PostgreSQL stores, opened exactly as {@code --store redis://…} and
+ * {@code --store postgresql://…} open them (after {@code sluice migrate}), over real HTTP and gRPC. The stores'
+ * own conformance suites prove their decisions; this proves the service drives them.
+ */
+class RemoteStoresEndToEndTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final String RULES = """
+            domain: e2e
+            descriptors:
+              - key: user
+                rate_limit:
+                  algorithm: token_bucket
+                  unit: minute
+                  requests_per_unit: 3
+              - key: ip
+                rate_limit:
+                  window: 90s
+                  requests_per_unit: 2
+            """;
+
+    @Test
+    void redisStore() throws Exception {
+        int port = freePort();
+        redis.embedded.RedisServer redis = new redis.embedded.RedisServer(port);
+        redis.start();
+        try (Stores.Opened store = Stores.open("redis://127.0.0.1:" + port, 1, Duration.ofSeconds(2), 1)) {
+            assertThat(store.name()).isEqualTo("redis");
+            exercise(store);
+        } finally {
+            redis.stop();
+        }
+    }
+
+    @Test
+    void postgresStore() throws Exception {
+        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
+            String uri = "postgresql://postgres@localhost:" + pg.getPort() + "/postgres";
+            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).isZero();
+            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).as("idempotent").isZero();
+            try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4)) {
+                assertThat(store.name()).isEqualTo("postgres");
+                exercise(store);
+            }
+        }
+    }
+
+    private static void exercise(Stores.Opened store) throws Exception {
+        SluiceServer.Settings s = SluiceServer.Settings.defaults(store.limiter(), RuleSet.parse("e2e.yaml", RULES))
+                .withStore(store.limiter(), store.name(), store.blocking(), Duration.ofSeconds(2));
+        try (SluiceServer server = SluiceServer.start(s)) {
+            String base = "http://127.0.0.1:" + server.httpAddress().getPort();
+            String user = UUID.randomUUID().toString();
+            for (int remaining = 2; remaining >= 0; remaining--) {
+                HttpResponse<String> r = post(base, "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
+                        + user + "\"}]}]}");
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+                assertThat(JSON.readTree(r.body()).get("statuses").get(0).get("remaining").asLong()).isEqualTo(remaining);
+            }
+            HttpResponse<String> over = post(base, "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
+                    + user + "\"}]}]}");
+            assertThat(over.statusCode()).isEqualTo(429);
+            JsonNode st = JSON.readTree(over.body()).get("statuses").get(0);
+            assertThat(st.get("retry_after_ns").asLong()).isBetween(1L, 20_000_000_000L);
+            assertThat(over.headers().firstValue("Retry-After")).isPresent();
+
+            // all or nothing across two descriptors, on the store
+            String ip = UUID.randomUUID().toString();
+            String both = "{\"domain\":\"e2e\",\"hits\":2,\"descriptors\":[{\"entries\":[{\"key\":\"ip\",\"value\":\"" + ip
+                    + "\"}]},{\"entries\":[{\"key\":\"user\",\"value\":\"" + ip + "\"}]}]}";
+            assertThat(post(base, both).statusCode()).isEqualTo(200);
+            assertThat(post(base, both).statusCode()).isEqualTo(429);
+            HttpResponse<String> userAlone = post(base, "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
+                    + ip + "\"}]}]}");
+            assertThat(JSON.readTree(userAlone.body()).get("statuses").get(0).get("remaining").asLong())
+                    .as("the denied pair took nothing").isZero();
+
+            HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/readyz")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(ready.statusCode()).isEqualTo(200);
+            assertThat(ready.body()).contains(store.name());
+
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcAddress().getPort()).usePlaintext().build();
+            try {
+                RateLimitResponse g = RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(20, TimeUnit.SECONDS)
+                        .shouldRateLimit(RateLimitRequest.newBuilder().setDomain("e2e").addDescriptors(
+                                RateLimitDescriptor.newBuilder().addEntries(RateLimitDescriptor.Entry.newBuilder()
+                                        .setKey("user").setValue("grpc-" + user))).build());
+                assertThat(g.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
+                assertThat(g.getStatuses(0).getLimitRemaining()).isEqualTo(2);
+            } finally {
+                ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private static HttpResponse<String> post(String base, String body) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create(base + "/v1/check")).timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static int freePort() throws Exception {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+}
