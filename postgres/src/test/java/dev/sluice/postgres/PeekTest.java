@@ -1,6 +1,7 @@
 package dev.sluice.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
@@ -85,6 +86,13 @@ class PeekTest {
             for (Limit l : LIMITS) {
                 assertThat(rl.tryAcquire(used, l).remaining()).as("%s: nothing taken by peeking", l).isZero();
             }
+            ds.calls.set(0);
+            assertThatThrownBy(() -> rl.peek("a\0b", LIMITS.get(0))).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("NUL");
+            assertThat(ds.calls.get()).as("bad input sends nothing").isZero();
+            rl.close();
+            assertThatThrownBy(() -> rl.peek(used, LIMITS.get(0))).isInstanceOf(IllegalStateException.class)
+                    .hasMessage(PostgresRateLimiter.CLOSED);
         }
     }
 
