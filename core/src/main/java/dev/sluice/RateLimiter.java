@@ -47,9 +47,7 @@ public interface RateLimiter extends AutoCloseable {
      * tryAcquire would say; {@code remaining} and {@code resetAfter} describe the key as it is. A key never
      * seen is not created. What envoy's {@code hits_addend: 0} asks for.
      */
-    default Decision peek(String key, Limit limit, long cost) {
-        throw new UnsupportedOperationException(getClass().getSimpleName() + " does not support peek yet");
-    }
+    Decision peek(String key, Limit limit, long cost);
 
     /** {@link #peek(String, Limit, long)} for one permit. */
     default Decision peek(String key, Limit limit) {

@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A store that decides like the one it wraps but keeps {@link RateLimiter}'s default {@code peek}, which throws
- * {@link UnsupportedOperationException}: what a store of another build (or one still being ported) looks like to
- * the service. Exercises the 501 / UNIMPLEMENTED and combined-numbers fallbacks.
+ * A store that decides like the one it wraps but whose {@code peek} throws {@link UnsupportedOperationException}:
+ * what a third-party store without check-only support looks like to the service. Exercises the 501 /
+ * UNIMPLEMENTED and combined-numbers fallbacks.
  */
 final class NoPeekStore implements RateLimiter {
     private final RateLimiter delegate;
@@ -23,6 +23,11 @@ final class NoPeekStore implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
         return delegate.tryAcquire(key, limit, cost);
+    }
+
+    @Override
+    public Decision peek(String key, Limit limit, long cost) {
+        throw new UnsupportedOperationException("NoPeekStore does not support peek");
     }
 
     @Override
