@@ -41,6 +41,19 @@ public interface RateLimiter extends AutoCloseable {
      */
     Decision reserve(String key, Limit limit, long cost, Duration maxWait);
 
+    /**
+     * Check only: the decision {@link #tryAcquire(String, Limit, long)} would make for {@code cost}, without
+     * taking anything. Allowed iff {@code cost} permits are available now; {@code retryAfter} is what
+     * tryAcquire would say; {@code remaining} and {@code resetAfter} describe the key as it is. A key never
+     * seen is not created. What envoy's {@code hits_addend: 0} asks for.
+     */
+    Decision peek(String key, Limit limit, long cost);
+
+    /** {@link #peek(String, Limit, long)} for one permit. */
+    default Decision peek(String key, Limit limit) {
+        return peek(key, limit, 1);
+    }
+
     /** Forgets the state of {@code key} under {@code limit}: it becomes a fresh key. */
     void reset(String key, Limit limit);
 

@@ -29,7 +29,8 @@ import java.util.concurrent.CompletionException;
  * {@code [key=<key>]} of a client domain (default {@code "sluice"}, which needs no rules) and the {@link Limit}
  * itself as the descriptor's {@code limit}. The service therefore keeps state per (key, limit) exactly as a local
  * store would, on whatever store it runs (memory, Redis, PostgreSQL), with the service's clock. Multi-permit calls
- * are one request and all-or-nothing on the service.
+ * are one request and all-or-nothing on the service. {@link #peek(String, Limit, long)} is {@code POST /v1/peek}
+ * with {@code hits} = the cost asked about: the service's own store peeks, nothing is taken.
  *
  * <p>Bad input throws {@link IllegalArgumentException} before any request is sent (the same checks as every
  * store). A service that cannot be reached, times out or answers 5xx throws {@link RemoteRateLimiterException};
@@ -40,6 +41,7 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     private final HttpClient http;
     private final URI check;
+    private final URI peek;
     private final URI reserve;
     private final URI reset;
     private final String domain;
@@ -49,6 +51,7 @@ public final class RemoteRateLimiter implements RateLimiter {
     private RemoteRateLimiter(Builder b) {
         String base = b.baseUrl.replaceAll("/+$", "");
         this.check = URI.create(base + "/v1/check");
+        this.peek = URI.create(base + "/v1/peek");
         this.reserve = URI.create(base + "/v1/reserve");
         this.reset = URI.create(base + "/v1/reset");
         this.domain = b.domain;
@@ -155,6 +158,16 @@ public final class RemoteRateLimiter implements RateLimiter {
                 .thenApply(RemoteRateLimiter::decision));
     }
 
+    /**
+     * {@code POST /v1/peek} with {@code hits: cost}. A service whose store cannot peek answers 501, thrown as
+     * {@link UnsupportedOperationException} like the store itself would.
+     */
+    @Override
+    public Decision peek(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        return join(send(peek, body(List.of(new Permit(key, limit, cost)), null)).thenApply(RemoteRateLimiter::decision));
+    }
+
     @Override
     public void reset(String key, Limit limit) {
         Permit.checkKey(key);
@@ -220,6 +233,9 @@ public final class RemoteRateLimiter implements RateLimiter {
                     throw new UnsupportedOperationException(detail);
                 }
                 throw new IllegalArgumentException(detail);
+            }
+            if (status == 501) {
+                throw new UnsupportedOperationException(detail);
             }
             throw new RemoteRateLimiterException("sluice service " + uri + " answered " + status + ": " + detail, null);
         });

@@ -1,5 +1,6 @@
 package dev.sluice.algorithm;
 
+import dev.sluice.Decision;
 import dev.sluice.Limit;
 
 /**
@@ -29,6 +30,21 @@ public final class Algorithms {
             case FIXED_WINDOW -> FixedWindow.tryAcquire((WindowState) state, nowNanos, limit, cost);
             case SLIDING_WINDOW -> SlidingWindow.tryAcquire((SlidingWindowState) state, nowNanos, limit, cost);
             case SLIDING_LOG -> SlidingLog.tryAcquire((LogState) state, nowNanos, limit, cost);
+        };
+    }
+
+    /**
+     * What {@link #tryAcquire} would decide for {@code cost}, without taking anything: allowed iff the cost
+     * fits now, {@code retryAfter} as tryAcquire would say; {@code remaining} and {@code resetAfter} describe
+     * the state as it is (nothing is subtracted).
+     */
+    public static Decision peek(State state, long nowNanos, Limit limit, long cost) {
+        limit.checkCost(cost);
+        return switch (limit.algorithm()) {
+            case TOKEN_BUCKET, GCRA -> Gcra.peek((TatState) state, nowNanos, limit, cost);
+            case FIXED_WINDOW -> FixedWindow.peek((WindowState) state, nowNanos, limit, cost);
+            case SLIDING_WINDOW -> SlidingWindow.peek((SlidingWindowState) state, nowNanos, limit, cost);
+            case SLIDING_LOG -> SlidingLog.peek((LogState) state, nowNanos, limit, cost);
         };
     }
 

@@ -36,6 +36,16 @@ public final class FixedWindow {
         return new Step(denied(count, nowNanos, limit), state);
     }
 
+    /** The pure step for {@code peek}: what {@code tryAcquire} would decide, taking nothing; remaining and reset as now. */
+    public static Decision peek(WindowState state, long nowNanos, Limit limit, long cost) {
+        long count = state.window() == windowOf(nowNanos, limit) ? state.count() : 0;
+        if (count + cost <= limit.capacity()) {
+            return new Decision(true, limit.capacity(), limit.capacity() - count, 0,
+                    count > 0 ? untilWindowEnd(nowNanos, limit) : 0);
+        }
+        return denied(count, nowNanos, limit);
+    }
+
     /** The decision for an allowed call that left {@code countAfter} in the current window. */
     public static Decision allowed(long countAfter, long nowNanos, Limit limit) {
         return new Decision(true, limit.capacity(), limit.capacity() - countAfter, 0, untilWindowEnd(nowNanos, limit));

@@ -102,6 +102,15 @@ public final class Gcra {
         return new Step(denied(b, excess(b, cost, limit), limit), state);
     }
 
+    /** The pure step for {@code peek}: what {@code tryAcquire} would decide, taking nothing; remaining and reset as now. */
+    public static Decision peek(TatState state, long nowNanos, Limit limit, long cost) {
+        long b = backlogAt(state.backlogScaled(), state.atNanos(), nowNanos, limit);
+        if (fits(b, cost, limit)) {
+            return new Decision(true, limit.capacity(), remaining(b, limit), 0, Exact.ceilDiv(b, limit.timeScale()));
+        }
+        return denied(b, excess(b, cost, limit), limit);
+    }
+
     /**
      * The pure step for {@code reserve}: allowed iff the permits are there within {@code maxWaitNanos}
      * ({@code B + q·P − CP ≤ maxWait}); then they are taken now and {@code retryAfter} is the wait.

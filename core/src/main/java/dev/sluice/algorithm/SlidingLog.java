@@ -16,6 +16,19 @@ public final class SlidingLog {
     private SlidingLog() {
     }
 
+    /** The pure step for {@code peek}: what {@code tryAcquire} would decide, taking nothing; remaining and reset as now. */
+    public static Decision peek(LogState state, long nowNanos, Limit limit, long cost) {
+        Step step = tryAcquire(state, nowNanos, limit, cost);
+        if (!step.decision().allowed()) {
+            return step.decision();
+        }
+        long w = limit.periodNanos();
+        int n = state.size();
+        boolean any = n > 0 && state.time(n - 1) > nowNanos - w;
+        return new Decision(true, limit.capacity(), step.decision().remaining() + cost, 0,
+                any ? state.time(n - 1) + w - nowNanos : 0);
+    }
+
     public static Step tryAcquire(LogState state, long nowNanos, Limit limit, long cost) {
         long w = limit.periodNanos();
         long c = limit.capacity();

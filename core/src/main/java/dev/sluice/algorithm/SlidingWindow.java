@@ -23,6 +23,20 @@ public final class SlidingWindow {
     private SlidingWindow() {
     }
 
+    /** The pure step for {@code peek}: what {@code tryAcquire} would decide, taking nothing; remaining and reset as now. */
+    public static Decision peek(SlidingWindowState state, long nowNanos, Limit limit, long cost) {
+        Step step = tryAcquire(state, nowNanos, limit, cost);
+        if (!step.decision().allowed()) {
+            return step.decision();
+        }
+        long w = limit.periodNanos();
+        long k = Math.floorDiv(nowNanos, w);
+        SlidingWindowState now = (SlidingWindowState) step.state();
+        long curr = now.current() - cost;
+        long remaining = Math.max(0, limit.capacity() - curr - Exact.mulDivCeil(now.previous(), w - (nowNanos - k * w), w));
+        return new Decision(true, limit.capacity(), remaining, 0, resetAfter(now.previous(), curr, k, w, nowNanos));
+    }
+
     public static Step tryAcquire(SlidingWindowState state, long nowNanos, Limit limit, long cost) {
         long w = limit.periodNanos();
         long c = limit.capacity();

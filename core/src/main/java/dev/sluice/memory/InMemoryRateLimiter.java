@@ -158,6 +158,18 @@ public final class InMemoryRateLimiter implements RateLimiter {
     }
 
     @Override
+    public Decision peek(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        Registered r = registry.get(limit);
+        long now = ticker.read();
+        if (r == null) {
+            return Algorithms.peek(Algorithms.fresh(limit), now, limit, cost);
+        }
+        long h = hasher.hash(key, r.index);
+        return segmentFor(h).peek(h, r, cost, now);
+    }
+
+    @Override
     public void reset(String key, Limit limit) {
         Permit.checkKey(key);
         Objects.requireNonNull(limit, "limit must not be null");

@@ -9,6 +9,7 @@ import static dev.sluice.memory.InMemoryRateLimiter.windowCount;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.FixedWindow;
 import dev.sluice.algorithm.Gcra;
 import dev.sluice.algorithm.State;
@@ -177,6 +178,45 @@ final class Segment {
                     return step.decision();
                 }
             }
+        }
+    }
+
+    /** Reads the key's state and decides without writing; an unknown key is read as fresh and not created. */
+    Decision peek(long h, Registered r, long cost, long nowRead) {
+        for (;;) {
+            Slots s = slots;
+            if (r.packed && nowRead - s.base > owner.rebaseIntervalNanos) {
+                rebase(nowRead);
+                continue;
+            }
+            long now = Math.max(nowRead, s.base);
+            int i = find(s, h, r.index);
+            if (i < 0) {
+                return Algorithms.peek(r.freshObject(), now, r.limit, cost);
+            }
+            State state;
+            if (r.packed) {
+                long cur = (long) LONGS.getVolatile(s.states, i);
+                if (cur == DEAD) {
+                    continue;
+                }
+                if (cur == LOCKED) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                state = InMemoryRateLimiter.unpack(r, cur, now, s.base);
+            } else {
+                Object cur = REFS.getVolatile(s.refs, i);
+                if (cur == DEAD_REF) {
+                    continue;
+                }
+                if (cur instanceof LockedRef) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                state = (State) cur;
+            }
+            return Algorithms.peek(state, now, r.limit, cost);
         }
     }
 

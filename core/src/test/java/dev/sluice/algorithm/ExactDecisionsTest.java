@@ -40,6 +40,13 @@ class ExactDecisionsTest {
                 long cost = 1 + random.nextLong(limit.capacity());
                 Step step = Algorithms.tryAcquire(state, now, limit, cost);
                 Decision d = step.decision();
+                Decision peek = Algorithms.peek(state, now, limit, cost);
+                assertThat(peek.allowed()).as("peek agrees with tryAcquire").isEqualTo(d.allowed());
+                if (!d.allowed()) {
+                    assertThat(peek).as("a denied peek is the denied decision").isEqualTo(d);
+                } else {
+                    assertThat(peek.remaining()).as("peek takes nothing").isGreaterThanOrEqualTo(d.remaining() + cost);
+                }
                 if (d.allowed()) {
                     assertThat(d.retryAfterNanos()).isZero();
                     assertThat(d.remaining()).isLessThanOrEqualTo(limit.capacity() - cost);

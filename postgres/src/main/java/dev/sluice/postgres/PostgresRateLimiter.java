@@ -413,6 +413,62 @@ public final class PostgresRateLimiter implements RateLimiter {
         return withRetries(key, limit, c -> acquire(c, key, limit, cost, maxWaitNanos, now()));
     }
 
+    /**
+     * Check only: what {@link #tryAcquire(String, Limit, long)} would decide for {@code cost}, taking
+     * nothing. One plain {@code SELECT} of the row and the clock: it locks nothing, writes nothing, and a
+     * key never seen stays absent (it is read as fresh). Time is the client ticker's when one is set, else
+     * the database's {@code clock_timestamp()}, never earlier than the instant stored in the row, as for
+     * every decision; {@link Algorithms#peek} then decides on that state. Not batched (nothing is
+     * committed); same budget, retries and failures as tryAcquire.
+     */
+    @Override
+    public Decision peek(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        checkKeyText(key);
+        checkOpen();
+        return withRetries(key, limit, c -> peek(c, key, limit, cost, now()));
+    }
+
+    private Decision peek(Db c, String key, Limit limit, long cost, Long nowNanos) throws SQLException {
+        Algorithm algorithm = limit.algorithm();
+        String statement = switch (Table.of(limit)) {
+            case BUCKET -> sql.bucketPeek;
+            case WINDOW -> sql.windowPeek;
+            case LOG -> sql.logPeek;
+        };
+        try (PreparedStatement ps = c.prepare(statement)) {
+            ps.setString(1, key);
+            ps.setString(2, limit.id());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("the peek statement returned no row", "XX000");
+                }
+                long clock = rs.getLong(1);
+                State state = switch (algorithm) {
+                    case TOKEN_BUCKET, GCRA -> {
+                        long backlog = rs.getLong(2);
+                        yield rs.wasNull() ? TatState.FRESH : new TatState(backlog, rs.getLong(3));
+                    }
+                    case FIXED_WINDOW -> {
+                        long window = rs.getLong(2);
+                        yield rs.wasNull() ? WindowState.FRESH : new WindowState(window, rs.getLong(4));
+                    }
+                    case SLIDING_WINDOW -> {
+                        long window = rs.getLong(2);
+                        yield rs.wasNull() ? SlidingWindowState.FRESH
+                                : new SlidingWindowState(window, rs.getLong(3), rs.getLong(4));
+                    }
+                    case SLIDING_LOG -> {
+                        Array times = rs.getArray(2);
+                        yield times == null ? LogState.FRESH : new LogState(longs(times), longs(rs.getArray(3)));
+                    }
+                };
+                long now = Math.max(nowNanos != null ? nowNanos : clock, latestInstant(state, limit));
+                return Algorithms.peek(state, now, limit, cost);
+            }
+        }
+    }
+
     @Override
     public void reset(String key, Limit limit) {
         Permit.checkKey(key);

@@ -19,6 +19,9 @@ final class Sql {
     final String bucketReset;
     final String windowReset;
     final String logReset;
+    final String bucketPeek;
+    final String windowPeek;
+    final String logPeek;
     final String bucketClean;
     final String windowClean;
     final String logClean;
@@ -66,6 +69,15 @@ final class Sql {
         windowUpdate = "update " + window + " set window_no = ?, previous_count = ?, current_count = ?, expires_at = "
                 + ts + "(?)" + where;
         logUpdate = "update " + log + " set at_ns = ?, costs = ?, expires_at = " + ts + "(?)" + where;
+
+        // peek: the row as it is (or none) and the clock, in one plain SELECT: no lock, no write, no insert
+        String peekTail = " s on s.key_hash = " + hash.formatted("?") + " and s.limit_id = ?";
+        bucketPeek = "select n.now_ns, s.backlog, s.at_ns from (select " + now + " as now_ns) n left join " + bucket
+                + peekTail;
+        windowPeek = "select n.now_ns, s.window_no, s.previous_count, s.current_count from (select " + now
+                + " as now_ns) n left join " + window + peekTail;
+        logPeek = "select n.now_ns, s.at_ns, s.costs from (select " + now + " as now_ns) n left join " + log
+                + peekTail;
 
         bucketReset = "delete from " + bucket + where;
         windowReset = "delete from " + window + where;

@@ -123,6 +123,8 @@ class PooledConnectionStateTest {
             String k = key();
             assertThat(rl.tryAcquire(k, one).allowed()).isTrue();
             assertThat(rl.tryAcquire(k, one).allowed()).as("the first call's token stays taken").isFalse();
+            assertThat(rl.peek(k, one).allowed()).isFalse();
+            assertThat(rl.peek(key(), one).allowed()).as("a peek at an unknown key").isTrue();
             assertThat(rl.tryAcquire(k, window).allowed()).isTrue();
             assertThat(rl.tryAcquire(k, window).allowed()).isFalse();
             assertThat(rl.tryAcquire(k, log).allowed()).isTrue();

@@ -11,7 +11,8 @@ import java.security.NoSuchAlgorithmException;
 /**
  * The scripts Sluice runs, read once from {@code src/main/resources/dev/sluice/redis}: for each algorithm
  * {@code common.lua + [window_math.lua] + <algorithm>.lua + run.lua}, and one script with every algorithm for a multi-permit
- * that mixes them. The text is constant (keys and numbers travel as KEYS and ARGV), so each script has one
+ * that mixes them, and one read-only script with every algorithm for {@code peek} ({@code peek.lua} instead
+ * of {@code run.lua}). The text is constant (keys and numbers travel as KEYS and ARGV), so each script has one
  * SHA-1 and is called with {@code EVALSHA}; {@code EVAL} of the same text is the fallback on
  * {@code NOSCRIPT}, and loads it again as a side effect.
  */
@@ -26,6 +27,8 @@ final class LuaScripts {
     final Script slidingWindow;
     final Script slidingLog;
     final Script mixed;
+    /** Read-only, every algorithm: reports one key's state and the instant, for peek (see peek.lua). */
+    final Script peek;
 
     private LuaScripts() {
         String common = read("common.lua");
@@ -40,6 +43,7 @@ final class LuaScripts {
         slidingWindow = script("sliding_window", common, windows + "\n" + s, run);
         slidingLog = script("sliding_log", common, l, run);
         mixed = script("mixed", common, windows + "\n" + g + "\n" + f + "\n" + s + "\n" + l, run);
+        peek = script("peek", common, windows + "\n" + g + "\n" + f + "\n" + s + "\n" + l, read("peek.lua"));
     }
 
     static final LuaScripts INSTANCE = new LuaScripts();
@@ -54,7 +58,7 @@ final class LuaScripts {
     }
 
     Script[] all() {
-        return new Script[] {gcra, fixedWindow, slidingWindow, slidingLog, mixed};
+        return new Script[] {gcra, fixedWindow, slidingWindow, slidingLog, mixed, peek};
     }
 
     private static Script script(String name, String common, String algorithms, String run) {

@@ -276,6 +276,38 @@ public final class RedisRateLimiter implements RateLimiter {
         return await(run(call, call::single), start);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>One {@code EVALSHA} of a read-only script ({@code peek.lua}) that reads the key's state and the
+     * time (Redis's {@code TIME}, or the client ticker's) and writes nothing: no state, no {@code PEXPIRE},
+     * and a key never seen stays absent. The Decision is then computed in Java by the pure step
+     * {@link Algorithms#peek} on that state at that instant. Bad input throws before anything is sent. Like
+     * any read, a peek may be stale by the time the caller acts on it: a concurrent tryAcquire may take the
+     * permits in between.
+     */
+    @Override
+    public Decision peek(String key, Limit limit, long cost) {
+        long start = System.nanoTime();
+        return await(peekCall(key, limit, cost), start);
+    }
+
+    /**
+     * {@link #peek(String, Limit, long)} without blocking the caller on I/O. The future completes on a
+     * Lettuce I/O thread unless {@link Builder#callbackExecutor} is set: see
+     * {@link #tryAcquireAsync(String, Limit, long)}.
+     */
+    public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
+        return onCallbackExecutor(peekCall(key, limit, cost));
+    }
+
+    private CompletableFuture<Decision> peekCall(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        ScriptCall.checkExact(limit);
+        ScriptCall call = ScriptCall.peek(prefix, key, limit, cost, nowMicros());
+        return run(call, call::peek);
+    }
+
     @Override
     public void reset(String key, Limit limit) {
         Permit.checkKey(key);

@@ -3,11 +3,14 @@ package dev.sluice.redis;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Exact;
 import dev.sluice.algorithm.FixedWindow;
 import dev.sluice.algorithm.Gcra;
+import dev.sluice.algorithm.LogState;
 import dev.sluice.algorithm.SlidingWindow;
 import dev.sluice.algorithm.SlidingWindowState;
+import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import dev.sluice.algorithm.TatState;
 import dev.sluice.algorithm.WindowState;
@@ -40,7 +43,7 @@ final class ScriptCall {
     private final long maxWaitNanos; // -1: tryAcquire
 
     private ScriptCall(String[] userKeys, byte[][] keys, Limit[] limits, long[] costs, long maxWaitNanos,
-            long nowMicros, long minTtlMillis) {
+            long nowMicros, long minTtlMillis, boolean peek) {
         this.userKeys = userKeys;
         this.keys = keys;
         this.limits = limits;
@@ -57,7 +60,8 @@ final class ScriptCall {
             same &= LuaScripts.INSTANCE.forAlgorithm(limits[i].algorithm())
                     == LuaScripts.INSTANCE.forAlgorithm(first);
         }
-        this.script = same ? LuaScripts.INSTANCE.forAlgorithm(first) : LuaScripts.INSTANCE.mixed;
+        this.script = peek ? LuaScripts.INSTANCE.peek
+                : same ? LuaScripts.INSTANCE.forAlgorithm(first) : LuaScripts.INSTANCE.mixed;
     }
 
     static ScriptCall of(String prefix, String[] userKeys, Limit[] limits, long[] costs, long maxWaitNanos,
@@ -66,7 +70,13 @@ final class ScriptCall {
         for (int i = 0; i < keys.length; i++) {
             keys[i] = RedisKeys.of(prefix, userKeys[i], limits[i]);
         }
-        return new ScriptCall(userKeys, keys, limits, costs, maxWaitNanos, nowMicros, minTtlMillis);
+        return new ScriptCall(userKeys, keys, limits, costs, maxWaitNanos, nowMicros, minTtlMillis, false);
+    }
+
+    /** A read-only call of {@code peek.lua}: reports the key's state, writes nothing (decided by {@link #peek}). */
+    static ScriptCall peek(String prefix, String userKey, Limit limit, long cost, long nowMicros) {
+        return new ScriptCall(new String[] {userKey}, new byte[][] {RedisKeys.of(prefix, userKey, limit)},
+                new Limit[] {limit}, new long[] {cost}, -1, nowMicros, 0, true);
     }
 
     /**
@@ -218,6 +228,32 @@ final class ScriptCall {
                 return new Decision(false, c, c - s1, retry, reset);
             }
         }
+    }
+
+    /**
+     * The Decision of a peek, from {@code peek.lua}'s reply {@code {now_us, state...}}: the pure step
+     * {@link Algorithms#peek} on the very state the script read, at the very instant it used.
+     */
+    Decision peek(List<Object> reply) {
+        Limit limit = limits[0];
+        long nowNanos = num(reply, 0) * 1000;
+        State state = switch (limit.algorithm()) {
+            case TOKEN_BUCKET, GCRA -> new TatState(num(reply, 1) * (1000 * limit.timeScale()) + num(reply, 2), nowNanos);
+            case FIXED_WINDOW -> num(reply, 1) < 0 ? WindowState.FRESH : new WindowState(num(reply, 1), num(reply, 2));
+            case SLIDING_WINDOW -> num(reply, 1) < 0 ? SlidingWindowState.FRESH
+                    : new SlidingWindowState(num(reply, 1), num(reply, 2), num(reply, 3));
+            case SLIDING_LOG -> {
+                int n = (reply.size() - 1) / 2;
+                long[] times = new long[n];
+                long[] costs = new long[n];
+                for (int j = 0; j < n; j++) {
+                    times[j] = num(reply, 1 + 2 * j) * 1000;
+                    costs[j] = num(reply, 2 + 2 * j);
+                }
+                yield new LogState(times, costs);
+            }
+        };
+        return Algorithms.peek(state, nowNanos, limit, costs[0]);
     }
 
     /** The user's key of permit {@code i} (1-based, as the scripts number them) for error messages. */

@@ -5,6 +5,7 @@ import dev.sluice.Ticker;
 import dev.sluice.tck.BadInputTck;
 import dev.sluice.tck.FixedWindowTck;
 import dev.sluice.tck.GcraTck;
+import dev.sluice.tck.PeekTck;
 import dev.sluice.tck.ReserveTck;
 import dev.sluice.tck.ResetTck;
 import dev.sluice.tck.SlidingLogTck;
@@ -21,7 +22,7 @@ import org.junit.jupiter.api.AfterAll;
  * multi-permits with tagged keys instead.)
  */
 class RedisClusterConformanceTest implements TokenBucketTck, GcraTck, FixedWindowTck, SlidingWindowTck,
-        SlidingLogTck, ReserveTck, ResetTck, BadInputTck {
+        SlidingLogTck, ReserveTck, ResetTck, PeekTck, BadInputTck {
 
     private static final ClientResources RESOURCES = DefaultClientResources.builder().ioThreadPoolSize(2)
             .computationThreadPoolSize(2).build();

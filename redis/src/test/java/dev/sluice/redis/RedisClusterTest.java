@@ -83,10 +83,14 @@ class RedisClusterTest {
                 Decision expected;
                 Decision actual;
                 String what;
-                if (op < 60) {
+                if (op < 55) {
                     what = "tryAcquire(" + key + ", " + limit + ", " + cost + ")";
                     expected = oracle.tryAcquire(key, limit, cost);
                     actual = store.tryAcquire(key, limit, cost);
+                } else if (op < 70) {
+                    what = "peek(" + key + ", " + limit + ", " + cost + ")";
+                    expected = oracle.peek(key, limit, cost);
+                    actual = store.peek(key, limit, cost);
                 } else if (op < 85) {
                     // one key under several limits (its own tag), or the two keys sharing {u}
                     boolean tagged = random.nextBoolean();

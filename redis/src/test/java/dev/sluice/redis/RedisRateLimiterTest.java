@@ -243,6 +243,80 @@ class RedisRateLimiterTest {
         }
     }
 
+    @Test
+    void aPeekWritesNothingAndIsOneEvalsha() throws Exception {
+        Limit[] limits = {Limit.tokenBucket(5, Rate.perSecond(1)), Limit.gcra(Rate.perMinute(2), 3),
+                Limit.fixedWindow(5, Duration.ofMinutes(1)), Limit.slidingWindow(5, Duration.ofMinutes(1)),
+                Limit.slidingLog(5, Duration.ofMinutes(1))};
+        String k = key("peek");
+        String unknown = key("peek-unknown");
+        try (RedisRateLimiter rl = serverClock()) {
+            for (Limit l : limits) {
+                assertThat(rl.tryAcquire(k, l, 2).allowed()).isTrue();
+            }
+            List<byte[]> before = new ArrayList<>();
+            for (Limit l : limits) {
+                before.add(snapshot(redisKey(k, l)));
+            }
+            long[] pttl = new long[limits.length];
+            for (int i = 0; i < limits.length; i++) {
+                pttl[i] = redis.pttl(redisKey(k, limits[i]));
+                assertThat(pttl[i]).isPositive();
+            }
+            redis.configResetstat();
+            int peeks = 0;
+            for (int round = 0; round < 3; round++) {
+                for (Limit l : limits) {
+                    Decision d = rl.peek(k, l);
+                    assertThat(d.allowed()).as("%s", l).isTrue();
+                    assertThat(d.remaining()).as("%s", l).isEqualTo(l.capacity() - 2);
+                    assertThat(rl.peek(k, l, l.capacity()).allowed()).as("%s, all of it", l).isFalse();
+                    assertThat(rl.peek(unknown, l, l.capacity())).as("%s, unknown key", l)
+                            .isEqualTo(new Decision(true, l.capacity(), l.capacity(), 0, 0));
+                    assertThat(rl.peekAsync(unknown, l, 1).get().remaining()).isEqualTo(l.capacity());
+                    peeks += 4;
+                }
+            }
+            String stats = new String(connection.sync().info("commandstats").getBytes(StandardCharsets.UTF_8),
+                    StandardCharsets.UTF_8);
+            assertThat(calls(stats, "evalsha")).as("one EVALSHA per peek").isEqualTo(peeks);
+            assertThat(calls(stats, "eval")).isZero();
+            // commands run by scripts count too: the reads are there, no write is
+            assertThat(calls(stats, "get") + calls(stats, "zrangebyscore")).isPositive();
+            for (String write : List.of("set", "setex", "psetex", "del", "unlink", "expire", "pexpire", "pexpireat",
+                    "zadd", "zrem", "zremrangebyscore", "incrby")) {
+                assertThat(calls(stats, write)).as("calls of %s", write).isZero();
+            }
+            for (int i = 0; i < limits.length; i++) {
+                byte[] rk = redisKey(k, limits[i]);
+                assertThat(snapshot(rk)).as("%s unchanged", limits[i]).isEqualTo(before.get(i));
+                assertThat(redis.pttl(rk)).as("%s expiry not moved", limits[i]).isBetween(1L, pttl[i]);
+                assertThat(redis.exists(redisKey(unknown, limits[i]))).as("%s: no key created", limits[i]).isZero();
+            }
+            // after SCRIPT FLUSH the EVAL fallback is read-only too
+            redis.scriptFlush();
+            assertThat(rl.peek(unknown, limits[0]).remaining()).isEqualTo(5);
+            assertThat(redis.exists(redisKey(unknown, limits[0]))).isZero();
+            // a key of another type fails as tryAcquire does, and stays as it was
+            String wrong = key("peek-wrong");
+            redis.lpush(redisKey(wrong, limits[4]), "x".getBytes(StandardCharsets.UTF_8));
+            assertThatThrownBy(() -> rl.peek(wrong, limits[4])).isInstanceOf(RedisStoreException.class)
+                    .hasMessageContaining("WRONGTYPE").hasMessageContaining("key '" + wrong + "'");
+            assertThat(redis.llen(redisKey(wrong, limits[4]))).isEqualTo(1);
+        }
+    }
+
+    /** The value of a key Sluice wrote: the string, or the sorted set's members with their scores. */
+    private static byte[] snapshot(byte[] k) {
+        if (redis.type(k).equals("zset")) {
+            StringBuilder sb = new StringBuilder();
+            redis.zrangeWithScores(k, 0, -1).forEach(v -> sb.append(new String(v.getValue(), StandardCharsets.UTF_8))
+                    .append('@').append((long) v.getScore()).append(';'));
+            return sb.toString().getBytes(StandardCharsets.UTF_8);
+        }
+        return redis.get(k);
+    }
+
     private static long calls(String commandstats, String command) {
         for (String line : commandstats.split("\r?\n")) {
             if (line.startsWith("cmdstat_" + command + ":")) {

@@ -36,17 +36,30 @@ import java.util.concurrent.atomic.AtomicReference;
  *   <li>Each descriptor is matched in its domain ({@link DomainRules#match}); a descriptor that carries its own
  *       limit uses that instead. Rules named in another matched rule's {@code replaces} are dropped.</li>
  *   <li>Unlimited, blocked ({@code requests_per_unit: 0}) and unmatched descriptors are answered here, without
- *       the store; descriptors with {@code hits: 0} are looked at with the store's {@link Peeker}, nothing
- *       consumed.</li>
+ *       the store; descriptors with {@code hits: 0} are check-only: {@link RateLimiter#peek(String, Limit, long)}
+ *       with cost 1, nothing consumed (see <em>Check only</em> below).</li>
  *   <li>If that already denies the request, nothing is taken for the others (outcome {@code skipped}).
  *       Otherwise every enforced descriptor with {@code hits > 0} goes to the store in <em>one</em>
  *       all-or-nothing call, {@link RateLimiter#tryAcquire(List)}: when any is over its limit, nothing is
  *       consumed for any of them (envoy, by contrast, counts the others). A single descriptor uses the
- *       single-permit call and gets its exact decision.</li>
+ *       single-permit call and gets its exact decision. With several, the overall code is that atomic decision;
+ *       each descriptor's numbers (limit, remaining, reset) are then read with a {@code peek} of that descriptor
+ *       <em>right after</em> the decision, not atomically with it: a concurrent request on the same key may
+ *       already show in them. A descriptor is OVER_LIMIT when its own hits do not fit; should none appear so (room
+ *       freed in between), the denial is reported on the tightest one with the atomic decision's numbers.</li>
  *   <li>Shadow-mode descriptors are evaluated on their own, one {@code tryAcquire} each: they count every
  *       request like real limits, so the metrics show what enforcement would do, but they never deny and never
  *       block the enforced ones.</li>
  * </ol>
+ *
+ * <h2>Check only</h2>
+ * {@code hits: 0} asks "would the next request pass?": {@code peek} with cost 1, so at exactly the limit
+ * (remaining 0) the answer is OVER_LIMIT with the time until one permit is free. envoyproxy/ratelimit instead adds
+ * 0 to its counter and compares, which answers OK at exactly the limit and OVER_LIMIT only beyond it; since a
+ * Sluice denial takes nothing, a counter never goes beyond its limit, so that reading would never deny. To ask about
+ * more than one permit without taking them, use {@link #peek(CheckRequest)} ({@code POST /v1/peek}), where
+ * {@code hits} is the cost asked about. A store whose peek throws {@link UnsupportedOperationException} makes such
+ * requests fail with {@link UnsupportedByStoreException} (501 / UNIMPLEMENTED), before anything is taken.
  *
  * <p>The store key of a descriptor is its domain and its entries as sent ({@code api|plan=free|user=42}), so every
  * distinct value of a key-only rule gets its own bucket, as in envoy; state is per (key, limit), so changing a
@@ -59,7 +72,6 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class DecisionService {
     private final RateLimiter limiter;
-    private final Peeker peeker;
     private final String storeName;
     private final ExecutorService storeExecutor;
     private final long storeTimeoutNanos;
@@ -77,7 +89,6 @@ public final class DecisionService {
     public DecisionService(RateLimiter limiter, String storeName, RuleSet rules, ExecutorService storeExecutor,
                            long storeTimeoutNanos, int maxDescriptors, ServerMetrics metrics) {
         this.limiter = limiter;
-        this.peeker = Peeker.of(limiter);
         this.storeName = storeName;
         this.rules = new AtomicReference<>(rules);
         this.storeExecutor = storeExecutor;
@@ -138,14 +149,10 @@ public final class DecisionService {
         });
     }
 
-    /** True when check-only requests ({@code hits: 0}) can be answered by this store. */
-    public boolean canPeek() {
-        return peeker != null;
-    }
-
     /**
-     * Decides asynchronously. The future fails with {@link BadRequestException} for bad input and
-     * {@link StoreUnavailableException} when the store times out or fails; never with anything else.
+     * Decides asynchronously. The future fails with {@link BadRequestException} for bad input,
+     * {@link StoreUnavailableException} when the store times out or fails and {@link UnsupportedByStoreException}
+     * when a check-only descriptor meets a store without peek; never with anything else.
      */
     public CompletableFuture<CheckResult> check(CheckRequest request) {
         Plan plan;
@@ -154,6 +161,26 @@ public final class DecisionService {
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
+        return decideAsync(plan);
+    }
+
+    /**
+     * Check only, for any cost ({@code POST /v1/peek}): every limited descriptor is looked at with
+     * {@link RateLimiter#peek(String, Limit, long)} for its {@code hits} (default 1, at least 1) and nothing is
+     * consumed; the answer is what {@link #check} would answer for the same request, the statuses' numbers being the
+     * state as it is. Fails like {@link #check}.
+     */
+    public CompletableFuture<CheckResult> peek(CheckRequest request) {
+        Plan plan;
+        try {
+            plan = plan(request, Mode.PEEK);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return decideAsync(plan);
+    }
+
+    private CompletableFuture<CheckResult> decideAsync(Plan plan) {
         if (!plan.needsStore()) {
             try {
                 return CompletableFuture.completedFuture(decide(plan));
@@ -165,7 +192,8 @@ public final class DecisionService {
     }
 
     private RuntimeException translate(Throwable t) {
-        if (t instanceof BadRequestException || t instanceof StoreUnavailableException) {
+        if (t instanceof BadRequestException || t instanceof StoreUnavailableException
+                || t instanceof UnsupportedByStoreException) {
             return (RuntimeException) t;
         }
         if (t instanceof IllegalArgumentException || t instanceof UnsupportedOperationException) {
@@ -188,7 +216,7 @@ public final class DecisionService {
     public CompletableFuture<Void> reset(CheckRequest request) {
         Plan plan;
         try {
-            plan = plan(request, false);
+            plan = plan(request, Mode.RESET);
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -214,7 +242,7 @@ public final class DecisionService {
                 throw new BadRequestException("invalid-request", "reserve takes exactly one descriptor, not "
                         + request.descriptors().size());
             }
-            plan = plan(request, true);
+            plan = plan(request, Mode.DECIDE);
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -260,7 +288,14 @@ public final class DecisionService {
 
     private enum Kind { NONE, UNLIMITED, BLOCKED, ENFORCED, SHADOW, PEEK }
 
+    /** What a request asks of the store: decide ({@code /v1/check}, {@code /v1/reserve}), look, or forget. */
+    private enum Mode { DECIDE, PEEK, RESET }
+
     private record Item(Kind kind, Rule rule, Limit limit, String key, long hits, String metricRule) {
+        /** The cost a PEEK item asks about: its hits, or 1 for {@code hits: 0} (would the next request pass?). */
+        long peekCost() {
+            return Math.max(1, hits);
+        }
     }
 
     private record Plan(String metricDomain, List<Item> items) {
@@ -275,10 +310,11 @@ public final class DecisionService {
     }
 
     private Plan plan(CheckRequest request) {
-        return plan(request, true);
+        return plan(request, Mode.DECIDE);
     }
 
-    private Plan plan(CheckRequest request, boolean deciding) {
+    private Plan plan(CheckRequest request, Mode mode) {
+        boolean deciding = mode != Mode.RESET;
         String domain = request.domain();
         if (domain == null || domain.isEmpty()) {
             throw new BadRequestException("missing-domain", "'domain' is missing: name the rules domain, e.g. \"api\"");
@@ -310,6 +346,10 @@ public final class DecisionService {
             if (d.hits() < 0) {
                 throw new BadRequestException("invalid-hits", "descriptors[" + i + "]: hits " + d.hits()
                         + " is negative: use 0 (check only) or more");
+            }
+            if (mode == Mode.PEEK && d.hits() == 0) {
+                throw new BadRequestException("invalid-hits", "descriptors[" + i + "]: hits 0 asks about nothing: "
+                        + "peek takes the cost to ask about as hits (1 or more; default 1)");
             }
             if (d.override() != null) {
                 Limit l = d.override();
@@ -363,12 +403,8 @@ public final class DecisionService {
                         throw new BadRequestException("invalid-hits", "descriptors[" + i + "] (rule " + r.id()
                                 + "): " + e.getMessage());
                     }
-                    Kind kind = hits == 0 ? Kind.PEEK : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
-                    if (kind == Kind.PEEK && peeker == null && deciding) {
-                        throw new BadRequestException("check-only-unsupported", "descriptors[" + i
-                                + "]: hits 0 (check only) needs a store that can evaluate without consuming; the "
-                                + storeName + " store in this build cannot: send hits ≥ 1");
-                    }
+                    Kind kind = hits == 0 || mode == Mode.PEEK ? Kind.PEEK
+                            : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
                     items.add(new Item(kind, r, r.limit(), key, hits, metricRule));
                 }
                 default -> throw new IllegalStateException("unknown rule kind " + r.kind());
@@ -385,6 +421,7 @@ public final class DecisionService {
         Status[] out = new Status[items.size()];
         boolean allowed = true;
         List<Integer> enforced = new ArrayList<>(items.size());
+        Decision atomic = null;
         // 1. what needs no store, and the check-only looks: they decide whether the enforced ones may be taken
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);
@@ -402,10 +439,10 @@ public final class DecisionService {
                     allowed &= shadow;
                 }
                 case PEEK -> {
-                    Decision d = peeker.peek(it.key, it.limit, 1);
+                    Decision d = peek(it, it.peekCost());
                     boolean shadow = it.rule.shadowMode();
                     Code code = d.allowed() || shadow ? Code.OK : Code.OVER_LIMIT;
-                    out[i] = new Status(code, Outcome.CHECKED, it.rule, it.limit, d, 0, it.metricRule, true);
+                    out[i] = new Status(code, Outcome.CHECKED, it.rule, it.limit, d, it.hits, it.metricRule, true);
                     allowed &= code == Code.OK;
                 }
                 case ENFORCED -> enforced.add(i);
@@ -428,7 +465,8 @@ public final class DecisionService {
             out[i] = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
             allowed = d.allowed();
         } else if (enforced.size() > 1) {
-            allowed = acquireAll(items, enforced, out);
+            atomic = acquireAll(items, enforced, out);
+            allowed = atomic.allowed();
         }
         // 3. shadow-mode descriptors, each on its own: they count every request and never deny
         for (int i = 0; i < items.size(); i++) {
@@ -439,11 +477,14 @@ public final class DecisionService {
                         it.limit, d, it.hits, it.metricRule, true);
             }
         }
-        Decision combined = null;
-        for (Status s : out) {
+        // the answer's decision: the all-or-nothing one (not a fold of the per-descriptor looks taken after it),
+        // with whatever else counts (check-only looks, blocked rules)
+        Decision combined = atomic;
+        for (int i = 0; i < out.length; i++) {
+            Status s = out[i];
             metrics.decision(plan.metricDomain(), s.metricRule(), s.outcome());
             boolean counts = s.decision() != null && s.outcome() != Outcome.SHADOW_OVER_LIMIT
-                    && !(s.rule() != null && s.rule().shadowMode());
+                    && !(s.rule() != null && s.rule().shadowMode()) && !(atomic != null && enforced.contains(i));
             if (counts) {
                 combined = combined == null ? s.decision() : combined.mostRestrictive(s.decision());
             }
@@ -451,8 +492,8 @@ public final class DecisionService {
         return new CheckResult(allowed, List.of(out), combined);
     }
 
-    /** Several enforced descriptors in one all-or-nothing store call; fills their statuses, returns allowed. */
-    private boolean acquireAll(List<Item> items, List<Integer> enforced, Status[] out) {
+    /** Several enforced descriptors in one all-or-nothing store call; fills their statuses, returns the decision. */
+    private Decision acquireAll(List<Item> items, List<Integer> enforced, Status[] out) {
         List<Permit> permits = new ArrayList<>(enforced.size());
         for (int i : enforced) {
             Item it = items.get(i);
@@ -460,20 +501,30 @@ public final class DecisionService {
         }
         Decision combined = limiter.tryAcquire(permits);
         boolean allowed = combined.allowed();
+        boolean detailed = true;
         for (int i : enforced) {
             Item it = items.get(i);
-            if (peeker != null) {
-                // after the fact, for detail only: the state of this descriptor now
-                Decision now = peeker.peek(it.key, it.limit, it.hits);
-                boolean over = !allowed && now.denied();
-                Decision shown = allowed ? new Decision(true, now.limit(), now.remaining(), 0, now.resetAfterNanos())
-                        : now;
-                out[i] = status(it, shown, over ? Outcome.OVER_LIMIT : Outcome.OK, true);
-            } else {
-                out[i] = status(it, combined, allowed ? Outcome.OK : Outcome.OVER_LIMIT, false);
+            // after the decision, not atomically with it: this descriptor's state now. Peeking for its own hits
+            // gives the same limit, remaining and reset as a peek for 1 (they describe the state as it is), and
+            // tells whether this descriptor alone could take its hits (its code and retry when denied).
+            Decision now = detail(it);
+            if (now == null) {
+                detailed = false;
+                break;
             }
+            boolean over = !allowed && now.denied();
+            Decision shown = allowed ? new Decision(true, now.limit(), now.remaining(), 0, now.resetAfterNanos())
+                    : now;
+            out[i] = status(it, shown, over ? Outcome.OVER_LIMIT : Outcome.OK, true);
         }
-        if (!allowed && peeker != null && enforced.stream().noneMatch(i -> out[i].code() == Code.OVER_LIMIT)) {
+        if (!detailed) {
+            // the store cannot peek (or failed to, after deciding): only the atomic decision is known
+            for (int i : enforced) {
+                out[i] = status(items.get(i), combined, allowed ? Outcome.OK : Outcome.OVER_LIMIT, false);
+            }
+            return combined;
+        }
+        if (!allowed && enforced.stream().noneMatch(i -> out[i].code() == Code.OVER_LIMIT)) {
             // another request freed room after the denial: report the denial on the tightest descriptor
             int tight = enforced.get(0);
             for (int i : enforced) {
@@ -483,7 +534,38 @@ public final class DecisionService {
             }
             out[tight] = status(items.get(tight), combined, Outcome.OVER_LIMIT, false);
         }
-        return allowed;
+        return combined;
+    }
+
+    /** A check-only look at one descriptor; a store without peek is a 501 / UNIMPLEMENTED, not a bad request. */
+    private Decision peek(Item it, long cost) {
+        try {
+            return limiter.peek(it.key, it.limit, cost);
+        } catch (UnsupportedOperationException e) {
+            throw new UnsupportedByStoreException("peek-unsupported", "the " + storeName + " store cannot answer "
+                    + "check-only requests (hits 0, /v1/peek): it does not implement peek"
+                    + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")") + "; send hits ≥ 1 to /v1/check", e);
+        }
+    }
+
+    /**
+     * Per-descriptor detail after a multi-descriptor decision, or null when the store cannot give it: the decision
+     * is already made (and its permits possibly taken), so a failing look must not fail the request.
+     */
+    private Decision detail(Item it) {
+        try {
+            return limiter.peek(it.key, it.limit, it.hits);
+        } catch (UnsupportedOperationException e) {
+            return null;
+        } catch (RuntimeException e) {
+            metrics.storeError("detail");
+            if (logThrottle.allow("detail")) {
+                org.slf4j.LoggerFactory.getLogger(DecisionService.class).warn(
+                        "event=detail_unavailable store={} cause=\"{}\" suppressed_since_last={}", storeName, e,
+                        logThrottle.suppressedSinceLast());
+            }
+            return null;
+        }
     }
 
     private static Status status(Item it, Decision d, Outcome outcome, boolean detailed) {

@@ -100,12 +100,10 @@ class AlgorithmsAndHeadersHttpTest {
         assertThat(both.status()).isEqualTo(200);
         assertThat(both.header("RateLimit-Policy")).isEqualTo("\"algos.sw\";q=3;w=90, \"algos.tb\";q=3;w=3");
         assertThat(both.json().get("decision").get("remaining").asLong()).isEqualTo(1);
-        if (!s.server.service().canPeek()) {
-            // only the combined decision is known: one RateLimit item, no per-descriptor numbers
-            assertThat(both.header("RateLimit")).startsWith("\"algos.sw\";r=1;t=").doesNotContain(",");
-            assertThat(both.status(1).get("combined").asBoolean()).isTrue();
-            assertThat(both.status(1).has("remaining")).isFalse();
-        }
+        // each descriptor's own numbers, read with a peek right after the all-or-nothing decision
+        assertThat(both.header("RateLimit")).startsWith("\"algos.sw\";r=1;t=").endsWith(", \"algos.tb\";r=1;t=2");
+        assertThat(both.status(1).has("combined")).isFalse();
+        assertThat(both.status(1).get("remaining").asLong()).isEqualTo(1);
         // 2 more on sw would exceed it: nothing is taken from tb either
         assertThat(s.post(check("algos", 2, "sw=y", "tb=y")).status()).isEqualTo(429);
         TestServer.Resp tb = s.check("algos", "tb=y");

@@ -94,9 +94,8 @@ class GrpcRlsTest {
         RateLimitResponse r = rls.shouldRateLimit(request("messaging", 1, d, descriptor("to_number=555")));
         assertThat(r.getOverallCode()).isEqualTo(Code.OK);
         assertThat(r.getStatuses(0).getLimitRemaining()).isEqualTo(1);
-        // each descriptor's own remaining needs a store that can look without taking (see Peeker); until then a
-        // multi-descriptor answer reports the combined, most restrictive decision on each
-        assertThat(r.getStatuses(1).getLimitRemaining()).isEqualTo(s.server.service().canPeek() ? 99 : 1);
+        // each descriptor's own remaining, read with a peek right after the all-or-nothing decision
+        assertThat(r.getStatuses(1).getLimitRemaining()).isEqualTo(99);
         RateLimitResponse alone = rls.shouldRateLimit(request("messaging", 0, descriptor("to_number=555")));
         assertThat(alone.getStatuses(0).getLimitRemaining()).as("4 were taken from the nested rule, 1 from this").isEqualTo(98);
         assertThat(r.getStatuses(0).getCurrentLimit().getUnit()).isEqualTo(RateLimitResponse.RateLimit.Unit.DAY);

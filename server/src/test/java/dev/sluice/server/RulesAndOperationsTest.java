@@ -186,6 +186,11 @@ class RulesAndOperationsTest {
         }
 
         @Override
+        public Decision peek(String key, Limit limit, long cost) {
+            throw new IllegalStateException("connection refused");
+        }
+
+        @Override
         public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
             return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
         }
@@ -225,6 +230,11 @@ class RulesAndOperationsTest {
                 Thread.currentThread().interrupt();
             }
             return new Decision(true, limit == null ? 1 : limit.capacity(), 0, 0, 0);
+        }
+
+        @Override
+        public Decision peek(String key, Limit limit, long cost) {
+            return tryAcquire(key, limit, cost);
         }
 
         @Override

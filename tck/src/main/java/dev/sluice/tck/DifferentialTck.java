@@ -62,7 +62,11 @@ public interface DifferentialTck extends StoreUnderTest {
                     what = "tryAcquire(" + key + ", " + limit + ", " + cost + ")";
                     expected = oracle.tryAcquire(key, limit, cost);
                     actual = store.tryAcquire(key, limit, cost);
-                } else if (op < 85) {
+                } else if (op < 80) {
+                    what = "peek(" + key + ", " + limit + ", " + cost + ")";
+                    expected = oracle.peek(key, limit, cost);
+                    actual = store.peek(key, limit, cost);
+                } else if (op < 90) {
                     List<Permit> permits = new ArrayList<>();
                     int n = 1 + random.nextInt(3);
                     for (int j = 0; j < n; j++) {

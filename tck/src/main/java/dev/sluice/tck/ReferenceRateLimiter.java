@@ -81,6 +81,12 @@ public final class ReferenceRateLimiter implements RateLimiter {
     }
 
     @Override
+    public synchronized Decision peek(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        return Algorithms.peek(state(new Id(key, limit)), ticker.read(), limit, cost);
+    }
+
+    @Override
     public synchronized void reset(String key, Limit limit) {
         Permit.checkKey(key);
         states.remove(new Id(key, Objects.requireNonNull(limit, "limit")));

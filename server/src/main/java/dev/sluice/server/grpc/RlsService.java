@@ -9,6 +9,7 @@ import dev.sluice.server.CheckResult;
 import dev.sluice.server.DecisionService;
 import dev.sluice.server.RateLimitHeaders;
 import dev.sluice.server.StoreUnavailableException;
+import dev.sluice.server.UnsupportedByStoreException;
 import dev.sluice.server.config.DomainRules.Entry;
 import dev.sluice.server.config.Limits;
 import dev.sluice.server.config.Rule;
@@ -34,7 +35,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ul>
  *   <li>{@code hits_addend} on the request: 0 means 1 (proto3 cannot tell unset from 0; envoy does the same);
- *       on a descriptor ({@code UInt64Value}) it overrides the request's, and an explicit 0 means check only;</li>
+ *       on a descriptor ({@code UInt64Value}) it overrides the request's, and an explicit 0 means check only:
+ *       {@code RateLimiter.peek} with cost 1, nothing taken, OVER_LIMIT when the next request would be denied
+ *       (envoy answers OK at exactly the limit; see {@link DecisionService});</li>
  *   <li>a descriptor's {@code limit} override is used instead of the configured rule, as envoyproxy/ratelimit does;</li>
  *   <li>each status carries {@code current_limit} (rule name or id, requests_per_unit, unit — UNKNOWN for a
  *       Sluice {@code window} that is no envoy unit), {@code limit_remaining} (saturated to 2³²−1; unlimited rules
@@ -42,7 +45,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code response_headers_to_add} carries {@code RateLimit}, {@code RateLimit-Policy} and, when over the
  *       limit, {@code Retry-After} (see {@link RateLimitHeaders});</li>
  *   <li>bad input is {@code INVALID_ARGUMENT}, a failing or slow store {@code UNAVAILABLE} (Envoy's
- *       {@code failure_mode_deny} then decides), never a stack trace.</li>
+ *       {@code failure_mode_deny} then decides), a check-only descriptor on a store without peek
+ *       {@code UNIMPLEMENTED}; never a stack trace.</li>
  * </ul>
  */
 public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
@@ -92,6 +96,9 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
                             s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
                 }
                 out.onError(Status.UNAVAILABLE.withDescription(s.type() + ": " + s.getMessage()).asRuntimeException());
+            } else if (c instanceof UnsupportedByStoreException u) {
+                service.metrics().rejected(u.type());
+                out.onError(Status.UNIMPLEMENTED.withDescription(u.type() + ": " + u.getMessage()).asRuntimeException());
             } else {
                 log.error("event=internal_error protocol=grpc", c);
                 out.onError(Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")

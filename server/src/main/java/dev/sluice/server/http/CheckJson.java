@@ -33,7 +33,8 @@ import java.util.Set;
  *
  * <pre>
  * {"domain": "api",
- *  "hits": 1,                                   optional, default 1; 0 = check only (alias: hits_addend)
+ *  "hits": 1,                                   optional, default 1; 0 = check only: would 1 more pass?
+ *                                               (alias: hits_addend; on /v1/peek: the cost asked about, ≥ 1)
  *  "descriptors": [
  *    {"entries": [{"key": "plan", "value": "free"}, {"key": "user", "value": "42"}],
  *     "hits": 3,                                optional, overrides the request's
@@ -296,7 +297,7 @@ public final class CheckJson {
                 g.writeNumberField("hits", s.hits());
                 Decision d = s.decision();
                 if (d != null && !s.detailed()) {
-                    // only the combined decision is known (see "decision"): no per-descriptor numbers
+                    // fallback for a store without peek: only the combined decision is known (see "decision")
                     g.writeBooleanField("combined", true);
                 } else if (d != null) {
                     g.writeNumberField("remaining", d.remaining());

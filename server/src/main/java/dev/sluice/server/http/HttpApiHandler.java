@@ -5,6 +5,7 @@ import dev.sluice.server.CheckResult;
 import dev.sluice.server.DecisionService;
 import dev.sluice.server.RateLimitHeaders;
 import dev.sluice.server.StoreUnavailableException;
+import dev.sluice.server.UnsupportedByStoreException;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
@@ -35,7 +36,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP routes: {@code POST /v1/check}, {@code GET /healthz}, {@code GET /readyz}, {@code GET /metrics}.
+ * The HTTP routes: {@code POST /v1/check}, {@code /v1/peek} (check only, for any cost), {@code /v1/reserve},
+ * {@code /v1/reset}, {@code GET /healthz}, {@code GET /readyz}, {@code GET /metrics}.
  *
  * <p>Every refusal is an {@code application/problem+json} body naming what was wrong; an unexpected failure is
  * logged with its stack trace and answered with a bare 500 problem that contains none. While a decision is
@@ -100,7 +102,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                     check(ctx, req, keepAlive, path);
                 }
             }
-            case "/v1/reserve", "/v1/reset" -> {
+            case "/v1/peek", "/v1/reserve", "/v1/reset" -> {
                 if (!req.method().equals(HttpMethod.POST)) {
                     methodNotAllowed(ctx, keepAlive, "POST");
                 } else if (authorized(ctx, req, keepAlive)) {
@@ -131,7 +133,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 }
             }
             default -> problem(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "not-found", "no route " + path
-                    + ": use POST /v1/check, /v1/reserve, /v1/reset, GET /healthz, GET /readyz or GET /metrics", Map.of());
+                    + ": use POST /v1/check, /v1/peek, /v1/reserve, /v1/reset, GET /healthz, GET /readyz or GET /metrics", Map.of());
         }
     }
 
@@ -161,6 +163,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             ByteBufInputStream body = new ByteBufInputStream(req.content());
             switch (path) {
                 case "/v1/check" -> f = service.check(CheckJson.parse(body, service.maxDescriptors()));
+                case "/v1/peek" -> f = service.peek(CheckJson.parse(body, service.maxDescriptors()));
                 case "/v1/reserve" -> {
                     CheckJson.Reserve r = CheckJson.parseReserve(body, service.maxDescriptors());
                     f = service.reserve(r.request(), r.maxWaitNanos());
@@ -249,6 +252,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 }
                 problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, s.type(), s.getMessage(),
                         Map.of("Retry-After", "1"));
+            } else if (t instanceof UnsupportedByStoreException u) {
+                service.metrics().rejected(u.type());
+                problem(ctx, keepAlive, HttpResponseStatus.NOT_IMPLEMENTED, u.type(), u.getMessage(), Map.of());
             } else {
                 internalError(ctx, t);
             }

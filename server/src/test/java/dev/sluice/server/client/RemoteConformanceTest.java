@@ -73,6 +73,11 @@ class RemoteConformanceTest implements RateLimiterTck {
         }
 
         @Override
+        public Decision peek(String key, Limit limit, long cost) {
+            return remote.peek(key, limit, cost);
+        }
+
+        @Override
         public void reset(String key, Limit limit) {
             remote.reset(key, limit);
         }
