@@ -41,11 +41,13 @@ public final class Gcra {
         if (elapsed <= 0 || backlogScaled == 0) {
             return backlogScaled;
         }
+        // drained iff elapsed·p ≥ backlog, compared in 128 bits rather than by dividing (hot path)
         long p = limit.timeScale();
-        if (elapsed > backlogScaled / p) {
+        long drained = elapsed * p;
+        if (Math.multiplyHigh(elapsed, p) != 0 || drained < 0 || drained >= backlogScaled) {
             return 0;
         }
-        return backlogScaled - elapsed * p; // elapsed*p <= backlog: no overflow
+        return backlogScaled - drained;
     }
 
     /** True iff {@code cost} more permits fit now: {@code B + q·P ≤ CP}. */
@@ -61,19 +63,26 @@ public final class Gcra {
     /** The decision for an allowed call that left {@code backlogAfter} (may exceed capacity after a reserve). */
     public static Decision allowed(long backlogAfter, long waitScaled, Limit limit) {
         return new Decision(true, limit.capacity(), remaining(backlogAfter, limit),
-                waitScaled == 0 ? 0 : Exact.ceilDiv(waitScaled, limit.timeScale()),
-                Exact.ceilDiv(backlogAfter, limit.timeScale()));
+                waitScaled == 0 ? 0 : toNanos(waitScaled, limit), toNanos(backlogAfter, limit));
     }
 
     /** The decision for a denied call: nothing taken, {@code retryAfter} until {@code excessScaled} has drained. */
     public static Decision denied(long backlogScaled, long excessScaled, Limit limit) {
         return new Decision(false, limit.capacity(), remaining(backlogScaled, limit),
-                Exact.ceilDiv(excessScaled, limit.timeScale()), Exact.ceilDiv(backlogScaled, limit.timeScale()));
+                toNanos(excessScaled, limit), toNanos(backlogScaled, limit));
     }
 
+    /** Whole tokens left: {@code floor((CP − B) / P)}; no division when less than one token's room is left. */
     private static long remaining(long backlogScaled, Limit limit) {
-        long cp = limit.capacityScaled();
-        return backlogScaled >= cp ? 0 : (cp - backlogScaled) / limit.intervalScaled();
+        long room = limit.capacityScaled() - backlogScaled;
+        long interval = limit.intervalScaled();
+        return room < interval ? 0 : room / interval;
+    }
+
+    /** Scaled units to nanoseconds, rounded up; no division for rates whose permits divide their period. */
+    private static long toNanos(long scaled, Limit limit) {
+        long p = limit.timeScale();
+        return p == 1 ? scaled : Exact.ceilDiv(scaled, p);
     }
 
     /** How far a backlog exceeds what {@code cost} allows: {@code B + q·P − CP}, or 0 when it fits. */
