@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -15,15 +14,13 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.logging.Logger;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /** Batching: many concurrent decisions, one statement, each decision exactly what it would be alone. */
 class BatchingTest {
 
     /** Holds every getConnection until opened, and says when the first one is waiting. */
-    static final class GatedDataSource implements DataSource {
+    static final class GatedDataSource extends TestDataSource {
         final RoundTripTest.CountingDataSource target;
         final CountDownLatch waiting = new CountDownLatch(1);
         final CountDownLatch open = new CountDownLatch(1);
@@ -41,44 +38,6 @@ class BatchingTest {
                 Thread.currentThread().interrupt();
             }
             return target.getConnection();
-        }
-
-        @Override
-        public Connection getConnection(String u, String p) throws SQLException {
-            return getConnection();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) {
-        }
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() {
-            return Logger.getGlobal();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
         }
     }
 

@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
-import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -20,7 +19,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -30,7 +28,7 @@ class BudgetTest {
     private static final Duration BUDGET = Duration.ofMillis(300);
 
     /** A DataSource whose getConnection waits (like an exhausted pool) until released, counting the waiters. */
-    static final class StalledPool implements DataSource {
+    static final class StalledPool extends TestDataSource {
         final CountDownLatch release = new CountDownLatch(1);
         final AtomicInteger waiting = new AtomicInteger();
 
@@ -51,44 +49,6 @@ class BudgetTest {
                 assertThat(System.nanoTime() - end).as("%s callers waiting for a connection", n).isNegative();
                 Thread.sleep(5);
             }
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) {
-        }
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() {
-            return Logger.getGlobal();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
         }
     }
 

@@ -6,7 +6,6 @@ import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Permit;
 import dev.sluice.Rate;
-import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
@@ -15,7 +14,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
@@ -29,7 +27,7 @@ class PooledConnectionStateTest {
     private static final long T = 1_893_456_000L * 1_000_000_000L;
 
     /** Hands out connections with autocommit off; on close rolls back (as HikariCP does) and notes what changed. */
-    static final class AutoCommitOffDataSource implements DataSource {
+    static final class AutoCommitOffDataSource extends TestDataSource {
         final DataSource target;
         final List<String> leaks = new CopyOnWriteArrayList<>();
 
@@ -68,44 +66,6 @@ class PooledConnectionStateTest {
                             throw e.getCause();
                         }
                     });
-        }
-
-        @Override
-        public Connection getConnection(String user, String password) {
-            throw new UnsupportedOperationException();
-        }
-
-        @Override
-        public PrintWriter getLogWriter() {
-            return null;
-        }
-
-        @Override
-        public void setLogWriter(PrintWriter out) {
-        }
-
-        @Override
-        public void setLoginTimeout(int seconds) {
-        }
-
-        @Override
-        public int getLoginTimeout() {
-            return 0;
-        }
-
-        @Override
-        public Logger getParentLogger() {
-            return Logger.getGlobal();
-        }
-
-        @Override
-        public <T> T unwrap(Class<T> iface) throws SQLException {
-            throw new SQLException("not a wrapper");
-        }
-
-        @Override
-        public boolean isWrapperFor(Class<?> iface) {
-            return false;
         }
     }
 
