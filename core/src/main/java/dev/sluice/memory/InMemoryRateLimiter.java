@@ -34,7 +34,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * time lies past the table's base instant, in units of 1/{@link Limit#timeScale()} ns) and of a fixed
  * window key (window number and count). A table whose base falls too far behind now is rebuilt on a new
  * base before it decides: the exact arithmetic never overflows and a key idle for years is read right.
- * About 24 bytes per tracked key.
+ * About 25 bytes per tracked key (25.2 measured at a million keys).
  * Sliding windows and sliding logs need more than a long; their slots point to immutable state objects
  * swapped by CAS.
  *
