@@ -103,9 +103,7 @@ begin
                 -- for its lock. Read the clock again, after the SELECT that found it gone, so the fresh
                 -- bucket does not start before that delete: its first read may predate it, and a bucket
                 -- that started then would refill from an instant the deleted row still covered
-                v_clock := clock_timestamp() at time zone 'UTC';
-                v_now := greatest(v_now, date_part('epoch', date_trunc('second', v_clock))::bigint * 1000000000
-                                       + (date_part('microseconds', v_clock)::bigint % 1000000) * 1000);
+                v_now := greatest(v_now, public.sluice_now_ns());
             end if;
             insert into public.sluice_bucket (key, limit_id, backlog, at_ns, expires_at, key_hash)
             values (p_key, p_limit_id, v_q, v_now, public.sluice_full_at(v_now, v_q, p_time_scale), v_hash)

@@ -64,9 +64,7 @@ begin
                 -- no row: never there, reset, or deleted (by the expiry cleaner, say) while this call waited
                 -- for its lock. Read the clock again, after the SELECT that found it gone, so the fresh row
                 -- does not count in a window the deleted row had already closed (see 002_token_bucket.sql)
-                v_clock := clock_timestamp() at time zone 'UTC';
-                v_now := greatest(v_now, date_part('epoch', date_trunc('second', v_clock))::bigint * 1000000000
-                                       + (date_part('microseconds', v_clock)::bigint % 1000000) * 1000);
+                v_now := greatest(v_now, public.sluice_now_ns());
                 v_k := floor(v_now::numeric / p_window_ns)::bigint;
             end if;
             insert into public.sluice_window (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash)
