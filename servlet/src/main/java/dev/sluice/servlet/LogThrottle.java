@@ -1,0 +1,30 @@
+package dev.sluice.servlet;
+
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.memory.InMemoryRateLimiter;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Keeps a failing store or a flood of denials from flooding the log: per kind of line, bursts of 5 and then
+ * 1 a second (Sluice's own in-memory token bucket); lines left out are counted and reported with the next one.
+ */
+final class LogThrottle {
+    private static final Limit LINES = Limit.tokenBucket(5, Rate.perSecond(1)).named("log-lines");
+    private final InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(64).build();
+    private final AtomicLong suppressed = new AtomicLong();
+
+    /** True when a line of {@code kind} may be written now; else counts it as left out. */
+    boolean allow(String kind) {
+        if (limiter.tryAcquire(kind, LINES).allowed()) {
+            return true;
+        }
+        suppressed.incrementAndGet();
+        return false;
+    }
+
+    /** Lines left out since the last call, reset to 0. */
+    long suppressedSinceLast() {
+        return suppressed.getAndSet(0);
+    }
+}

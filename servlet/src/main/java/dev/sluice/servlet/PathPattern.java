@@ -1,0 +1,93 @@
+package dev.sluice.servlet;
+
+import java.util.Objects;
+
+/**
+ * An Ant-style path pattern, as Spring and servlet users write them: {@code /api/**} (anything under /api, and
+ * /api itself), {@code /api/*}{@code /items} ({@code *} is any run of characters within one segment),
+ * {@code /login} (exact). Matched against the decoded, normalized path inside the application (servlet path +
+ * path info), so {@code /api/../admin} or {@code /api;x=1} cannot dodge a rule.
+ */
+public final class PathPattern {
+    private final String pattern;
+    private final String[] segments;
+
+    private PathPattern(String pattern) {
+        this.pattern = pattern;
+        this.segments = split(pattern);
+    }
+
+    /**
+     * @throws IllegalArgumentException when the pattern does not start with {@code /}
+     */
+    public static PathPattern of(String pattern) {
+        Objects.requireNonNull(pattern, "path pattern must not be null: e.g. /api/**");
+        String p = pattern.strip();
+        if (!p.startsWith("/")) {
+            throw new IllegalArgumentException("path pattern '" + pattern + "' must start with '/': e.g. /api/**");
+        }
+        return new PathPattern(p);
+    }
+
+    /** Whether {@code path} (starting with {@code /}) matches. */
+    public boolean matches(String path) {
+        return match(segments, 0, split(path), 0);
+    }
+
+    private static boolean match(String[] pat, int pi, String[] path, int si) {
+        while (pi < pat.length) {
+            String p = pat[pi];
+            if (p.equals("**")) {
+                if (pi == pat.length - 1) {
+                    return true;
+                }
+                for (int k = si; k <= path.length; k++) {
+                    if (match(pat, pi + 1, path, k)) {
+                        return true;
+                    }
+                }
+                return false;
+            }
+            if (si >= path.length || !glob(p, 0, path[si], 0)) {
+                return false;
+            }
+            pi++;
+            si++;
+        }
+        return si == path.length;
+    }
+
+    /** {@code *} is any run of characters, {@code ?} one character. */
+    private static boolean glob(String p, int pi, String s, int si) {
+        while (pi < p.length()) {
+            char c = p.charAt(pi);
+            if (c == '*') {
+                for (int k = si; k <= s.length(); k++) {
+                    if (glob(p, pi + 1, s, k)) {
+                        return true;
+                    }
+                }
+                return false;
+            }
+            if (si >= s.length() || (c != '?' && c != s.charAt(si))) {
+                return false;
+            }
+            pi++;
+            si++;
+        }
+        return si == s.length();
+    }
+
+    private static String[] split(String path) {
+        String p = path.startsWith("/") ? path.substring(1) : path;
+        if (p.endsWith("/")) {
+            p = p.substring(0, p.length() - 1);
+        }
+        return p.isEmpty() ? new String[0] : p.split("/", -1);
+    }
+
+    @Override
+    public String toString() {
+        return pattern;
+    }
+}
