@@ -138,7 +138,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
     public Decision tryAcquire(List<Permit> permits) {
         Objects.requireNonNull(permits, "permits must not be null");
         if (permits.isEmpty()) {
-            throw new IllegalArgumentException("no permits given: pass at least one Permit");
+            throw new IllegalArgumentException("permits is empty: give at least one Permit");
         }
         for (Permit p : permits) {
             Objects.requireNonNull(p, "permits must not contain null");
