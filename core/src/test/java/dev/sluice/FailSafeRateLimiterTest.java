@@ -130,6 +130,33 @@ class FailSafeRateLimiterTest {
     }
 
     @Test
+    void racingThreadsSendExactlyOneProbePerInterval() throws InterruptedException {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_OPEN);
+        store.failWith(Degradation.TIMEOUT);
+        for (int i = 0; i < 3; i++) {
+            limiter.tryAcquire("k", THREE_PER_MINUTE);
+        }
+        for (int round = 1; round <= 5; round++) {
+            ticker.advance(PROBE);
+            int before = store.calls.get();
+            Thread[] threads = new Thread[8];
+            for (int t = 0; t < threads.length; t++) {
+                threads[t] = new Thread(() -> {
+                    for (int i = 0; i < 1_000; i++) {
+                        limiter.tryAcquire("k", THREE_PER_MINUTE);
+                    }
+                });
+                threads[t].start();
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertThat(store.calls.get() - before).as("probes in round " + round).isEqualTo(1);
+        }
+        assertThat(limiter.degradedCount(Degradation.TIMEOUT)).isEqualTo(3 + 5 * 8_000);
+    }
+
+    @Test
     void aStoreErrorForOneCallIsDegradedButDoesNotOpenTheCircuit() {
         FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_CLOSED);
         store.failWith(Degradation.STORE_ERROR);
