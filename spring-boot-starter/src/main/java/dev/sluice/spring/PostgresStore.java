@@ -1,0 +1,28 @@
+package dev.sluice.spring;
+
+import dev.sluice.RateLimiter;
+import dev.sluice.postgres.PostgresRateLimiter;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+
+/**
+ * The PostgreSQL / YugabyteDB store on the application's DataSource; a class of its own so that it is loaded only
+ * when sluice-postgres is present. Its migrations run when it opens (idempotent), so the tables exist.
+ */
+final class PostgresStore {
+    private PostgresStore() {
+    }
+
+    static Supplier<RateLimiter> opener(DataSource dataSource) {
+        return () -> {
+            PostgresRateLimiter pg = PostgresRateLimiter.builder(dataSource).build();
+            try {
+                pg.migrate();
+            } catch (RuntimeException e) {
+                pg.close();
+                throw e;
+            }
+            return pg;
+        };
+    }
+}

@@ -1,0 +1,189 @@
+package dev.sluice.spring;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.servlet.CostResolver;
+import dev.sluice.servlet.KeyResolver;
+import dev.sluice.servlet.RateLimitRule;
+import dev.sluice.spring.SluiceProperties.LimitSpec;
+import dev.sluice.spring.SluiceProperties.RuleSpec;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Builds the filter's rules from {@code sluice.limits} and {@code sluice.rules}, checking everything at startup:
+ * a rule naming an unknown limit or tier, a limit without a rate, an unknown unit, key or algorithm each fail with
+ * the property path and the fix, so a bad configuration never starts.
+ */
+final class RuleFactory {
+    /** envoy's units, as the service reads them. */
+    static final Map<String, Duration> UNITS = new LinkedHashMap<>();
+
+    static {
+        UNITS.put("second", Duration.ofSeconds(1));
+        UNITS.put("minute", Duration.ofMinutes(1));
+        UNITS.put("hour", Duration.ofHours(1));
+        UNITS.put("day", Duration.ofDays(1));
+        UNITS.put("week", Duration.ofDays(7));
+        UNITS.put("month", Duration.ofDays(30));
+        UNITS.put("year", Duration.ofDays(365));
+    }
+
+    private RuleFactory() {
+    }
+
+    static List<RateLimitRule> rules(SluiceProperties p) {
+        Map<String, Limit> limits = new LinkedHashMap<>();
+        p.getLimits().forEach((name, spec) -> limits.put(name, limit("sluice.limits." + name, spec).named(name)));
+        Set<String> tiers = new HashSet<>(p.getTiers());
+        if (!tiers.isEmpty() && !tiers.contains(p.getDefaultTier())) {
+            throw new SluiceConfigException("sluice.default-tier", "default tier '" + p.getDefaultTier()
+                    + "' is not one of sluice.tiers " + p.getTiers() + ": add it there or choose one of them");
+        }
+        List<RateLimitRule> rules = new ArrayList<>();
+        Set<String> names = new HashSet<>();
+        for (int i = 0; i < p.getRules().size(); i++) {
+            RuleSpec r = p.getRules().get(i);
+            String path = "sluice.rules[" + i + "]";
+            String name = r.getName() == null || r.getName().isBlank() ? "rule-" + i : r.getName().strip();
+            if (!names.add(name)) {
+                throw new SluiceConfigException(path + ".name", "two rules are named '" + name
+                        + "': give each rule a distinct name, it prefixes its keys");
+            }
+            RateLimitRule.Builder b = RateLimitRule.named(name);
+            try {
+                b.paths(r.getPaths().toArray(String[]::new));
+            } catch (IllegalArgumentException e) {
+                throw new SluiceConfigException(path + ".paths", e.getMessage());
+            }
+            b.methods(r.getMethods().toArray(String[]::new));
+            b.key(key(path + ".key", r.getKey()));
+            int ways = (r.isEmpty() ? 0 : 1) + (r.getLimit() != null ? 1 : 0) + (r.getTiers().isEmpty() ? 0 : 1);
+            if (ways != 1) {
+                throw new SluiceConfigException(path, (ways == 0 ? "rule '" + name + "' has no limit"
+                        : "rule '" + name + "' has more than one of an inline limit, 'limit' and 'tiers'")
+                        + ": give exactly one of requests_per_unit + unit (inline), limit: <name in sluice.limits>,"
+                        + " or tiers: {free: <limit>, pro: <limit>}");
+            }
+            if (!r.isEmpty()) {
+                b.limit(limit(path, r).named(name));
+            } else if (r.getLimit() != null) {
+                b.limit(named(path + ".limit", r.getLimit(), limits));
+            } else {
+                if (tiers.isEmpty()) {
+                    throw new SluiceConfigException(path + ".tiers", "rule '" + name + "' has tiers "
+                            + r.getTiers().keySet() + " but sluice.tiers declares none: add sluice.tiers: "
+                            + r.getTiers().keySet());
+                }
+                for (Map.Entry<String, String> t : r.getTiers().entrySet()) {
+                    String tierPath = path + ".tiers." + t.getKey();
+                    if (!tiers.contains(t.getKey())) {
+                        throw new SluiceConfigException(tierPath, "unknown tier '" + t.getKey()
+                                + "': declare it in sluice.tiers (now " + p.getTiers() + ") or remove it");
+                    }
+                    b.tier(t.getKey(), named(tierPath, t.getValue(), limits));
+                }
+                if (!r.getTiers().containsKey(p.getDefaultTier())) {
+                    throw new SluiceConfigException(path + ".tiers", "rule '" + name + "' has no limit for the default"
+                            + " tier '" + p.getDefaultTier() + "': add tiers." + p.getDefaultTier() + ": <limit>");
+                }
+            }
+            if (r.getCostHeader() != null && !r.getCostHeader().isBlank()) {
+                b.cost(CostResolver.fromHeader(r.getCostHeader().strip(), r.getCost()));
+            } else {
+                try {
+                    b.cost(r.getCost());
+                } catch (IllegalArgumentException e) {
+                    throw new SluiceConfigException(path + ".cost", e.getMessage());
+                }
+            }
+            try {
+                rules.add(b.build());
+            } catch (IllegalArgumentException e) {
+                throw new SluiceConfigException(path + ".cost", e.getMessage());
+            }
+        }
+        return rules;
+    }
+
+    private static Limit named(String path, String name, Map<String, Limit> limits) {
+        Limit l = limits.get(name);
+        if (l == null) {
+            throw new SluiceConfigException(path, "unknown limit '" + name + "': define it under sluice.limits."
+                    + name + (limits.isEmpty() ? "" : " or use one of " + limits.keySet()));
+        }
+        return l;
+    }
+
+    static KeyResolver key(String path, String key) {
+        String k = key == null ? "ip" : key.strip();
+        String lower = k.toLowerCase(Locale.ROOT);
+        if (lower.startsWith("header:") && k.length() > "header:".length()) {
+            return KeyResolver.header(k.substring("header:".length()).strip());
+        }
+        return switch (lower) {
+            case "ip" -> KeyResolver.clientIp();
+            case "user", "principal" -> KeyResolver.principal();
+            case "path" -> KeyResolver.path();
+            case "route" -> KeyResolver.route();
+            case "global" -> KeyResolver.global();
+            default -> throw new SluiceConfigException(path, "unknown key '" + key
+                    + "': use ip, user, header:<Header-Name>, path, route or global");
+        };
+    }
+
+    static Limit limit(String path, LimitSpec s) {
+        Algorithm algorithm = Algorithm.FIXED_WINDOW;
+        if (s.getAlgorithm() != null) {
+            try {
+                algorithm = Algorithm.fromConfigName(s.getAlgorithm());
+            } catch (IllegalArgumentException e) {
+                throw new SluiceConfigException(path + ".algorithm", e.getMessage());
+            }
+        }
+        if (s.getRequestsPerUnit() == null) {
+            throw new SluiceConfigException(path + ".requests_per_unit", "missing: say how many requests, e.g."
+                    + " requests_per_unit: 100 with unit: minute");
+        }
+        Duration window;
+        if (s.getUnit() != null && s.getWindow() != null) {
+            throw new SluiceConfigException(path + ".window", "both 'unit' and 'window': give one (window: 90s is"
+                    + " any length, unit is the service's)");
+        } else if (s.getUnit() != null) {
+            window = UNITS.get(s.getUnit().strip().toLowerCase(Locale.ROOT));
+            if (window == null) {
+                throw new SluiceConfigException(path + ".unit", "unknown unit '" + s.getUnit() + "': use one of "
+                        + String.join(", ", UNITS.keySet()) + ", or window: 90s for any length");
+            }
+        } else if (s.getWindow() != null) {
+            window = s.getWindow();
+        } else {
+            throw new SluiceConfigException(path + ".unit", "missing: give unit (second, minute, hour, day) or"
+                    + " window (e.g. 90s)");
+        }
+        long rpu = s.getRequestsPerUnit();
+        if (s.getBurst() != null && !algorithm.isTat()) {
+            throw new SluiceConfigException(path + ".burst", "'burst' applies to token_bucket and gcra, not "
+                    + algorithm.configName() + ": remove it or set algorithm: token_bucket");
+        }
+        try {
+            long capacity = s.getBurst() != null ? s.getBurst() : rpu;
+            return switch (algorithm) {
+                case FIXED_WINDOW -> Limit.fixedWindow(rpu, window);
+                case SLIDING_WINDOW -> Limit.slidingWindow(rpu, window);
+                case SLIDING_LOG -> Limit.slidingLog(rpu, window);
+                case TOKEN_BUCKET -> Limit.tokenBucket(capacity, Rate.of(rpu, window));
+                case GCRA -> Limit.gcra(Rate.of(rpu, window), capacity);
+            };
+        } catch (IllegalArgumentException e) {
+            throw new SluiceConfigException(path, e.getMessage());
+        }
+    }
+}

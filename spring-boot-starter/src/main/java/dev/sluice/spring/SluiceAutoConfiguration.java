@@ -1,0 +1,96 @@
+package dev.sluice.spring;
+
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
+import dev.sluice.servlet.ClientIpResolver;
+import dev.sluice.servlet.RateLimitFilter;
+import dev.sluice.servlet.RateLimitListener;
+import dev.sluice.servlet.RateLimitRule;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
+import javax.sql.DataSource;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * Rate limiting for a Spring Boot application from {@code sluice.*}: a {@link RateLimiter} from
+ * {@code sluice.store} (remote stores behind {@code FailSafeRateLimiter} with {@code sluice.failure-policy}), a
+ * {@link RateLimitFilter} from {@code sluice.rules} registered for every request, and Micrometer counters when
+ * Micrometer is present. Every bean backs off when the application defines its own; {@code sluice.enabled=false}
+ * defines none. Rules are checked at startup: a bad one stops the application with the property path and the fix.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration"})
+@ConditionalOnProperty(prefix = "sluice", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(SluiceProperties.class)
+public class SluiceAutoConfiguration {
+
+    /** The store named by {@code sluice.store}; a remote one behind the failure policy. */
+    @Bean
+    @ConditionalOnMissingBean(RateLimiter.class)
+    public RateLimiter sluiceRateLimiter(SluiceProperties properties, ObjectProvider<Ticker> ticker,
+            ObjectProvider<DataSource> dataSource) {
+        return StoreFactory.create(properties, ticker.getIfUnique(), dataSource::getIfUnique);
+    }
+
+    /** Servlet applications: the filter and its registration. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+    @ConditionalOnClass(jakarta.servlet.Filter.class)
+    static class Web {
+
+        @Bean
+        @ConditionalOnMissingBean(RateLimitFilter.class)
+        RateLimitFilter sluiceRateLimitFilter(RateLimiter limiter, SluiceProperties p,
+                ObjectProvider<RateLimitListener> listener) {
+            List<RateLimitRule> rules = RuleFactory.rules(p);
+            RateLimitFilter.Builder b = RateLimitFilter.builder(limiter)
+                    .shadowMode(p.isShadowMode())
+                    .tierAttribute(p.getTierAttribute())
+                    .defaultTier(p.getDefaultTier())
+                    .problemType(p.getProblemType())
+                    .listener(listener.getIfAvailable(() -> RateLimitListener.NONE));
+            try {
+                b.clientIp(p.getTrustedProxies().isEmpty() ? ClientIpResolver.peerOnly()
+                        : ClientIpResolver.trusting(p.getForwardedHeader(), p.getTrustedProxies()));
+            } catch (IllegalArgumentException e) {
+                throw new SluiceConfigException("sluice.trusted-proxies", e.getMessage());
+            }
+            rules.forEach(b::rule);
+            return b.build();
+        }
+
+        @Bean
+        @ConditionalOnMissingBean(name = "sluiceRateLimitFilterRegistration")
+        FilterRegistrationBean<RateLimitFilter> sluiceRateLimitFilterRegistration(RateLimitFilter filter,
+                SluiceProperties p) {
+            FilterRegistrationBean<RateLimitFilter> r = new FilterRegistrationBean<>(filter);
+            r.setName("sluiceRateLimitFilter");
+            r.setOrder(p.getFilterOrder());
+            r.addUrlPatterns("/*");
+            return r;
+        }
+    }
+
+    /** Counters of what the filter did, when Micrometer is on the classpath. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
+    static class Metrics {
+
+        @Bean
+        @ConditionalOnMissingBean(RateLimitListener.class)
+        RateLimitListener sluiceMetrics(ObjectProvider<MeterRegistry> registry) {
+            MeterRegistry r = registry.getIfUnique();
+            return r == null ? RateLimitListener.NONE : new SluiceMetrics(r);
+        }
+    }
+}

@@ -1,0 +1,65 @@
+package dev.sluice.spring;
+
+import dev.sluice.FailSafeRateLimiter;
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
+import dev.sluice.memory.InMemoryRateLimiter;
+import java.util.Locale;
+import java.util.function.Supplier;
+import javax.sql.DataSource;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Opens the store {@code sluice.store} names. Remote stores are opened on a background thread by
+ * {@link FailSafeRateLimiter}, so the application starts while Redis or the database is down, and their failures
+ * are decided by {@code sluice.failure-policy}; each call waits at most the store's budget ({@code sluice.budget}).
+ */
+final class StoreFactory {
+    private StoreFactory() {
+    }
+
+    static RateLimiter create(SluiceProperties p, Ticker ticker, Supplier<DataSource> dataSource) {
+        String store = p.getStore() == null ? "memory" : p.getStore().strip();
+        String lower = store.toLowerCase(Locale.ROOT);
+        if (lower.equals("memory")) {
+            InMemoryRateLimiter.Builder b = InMemoryRateLimiter.builder();
+            if (ticker != null) {
+                b.ticker(ticker);
+            }
+            return b.build();
+        }
+        Supplier<RateLimiter> opener;
+        if (lower.startsWith("redis://") || lower.startsWith("rediss://") || lower.startsWith("redis-socket://")) {
+            require("dev.sluice.redis.RedisRateLimiter", "sluice-redis", store);
+            opener = RedisStore.opener(store, p.getBudget());
+        } else if (lower.equals("datasource")) {
+            require("dev.sluice.postgres.PostgresRateLimiter", "sluice-postgres", store);
+            DataSource ds = dataSource.get();
+            if (ds == null) {
+                throw new SluiceConfigException("sluice.store", "'datasource' but the application has no single"
+                        + " DataSource bean: configure spring.datasource.url, or use memory or redis://host:6379");
+            }
+            opener = PostgresStore.opener(ds);
+        } else {
+            throw new SluiceConfigException("sluice.store", "unknown store '" + store
+                    + "': use memory, redis://host:6379 (or rediss://) or datasource");
+        }
+        FailSafeRateLimiter.Builder b = FailSafeRateLimiter.builder(opener).policy(p.getFailurePolicy());
+        try {
+            b.probeInterval(p.getProbeInterval());
+        } catch (IllegalArgumentException e) {
+            throw new SluiceConfigException("sluice.probe-interval", e.getMessage());
+        }
+        if (ticker != null) {
+            b.ticker(ticker);
+        }
+        return b.build();
+    }
+
+    private static void require(String className, String artifact, String store) {
+        if (!ClassUtils.isPresent(className, StoreFactory.class.getClassLoader())) {
+            throw new SluiceConfigException("sluice.store", "'" + store + "' needs dev.sluice:" + artifact
+                    + " on the classpath: add that dependency, or use sluice.store: memory");
+        }
+    }
+}

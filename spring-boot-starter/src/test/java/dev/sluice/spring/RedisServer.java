@@ -1,0 +1,190 @@
+package dev.sluice.spring;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A real {@code redis-server} process for tests, bound to 127.0.0.1 on a free port: the one on the PATH
+ * if there is one, else the binary bundled in embedded-redis's jar ({@code SLUICE_REDIS_SERVER=embedded}
+ * forces the bundled one, {@code SLUICE_REDIS_SERVER=/path/to/redis-server} names another). {@link #stop()} kills it; a JVM
+ * shutdown hook does so too if a test forgets.
+ */
+final class RedisServer implements AutoCloseable {
+
+    private static Path binary;
+
+    final int port;
+    private final List<String> extraArgs;
+    private final Path dir;
+    private Process process;
+
+    private RedisServer(int port, List<String> extraArgs) throws IOException {
+        this.port = port;
+        this.extraArgs = extraArgs;
+        this.dir = Files.createTempDirectory("sluice-redis-" + port);
+    }
+
+    /** Starts a standalone server on a free port. */
+    static RedisServer start(String... extraArgs) {
+        try {
+            RedisServer s = new RedisServer(freePort(), List.of(extraArgs));
+            s.startProcess();
+            return s;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    String uri() {
+        return "redis://127.0.0.1:" + port;
+    }
+
+    synchronized void startProcess() throws IOException {
+        List<String> cmd = new ArrayList<>(List.of(binary().toString(), "--port", Integer.toString(port),
+                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
+                "--dir", dir.toString(), "--loglevel", "warning"));
+        cmd.addAll(extraArgs);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("redis.log").toFile());
+        process = pb.start();
+        Process p = process;
+        Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly));
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            if (!p.isAlive()) {
+                throw new IllegalStateException("redis-server exited: " + Files.readString(dir.resolve("redis.log")));
+            }
+            if (ping()) {
+                return;
+            }
+            sleep(20);
+        }
+        p.destroyForcibly();
+        throw new IllegalStateException("redis-server on port " + port + " did not answer PING within 10 s");
+    }
+
+    /** Kills the process (SIGKILL: like a crash) and waits for it. */
+    synchronized void stop() {
+        if (process != null) {
+            process.destroyForcibly();
+            try {
+                process.waitFor();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            process = null;
+        }
+    }
+
+    @Override
+    public void close() {
+        stop();
+        try (var files = Files.walk(dir)) {
+            files.sorted(java.util.Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+        } catch (IOException ignored) {
+            // a temp directory left behind is harmless
+        }
+    }
+
+    Path dir() {
+        return dir;
+    }
+
+    private boolean ping() {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            s.setSoTimeout(1000);
+            s.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+            byte[] buf = new byte[7];
+            int n = s.getInputStream().read(buf);
+            String reply = n > 0 ? new String(buf, 0, n, StandardCharsets.US_ASCII) : "";
+            return reply.startsWith("+PONG") || reply.startsWith("-NOAUTH"); // up, with --requirepass
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    static synchronized Path binary() throws IOException {
+        if (binary != null) {
+            return binary;
+        }
+        // SLUICE_REDIS_SERVER=embedded forces the bundled binary; a path names a redis-server to use
+        String choice = System.getenv("SLUICE_REDIS_SERVER");
+        if (choice != null && !choice.isBlank() && !choice.equals("embedded")) {
+            System.out.println("tests use " + choice);
+            return binary = Path.of(choice);
+        }
+        String path = "embedded".equals(choice) ? null : System.getenv("PATH");
+        if (path != null) {
+            for (String d : path.split(File.pathSeparator)) {
+                Path p = Path.of(d, "redis-server");
+                if (Files.isExecutable(p)) {
+                    System.out.println("tests use " + p);
+                    return binary = p;
+                }
+            }
+        }
+        String resource = bundledResource();
+        Path tmp = Files.createTempFile("sluice-redis-server", "");
+        try (InputStream in = redis.embedded.RedisServer.class.getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new IllegalStateException("no redis-server on the PATH and embedded-redis has no " + resource);
+            }
+            Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+        }
+        tmp.toFile().setExecutable(true);
+        tmp.toFile().deleteOnExit();
+        System.out.println("tests use embedded-redis's " + resource);
+        return binary = tmp;
+    }
+
+    private static String bundledResource() {
+        String os = System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT);
+        String arch = System.getProperty("os.arch").toLowerCase(java.util.Locale.ROOT);
+        if (os.contains("mac")) {
+            return arch.contains("aarch64") || arch.contains("arm") ? "/redis-server-6.2.6-v5-darwin-arm64"
+                    : "/redis-server-6.2.6-v5-darwin-amd64";
+        }
+        if (arch.contains("aarch64") || arch.contains("arm")) {
+            return "/redis-server-6.2.7-linux-arm64";
+        }
+        return "/redis-server-6.2.6-v5-linux-amd64";
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** One standalone server shared by every test class of the run. */
+    static synchronized RedisServer shared() {
+        if (Shared.server == null) {
+            Shared.server = start();
+            Runtime.getRuntime().addShutdownHook(new Thread(Shared.server::close));
+        }
+        return Shared.server;
+    }
+
+    private static final class Shared {
+        static RedisServer server;
+    }
+}

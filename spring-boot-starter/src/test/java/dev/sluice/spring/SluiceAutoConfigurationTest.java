@@ -1,0 +1,123 @@
+package dev.sluice.spring;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.FailSafeRateLimiter;
+import dev.sluice.RateLimiter;
+import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.servlet.RateLimitFilter;
+import dev.sluice.servlet.RateLimitListener;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+
+/** Wiring without a server: what backs off, what fails at startup and how the failure reads. */
+class SluiceAutoConfigurationTest {
+    private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
+            .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class));
+
+    @Test
+    void defaultsToAnInMemoryStoreAndAFilterWithNoRules() {
+        runner.run(ctx -> {
+            assertThat(ctx).hasSingleBean(InMemoryRateLimiter.class);
+            assertThat(ctx.getBean(RateLimitFilter.class).rules()).isEmpty();
+            assertThat(ctx.getBean(RateLimitListener.class)).isSameAs(RateLimitListener.NONE);
+        });
+    }
+
+    @Test
+    void applicationsOwnLimiterAndFilterWin() {
+        RateLimiter mine = InMemoryRateLimiter.create();
+        runner.withBean("myLimiter", RateLimiter.class, () -> mine)
+                .withPropertyValues("sluice.rules[0].requests_per_unit=5", "sluice.rules[0].unit=second")
+                .run(ctx -> {
+                    assertThat(ctx).getBeans(RateLimiter.class).containsOnlyKeys("myLimiter");
+                    assertThat(ctx.getBean(RateLimitFilter.class).rules()).hasSize(1);
+                });
+        RateLimitFilter myFilter = RateLimitFilter.builder(mine).build();
+        runner.withBean(RateLimitFilter.class, () -> myFilter)
+                .run(ctx -> assertThat(ctx.getBean(RateLimitFilter.class)).isSameAs(myFilter));
+    }
+
+    @Test
+    void micrometerCountersWhenARegistryExists() {
+        runner.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
+                .run(ctx -> assertThat(ctx.getBean(RateLimitListener.class)).isInstanceOf(SluiceMetrics.class));
+    }
+
+    @Test
+    void redisStoreIsWrappedInTheFailurePolicyAndStartsWhileRedisIsDown() throws Exception {
+        int closedPort = RedisServer.freePort();
+        runner.withPropertyValues("sluice.store=redis://127.0.0.1:" + closedPort, "sluice.failure-policy=fail_closed")
+                .run(ctx -> {
+                    FailSafeRateLimiter l = ctx.getBean(FailSafeRateLimiter.class);
+                    assertThat(l.policy()).hasToString("FAIL_CLOSED");
+                    assertThat(l.storeHealthy()).isFalse();
+                });
+    }
+
+    private String startupFailure(String... properties) {
+        String[] message = new String[1];
+        runner.withPropertyValues(properties).run(ctx -> {
+            assertThat(ctx).hasFailed();
+            Throwable t = ctx.getStartupFailure();
+            while (t != null && !(t instanceof SluiceConfigException)) {
+                t = t.getCause();
+            }
+            assertThat(t).as("a SluiceConfigException in " + ctx.getStartupFailure()).isNotNull();
+            message[0] = t.getMessage();
+        });
+        return message[0];
+    }
+
+    @Test
+    void ruleNamingAnUnknownLimitFailsWithThePropertyPathAndTheFix() {
+        assertThat(startupFailure("sluice.limits.basic.requests_per_unit=10", "sluice.limits.basic.unit=minute",
+                "sluice.rules[0].paths=/api/**", "sluice.rules[0].limit=gold"))
+                .isEqualTo("sluice.rules[0].limit: unknown limit 'gold': define it under sluice.limits.gold"
+                        + " or use one of [basic]");
+    }
+
+    @Test
+    void ruleNamingAnUnknownTierFailsWithThePropertyPathAndTheFix() {
+        assertThat(startupFailure("sluice.tiers=free,pro", "sluice.limits.basic.requests_per_unit=10",
+                "sluice.limits.basic.unit=minute", "sluice.rules[0].tiers.free=basic",
+                "sluice.rules[0].tiers.enterprise=basic"))
+                .isEqualTo("sluice.rules[0].tiers.enterprise: unknown tier 'enterprise': declare it in sluice.tiers"
+                        + " (now [free, pro]) or remove it");
+        assertThat(startupFailure("sluice.tiers=free,pro", "sluice.limits.basic.requests_per_unit=10",
+                "sluice.limits.basic.unit=minute", "sluice.rules[0].tiers.pro=basic"))
+                .isEqualTo("sluice.rules[0].tiers: rule 'rule-0' has no limit for the default tier 'free':"
+                        + " add tiers.free: <limit>");
+    }
+
+    @Test
+    void badLimitsKeysAndStoresFailWithThePropertyPath() {
+        assertThat(startupFailure("sluice.rules[0].requests_per_unit=10", "sluice.rules[0].unit=fortnight"))
+                .startsWith("sluice.rules[0].unit: unknown unit 'fortnight': use one of second, minute, hour");
+        assertThat(startupFailure("sluice.rules[0].unit=minute"))
+                .startsWith("sluice.rules[0].requests_per_unit: missing");
+        assertThat(startupFailure("sluice.rules[0].requests_per_unit=10", "sluice.rules[0].unit=minute",
+                "sluice.rules[0].key=cookie")).startsWith("sluice.rules[0].key: unknown key 'cookie'");
+        assertThat(startupFailure("sluice.rules[0].paths=/api/**")).startsWith("sluice.rules[0]: rule 'rule-0' has no limit");
+        assertThat(startupFailure("sluice.rules[0].requests_per_unit=10", "sluice.rules[0].unit=minute",
+                "sluice.rules[0].cost=11")).startsWith("sluice.rules[0].cost: cost 11 exceeds capacity 10");
+        assertThat(startupFailure("sluice.trusted-proxies=proxy.internal"))
+                .startsWith("sluice.trusted-proxies: trusted proxy 'proxy.internal' is not an address block");
+        assertThat(startupFailure("sluice.store=mongodb://x")).isEqualTo("sluice.store: unknown store"
+                + " 'mongodb://x': use memory, redis://host:6379 (or rediss://) or datasource");
+        assertThat(startupFailure("sluice.store=datasource")).startsWith("sluice.store: 'datasource' but the"
+                + " application has no single DataSource bean");
+    }
+
+    @Test
+    void failureAnalysisNamesThePropertyToFix() {
+        FailureAnalysis a = new SluiceConfigFailureAnalyzer().analyze(new IllegalStateException("wrapped",
+                new SluiceConfigException("sluice.rules[0].limit", "unknown limit 'gold'")));
+        assertThat(a.getDescription()).isEqualTo("Sluice rate limiting is misconfigured: sluice.rules[0].limit:"
+                + " unknown limit 'gold'");
+        assertThat(a.getAction()).contains("sluice.rules[0].limit");
+    }
+}
