@@ -1,0 +1,26 @@
+package dev.sluice.example;
+
+import java.security.Principal;
+import java.util.Map;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.web.bind.annotation.GetMapping;
+import org.springframework.web.bind.annotation.RestController;
+
+/**
+ * A small API limited by Sluice: every {@code /api/**} call per client address, and per user with a free or pro
+ * tier. The limits are all in {@code application.yml}; the code below knows nothing about them.
+ */
+@SpringBootApplication
+@RestController
+public class ApiApplication {
+
+    public static void main(String[] args) {
+        SpringApplication.run(ApiApplication.class, args);
+    }
+
+    @GetMapping("/api/greeting")
+    Map<String, String> greeting(Principal user) {
+        return Map.of("greeting", "hello " + (user == null ? "stranger" : user.getName()));
+    }
+}
