@@ -11,10 +11,17 @@ import java.util.Objects;
 public final class PathPattern {
     private final String pattern;
     private final String[] segments;
+    /** For {@code /a/b/**} and {@code /a/b}: the literal {@code /a/b}, matched without splitting the path. */
+    private final String literal;
+    private final boolean literalAndBelow;
 
     private PathPattern(String pattern) {
         this.pattern = pattern;
         this.segments = split(pattern);
+        String base = pattern.endsWith("/**") ? pattern.substring(0, pattern.length() - 3) : pattern;
+        boolean wild = base.indexOf('*') >= 0 || base.indexOf('?') >= 0;
+        this.literal = wild ? null : base.endsWith("/") ? base.substring(0, base.length() - 1) : base;
+        this.literalAndBelow = pattern.endsWith("/**");
     }
 
     /**
@@ -31,6 +38,15 @@ public final class PathPattern {
 
     /** Whether {@code path} (starting with {@code /}) matches. */
     public boolean matches(String path) {
+        if (literal != null && path.indexOf("//") < 0) {
+            // the common shapes, on the hot path of every request: no allocation
+            int n = literal.length();
+            int end = path.endsWith("/") ? path.length() - 1 : path.length();
+            if (literalAndBelow) {
+                return path.startsWith(literal) && (end == n || (end > n && path.charAt(n) == '/'));
+            }
+            return end == n && path.startsWith(literal);
+        }
         return match(segments, 0, split(path), 0);
     }
 

@@ -34,6 +34,20 @@ class PathPatternTest {
     }
 
     @Test
+    void literalPatternsMatchLikeTheGeneralMatcher() {
+        assertThat(PathPattern.of("/login").matches("/login")).isTrue();
+        assertThat(PathPattern.of("/login").matches("/login/")).isTrue();
+        assertThat(PathPattern.of("/login").matches("/login/x")).isFalse();
+        assertThat(PathPattern.of("/login").matches("/logins")).isFalse();
+        assertThat(PathPattern.of("/**").matches("/")).isTrue();
+        assertThat(PathPattern.of("/**").matches("/anything/at/all")).isTrue();
+        assertThat(PathPattern.of("/api/v1/**").matches("/api/v1/")).isTrue();
+        assertThat(PathPattern.of("/api/v1/**").matches("/api/v10")).isFalse();
+        assertThat(PathPattern.of("/").matches("/")).isTrue();
+        assertThat(PathPattern.of("/").matches("/x")).isFalse();
+    }
+
+    @Test
     void patternWithoutLeadingSlashIsRejectedWithAnExample() {
         assertThatThrownBy(() -> PathPattern.of("api/**")).hasMessageContaining("'api/**' must start with '/'");
     }
