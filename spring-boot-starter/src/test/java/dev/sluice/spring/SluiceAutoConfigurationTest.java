@@ -2,12 +2,20 @@ package dev.sluice.spring;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.Decision;
 import dev.sluice.FailSafeRateLimiter;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.servlet.RateLimitFilter;
 import dev.sluice.servlet.RateLimitListener;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
@@ -56,6 +64,32 @@ class SluiceAutoConfigurationTest {
                     assertThat(l.policy()).hasToString("FAIL_CLOSED");
                     assertThat(l.storeHealthy()).isFalse();
                 });
+    }
+
+    @Test
+    void datasourceStoreDecidesOnTheApplicationsPostgres() throws Exception {
+        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
+            DataSource ds = pg.getPostgresDatabase();
+            runner.withBean(DataSource.class, () -> ds).withPropertyValues("sluice.store=datasource").run(ctx -> {
+                FailSafeRateLimiter l = ctx.getBean(FailSafeRateLimiter.class);
+                long deadline = System.nanoTime() + 20_000_000_000L; // opened (and migrated) in the background
+                while (!l.storeHealthy() && System.nanoTime() < deadline) {
+                    Thread.sleep(20);
+                }
+                Limit limit = Limit.tokenBucket(2, Rate.perHour(2));
+                Decision first = l.tryAcquire("starter-pg", limit);
+                assertThat(first.degraded()).isFalse();
+                assertThat(first.remaining()).isEqualTo(1);
+                l.tryAcquire("starter-pg", limit);
+                assertThat(l.tryAcquire("starter-pg", limit).allowed()).isFalse();
+                try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+                        ResultSet rs = st.executeQuery("select count(*) from information_schema.tables"
+                                + " where table_name like 'sluice%'")) {
+                    rs.next();
+                    assertThat(rs.getInt(1)).isPositive(); // the migrations ran
+                }
+            });
+        }
     }
 
     private String startupFailure(String... properties) {
