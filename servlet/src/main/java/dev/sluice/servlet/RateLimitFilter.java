@@ -41,7 +41,7 @@ import java.util.Objects;
  *
  * <p>Failures: a store's failure policy applies (wrap a remote store in {@code FailSafeRateLimiter}); a degraded
  * decision is applied as decided, logged (rate-limited) and available in the request attribute
- * {@value #DECISION_ATTRIBUTE}. If the limiter throws anyway, the request goes on and the failure is logged,
+ * {@value #DECISION_ATTRIBUTE}; a degraded denial says so in its problem body ({@code "degradation":"timeout"}). If the limiter throws anyway, the request goes on and the failure is logged,
  * at most a few lines a second: a rate limiter must not take the application down. A request whose cost could
  * never be granted (below 1, above the capacity) is answered {@code 400}.
  */
@@ -128,7 +128,7 @@ public final class RateLimitFilter implements Filter {
         }
         if (applied.badCost != null) {
             listen(request, applied, RateLimitListener.Outcome.BAD_COST, null);
-            writeProblem(response, 400, "Bad Request", applied.badCost, request, null, 0);
+            writeProblem(response, 400, "Bad Request", applied.badCost, request, null, 0, null);
             return;
         }
         Decision d;
@@ -180,8 +180,12 @@ public final class RateLimitFilter implements Filter {
             long retry = RateLimitFields.retryAfterSeconds(d);
             response.setHeader(RateLimitFields.RETRY_AFTER, Long.toString(retry));
             String limitName = owner(applied, d).name();
-            writeProblem(response, 429, "Too Many Requests", "Rate limit '" + limitName + "' exceeded: retry in "
-                    + retry + " s.", request, limitName, retry);
+            String detail = d.degraded()
+                    ? "Rate limit '" + limitName + "' could not be checked (" + d.degradation().label()
+                            + ") and the failure policy denies: retry in " + retry + " s."
+                    : "Rate limit '" + limitName + "' exceeded: retry in " + retry + " s.";
+            writeProblem(response, 429, "Too Many Requests", detail, request, limitName, retry,
+                    d.degraded() ? d.degradation().label() : null);
         }
     }
 
@@ -259,7 +263,8 @@ public final class RateLimitFilter implements Filter {
     }
 
     private void writeProblem(HttpServletResponse response, int status, String title, String detail,
-            HttpServletRequest request, String limitName, long retryAfterSeconds) throws IOException {
+            HttpServletRequest request, String limitName, long retryAfterSeconds, String degradation)
+            throws IOException {
         StringBuilder json = new StringBuilder(256).append("{\"type\":");
         jsonString(json, problemType).append(",\"title\":");
         jsonString(json, title).append(",\"status\":").append(status).append(",\"detail\":");
@@ -268,6 +273,10 @@ public final class RateLimitFilter implements Filter {
         if (limitName != null) {
             json.append(",\"limit\":");
             jsonString(json, limitName).append(",\"retryAfterSeconds\":").append(retryAfterSeconds);
+        }
+        if (degradation != null) {
+            json.append(",\"degradation\":");
+            jsonString(json, degradation);
         }
         json.append('}');
         byte[] body = json.toString().getBytes(StandardCharsets.UTF_8);

@@ -3,11 +3,15 @@ package dev.sluice.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
+import dev.sluice.FailSafeRateLimiter;
+import dev.sluice.FailurePolicy;
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Permit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
+import dev.sluice.StoreException;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.servlet.ClientIpResolver.Header;
 import dev.sluice.servlet.RateLimitListener.Outcome;
@@ -244,6 +248,24 @@ class RateLimitFilterHttpTest {
             assertThat(status("/a")).isEqualTo(200);
         }
         assertThat(outcomes).hasSize(10).containsOnly(Outcome.LIMITER_FAILED);
+    }
+
+    @Test
+    void storeThatCannotOpenIsDecidedByTheFailurePolicyAndTheDenialSaysSo() throws Exception {
+        FailSafeRateLimiter failClosed = FailSafeRateLimiter.builder(() -> {
+            throw new StoreException("store at 192.0.2.1:6379 refused the connection", null, Degradation.UNAVAILABLE);
+        }).policy(FailurePolicy.FAIL_CLOSED).probeInterval(Duration.ofSeconds(5)).build();
+        try (failClosed) {
+            server.use(RateLimitFilter.builder(failClosed)
+                    .rule(RateLimitRule.named("per-ip").limit(Limit.tokenBucket(5, Rate.perHour(5))).build()).build());
+            HttpResponse<String> r = get("/a");
+            assertThat(r.statusCode()).isEqualTo(429);
+            assertThat(r.headers().firstValue("Retry-After")).hasValue("5");
+            assertThat(r.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+                    + "\"detail\":\"Rate limit 'per-ip' could not be checked (unavailable) and the failure policy denies:"
+                    + " retry in 5 s.\",\"instance\":\"/a\",\"limit\":\"per-ip\",\"retryAfterSeconds\":5,"
+                    + "\"degradation\":\"unavailable\"}");
+        }
     }
 
     @Test
