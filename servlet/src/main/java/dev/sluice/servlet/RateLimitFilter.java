@@ -167,12 +167,12 @@ public final class RateLimitFilter implements Filter {
             listen(request, applied, RateLimitListener.Outcome.DENIED, d);
             StringBuilder policy = new StringBuilder();
             for (int i = 0; i < applied.size(); i++) {
-                String item = policyItems.get(applied.limits.get(i));
-                if (policy.indexOf(item) < 0) {
+                Limit l = applied.limits.get(i);
+                if (applied.limits.subList(0, i).stream().noneMatch(x -> x == l)) { // each limit's item once
                     if (policy.length() > 0) {
                         policy.append(", ");
                     }
-                    policy.append(item);
+                    policy.append(policyItems.get(l));
                 }
             }
             response.setHeader(RateLimitFields.POLICY, policy.toString());
