@@ -83,7 +83,9 @@ public final class ClientIpResolver {
     public String resolve(HttpServletRequest request) {
         String peer = request.getRemoteAddr();
         if (trusted.isEmpty()) {
-            return canonicalPeer(peer);
+            // the container spells the peer from an InetAddress already: only a zone id needs dropping
+            return peer != null && !peer.isEmpty() && peer.indexOf('%') < 0 && peer.length() <= IpLiteral.MAX_LENGTH
+                    ? peer : canonicalPeer(peer);
         }
         return resolve(peer, Collections.list(request.getHeaders(header.headerName())));
     }
