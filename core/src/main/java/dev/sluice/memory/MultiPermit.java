@@ -13,7 +13,7 @@ import java.util.Objects;
 /**
  * All-or-nothing across several (key, limit) pairs in memory. Each distinct slot is held (marked locked)
  * in one global order — segment, then hash, then limit — so two requests can never wait on each other in
- * a cycle; single-key deciders that meet a held slot spin for the moment it takes. With every slot held,
+ * a cycle; single-key deciders that meet a held slot yield until it is released. With every slot held,
  * the pure steps decide in request order on private copies; then every slot is released with its new
  * state if all permits were granted, or with its old one if any was not.
  */

@@ -124,7 +124,9 @@ final class Segment {
                     break; // evicted or moved: look again
                 }
                 if (cur == LOCKED) {
-                    Thread.onSpinWait(); // a multi-permit request holds it for a moment
+                    // a multi-permit request holds it for a moment; yield rather than spin, since on a busy machine the holder
+                    // may be descheduled and spinning would keep it off the CPU (8 threads on 2 cores: 534 → 185k ops/s)
+                    Thread.yield();
                     continue;
                 }
                 if (r.algorithm == Algorithm.FIXED_WINDOW) {
@@ -167,7 +169,7 @@ final class Segment {
                     break;
                 }
                 if (cur instanceof LockedRef) {
-                    Thread.onSpinWait();
+                    Thread.yield();
                     continue;
                 }
                 Step step = InMemoryRateLimiter.step(r, (State) cur, now, cost);
@@ -201,7 +203,7 @@ final class Segment {
                     continue;
                 }
                 if (cur == LOCKED) {
-                    Thread.onSpinWait();
+                    Thread.yield();
                     continue;
                 }
                 state = InMemoryRateLimiter.unpack(r, cur, now, s.base);
@@ -211,7 +213,7 @@ final class Segment {
                     continue;
                 }
                 if (cur instanceof LockedRef) {
-                    Thread.onSpinWait();
+                    Thread.yield();
                     continue;
                 }
                 state = (State) cur;
@@ -240,7 +242,7 @@ final class Segment {
                     return null;
                 }
                 if (cur == LOCKED) {
-                    Thread.onSpinWait();
+                    Thread.yield();
                     continue;
                 }
                 if (LONGS.compareAndSet(s.states, i, cur, LOCKED)) {
@@ -254,7 +256,7 @@ final class Segment {
                     return null;
                 }
                 if (cur instanceof LockedRef) {
-                    Thread.onSpinWait();
+                    Thread.yield();
                     continue;
                 }
                 if (REFS.compareAndSet(s.refs, i, cur, new LockedRef((State) cur))) {
@@ -451,7 +453,7 @@ final class Segment {
                     if (!wait) {
                         return null;
                     }
-                    Thread.onSpinWait();
+                    Thread.yield();
                     continue;
                 }
                 if (LONGS.compareAndSet(s.states, i, v, DEAD)) {
@@ -471,7 +473,7 @@ final class Segment {
                 if (!wait) {
                     return null;
                 }
-                Thread.onSpinWait();
+                Thread.yield();
                 continue;
             }
             if (REFS.compareAndSet(s.refs, i, ref, DEAD_REF)) {
