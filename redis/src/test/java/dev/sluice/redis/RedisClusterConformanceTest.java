@@ -5,6 +5,7 @@ import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 
 /**
@@ -19,7 +20,7 @@ class RedisClusterConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return RedisRateLimiter.builder(RedisCluster.shared().uri()).cluster(true).clientResources(RESOURCES)
+        return RedisRateLimiter.builder(RedisCluster.shared().uri()).timeBudget(Duration.ofSeconds(2)).cluster(true).clientResources(RESOURCES)
                 .ticker(ticker).build();
     }
 

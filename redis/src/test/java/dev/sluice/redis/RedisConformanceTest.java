@@ -5,6 +5,7 @@ import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 
 /** The whole conformance suite, unchanged, against a real redis-server with a client ticker. */
@@ -15,7 +16,7 @@ class RedisConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return RedisRateLimiter.builder(RedisServer.shared().uri()).cluster(false).clientResources(RESOURCES)
+        return RedisRateLimiter.builder(RedisServer.shared().uri()).timeBudget(Duration.ofSeconds(2)).cluster(false).clientResources(RESOURCES)
                 .ticker(ticker).build();
     }
 
