@@ -165,8 +165,7 @@ public final class RedisRateLimiter implements RateLimiter {
                 try {
                     conn = c.connect(ByteArrayCodec.INSTANCE);
                 } catch (RuntimeException e) {
-                    c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-                    shutdownOwnResources();
+                    abandon(c);
                     throw e;
                 }
                 this.connection = conn;
@@ -182,8 +181,7 @@ public final class RedisRateLimiter implements RateLimiter {
                 try {
                     conn = c.connect(ByteArrayCodec.INSTANCE, uris.get(0));
                 } catch (RuntimeException e) {
-                    c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-                    shutdownOwnResources();
+                    abandon(c);
                     throw e;
                 }
                 this.connection = conn;
@@ -392,7 +390,19 @@ public final class RedisRateLimiter implements RateLimiter {
         }
     }
 
-    /** Stops the event loops and timers this limiter created, and waits for their threads to end. */
+    /** Shuts down a client whose connection failed, and this limiter's own resources even if that throws. */
+    private void abandon(AbstractRedisClient c) {
+        try {
+            c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        } finally {
+            shutdownOwnResources();
+        }
+    }
+
+    /**
+     * Stops the event loops and timers this limiter created, and waits for their threads to end (an
+     * interrupted caller does not wait, but the shutdown is under way).
+     */
     private void shutdownOwnResources() {
         if (ownResources == null) {
             return;
