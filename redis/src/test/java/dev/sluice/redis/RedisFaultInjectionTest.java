@@ -227,6 +227,80 @@ class RedisFaultInjectionTest {
         return true;
     }
 
+    /**
+     * The store alone, no policy: on a frozen Redis every call, sync or async, fails with TIMEOUT no sooner
+     * than its budget and within the bound; prints how far past the budget calls returned (the slack).
+     */
+    @Test
+    void onAFrozenRedisEveryCallFailsAtItsBudgetNeitherSoonerNorMuchLater() throws Exception {
+        try (RedisServer server = server(); RedisRateLimiter store = redis(server)) {
+            awaitExact(store, System.nanoTime());
+            Load machine = new Load(store, FailurePolicy.FAIL_OPEN, 0, "frozen"); // the canary only
+            server.pause();
+            try {
+                List<Thread> callers = new ArrayList<>();
+                ConcurrentLinkedQueue<Long> overshoots = new ConcurrentLinkedQueue<>();
+                ConcurrentLinkedQueue<String> wrong = new ConcurrentLinkedQueue<>();
+                for (int t = 0; t < 4; t++) {
+                    boolean async = t % 2 == 1;
+                    Thread caller = new Thread(() -> {
+                        for (int i = -5; i < 50; i++) { // five calls untimed: this loop's own first-time costs
+                            long gcs = gcCount();
+                            long start = System.nanoTime();
+                            Throwable e = null;
+                            try {
+                                if (async) {
+                                    store.tryAcquireAsync("frozen", LOAD_LIMIT, 1).join();
+                                } else {
+                                    store.tryAcquire("frozen", LOAD_LIMIT);
+                                }
+                            } catch (RuntimeException x) {
+                                e = x;
+                            }
+                            long took = System.nanoTime() - start;
+                            if (i < 0) {
+                                continue;
+                            }
+                            Throwable c = e instanceof java.util.concurrent.CompletionException ? e.getCause() : e;
+                            if (!(c instanceof RedisStoreException r) || r.degradation() != Degradation.TIMEOUT) {
+                                wrong.add("not a timeout: " + e);
+                            }
+                            if (took < BUDGET.toNanos()) {
+                                wrong.add("gave up " + (BUDGET.toNanos() - took) + " ns before its budget");
+                            }
+                            overshoots.add(took - BUDGET.toNanos());
+                            machine.worstNanos.accumulate(took);
+                            if (took > BOUND_NANOS) {
+                                machine.slowCalls.add(Map.entry(new long[] {start, start + took, gcCount() == gcs ? 0 : 1},
+                                        String.format("%s %.2f ms", async ? "async" : "sync", took / 1e6)));
+                            }
+                            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+                        }
+                    }, "frozen-caller-" + t);
+                    callers.add(caller);
+                    caller.start();
+                }
+                for (Thread caller : callers) {
+                    caller.join(30_000);
+                }
+                machine.stop();
+                long[] o = overshoots.stream().mapToLong(Long::longValue).sorted().toArray();
+                System.out.printf("fault-injection frozen store alone: %d calls past their %d ms budget by p50 %.2f ms,"
+                        + " p99 %.2f ms, max %.2f ms (SLACK %d ms, bound %.0f ms); over the bound: %d, %d more across"
+                        + " a GC pause, %d more across a machine stall%n", o.length, BUDGET.toMillis(),
+                        o[o.length / 2] / 1e6, o[(int) (o.length * 0.99)] / 1e6, o[o.length - 1] / 1e6,
+                        RedisRateLimiter.SLACK.toMillis(), BOUND_NANOS / 1e6, machine.slow.size(),
+                        machine.slowInGc.size(), machine.slowInStall.size());
+                assertThat(wrong).isEmpty();
+                assertThat(o).hasSize(200);
+                machine.assertWithinBound();
+            } finally {
+                machine.stop();
+                server.resume();
+            }
+        }
+    }
+
     @Test
     void twentyKillRestartCyclesUnderLoadLeakNoThreadAndNoConnection() {
         Set<Thread> before = liveThreads();
