@@ -5,7 +5,6 @@ import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
-import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 
 /**
@@ -20,8 +19,8 @@ class RedisClusterConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return RedisRateLimiter.builder(RedisCluster.shared().uri()).timeBudget(Duration.ofSeconds(2)).cluster(true).clientResources(RESOURCES)
-                .ticker(ticker).build();
+        return RedisRateLimiter.builder(RedisCluster.shared().uri()).timeBudget(RedisServer.GENEROUS_BUDGET)
+                .cluster(true).clientResources(RESOURCES).ticker(ticker).build();
     }
 
     @Override

@@ -5,7 +5,6 @@ import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
-import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 
 /** The whole conformance suite, unchanged, against a real redis-server with a client ticker. */
@@ -16,7 +15,7 @@ class RedisConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return RedisRateLimiter.builder(RedisServer.shared().uri()).timeBudget(Duration.ofSeconds(2)).cluster(false).clientResources(RESOURCES)
+        return RedisServer.shared().limiter().cluster(false).clientResources(RESOURCES)
                 .ticker(ticker).build();
     }
 

@@ -18,7 +18,15 @@ import org.junit.jupiter.api.Test;
 /** A Redis that dies, comes back, or was never there: clear errors within the timeout, then recovery. */
 class RedisFailureTest {
 
-    /** Runs a call that must fail on another thread; returns its failure, checking it took at most budget + SLACK. */
+    /**
+     * How late past its budget a failing call may return here. These tests check that a failing call ends at
+     * its budget rather than at Lettuce's backstop (the connect timeout, 2 s) or never; 50 ms tells those
+     * apart on a loaded machine, where a woken thread may wait tens of milliseconds for a CPU. The precise
+     * bound (budget + 5 ms) is RedisFaultInjectionTest's, with its measurements.
+     */
+    private static final Duration LATE = Duration.ofMillis(50);
+
+    /** Runs a call that must fail on another thread; returns its failure, checking it took at most budget + LATE. */
     private static Throwable failsWithin(Duration timeout, org.assertj.core.api.ThrowableAssert.ThrowingCallable call)
             throws Exception {
         CompletableFuture<Object[]> f = CompletableFuture.supplyAsync(() -> {
@@ -28,8 +36,8 @@ class RedisFailureTest {
         });
         Object[] r = f.get(10, TimeUnit.SECONDS);
         assertThat((Throwable) r[0]).isNotNull();
-        assertThat((long) r[1]).as("elapsed ns of a failing call, budget " + timeout + " + slack " + RedisRateLimiter.SLACK)
-                .isLessThanOrEqualTo(timeout.plus(RedisRateLimiter.SLACK).toNanos());
+        assertThat((long) r[1]).as("elapsed ns of a failing call, budget " + timeout + " + " + LATE)
+                .isLessThanOrEqualTo(timeout.plus(LATE).toNanos());
         return (Throwable) r[0];
     }
 
