@@ -54,7 +54,7 @@ final class Stores {
         }
         String kind = kind(s);
         if ("redis".equals(kind)) {
-            return new Opened(RedisRateLimiter.builder(s).commandTimeout(storeTimeout).build(), "redis", true, null);
+            return new Opened(RedisRateLimiter.builder(s).timeBudget(storeTimeout).build(), "redis", true, null);
         }
         if ("postgres".equals(kind)) {
             HikariDataSource ds = dataSource(s, poolSize);
