@@ -1,9 +1,12 @@
 package dev.sluice.server;
 
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
+import dev.sluice.FailSafeRateLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
+import dev.sluice.StoreException;
 import dev.sluice.server.CheckResult.Code;
 import dev.sluice.server.CheckResult.Outcome;
 import dev.sluice.server.CheckResult.Status;
@@ -66,15 +69,33 @@ import java.util.concurrent.atomic.AtomicReference;
  * rule's numbers starts fresh buckets for it. Keys longer than the store's 4096-character bound are replaced by
  * their SHA-256.
  *
- * <p>Memory decisions run on the calling (event-loop) thread: they never block. Remote stores run on a bounded
- * executor under the per-request {@code storeTimeout}; past it the request fails with 503 / UNAVAILABLE and the
- * store's own failure policy is what the store applied before that.
+ * <h2>Store failures</h2>
+ * Memory decisions run on the calling (event-loop) thread: they never block. Remote stores run on a bounded
+ * executor. {@code sluice serve} wraps them in a {@link FailSafeRateLimiter}: each store call is bounded by the
+ * store's own time budget ({@code --store-timeout}), and when the store times out, is down or fails, the failure
+ * policy decides instead (fail open, fail closed, local limits) and the decision says so
+ * ({@link Decision#degradation()}, shown as {@code degraded} in the answer). So a decision does not fail because of
+ * the store. What remains a 503 / UNAVAILABLE ({@link StoreUnavailableException}):
+ * <ul>
+ *   <li>{@code reset}, which has no policy to apply (a reset that did not happen must not look as if it had);</li>
+ *   <li>the bounded pool is full ({@code store-overloaded}): the service itself is overloaded;</li>
+ *   <li>the service's own deadline, the budget plus {@value #DEADLINE_SLACK_MILLIS} ms, passes: a store that broke
+ *       its budget, or a backed-up pool ({@code store-timeout});</li>
+ *   <li>a store not wrapped in a policy (embedding the service with a bare store) that throws.</li>
+ * </ul>
  */
 public final class DecisionService {
+    /**
+     * How long past the store's budget the service waits before it answers 503 {@code store-timeout} itself: the
+     * stores bound their calls to their budget plus a few milliseconds, and a request may queue for a pool thread.
+     */
+    public static final long DEADLINE_SLACK_MILLIS = 100;
+
     private final RateLimiter limiter;
     private final String storeName;
     private final ExecutorService storeExecutor;
     private final long storeTimeoutNanos;
+    private final long deadlineNanos;
     private final ServerMetrics metrics;
     private final int maxDescriptors;
     private final AtomicReference<RuleSet> rules;
@@ -93,6 +114,7 @@ public final class DecisionService {
         this.rules = new AtomicReference<>(rules);
         this.storeExecutor = storeExecutor;
         this.storeTimeoutNanos = storeTimeoutNanos;
+        this.deadlineNanos = storeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(DEADLINE_SLACK_MILLIS);
         this.maxDescriptors = maxDescriptors;
         this.metrics = metrics;
     }
@@ -139,20 +161,25 @@ public final class DecisionService {
     private static final Limit READY_PROBE = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
 
     /**
-     * Readiness: one decision on a probe key under a limit no caller uses, under the store budget. Completes
-     * normally when the store answers, exceptionally ({@link StoreUnavailableException}) when it does not.
+     * Readiness: one decision on a probe key under a limit no caller uses, under the store budget. Completes with
+     * that decision, {@linkplain Decision#degraded() degraded} when the failure policy answered for the store
+     * (the service is still ready: it answers every request, by its policy), and exceptionally
+     * ({@link StoreUnavailableException}) when not even that was possible.
      */
-    public CompletableFuture<Void> probe() {
-        return run(() -> {
-            limiter.tryAcquire("sluice:readyz", READY_PROBE, 1);
-            return null;
-        });
+    public CompletableFuture<Decision> probe() {
+        return run(() -> limiter.tryAcquire("sluice:readyz", READY_PROBE, 1));
+    }
+
+    /** The failure-safe wrapper around the store, or null when the store is used bare (the in-memory store). */
+    public FailSafeRateLimiter failSafe() {
+        return limiter instanceof FailSafeRateLimiter f ? f : null;
     }
 
     /**
      * Decides asynchronously. The future fails with {@link BadRequestException} for bad input,
-     * {@link StoreUnavailableException} when the store times out or fails and {@link UnsupportedByStoreException}
-     * when a check-only descriptor meets a store without peek; never with anything else.
+     * {@link StoreUnavailableException} when the store pool is full, the service's deadline passes or a bare store
+     * (no failure policy) fails, and {@link UnsupportedByStoreException} when a check-only descriptor meets a store
+     * without peek; never with anything else.
      */
     public CompletableFuture<CheckResult> check(CheckRequest request) {
         Plan plan;
@@ -202,11 +229,26 @@ public final class DecisionService {
         if (t instanceof TimeoutException) {
             metrics.storeError("timeout");
             return new StoreUnavailableException("store-timeout", "the " + storeName + " store did not answer within "
-                    + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos) + " ms", t);
+                    + TimeUnit.NANOSECONDS.toMillis(deadlineNanos) + " ms (its budget, --store-timeout "
+                    + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos) + " ms, plus " + DEADLINE_SLACK_MILLIS
+                    + " ms)", t);
+        }
+        if (t instanceof StoreException e) {
+            // what the failure policy does not absorb (reset) or a bare store: the store's own classification
+            Degradation cause = e.degradation();
+            metrics.storeError(cause == Degradation.STORE_ERROR ? "error" : cause.label());
+            return new StoreUnavailableException(problemType(cause), "the " + storeName + " store failed ("
+                    + cause.label() + "): " + (t.getMessage() == null ? "no detail (see the service log)"
+                    : t.getMessage()), t);
         }
         metrics.storeError("error");
         return new StoreUnavailableException("store-error", "the " + storeName + " store failed: "
                 + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()), t);
+    }
+
+    /** The 503 problem type for a store failure: {@code store-timeout}, {@code store-unavailable}, … */
+    static String problemType(Degradation cause) {
+        return "store-" + cause.label().replace('_', '-').replace("store-", "");
     }
 
     /**
@@ -276,7 +318,7 @@ public final class DecisionService {
             return CompletableFuture.failedFuture(new StoreUnavailableException("store-overloaded",
                     "the " + storeName + " store has too many requests waiting: retry shortly", e));
         }
-        return f.orTimeout(storeTimeoutNanos, TimeUnit.NANOSECONDS).handle((r, t) -> {
+        return f.orTimeout(deadlineNanos, TimeUnit.NANOSECONDS).handle((r, t) -> {
             if (t == null) {
                 return r;
             }
