@@ -251,12 +251,13 @@ public final class RemoteRateLimiter implements RateLimiter {
                 Throwable c = t instanceof CompletionException ? t.getCause() : t;
                 if (c instanceof TimeoutException) {
                     exchange.cancel(true);
-                    throw RemoteRateLimiterException.noAnswer("sluice service " + uri + " did not answer within "
-                            + budget.toMillis() + " ms (the client's time budget)", c);
                 }
-                throw RemoteRateLimiterException.noAnswer("sluice service " + uri + " could not be reached: " + c
-                        + (c instanceof java.net.http.HttpTimeoutException ? " (the client's time budget is "
-                        + budget.toMillis() + " ms)" : ""), c);
+                if (RemoteRateLimiterException.classify(c) == Degradation.TIMEOUT) {
+                    throw RemoteRateLimiterException.noAnswer("sluice service " + uri + " did not answer within "
+                            + budget.toMillis() + " ms, the client's time budget (" + c + "): raise timeBudget if "
+                            + "the service is just slow", c);
+                }
+                throw RemoteRateLimiterException.noAnswer("sluice service " + uri + " could not be reached: " + c, c);
             }
             int status = resp.statusCode();
             if (status == 204) {
