@@ -22,8 +22,9 @@ import java.util.Locale;
  *   <li>{@code sluice_degraded_decisions_total{cause}} — decisions a failure policy made instead of the store, by
  *       {@link Degradation#label() cause} ({@code timeout}, {@code unavailable}, {@code overloaded},
  *       {@code store_error}), read from {@link FailSafeRateLimiter#degradedCount}; remote stores only;</li>
- *   <li>{@code sluice_store_healthy} — 1 while the remote store is trusted, 0 while its circuit is open or it has
- *       not been reached since the start; remote stores only;</li>
+ *   <li>{@code sluice_store_healthy} — 0 while the remote store's circuit is open (it timed out or refused
+ *       connections) or it has not been opened since the start, else 1 ({@link FailSafeRateLimiter#storeHealthy});
+ *       remote stores only;</li>
  *   <li>{@code sluice_store_errors_total{kind}} — failures the failure policy cannot absorb: resets, a full store
  *       pool, the service's own deadline, readiness probes;</li>
  *   <li>{@code sluice_requests_rejected_total{reason}} — requests refused before a decision (bad input, auth);</li>
@@ -94,7 +95,7 @@ public final class ServerMetrics {
             }
         }
         Gauge.builder("sluice.store.healthy", limiter, l -> l.storeHealthy() ? 1 : 0)
-                .description("1 while the store answers, 0 while the failure policy decides instead")
+                .description("0 while the store's circuit is open or it is not open yet, else 1")
                 .register(registry);
     }
 

@@ -166,7 +166,9 @@ final class ServeCommand implements Callable<Integer> {
                 opened.name(), opened.budget() == null ? "-" : opened.budget().toMillis(),
                 opened.budget() == null ? "-" : failurePolicy.toLowerCase(Locale.ROOT), server.httpAddress(),
                 server.grpcAddress(), rules.domains().keySet(), rules.ruleCount(), bearer != null ? "bearer" : "none");
-        banner(server, rules, rulesFrom, opened.name(), bearer != null);
+        banner(server, rules, rulesFrom, opened.budget() == null ? opened.name() : opened.name() + " (budget "
+                + opened.budget().toMillis() + " ms a call, then " + failurePolicy.toLowerCase(Locale.ROOT) + ")",
+                bearer != null);
         stopped.await();
         return 0;
     }
