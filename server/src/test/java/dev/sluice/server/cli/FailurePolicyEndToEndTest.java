@@ -193,7 +193,9 @@ class FailurePolicyEndToEndTest {
 
         static Running start(FailurePolicy policy) throws Exception {
             RedisProcess redis = RedisProcess.start();
-            return new Running(redis, Stores.open(redis.uri(), 1, BUDGET, 1, policy));
+            Stores.Opened store = Stores.open(redis.uri(), 1, BUDGET, 1, policy);
+            assertThat(store.budget()).as("--store-timeout wins over the default").isEqualTo(BUDGET);
+            return new Running(redis, store);
         }
 
         /** A check whose answer must come within the bound (Redis is down, or back and warm). */
