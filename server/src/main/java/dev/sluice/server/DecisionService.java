@@ -79,8 +79,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * <ul>
  *   <li>{@code reset}, which has no policy to apply (a reset that did not happen must not look as if it had);</li>
  *   <li>the bounded pool is full ({@code store-overloaded}): the service itself is overloaded;</li>
- *   <li>the service's own deadline, the budget plus {@value #DEADLINE_SLACK_MILLIS} ms, passes: a store that broke
- *       its budget, or a backed-up pool ({@code store-timeout});</li>
+ *   <li>the service's own deadline passes ({@code store-timeout}): a budget per store call the request makes plus
+ *       {@value #DEADLINE_SLACK_MILLIS} ms; only a store that broke its budget, or a backed-up pool, gets there;</li>
  *   <li>a store not wrapped in a policy (embedding the service with a bare store) that throws.</li>
  * </ul>
  */
@@ -95,7 +95,6 @@ public final class DecisionService {
     private final String storeName;
     private final ExecutorService storeExecutor;
     private final long storeTimeoutNanos;
-    private final long deadlineNanos;
     private final ServerMetrics metrics;
     private final int maxDescriptors;
     private final AtomicReference<RuleSet> rules;
@@ -114,7 +113,6 @@ public final class DecisionService {
         this.rules = new AtomicReference<>(rules);
         this.storeExecutor = storeExecutor;
         this.storeTimeoutNanos = storeTimeoutNanos;
-        this.deadlineNanos = storeTimeoutNanos + TimeUnit.MILLISECONDS.toNanos(DEADLINE_SLACK_MILLIS);
         this.maxDescriptors = maxDescriptors;
         this.metrics = metrics;
     }
@@ -167,7 +165,7 @@ public final class DecisionService {
      * ({@link StoreUnavailableException}) when not even that was possible.
      */
     public CompletableFuture<Decision> probe() {
-        return run(() -> limiter.tryAcquire("sluice:readyz", READY_PROBE, 1));
+        return run(1, () -> limiter.tryAcquire("sluice:readyz", READY_PROBE, 1));
     }
 
     /** The failure-safe wrapper around the store, or null when the store is used bare (the in-memory store). */
@@ -215,7 +213,7 @@ public final class DecisionService {
                 return CompletableFuture.failedFuture(translate(e));
             }
         }
-        return run(() -> decide(plan));
+        return run(plan.storeCalls(), () -> decide(plan));
     }
 
     private RuntimeException translate(Throwable t) {
@@ -225,13 +223,6 @@ public final class DecisionService {
         }
         if (t instanceof IllegalArgumentException || t instanceof UnsupportedOperationException) {
             return new BadRequestException("invalid-request", t.getMessage());
-        }
-        if (t instanceof TimeoutException) {
-            metrics.storeError("timeout");
-            return new StoreUnavailableException("store-timeout", "the " + storeName + " store did not answer within "
-                    + TimeUnit.NANOSECONDS.toMillis(deadlineNanos) + " ms (its budget, --store-timeout "
-                    + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos) + " ms, plus " + DEADLINE_SLACK_MILLIS
-                    + " ms)", t);
         }
         if (t instanceof StoreException e) {
             // what the failure policy does not absorb (reset) or a bare store: the store's own classification
@@ -244,6 +235,13 @@ public final class DecisionService {
         metrics.storeError("error");
         return new StoreUnavailableException("store-error", "the " + storeName + " store failed: "
                 + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()), t);
+    }
+
+    /** The service's deadline for work making {@code storeCalls} sequential store calls (saturating). */
+    private long deadlineNanos(int storeCalls) {
+        long slack = TimeUnit.MILLISECONDS.toNanos(DEADLINE_SLACK_MILLIS);
+        long calls = Math.max(1, storeCalls);
+        return storeTimeoutNanos > (Long.MAX_VALUE - slack) / calls ? Long.MAX_VALUE : storeTimeoutNanos * calls + slack;
     }
 
     /** The 503 problem type for a store failure: {@code store-timeout}, {@code store-unavailable}, … */
@@ -262,7 +260,7 @@ public final class DecisionService {
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return run(() -> {
+        return run(plan.items().size(), () -> {
             for (Item it : plan.items()) {
                 if (it.limit != null) {
                     limiter.reset(it.key, it.limit);
@@ -294,7 +292,7 @@ public final class DecisionService {
                     "reserve needs a descriptor with a limit and hits ≥ 1; this one matched " + (it.rule == null
                     ? "no rule" : it.rule.kind().name().toLowerCase(java.util.Locale.ROOT) + " rule " + it.rule.id())));
         }
-        return run(() -> {
+        return run(1, () -> {
             Decision d = limiter.reserve(it.key, it.limit, it.hits, java.time.Duration.ofNanos(maxWaitNanos));
             Status st = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
             metrics.decision(plan.metricDomain(), it.metricRule, st.outcome());
@@ -302,7 +300,12 @@ public final class DecisionService {
         });
     }
 
-    private <T> CompletableFuture<T> run(java.util.function.Supplier<T> work) {
+    /**
+     * Runs {@code work}, which makes at most {@code storeCalls} store calls, on the store pool; the service's
+     * deadline is that many budgets plus {@link #DEADLINE_SLACK_MILLIS} (the calls are sequential, and each is
+     * bounded by the store's budget).
+     */
+    private <T> CompletableFuture<T> run(int storeCalls, java.util.function.Supplier<T> work) {
         if (storeExecutor == null) {
             try {
                 return CompletableFuture.completedFuture(work.get());
@@ -318,11 +321,20 @@ public final class DecisionService {
             return CompletableFuture.failedFuture(new StoreUnavailableException("store-overloaded",
                     "the " + storeName + " store has too many requests waiting: retry shortly", e));
         }
-        return f.orTimeout(deadlineNanos, TimeUnit.NANOSECONDS).handle((r, t) -> {
+        long deadline = deadlineNanos(storeCalls);
+        return f.orTimeout(deadline, TimeUnit.NANOSECONDS).handle((r, t) -> {
             if (t == null) {
                 return r;
             }
-            throw new CompletionException(translate(t instanceof CompletionException ? t.getCause() : t));
+            Throwable c = t instanceof CompletionException ? t.getCause() : t;
+            if (c instanceof TimeoutException) {
+                metrics.storeError("timeout");
+                throw new CompletionException(new StoreUnavailableException("store-timeout", "the " + storeName
+                        + " store did not answer within " + TimeUnit.NANOSECONDS.toMillis(deadline) + " ms (" + storeCalls
+                        + " call(s) of its budget, --store-timeout " + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos)
+                        + " ms, plus " + DEADLINE_SLACK_MILLIS + " ms)", c));
+            }
+            throw new CompletionException(translate(c));
         });
     }
 
@@ -341,6 +353,23 @@ public final class DecisionService {
     }
 
     private record Plan(String metricDomain, List<Item> items) {
+        /**
+         * The most store calls deciding this plan makes: one per check-only or shadow descriptor, one for the
+         * enforced ones, and with several enforced ones a peek each for their own numbers.
+         */
+        int storeCalls() {
+            int enforced = 0;
+            int others = 0;
+            for (Item i : items) {
+                if (i.kind == Kind.ENFORCED) {
+                    enforced++;
+                } else if (i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {
+                    others++;
+                }
+            }
+            return others + (enforced == 0 ? 0 : enforced == 1 ? 1 : 1 + enforced);
+        }
+
         boolean needsStore() {
             for (Item i : items) {
                 if (i.kind == Kind.ENFORCED || i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {

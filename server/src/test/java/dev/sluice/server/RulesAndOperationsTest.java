@@ -342,7 +342,7 @@ class RulesAndOperationsTest {
             TestServer.Resp r = s.check("internal", "azure=x");
             assertThat(r.status()).isEqualTo(503);
             BadInputHttpTest.assertProblem(r, "store-timeout", "did not answer within "
-                    + (150 + DecisionService.DEADLINE_SLACK_MILLIS) + " ms (its budget, --store-timeout 150 ms");
+                    + (150 + DecisionService.DEADLINE_SLACK_MILLIS) + " ms (1 call(s) of its budget, --store-timeout 150 ms");
             assertThat(s.get("/metrics").body()).contains("sluice_store_errors_total{kind=\"timeout\"} 1.0");
         }
     }
