@@ -86,8 +86,9 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class DecisionService {
     /**
-     * How long past the store's budget the service waits before it answers 503 {@code store-timeout} itself: the
-     * stores bound their calls to their budget plus a few milliseconds, and a request may queue for a pool thread.
+     * How long past the budgets of a request's store calls the service waits before it answers 503
+     * {@code store-timeout} itself: the stores bound each call to their budget plus a few milliseconds of their
+     * own, and a request may queue for a pool thread.
      */
     public static final long DEADLINE_SLACK_MILLIS = 100;
 
