@@ -40,8 +40,12 @@ import org.junit.jupiter.api.Test;
 class RemoteFailuresTest {
     private static final Limit LIMIT = Limit.tokenBucket(3, Rate.perMinute(3));
     private static final Duration BUDGET = Duration.ofMillis(200);
-    /** What a busy 2-core machine may add to the client's own bound (budget + SLACK_MILLIS). */
-    private static final long ALLOWANCE_MILLIS = 150;
+    /**
+     * What a shared 2-core machine (load average 10 to 30 while these ran) may add to the client's own bound
+     * (budget + SLACK_MILLIS) in waking the timer and the waiting thread. Without the bound a stalled answer waits
+     * forever.
+     */
+    private static final long ALLOWANCE_MILLIS = 500;
 
     @Test
     void aDecisionTheServiceMadeDegradedCarriesItsCauseToTheCaller() throws Exception {
@@ -74,8 +78,9 @@ class RemoteFailuresTest {
 
     @Test
     void aRefusedConnectionIsUnavailable() throws Exception {
+        // a budget no refusal takes: this is about how the failure is classified, not when
         RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + RedisProcess.freePort())
-                .timeBudget(BUDGET).build();
+                .timeBudget(Duration.ofSeconds(5)).build();
         RemoteRateLimiterException e = catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1),
                 RemoteRateLimiterException.class);
         assertThat(e.degradation()).isEqualTo(Degradation.UNAVAILABLE);
@@ -109,8 +114,9 @@ class RemoteFailuresTest {
 
     @Test
     void wrappedInAFailSafeLimiterAnUnreachableServiceIsDecidedByThePolicy() throws Exception {
+        // a budget no refusal takes: this is about how the failure is classified, not when
         RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + RedisProcess.freePort())
-                .timeBudget(BUDGET).build();
+                .timeBudget(Duration.ofSeconds(5)).build();
         try (FailSafeRateLimiter safe = FailSafeRateLimiter.builder(remote).policy(FailurePolicy.FAIL_CLOSED).build()) {
             Decision d = safe.tryAcquire("k", LIMIT, 1);
             assertThat(d.allowed()).isFalse();
