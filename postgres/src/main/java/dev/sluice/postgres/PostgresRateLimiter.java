@@ -89,7 +89,10 @@ import javax.sql.DataSource;
  * a database that was killed or paused, a row lock, retries: none holds the caller longer. The worker
  * sends nothing once the budget has passed, gives each statement the time left as its query timeout (the
  * server cancels it then: 57014, nothing taken) and its socket that plus
- * {@value #NETWORK_MARGIN_MILLIS} ms. SQLSTATE 40001 and 40P01 are retried under the {@link RetryPolicy};
+ * {@value #NETWORK_MARGIN_MILLIS} ms. SQLSTATE 40001 and 40P01 are retried under the {@link RetryPolicy},
+ * and so is a connection found broken (class 08: after a database restart the pool still holds
+ * connections to the old server), at once on another connection; if the database died while it ran the
+ * statement, that may have committed, and the retry takes again: the limit errs on the strict side;
  * anything else, or a conflict that outlasts the policy, is a {@link PostgresStoreException} whose
  * {@link PostgresStoreException#degradation() degradation} says whether it timed out, the database is
  * unavailable, the client side is overloaded, or the database answered with an error, for
@@ -196,13 +199,15 @@ public final class PostgresRateLimiter implements RateLimiter {
             AtomicInteger n = new AtomicInteger();
             // bounded: past maxQueued waiting decisions a call is rejected instead of queueing work that
             // could only run after its budget
-            this.ownedExecutor = new ThreadPoolExecutor(b.threads, b.threads, 0L, TimeUnit.MILLISECONDS,
+            ThreadPoolExecutor pool = new ThreadPoolExecutor(b.threads, b.threads, 0L, TimeUnit.MILLISECONDS,
                     new LinkedBlockingQueue<>(b.maxQueued), r -> {
                         Thread t = new Thread(r, "sluice-postgres-" + n.incrementAndGet());
                         t.setDaemon(true);
                         return t;
                     });
-            this.asyncExecutor = ownedExecutor;
+            pool.prestartAllCoreThreads(); // no caller pays for starting a thread inside its budget
+            this.ownedExecutor = pool;
+            this.asyncExecutor = pool;
         }
     }
 
@@ -1216,6 +1221,14 @@ public final class PostgresRateLimiter implements RateLimiter {
                             outOfTime ? Degradation.TIMEOUT : Degradation.STORE_ERROR);
                 }
                 PostgresStoreException x = translate(e, state, elapsed, key, limit);
+                if (x.degradation() == Degradation.UNAVAILABLE && attempt < retryPolicy.maxAttempts()
+                        && deadline - System.nanoTime() > 0) {
+                    // a broken connection, most often one the pool kept from before a restart: try another
+                    // at once, so that after a restart the stale ones are weeded out within one decision
+                    // instead of failing one decision each
+                    retries.increment();
+                    continue;
+                }
                 if (x.degradation().storeUnhealthy()) {
                     seen(x.degradation());
                 }
