@@ -31,9 +31,9 @@ import java.util.concurrent.ThreadLocalRandom;
  *     that stopped answering, and then, as with any broken connection, a commit already sent may or may
  *     not have happened.</li>
  * </ul>
- * The default, 25 ms, is some 50 times a decision on a healthy database nearby (0.2 to 0.5 ms, a
- * synchronous commit included) and covers a few conflict retries and a slow fsync, while an outage costs
- * a request no more than that. Across a region, or with a busy disk, raise it.
+ * The default, 25 ms, is about five times the mean decision (synchronous commit included) measured on a
+ * loaded 2-core machine (bench/README.md), room for a slow fsync and a few conflict retries, while an
+ * outage costs a request little. Across a region, or with a busy disk, raise it.
  *
  * <p>Each attempt is one statement in autocommit (or, for multi-permit requests, one transaction): a
  * failed attempt has committed nothing, so retrying it cannot take permits twice. Autocommit is switched

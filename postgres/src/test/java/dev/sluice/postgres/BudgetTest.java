@@ -28,6 +28,12 @@ import org.junit.jupiter.api.Test;
 class BudgetTest {
 
     private static final Duration BUDGET = Duration.ofMillis(300);
+    /**
+     * How late past budget + slack these tests accept an answer: far less than what they guard against
+     * (a pool that never answers, a whole-second query timeout), enough for a loaded CI machine to wake a
+     * thread late. PostgresFaultTest measures the bound itself, next to the machine's stalls.
+     */
+    private static final long LATE_MILLIS = 500;
 
     /** A DataSource whose getConnection waits (like an exhausted pool) until released, counting the waiters. */
     static final class StalledPool extends TestDataSource {
@@ -83,7 +89,7 @@ class BudgetTest {
             long cancelMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             holder.rollback();
             assertThat(ms).as("the caller got its answer at the 300 ms budget").isBetween(BUDGET.toMillis(),
-                    BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + 50);
+                    BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + LATE_MILLIS);
             assertThat(cancelMs).as("the server cancelled the statement at the budget, not at a whole second (%s)",
                     cancelledAfter).isLessThan(900L);
             assertThat(rl.tryAcquire(key, limit).remaining()).as("the cancelled call took nothing").isEqualTo(3);
@@ -107,7 +113,7 @@ class BudgetTest {
                                 .as("the database is up: the client side is full").isEqualTo(Degradation.OVERLOADED));
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                 assertThat(ms).as("batching %s", batching)
-                        .isLessThan(BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + 50);
+                        .isLessThan(BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + LATE_MILLIS);
                 pool.release.countDown(); // before close, which lets work under way finish
             } finally {
                 pool.release.countDown();
@@ -142,7 +148,7 @@ class BudgetTest {
                                     .isEqualTo(Degradation.OVERLOADED));
                     long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                     assertThat(ms).as("batching %s", batching).isBetween(BUDGET.toMillis(),
-                            BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + 50);
+                            BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + LATE_MILLIS);
                 }
                 pool.release.countDown();
             } finally {
@@ -188,9 +194,9 @@ class BudgetTest {
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(5))).build()) {
             List<CompletableFuture<Decision>> running = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
-                running.add(rl.tryAcquireAsync(key(), limit, 1)); // the 8 async threads, each waiting for a connection
+                running.add(rl.tryAcquireAsync(key(), limit, 1)); // the 8 worker threads, each waiting for a connection
+                pool.awaitWaiters(i + 1); // taken by a worker, not left in the queue of 2
             }
-            pool.awaitWaiters(8);
             running.add(rl.tryAcquireAsync(key(), limit, 1));
             running.add(rl.tryAcquireAsync(key(), limit, 1)); // the queue is full now
             CompletableFuture<Decision> rejected = rl.tryAcquireAsync(key(), limit, 1);
