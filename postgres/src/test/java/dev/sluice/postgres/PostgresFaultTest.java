@@ -63,6 +63,8 @@ class PostgresFaultTest {
     static final Duration RECOVERY = Duration.ofSeconds(2);
     static final int POOL_SIZE = 8;
 
+    /** The application_name of the pools' connections, which {@link #serverConnections()} counts. */
+    static final String APPLICATION = "sluice-fault-test";
     static RestartablePostgres pg;
     /**
      * FailSafeRateLimiter logs a WARNING on the calling thread when its circuit opens; under surefire on a
@@ -97,7 +99,8 @@ class PostgresFaultTest {
     /** The pool as the README recommends for a bounded store: HikariCP's floors, short driver timeouts. */
     static HikariDataSource pool(int size, String initSql) {
         HikariConfig c = new HikariConfig();
-        c.setJdbcUrl(pg.jdbcUrl() + "?connectTimeout=1&loginTimeout=1&cancelSignalTimeout=1&tcpKeepAlive=true");
+        c.setJdbcUrl(pg.jdbcUrl() + "?connectTimeout=1&loginTimeout=1&cancelSignalTimeout=1&tcpKeepAlive=true"
+                + "&ApplicationName=" + APPLICATION);
         c.setUsername("postgres");
         c.setMaximumPoolSize(size);
         c.setMinimumIdle(size);
@@ -470,14 +473,19 @@ class PostgresFaultTest {
 
     // ------------------------------------------------------------------ counting
 
-    /** Client connections to the server, counted from a connection of its own (not counted). */
+    /**
+     * The pools' connections as the server sees them (by application_name, so that neither this query's
+     * own connection nor the short-lived connections the driver opens to send a cancel are counted).
+     */
     static long serverConnections() throws SQLException {
         try (Connection c = java.sql.DriverManager.getConnection(pg.jdbcUrl(), "postgres", "");
                 PreparedStatement ps = c.prepareStatement("select count(*) from pg_stat_activity"
-                        + " where backend_type = 'client backend' and pid <> pg_backend_pid()");
-                ResultSet rs = ps.executeQuery()) {
-            rs.next();
-            return rs.getLong(1);
+                        + " where backend_type = 'client backend' and application_name = ?")) {
+            ps.setString(1, APPLICATION);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
         }
     }
 
