@@ -102,7 +102,7 @@ final class Stores {
                 HikariDataSource ds = dataSource(s, poolSize, b);
                 try {
                     PostgresRateLimiter store = PostgresRateLimiter.builder(ds)
-                            .retryPolicy(RetryPolicy.DEFAULT.withBudget(b)).build();
+                            .retryPolicy(RetryPolicy.DEFAULT.withBudget(b)).threads(poolSize).build();
                     HikariDataSource old = pool.getAndSet(ds);
                     if (old != null) {
                         old.close();
@@ -192,6 +192,8 @@ final class Stores {
         c.setMaximumPoolSize(poolSize);
         c.setMinimumIdle(Math.min(2, poolSize));
         c.setConnectionTimeout(Math.max(HIKARI_MIN_CONNECTION_TIMEOUT.toMillis(), budget.toMillis()));
+        c.setValidationTimeout(HIKARI_MIN_CONNECTION_TIMEOUT.toMillis()); // HikariCP's least, as for the wait
+        c.addDataSourceProperty("cancelSignalTimeout", "1"); // a stopped server must not hold a worker 10 s
         if (spec.startsWith("jdbc:")) {
             c.setJdbcUrl(spec);
         } else {
