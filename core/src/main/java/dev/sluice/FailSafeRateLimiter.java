@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -266,8 +267,8 @@ public final class FailSafeRateLimiter implements RateLimiter {
         Degradation was = openCause;
         if (was != null) {
             openCause = null;
-            LOG.log(Level.INFO, "store answers again: decisions come from it again (was degraded: {0})",
-                    was.label());
+            logOffThePath(Level.INFO, "store answers again: decisions come from it again (was degraded: "
+                    + was.label() + ")");
         }
     }
 
@@ -283,16 +284,29 @@ public final class FailSafeRateLimiter implements RateLimiter {
             if (reopen || consecutiveFailures.incrementAndGet() >= FAILURES_TO_OPEN) {
                 nextProbeAt.set(ticker.read() + probeIntervalNanos);
                 if (openCause == null) {
-                    LOG.log(Level.WARNING, "store failing (" + cause.label() + "): decisions follow "
+                    logOffThePath(Level.WARNING, "store failing (" + cause.label() + "): decisions follow "
                             + policy + " until it answers; probing every "
                             + Duration.ofNanos(probeIntervalNanos).toMillis() + " ms. Cause: " + e.getMessage());
                 }
                 openCause = cause;
             }
         } else {
-            LOG.log(Level.DEBUG, "store could not decide one call (" + cause.label() + "): " + e.getMessage());
+            if (LOG.isLoggable(Level.DEBUG)) {
+                logOffThePath(Level.DEBUG, "store could not decide one call (" + cause.label() + "): "
+                        + e.getMessage());
+            }
         }
         return cause;
+    }
+
+    /**
+     * Logs on the common pool, not on the deciding thread: a log handler writing to a slow pipe must not
+     * push a decision past its budget (and an async decision completes on a shared timer thread).
+     */
+    private static void logOffThePath(Level level, String message) {
+        if (LOG.isLoggable(level)) {
+            ForkJoinPool.commonPool().execute(() -> LOG.log(level, message));
+        }
     }
 
     private Degradation currentCause() {

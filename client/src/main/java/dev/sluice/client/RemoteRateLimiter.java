@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
@@ -19,6 +20,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * A {@link RateLimiter} whose decisions are made by a running {@code sluice serve}: an application moves from
@@ -33,11 +36,29 @@ import java.util.concurrent.CompletionException;
  * with {@code hits} = the cost asked about: the service's own store peeks, nothing is taken.
  *
  * <p>Bad input throws {@link IllegalArgumentException} before any request is sent (the same checks as every
- * store). A service that cannot be reached, times out or answers 5xx throws {@link RemoteRateLimiterException};
- * wrap the limiter in your own fail-open or fail-closed policy if you need one.
+ * store). A service that cannot be reached, does not answer within the {@linkplain Builder#timeBudget time budget}
+ * or answers with an error throws {@link RemoteRateLimiterException}, a {@link dev.sluice.StoreException} that
+ * says how it failed: wrap the limiter in {@link dev.sluice.FailSafeRateLimiter} to fail open, fail closed or fall
+ * back to local limits instead. A decision the <em>service</em> made in a degraded mode (its own store was down
+ * and its failure policy decided) carries that cause in {@link Decision#degradation()}.
+ *
+ * <p><b>Time budget.</b> Every call — connecting, sending, waiting for the answer and reading it — is bounded by
+ * one budget (default {@value #DEFAULT_BUDGET_MILLIS} ms): the JDK client's connect and request timeouts are set to
+ * it, and the call's future is failed with a {@code TIMEOUT} at the budget plus {@value #SLACK_MILLIS} ms whatever
+ * the JDK client does (its request timeout stops at the response headers, and its timer and the hand-off to the
+ * caller's thread take a few milliseconds). A synchronous call therefore returns or throws within the budget plus
+ * that slack, barring a GC pause. Give the service's own store budget ({@code --store-timeout}) plus the network's
+ * round trip, with room to spare: a call that times out here may still have been decided by the service.
  */
 public final class RemoteRateLimiter implements RateLimiter {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The default {@linkplain Builder#timeBudget time budget} per call, in milliseconds. */
+    public static final long DEFAULT_BUDGET_MILLIS = 250;
+    /**
+     * How late past its budget a call may still fail, in milliseconds: the JDK's timers and the hand-off of the
+     * answer to the caller's thread.
+     */
+    public static final long SLACK_MILLIS = 20;
 
     private final HttpClient http;
     private final URI check;
@@ -46,7 +67,7 @@ public final class RemoteRateLimiter implements RateLimiter {
     private final URI reset;
     private final String domain;
     private final String authorization;
-    private final Duration timeout;
+    private final Duration budget;
 
     private RemoteRateLimiter(Builder b) {
         String base = b.baseUrl.replaceAll("/+$", "");
@@ -56,9 +77,9 @@ public final class RemoteRateLimiter implements RateLimiter {
         this.reset = URI.create(base + "/v1/reset");
         this.domain = b.domain;
         this.authorization = b.token == null ? null : "Bearer " + b.token;
-        this.timeout = b.timeout;
+        this.budget = b.budget;
         this.http = b.client != null ? b.client : HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(b.timeout).build();
+                .connectTimeout(b.budget).build();
     }
 
     /** A limiter on the service at {@code baseUrl}, e.g. {@code http://127.0.0.1:8080}. */
@@ -75,7 +96,7 @@ public final class RemoteRateLimiter implements RateLimiter {
         private final String baseUrl;
         private String domain = "sluice";
         private String token;
-        private Duration timeout = Duration.ofSeconds(2);
+        private Duration budget = Duration.ofMillis(DEFAULT_BUDGET_MILLIS);
         private HttpClient client;
 
         private Builder(String baseUrl) {
@@ -98,10 +119,24 @@ public final class RemoteRateLimiter implements RateLimiter {
             return this;
         }
 
-        /** Budget per call, connect included. Default 2 s. */
-        public Builder timeout(Duration timeout) {
-            this.timeout = Objects.requireNonNull(timeout);
+        /**
+         * The time budget of every call, connecting and reading the answer included (default
+         * {@value RemoteRateLimiter#DEFAULT_BUDGET_MILLIS} ms); a call fails with a {@code TIMEOUT}
+         * {@link RemoteRateLimiterException} at the latest {@value RemoteRateLimiter#SLACK_MILLIS} ms after it.
+         */
+        public Builder timeBudget(Duration budget) {
+            Objects.requireNonNull(budget, "timeBudget must not be null: e.g. Duration.ofMillis(100)");
+            if (budget.isNegative() || budget.isZero()) {
+                throw new IllegalArgumentException("timeBudget " + budget + " must be positive, e.g. Duration.ofMillis(100)");
+            }
+            this.budget = budget;
             return this;
+        }
+
+        /** The same as {@link #timeBudget(Duration)}: the name it had before every store had a time budget. */
+        @Deprecated
+        public Builder timeout(Duration timeout) {
+            return timeBudget(timeout);
         }
 
         /** A client of your own (proxy, TLS settings, executor). */
@@ -202,15 +237,27 @@ public final class RemoteRateLimiter implements RateLimiter {
     }
 
     private CompletableFuture<JsonNode> send(URI uri, String body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(timeout)
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(budget)
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
         if (authorization != null) {
             b.header("Authorization", authorization);
         }
-        return http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString()).handle((resp, t) -> {
+        CompletableFuture<HttpResponse<String>> exchange = http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
+        // the JDK's request timeout ends at the response headers: this bounds the whole call, body included
+        CompletableFuture<HttpResponse<String>> bounded = exchange.copy()
+                .orTimeout(budget.toMillis() + SLACK_MILLIS, TimeUnit.MILLISECONDS);
+        return bounded.handle((resp, t) -> {
             if (t != null) {
                 Throwable c = t instanceof CompletionException ? t.getCause() : t;
-                throw new RemoteRateLimiterException("sluice service " + uri + " could not be reached: " + c, c);
+                if (c instanceof TimeoutException) {
+                    exchange.cancel(true);
+                }
+                if (RemoteRateLimiterException.classify(c) == Degradation.TIMEOUT) {
+                    throw RemoteRateLimiterException.noAnswer("sluice service " + uri + " did not answer within "
+                            + budget.toMillis() + " ms, the client's time budget (" + c + "): raise timeBudget if "
+                            + "the service is just slow", c);
+                }
+                throw RemoteRateLimiterException.noAnswer("sluice service " + uri + " could not be reached: " + c, c);
             }
             int status = resp.statusCode();
             if (status == 204) {
@@ -220,15 +267,15 @@ public final class RemoteRateLimiter implements RateLimiter {
             try {
                 json = JSON.readTree(resp.body());
             } catch (IOException e) {
-                throw new RemoteRateLimiterException("sluice service " + uri + " answered " + status
-                        + " with a body that is not JSON", e);
+                throw RemoteRateLimiterException.answered("sluice service " + uri + " answered " + status
+                        + " with a body that is not JSON", status, null);
             }
             if (status == 200 || status == 429) {
                 return json;
             }
             String detail = json.path("detail").asText("HTTP " + status);
+            String type = json.path("type").asText("");
             if (status == 400) {
-                String type = json.path("type").asText("");
                 if (type.endsWith(":invalid-request") && detail.contains("reserve is defined for")) {
                     throw new UnsupportedOperationException(detail);
                 }
@@ -237,17 +284,34 @@ public final class RemoteRateLimiter implements RateLimiter {
             if (status == 501) {
                 throw new UnsupportedOperationException(detail);
             }
-            throw new RemoteRateLimiterException("sluice service " + uri + " answered " + status + ": " + detail, null);
+            throw RemoteRateLimiterException.answered("sluice service " + uri + " answered " + status + ": " + detail,
+                    status, type.isEmpty() ? null : type);
         });
     }
 
     private static Decision decision(JsonNode json) {
         JsonNode d = json.get("decision");
         if (d == null) {
-            throw new RemoteRateLimiterException("the service's answer has no decision: " + json, null);
+            throw RemoteRateLimiterException.answered("the service's answer has no decision: " + json, 200, null);
         }
         return new Decision(d.get("allowed").asBoolean(), d.get("limit").asLong(), d.get("remaining").asLong(),
-                d.get("retry_after_ns").asLong(), d.get("reset_after_ns").asLong());
+                d.get("retry_after_ns").asLong(), d.get("reset_after_ns").asLong(), degradation(json.get("degraded")));
+    }
+
+    /**
+     * The service's {@code "degraded"} label as a {@link Degradation}: absent is NONE; a label this client does not
+     * know (a newer service) is still degraded, as STORE_ERROR, rather than silently exact.
+     */
+    static Degradation degradation(JsonNode label) {
+        if (label == null || label.isNull()) {
+            return Degradation.NONE;
+        }
+        for (Degradation g : Degradation.values()) {
+            if (g != Degradation.NONE && g.label().equals(label.asText())) {
+                return g;
+            }
+        }
+        return Degradation.STORE_ERROR;
     }
 
     private static <T> T join(CompletableFuture<T> f) {

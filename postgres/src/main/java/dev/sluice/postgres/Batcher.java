@@ -6,10 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -27,8 +25,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Batcher implements AutoCloseable {
 
     /** One queued decision; {@code maxWaitNanos < 0} for tryAcquire. */
-    record Request(String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos, long deadlineNanos,
+    record Request(String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos, PostgresRateLimiter.Call call,
                    CompletableFuture<Decision> result) {
+    }
+
+    /** Builds the failure of a request that was not sent (queue full, or its budget passed while queued). */
+    interface NotSent {
+        PostgresStoreException failure(String what, Throwable cause);
     }
 
     interface Sender {
@@ -36,7 +39,7 @@ final class Batcher implements AutoCloseable {
         List<Decision> send(List<Request> batch);
     }
 
-    private static final Request POISON = new Request(null, null, 0, 0, null, 0, null);
+    private static final Request POISON = new Request(null, null, 0, 0, null, null, null);
 
     private final BlockingQueue<Request> queue;
     /** Requests queued and not yet taken by a dispatcher (the queue also holds close()'s markers). */
@@ -44,16 +47,18 @@ final class Batcher implements AutoCloseable {
     private final int maxQueued;
     private final int maxBatch;
     private final Sender sender;
+    private final NotSent notSent;
     private final List<Thread> dispatchers = new ArrayList<>();
     private volatile boolean closed;
 
-    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender) {
-        this(maxBatch, dispatchers, maxQueued, sender, new LinkedBlockingQueue<>());
+    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, NotSent notSent) {
+        this(maxBatch, dispatchers, maxQueued, sender, notSent, new LinkedBlockingQueue<>());
     }
 
     /** With a queue of the caller's: tests use one that stalls an {@code add} to open a race window. */
-    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, BlockingQueue<Request> queue) {
+    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, NotSent notSent, BlockingQueue<Request> queue) {
         this.queue = queue;
+        this.notSent = notSent;
         this.maxQueued = maxQueued;
         if (maxBatch < 1 || maxBatch > 10_000) {
             throw new IllegalArgumentException("maxBatchSize " + maxBatch + " must be between 1 and 10,000: e.g. 64");
@@ -84,10 +89,9 @@ final class Batcher implements AutoCloseable {
         }
         if (pending.incrementAndGet() > maxQueued) {
             pending.decrementAndGet();
-            r.result().completeExceptionally(new PostgresStoreException("the batching queue is full: " + maxQueued
-                    + " decisions are waiting, so the database cannot keep up with the calls; nothing was sent for key \""
-                    + PostgresRateLimiter.abbreviate(r.key()) + "\" (raise concurrentBatches and the pool size,"
-                    + " Builder.maxQueuedDecisions, or shed load)", null, null));
+            r.result().completeExceptionally(notSent.failure("the batching queue is full: " + maxQueued
+                    + " decisions are waiting, so nothing was sent for key \"" + PostgresRateLimiter.abbreviate(r.key())
+                    + "\" (raise concurrentBatches with the pool size)", null));
             return r.result();
         }
         queue.add(r);
@@ -104,32 +108,6 @@ final class Batcher implements AutoCloseable {
 
     static IllegalStateException closedException() {
         return new IllegalStateException(PostgresRateLimiter.CLOSED);
-    }
-
-    /**
-     * Waits for a submitted request; unwraps what the batch threw. The dispatchers enforce the request's
-     * deadline (a request still queued at its deadline is failed, never sent, and a batch's statement
-     * runs under the earliest deadline in it), so this wait is only a safety net, {@link
-     * PostgresRateLimiter#SLACK_MILLIS} past it.
-     */
-    static Decision await(CompletableFuture<Decision> f, long budgetNanos) {
-        try {
-            return f.get(budgetNanos + TimeUnit.MILLISECONDS.toNanos(PostgresRateLimiter.SLACK_MILLIS),
-                    TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new PostgresStoreException("interrupted while waiting for a batched decision", null, e);
-        } catch (TimeoutException e) {
-            throw new PostgresStoreException("a batched decision ran past its time budget of "
-                    + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: the database is slow or down;"
-                    + " raise RetryPolicy.budget or check the database", null, e);
-        } catch (ExecutionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new PostgresStoreException("a batched decision failed: " + c, null, c);
-        }
     }
 
     private void dispatch() {
@@ -160,13 +138,12 @@ final class Batcher implements AutoCloseable {
                 if (r.result().isDone()) {
                     return true; // its caller stopped waiting (the future timed out): nothing to send
                 }
-                if (now - r.deadlineNanos() < 0) {
+                if (now - r.call().deadlineNanos < 0) {
                     return false;
                 }
-                r.result().completeExceptionally(new PostgresStoreException("a batched decision for key \""
+                r.result().completeExceptionally(notSent.failure("a batched decision for key \""
                         + PostgresRateLimiter.abbreviate(r.key()) + "\" waited past its time budget before a"
-                        + " connection was free: nothing was taken; the database is slow or the batches too few",
-                        null, null));
+                        + " dispatcher was free: nothing was sent (raise concurrentBatches with the pool size)", null));
                 return true;
             });
             if (batch.isEmpty()) {

@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
@@ -33,6 +34,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -79,16 +81,26 @@ import javax.sql.DataSource;
  * never decide a distributed bucket. {@link Builder#ticker(Ticker)} makes a client ticker decide instead,
  * which is how the conformance suite drives the store.
  *
- * <h2>Failures</h2>
- * SQLSTATE 40001 and 40P01 are retried under a {@link RetryPolicy}; anything else, or a conflict that
- * outlasts the policy, is a {@link PostgresStoreException} whose message says what to do. The policy's
- * budget bounds each decision as {@link RetryPolicy} describes, except for the wait for a pooled
- * connection, which is the pool's (keep its connection timeout at or below the budget). The async
- * executor's and the batching queue hold at most {@link Builder#maxQueuedDecisions(int)} decisions; past
- * that a call is rejected at once. After {@link #close()} every call throws {@link IllegalStateException}
- * (a batched or async call racing close gets it as its future's failure). Input is checked
- * before anything is sent: keys PostgreSQL text cannot hold (NUL characters, unpaired surrogates) are an
- * {@link IllegalArgumentException}.
+ * <h2>Failures and the time budget</h2>
+ * Every decision has a budget ({@link RetryPolicy#budget()}, 25 ms by default) counted from the call.
+ * The JDBC work runs on this limiter's worker threads ({@link Builder#threads(int)}) while the caller waits
+ * for it at most until the budget plus {@value #SLACK_MILLIS} ms: a pool that has no connection to give
+ * (HikariCP cannot wait less than 250 ms, and validates a connection with a timeout of at least 250 ms),
+ * a database that was killed or paused, a row lock, retries: none holds the caller longer. The worker
+ * sends nothing once the budget has passed, gives each statement the time left as its query timeout (the
+ * server cancels it then: 57014, nothing taken) and its socket that plus
+ * {@value #NETWORK_MARGIN_MILLIS} ms. SQLSTATE 40001 and 40P01 are retried under the {@link RetryPolicy},
+ * and so is a connection found broken (class 08: after a database restart the pool still holds
+ * connections to the old server), at once on another connection; if the database died while it ran the
+ * statement, that may have committed, and the retry takes again: the limit errs on the strict side;
+ * anything else, or a conflict that outlasts the policy, is a {@link PostgresStoreException} whose
+ * {@link PostgresStoreException#degradation() degradation} says whether it timed out, the database is
+ * unavailable, the client side is overloaded, or the database answered with an error, for
+ * {@code dev.sluice.FailSafeRateLimiter} to apply its policy to. The worker queue and the batching queue
+ * hold at most {@link Builder#maxQueuedDecisions(int)} decisions; past that a call is rejected at once.
+ * After {@link #close()} every call throws {@link IllegalStateException} (a batched or async call racing
+ * close gets it as its future's failure). Input is checked before anything is sent: keys PostgreSQL text
+ * cannot hold (NUL characters, unpaired surrogates) are an {@link IllegalArgumentException}.
  *
  * <p>The DataSource belongs to the caller: {@link #close()} stops this limiter's threads and cleaners but
  * does not close it.
@@ -98,12 +110,35 @@ public final class PostgresRateLimiter implements RateLimiter {
     private static final System.Logger LOG = System.getLogger(PostgresRateLimiter.class.getName());
 
     /**
-     * How long past its budget a caller may wait at most for an answer: the margin of the connection's
-     * network timeout over the statement's own timeout, and of the timeout on every returned future over
-     * the budget. It lets the server's cancellation (SQLSTATE 57014, nothing taken) arrive before the
-     * socket is given up on.
+     * How far past its budget a caller may be held at most, in milliseconds, on top of the time the JVM
+     * takes to wake a parked thread (well under a millisecond on an idle machine): the caller waits for
+     * its worker until the deadline plus {@link #GRACE_MILLIS}, so that the answer to a statement the
+     * server cancelled exactly at the deadline (SQLSTATE 57014, nothing taken) can still reach it, then
+     * builds the exception. Every decision, sync or async, batched or not, is bounded so.
      */
-    public static final long SLACK_MILLIS = 500;
+    public static final long SLACK_MILLIS = 2;
+
+    /** How long past the deadline a caller still waits for its worker's answer (see {@link #SLACK_MILLIS}). */
+    static final long GRACE_MILLIS = 1;
+
+    /**
+     * The margin of a connection's network (socket) timeout over its statement's query timeout. It only
+     * bounds how long a worker thread and its connection stay stuck on a database that stopped answering
+     * (paused, or its host gone); callers are not held by it. It is wide enough that the server's answer
+     * to a cancelled statement (57014) normally arrives first, so a slow database does not cost
+     * connections: a socket timeout breaks the connection and the pool has to open a new one.
+     */
+    static final long NETWORK_MARGIN_MILLIS = 250;
+
+    /**
+     * The budget of the expiry cleaner's deletes and of {@link #migrate()}: they run on their own thread
+     * (or at start-up) and no caller waits for them, so the decision budget, a few milliseconds, would
+     * only cancel useful work; this still bounds a sweep stuck on a dead database.
+     */
+    static final Duration MAINTENANCE_BUDGET = Duration.ofSeconds(30);
+
+    /** Worker threads running the JDBC calls, by default: match the pool's maximum size. */
+    public static final int DEFAULT_THREADS = 16;
 
     /** Decisions that may wait in the async executor's queue or the batching queue; more are rejected. */
     public static final int DEFAULT_MAX_QUEUED_DECISIONS = 10_000;
@@ -138,6 +173,13 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final LongAdder decisions = new LongAdder();
     private final LongAdder retries = new LongAdder();
     private final LongAdder retriesExhausted = new LongAdder();
+    /**
+     * How the database was last seen: NONE after a statement succeeded, TIMEOUT or UNAVAILABLE after one
+     * failed so. A decision that could not even be sent (no worker, no pooled connection, no queue slot
+     * within its budget) is OVERLOADED while the database is healthy, but when it is down or paused those
+     * waits are its symptom, and the decision carries the database's cause instead.
+     */
+    private volatile Degradation health = Degradation.NONE;
     private volatile boolean closed;
 
     private PostgresRateLimiter(Builder b) {
@@ -149,21 +191,23 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.sql = new Sql(schema, prefix);
         this.maxQueued = b.maxQueued;
         this.batcher = b.maxBatchSize > 0
-                ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch) : null;
+                ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch, this::notSent) : null;
         if (b.asyncExecutor != null) {
             this.asyncExecutor = b.asyncExecutor;
             this.ownedExecutor = null;
         } else {
             AtomicInteger n = new AtomicInteger();
-            // bounded: past maxQueued waiting decisions tryAcquireAsync is rejected instead of queueing
-            // work that could only run after its budget
-            this.ownedExecutor = new ThreadPoolExecutor(b.asyncThreads, b.asyncThreads, 0L, TimeUnit.MILLISECONDS,
+            // bounded: past maxQueued waiting decisions a call is rejected instead of queueing work that
+            // could only run after its budget
+            ThreadPoolExecutor pool = new ThreadPoolExecutor(b.threads, b.threads, 0L, TimeUnit.MILLISECONDS,
                     new LinkedBlockingQueue<>(b.maxQueued), r -> {
-                        Thread t = new Thread(r, "sluice-postgres-async-" + n.incrementAndGet());
+                        Thread t = new Thread(r, "sluice-postgres-" + n.incrementAndGet());
                         t.setDaemon(true);
                         return t;
                     });
-            this.asyncExecutor = ownedExecutor;
+            pool.prestartAllCoreThreads(); // no caller pays for starting a thread inside its budget
+            this.ownedExecutor = pool;
+            this.asyncExecutor = pool;
         }
     }
 
@@ -184,7 +228,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         private String prefix = Migrations.DEFAULT_PREFIX;
         private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
         private Executor asyncExecutor;
-        private int asyncThreads = 8;
+        private int threads = DEFAULT_THREADS;
         private int maxBatchSize;
         private int concurrentBatches;
         private int maxQueued = DEFAULT_MAX_QUEUED_DECISIONS;
@@ -223,12 +267,28 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
 
         /**
-         * Where {@link #tryAcquireAsync} runs its blocking JDBC call; default a pool of 8 daemon threads with
-         * a queue of {@link #maxQueuedDecisions(int)}. Bound your own executor's queue likewise: a
-         * decision that waited there past its budget fails without being sent.
+         * Where every decision's blocking JDBC work runs (sync callers wait for it at most their budget);
+         * default {@link #threads(int)} daemon threads with a queue of {@link #maxQueuedDecisions(int)}.
+         * Bound your own executor's queue likewise (a decision that waited there past its budget fails
+         * without being sent), and never give one that runs tasks on the calling thread: the caller would
+         * then wait for the pool and the socket, unbounded by the budget.
          */
         public Builder asyncExecutor(Executor executor) {
             this.asyncExecutor = Objects.requireNonNull(executor, "asyncExecutor must not be null");
+            return this;
+        }
+
+        /**
+         * How many threads of the default executor run decisions' JDBC work, each holding one pooled
+         * connection while it does; default {@value PostgresRateLimiter#DEFAULT_THREADS}. Set it to the
+         * pool's maximum size: fewer threads leave connections idle, more wait for a connection.
+         */
+        public Builder threads(int n) {
+            if (n < 1 || n > 1024) {
+                throw new IllegalArgumentException("threads " + n + " must be between 1 and 1024: e.g. the pool's"
+                        + " maximum size");
+            }
+            this.threads = n;
             return this;
         }
 
@@ -323,8 +383,11 @@ public final class PostgresRateLimiter implements RateLimiter {
                 c.setAutoCommit(auto);
             }
         } catch (SQLException e) {
+            String state = e.getSQLState();
             throw new PostgresStoreException("migration of schema " + schema + " (prefix " + prefix + ") failed: "
-                    + e.getMessage() + " (SQLSTATE " + e.getSQLState() + ")", e.getSQLState(), e);
+                    + e.getMessage() + " (SQLSTATE " + state + ")", state, e,
+                    isTimeout(e) ? Degradation.TIMEOUT : isUnreachable(e, state) ? Degradation.UNAVAILABLE
+                    : Degradation.STORE_ERROR);
         }
     }
 
@@ -335,10 +398,11 @@ public final class PostgresRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         checkKeyText(key);
         checkOpen();
+        Call call = new Call(deadline());
         if (batcher != null && limit.algorithm().isTat()) {
-            return Batcher.await(enqueue(key, limit, cost, -1), retryPolicy.budget().toNanos());
+            return await(enqueue(key, limit, cost, -1, call), call, key, limit);
         }
-        return withRetries(key, limit, c -> acquire(c, key, limit, cost, -1, now()));
+        return await(submit(key, limit, call, c -> acquire(c, key, limit, cost, -1, now())), call, key, limit);
     }
 
     @Override
@@ -346,52 +410,179 @@ public final class PostgresRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         checkKeyText(key);
         checkOpen();
+        Call call = new Call(deadline()); // the budget starts now, queue included
         if (batcher != null && limit.algorithm().isTat()) {
-            return bounded(enqueue(key, limit, cost, -1), key, limit); // no thread blocks: the batch completes it
+            return bounded(enqueue(key, limit, cost, -1, call), call, key, limit); // no thread blocks: the batch completes it
         }
-        long deadline = System.nanoTime() + retryPolicy.budget().toNanos(); // the budget starts now, queue included
-        CompletableFuture<Decision> f;
+        return bounded(submit(key, limit, call, c -> acquire(c, key, limit, cost, -1, now())), call, key, limit);
+    }
+
+    /** The deadline (System.nanoTime) of a decision asked for now. */
+    private long deadline() {
+        return System.nanoTime() + retryPolicy.budget().toNanos();
+    }
+
+    /**
+     * Where a decision is, so that a caller whose budget ran out can say why: still waiting for a worker
+     * or a pooled connection (nothing sent), or sent and unanswered. Batched requests follow their batch.
+     */
+    static class Call {
+        static final int QUEUED = 0;
+        static final int CONNECTING = 1;
+        static final int SENT = 2;
+
+        final long deadlineNanos;
+        private volatile int phase = QUEUED;
+
+        Call(long deadlineNanos) {
+            this.deadlineNanos = deadlineNanos;
+        }
+
+        void enter(int p) {
+            phase = p;
+        }
+
+        int phase() {
+            return phase;
+        }
+    }
+
+    /** The phases of a batch are those of every request in it. */
+    private static final class BatchCall extends Call {
+        private final List<Batcher.Request> batch;
+
+        BatchCall(long deadlineNanos, List<Batcher.Request> batch) {
+            super(deadlineNanos);
+            this.batch = batch;
+        }
+
+        @Override
+        void enter(int p) {
+            super.enter(p);
+            for (Batcher.Request r : batch) {
+                r.call().enter(p);
+            }
+        }
+    }
+
+    /**
+     * Runs {@code work} on a worker thread. The returned future may be completed by the caller first (its
+     * budget ran out): the worker then skips the work, or, when it had already begun, finishes it bounded
+     * by the same deadline and its result goes nowhere.
+     */
+    private <T> CompletableFuture<T> submit(String key, Limit limit, Call call, SqlCall<T> work) {
+        CompletableFuture<T> f = new CompletableFuture<>();
         try {
-            f = CompletableFuture.supplyAsync(() -> {
-                checkOpen();
-                return withRetries(key, limit, deadline, c -> acquire(c, key, limit, cost, -1, now()));
-            }, asyncExecutor);
+            asyncExecutor.execute(() -> {
+                if (f.isDone()) {
+                    return; // its caller stopped waiting: nothing to send
+                }
+                try {
+                    checkOpen();
+                    f.complete(withRetries(key, limit, call, work));
+                } catch (RuntimeException | Error e) {
+                    f.completeExceptionally(e);
+                }
+            });
         } catch (RejectedExecutionException e) {
             if (closed) {
                 throw new IllegalStateException(CLOSED, e); // close() shut the executor down meanwhile
             }
-            return CompletableFuture.failedFuture(new PostgresStoreException("the async executor rejected the decision"
-                    + about(key, limit) + (ownedExecutor != null ? ": its queue of " + maxQueued + " waiting decisions"
-                    + " is full, so the database cannot keep up with the calls; nothing was sent (raise the pool"
-                    + " size, Builder.maxQueuedDecisions, or shed load)" : " (" + e.getMessage() + "); nothing was sent"),
-                    null, e));
+            f.completeExceptionally(notSent("the worker queue rejected the decision" + about(key, limit)
+                    + (ownedExecutor != null ? ": its queue of " + maxQueued + " waiting decisions is full"
+                    : " (" + e.getMessage() + ")") + ", so nothing was sent", e));
         }
-        return bounded(f, key, limit);
+        return f;
     }
 
     /**
-     * The future fails with a {@link PostgresStoreException} if no answer came within the budget plus
-     * {@link #SLACK_MILLIS}: a wait for a pooled connection (which this library cannot bound) or a
-     * database that stopped answering cannot hold an async caller longer.
+     * Waits for a decision's worker until its deadline plus {@link #GRACE_MILLIS}; then the decision fails
+     * with why it did not come back (see {@link #late}). Exceptions come back as thrown, unwrapped.
      */
-    private CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, String key, Limit limit) {
-        long ms = retryPolicy.budget().toMillis() + SLACK_MILLIS;
-        return f.orTimeout(ms, TimeUnit.MILLISECONDS).exceptionally(e -> {
+    private <T> T await(CompletableFuture<T> f, Call call, String key, Limit limit) {
+        try {
+            long wait = call.deadlineNanos + TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS) - System.nanoTime();
+            return f.get(Math.max(0, wait), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            PostgresStoreException late = late(call, key, limit, e);
+            if (f.completeExceptionally(late)) {
+                throw late; // the worker, if it has not begun, now sends nothing
+            }
+            return await(f, call, key, limit); // it came back in the meantime
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException re) {
+                throw re;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new PostgresStoreException("the decision" + about(key, limit) + " failed: " + cause, null, cause,
+                    Degradation.STORE_ERROR);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            f.cancel(false);
+            throw new PostgresStoreException("interrupted while waiting for the decision" + about(key, limit)
+                    + "; it may still be under way", null, e, Degradation.STORE_ERROR);
+        }
+    }
+
+    /**
+     * The future fails with the same exception as {@link #await} at the same moment: the deadline plus
+     * {@link #GRACE_MILLIS}, whatever the decision is waiting for.
+     */
+    private CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, Call call, String key, Limit limit) {
+        long wait = Math.max(0, call.deadlineNanos + TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS) - System.nanoTime());
+        return f.orTimeout(wait, TimeUnit.NANOSECONDS).exceptionally(e -> {
             Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
             if (cause instanceof TimeoutException) {
-                throw new PostgresStoreException("the decision" + about(key, limit) + " got no answer within its time"
-                        + " budget of " + retryPolicy.budget().toMillis() + " ms (+ " + SLACK_MILLIS + " ms): the pool"
-                        + " had no free connection or the database is slow or down. A decision still waiting for a"
-                        + " connection or in a queue is dropped unsent; one already sent is cancelled by the server"
-                        + " at its budget. Raise RetryPolicy.budget, the pool size, or check the database", null, cause);
+                throw late(call, key, limit, cause);
             }
             throw e instanceof CompletionException ce ? ce : new CompletionException(cause);
         });
     }
 
-    private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos) {
-        return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(),
-                System.nanoTime() + retryPolicy.budget().toNanos(), new CompletableFuture<>()));
+    /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */
+    private PostgresStoreException late(Call call, String key, Limit limit, Throwable cause) {
+        long budget = retryPolicy.budget().toMillis();
+        if (call.phase() == Call.SENT) {
+            seen(Degradation.TIMEOUT);
+            return new PostgresStoreException("the decision" + about(key, limit) + " got no answer within its time"
+                    + " budget of " + budget + " ms: the statement was sent and the server cancels it at the budget,"
+                    + " so nothing was taken (unless the connection broke after a commit); the database is slow,"
+                    + " paused or the row locked: raise RetryPolicy.budget or check the database", null, cause,
+                    Degradation.TIMEOUT);
+        }
+        return notSent("the decision" + about(key, limit) + " waited its whole time budget of " + budget + " ms for "
+                + (call.phase() == Call.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);
+    }
+
+    /**
+     * A decision that failed before anything was sent: OVERLOADED while the database was last seen
+     * healthy (the pool, the workers or the queue are too small for the load), else the database's own
+     * trouble, which is why nothing could be sent.
+     */
+    PostgresStoreException notSent(String what, Throwable cause) {
+        Degradation d = health;
+        if (d == Degradation.NONE) {
+            return new PostgresStoreException(what + "; the database is up but the client side is full: raise the"
+                    + " pool size, Builder.threads or Builder.maxQueuedDecisions, or shed load", null, cause,
+                    Degradation.OVERLOADED);
+        }
+        return new PostgresStoreException(what + "; the database was last seen " + (d == Degradation.TIMEOUT
+                ? "not answering in time (slow or paused)" : "unreachable (down or restarting)")
+                + ": check the database", null, cause, d);
+    }
+
+    /** Records how the database was last seen (see {@link #health}). */
+    private void seen(Degradation d) {
+        if (health != d) {
+            health = d;
+        }
+    }
+
+    private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos, Call call) {
+        return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(), call, new CompletableFuture<>()));
     }
 
     /** The client ticker's now, or null: the database's clock decides. */
@@ -407,10 +598,11 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkKeyText(key);
         checkOpen();
         long maxWaitNanos = Math.max(0, maxWait.toNanos());
+        Call call = new Call(deadline());
         if (batcher != null) {
-            return Batcher.await(enqueue(key, limit, cost, maxWaitNanos), retryPolicy.budget().toNanos());
+            return await(enqueue(key, limit, cost, maxWaitNanos, call), call, key, limit);
         }
-        return withRetries(key, limit, c -> acquire(c, key, limit, cost, maxWaitNanos, now()));
+        return await(submit(key, limit, call, c -> acquire(c, key, limit, cost, maxWaitNanos, now())), call, key, limit);
     }
 
     /**
@@ -426,7 +618,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         checkKeyText(key);
         checkOpen();
-        return withRetries(key, limit, c -> peek(c, key, limit, cost, now()));
+        Call call = new Call(deadline());
+        return await(submit(key, limit, call, c -> peek(c, key, limit, cost, now())), call, key, limit);
     }
 
     private Decision peek(Db c, String key, Limit limit, long cost, Long nowNanos) throws SQLException {
@@ -480,14 +673,15 @@ public final class PostgresRateLimiter implements RateLimiter {
             case WINDOW -> sql.windowReset;
             case LOG -> sql.logReset;
         };
-        withRetries(key, limit, c -> {
+        Call call = new Call(deadline());
+        await(submit(key, limit, call, c -> {
             try (PreparedStatement ps = c.prepare(statement)) {
                 ps.setString(1, key);
                 ps.setString(2, limit.id());
                 ps.executeUpdate();
             }
             return null;
-        });
+        }), call, key, limit);
     }
 
     /** One decision, one statement: {@code maxWaitNanos < 0} for tryAcquire, else a reserve. */
@@ -556,11 +750,11 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** Decides a batch of token-bucket / GCRA requests in one statement (a batch of one: the single call). */
     private List<Decision> sendBatch(List<Batcher.Request> batch) {
         Batcher.Request first = batch.get(0);
-        long deadline = first.deadlineNanos();
+        long deadline = first.call().deadlineNanos;
         for (Batcher.Request r : batch) {
-            deadline = r.deadlineNanos() - deadline < 0 ? r.deadlineNanos() : deadline;
+            deadline = r.call().deadlineNanos - deadline < 0 ? r.call().deadlineNanos : deadline;
         }
-        List<Decision> out = withRetries(first.key(), first.limit(), deadline, c -> {
+        List<Decision> out = withRetries(first.key(), first.limit(), new BatchCall(deadline, batch), c -> {
             if (batch.size() == 1) {
                 return List.of(acquire(c, first.key(), first.limit(), first.cost(), first.maxWaitNanos(), first.nowNanos()));
             }
@@ -639,7 +833,9 @@ public final class PostgresRateLimiter implements RateLimiter {
             return tryAcquire(p.key(), p.limit(), p.cost());
         }
         Permit first = permits.get(0);
-        return withRetries(first.key(), first.limit(), c -> acquireAll(c, permits));
+        Call call = new Call(deadline());
+        return await(submit(first.key(), first.limit(), call, c -> acquireAll(c, permits)), call, first.key(),
+                first.limit());
     }
 
     private Decision acquireAll(Db c, List<Permit> permits) throws SQLException {
@@ -888,7 +1084,8 @@ public final class PostgresRateLimiter implements RateLimiter {
             case WINDOW -> sql.windowClean;
             case LOG -> sql.logClean;
         };
-        return withRetries(null, null, c -> {
+        Call call = new Call(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
+        return withRetries(null, null, call, c -> {
             try (PreparedStatement ps = c.prepare(statement)) {
                 if (ticker != null) {
                     ps.setLong(1, Math.floorDiv(ticker.read(), 1000L) * 1000L);
@@ -966,42 +1163,40 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     private static final Executor DIRECT = Runnable::run;
 
-    private <T> T withRetries(String key, Limit limit, SqlCall<T> call) {
-        return withRetries(key, limit, System.nanoTime() + retryPolicy.budget().toNanos(), call);
-    }
-
-    /** Runs {@code call} on a fresh connection, retrying 40001/40P01 under the policy until {@code deadline} (System.nanoTime). */
-    private <T> T withRetries(String key, Limit limit, long deadline, SqlCall<T> call) {
+    /**
+     * Runs {@code work} on a fresh connection, retrying 40001/40P01 under the policy until the call's
+     * deadline (System.nanoTime), on the calling (worker) thread; nothing is sent once the deadline has passed.
+     */
+    private <T> T withRetries(String key, Limit limit, Call call, SqlCall<T> work) {
+        long deadline = call.deadlineNanos;
         long start = System.nanoTime();
         long budgetNanos = Math.max(1, deadline - start);
         int attempt = 0;
         if (deadline - start <= 0) {
-            throw new PostgresStoreException("the decision" + about(key, limit) + " waited "
+            throw notSent("the decision" + about(key, limit) + " waited "
                     + TimeUnit.NANOSECONDS.toMillis(start - deadline + retryPolicy.budget().toNanos())
                     + " ms in a queue, past its time budget of " + retryPolicy.budget().toMillis()
-                    + " ms, before it could run: nothing was sent; the database cannot keep up with the calls"
-                    + " (raise the pool size or RetryPolicy.budget, or shed load)", null, null);
+                    + " ms, before it could run: nothing was sent", null);
         }
         while (true) {
             attempt++;
+            call.enter(Call.CONNECTING);
             Connection c;
             try {
                 c = dataSource.getConnection();
             } catch (SQLException e) {
-                throw new PostgresStoreException("cannot get a PostgreSQL connection from the DataSource ("
-                        + e.getMessage() + ", SQLSTATE " + e.getSQLState() + "): check that the database is up"
-                        + " and the URL, user and password are right", e.getSQLState(), e);
+                throw connectionFailure(e);
             }
             try (c) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    throw new PostgresStoreException("waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
-                            + " ms for a connection" + about(key, limit) + ", past the time budget of "
-                            + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent; the pool is too small"
-                            + " for the load or the database is slow (raise RetryPolicy.budget or the pool size)",
-                            null, null);
+                    throw notSent("waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+                            + " ms for a pooled connection" + about(key, limit) + ", past the time budget of "
+                            + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent", null);
                 }
-                T result = attempt(c, deadline, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), call);
+                call.enter(Call.SENT);
+                T result = attempt(c, deadline, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), work);
+                seen(Degradation.NONE);
                 if (key != null) {
                     decisions.increment();
                 }
@@ -1017,15 +1212,76 @@ public final class PostgresRateLimiter implements RateLimiter {
                         continue;
                     }
                     retriesExhausted.increment();
+                    boolean outOfTime = attempt < retryPolicy.maxAttempts();
                     throw new PostgresStoreException("gave up after " + attempt + " attempt(s) in "
                             + TimeUnit.NANOSECONDS.toMillis(elapsed) + " ms on conflicts (SQLSTATE " + state + ": "
                             + e.getMessage() + ")" + about(key, limit) + ": the retry policy " + retryPolicy
-                            + " ran out; raise maxAttempts or the budget, or spread the load over more keys",
-                            state, e);
+                            + " ran out of " + (outOfTime ? "time" : "attempts") + "; raise maxAttempts or the budget,"
+                            + " or spread the load over more keys", state, e,
+                            outOfTime ? Degradation.TIMEOUT : Degradation.STORE_ERROR);
                 }
-                throw translate(e, state, elapsed, key, limit);
+                PostgresStoreException x = translate(e, state, elapsed, key, limit);
+                if (x.degradation() == Degradation.UNAVAILABLE && attempt < retryPolicy.maxAttempts()
+                        && deadline - System.nanoTime() > 0) {
+                    // a broken connection, most often one the pool kept from before a restart: try another
+                    // at once, so that after a restart the stale ones are weeded out within one decision
+                    // instead of failing one decision each
+                    retries.increment();
+                    continue;
+                }
+                if (x.degradation().storeUnhealthy()) {
+                    seen(x.degradation());
+                }
+                throw x;
             }
         }
+    }
+
+    /**
+     * Why the DataSource gave no connection. The database down or restarting (class 08, refused, reset,
+     * 57P0x), a pool that timed out because it could not connect (HikariCP then gives the last connection
+     * failure as the cause): UNAVAILABLE; a login that timed out: TIMEOUT; a pool that timed out with the
+     * database up (no cause), or the server's {@code too_many_connections}: OVERLOADED; anything else
+     * (bad password, no such database, a closed pool): STORE_ERROR.
+     */
+    private PostgresStoreException connectionFailure(SQLException e) {
+        String state = sqlState(e);
+        Degradation d;
+        if (isTimeout(e)) {
+            d = Degradation.TIMEOUT;
+        } else if (isUnreachable(e, state)) {
+            d = Degradation.UNAVAILABLE;
+        } else if ("53300".equals(state)
+                || (e instanceof java.sql.SQLTransientConnectionException && state == null && e.getCause() == null)) {
+            d = health != Degradation.NONE ? health : Degradation.OVERLOADED;
+        } else {
+            d = Degradation.STORE_ERROR;
+        }
+        if (d.storeUnhealthy()) {
+            seen(d);
+        }
+        return new PostgresStoreException("cannot get a PostgreSQL connection from the DataSource ("
+                + e.getMessage() + ", SQLSTATE " + state + "): " + (d == Degradation.OVERLOADED
+                ? "the pool has no free connection; raise its size or shed load"
+                : "check that the database is up and the URL, user and password are right"), state, e, d);
+    }
+
+    /** Class 08, the server shutting down or starting (57P01-57P03), or a refused, reset or closed socket. */
+    private static boolean isUnreachable(Throwable e, String state) {
+        if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
+            return true;
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.SocketException || t instanceof java.io.EOFException
+                    || t instanceof java.net.UnknownHostException) {
+                return true;
+            }
+            if (t instanceof SQLException s && s.getSQLState() != null
+                    && (s.getSQLState().startsWith("08") || s.getSQLState().startsWith("57P"))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -1043,8 +1299,9 @@ public final class PostgresRateLimiter implements RateLimiter {
         try {
             savedNetworkTimeout = c.getNetworkTimeout();
             // the server cancels a statement at the time left (the driver sends the cancel when it passes);
-            // the socket timeout, SLACK_MILLIS later, only catches a server that stopped answering at all
-            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + SLACK_MILLIS));
+            // the socket timeout, NETWORK_MARGIN_MILLIS later, only catches a server that stopped answering
+            // at all; it frees this worker and its connection, the caller stopped waiting at the budget
+            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + NETWORK_MARGIN_MILLIS));
             return call.run(new Db(c, deadline));
         } finally {
             try {
@@ -1065,24 +1322,33 @@ public final class PostgresRateLimiter implements RateLimiter {
         if ("42P01".equals(state) || "42883".equals(state) || "3F000".equals(state)) {
             return new PostgresStoreException("Sluice's tables or functions are missing in schema " + schema
                     + " (prefix " + prefix + "): run PostgresRateLimiter.migrate() once, or apply the SQL files"
-                    + " dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; " + cause, state, e);
+                    + " dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; " + cause, state, e,
+                    Degradation.STORE_ERROR);
         }
         if ("57014".equals(state)) {
-            return new PostgresStoreException("the decision" + about(key, limit) + " ran past its time budget of "
-                    + retryPolicy.budget().toMillis() + " ms and was cancelled by the server, so nothing was taken ("
-                    + cause + "): the row is contended or the database slow; raise RetryPolicy.budget or check the"
-                    + " database", state, e);
+            // the driver's cancel at the budget, or the server's own statement_timeout: rolled back either way
+            return new PostgresStoreException("the decision" + about(key, limit) + " was cancelled by the server after "
+                    + TimeUnit.NANOSECONDS.toMillis(elapsedNanos) + " ms (its time budget is "
+                    + retryPolicy.budget().toMillis() + " ms, or the role's statement_timeout is shorter), so nothing"
+                    + " was taken (" + cause + "): the row is contended or the database slow; raise RetryPolicy.budget"
+                    + " or check the database", state, e, Degradation.TIMEOUT);
         }
-        if (isTimeout(e) || elapsedNanos >= retryPolicy.budget().toNanos()) {
-            return new PostgresStoreException("the decision" + about(key, limit) + " ran past its time budget of "
-                    + retryPolicy.budget().toMillis() + " ms (" + cause + "): the database is slow, down or the row"
-                    + " is locked; raise RetryPolicy.budget or check the database", state, e);
+        if (isTimeout(e)) {
+            return new PostgresStoreException("the decision" + about(key, limit) + " got no answer on its connection"
+                    + " within its time budget of " + retryPolicy.budget().toMillis() + " ms + " + NETWORK_MARGIN_MILLIS
+                    + " ms (" + cause + "): the database stopped answering; check it", state, e, Degradation.TIMEOUT);
         }
-        if (state != null && state.startsWith("08")) {
+        if (isUnreachable(e, state)) {
             return new PostgresStoreException("lost the connection to PostgreSQL" + about(key, limit) + ": " + cause
-                    + "; check that the database is up", state, e);
+                    + "; check that the database is up", state, e, Degradation.UNAVAILABLE);
         }
-        return new PostgresStoreException("PostgreSQL failed" + about(key, limit) + ": " + cause, state, e);
+        if (elapsedNanos >= retryPolicy.budget().toNanos()) {
+            return new PostgresStoreException("the decision" + about(key, limit) + " ran past its time budget of "
+                    + retryPolicy.budget().toMillis() + " ms (" + cause + "): the database is slow or the row"
+                    + " is locked; raise RetryPolicy.budget or check the database", state, e, Degradation.TIMEOUT);
+        }
+        return new PostgresStoreException("PostgreSQL failed" + about(key, limit) + ": " + cause, state, e,
+                Degradation.STORE_ERROR);
     }
 
     private static boolean isTimeout(Throwable e) {
@@ -1122,7 +1388,8 @@ public final class PostgresRateLimiter implements RateLimiter {
             TimeUnit.NANOSECONDS.sleep(nanos);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new PostgresStoreException("interrupted while backing off before a retry", null, e);
+            throw new PostgresStoreException("interrupted while backing off before a retry", null, e,
+                    Degradation.STORE_ERROR);
         }
     }
 

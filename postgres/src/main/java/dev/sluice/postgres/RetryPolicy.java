@@ -12,26 +12,28 @@ import java.util.concurrent.ThreadLocalRandom;
  * that collided do not collide again in step), and never past the decision's {@code budget}.
  *
  * <h2>What the budget bounds</h2>
- * A decision's deadline is the moment it was asked for plus the budget ({@code tryAcquireAsync} and
- * batched decisions included: time spent in a queue counts). Against that deadline:
+ * A decision's deadline is the moment it was asked for plus the budget. The JDBC work runs on the
+ * limiter's worker threads and the caller waits for it until that deadline plus
+ * {@value PostgresRateLimiter#SLACK_MILLIS} ms at most, whatever holds the work up: a queue, the wait for a
+ * pooled connection (which the DataSource API cannot interrupt, and which HikariCP cannot bound below
+ * 250 ms), a database that stopped answering, retries. Then it fails with a {@link PostgresStoreException}
+ * saying whether the statement was sent ({@code TIMEOUT}) or not ({@code OVERLOADED}, or the database's
+ * own trouble when it was last seen down). The worker, meanwhile:
  * <ul>
- * <li>every statement runs with the time left as its query timeout, to the millisecond with the
+ * <li>sends nothing past the deadline: a decision that got its connection, or left a queue, after it
+ *     fails without sending anything, and no retry or backoff starts past it;</li>
+ * <li>runs every statement with the time left as its query timeout, to the millisecond with the
  *     PostgreSQL driver (whole seconds, rounded up, with another driver or a wrapper that hides the
  *     driver's statement): when it passes, the server cancels the statement (SQLSTATE 57014) and rolls it
  *     back, so nothing was taken;</li>
- * <li>the connection's network timeout is the time left plus
- *     {@value PostgresRateLimiter#SLACK_MILLIS} ms: it only catches a database that stopped answering,
- *     and then, as with any broken connection, a commit already sent may or may not have happened;</li>
- * <li>no attempt starts, and no backoff is slept, past the deadline; a decision that got its connection,
- *     or left a queue, after the deadline fails without sending anything;</li>
- * <li>every future {@code tryAcquireAsync} returns fails with a {@link PostgresStoreException} at the
- *     latest {@value PostgresRateLimiter#SLACK_MILLIS} ms after the deadline, whatever it waits for.</li>
+ * <li>sets the connection's network timeout to the time left plus
+ *     {@value PostgresRateLimiter#NETWORK_MARGIN_MILLIS} ms: it only frees a worker stuck on a database
+ *     that stopped answering, and then, as with any broken connection, a commit already sent may or may
+ *     not have happened.</li>
  * </ul>
- * <b>Not bounded by the library: the wait for a pooled connection</b> ({@code DataSource.getConnection()}
- * cannot be interrupted). A synchronous caller can therefore wait up to the budget plus the larger of
- * {@value PostgresRateLimiter#SLACK_MILLIS} ms and the pool's own timeout (HikariCP's
- * {@code connectionTimeout}, 30 s by default). Set that timeout at or below the budget. What happens
- * when the budget runs out (an exception today) is the caller's to handle; this policy only retries.
+ * The default, 25 ms, is about five times the mean decision (synchronous commit included) measured on a
+ * loaded 2-core machine (bench/README.md), room for a slow fsync and a few conflict retries, while an
+ * outage costs a request little. Across a region, or with a busy disk, raise it.
  *
  * <p>Each attempt is one statement in autocommit (or, for multi-permit requests, one transaction): a
  * failed attempt has committed nothing, so retrying it cannot take permits twice. Autocommit is switched
@@ -45,9 +47,9 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, Duration budget) {
 
-    /** 16 attempts, backoff from 1 ms doubling to at most 50 ms, within 2 s a decision. */
-    public static final RetryPolicy DEFAULT = new RetryPolicy(16, Duration.ofMillis(1), Duration.ofMillis(50),
-            Duration.ofSeconds(2));
+    /** 16 attempts, backoff from 1 ms doubling to at most 10 ms, within 25 ms a decision. */
+    public static final RetryPolicy DEFAULT = new RetryPolicy(16, Duration.ofMillis(1), Duration.ofMillis(10),
+            Duration.ofMillis(25));
 
     public RetryPolicy {
         if (maxAttempts < 1) {
@@ -55,14 +57,14 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
         }
         Objects.requireNonNull(initialBackoff, "initialBackoff must not be null: e.g. Duration.ofMillis(1)");
         Objects.requireNonNull(maxBackoff, "maxBackoff must not be null: e.g. Duration.ofMillis(50)");
-        Objects.requireNonNull(budget, "budget must not be null: e.g. Duration.ofSeconds(2)");
+        Objects.requireNonNull(budget, "budget must not be null: e.g. Duration.ofMillis(25)");
         if (initialBackoff.isNegative() || maxBackoff.isNegative()) {
             throw new IllegalArgumentException("backoffs " + initialBackoff + " and " + maxBackoff
                     + " must not be negative");
         }
         if (budget.toMillis() < 1) {
             throw new IllegalArgumentException("budget " + budget + " is shorter than 1 ms: give a decision time,"
-                    + " e.g. Duration.ofSeconds(2)");
+                    + " e.g. Duration.ofMillis(25)");
         }
     }
 

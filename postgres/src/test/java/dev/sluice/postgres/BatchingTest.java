@@ -48,7 +48,7 @@ class BatchingTest {
         String hot = "batch:" + UUID.randomUUID();
         Limit bucket = Limit.tokenBucket(8, Rate.perHour(1));
         Limit gcra = Limit.gcra(Rate.perHour(1), 3);
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(gated).batching(64, 1).build()) {
+        try (PostgresRateLimiter rl = TestDatabase.builder(gated).batching(64, 1).build()) {
             CompletableFuture<Decision> first = rl.tryAcquireAsync(hot, bucket, 1);
             assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue(); // the dispatcher holds the first alone
             List<CompletableFuture<Decision>> rest = new ArrayList<>();

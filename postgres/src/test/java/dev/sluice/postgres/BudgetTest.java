@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import dev.sluice.Permit;
 import dev.sluice.Rate;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -26,6 +28,12 @@ import org.junit.jupiter.api.Test;
 class BudgetTest {
 
     private static final Duration BUDGET = Duration.ofMillis(300);
+    /**
+     * How late past budget + slack these tests accept an answer: far less than what they guard against
+     * (a pool that never answers, a whole-second query timeout), enough for a loaded CI machine to wake a
+     * thread late. PostgresFaultTest measures the bound itself, next to the machine's stalls.
+     */
+    private static final long LATE_MILLIS = 500;
 
     /** A DataSource whose getConnection waits (like an exhausted pool) until released, counting the waiters. */
     static final class StalledPool extends TestDataSource {
@@ -61,7 +69,7 @@ class BudgetTest {
     void aStatementIsCancelledAtItsBudgetToTheMillisecond() throws Exception {
         String key = key();
         Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource())
+        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET)).build();
                 Connection holder = TestDatabase.dataSource().getConnection()) {
             assertThat(rl.tryAcquire(key, limit).allowed()).isTrue();
@@ -74,10 +82,16 @@ class BudgetTest {
             long start = System.nanoTime();
             assertThatThrownBy(() -> rl.tryAcquire(key, limit))
                     .isInstanceOf(PostgresStoreException.class)
-                    .satisfies(e -> assertThat(((PostgresStoreException) e).sqlState()).isEqualTo("57014"));
+                    .satisfies(e -> assertThat(((PostgresStoreException) e).degradation()).isEqualTo(Degradation.TIMEOUT));
             long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            long cancelledAfter = System.nanoTime();
+            TestDatabase.awaitNoLockWaiters();
+            long cancelMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
             holder.rollback();
-            assertThat(ms).as("cancelled at the 300 ms budget, not at a whole second").isBetween(250L, 900L);
+            assertThat(ms).as("the caller got its answer at the 300 ms budget").isBetween(BUDGET.toMillis(),
+                    BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + LATE_MILLIS);
+            assertThat(cancelMs).as("the server cancelled the statement at the budget, not at a whole second (%s)",
+                    cancelledAfter).isLessThan(900L);
             assertThat(rl.tryAcquire(key, limit).remaining()).as("the cancelled call took nothing").isEqualTo(3);
         }
     }
@@ -87,18 +101,56 @@ class BudgetTest {
     void anAsyncDecisionWaitingForAPooledConnectionFailsWithinItsBudget() throws Exception {
         for (boolean batching : new boolean[] {false, true}) {
             StalledPool pool = new StalledPool();
-            PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(pool).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
+            PostgresRateLimiter.Builder b = TestDatabase.builder(pool).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
             try (PostgresRateLimiter rl = batching ? b.batching(8, 1).build() : b.build()) {
                 long start = System.nanoTime();
                 CompletableFuture<Decision> f = rl.tryAcquireAsync(key(), Limit.tokenBucket(1, Rate.perHour(1)), 1);
                 assertThatThrownBy(() -> f.get(5, TimeUnit.SECONDS))
                         .isInstanceOf(ExecutionException.class)
                         .hasCauseInstanceOf(PostgresStoreException.class)
-                        .hasMessageContaining("got no answer within its time budget of 300 ms");
+                        .hasMessageContaining("waited its whole time budget of 300 ms for a pooled connection")
+                        .satisfies(e -> assertThat(((PostgresStoreException) e.getCause()).degradation())
+                                .as("the database is up: the client side is full").isEqualTo(Degradation.OVERLOADED));
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                 assertThat(ms).as("batching %s", batching)
-                        .isLessThan(BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + 400);
+                        .isLessThan(BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + LATE_MILLIS);
                 pool.release.countDown(); // before close, which lets work under way finish
+            } finally {
+                pool.release.countDown();
+            }
+        }
+    }
+
+    /**
+     * A synchronous caller is not held by a pool with no connection to give (DataSource.getConnection
+     * cannot be interrupted, and HikariCP cannot wait less than 250 ms): it fails at its budget, on every path.
+     */
+    @Test
+    void aSyncDecisionWaitingForAPooledConnectionFailsWithinItsBudget() throws Exception {
+        Limit bucket = Limit.tokenBucket(1, Rate.perHour(1));
+        Limit window = Limit.fixedWindow(1, Duration.ofHours(1));
+        for (boolean batching : new boolean[] {false, true}) {
+            StalledPool pool = new StalledPool();
+            PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(pool).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
+            try (PostgresRateLimiter rl = batching ? b.batching(8, 1).build() : b.build()) {
+                List<Runnable> calls = List.of(
+                        () -> rl.tryAcquire(key(), bucket),
+                        () -> rl.tryAcquire(key(), window),
+                        () -> rl.reserve(key(), bucket, 1, Duration.ofSeconds(1)),
+                        () -> rl.peek(key(), bucket, 1),
+                        () -> rl.tryAcquire(List.of(Permit.of(key(), bucket), Permit.of(key(), window))),
+                        () -> rl.reset(key(), bucket));
+                for (Runnable call : calls) {
+                    long start = System.nanoTime();
+                    assertThatThrownBy(call::run).isInstanceOf(PostgresStoreException.class)
+                            .hasMessageContaining("budget of 300 ms")
+                            .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
+                                    .isEqualTo(Degradation.OVERLOADED));
+                    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                    assertThat(ms).as("batching %s", batching).isBetween(BUDGET.toMillis(),
+                            BUDGET.toMillis() + PostgresRateLimiter.SLACK_MILLIS + LATE_MILLIS);
+                }
+                pool.release.countDown();
             } finally {
                 pool.release.countDown();
             }
@@ -118,7 +170,7 @@ class BudgetTest {
             }
             r.run();
         }).start();
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource())
+        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET)).asyncExecutor(late).build()) {
             CompletableFuture<Decision> f = rl.tryAcquireAsync(key, one, 1);
             assertThatThrownBy(() -> f.get(5, TimeUnit.SECONDS))
@@ -126,7 +178,10 @@ class BudgetTest {
                     .hasCauseInstanceOf(PostgresStoreException.class)
                     .hasMessageContaining("nothing was sent");
             Thread.sleep(200); // let anything the late task might still send arrive
-            assertThat(rl.tryAcquire(key, one).allowed()).as("the late decision took nothing").isTrue();
+            try (PostgresRateLimiter check = TestDatabase.limiter(TestDatabase.dataSource())) {
+                // another limiter: this one runs even sync calls on the late executor
+                assertThat(check.tryAcquire(key, one).allowed()).as("the late decision took nothing").isTrue();
+            }
         }
     }
 
@@ -135,13 +190,13 @@ class BudgetTest {
     void aFullQueueRejectsAtOnce() throws Exception {
         Limit limit = Limit.tokenBucket(100, Rate.perHour(1));
         StalledPool pool = new StalledPool();
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(pool).maxQueuedDecisions(2)
+        try (PostgresRateLimiter rl = TestDatabase.builder(pool).threads(8).maxQueuedDecisions(2)
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(5))).build()) {
             List<CompletableFuture<Decision>> running = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
-                running.add(rl.tryAcquireAsync(key(), limit, 1)); // the 8 async threads, each waiting for a connection
+                running.add(rl.tryAcquireAsync(key(), limit, 1)); // the 8 worker threads, each waiting for a connection
+                pool.awaitWaiters(i + 1); // taken by a worker, not left in the queue of 2
             }
-            pool.awaitWaiters(8);
             running.add(rl.tryAcquireAsync(key(), limit, 1));
             running.add(rl.tryAcquireAsync(key(), limit, 1)); // the queue is full now
             CompletableFuture<Decision> rejected = rl.tryAcquireAsync(key(), limit, 1);
@@ -154,7 +209,7 @@ class BudgetTest {
             }
         }
         StalledPool batchPool = new StalledPool();
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(batchPool).batching(1, 1).maxQueuedDecisions(2)
+        try (PostgresRateLimiter rl = TestDatabase.builder(batchPool).batching(1, 1).maxQueuedDecisions(2)
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(5))).build()) {
             List<CompletableFuture<Decision>> running = new ArrayList<>();
             running.add(rl.tryAcquireAsync(key(), limit, 1)); // taken by the one dispatcher

@@ -58,7 +58,7 @@ class CleanerClockRaceTest {
         String key = "clock-race-" + UUID.randomUUID();
         String where = " where key_hash = sluice_key_hash(?) and limit_id = ?";
         // A waits for the lock until the row expires (up to 2 s for a sliding window): a budget longer than that
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource())
+        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(10))).build();
                 Connection cleaner = TestDatabase.dataSource().getConnection()) {
             // start early in a second, so that the first call and A's clock read share a window

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.Rate;
@@ -31,7 +32,7 @@ class CloseTest {
     @Test
     void everyCallOnAClosedLimiterIsAnIllegalStateException() {
         for (boolean batching : new boolean[] {false, true}) {
-            PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(TestDatabase.dataSource());
+            PostgresRateLimiter.Builder b = TestDatabase.builder(TestDatabase.dataSource());
             PostgresRateLimiter rl = batching ? b.batching(8, 2).build() : b.build();
             ExpiryCleaner manual = rl.manualCleaner(10, 1);
             rl.close();
@@ -60,7 +61,7 @@ class CloseTest {
         CountDownLatch inAdd = new CountDownLatch(1);
         CountDownLatch closed = new CountDownLatch(1);
         Batcher.Request stalled = new Batcher.Request("k", BUCKET, 1, -1, null,
-                System.nanoTime() + TimeUnit.SECONDS.toNanos(10), new CompletableFuture<>());
+                new PostgresRateLimiter.Call(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)), new CompletableFuture<>());
         LinkedBlockingQueue<Batcher.Request> queue = new LinkedBlockingQueue<>() {
             @Override
             public boolean add(Batcher.Request r) {
@@ -77,7 +78,7 @@ class CloseTest {
         };
         Batcher batcher = new Batcher(8, 2, 100, batch -> {
             throw new AssertionError("nothing should be sent");
-        }, queue);
+        }, (what, cause) -> new PostgresStoreException(what, null, cause, Degradation.OVERLOADED), queue);
         Thread submitter = new Thread(() -> batcher.submit(stalled));
         submitter.start();
         assertThat(inAdd.await(5, TimeUnit.SECONDS)).isTrue();
@@ -96,7 +97,7 @@ class CloseTest {
     void asyncCallsRacingCloseEndInADecisionOrClosed() throws Exception {
         for (boolean batching : new boolean[] {false, true}) {
             for (int round = 0; round < 5; round++) {
-                PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(TestDatabase.dataSource());
+                PostgresRateLimiter.Builder b = TestDatabase.builder(TestDatabase.dataSource());
                 PostgresRateLimiter rl = batching ? b.batching(4, 2).build() : b.build();
                 String key = "close-race-" + UUID.randomUUID();
                 List<CompletableFuture<Decision>> futures = new java.util.concurrent.CopyOnWriteArrayList<>();

@@ -28,7 +28,7 @@ class ExpiryCleanerTest {
     private static final long T = 1_893_456_000L * 1_000_000_000L;
 
     private static PostgresRateLimiter limiter(String schema, ManualTicker t) {
-        PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource()).schema(schema).ticker(t).build();
+        PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource()).schema(schema).ticker(t).build();
         rl.migrate();
         return rl;
     }
@@ -174,7 +174,7 @@ class ExpiryCleanerTest {
 
     @Test
     void badSettingsAreRejected() {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.create(TestDatabase.dataSource())) {
+        try (PostgresRateLimiter rl = TestDatabase.limiter(TestDatabase.dataSource())) {
             assertThatThrownBy(() -> rl.manualCleaner(0, 10)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("batchSize 0");
             assertThatThrownBy(() -> rl.manualCleaner(1000, 0)).isInstanceOf(IllegalArgumentException.class)

@@ -24,7 +24,7 @@ class MigrationsTest {
     @Test
     void migrateIsIdempotentAndHonoursSchemaAndPrefix() {
         String schema = "mig_" + UUID.randomUUID().toString().substring(0, 8);
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource())
+        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
                 .schema(schema).tablePrefix("app_rl_").build()) {
             rl.migrate();
             rl.migrate();
@@ -56,7 +56,7 @@ class MigrationsTest {
         config.setUsername(role);
         config.setMaximumPoolSize(2);
         try (HikariDataSource ds = new HikariDataSource(config);
-                PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).schema(schema).build()) {
+                PostgresRateLimiter rl = TestDatabase.builder(ds).schema(schema).build()) {
             assertThat(TestDatabase.queryLong("select count(*) from pg_database where datname = current_database()"
                     + " and has_database_privilege(?, oid, 'CREATE')", role)).as("the role may not create schemas").isZero();
             rl.migrate();
@@ -127,7 +127,7 @@ class MigrationsTest {
     /** The default limiter decides on the database's clock. */
     @Test
     void theDatabaseClockDecidesByDefault() {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.create(TestDatabase.dataSource())) {
+        try (PostgresRateLimiter rl = TestDatabase.limiter(TestDatabase.dataSource())) {
             String k = "clock:" + UUID.randomUUID();
             Limit l = Limit.tokenBucket(3, Rate.perHour(1));
             for (Limit each : List.of(l, Limit.gcra(Rate.perHour(1), 3), Limit.fixedWindow(3, Duration.ofDays(1)),
@@ -144,7 +144,7 @@ class MigrationsTest {
     /** The query the README gives for reading a token bucket answers what the limiter would. */
     @Test
     void theReadmeQueryReadsTokensNow() {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.create(TestDatabase.dataSource())) {
+        try (PostgresRateLimiter rl = TestDatabase.limiter(TestDatabase.dataSource())) {
             String k = "readme:" + UUID.randomUUID();
             Limit l = Limit.tokenBucket(10, Rate.of(3, Duration.ofHours(1)));
             rl.tryAcquire(k, l, 3);

@@ -54,7 +54,7 @@ class PeekTest {
         RoundTripTest.CountingDataSource ds = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
         String fresh = "peek:" + UUID.randomUUID();
         String used = "peek:" + UUID.randomUUID();
-        try (PostgresRateLimiter rl = PostgresRateLimiter.create(ds)) {
+        try (PostgresRateLimiter rl = TestDatabase.limiter(ds)) {
             int peeks = 0;
             for (Limit l : LIMITS) {
                 for (long cost = 1; cost <= 3; cost++) {
@@ -102,9 +102,9 @@ class PeekTest {
         long t0 = 1_767_225_600L * 1_000_000_000L;
         Limit l = Limit.fixedWindow(3, Duration.ofSeconds(1));
         String k = "peek:" + UUID.randomUUID();
-        try (PostgresRateLimiter ahead = PostgresRateLimiter.builder(TestDatabase.dataSource())
+        try (PostgresRateLimiter ahead = TestDatabase.builder(TestDatabase.dataSource())
                         .ticker(ManualTicker.atEpochNanos(t0 + 1_500_000_000L)).build();
-                PostgresRateLimiter behind = PostgresRateLimiter.builder(TestDatabase.dataSource())
+                PostgresRateLimiter behind = TestDatabase.builder(TestDatabase.dataSource())
                         .ticker(ManualTicker.atEpochNanos(t0 + 500_000_000L)).build()) {
             assertThat(ahead.tryAcquire(k, l, 2).remaining()).isEqualTo(1);
             // the window before the row's: decided in the row's window, at its start

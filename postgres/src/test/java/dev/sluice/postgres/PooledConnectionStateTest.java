@@ -79,7 +79,7 @@ class PooledConnectionStateTest {
         Limit one = Limit.tokenBucket(1, Rate.perHour(1));
         Limit window = Limit.fixedWindow(1, Duration.ofHours(1));
         Limit log = Limit.slidingLog(1, Duration.ofHours(1));
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).build()) {
+        try (PostgresRateLimiter rl = TestDatabase.builder(ds).build()) {
             String k = key();
             assertThat(rl.tryAcquire(k, one).allowed()).isTrue();
             assertThat(rl.tryAcquire(k, one).allowed()).as("the first call's token stays taken").isFalse();
@@ -102,7 +102,7 @@ class PooledConnectionStateTest {
     void batchedDecisionsPersistWhenThePoolHandsOutAutocommitOff() {
         AutoCommitOffDataSource ds = new AutoCommitOffDataSource(TestDatabase.dataSource());
         Limit one = Limit.tokenBucket(1, Rate.perHour(1));
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).batching(16, 2).build()) {
+        try (PostgresRateLimiter rl = TestDatabase.builder(ds).batching(16, 2).build()) {
             String k = key();
             assertThat(rl.tryAcquire(k, one).allowed()).isTrue();
             assertThat(rl.tryAcquire(k, one).allowed()).as("the first call's token stays taken").isFalse();
@@ -119,8 +119,8 @@ class PooledConnectionStateTest {
         AutoCommitOffDataSource ds = new AutoCommitOffDataSource(TestDatabase.dataSource());
         Limit one = Limit.tokenBucket(1, Rate.perHour(1));
         String k = key();
-        try (PostgresRateLimiter plain = PostgresRateLimiter.create(TestDatabase.dataSource());
-                PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).build()) {
+        try (PostgresRateLimiter plain = TestDatabase.limiter(TestDatabase.dataSource());
+                PostgresRateLimiter rl = TestDatabase.builder(ds).build()) {
             assertThat(plain.tryAcquire(k, one).allowed()).isTrue();
             assertThat(plain.tryAcquire(k, one).allowed()).isFalse();
             rl.reset(k, one);
@@ -135,9 +135,9 @@ class PooledConnectionStateTest {
         ManualTicker t = ManualTicker.atEpochNanos(T);
         AutoCommitOffDataSource ds = new AutoCommitOffDataSource(TestDatabase.dataSource());
         Limit shortBucket = Limit.tokenBucket(1, Rate.perSecond(1));
-        try (PostgresRateLimiter plain = PostgresRateLimiter.builder(TestDatabase.dataSource()).schema(schema)
+        try (PostgresRateLimiter plain = TestDatabase.builder(TestDatabase.dataSource()).schema(schema)
                 .ticker(t).build();
-                PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).schema(schema).ticker(t).build()) {
+                PostgresRateLimiter rl = TestDatabase.builder(ds).schema(schema).ticker(t).build()) {
             plain.migrate();
             for (int i = 0; i < 10; i++) {
                 plain.tryAcquire("k-" + i, shortBucket);

@@ -12,7 +12,7 @@ class PostgresBatchingConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return PostgresRateLimiter.builder(TestDatabase.dataSource()).ticker(ticker).batching(32, 2).build();
+        return TestDatabase.builder(TestDatabase.dataSource()).ticker(ticker).batching(32, 2).build();
     }
 
     @Override

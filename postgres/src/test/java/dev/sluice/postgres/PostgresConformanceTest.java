@@ -9,7 +9,7 @@ class PostgresConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return PostgresRateLimiter.builder(TestDatabase.dataSource()).ticker(ticker).build();
+        return TestDatabase.builder(TestDatabase.dataSource()).ticker(ticker).build();
     }
 
     @Override

@@ -48,7 +48,7 @@ class RetryTest {
         int threads = 8;
         int callsPerThread = 40;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(serializable).retryPolicy(generous).build()) {
+        try (PostgresRateLimiter rl = TestDatabase.builder(serializable).retryPolicy(generous).build()) {
             for (Limit limit : List.of(Limit.tokenBucket(100, Rate.perHour(1)), Limit.slidingLog(100, Duration.ofHours(1)),
                     Limit.fixedWindow(100, Duration.ofDays(3650)))) {
                 String key = "hot:" + UUID.randomUUID();
@@ -90,7 +90,7 @@ class RetryTest {
     void aSerializationFailureIsRetriedAndCounted() throws Exception {
         Limit limit = Limit.tokenBucket(10, Rate.perHour(1));
         String key = "conflict:" + UUID.randomUUID();
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(serializable).build()) {
+        try (PostgresRateLimiter rl = TestDatabase.builder(serializable).build()) {
             assertThat(rl.tryAcquire(key, limit).remaining()).isEqualTo(9);
             CompletableFuture<Decision> waiting;
             try (Connection holder = TestDatabase.dataSource().getConnection()) {
@@ -114,7 +114,7 @@ class RetryTest {
     void whenThePolicyRunsOutTheCallerGetsAClearException() throws Exception {
         Limit limit = Limit.tokenBucket(10, Rate.perHour(1));
         String key = "conflict-none:" + UUID.randomUUID();
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(serializable)
+        try (PostgresRateLimiter rl = TestDatabase.builder(serializable)
                 .retryPolicy(RetryPolicy.none(Duration.ofSeconds(30))).build()) {
             rl.tryAcquire(key, limit);
             CompletableFuture<Decision> waiting;

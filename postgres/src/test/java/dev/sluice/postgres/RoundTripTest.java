@@ -114,7 +114,7 @@ class RoundTripTest {
         List<Limit> limits = List.of(Limit.tokenBucket(3, Rate.perSecond(1)), Limit.gcra(Rate.perSecond(1), 3),
                 Limit.fixedWindow(3, Duration.ofSeconds(10)), Limit.slidingWindow(3, Duration.ofSeconds(10)),
                 Limit.slidingLog(3, Duration.ofSeconds(10)));
-        try (PostgresRateLimiter rl = PostgresRateLimiter.create(ds)) {
+        try (PostgresRateLimiter rl = TestDatabase.limiter(ds)) {
             int decisions = 0;
             for (Limit l : limits) {
                 for (int i = 0; i < 5; i++) { // first call (insert), allowed (update) and denied (no write)
@@ -141,7 +141,7 @@ class RoundTripTest {
     void theServerCountsOneFunctionCallPerDecision() {
         String schema = "rt_" + UUID.randomUUID().toString().substring(0, 8);
         Limit l = Limit.fixedWindow(30, Duration.ofHours(1));
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource()).schema(schema).build()) {
+        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource()).schema(schema).build()) {
             rl.migrate();
             for (int i = 0; i < 50; i++) {
                 rl.tryAcquire("k" + (i % 3), l);

@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import javax.sql.DataSource;
 
 /**
@@ -18,6 +19,12 @@ import javax.sql.DataSource;
  * needs cleaning between tests.
  */
 final class TestDatabase {
+    /**
+     * The budget of every test that is not about the budget or faults: 10 s instead of the 25 ms default,
+     * so that a loaded CI machine slows those tests down instead of failing them.
+     */
+    static final RetryPolicy GENEROUS = RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(10));
+
     private static EmbeddedPostgres postgres;
     private static HikariDataSource pool;
 
@@ -38,7 +45,7 @@ final class TestDatabase {
                 throw new UncheckedIOException("cannot start embedded PostgreSQL", e);
             }
             pool = pool(null, 16);
-            PostgresRateLimiter.create(pool).migrate();
+            limiter(pool).migrate();
             try (Connection c = pool.getConnection(); Statement st = c.createStatement();
                     ResultSet rs = st.executeQuery("show server_version")) {
                 rs.next();
@@ -49,6 +56,16 @@ final class TestDatabase {
             Runtime.getRuntime().addShutdownHook(new Thread(TestDatabase::stop, "embedded-postgres-stop"));
         }
         return pool;
+    }
+
+    /** A limiter builder with the {@link #GENEROUS} budget. */
+    static PostgresRateLimiter.Builder builder(DataSource ds) {
+        return PostgresRateLimiter.builder(ds).retryPolicy(GENEROUS);
+    }
+
+    /** A limiter with the {@link #GENEROUS} budget and every other default. */
+    static PostgresRateLimiter limiter(DataSource ds) {
+        return builder(ds).build();
     }
 
     /** A further pool on the same database, e.g. with {@code set default_transaction_isolation = serializable}. */
@@ -92,6 +109,21 @@ final class TestDatabase {
             }
         } catch (SQLException e) {
             throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Waits (at most 10 s) until no backend of this database waits for a lock: a decision the test saw
+     * time out may still be queued behind a row lock until the server's cancel reaches it, and releasing
+     * the lock before that would let it through.
+     */
+    static void awaitNoLockWaiters() throws InterruptedException {
+        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (queryLong("select count(*) from pg_stat_activity where wait_event_type = 'Lock'") > 0) {
+            if (System.nanoTime() - end > 0) {
+                throw new IllegalStateException("a backend still waits for a lock after 10 s");
+            }
+            Thread.sleep(2);
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.sluice.redis;
 
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
@@ -28,6 +29,8 @@ import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,6 +38,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -53,6 +57,16 @@ import java.util.concurrent.TimeoutException;
  * {@code *Async} methods never block. <b>Their futures complete on a Lettuce I/O thread</b> (unless
  * {@link Builder#callbackExecutor} is set): a callback attached to one runs there and must be short and
  * must not block, nor call this limiter synchronously, or it stalls every Redis reply of the limiter.
+ *
+ * <p><b>Every call has a time budget</b> ({@link Builder#timeBudget}, default 10 ms), one deadline from its
+ * start that covers sending, waiting for the connection, the {@code NOSCRIPT} fallback and the reply: a
+ * synchronous call returns or fails within the budget plus {@link #SLACK} (waking the waiting thread and
+ * building the error), and an async call's future completes within the same bound. A call that runs out of
+ * budget fails with a {@link RedisStoreException} whose {@link RedisStoreException#degradation()} is
+ * {@link Degradation#TIMEOUT}; one made while Redis is unreachable fails at once with
+ * {@link Degradation#UNAVAILABLE}; an error reply (a key of another type, a script error) is
+ * {@link Degradation#STORE_ERROR}. Wrap the limiter in {@link dev.sluice.FailSafeRateLimiter} to turn those
+ * into decisions by a {@link dev.sluice.FailurePolicy}.
  *
  * <p>A decision is applied by Redis at most once: a command in flight when the connection drops is failed,
  * never re-sent after Lettuce reconnects (so a call that failed may or may not have been applied).
@@ -74,11 +88,20 @@ import java.util.concurrent.TimeoutException;
 public final class RedisRateLimiter implements RateLimiter {
 
     /**
-     * How much longer than the command timeout a synchronous call may wait for Lettuce to report a timeout
-     * before failing by itself. Documented bound of a call: command timeout + 100 ms (this, plus thread
-     * wake-up).
+     * How much later than its time budget a call may return, the documented bound: a call gives up exactly at
+     * its deadline (a synchronous one parks its own thread until then, an async one is failed by the JDK's
+     * delay scheduler), and this covers waking that thread and building the error: p50 0.2-0.4 ms, p99
+     * 1.3 ms measured on a frozen Redis. A machine that does not give the woken thread a CPU adds its own
+     * delay, as does a GC pause; the fault tests measure both (redis/README.md).
      */
-    static final long AWAIT_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    public static final Duration SLACK = Duration.ofMillis(2);
+
+    /**
+     * Longest wait between two reconnection attempts of the limiter's own client resources (Lettuce's
+     * default grows to 30 s, which would keep a restarted Redis unused for that long). Attempts start 1 ms
+     * after a connection drops and double up to this.
+     */
+    static final Duration MAX_RECONNECT_DELAY = Duration.ofMillis(100);
 
     /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
     private static final java.util.regex.Pattern SCRIPT_ERROR = java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
@@ -90,7 +113,11 @@ public final class RedisRateLimiter implements RateLimiter {
     private final boolean cluster;
     private final Ticker ticker;
     private final String prefix;
-    private final Duration timeout;
+    private final Duration budget;
+    private final long budgetNanos;
+    private final Duration connectTimeout;
+    /** The client resources this limiter created (and shuts down), or null when the user gave them. */
+    private final ClientResources ownResources;
     private final long minTtlMillis;
     private final String where;
     private final java.util.concurrent.Executor callbackExecutor;
@@ -100,20 +127,32 @@ public final class RedisRateLimiter implements RateLimiter {
         this.ticker = b.ticker;
         this.callbackExecutor = b.callbackExecutor;
         this.prefix = b.keyPrefix;
-        this.timeout = b.commandTimeout;
+        this.budget = b.timeBudget;
+        this.budgetNanos = saturatedNanos(b.timeBudget);
+        this.connectTimeout = b.connectTimeout;
         this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
-        List<RedisURI> uris = parse(b.uri, b.commandTimeout);
+        List<RedisURI> uris = parse(b.uri, b.connectTimeout);
         this.where = describe(uris);
-        ClientResources resources = b.resources;
-        boolean useCluster = b.cluster != null ? b.cluster
-                : (uris.size() > 1 || isCluster(uris.get(0), resources, b, where));
+        this.ownResources = b.resources != null ? null : DefaultClientResources.builder()
+                .reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
+                .build();
+        ClientResources resources = b.resources != null ? b.resources : ownResources;
+        boolean useCluster;
+        try {
+            useCluster = b.cluster != null ? b.cluster
+                    : (uris.size() > 1 || isCluster(uris.get(0), resources, b, where));
+        } catch (RuntimeException e) {
+            shutdownOwnResources();
+            throw e;
+        }
         this.cluster = useCluster;
-        SocketOptions socket = SocketOptions.builder().connectTimeout(b.commandTimeout).build();
-        TimeoutOptions timeouts = TimeoutOptions.enabled(b.commandTimeout);
+        SocketOptions socket = SocketOptions.builder().connectTimeout(b.connectTimeout).build();
+        // Lettuce's own command timeout is only a backstop (its timer ticks coarsely): every call's budget is
+        // enforced by this class, precisely. It also bounds the commands of create(): SCRIPT LOAD, INFO
+        TimeoutOptions timeouts = TimeoutOptions.enabled(b.connectTimeout);
         try {
             if (useCluster) {
-                RedisClusterClient c = resources != null ? RedisClusterClient.create(resources, uris)
-                        : RedisClusterClient.create(uris);
+                RedisClusterClient c = RedisClusterClient.create(resources, uris);
                 // Cluster: keep DisconnectedBehavior.DEFAULT. REJECT_COMMANDS would also fail commands to a
                 // node whose connection is still being opened (first use, MOVED/ASK to a new node); a command
                 // written to a node that is down goes through the replay filter and fails at once anyway
@@ -127,14 +166,14 @@ public final class RedisRateLimiter implements RateLimiter {
                 try {
                     conn = c.connect(ByteArrayCodec.INSTANCE);
                 } catch (RuntimeException e) {
-                    c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                    abandon(c);
                     throw e;
                 }
                 this.connection = conn;
                 this.scripting = conn.async();
                 this.keyCommands = conn.async();
             } else {
-                RedisClient c = resources != null ? RedisClient.create(resources) : RedisClient.create();
+                RedisClient c = RedisClient.create(resources);
                 c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .replayFilter(RedisRateLimiter::neverReplay).build());
@@ -143,7 +182,7 @@ public final class RedisRateLimiter implements RateLimiter {
                 try {
                     conn = c.connect(ByteArrayCodec.INSTANCE, uris.get(0));
                 } catch (RuntimeException e) {
-                    c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+                    abandon(c);
                     throw e;
                 }
                 this.connection = conn;
@@ -151,9 +190,9 @@ public final class RedisRateLimiter implements RateLimiter {
                 this.keyCommands = conn.async();
             }
         } catch (RedisException e) {
-            throw new RedisStoreException("cannot connect to Redis at " + where + " within " + b.commandTimeout
-                    + ": " + scrub(e.getMessage(), userInfo(b.uri))
-                    + "; check that Redis is running and the URI is right", e);
+            throw new RedisStoreException("cannot connect to Redis at " + where + " within " + b.connectTimeout
+                    + " (the connect timeout): " + scrub(e.getMessage(), userInfo(b.uri))
+                    + "; check that Redis is running and the URI is right", e, classify(e));
         }
         loadScripts();
     }
@@ -209,15 +248,16 @@ public final class RedisRateLimiter implements RateLimiter {
      * thread, which serves every command of this limiter (and of any client sharing its
      * {@code ClientResources}). Such a callback must be short and must not block: no I/O, no
      * {@code join()}, and no synchronous call of this limiter, which would wait for a reply that the blocked
-     * thread itself has to read (it fails after the command timeout). Use {@code thenApplyAsync(fn,
-     * executor)} for such work, or set {@link Builder#callbackExecutor}.
+     * thread itself has to read (it fails after the time budget). Use {@code thenApplyAsync(fn,
+     * executor)} for such work, or set {@link Builder#callbackExecutor}. A future that runs out of budget is
+     * failed by the JDK's delay scheduler thread, where its callbacks then run.
      */
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(single(key, limit, cost));
+        return onCallbackExecutor(withDeadline(single(key, limit, cost)));
     }
 
-    private CompletableFuture<Decision> single(String key, Limit limit, long cost) {
+    private Call<Decision> single(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         ScriptCall.checkExact(limit);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1,
@@ -236,10 +276,10 @@ public final class RedisRateLimiter implements RateLimiter {
      * thread unless {@link Builder#callbackExecutor} is set: see {@link #tryAcquireAsync(String, Limit, long)}.
      */
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
-        return onCallbackExecutor(multi(permits));
+        return onCallbackExecutor(withDeadline(multi(permits)));
     }
 
-    private CompletableFuture<Decision> multi(List<Permit> permits) {
+    private Call<Decision> multi(List<Permit> permits) {
         Objects.requireNonNull(permits, "permits must not be null: give a list of at least one Permit");
         if (permits.isEmpty()) {
             throw new IllegalArgumentException("permits is empty: give at least one Permit");
@@ -298,10 +338,10 @@ public final class RedisRateLimiter implements RateLimiter {
      * {@link #tryAcquireAsync(String, Limit, long)}.
      */
     public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(peekCall(key, limit, cost));
+        return onCallbackExecutor(withDeadline(peekCall(key, limit, cost)));
     }
 
-    private CompletableFuture<Decision> peekCall(String key, Limit limit, long cost) {
+    private Call<Decision> peekCall(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         ScriptCall.checkExact(limit);
         ScriptCall call = ScriptCall.peek(prefix, key, limit, cost, nowMicros());
@@ -317,9 +357,21 @@ public final class RedisRateLimiter implements RateLimiter {
             throw new IllegalStateException(this + " is closed: create a new limiter");
         }
         long start = System.nanoTime();
-        await(keyCommands.del(k).toCompletableFuture().exceptionally(e -> {
-            throw translate(e, null);
-        }), start);
+        Call<Long> f = new Call<>();
+        try {
+            io.lettuce.core.RedisFuture<Long> sent = keyCommands.del(k);
+            f.sent = sent;
+            sent.whenComplete((n, e) -> {
+                if (e == null) {
+                    f.complete(n);
+                } else {
+                    f.completeExceptionally(translate(e, null));
+                }
+            });
+        } catch (RuntimeException e) {
+            f.completeExceptionally(translate(e, null));
+        }
+        await(f, start);
     }
 
     @Override
@@ -330,8 +382,38 @@ public final class RedisRateLimiter implements RateLimiter {
         try {
             connection.close();
         } finally {
-            // a cluster client may still be refreshing its topology (after a MOVED): give it a moment
-            client.shutdown(cluster ? Duration.ofMillis(100) : Duration.ZERO, Duration.ofSeconds(2));
+            try {
+                // a cluster client may still be refreshing its topology (after a MOVED): give it a moment
+                client.shutdown(cluster ? Duration.ofMillis(100) : Duration.ZERO, Duration.ofSeconds(2));
+            } finally {
+                shutdownOwnResources();
+            }
+        }
+    }
+
+    /** Shuts down a client whose connection failed, and this limiter's own resources even if that throws. */
+    private void abandon(AbstractRedisClient c) {
+        try {
+            c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        } finally {
+            shutdownOwnResources();
+        }
+    }
+
+    /**
+     * Stops the event loops and timers this limiter created, and waits for their threads to end (an
+     * interrupted caller does not wait, but the shutdown is under way).
+     */
+    private void shutdownOwnResources() {
+        if (ownResources == null) {
+            return;
+        }
+        try {
+            ownResources.shutdown(0, 2, TimeUnit.SECONDS).get(3, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // closing: threads that outlive the timeout end on their own
         }
     }
 
@@ -357,6 +439,41 @@ public final class RedisRateLimiter implements RateLimiter {
         }
     }
 
+    /**
+     * The future of one call: the reply, or the error, or {@link Degradation#TIMEOUT} at the deadline,
+     * whichever comes first. A {@link TimeoutException} given to {@link #completeExceptionally} means the
+     * deadline passed (the synchronous wait's, or {@code orTimeout}'s, which the JDK's delay scheduler
+     * completes exactly so): it becomes this limiter's timeout error, and the command is cancelled, so that
+     * Lettuce does not send it later if it has not yet.
+     */
+    private final class Call<T> extends CompletableFuture<T> {
+        final long start = System.nanoTime();
+        volatile Future<?> sent;
+
+        @Override
+        public boolean completeExceptionally(Throwable e) {
+            if (!(e instanceof TimeoutException)) {
+                return super.completeExceptionally(e);
+            }
+            boolean won = super.completeExceptionally(timedOut(e));
+            Future<?> s = sent;
+            if (won && s != null) {
+                s.cancel(false);
+            }
+            return won;
+        }
+    }
+
+    /** An async call's future, failed when its budget runs out. */
+    private <T> CompletableFuture<T> withDeadline(Call<T> f) {
+        if (!f.isDone()) {
+            // the JDK's delay scheduler (one daemon thread per JVM) wakes precisely; the scheduled task is
+            // removed when the call completes first
+            f.orTimeout(Math.max(budgetNanos - (System.nanoTime() - f.start), 0), TimeUnit.NANOSECONDS);
+        }
+        return f;
+    }
+
     /** The future as the user gets it: completed on the callback executor if one is set. */
     private <T> CompletableFuture<T> onCallbackExecutor(CompletableFuture<T> f) {
         // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
@@ -365,15 +482,15 @@ public final class RedisRateLimiter implements RateLimiter {
 
     /**
      * EVALSHA; on NOSCRIPT (a restarted or flushed Redis: the script did not run) EVAL of the same text,
-     * which runs it and caches it again, within what is left of the call's command timeout. One future per
-     * call, completed from Lettuce's I/O thread.
+     * which runs it and caches it again, if the call's budget is not spent. One future per call, completed
+     * from Lettuce's I/O thread; its deadline is enforced by whoever waits on it ({@link #await} or
+     * {@link #withDeadline}), so both attempts share one deadline.
      */
-    private <T> CompletableFuture<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+    private <T> Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
         if (closed.get()) {
             throw new IllegalStateException(this + " is closed: create a new limiter");
         }
-        long start = System.nanoTime();
-        CompletableFuture<T> result = new CompletableFuture<>();
+        Call<T> result = new Call<>();
         LuaScripts.Script s = call.script;
         io.lettuce.core.RedisFuture<List<Object>> sent;
         try {
@@ -382,6 +499,7 @@ public final class RedisRateLimiter implements RateLimiter {
             result.completeExceptionally(translate(e, call));
             return result;
         }
+        result.sent = sent;
         sent.whenComplete((reply, e) -> {
             if (e == null) {
                 finish(result, reply, finish);
@@ -389,22 +507,29 @@ public final class RedisRateLimiter implements RateLimiter {
             }
             Throwable c = unwrap(e);
             if (c instanceof RedisCommandExecutionException && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
-                // one deadline for both attempts: the EVAL gets what is left of the command timeout
-                long left = saturatedNanos(timeout) - (System.nanoTime() - start);
-                if (left <= 0) {
-                    result.completeExceptionally(translate(new TimeoutException(), call));
+                // the caller gave up, or would before an answer could come: never run the script after that
+                if (result.isDone() || budgetNanos - (System.nanoTime() - result.start) <= 0) {
+                    result.completeExceptionally(new TimeoutException());
                     return;
                 }
-                CompletableFuture.delayedExecutor(left, TimeUnit.NANOSECONDS).execute(
-                        () -> result.completeExceptionally(translate(new TimeoutException(), call)));
-                scripting.<List<Object>>eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv)
-                        .whenComplete((again, e2) -> {
-                            if (e2 == null) {
-                                finish(result, again, finish);
-                            } else {
-                                result.completeExceptionally(translate(e2, call));
-                            }
-                        });
+                io.lettuce.core.RedisFuture<List<Object>> again;
+                try {
+                    again = scripting.eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv);
+                } catch (RuntimeException e2) {
+                    result.completeExceptionally(translate(e2, call));
+                    return;
+                }
+                result.sent = again;
+                if (result.isDone()) {
+                    again.cancel(false); // timed out while the EVAL was being sent
+                }
+                again.whenComplete((reply2, e2) -> {
+                    if (e2 == null) {
+                        finish(result, reply2, finish);
+                    } else {
+                        result.completeExceptionally(translate(e2, call));
+                    }
+                });
                 return;
             }
             result.completeExceptionally(translate(c, call));
@@ -426,7 +551,7 @@ public final class RedisRateLimiter implements RateLimiter {
             for (LuaScripts.Script s : LuaScripts.INSTANCE.all()) {
                 // on a cluster Lettuce sends SCRIPT LOAD to every node; a node that misses it (or a node
                 // added later) gets the script by the NOSCRIPT fallback
-                String sha = scripting.scriptLoad(s.body()).get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+                String sha = scripting.scriptLoad(s.body()).get(saturatedNanos(connectTimeout), TimeUnit.NANOSECONDS);
                 if (!s.sha().equals(sha)) {
                     throw new IllegalStateException("Redis returned digest " + sha + " for script " + s.name()
                             + ", expected " + s.sha());
@@ -435,8 +560,14 @@ public final class RedisRateLimiter implements RateLimiter {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             close();
-            throw new RedisStoreException("interrupted while loading the Sluice scripts into " + where, e);
-        } catch (ExecutionException | TimeoutException | RuntimeException e) {
+            throw new RedisStoreException("interrupted while loading the Sluice scripts into " + where, e,
+                    Degradation.UNAVAILABLE);
+        } catch (TimeoutException e) {
+            close();
+            throw new RedisStoreException("Redis at " + where + " did not answer SCRIPT LOAD within " + connectTimeout
+                    + " (the connect timeout): it is overloaded or paused; check it, or raise connectTimeout", e,
+                    Degradation.TIMEOUT);
+        } catch (ExecutionException | RuntimeException e) {
             close();
             throw translate(e, null);
         }
@@ -458,49 +589,87 @@ public final class RedisRateLimiter implements RateLimiter {
                 if (m.group(1).equals("WRONGTYPE")) {
                     return new RedisStoreException(permit + " holds a value of another Redis type (WRONGTYPE):"
                             + " something else wrote that key; nothing was changed. Delete the key or give the limiter"
-                            + " another keyPrefix", c);
+                            + " another keyPrefix", c, Degradation.STORE_ERROR);
                 }
                 return new RedisStoreException(permit + " holds a value Sluice did not write; nothing was changed."
-                        + " Delete the key or give the limiter another keyPrefix", c);
+                        + " Delete the key or give the limiter another keyPrefix", c, Degradation.STORE_ERROR);
             }
         }
         if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
-            return new RedisStoreException("Redis at " + where + " did not answer within " + timeout
-                    + " (the command timeout): it is down, unreachable or overloaded", c);
+            return timedOut(c);
         }
         if (c instanceof ConnectionLost || c instanceof RedisException && "Connection disconnected".equals(msg)) {
             return new RedisStoreException("the connection to Redis at " + where + " was lost before Redis answered:"
                     + " the decision may or may not have been applied (it is never re-sent, so never applied twice);"
-                    + " Lettuce reconnects in the background", c);
+                    + " Lettuce reconnects in the background", c, Degradation.UNAVAILABLE);
         }
         if (c instanceof RedisException && msg.startsWith("Currently not connected")) {
             return new RedisStoreException("not connected to Redis at " + where + " (Lettuce is reconnecting in the"
-                    + " background): nothing was sent", c);
+                    + " background): nothing was sent", c, Degradation.UNAVAILABLE);
         }
         if (c instanceof RedisConnectionException) {
-            return new RedisStoreException("cannot reach Redis at " + where + ": " + msg, c);
+            return new RedisStoreException("cannot reach Redis at " + where + ": " + msg, c, Degradation.UNAVAILABLE);
         }
-        return new RedisStoreException("Redis at " + where + " failed: " + msg, c);
+        return new RedisStoreException("Redis at " + where + " failed: " + msg, c, classify(c));
     }
 
+    /** The failure of a call whose budget ran out. */
+    private RedisStoreException timedOut(Throwable cause) {
+        return new RedisStoreException("Redis at " + where + " did not answer within " + budget
+                + " (the time budget): it is down, paused, unreachable or overloaded; raise timeBudget if it is"
+                + " merely slow", cause, Degradation.TIMEOUT);
+    }
 
     /**
-     * Waits for a call that started at {@code start} (nanoTime) until {@code start + commandTimeout +
-     * AWAIT_SLACK} at most. Lettuce fails a command after the command timeout, but its timer ticks coarsely
-     * (it may fire some tens of milliseconds late), so this deadline is what bounds a synchronous call.
+     * How a Redis failure degrades a decision: an error reply is the store's answer ({@code STORE_ERROR},
+     * the store is healthy), except the replies by which Redis says it cannot serve now (loading its data,
+     * busy with a long script, a cluster without a master for the slot), which, like every failure to talk
+     * to it, are {@code UNAVAILABLE}.
      */
-    private <T> T await(CompletableFuture<T> f, long start) {
+    static Degradation classify(Throwable e) {
+        Throwable c = unwrap(e);
+        if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
+            return Degradation.TIMEOUT;
+        }
+        if (c instanceof RedisCommandExecutionException) {
+            String m = String.valueOf(c.getMessage());
+            for (String down : UNAVAILABLE_REPLIES) {
+                if (m.startsWith(down)) {
+                    return Degradation.UNAVAILABLE;
+                }
+            }
+            return Degradation.STORE_ERROR;
+        }
+        if (c instanceof RedisException || c instanceof java.io.IOException) {
+            return Degradation.UNAVAILABLE; // Lettuce's own failures: not connected, closed, cannot connect
+        }
+        return Degradation.STORE_ERROR;
+    }
+
+    private static final List<String> UNAVAILABLE_REPLIES =
+            List.of("LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "READONLY");
+
+    /**
+     * Waits for a call that started at {@code start} (nanoTime) until its budget is spent, and no longer:
+     * the thread parks until exactly that instant ({@link #SLACK} covers its waking up), then the call is
+     * failed with {@link Degradation#TIMEOUT} and its command cancelled if it was not sent yet.
+     */
+    private <T> T await(Call<T> f, long start) {
         try {
-            long left = saturatedNanos(timeout) + AWAIT_SLACK_NANOS - (System.nanoTime() - start);
-            return f.get(Math.max(left, 0), TimeUnit.NANOSECONDS);
+            try {
+                return f.get(Math.max(budgetNanos - (System.nanoTime() - start), 0), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                f.completeExceptionally(e);
+                return f.get(); // done now: the reply, if it came in the meantime, else the timeout
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RedisStoreException("interrupted while waiting for Redis at " + where, e);
+            f.cancel(false);
+            throw new RedisStoreException("interrupted while waiting for Redis at " + where, e, Degradation.STORE_ERROR);
         } catch (ExecutionException e) {
             Throwable c = unwrap(e);
-            throw c instanceof RuntimeException r ? r : new RedisStoreException(String.valueOf(c.getMessage()), c);
-        } catch (TimeoutException e) {
-            throw translate(e, null);
+            throw c instanceof RuntimeException r ? r
+                    : new RedisStoreException(String.valueOf(c.getMessage()), c, classify(c));
         }
     }
 
@@ -620,16 +789,16 @@ public final class RedisRateLimiter implements RateLimiter {
     }
 
     private static boolean isCluster(RedisURI uri, ClientResources resources, Builder b, String where) {
-        RedisClient probe = resources != null ? RedisClient.create(resources) : RedisClient.create();
+        RedisClient probe = RedisClient.create(resources);
         probe.setOptions(ClientOptions.builder()
-                .socketOptions(SocketOptions.builder().connectTimeout(b.commandTimeout).build())
-                .timeoutOptions(TimeoutOptions.enabled(b.commandTimeout)).build());
+                .socketOptions(SocketOptions.builder().connectTimeout(b.connectTimeout).build())
+                .timeoutOptions(TimeoutOptions.enabled(b.connectTimeout)).build());
         try (StatefulRedisConnection<String, String> c = probe.connect(uri)) {
             return c.sync().info("cluster").contains("cluster_enabled:1");
         } catch (RedisException e) {
             throw new RedisStoreException("cannot connect to Redis at " + where
-                    + " within " + b.commandTimeout + ": " + scrub(e.getMessage(), userInfo(b.uri))
-                    + "; check that Redis is running and the URI is right", e);
+                    + " within " + b.connectTimeout + " (the connect timeout): " + scrub(e.getMessage(), userInfo(b.uri))
+                    + "; check that Redis is running and the URI is right", e, classify(e));
         } finally {
             probe.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         }
@@ -640,7 +809,8 @@ public final class RedisRateLimiter implements RateLimiter {
         private final String uri;
         private Ticker ticker;
         private String keyPrefix = "sluice:";
-        private Duration commandTimeout = Duration.ofSeconds(2);
+        private Duration timeBudget = Duration.ofMillis(10);
+        private Duration connectTimeout = Duration.ofSeconds(2);
         private Boolean cluster;
         private Duration minExpiry;
         private ClientResources resources;
@@ -669,18 +839,33 @@ public final class RedisRateLimiter implements RateLimiter {
         }
 
         /**
-         * How long a decision may wait for Redis before failing with {@link RedisStoreException} (default 2 s).
-         * One deadline per call, shared by the {@code EVALSHA} and, on {@code NOSCRIPT}, its {@code EVAL}: a
-         * synchronous call returns or fails within this timeout plus 100 ms. An async call's future fails when
-         * Lettuce's timer reports the timeout, which ticks coarsely and may be some tens of milliseconds late.
-         * A call that timed out may still have been applied by Redis.
+         * How long any call of the limiter (a decision, a peek, a reset) may take, from its start to its
+         * result (default 10 ms): one deadline that covers sending, a connection still being set up, the
+         * {@code EVALSHA} and, on {@code NOSCRIPT}, its {@code EVAL}, and the reply. Past it the call fails
+         * with a {@link RedisStoreException} of {@link Degradation#TIMEOUT}; it returns within this budget
+         * plus {@link RedisRateLimiter#SLACK}, synchronous or async. A call that timed out may still have
+         * been applied by Redis. Raise it for a Redis that is far away or a machine that is heavily loaded.
          */
-        public Builder commandTimeout(Duration timeout) {
-            Objects.requireNonNull(timeout, "commandTimeout must not be null");
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("commandTimeout " + timeout + " must be positive, e.g. Duration.ofSeconds(1)");
+        public Builder timeBudget(Duration budget) {
+            Objects.requireNonNull(budget, "timeBudget must not be null: e.g. Duration.ofMillis(10)");
+            if (budget.isNegative() || budget.isZero()) {
+                throw new IllegalArgumentException("timeBudget " + budget + " must be positive, e.g. Duration.ofMillis(10)");
             }
-            this.commandTimeout = timeout;
+            this.timeBudget = budget;
+            return this;
+        }
+
+        /**
+         * How long {@link #build()} may take to connect and load the scripts (default 2 s); also how long
+         * each reconnection attempt may take in the background. Calls never wait for it: while the
+         * connection is down they fail at once ({@link Degradation#UNAVAILABLE}) or at their budget.
+         */
+        public Builder connectTimeout(Duration timeout) {
+            Objects.requireNonNull(timeout, "connectTimeout must not be null: e.g. Duration.ofSeconds(2)");
+            if (timeout.isNegative() || timeout.isZero()) {
+                throw new IllegalArgumentException("connectTimeout " + timeout + " must be positive, e.g. Duration.ofSeconds(2)");
+            }
+            this.connectTimeout = timeout;
             return this;
         }
 
@@ -705,7 +890,9 @@ public final class RedisRateLimiter implements RateLimiter {
 
         /**
          * Share Lettuce's event loops and timers with other clients (the limiter does not shut them down).
-         * By default the limiter has its own.
+         * By default the limiter has its own, which retry a lost connection after 1 ms, then twice as long
+         * each time up to 100 ms; given resources keep their own {@code reconnectDelay} (Lettuce's default
+         * grows to 30 s, so a Redis back from an outage may stay unused that long).
          */
         public Builder clientResources(ClientResources resources) {
             this.resources = Objects.requireNonNull(resources, "clientResources must not be null");

@@ -56,7 +56,7 @@ class ExactnessTest {
         t.advanceNanos(random.nextLong(0, 1_000_000_000_000L) * 1000);
         String base = "exact:" + UUID.randomUUID();
         String[] keys = {base + ":a", base + ":b"};
-        try (RateLimiter store = RedisRateLimiter.builder(RedisServer.shared().uri()).cluster(false).ticker(t).build();
+        try (RateLimiter store = RedisServer.shared().limiter().cluster(false).ticker(t).build();
                 RateLimiter oracle = new ReferenceRateLimiter(t)) {
             for (int i = 0; i < steps; i++) {
                 Limit limit = limits.get(random.nextInt(limits.size()));
@@ -99,7 +99,7 @@ class ExactnessTest {
 
     @Test
     void limitsTheScriptsCannotComputeExactlyAreRejectedBeforeAnyCall() {
-        try (RateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).cluster(false).ticker(t()).build()) {
+        try (RateLimiter rl = RedisServer.shared().limiter().cluster(false).ticker(t()).build()) {
             Limit odd = Limit.fixedWindow(5, Duration.ofNanos(2_000_000_000_000_001L)); // ~23 days + 1 ns
             assertThatThrownBy(() -> rl.tryAcquire("k", odd)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("2000000000000001 ns").hasMessageContaining("whole number of microseconds");

@@ -19,8 +19,8 @@ class RedisClusterConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return RedisRateLimiter.builder(RedisCluster.shared().uri()).cluster(true).clientResources(RESOURCES)
-                .ticker(ticker).build();
+        return RedisRateLimiter.builder(RedisCluster.shared().uri()).timeBudget(RedisServer.GENEROUS_BUDGET)
+                .cluster(true).clientResources(RESOURCES).ticker(ticker).build();
     }
 
     @Override

@@ -39,7 +39,7 @@ class RedisClusterTest {
 
     private static RedisRateLimiter limiter(ManualTicker t) {
         // one address is enough: the limiter sees it is a cluster and discovers the other masters
-        return RedisRateLimiter.builder(NODES.get(0).uri()).ticker(t).build();
+        return RedisRateLimiter.builder(NODES.get(0).uri()).timeBudget(RedisServer.GENEROUS_BUDGET).ticker(t).build();
     }
 
     @Test

@@ -15,7 +15,7 @@ class RedisConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return RedisRateLimiter.builder(RedisServer.shared().uri()).cluster(false).clientResources(RESOURCES)
+        return RedisServer.shared().limiter().cluster(false).clientResources(RESOURCES)
                 .ticker(ticker).build();
     }
 

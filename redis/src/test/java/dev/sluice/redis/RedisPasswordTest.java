@@ -19,7 +19,7 @@ class RedisPasswordTest {
     void aLimiterWithAPasswordNeverShowsIt() {
         try (RedisServer server = RedisServer.start("--requirepass", PASSWORD);
                 RedisRateLimiter rl = RedisRateLimiter.builder("redis://:" + ENCODED + "@127.0.0.1:" + server.port)
-                        .commandTimeout(Duration.ofSeconds(2)).build()) {
+                        .timeBudget(Duration.ofSeconds(2)).build()) {
             assertThat(rl.tryAcquire("k", Limit.tokenBucket(2, Rate.perSecond(1))).allowed()).isTrue();
             assertThat(rl.toString()).isEqualTo("RedisRateLimiter[redis://127.0.0.1:" + server.port + "]");
             server.stop();
@@ -35,7 +35,7 @@ class RedisPasswordTest {
         for (String uri : new String[] {"redis://:" + PASSWORD + "@127.0.0.1:" + port,
                 "redis://:" + ENCODED + "@127.0.0.1:" + port, "redis://user:" + ENCODED + "@127.0.0.1:" + port}) {
             for (Boolean cluster : new Boolean[] {null, false}) {
-                RedisRateLimiter.Builder b = RedisRateLimiter.builder(uri).commandTimeout(Duration.ofMillis(300));
+                RedisRateLimiter.Builder b = RedisRateLimiter.builder(uri).timeBudget(Duration.ofMillis(300));
                 if (cluster != null) {
                     b.cluster(cluster);
                 }
@@ -62,7 +62,7 @@ class RedisPasswordTest {
                 "redis://:" + ENCODED + "@127.0.0.1:notaport", "redis://:" + PASSWORD + "@[::1",
                 "redis://:" + PASSWORD + "@127.0.0.1:1?timeout=x"}) {
             Throwable e = catchThrowable(() -> RedisRateLimiter.builder(uri).cluster(false)
-                    .commandTimeout(Duration.ofMillis(300)).build());
+                    .timeBudget(Duration.ofMillis(300)).build());
             assertThat(e).as(uri).isNotNull();
             assertNoSecret(e);
         }

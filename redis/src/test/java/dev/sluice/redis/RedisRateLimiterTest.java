@@ -52,7 +52,7 @@ class RedisRateLimiterTest {
     }
 
     private static RedisRateLimiter serverClock() {
-        return RedisRateLimiter.create(RedisServer.shared().uri());
+        return RedisServer.shared().limiter().build();
     }
 
     @Test
@@ -78,7 +78,7 @@ class RedisRateLimiterTest {
         String k = key("callback");
         String wrong = key("callback-wrong-type");
         redis.lpush(redisKey(wrong, l), "x".getBytes(StandardCharsets.UTF_8));
-        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(Tck.ticker())
+        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(Tck.ticker())
                 .callbackExecutor(callbacks).build()) {
             for (int i = 0; i < 20; i++) {
                 // a blocking callback, and a synchronous call of the same limiter inside it
@@ -174,13 +174,13 @@ class RedisRateLimiterTest {
         ManualTicker t = Tck.ticker();
         Limit l = Limit.tokenBucket(10, Rate.perSecond(10));
         String k = key("ticker-ttl");
-        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t).build()) {
+        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
             rl.tryAcquire(k, l);
             assertThat(redis.pttl(redisKey(k, l))).isGreaterThan(Duration.ofMinutes(59).toMillis());
         }
         String k2 = key("ticker-ttl-zero");
         Limit slow = Limit.tokenBucket(10, Rate.perMinute(1));
-        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t)
+        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t)
                 .minExpiry(Duration.ZERO).build()) {
             rl.tryAcquire(k2, slow);
             assertThat(redis.pttl(redisKey(k2, slow))).isBetween(1L, 60_000L);
@@ -192,7 +192,7 @@ class RedisRateLimiterTest {
         ManualTicker t = Tck.ticker();
         Limit l = Limit.tokenBucket(300, Rate.perHour(1));
         String k = key("flush");
-        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t).build()) {
+        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
             for (int i = 0; i < 100; i++) {
                 if (i % 25 == 10) {
                     redis.scriptFlush();
@@ -221,7 +221,7 @@ class RedisRateLimiterTest {
     @Test
     void oneCommandPerDecision() {
         ManualTicker t = Tck.ticker();
-        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t).build()) {
+        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
             Limit[] limits = {Limit.tokenBucket(5, Rate.perSecond(1)), Limit.fixedWindow(5, Duration.ofSeconds(1)),
                     Limit.slidingWindow(5, Duration.ofSeconds(1)), Limit.slidingLog(5, Duration.ofSeconds(1))};
             redis.configResetstat();
@@ -334,7 +334,7 @@ class RedisRateLimiterTest {
         Limit log = Limit.slidingLog(5, Duration.ofSeconds(1));
         String k = key("wrong type");
         String other = key("other");
-        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t).build()) {
+        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
             redis.lpush(redisKey(k, tb), "x".getBytes(StandardCharsets.UTF_8));
             assertThatThrownBy(() -> rl.tryAcquire(k, tb)).isInstanceOf(RedisStoreException.class)
                     .hasMessageContaining("WRONGTYPE").hasMessageContaining("key '" + k + "'")
@@ -364,7 +364,7 @@ class RedisRateLimiterTest {
         String[] keys = {base + "\u0000nul", base + "\r\n*1\r\n$4\r\nPING", base + "{", base + "}", base + "{}",
                 "{" + base + "}", "{" + base + "}x", base + "}{", base + "\uD83D\uDEA6", base + " ".repeat(100),
                 base + "é".repeat(4096 - base.length())};
-        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t).build()) {
+        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
             for (String k : keys) {
                 assertThat(rl.tryAcquire(k, l).allowed()).as("first use of %s", k).isTrue();
             }
@@ -381,7 +381,7 @@ class RedisRateLimiterTest {
         ManualTicker t = Tck.ticker();
         Limit l = Limit.tokenBucket(2, Rate.perSecond(1));
         String k = key("async");
-        try (RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t).build()) {
+        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
             rl.tryAcquire(k, l); // connected and scripts loaded
             redis.clientPause(1000); // Redis answers nobody for a second
             CompletableFuture<Decision> f = rl.tryAcquireAsync(k, l, 1);
@@ -396,13 +396,13 @@ class RedisRateLimiterTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("redis://");
         assertThatThrownBy(() -> RedisRateLimiter.builder("redis://x").keyPrefix("a{b}"))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("brace");
-        assertThatThrownBy(() -> RedisRateLimiter.builder("redis://x").commandTimeout(Duration.ZERO))
+        assertThatThrownBy(() -> RedisRateLimiter.builder("redis://x").timeBudget(Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT0S");
     }
 
     @Test
     void aClosedLimiterSaysSoAndClosingTwiceIsHarmless() {
-        RedisRateLimiter rl = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(Tck.ticker()).build();
+        RedisRateLimiter rl = RedisServer.shared().limiter().ticker(Tck.ticker()).build();
         Limit l = Limit.tokenBucket(1, Rate.perSecond(1));
         assertThat(rl.tryAcquire(key("closed"), l).allowed()).isTrue();
         rl.close();
@@ -416,8 +416,8 @@ class RedisRateLimiterTest {
         ManualTicker t = Tck.ticker();
         Limit l = Limit.fixedWindow(1, Duration.ofHours(1));
         String k = key("prefix");
-        try (RedisRateLimiter a = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t).keyPrefix("app-a:").build();
-                RedisRateLimiter b = RedisRateLimiter.builder(RedisServer.shared().uri()).ticker(t).keyPrefix("app-b:").build()) {
+        try (RedisRateLimiter a = RedisServer.shared().limiter().ticker(t).keyPrefix("app-a:").build();
+                RedisRateLimiter b = RedisServer.shared().limiter().ticker(t).keyPrefix("app-b:").build()) {
             assertThat(a.tryAcquire(k, l).allowed()).isTrue();
             assertThat(b.tryAcquire(k, l).allowed()).isTrue();
             assertThat(a.tryAcquire(k, l).allowed()).isFalse();

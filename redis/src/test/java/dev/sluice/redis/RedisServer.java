@@ -18,6 +18,11 @@ import java.util.List;
  * if there is one, else the binary bundled in embedded-redis's jar ({@code SLUICE_REDIS_SERVER=embedded}
  * forces the bundled one, {@code SLUICE_REDIS_SERVER=/path/to/redis-server} names another). {@link #stop()} kills it; a JVM
  * shutdown hook does so too if a test forgets.
+ *
+ * <p>For fault injection the test owns the process and its PID: {@link #kill()} (SIGKILL, a crash),
+ * {@link #pause()} / {@link #resume()} (SIGSTOP / SIGCONT: the sockets stay open and nothing answers) and
+ * {@link #restart()} on the same port. {@link #close()} kills it whatever state it is in (SIGKILL also ends
+ * a stopped process).
  */
 final class RedisServer implements AutoCloseable {
 
@@ -32,6 +37,8 @@ final class RedisServer implements AutoCloseable {
         this.port = port;
         this.extraArgs = extraArgs;
         this.dir = Files.createTempDirectory("sluice-redis-" + port);
+        // one hook for every process this server will start: restarts must not pile up hooks
+        Runtime.getRuntime().addShutdownHook(new Thread(this::stop));
     }
 
     /** Starts a standalone server on a free port. */
@@ -49,6 +56,20 @@ final class RedisServer implements AutoCloseable {
         return "redis://127.0.0.1:" + port;
     }
 
+    /**
+     * The budget of tests that are not about faults: generous, so that a loaded machine does not fail them
+     * (the default 10 ms is for production; RedisFaultInjectionTest measures it).
+     */
+    static final java.time.Duration GENEROUS_BUDGET = java.time.Duration.ofSeconds(2);
+
+    /** A limiter builder for this server with {@link #GENEROUS_BUDGET} and as generous a connect timeout. */
+    RedisRateLimiter.Builder limiter() {
+        return RedisRateLimiter.builder(uri()).timeBudget(GENEROUS_BUDGET).connectTimeout(GENEROUS_CONNECT);
+    }
+
+    /** The connect timeout of tests that are not about faults (the default 2 s was seen to expire at load 25). */
+    static final java.time.Duration GENEROUS_CONNECT = java.time.Duration.ofSeconds(10);
+
     synchronized void startProcess() throws IOException {
         List<String> cmd = new ArrayList<>(List.of(binary().toString(), "--port", Integer.toString(port),
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
@@ -58,7 +79,6 @@ final class RedisServer implements AutoCloseable {
                 .redirectOutput(dir.resolve("redis.log").toFile());
         process = pb.start();
         Process p = process;
-        Runtime.getRuntime().addShutdownHook(new Thread(p::destroyForcibly));
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (System.nanoTime() < deadline) {
             if (!p.isAlive()) {
@@ -71,6 +91,84 @@ final class RedisServer implements AutoCloseable {
         }
         p.destroyForcibly();
         throw new IllegalStateException("redis-server on port " + port + " did not answer PING within 10 s");
+    }
+
+    /** The PID of the running process. */
+    synchronized long pid() {
+        if (process == null) {
+            throw new IllegalStateException("redis-server on port " + port + " is not running");
+        }
+        return process.pid();
+    }
+
+    /** SIGKILL, like a crash: every connection is reset, state and loaded scripts are gone. */
+    void kill() {
+        stop();
+    }
+
+    /** SIGSTOP: the process freezes; its sockets stay open, the kernel still accepts, nothing answers. */
+    void pause() {
+        signal("STOP");
+    }
+
+    /** SIGCONT after {@link #pause()}: Redis runs again and answers what was sent meanwhile. */
+    void resume() {
+        signal("CONT");
+    }
+
+    /** Starts a new process on the same port, after {@link #kill()}. */
+    void restart() {
+        try {
+            startProcess();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void signal(String name) {
+        long pid = pid();
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).redirectErrorStream(true).start();
+            if (!kill.waitFor(5, java.util.concurrent.TimeUnit.SECONDS) || kill.exitValue() != 0) {
+                kill.destroyForcibly();
+                throw new IllegalStateException("kill -" + name + " " + pid + " failed: "
+                        + new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * How many clients are connected, not counting the one asking: {@code CLIENT LIST} on a connection
+     * of its own, opened and closed for this question.
+     */
+    int connectedClients() {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            s.setSoTimeout(2000);
+            s.getOutputStream().write("CLIENT LIST\r\n".getBytes(StandardCharsets.US_ASCII));
+            java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
+            StringBuilder header = new StringBuilder();
+            for (int c = in.read(); c != '\n'; c = in.read()) {
+                if (c < 0) {
+                    throw new IOException("connection closed before CLIENT LIST's reply");
+                }
+                header.append((char) c);
+            }
+            String h = header.toString().trim();
+            if (!h.startsWith("$")) {
+                throw new IllegalStateException("CLIENT LIST answered " + h);
+            }
+            byte[] body = new byte[Integer.parseInt(h.substring(1))];
+            in.readFully(body);
+            long lines = new String(body, StandardCharsets.UTF_8).lines().filter(l -> !l.isBlank()).count();
+            return (int) lines - 1;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /** Kills the process (SIGKILL: like a crash) and waits for it. */

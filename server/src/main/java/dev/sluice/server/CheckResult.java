@@ -1,6 +1,7 @@
 package dev.sluice.server;
 
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.server.config.Rule;
 import java.util.List;
@@ -15,6 +16,22 @@ import java.util.List;
  *                 reached a limit
  */
 public record CheckResult(boolean allowed, List<Status> statuses, Decision combined) {
+
+    /**
+     * Why this answer was made without the store's word, or {@link Degradation#NONE}: the combined decision's cause,
+     * else the first degraded descriptor's (a shadow-mode or check-only descriptor may be degraded alone).
+     */
+    public Degradation degradation() {
+        if (combined != null && combined.degraded()) {
+            return combined.degradation();
+        }
+        for (Status s : statuses) {
+            if (s.decision() != null && s.decision().degraded()) {
+                return s.decision().degradation();
+            }
+        }
+        return Degradation.NONE;
+    }
 
     /** envoy's per-descriptor code. */
     public enum Code { OK, OVER_LIMIT }

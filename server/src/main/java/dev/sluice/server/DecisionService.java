@@ -1,9 +1,12 @@
 package dev.sluice.server;
 
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
+import dev.sluice.FailSafeRateLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
+import dev.sluice.StoreException;
 import dev.sluice.server.CheckResult.Code;
 import dev.sluice.server.CheckResult.Outcome;
 import dev.sluice.server.CheckResult.Status;
@@ -66,11 +69,30 @@ import java.util.concurrent.atomic.AtomicReference;
  * rule's numbers starts fresh buckets for it. Keys longer than the store's 4096-character bound are replaced by
  * their SHA-256.
  *
- * <p>Memory decisions run on the calling (event-loop) thread: they never block. Remote stores run on a bounded
- * executor under the per-request {@code storeTimeout}; past it the request fails with 503 / UNAVAILABLE and the
- * store's own failure policy is what the store applied before that.
+ * <h2>Store failures</h2>
+ * Memory decisions run on the calling (event-loop) thread: they never block. Remote stores run on a bounded
+ * executor. {@code sluice serve} wraps them in a {@link FailSafeRateLimiter}: each store call is bounded by the
+ * store's own time budget ({@code --store-timeout}), and when the store times out, is down or fails, the failure
+ * policy decides instead (fail open, fail closed, local limits) and the decision says so
+ * ({@link Decision#degradation()}, shown as {@code degraded} in the answer). So a decision does not fail because of
+ * the store. What remains a 503 / UNAVAILABLE ({@link StoreUnavailableException}):
+ * <ul>
+ *   <li>{@code reset}, which has no policy to apply (a reset that did not happen must not look as if it had);</li>
+ *   <li>the bounded pool is full ({@code store-overloaded}): the service itself is overloaded;</li>
+ *   <li>the service's own deadline passes ({@code store-timeout}): a budget per store call the request makes plus
+ *       {@value #DEADLINE_SLACK_MILLIS} ms; only a store that broke its budget, or a backed-up pool, gets there;</li>
+ *   <li>a store not wrapped in a policy (embedding the service with a bare store) that throws.</li>
+ * </ul>
  */
 public final class DecisionService {
+    /**
+     * How long past the budgets of a request's store calls the service waits before it answers 503
+     * {@code store-timeout} itself. The stores bound each call to their budget plus a few milliseconds of their
+     * own, so this only catches a store that hangs; it is generous because on a starved CPU (a GC pause, a noisy
+     * neighbour) a late decision, exact or by the policy, is still a better answer than a 503.
+     */
+    public static final long DEADLINE_SLACK_MILLIS = 1000;
+
     private final RateLimiter limiter;
     private final String storeName;
     private final ExecutorService storeExecutor;
@@ -139,20 +161,25 @@ public final class DecisionService {
     private static final Limit READY_PROBE = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
 
     /**
-     * Readiness: one decision on a probe key under a limit no caller uses, under the store budget. Completes
-     * normally when the store answers, exceptionally ({@link StoreUnavailableException}) when it does not.
+     * Readiness: one decision on a probe key under a limit no caller uses, under the store budget. Completes with
+     * that decision, {@linkplain Decision#degraded() degraded} when the failure policy answered for the store
+     * (the service is still ready: it answers every request, by its policy), and exceptionally
+     * ({@link StoreUnavailableException}) when not even that was possible.
      */
-    public CompletableFuture<Void> probe() {
-        return run(() -> {
-            limiter.tryAcquire("sluice:readyz", READY_PROBE, 1);
-            return null;
-        });
+    public CompletableFuture<Decision> probe() {
+        return run(1, () -> limiter.tryAcquire("sluice:readyz", READY_PROBE, 1));
+    }
+
+    /** The failure-safe wrapper around the store, or null when the store is used bare (the in-memory store). */
+    public FailSafeRateLimiter failSafe() {
+        return limiter instanceof FailSafeRateLimiter f ? f : null;
     }
 
     /**
      * Decides asynchronously. The future fails with {@link BadRequestException} for bad input,
-     * {@link StoreUnavailableException} when the store times out or fails and {@link UnsupportedByStoreException}
-     * when a check-only descriptor meets a store without peek; never with anything else.
+     * {@link StoreUnavailableException} when the store pool is full, the service's deadline passes or a bare store
+     * (no failure policy) fails, and {@link UnsupportedByStoreException} when a check-only descriptor meets a store
+     * without peek; never with anything else.
      */
     public CompletableFuture<CheckResult> check(CheckRequest request) {
         Plan plan;
@@ -188,7 +215,7 @@ public final class DecisionService {
                 return CompletableFuture.failedFuture(translate(e));
             }
         }
-        return run(() -> decide(plan));
+        return run(plan.storeCalls(), () -> decide(plan));
     }
 
     private RuntimeException translate(Throwable t) {
@@ -199,14 +226,29 @@ public final class DecisionService {
         if (t instanceof IllegalArgumentException || t instanceof UnsupportedOperationException) {
             return new BadRequestException("invalid-request", t.getMessage());
         }
-        if (t instanceof TimeoutException) {
-            metrics.storeError("timeout");
-            return new StoreUnavailableException("store-timeout", "the " + storeName + " store did not answer within "
-                    + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos) + " ms", t);
+        if (t instanceof StoreException e) {
+            // what the failure policy does not absorb (reset) or a bare store: the store's own classification
+            Degradation cause = e.degradation();
+            metrics.storeError(cause == Degradation.STORE_ERROR ? "error" : cause.label());
+            return new StoreUnavailableException(problemType(cause), "the " + storeName + " store failed ("
+                    + cause.label() + "): " + (t.getMessage() == null ? "no detail (see the service log)"
+                    : t.getMessage()), t);
         }
         metrics.storeError("error");
         return new StoreUnavailableException("store-error", "the " + storeName + " store failed: "
                 + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()), t);
+    }
+
+    /** The service's deadline for work making {@code storeCalls} sequential store calls (saturating). */
+    private long deadlineNanos(int storeCalls) {
+        long slack = TimeUnit.MILLISECONDS.toNanos(DEADLINE_SLACK_MILLIS);
+        long calls = Math.max(1, storeCalls);
+        return storeTimeoutNanos > (Long.MAX_VALUE - slack) / calls ? Long.MAX_VALUE : storeTimeoutNanos * calls + slack;
+    }
+
+    /** The 503 problem type for a store failure: {@code store-timeout}, {@code store-unavailable}, … */
+    static String problemType(Degradation cause) {
+        return "store-" + cause.label().replace('_', '-').replace("store-", "");
     }
 
     /**
@@ -220,7 +262,7 @@ public final class DecisionService {
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return run(() -> {
+        return run(plan.items().size(), () -> {
             for (Item it : plan.items()) {
                 if (it.limit != null) {
                     limiter.reset(it.key, it.limit);
@@ -252,7 +294,7 @@ public final class DecisionService {
                     "reserve needs a descriptor with a limit and hits ≥ 1; this one matched " + (it.rule == null
                     ? "no rule" : it.rule.kind().name().toLowerCase(java.util.Locale.ROOT) + " rule " + it.rule.id())));
         }
-        return run(() -> {
+        return run(1, () -> {
             Decision d = limiter.reserve(it.key, it.limit, it.hits, java.time.Duration.ofNanos(maxWaitNanos));
             Status st = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
             metrics.decision(plan.metricDomain(), it.metricRule, st.outcome());
@@ -260,7 +302,12 @@ public final class DecisionService {
         });
     }
 
-    private <T> CompletableFuture<T> run(java.util.function.Supplier<T> work) {
+    /**
+     * Runs {@code work}, which makes at most {@code storeCalls} store calls, on the store pool; the service's
+     * deadline is that many budgets plus {@link #DEADLINE_SLACK_MILLIS} (the calls are sequential, and each is
+     * bounded by the store's budget).
+     */
+    private <T> CompletableFuture<T> run(int storeCalls, java.util.function.Supplier<T> work) {
         if (storeExecutor == null) {
             try {
                 return CompletableFuture.completedFuture(work.get());
@@ -276,11 +323,20 @@ public final class DecisionService {
             return CompletableFuture.failedFuture(new StoreUnavailableException("store-overloaded",
                     "the " + storeName + " store has too many requests waiting: retry shortly", e));
         }
-        return f.orTimeout(storeTimeoutNanos, TimeUnit.NANOSECONDS).handle((r, t) -> {
+        long deadline = deadlineNanos(storeCalls);
+        return f.orTimeout(deadline, TimeUnit.NANOSECONDS).handle((r, t) -> {
             if (t == null) {
                 return r;
             }
-            throw new CompletionException(translate(t instanceof CompletionException ? t.getCause() : t));
+            Throwable c = t instanceof CompletionException ? t.getCause() : t;
+            if (c instanceof TimeoutException) {
+                metrics.storeError("timeout");
+                throw new CompletionException(new StoreUnavailableException("store-timeout", "the " + storeName
+                        + " store did not answer within " + TimeUnit.NANOSECONDS.toMillis(deadline) + " ms (" + storeCalls
+                        + " call(s) of its budget, --store-timeout " + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos)
+                        + " ms, plus " + DEADLINE_SLACK_MILLIS + " ms)", c));
+            }
+            throw new CompletionException(translate(c));
         });
     }
 
@@ -299,6 +355,23 @@ public final class DecisionService {
     }
 
     private record Plan(String metricDomain, List<Item> items) {
+        /**
+         * The most store calls deciding this plan makes: one per check-only or shadow descriptor, one for the
+         * enforced ones, and with several enforced ones a peek each for their own numbers.
+         */
+        int storeCalls() {
+            int enforced = 0;
+            int others = 0;
+            for (Item i : items) {
+                if (i.kind == Kind.ENFORCED) {
+                    enforced++;
+                } else if (i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {
+                    others++;
+                }
+            }
+            return others + (enforced == 0 ? 0 : enforced == 1 ? 1 : 1 + enforced);
+        }
+
         boolean needsStore() {
             for (Item i : items) {
                 if (i.kind == Kind.ENFORCED || i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {

@@ -18,12 +18,19 @@ import java.util.Map;
  * and GCRA: the time to refill from empty); {@code r} is what remains; {@code t} the seconds until the quota is
  * whole again. Seconds round up, so a client that waits them is never early. Shared by HTTP and the gRPC
  * {@code response_headers_to_add}.
+ *
+ * <p>When the store did not decide and a failure policy did, {@code Sluice-Degraded} names the cause
+ * ({@code timeout}, {@code unavailable}, {@code overloaded}, {@code store_error}; see {@link dev.sluice.Degradation}),
+ * so that a proxy's access log or the caller can tell an exact answer from a policy's.
  */
 public final class RateLimitHeaders {
+    /** The header that marks an answer made by the failure policy instead of the store. */
+    public static final String DEGRADED = "Sluice-Degraded";
+
     private RateLimitHeaders() {
     }
 
-    /** Header name → value; empty when no descriptor hit a limit. */
+    /** Header name → value; empty when no descriptor hit a limit and nothing was degraded. */
     public static Map<String, String> of(CheckResult result) {
         StringBuilder policy = new StringBuilder();
         StringBuilder state = new StringBuilder();
@@ -73,6 +80,10 @@ public final class RateLimitHeaders {
         }
         if (!result.allowed()) {
             h.put("Retry-After", Long.toString(Math.max(1, ceilSeconds(retryNanos))));
+        }
+        dev.sluice.Degradation degraded = result.degradation();
+        if (degraded != dev.sluice.Degradation.NONE) {
+            h.put(DEGRADED, degraded.label());
         }
         return h;
     }

@@ -1,6 +1,10 @@
 package dev.sluice.server;
 
+import dev.sluice.Degradation;
+import dev.sluice.FailSafeRateLimiter;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -15,7 +19,14 @@ import java.util.Locale;
  *       actually sent; {@code outcome} is ok, over_limit, shadow_over_limit, unlimited, blocked, no_rule, checked;</li>
  *   <li>{@code sluice_decision_duration_seconds} — histogram of decision latency by {@code protocol} (http, grpc),
  *       from parsed request to answer;</li>
- *   <li>{@code sluice_store_errors_total{kind}} — store timeouts, failures and overload rejections;</li>
+ *   <li>{@code sluice_degraded_decisions_total{cause}} — decisions a failure policy made instead of the store, by
+ *       {@link Degradation#label() cause} ({@code timeout}, {@code unavailable}, {@code overloaded},
+ *       {@code store_error}), read from {@link FailSafeRateLimiter#degradedCount}; remote stores only;</li>
+ *   <li>{@code sluice_store_healthy} — 0 while the remote store's circuit is open (it timed out or refused
+ *       connections) or it has not been opened since the start, else 1 ({@link FailSafeRateLimiter#storeHealthy});
+ *       remote stores only;</li>
+ *   <li>{@code sluice_store_errors_total{kind}} — failures the failure policy cannot absorb: resets, a full store
+ *       pool, the service's own deadline, readiness probes;</li>
  *   <li>{@code sluice_requests_rejected_total{reason}} — requests refused before a decision (bad input, auth);</li>
  *   <li>{@code sluice_config_reloads_total{result}} — hot reloads applied or refused.</li>
  * </ul>
@@ -69,6 +80,23 @@ public final class ServerMetrics {
     public void reload(boolean applied) {
         Counter.builder("sluice.config.reloads").description("Rule reloads, applied or refused")
                 .tag("result", applied ? "applied" : "refused").register(registry).increment();
+    }
+
+    /**
+     * Exposes a failure-safe store's counts: one counter per degradation cause (all present from the start, at 0,
+     * so that dashboards and alerts need no "absent" case) and the store-health gauge.
+     */
+    public void failSafe(FailSafeRateLimiter limiter) {
+        for (Degradation cause : Degradation.values()) {
+            if (cause != Degradation.NONE) {
+                FunctionCounter.builder("sluice.degraded.decisions", limiter, l -> l.degradedCount(cause))
+                        .description("Decisions made by the failure policy instead of the store, by cause")
+                        .tag("cause", cause.label()).register(registry);
+            }
+        }
+        Gauge.builder("sluice.store.healthy", limiter, l -> l.storeHealthy() ? 1 : 0)
+                .description("0 while the store's circuit is open or it is not open yet, else 1")
+                .register(registry);
     }
 
     /** The Prometheus text exposition. */

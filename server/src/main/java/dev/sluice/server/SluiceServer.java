@@ -49,6 +49,9 @@ public final class SluiceServer implements AutoCloseable {
      * @param configPaths   files/directories to watch for hot reload (empty: no reload)
      * @param blockingStore true for stores whose calls block on I/O (they run on a bounded pool under
      *                      {@code storeTimeout}); false for the in-memory store (decided on the event loop)
+     * @param storeTimeout  the store's time budget per call; the service gives up on a request itself (503
+     *                      {@code store-timeout}) after one budget per store call the request makes plus
+     *                      {@value DecisionService#DEADLINE_SLACK_MILLIS} ms
      */
     public record Settings(InetSocketAddress http, InetSocketAddress grpc, RuleSet rules, List<Path> configPaths,
                            Duration reloadInterval, RateLimiter limiter, String storeName, boolean blockingStore,
@@ -116,6 +119,9 @@ public final class SluiceServer implements AutoCloseable {
         DecisionService service = new DecisionService(s.limiter(), s.storeName(), s.rules(), pool,
                 s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
         service.maxClientLimits(maxClientLimits);
+        if (service.failSafe() != null) {
+            metrics.failSafe(service.failSafe());
+        }
         HttpServer http = null;
         GrpcServer grpc = null;
         RulesWatcher watcher = null;

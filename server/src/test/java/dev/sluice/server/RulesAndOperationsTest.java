@@ -341,7 +341,8 @@ class RulesAndOperationsTest {
                 Duration.ofMillis(150)), "envoy/example5.yaml")) {
             TestServer.Resp r = s.check("internal", "azure=x");
             assertThat(r.status()).isEqualTo(503);
-            BadInputHttpTest.assertProblem(r, "store-timeout", "did not answer within 150 ms");
+            BadInputHttpTest.assertProblem(r, "store-timeout", "did not answer within "
+                    + (150 + DecisionService.DEADLINE_SLACK_MILLIS) + " ms (1 call(s) of its budget, --store-timeout 150 ms");
             assertThat(s.get("/metrics").body()).contains("sluice_store_errors_total{kind=\"timeout\"} 1.0");
         }
     }

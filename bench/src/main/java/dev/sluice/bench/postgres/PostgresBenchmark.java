@@ -195,14 +195,14 @@ public final class PostgresBenchmark {
     }
 
     private Result sluice(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).build()) {
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).threads(threads).build()) {
             return load("sluice (1 statement)", "sluice", workload, sync, hot,
                     k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());
         }
     }
 
     private Result batched(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).batching(batchSize, batches)
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).threads(threads).batching(batchSize, batches)
                 .build()) {
             return load("sluice (batched " + batchSize + "x" + batches + ")", "sluice", workload, sync, hot,
                     k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());

@@ -3,6 +3,7 @@ package dev.sluice.server.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.server.RateLimitHeaders;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -73,7 +74,7 @@ final class CheckCommand implements Callable<Integer> {
             return 2;
         }
         System.out.println("HTTP " + resp.statusCode());
-        for (String h : List.of("RateLimit-Policy", "RateLimit", "Retry-After")) {
+        for (String h : List.of("RateLimit-Policy", "RateLimit", "Retry-After", RateLimitHeaders.DEGRADED)) {
             resp.headers().firstValue(h).ifPresent(v -> System.out.println(h + ": " + v));
         }
         try {

@@ -13,6 +13,8 @@ import picocli.CommandLine.Option;
 @Command(name = "migrate", mixinStandardHelpOptions = true,
         description = "Apply the PostgreSQL schema (only meaningful with --store postgresql://…).")
 final class MigrateCommand implements Callable<Integer> {
+    /** A migration is not a decision: it may wait for a connection as long as an operator would. */
+    private static final java.time.Duration MIGRATION_CONNECT_TIMEOUT = java.time.Duration.ofSeconds(5);
 
     @Option(names = "--store", defaultValue = "memory", description = "postgresql://user:password@host:5432/db")
     String store;
@@ -26,7 +28,7 @@ final class MigrateCommand implements Callable<Integer> {
                     + "sluice migrate --store postgresql://user@host:5432/db");
             return 2;
         }
-        try (var ds = Stores.dataSource(store, 1); PostgresRateLimiter pg = PostgresRateLimiter.create(ds)) {
+        try (var ds = Stores.dataSource(store, 1, MIGRATION_CONNECT_TIMEOUT); PostgresRateLimiter pg = PostgresRateLimiter.create(ds)) {
             pg.migrate();
             System.out.println("migrated: the Sluice schema is up to date on " + Stores.redact(store));
             return 0;

@@ -1,5 +1,6 @@
 package dev.sluice.server.cli;
 
+import dev.sluice.FailurePolicy;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.Durations;
@@ -12,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
@@ -66,8 +68,16 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--idle-timeout", defaultValue = "60s", description = "Idle keep-alive connections close after (default ${DEFAULT-VALUE})")
     String idleTimeout;
 
-    @Option(names = "--store-timeout", defaultValue = "250ms", description = "Per-request budget for remote stores (default ${DEFAULT-VALUE})")
+    @Option(names = "--store-timeout", paramLabel = "DURATION",
+            description = "Time budget of each remote store call, connection and retries included; past it the "
+                    + "failure policy decides (default: redis 10ms, postgresql 25ms)")
     String storeTimeout;
+
+    @Option(names = "--failure-policy", defaultValue = "fail_open", paramLabel = "POLICY",
+            description = "What decides when a remote store is slow, down or failing: fail_open (allow), "
+                    + "fail_closed (deny) or fallback_local (in-memory limits until the store is back); every such "
+                    + "answer is marked degraded (default ${DEFAULT-VALUE}; the memory store needs none)")
+    String failurePolicy;
 
     @Option(names = "--reload-interval", defaultValue = "2s", description = "How often rules files are checked for changes (default ${DEFAULT-VALUE})")
     String reloadInterval;
@@ -117,7 +127,8 @@ final class ServeCommand implements Callable<Integer> {
         try {
             httpAddress = Addresses.parse("--http", http);
             grpcAddress = Addresses.parse("--grpc", grpc);
-            opened = Stores.open(store, maxKeys, Durations.parse(storeTimeout), poolSize);
+            opened = Stores.open(store, maxKeys, storeTimeout == null ? null : Durations.parse(storeTimeout),
+                    poolSize, policy(failurePolicy));
         } catch (IllegalArgumentException e) {
             System.err.println("sluice: " + e.getMessage());
             return 2;
@@ -125,12 +136,14 @@ final class ServeCommand implements Callable<Integer> {
             System.err.println("sluice: cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
             return 2;
         }
-        SluiceServer.Settings s = SluiceServer.Settings.defaults(opened.limiter(), rules)
+        SluiceServer.Settings s0 = SluiceServer.Settings.defaults(opened.limiter(), rules);
+        SluiceServer.Settings s = s0
                 .withHttp(httpAddress).withGrpc(grpcAddress)
                 .withConfigPaths(paths, Durations.parse(reloadInterval))
                 .withToken(bearer)
                 .withLimits(maxBodyBytes, maxDescriptors, Durations.parse(readTimeout), Durations.parse(idleTimeout))
-                .withStore(opened.limiter(), opened.name(), opened.blocking(), Durations.parse(storeTimeout));
+                .withStore(opened.limiter(), opened.name(), opened.blocking(),
+                        opened.budget() != null ? opened.budget() : s0.storeTimeout());
         s = new SluiceServer.Settings(s.http(), s.grpc(), s.rules(), s.configPaths(), s.reloadInterval(), s.limiter(),
                 s.storeName(), s.blockingStore(), s.storeTimeout(), s.maxBodyBytes(), s.maxDescriptors(),
                 s.readTimeout(), s.idleTimeout(), s.bearerToken(), Durations.parse(shutdownGrace));
@@ -149,12 +162,27 @@ final class ServeCommand implements Callable<Integer> {
             opened.closeResources();
             stopped.countDown();
         }, "sluice-shutdown"));
-        log.info("event=started store={} http={} grpc={} domains={} rules={} auth={}", opened.name(),
-                server.httpAddress(), server.grpcAddress(), rules.domains().keySet(), rules.ruleCount(),
-                bearer != null ? "bearer" : "none");
-        banner(server, rules, rulesFrom, opened.name(), bearer != null);
+        log.info("event=started store={} store_budget_ms={} failure_policy={} http={} grpc={} domains={} rules={} auth={}",
+                opened.name(), opened.budget() == null ? "-" : opened.budget().toMillis(),
+                opened.budget() == null ? "-" : failurePolicy.toLowerCase(Locale.ROOT), server.httpAddress(),
+                server.grpcAddress(), rules.domains().keySet(), rules.ruleCount(), bearer != null ? "bearer" : "none");
+        banner(server, rules, rulesFrom, opened.budget() == null ? opened.name() : opened.name() + " (budget "
+                + opened.budget().toMillis() + " ms a call, then " + failurePolicy.toLowerCase(Locale.ROOT) + ")",
+                bearer != null);
         stopped.await();
         return 0;
+    }
+
+    /** {@code --failure-policy}: fail_open, fail_closed or fallback_local (any case, - or _). */
+    static FailurePolicy policy(String name) {
+        String n = name == null ? "" : name.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+        for (FailurePolicy p : FailurePolicy.values()) {
+            if (p.name().equals(n)) {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException("--failure-policy '" + name + "' is unknown: use fail_open, fail_closed "
+                + "or fallback_local");
     }
 
     private static void banner(SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth) {

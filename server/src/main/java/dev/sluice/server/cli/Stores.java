@@ -2,14 +2,22 @@ package dev.sluice.server.cli;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.FailSafeRateLimiter;
+import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.postgres.PostgresRateLimiter;
+import dev.sluice.postgres.RetryPolicy;
 import dev.sluice.redis.RedisRateLimiter;
 import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Opens the store named by {@code --store}:
@@ -20,14 +28,36 @@ import java.time.Duration;
  *   <li>{@code postgresql://[user[:password]@]host[:port]/database[?param=value…]} or a {@code jdbc:postgresql:}
  *       URL — a HikariCP pool of {@code poolSize} connections; the schema comes from {@code sluice migrate}.</li>
  * </ul>
- * Remote stores are marked blocking: the service calls them on its bounded pool, under {@code --store-timeout}.
+ * Remote stores are marked blocking (the service calls them on its bounded pool), get a time budget per call
+ * ({@code --store-timeout}, by default {@link #REDIS_BUDGET} or {@link #POSTGRES_BUDGET}) and are wrapped in a
+ * {@link FailSafeRateLimiter} with the {@code --failure-policy}: when the store is slow, down or failing, the
+ * policy decides and the decision says so. The memory store is never wrapped: it cannot be down.
+ *
+ * <p><b>A store that is down at startup does not stop the service.</b> The store is built once, in the
+ * foreground, so that a healthy store decides from the first request; when that fails, the service starts anyway
+ * and serves by its policy while {@link FailSafeRateLimiter} keeps building the store in the background (every
+ * probe interval) and switches to it once it answers. A mistake that no retry can fix (a malformed URI) still
+ * refuses to start.
  */
 final class Stores {
+    private static final Logger log = LoggerFactory.getLogger(Stores.class);
+
+    /** The default time budget of a Redis decision: a few round trips on a LAN, well under a request's own. */
+    static final Duration REDIS_BUDGET = Duration.ofMillis(10);
+    /** The default time budget of a PostgreSQL decision: one statement, possibly a retry after a conflict. */
+    static final Duration POSTGRES_BUDGET = Duration.ofMillis(25);
+    /** HikariCP refuses a connection timeout below this. */
+    private static final Duration HIKARI_MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
+
     private Stores() {
     }
 
-    /** An opened store, its display name, whether its calls block on I/O, and what to close after it. */
-    record Opened(RateLimiter limiter, String name, boolean blocking, AutoCloseable resources) implements AutoCloseable {
+    /**
+     * An opened store, its display name, whether its calls block on I/O, the time budget it was built with (null
+     * for the memory store), and what to close after it.
+     */
+    record Opened(RateLimiter limiter, String name, boolean blocking, Duration budget, AutoCloseable resources)
+            implements AutoCloseable {
         /** Closes the store and its resources (when no server took it over). */
         @Override
         public void close() {
@@ -47,26 +77,93 @@ final class Stores {
         }
     }
 
-    static Opened open(String spec, int maxKeys, Duration storeTimeout, int poolSize) {
+    /**
+     * Opens {@code spec}.
+     *
+     * @param budget the time budget per store call, or null for the store's default
+     * @param policy what remote stores decide when they cannot
+     */
+    static Opened open(String spec, int maxKeys, Duration budget, int poolSize, FailurePolicy policy) {
         String s = spec == null ? "memory" : spec.trim();
         if (s.equals("memory")) {
-            return new Opened(InMemoryRateLimiter.builder().maxKeys(maxKeys).build(), "memory", false, null);
+            return new Opened(InMemoryRateLimiter.builder().maxKeys(maxKeys).build(), "memory", false, null, null);
         }
         String kind = kind(s);
         if ("redis".equals(kind)) {
-            return new Opened(RedisRateLimiter.builder(s).commandTimeout(storeTimeout).build(), "redis", true, null);
+            Duration b = budget != null ? budget : REDIS_BUDGET;
+            checkRedisUri(s);
+            return failSafe(s, "redis", b, policy, () -> RedisRateLimiter.builder(s).timeBudget(b).build(), null);
         }
         if ("postgres".equals(kind)) {
-            HikariDataSource ds = dataSource(s, poolSize);
-            try {
-                return new Opened(PostgresRateLimiter.create(ds), "postgres", true, ds);
-            } catch (RuntimeException e) {
-                ds.close();
-                throw e;
-            }
+            Duration b = budget != null ? budget : POSTGRES_BUDGET;
+            dataSourceConfig(s, poolSize, b); // a malformed URI is refused now, not retried forever
+            AtomicReference<HikariDataSource> pool = new AtomicReference<>();
+            return failSafe(s, "postgres", b, policy, () -> {
+                HikariDataSource ds = dataSource(s, poolSize, b);
+                try {
+                    PostgresRateLimiter store = PostgresRateLimiter.builder(ds)
+                            .retryPolicy(RetryPolicy.DEFAULT.withBudget(b)).threads(poolSize).build();
+                    HikariDataSource old = pool.getAndSet(ds);
+                    if (old != null) {
+                        old.close();
+                    }
+                    return store;
+                } catch (RuntimeException e) {
+                    ds.close();
+                    throw e;
+                }
+            }, () -> {
+                HikariDataSource ds = pool.getAndSet(null);
+                if (ds != null) {
+                    ds.close();
+                }
+            });
         }
         throw new IllegalArgumentException("unknown store '" + spec + "': use memory, redis://host:6379 or "
                 + "postgresql://user@host:5432/db");
+    }
+
+    /**
+     * The store behind {@code policy}: built now if it can be, else (it is down) built in the background by the
+     * wrapper while the policy answers.
+     */
+    private static Opened failSafe(String spec, String name, Duration budget, FailurePolicy policy,
+                                   Supplier<RateLimiter> build, AutoCloseable resources) {
+        RateLimiter store;
+        try {
+            store = build.get();
+        } catch (IllegalArgumentException e) {
+            throw e; // a configuration mistake: no retry fixes it
+        } catch (RuntimeException e) {
+            log.warn("event=store_unavailable_at_start store={} uri={} policy={} cause=\"{}\" action=\"serving by the "
+                    + "failure policy; the store is retried in the background\"", name, redact(spec),
+                    policy.name().toLowerCase(Locale.ROOT), redact(String.valueOf(e.getMessage())));
+            store = null;
+        }
+        FailSafeRateLimiter.Builder b = store != null ? FailSafeRateLimiter.builder(store)
+                : FailSafeRateLimiter.builder(build);
+        return new Opened(b.policy(policy).build(), name, true, budget, resources);
+    }
+
+    /** Refuses Redis URIs that can never work, before the service starts retrying them. */
+    private static void checkRedisUri(String spec) {
+        for (String one : spec.split(",")) {
+            String u = one.trim();
+            if (!u.startsWith("redis://") && !u.startsWith("rediss://")) {
+                u = "redis://" + u; // cluster seed lists may leave the scheme out after the first
+            }
+            URI parsed;
+            try {
+                parsed = URI.create(u);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("store '" + redact(spec) + "' is not a Redis URI: write "
+                        + "redis://[user:password@]host:6379[/db]");
+            }
+            if (parsed.getHost() == null) {
+                throw new IllegalArgumentException("store '" + redact(spec) + "' names no host: write "
+                        + "redis://[user:password@]host:6379[/db]");
+            }
+        }
     }
 
     /** {@code redis} or {@code postgres} for a URI of theirs, else null. */
@@ -80,13 +177,23 @@ final class Stores {
         return null;
     }
 
-    /** A pool for {@code postgresql://user:password@host:port/db?…} (libpq's URI form) or a JDBC URL. */
-    static HikariDataSource dataSource(String spec, int poolSize) {
+    /**
+     * A pool for {@code postgresql://user:password@host:port/db?…} (libpq's URI form) or a JDBC URL. Its connection
+     * timeout is the budget, or HikariCP's least (250 ms) when the budget is shorter: the store bounds the wait
+     * for a connection to its budget itself.
+     */
+    static HikariDataSource dataSource(String spec, int poolSize, Duration budget) {
+        return new HikariDataSource(dataSourceConfig(spec, poolSize, budget));
+    }
+
+    private static HikariConfig dataSourceConfig(String spec, int poolSize, Duration budget) {
         HikariConfig c = new HikariConfig();
         c.setPoolName("sluice-postgres");
         c.setMaximumPoolSize(poolSize);
         c.setMinimumIdle(Math.min(2, poolSize));
-        c.setConnectionTimeout(5_000);
+        c.setConnectionTimeout(Math.max(HIKARI_MIN_CONNECTION_TIMEOUT.toMillis(), budget.toMillis()));
+        c.setValidationTimeout(HIKARI_MIN_CONNECTION_TIMEOUT.toMillis()); // HikariCP's least, as for the wait
+        c.addDataSourceProperty("cancelSignalTimeout", "1"); // a stopped server must not hold a worker 10 s
         if (spec.startsWith("jdbc:")) {
             c.setJdbcUrl(spec);
         } else {
@@ -113,7 +220,7 @@ final class Stores {
                 }
             }
         }
-        return new HikariDataSource(c);
+        return c;
     }
 
     /** The URI with any password replaced, for messages and logs. */

@@ -42,11 +42,14 @@ import org.slf4j.LoggerFactory;
  *   <li>each status carries {@code current_limit} (rule name or id, requests_per_unit, unit — UNKNOWN for a
  *       Sluice {@code window} that is no envoy unit), {@code limit_remaining} (saturated to 2³²−1; unlimited rules
  *       report 2³²−1 like envoy) and {@code duration_until_reset};</li>
- *   <li>{@code response_headers_to_add} carries {@code RateLimit}, {@code RateLimit-Policy} and, when over the
- *       limit, {@code Retry-After} (see {@link RateLimitHeaders});</li>
- *   <li>bad input is {@code INVALID_ARGUMENT}, a failing or slow store {@code UNAVAILABLE} (Envoy's
- *       {@code failure_mode_deny} then decides), a check-only descriptor on a store without peek
- *       {@code UNIMPLEMENTED}; never a stack trace.</li>
+ *   <li>{@code response_headers_to_add} carries {@code RateLimit}, {@code RateLimit-Policy}, when over the
+ *       limit {@code Retry-After}, and when the failure policy decided instead of the store
+ *       {@code Sluice-Degraded: <cause>} (see {@link RateLimitHeaders}); {@code dynamic_metadata} then carries
+ *       {@code degraded: <cause>} too;</li>
+ *   <li>bad input is {@code INVALID_ARGUMENT}; a store that is down or slow does not fail the call: the failure
+ *       policy answers ({@code sluice serve --failure-policy}). {@code UNAVAILABLE} remains for a service whose
+ *       store pool is full or past its own deadline (Envoy's {@code failure_mode_deny} then decides); a check-only
+ *       descriptor on a store without peek is {@code UNIMPLEMENTED}; never a stack trace.</li>
  * </ul>
  */
 public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
@@ -187,6 +190,13 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             b.addStatuses(st);
         }
         RateLimitHeaders.of(r).forEach((k, v) -> b.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(k).setValue(v)));
+        dev.sluice.Degradation degraded = r.degradation();
+        if (degraded != dev.sluice.Degradation.NONE) {
+            // Envoy puts this under the filter's namespace (envoy.filters.http.ratelimit): access logs can show it
+            // as %DYNAMIC_METADATA(envoy.filters.http.ratelimit:degraded)%
+            b.setDynamicMetadata(com.google.protobuf.Struct.newBuilder().putFields("degraded",
+                    com.google.protobuf.Value.newBuilder().setStringValue(degraded.label()).build()));
+        }
         return b.build();
     }
 

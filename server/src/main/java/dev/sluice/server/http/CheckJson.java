@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.server.BadRequestException;
 import dev.sluice.server.CheckRequest;
@@ -276,6 +277,11 @@ public final class CheckJson {
         try (JsonGenerator g = MAPPER.getFactory().createGenerator(out)) {
             g.writeStartObject();
             g.writeStringField("overall_code", r.allowed() ? "OK" : "OVER_LIMIT");
+            Degradation degraded = r.degradation();
+            if (degraded != Degradation.NONE) {
+                // the store did not decide: a failure policy did (fail open, fail closed or local limits)
+                g.writeStringField("degraded", degraded.label());
+            }
             g.writeArrayFieldStart("statuses");
             for (CheckResult.Status s : r.statuses()) {
                 g.writeStartObject();
@@ -296,6 +302,9 @@ public final class CheckJson {
                 }
                 g.writeNumberField("hits", s.hits());
                 Decision d = s.decision();
+                if (d != null && d.degraded()) {
+                    g.writeStringField("degraded", d.degradation().label());
+                }
                 if (d != null && !s.detailed()) {
                     // fallback for a store without peek: only the combined decision is known (see "decision")
                     g.writeBooleanField("combined", true);

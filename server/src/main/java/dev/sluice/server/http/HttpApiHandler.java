@@ -282,13 +282,35 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         send(ctx, keepAlive, resp);
     }
 
+    /**
+     * {@code /readyz}: 200 whenever the service can answer decisions, which with a failure policy includes a store
+     * that is down (the policy answers); the body tells which: {@code "status":"ready"} when the store decided the
+     * probe, {@code "status":"degraded"} with the cause when the policy did. Failing readiness because the shared
+     * store is down would take every instance out of its load balancer at once, which is exactly the outage a
+     * fail-open policy exists to prevent; alert on {@code store_healthy} or {@code sluice_store_healthy} instead.
+     * 503 only when not even the policy could answer (the store pool is full or past its deadline). Liveness
+     * ({@code /healthz}) never looks at the store.
+     */
     private void ready(ChannelHandlerContext ctx, boolean keepAlive) {
-        CompletableFuture<Void> probe = service.probe();
+        CompletableFuture<dev.sluice.Decision> probe = service.probe();
         inTurn(ctx, probe, () -> {
             Throwable t = probe.isCompletedExceptionally() ? probe.handle((v, e) -> e).join() : null;
             if (t == null) {
-                respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, ("{\"status\":\"ready\",\"store\":\""
-                        + service.storeName() + "\"}").getBytes(StandardCharsets.UTF_8), Map.of());
+                dev.sluice.Decision d = probe.join();
+                dev.sluice.FailSafeRateLimiter f = service.failSafe();
+                StringBuilder b = new StringBuilder("{\"status\":\"").append(d.degraded() ? "degraded" : "ready")
+                        .append("\",\"store\":\"").append(service.storeName()).append('"');
+                if (f != null) {
+                    b.append(",\"store_healthy\":").append(!d.degraded() && f.storeHealthy())
+                            .append(",\"failure_policy\":\"").append(f.policy().name().toLowerCase(java.util.Locale.ROOT))
+                            .append('"');
+                }
+                if (d.degraded()) {
+                    b.append(",\"degraded\":\"").append(d.degradation().label()).append('"');
+                }
+                b.append('}');
+                respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, b.toString().getBytes(StandardCharsets.UTF_8),
+                        d.degraded() ? Map.of(RateLimitHeaders.DEGRADED, d.degradation().label()) : Map.of());
             } else {
                 Throwable c = t instanceof CompletionException ? t.getCause() : t;
                 service.metrics().storeError("readyz");

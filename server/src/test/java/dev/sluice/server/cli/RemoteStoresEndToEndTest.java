@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.FailurePolicy;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
@@ -50,7 +51,7 @@ class RemoteStoresEndToEndTest {
         int port = freePort();
         redis.embedded.RedisServer redis = new redis.embedded.RedisServer(port);
         redis.start();
-        try (Stores.Opened store = Stores.open("redis://127.0.0.1:" + port, 1, Duration.ofSeconds(2), 1)) {
+        try (Stores.Opened store = Stores.open("redis://127.0.0.1:" + port, 1, Duration.ofSeconds(2), 1, FailurePolicy.FAIL_CLOSED)) {
             assertThat(store.name()).isEqualTo("redis");
             exercise(store);
         } finally {
@@ -64,7 +65,7 @@ class RemoteStoresEndToEndTest {
             String uri = "postgresql://postgres@localhost:" + pg.getPort() + "/postgres";
             assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).isZero();
             assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).as("idempotent").isZero();
-            try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4)) {
+            try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(store.name()).isEqualTo("postgres");
                 exercise(store);
             }

@@ -36,7 +36,7 @@ class RemoteConformanceTest implements RateLimiterTck {
             throw new IllegalStateException(e);
         }
         RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + server.httpAddress().getPort())
-                .timeout(Duration.ofSeconds(20)).build();
+                .timeBudget(Duration.ofSeconds(20)).build();
         return new ClosingServer(remote, server);
     }
 

@@ -1,0 +1,519 @@
+package dev.sluice.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.Decision;
+import dev.sluice.Degradation;
+import dev.sluice.FailSafeRateLimiter;
+import dev.sluice.FailurePolicy;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
+import java.lang.management.ManagementFactory;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue #6 on a real PostgreSQL whose processes this test controls ({@link RestartablePostgres}): killed
+ * with SIGKILL and restarted, paused with SIGSTOP and resumed, its pool exhausted, its
+ * {@code statement_timeout} firing, under {@value #THREADS} threads of load through a
+ * {@link FailSafeRateLimiter} for each policy. It asserts that
+ * <ul>
+ * <li>every call returned within the default budget ({@link RetryPolicy#DEFAULT}, 25 ms) plus 5 ms, the
+ *     issue's target, unless the machine itself stalled threads at least that long during the call
+ *     ({@link LatencyRecorder}; {@code -Dsluice.fault.strict=true} allows no overrun at all);</li>
+ * <li>the policy decided while the store could not, with the cause the fault implies;</li>
+ * <li>decisions are the store's and exact again (a fresh key admits exactly its capacity) within 2 s of
+ *     the server accepting connections again or being resumed;</li>
+ * <li>20 kill/restart cycles leave as many JVM threads and server connections as before.</li>
+ * </ul>
+ * The pool is configured as the README asks: HikariCP with its smallest waits (250 ms), which the budget
+ * does not depend on, and the driver's {@code cancelSignalTimeout} short, so that cancels to a paused
+ * server do not hold the driver's timer thread for its default 10 s.
+ */
+class PostgresFaultTest {
+
+    static final int THREADS = 4;
+    /** The issue's target: every call within budget + 5 ms ({@code -Dsluice.fault.overrunMillis} to study another). */
+    static final long ALLOWED_OVERRUN_MILLIS = Long.getLong("sluice.fault.overrunMillis", 5);
+    static final Duration BUDGET = RetryPolicy.DEFAULT.budget();
+    static final long BOUND_NANOS = BUDGET.toNanos() + TimeUnit.MILLISECONDS.toNanos(ALLOWED_OVERRUN_MILLIS);
+    static final Duration PROBE = Duration.ofMillis(100);
+    static final Duration RECOVERY = Duration.ofSeconds(2);
+    static final int POOL_SIZE = 8;
+
+    /** The application_name of the pools' connections, which {@link #serverConnections()} counts. */
+    static final String APPLICATION = "sluice-fault-test";
+    static RestartablePostgres pg;
+    /**
+     * FailSafeRateLimiter logs a WARNING on the calling thread when its circuit opens; under surefire on a
+     * busy machine the write to stderr held callers up to 170 ms (reported to its owner). This test is
+     * about the PostgreSQL store's bound, so that logger is quiet here; held so the setting is not collected.
+     */
+    static final java.util.logging.Logger FAIL_SAFE_LOG = java.util.logging.Logger.getLogger(
+            FailSafeRateLimiter.class.getName());
+    /** The worst latency seen by any test in this class, for the run's report. */
+    static final AtomicLong worstNanos = new AtomicLong();
+
+    @BeforeAll
+    static void startServer() throws Exception {
+        FAIL_SAFE_LOG.setLevel(java.util.logging.Level.OFF);
+        pg = RestartablePostgres.start(Map.of("max_connections", "60", "fsync", "off", "synchronous_commit", "off",
+                "full_page_writes", "off", "shared_buffers", "16MB"));
+        try (HikariDataSource ds = pool(2, null); PostgresRateLimiter rl = TestDatabase.limiter(ds)) {
+            rl.migrate();
+        }
+    }
+
+    @AfterAll
+    static void stopServer() {
+        System.out.printf("PostgresFaultTest: worst decision latency of the run %.2f ms (budget %d ms, bound %d ms)%n",
+                worstNanos.get() / 1e6, BUDGET.toMillis(), BUDGET.toMillis() + ALLOWED_OVERRUN_MILLIS);
+        if (pg != null) {
+            pg.close();
+        }
+        FAIL_SAFE_LOG.setLevel(null);
+    }
+
+    /** The pool as the README recommends for a bounded store: HikariCP's floors, short driver timeouts. */
+    static HikariDataSource pool(int size, String initSql) {
+        HikariConfig c = new HikariConfig();
+        c.setJdbcUrl(pg.jdbcUrl() + "?connectTimeout=1&loginTimeout=1&cancelSignalTimeout=1&tcpKeepAlive=true"
+                + "&ApplicationName=" + APPLICATION);
+        c.setUsername("postgres");
+        c.setMaximumPoolSize(size);
+        c.setMinimumIdle(size);
+        c.setConnectionTimeout(250);
+        c.setValidationTimeout(250);
+        c.setInitializationFailTimeout(-1); // start even while the database is down
+        c.setPoolName("fault-" + size);
+        if (initSql != null) {
+            c.setConnectionInitSql(initSql);
+        }
+        return new HikariDataSource(c);
+    }
+
+    static PostgresRateLimiter store(HikariDataSource ds) {
+        return PostgresRateLimiter.builder(ds).threads(POOL_SIZE).build(); // the default budget: 25 ms
+    }
+
+    static FailSafeRateLimiter failSafe(PostgresRateLimiter store, FailurePolicy policy) {
+        return FailSafeRateLimiter.builder(store).policy(policy).probeInterval(PROBE).build();
+    }
+
+    // ------------------------------------------------------------------ load
+
+    /** {@value #THREADS} threads calling tryAcquire on keys of their own, each call timed. */
+    static final class Load implements AutoCloseable {
+        static final Limit LIMIT = Limit.tokenBucket(20, Rate.perHour(1));
+
+        final FailSafeRateLimiter limiter;
+        final String prefix = "load-" + UUID.randomUUID() + "-";
+        final List<Thread> threads = new ArrayList<>();
+        final LatencyRecorder latencies = new LatencyRecorder(BOUND_NANOS, THREADS);
+        final LongAdder calls = new LongAdder();
+        final Map<Degradation, LongAdder> causes = new EnumMap<>(Degradation.class);
+        final LongAdder degradedAllowed = new LongAdder();
+        final LongAdder degradedDenied = new LongAdder();
+        /** Per key, the calls the fallback admitted while degraded. */
+        final Map<String, LongAdder> degradedAllowedByKey = new ConcurrentHashMap<>();
+        final List<Throwable> errors = new CopyOnWriteArrayList<>();
+        volatile boolean running = true;
+
+        Load(FailSafeRateLimiter limiter) {
+            this.limiter = limiter;
+            for (Degradation d : Degradation.values()) {
+                causes.put(d, new LongAdder());
+            }
+            for (int i = 0; i < THREADS; i++) {
+                String key = prefix + i;
+                Thread t = new Thread(() -> run(key), "fault-load-" + i);
+                t.setDaemon(true);
+                threads.add(t);
+            }
+            threads.forEach(Thread::start);
+        }
+
+        private void run(String key) {
+            while (running) {
+                try {
+                    boolean healthyBefore = limiter.storeHealthy();
+                    long start = System.nanoTime();
+                    Decision d = limiter.tryAcquire(key, LIMIT);
+                    long end = System.nanoTime();
+                    boolean healthyAfter = limiter.storeHealthy();
+                    latencies.record(start, end, d.degradation().label()
+                            + (healthyBefore != healthyAfter ? " (circuit " + (healthyAfter ? "closed)" : "opened)") : ""));
+                    worstNanos.accumulateAndGet(end - start, Math::max);
+                    calls.increment();
+                    causes.get(d.degradation()).increment();
+                    if (d.degraded()) {
+                        (d.allowed() ? degradedAllowed : degradedDenied).increment();
+                        if (d.allowed()) {
+                            degradedAllowedByKey.computeIfAbsent(key, k -> new LongAdder()).increment();
+                        }
+                    }
+                    Thread.sleep(1); // a steady trickle, not a spin while the circuit answers in microseconds
+                } catch (InterruptedException e) {
+                    return;
+                } catch (Throwable e) {
+                    errors.add(e);
+                }
+            }
+        }
+
+
+        /** Forgets what was counted so far (the warm-up), keeping the load running. */
+        void resetCounts() {
+            calls.reset();
+            causes.values().forEach(LongAdder::reset);
+            degradedAllowed.reset();
+            degradedDenied.reset();
+            degradedAllowedByKey.clear();
+        }
+
+        long count(Degradation d) {
+            return causes.get(d).sum();
+        }
+
+        String summary() {
+            return calls.sum() + " calls, causes " + causes + "; " + latencies.summary();
+        }
+
+        @Override
+        public void close() throws InterruptedException {
+            running = false;
+            for (Thread t : threads) {
+                t.join(5_000);
+            }
+            latencies.close();
+        }
+    }
+
+    /** Waits until the load has made {@code n} more calls. */
+    static void awaitCalls(Load load, long n) throws InterruptedException {
+        long target = load.calls.sum() + n;
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (load.calls.sum() < target) {
+            assertThat(System.nanoTime() - end).as("the load makes progress: %s", load.summary()).isNegative();
+            Thread.sleep(5);
+        }
+    }
+
+    /**
+     * Waits until the store has decided {@code n} more of the load's calls: a new pool connects, and each
+     * new backend compiles the PL/pgSQL functions on first use, which on a busy machine takes longer than
+     * the 25 ms budget, so the first calls may be degraded.
+     */
+    static void awaitStoreDeciding(Load load, long n) throws InterruptedException {
+        long target = load.count(Degradation.NONE) + n;
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (load.count(Degradation.NONE) < target) {
+            assertThat(System.nanoTime() - end).as("the store decides: %s", load.summary()).isNegative();
+            Thread.sleep(5);
+        }
+    }
+
+    /**
+     * Polls, from the moment the store is back, until a fresh key admits exactly its capacity with every
+     * decision the store's; returns how long that took.
+     */
+    static Duration awaitExactDecisions(FailSafeRateLimiter limiter, LatencyRecorder latencies, long backNanos)
+            throws InterruptedException {
+        Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
+        while (true) {
+            String key = "exact-" + UUID.randomUUID();
+            int allowed = 0;
+            boolean storeDecided = true;
+            for (int i = 0; i < 8 && storeDecided; i++) {
+                long start = System.nanoTime();
+                Decision d = limiter.tryAcquire(key, limit);
+                record(latencies, start, System.nanoTime());
+                storeDecided = !d.degraded();
+                allowed += d.allowed() ? 1 : 0;
+            }
+            long since = System.nanoTime() - backNanos;
+            if (storeDecided) {
+                assertThat(allowed).as("a fresh key of capacity 5 admits exactly 5 of 8").isEqualTo(5);
+                return Duration.ofNanos(since);
+            }
+            assertThat(Duration.ofNanos(since)).as("exact decisions again within %s", RECOVERY)
+                    .isLessThanOrEqualTo(RECOVERY);
+            Thread.sleep(10);
+        }
+    }
+
+    /** What each policy must have decided while the store could not. */
+    static void assertPolicyApplied(FailurePolicy policy, Load load) {
+        long degraded = load.degradedAllowed.sum() + load.degradedDenied.sum();
+        assertThat(degraded).as("decisions made by the policy: %s", load.summary()).isPositive();
+        switch (policy) {
+            case FAIL_OPEN -> assertThat(load.degradedDenied.sum()).as("fail-open denies nothing").isZero();
+            case FAIL_CLOSED -> assertThat(load.degradedAllowed.sum()).as("fail-closed allows nothing").isZero();
+            case FALLBACK_LOCAL -> load.degradedAllowedByKey.forEach((key, n) -> assertThat(n.sum())
+                    .as("the local fallback admits at most the capacity of %s", key)
+                    .isLessThanOrEqualTo(Load.LIMIT.capacity()));
+        }
+        assertThat(load.count(Degradation.STORE_ERROR)).as("no fault here is the store answering with an error")
+                .isZero();
+    }
+
+    static void record(LatencyRecorder latencies, long start, long end) {
+        latencies.record(start, end);
+        worstNanos.accumulateAndGet(end - start, Math::max);
+    }
+
+    static void assertWithinBudget(Load load, String what) {
+        assertThat(load.errors).as("no call threw").isEmpty();
+        load.latencies.assertWithinBound(what);
+    }
+
+    /** Runs {@code fault} under load, then {@code recover}, and checks the budget, the policy and the recovery. */
+    static Load underLoad(FailurePolicy policy, Consumer<RestartablePostgres> fault, Consumer<RestartablePostgres> recover,
+            Duration outage) throws Exception {
+        try (HikariDataSource ds = pool(POOL_SIZE, null); FailSafeRateLimiter limiter = failSafe(store(ds), policy)) {
+            awaitPoolFull(ds);
+            Load load = new Load(limiter);
+            try {
+                awaitStoreDeciding(load, 100);
+                load.resetCounts();
+                fault.accept(pg);
+                Thread.sleep(outage.toMillis());
+                recover.accept(pg);
+                long back = System.nanoTime();
+                Duration recovered = awaitExactDecisions(limiter, load.latencies, back);
+                awaitCalls(load, 20);
+                load.close();
+                System.out.printf("PostgresFaultTest %s: exact again %d ms after the store was back; %s%n", policy,
+                        recovered.toMillis(), load.summary());
+                assertWithinBudget(load, policy.toString());
+                assertPolicyApplied(policy, load);
+                return load;
+            } finally {
+                load.close();
+                if (pg.paused()) {
+                    pg.resume();
+                }
+            }
+        }
+    }
+
+    static void restart(RestartablePostgres server) {
+        try {
+            server.restart();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    // ------------------------------------------------------------------ the faults
+
+    @ParameterizedTest
+    @EnumSource(FailurePolicy.class)
+    void killedAndRestarted(FailurePolicy policy) throws Exception {
+        Load load = underLoad(policy, RestartablePostgres::kill, PostgresFaultTest::restart, Duration.ofMillis(500));
+        assertThat(load.count(Degradation.UNAVAILABLE)).as("a killed server is unavailable: %s", load.summary())
+                .isPositive();
+    }
+
+    @ParameterizedTest
+    @EnumSource(FailurePolicy.class)
+    void pausedAndResumed(FailurePolicy policy) throws Exception {
+        Load load = underLoad(policy, RestartablePostgres::pause, RestartablePostgres::resume, Duration.ofMillis(700));
+        assertThat(load.count(Degradation.TIMEOUT)).as("a paused server times out: %s", load.summary()).isPositive();
+    }
+
+    @Test
+    void twentyKillRestartCyclesLeakNoThreadsAndNoConnections() throws Exception {
+        var threads = ManagementFactory.getThreadMXBean();
+        int threadsBeforePool = threads.getThreadCount();
+        try (HikariDataSource ds = pool(POOL_SIZE, null);
+                FailSafeRateLimiter limiter = failSafe(store(ds), FailurePolicy.FALLBACK_LOCAL)) {
+            awaitPoolFull(ds);
+            try (Load warm = new Load(limiter)) {
+                awaitStoreDeciding(warm, 200); // every worker thread and pooled connection in use
+            }
+            awaitPoolFull(ds);
+            int threadsBefore = threads.getThreadCount();
+            long connectionsBefore = serverConnections();
+            Load load = new Load(limiter);
+            long worstRecovery = 0;
+            long worstRestart = 0;
+            try {
+                for (int cycle = 0; cycle < 20; cycle++) {
+                    awaitCalls(load, 10);
+                    pg.kill();
+                    awaitCalls(load, 10);
+                    long restart = System.nanoTime();
+                    pg.restart();
+                    long back = System.nanoTime();
+                    worstRestart = Math.max(worstRestart, TimeUnit.NANOSECONDS.toMillis(back - restart));
+                    worstRecovery = Math.max(worstRecovery, awaitExactDecisions(limiter, load.latencies, back).toMillis());
+                }
+            } finally {
+                load.close();
+            }
+            awaitPoolFull(ds);
+            int threadsAfter = awaitThreadCount(threadsBefore);
+            long connectionsAfter = serverConnections();
+            System.out.printf("PostgresFaultTest 20 cycles: worst restart %d ms, worst recovery after it %d ms;"
+                    + " threads %d -> %d, server connections %d -> %d; %s%n", worstRestart, worstRecovery,
+                    threadsBefore, threadsAfter, connectionsBefore, connectionsAfter, load.summary());
+            assertThat(threadsAfter).as("JVM threads after 20 kill/restart cycles").isEqualTo(threadsBefore);
+            assertThat(connectionsAfter).as("server connections after 20 kill/restart cycles")
+                    .isEqualTo(connectionsBefore).isEqualTo(POOL_SIZE);
+            assertThat(ds.getHikariPoolMXBean().getTotalConnections()).isEqualTo(POOL_SIZE);
+            assertThat(worstRecovery).as("exact decisions again after each restart within %s", RECOVERY)
+                    .isLessThanOrEqualTo(RECOVERY.toMillis());
+            assertWithinBudget(load, "20 kill/restart cycles");
+        }
+        assertThat(awaitThreadCount(threadsBeforePool)).as("JVM threads once the limiter and pool are closed")
+                .isEqualTo(threadsBeforePool);
+    }
+
+    @Test
+    void anExhaustedPoolFailsFastAsOverloaded() throws Exception {
+        try (HikariDataSource ds = pool(POOL_SIZE, null);
+                FailSafeRateLimiter limiter = failSafe(store(ds), FailurePolicy.FAIL_CLOSED)) {
+            String key = "exhausted-" + UUID.randomUUID();
+            Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
+            awaitPoolFull(ds);
+            try (Load warm = new Load(limiter)) {
+                awaitStoreDeciding(warm, 100);
+            }
+            assertThat(limiter.tryAcquire(key, limit).degraded()).isFalse();
+            awaitPoolFull(ds); // all idle: the test can take every one
+            long overloadedBefore = limiter.degradedCount(Degradation.OVERLOADED); // a cold start may have some
+            List<Connection> held = new ArrayList<>();
+            try (LatencyRecorder latencies = new LatencyRecorder(BOUND_NANOS, 1)) {
+                for (int i = 0; i < POOL_SIZE; i++) {
+                    held.add(ds.getConnection());
+                }
+                for (int i = 0; i < 5; i++) {
+                    long start = System.nanoTime();
+                    Decision d = limiter.tryAcquire(key, limit);
+                    record(latencies, start, System.nanoTime());
+                    assertThat(d.degradation()).isEqualTo(Degradation.OVERLOADED);
+                    assertThat(d.allowed()).as("fail-closed").isFalse();
+                }
+                assertThat(limiter.storeHealthy()).as("an exhausted pool says nothing about the database").isTrue();
+                latencies.assertWithinBound("no wait for HikariCP's 250 ms");
+                System.out.println("PostgresFaultTest exhausted pool: " + latencies.summary());
+            } finally {
+                for (Connection c : held) {
+                    c.close();
+                }
+            }
+            assertThat(limiter.degradedCount(Degradation.OVERLOADED) - overloadedBefore).isEqualTo(5);
+            Decision after = limiter.tryAcquire(key, limit);
+            assertThat(after.degraded()).isFalse();
+            assertThat(after.remaining()).as("the overloaded calls took nothing").isEqualTo(3);
+        }
+    }
+
+    @Test
+    void theServersStatementTimeoutFiringAppliesThePolicy() throws Exception {
+        String key = "statement-timeout-" + UUID.randomUUID();
+        Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
+        try (HikariDataSource ds = pool(2, "set statement_timeout = 100");
+                PostgresRateLimiter store = PostgresRateLimiter.builder(ds).threads(2)
+                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2))).build();
+                Connection holder = java.sql.DriverManager.getConnection(pg.jdbcUrl(), "postgres", "")) {
+            FailSafeRateLimiter limiter = failSafe(store, FailurePolicy.FAIL_OPEN);
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (ds.getHikariPoolMXBean().getIdleConnections() < 2) {
+                assertThat(System.nanoTime() - end).as("the pool connects").isNegative();
+                Thread.sleep(10);
+            }
+            Decision first = limiter.tryAcquire(key, limit);
+            assertThat(first.degraded()).as("the store decides: %s", first).isFalse();
+            assertThat(first.remaining()).isEqualTo(4);
+            holder.setAutoCommit(false);
+            try (PreparedStatement ps = holder.prepareStatement(
+                    "select 1 from sluice_bucket where key_hash = sluice_key_hash(?) for update")) {
+                ps.setString(1, key);
+                ps.executeQuery().close();
+            }
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> store.tryAcquire(key, limit)).isInstanceOf(PostgresStoreException.class)
+                    .satisfies(e -> {
+                        assertThat(((PostgresStoreException) e).sqlState()).isEqualTo("57014");
+                        assertThat(((PostgresStoreException) e).degradation()).isEqualTo(Degradation.TIMEOUT);
+                    });
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("the server's 100 ms, not the 2 s budget")
+                    .isBetween(Duration.ofMillis(100), Duration.ofMillis(1000));
+            Decision d = limiter.tryAcquire(key, limit);
+            assertThat(d.degradation()).isEqualTo(Degradation.TIMEOUT);
+            assertThat(d.allowed()).as("fail-open").isTrue();
+            holder.rollback();
+            assertThat(limiter.tryAcquire(key, limit).remaining()).as("the cancelled calls took nothing").isEqualTo(3);
+        }
+    }
+
+    // ------------------------------------------------------------------ counting
+
+    /**
+     * The pools' connections as the server sees them (by application_name, so that neither this query's
+     * own connection nor the short-lived connections the driver opens to send a cancel are counted).
+     */
+    static long serverConnections() throws SQLException {
+        try (Connection c = java.sql.DriverManager.getConnection(pg.jdbcUrl(), "postgres", "");
+                PreparedStatement ps = c.prepareStatement("select count(*) from pg_stat_activity"
+                        + " where backend_type = 'client backend' and application_name = ?")) {
+            ps.setString(1, APPLICATION);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    /** Waits (at most 20 s) until HikariCP has filled the pool and the server sees exactly those connections. */
+    static void awaitPoolFull(HikariDataSource ds) throws Exception {
+        int size = ds.getMaximumPoolSize();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (ds.getHikariPoolMXBean().getIdleConnections() != size || serverConnections() != size) {
+            assertThat(System.nanoTime() - end).as("pool of %s filled: %s idle, %s on the server", size,
+                    ds.getHikariPoolMXBean().getIdleConnections(), serverConnections()).isNegative();
+            Thread.sleep(20);
+        }
+    }
+
+    /**
+     * The JVM's thread count once it has settled to {@code expected} or 10 s have passed: threads that
+     * finish their work (HikariCP's connection adders, the driver's timer) take a moment to exit.
+     */
+    static int awaitThreadCount(int expected) throws InterruptedException {
+        var threads = ManagementFactory.getThreadMXBean();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (threads.getThreadCount() > expected && System.nanoTime() - end < 0) {
+            Thread.sleep(20);
+        }
+        int n = threads.getThreadCount();
+        if (n != expected) {
+            Thread.getAllStackTraces().keySet().forEach(t -> System.out.println("  thread: " + t.getName()));
+        }
+        return n;
+    }
+}
