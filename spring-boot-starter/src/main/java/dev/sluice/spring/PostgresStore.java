@@ -2,6 +2,8 @@ package dev.sluice.spring;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.postgres.PostgresRateLimiter;
+import dev.sluice.postgres.RetryPolicy;
+import java.time.Duration;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 
@@ -13,9 +15,14 @@ final class PostgresStore {
     private PostgresStore() {
     }
 
-    static Supplier<RateLimiter> opener(DataSource dataSource) {
+    static Supplier<RateLimiter> opener(DataSource dataSource, Duration budget) {
         return () -> {
-            PostgresRateLimiter pg = PostgresRateLimiter.builder(dataSource).build();
+            PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(dataSource);
+            if (budget != null) {
+                // every decision returns or fails within this + PostgresRateLimiter.SLACK_MILLIS
+                b.retryPolicy(RetryPolicy.DEFAULT.withBudget(budget));
+            }
+            PostgresRateLimiter pg = b.build();
             try {
                 pg.migrate();
             } catch (RuntimeException e) {

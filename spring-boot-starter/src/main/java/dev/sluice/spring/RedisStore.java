@@ -20,7 +20,7 @@ final class RedisStore {
         return () -> {
             RedisRateLimiter.Builder b = RedisRateLimiter.builder(uri);
             if (budget != null) {
-                b.commandTimeout(budget);
+                b.timeBudget(budget); // every call returns or fails within this + RedisRateLimiter.SLACK
             }
             return b.build();
         };

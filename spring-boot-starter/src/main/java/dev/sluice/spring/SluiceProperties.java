@@ -42,7 +42,10 @@ public class SluiceProperties {
     /** What decides when a remote store cannot (down, slow, failing): allow, deny, or an in-memory limiter. */
     private FailurePolicy failurePolicy = FailurePolicy.FAIL_OPEN;
 
-    /** Time budget of one decision on a remote store, connection and retries included; empty = the store's default. */
+    /**
+     * Time budget of one decision on a remote store, connection and retries included (a call returns within it
+     * plus about 2 ms); empty = the store's default (Redis 10 ms, PostgreSQL 25 ms).
+     */
     private Duration budget;
 
     /** While a remote store is unhealthy, how often one request tries it again. */

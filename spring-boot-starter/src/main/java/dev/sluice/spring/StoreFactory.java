@@ -39,7 +39,7 @@ final class StoreFactory {
                 throw new SluiceConfigException("sluice.store", "'datasource' but the application has no single"
                         + " DataSource bean: configure spring.datasource.url, or use memory or redis://host:6379");
             }
-            opener = PostgresStore.opener(ds);
+            opener = PostgresStore.opener(ds, p.getBudget());
         } else {
             throw new SluiceConfigException("sluice.store", "unknown store '" + store
                     + "': use memory, redis://host:6379 (or rediss://) or datasource");

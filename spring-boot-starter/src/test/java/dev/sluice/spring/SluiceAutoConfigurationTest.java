@@ -70,7 +70,9 @@ class SluiceAutoConfigurationTest {
     void datasourceStoreDecidesOnTheApplicationsPostgres() throws Exception {
         try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
             DataSource ds = pg.getPostgresDatabase();
-            runner.withBean(DataSource.class, () -> ds).withPropertyValues("sluice.store=datasource").run(ctx -> {
+            // an unpooled DataSource opens a connection per decision: a budget that a loaded test machine meets
+            runner.withBean(DataSource.class, () -> ds).withPropertyValues("sluice.store=datasource",
+                    "sluice.budget=5s").run(ctx -> {
                 FailSafeRateLimiter l = ctx.getBean(FailSafeRateLimiter.class);
                 long deadline = System.nanoTime() + 20_000_000_000L; // opened (and migrated) in the background
                 while (!l.storeHealthy() && System.nanoTime() < deadline) {
@@ -78,7 +80,7 @@ class SluiceAutoConfigurationTest {
                 }
                 Limit limit = Limit.tokenBucket(2, Rate.perHour(2));
                 Decision first = l.tryAcquire("starter-pg", limit);
-                assertThat(first.degraded()).isFalse();
+                assertThat(first.degraded()).as(first.toString()).isFalse();
                 assertThat(first.remaining()).isEqualTo(1);
                 l.tryAcquire("starter-pg", limit);
                 assertThat(l.tryAcquire("starter-pg", limit).allowed()).isFalse();
