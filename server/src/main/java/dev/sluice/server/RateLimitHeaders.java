@@ -2,6 +2,7 @@ package dev.sluice.server;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.http.RateLimitFields;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -60,26 +61,26 @@ public final class RateLimitHeaders {
                 continue;
             }
             Limit l = s.limit();
-            long quota = l == null ? 0 : l.capacity();
-            long windowNanos = l == null ? s.rule().window().toNanos()
-                    : l.algorithm().isTat() ? refillNanos(l) : l.periodNanos();
-            sep(policy);
-            sfString(policy, name).append(";q=").append(quota).append(";w=").append(Math.max(1, ceilSeconds(windowNanos)));
+            if (l != null) {
+                RateLimitFields.appendPolicy(policy, name, l);
+            } else { // a rule without a limit of its own (unlimited): its window as written
+                sep(policy);
+                RateLimitFields.sfString(policy, name).append(";q=0;w=")
+                        .append(Math.max(1, RateLimitFields.ceilSeconds(s.rule().window().toNanos())));
+            }
             if (stateKnown) {
-                sep(state);
-                sfString(state, name).append(";r=").append(d.remaining()).append(";t=")
-                        .append(ceilSeconds(d.resetAfterNanos()));
+                RateLimitFields.appendState(state, name, d);
             }
         }
         Map<String, String> h = new LinkedHashMap<>();
         if (policy.length() > 0) {
-            h.put("RateLimit-Policy", policy.toString());
+            h.put(RateLimitFields.POLICY, policy.toString());
         }
         if (state.length() > 0) {
-            h.put("RateLimit", state.toString());
+            h.put(RateLimitFields.STATE, state.toString());
         }
         if (!result.allowed()) {
-            h.put("Retry-After", Long.toString(Math.max(1, ceilSeconds(retryNanos))));
+            h.put(RateLimitFields.RETRY_AFTER, Long.toString(Math.max(1, RateLimitFields.ceilSeconds(retryNanos))));
         }
         dev.sluice.Degradation degraded = result.degradation();
         if (degraded != dev.sluice.Degradation.NONE) {
@@ -88,36 +89,9 @@ public final class RateLimitHeaders {
         return h;
     }
 
-    /** Time to refill a token bucket from empty: capacity × period / permits, in ns (saturating). */
-    private static long refillNanos(Limit l) {
-        double n = (double) l.capacity() * l.periodNanos() / l.rate().permits();
-        return n >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) Math.ceil(n);
-    }
-
-    /** Whole seconds, rounded up. */
-    public static long ceilSeconds(long nanos) {
-        return nanos / 1_000_000_000L + (nanos % 1_000_000_000L == 0 ? 0 : 1);
-    }
-
     private static void sep(StringBuilder sb) {
         if (sb.length() > 0) {
             sb.append(", ");
         }
-    }
-
-    /** An sf-string: printable ASCII, with {@code "} and {@code \} escaped; anything else becomes {@code ?}. */
-    static StringBuilder sfString(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c == '"' || c == '\\') {
-                sb.append('\\').append(c);
-            } else if (c >= 0x20 && c <= 0x7e) {
-                sb.append(c);
-            } else {
-                sb.append('?');
-            }
-        }
-        return sb.append('"');
     }
 }
