@@ -2,6 +2,7 @@ package dev.sluice.server.config;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
+import dev.sluice.server.Messages;
 import java.io.Reader;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -40,7 +41,7 @@ import org.yaml.snakeyaml.resolver.Resolver;
  * <p>A hostile or broken file gets problems too, never another exception: files over 8 Mi characters, nesting over
  * 50 levels and more than 20 aliases of lists or mappings (the YAML "billion laughs") are refused with the line where
  * reading stopped; a descriptor list that contains itself through an alias is a problem, not a stack overflow; and
- * values quoted in messages are cut at 80 characters, so a huge value aliased many times cannot blow up the report.
+ * values quoted in messages are cut ({@link Messages}), so a huge value aliased many times cannot blow up the report.
  */
 public final class RulesParser {
 
@@ -497,7 +498,7 @@ public final class RulesParser {
     }
 
     private void problem(Node node, String message) {
-        problems.add(where(node) + ": " + abbreviateQuoted(message));
+        problems.add(where(node) + ": " + Messages.abbreviateQuoted(message));
     }
 
     /** A last bound for messages that quote without quotes (SnakeYAML's: "found undefined alias <name>"). */
@@ -505,36 +506,8 @@ public final class RulesParser {
         return problem.length() <= 600 ? problem : problem.substring(0, 600) + "… (cut)";
     }
 
-    /** {@code 'value'}, cut after {@link #MAX_QUOTED} characters: a message quotes the file, it does not copy it. */
-    static String quote(String value) {
-        if (value.length() <= MAX_QUOTED) {
-            return "'" + value + "'";
-        }
-        return "'" + value.substring(0, MAX_QUOTED) + "…' (" + value.length() + " characters)";
-    }
-
-    /** Quoted values longer than this are cut in messages. */
-    static final int MAX_QUOTED = 80;
-    private static final java.util.regex.Pattern QUOTED =
-            java.util.regex.Pattern.compile("'([^'\\n…]{" + MAX_QUOTED + "})([^'\\n…]+)'"); // '…' marks one already cut
-
-    /**
-     * Problems quote the file's values ({@code unknown key 'x'}); a huge value (or one aliased many times) would
-     * make every message as large as the file. Quoted runs over {@link #MAX_QUOTED} characters are cut, saying
-     * how long they were.
-     */
-    static String abbreviateQuoted(String message) {
-        if (message.length() <= 2 * MAX_QUOTED) {
-            return message;
-        }
-        java.util.regex.Matcher m = QUOTED.matcher(message);
-        StringBuilder sb = new StringBuilder();
-        while (m.find()) {
-            m.appendReplacement(sb, java.util.regex.Matcher.quoteReplacement(
-                    "'" + m.group(1) + "…' (" + (m.group(1).length() + m.group(2).length()) + " characters)"));
-        }
-        m.appendTail(sb);
-        return sb.toString();
+    private static String quote(String value) {
+        return Messages.quote(value);
     }
 
     private String where(Node node) {
