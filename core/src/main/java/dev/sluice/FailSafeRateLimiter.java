@@ -1,0 +1,424 @@
+package dev.sluice;
+
+import dev.sluice.algorithm.Algorithms;
+import dev.sluice.memory.InMemoryRateLimiter;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+import java.util.function.Supplier;
+
+/**
+ * A remote store behind a {@link FailurePolicy}: when the store cannot decide, the policy does, and the
+ * {@link Decision} says so ({@link Decision#degradation()}).
+ *
+ * <p><b>Time.</b> Each remote store bounds every call by its own time budget (connection acquisition,
+ * retries and the command included) and fails with a {@link StoreException} when it runs out; this class adds
+ * no waiting of its own. A caller therefore waits at most the store's budget plus its documented slack, and
+ * not even that while the store is known to be unhealthy.
+ *
+ * <p><b>Circuit.</b> After {@value #FAILURES_TO_OPEN} consecutive calls fail with a cause that puts the
+ * store's health in doubt ({@link Degradation#storeUnhealthy()}: a timeout or an unreachable store), the
+ * circuit opens: calls go straight to the policy without touching the store, except that once per probe
+ * interval one call tries the store. The first success closes the circuit and the store decides again with
+ * its own state, without a restart. A store error for one key (a script failing on foreign data) or an
+ * overloaded client is degraded for that call only: it says nothing about the store's health.
+ *
+ * <p><b>Policies.</b> {@code FAIL_OPEN} allows with the numbers of a fresh key ({@code remaining} = capacity
+ * minus cost); {@code FAIL_CLOSED} denies with {@code retryAfter} = the probe interval, the soonest the store
+ * can be back; {@code FALLBACK_LOCAL} asks an in-memory limiter with the same limits (created on first use and
+ * kept across outages, so its buckets keep refilling in between). Bad input is rejected before any of this,
+ * the same {@link IllegalArgumentException} the store would throw.
+ *
+ * <p><b>Starting without the store.</b> Built from a {@link Supplier}, the store is opened on a background
+ * thread and reopened every probe interval until it succeeds; meanwhile decisions are degraded
+ * {@link Degradation#UNAVAILABLE}. An application can thus start while its Redis or database is down.
+ *
+ * <p>{@link #reset(String, Limit)} is not a decision: its failures propagate (after resetting the local
+ * fallback too, if it exists).
+ */
+public final class FailSafeRateLimiter implements RateLimiter {
+
+    /** Consecutive unhealthy failures that open the circuit: one lost packet should not. */
+    static final int FAILURES_TO_OPEN = 3;
+
+    private static final System.Logger LOG = System.getLogger(FailSafeRateLimiter.class.getName());
+    private static final Degradation[] CAUSES = Degradation.values();
+
+    private final FailurePolicy policy;
+    private final long probeIntervalNanos;
+    private final Ticker ticker;
+    private final Supplier<? extends RateLimiter> supplier;
+    private final LongAdder[] degraded = new LongAdder[CAUSES.length];
+    private final AtomicInteger consecutiveFailures = new AtomicInteger();
+    private final AtomicLong nextProbeAt = new AtomicLong();
+    private final Object lock = new Object();
+
+    private volatile RateLimiter store;
+    /** Null while the circuit is closed; otherwise the cause that opened it. */
+    private volatile Degradation openCause;
+    private volatile RateLimiter fallback;
+    private volatile boolean closed;
+    private Thread opener;
+
+    private FailSafeRateLimiter(Builder b) {
+        this.policy = b.policy;
+        this.probeIntervalNanos = b.probeInterval.toNanos();
+        this.ticker = b.ticker;
+        this.fallback = b.fallback;
+        this.supplier = b.supplier;
+        for (int i = 0; i < degraded.length; i++) {
+            degraded[i] = new LongAdder();
+        }
+        if (b.store != null) {
+            store = b.store;
+        } else {
+            openCause = Degradation.UNAVAILABLE;
+            opener = new Thread(this::openStore, "sluice-store-opener");
+            opener.setDaemon(true);
+            opener.start();
+        }
+    }
+
+    /** A fail-safe limiter in front of an open store. */
+    public static Builder builder(RateLimiter store) {
+        return new Builder(Objects.requireNonNull(store, "store must not be null"), null);
+    }
+
+    /**
+     * A fail-safe limiter in front of a store that {@code opener} opens (say,
+     * {@code () -> RedisRateLimiter.create(uri)}); it is called on a background thread, again every probe
+     * interval until it returns, and the limiter decides by its policy until then.
+     */
+    public static Builder builder(Supplier<? extends RateLimiter> opener) {
+        return new Builder(null, Objects.requireNonNull(opener, "opener must not be null"));
+    }
+
+    // ---------------------------------------------------------------------------------------- decisions
+
+    @Override
+    public Decision tryAcquire(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        return decide(s -> s.tryAcquire(key, limit, cost), cause -> onFailure(key, limit, cost, cause,
+                local -> local.tryAcquire(key, limit, cost)));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        RateLimiter s = storeToTry();
+        if (s == null) {
+            return CompletableFuture.completedFuture(onFailure(key, limit, cost, currentCause(),
+                    local -> local.tryAcquire(key, limit, cost)));
+        }
+        CompletableFuture<Decision> f;
+        try {
+            f = s.tryAcquireAsync(key, limit, cost);
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.handle((d, e) -> {
+            if (e == null) {
+                succeeded();
+                return d;
+            }
+            Degradation cause = failed(unwrap(e));
+            return onFailure(key, limit, cost, cause, local -> local.tryAcquire(key, limit, cost));
+        });
+    }
+
+    @Override
+    public Decision tryAcquire(List<Permit> permits) {
+        Objects.requireNonNull(permits, "permits must not be null");
+        if (permits.isEmpty()) {
+            throw new IllegalArgumentException("permits is empty: give at least one Permit");
+        }
+        for (Permit p : permits) {
+            Objects.requireNonNull(p, "permits must not contain null");
+            Permit.check(p.key(), p.limit(), p.cost());
+        }
+        return decide(s -> s.tryAcquire(permits), cause -> {
+            if (policy == FailurePolicy.FALLBACK_LOCAL) {
+                return local().tryAcquire(permits).withDegradation(cause);
+            }
+            degraded[cause.ordinal()].increment(); // one decision, however many permits
+            Decision d = null;
+            for (Permit p : permits) {
+                Decision one = byPolicy(p.limit(), p.cost(), cause);
+                d = d == null ? one : d.mostRestrictive(one);
+            }
+            return d;
+        });
+    }
+
+    @Override
+    public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        Permit.check(key, limit, cost);
+        Algorithms.checkReservable(limit);
+        Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
+        }
+        return decide(s -> s.reserve(key, limit, cost, maxWait), cause -> onFailure(key, limit, cost, cause,
+                local -> local.reserve(key, limit, cost, maxWait)));
+    }
+
+    @Override
+    public Decision peek(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        return decide(s -> s.peek(key, limit, cost), cause -> onFailure(key, limit, cost, cause,
+                local -> local.peek(key, limit, cost)));
+    }
+
+    /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */
+    @Override
+    public void reset(String key, Limit limit) {
+        Permit.checkKey(key);
+        Objects.requireNonNull(limit, "limit must not be null");
+        RateLimiter local = fallback;
+        if (local != null) {
+            local.reset(key, limit);
+        }
+        RateLimiter s = store;
+        if (s == null) {
+            throw new StoreException("the store is not open yet (" + currentCause().label()
+                    + "): the reset of '" + key + "' was not applied; retry when storeHealthy() is true", null,
+                    Degradation.UNAVAILABLE);
+        }
+        s.reset(key, limit);
+    }
+
+    // ---------------------------------------------------------------------------------------- health
+
+    /** Decisions the policy made instead of the store because of {@code cause}, since this limiter was built. */
+    public long degradedCount(Degradation cause) {
+        return degraded[cause.ordinal()].sum();
+    }
+
+    /** Whether the store is open and the circuit closed: decisions currently come from the store. */
+    public boolean storeHealthy() {
+        return store != null && openCause == null;
+    }
+
+    /** The policy applied when the store cannot decide. */
+    public FailurePolicy policy() {
+        return policy;
+    }
+
+    @Override
+    public void close() {
+        RateLimiter s;
+        synchronized (lock) {
+            closed = true;
+            s = store;
+            if (opener != null) {
+                opener.interrupt();
+            }
+        }
+        if (s != null) {
+            s.close();
+        }
+        RateLimiter local = fallback;
+        if (local != null) {
+            local.close();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------- internals
+
+    private Decision decide(Function<RateLimiter, Decision> call, Function<Degradation, Decision> degrade) {
+        RateLimiter s = storeToTry();
+        if (s == null) {
+            return degrade.apply(currentCause());
+        }
+        Decision d;
+        try {
+            d = call.apply(s);
+        } catch (RuntimeException e) {
+            return degrade.apply(failed(e));
+        }
+        succeeded();
+        return d;
+    }
+
+    /** The store when this call should try it: the circuit is closed, or this call is the interval's probe. */
+    private RateLimiter storeToTry() {
+        RateLimiter s = store;
+        if (openCause == null || s == null) {
+            return s;
+        }
+        long now = ticker.read();
+        long due = nextProbeAt.get();
+        return now - due >= 0 && nextProbeAt.compareAndSet(due, now + probeIntervalNanos) ? s : null;
+    }
+
+    private void succeeded() {
+        if (consecutiveFailures.get() != 0) {
+            consecutiveFailures.set(0);
+        }
+        Degradation was = openCause;
+        if (was != null) {
+            openCause = null;
+            LOG.log(Level.INFO, "store answers again: decisions come from it again (was degraded: {0})",
+                    was.label());
+        }
+    }
+
+    /** Classifies a store failure, opening the circuit when it says the store is unhealthy. */
+    private Degradation failed(Throwable e) {
+        if (e instanceof IllegalArgumentException || e instanceof UnsupportedOperationException
+                || e instanceof NullPointerException) {
+            throw (RuntimeException) e; // the caller's mistake, not the store's
+        }
+        Degradation cause = e instanceof StoreException se ? se.degradation() : Degradation.STORE_ERROR;
+        if (cause.storeUnhealthy()) {
+            boolean reopen = openCause != null; // a failed probe
+            if (reopen || consecutiveFailures.incrementAndGet() >= FAILURES_TO_OPEN) {
+                nextProbeAt.set(ticker.read() + probeIntervalNanos);
+                if (openCause == null) {
+                    LOG.log(Level.WARNING, "store failing (" + cause.label() + "): decisions follow "
+                            + policy + " until it answers; probing every "
+                            + Duration.ofNanos(probeIntervalNanos).toMillis() + " ms. Cause: " + e.getMessage());
+                }
+                openCause = cause;
+            }
+        } else {
+            LOG.log(Level.DEBUG, "store could not decide one call (" + cause.label() + "): " + e.getMessage());
+        }
+        return cause;
+    }
+
+    private Degradation currentCause() {
+        Degradation c = openCause;
+        return c == null ? Degradation.UNAVAILABLE : c;
+    }
+
+    private Decision onFailure(String key, Limit limit, long cost, Degradation cause,
+            Function<RateLimiter, Decision> local) {
+        degraded[cause.ordinal()].increment();
+        return policy == FailurePolicy.FALLBACK_LOCAL ? local.apply(local()).withDegradation(cause)
+                : byPolicy(limit, cost, cause);
+    }
+
+    /** The fail-open or fail-closed decision, which knows nothing about the key. */
+    private Decision byPolicy(Limit limit, long cost, Degradation cause) {
+        return policy == FailurePolicy.FAIL_OPEN
+                ? new Decision(true, limit.capacity(), limit.capacity() - cost, 0, 0, cause)
+                : new Decision(false, limit.capacity(), 0, probeIntervalNanos, probeIntervalNanos, cause);
+    }
+
+    private RateLimiter local() {
+        RateLimiter l = fallback;
+        if (l == null) {
+            synchronized (lock) {
+                l = fallback;
+                if (l == null) {
+                    l = InMemoryRateLimiter.builder().ticker(ticker).build();
+                    fallback = l;
+                }
+            }
+        }
+        return l;
+    }
+
+    private static Throwable unwrap(Throwable e) {
+        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+
+    /** The background opener: calls the supplier every probe interval until it returns a store. */
+    private void openStore() {
+        long pauseMillis = Math.max(1, Duration.ofNanos(probeIntervalNanos).toMillis());
+        while (!closed) {
+            try {
+                RateLimiter s = supplier.get();
+                synchronized (lock) {
+                    if (closed) {
+                        s.close();
+                        return;
+                    }
+                    store = s;
+                    consecutiveFailures.set(0);
+                    openCause = null;
+                }
+                LOG.log(Level.INFO, "store opened: decisions come from it");
+                return;
+            } catch (RuntimeException e) {
+                Degradation cause = e instanceof StoreException se ? se.degradation() : Degradation.UNAVAILABLE;
+                openCause = cause.storeUnhealthy() ? cause : Degradation.UNAVAILABLE;
+                LOG.log(Level.WARNING, "cannot open the store (" + e.getMessage() + "): decisions follow " + policy
+                        + "; retrying every " + pauseMillis + " ms");
+            }
+            try {
+                Thread.sleep(pauseMillis);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    /** Configures a {@link FailSafeRateLimiter}. */
+    public static final class Builder {
+        private final RateLimiter store;
+        private final Supplier<? extends RateLimiter> supplier;
+        private FailurePolicy policy = FailurePolicy.FAIL_OPEN;
+        private Duration probeInterval = Duration.ofMillis(200);
+        private Ticker ticker = Ticker.system();
+        private RateLimiter fallback;
+
+        private Builder(RateLimiter store, Supplier<? extends RateLimiter> supplier) {
+            this.store = store;
+            this.supplier = supplier;
+        }
+
+        /** What decides when the store cannot; default {@link FailurePolicy#FAIL_OPEN}. */
+        public Builder policy(FailurePolicy policy) {
+            this.policy = Objects.requireNonNull(policy, "policy must not be null: FAIL_OPEN, FAIL_CLOSED or"
+                    + " FALLBACK_LOCAL");
+            return this;
+        }
+
+        /**
+         * While the store is unhealthy, at most one call per interval tries it (and the supplier is retried
+         * at this pace); default 200 ms, from 1 ms to 1 minute. It bounds how long decisions stay degraded
+         * after the store is back.
+         */
+        public Builder probeInterval(Duration interval) {
+            Objects.requireNonNull(interval, "probeInterval must not be null");
+            if (interval.compareTo(Duration.ofMillis(1)) < 0 || interval.compareTo(Duration.ofMinutes(1)) > 0) {
+                throw new IllegalArgumentException("probeInterval " + interval
+                        + " is out of range: use 1 ms to 1 minute, such as Duration.ofMillis(200)");
+            }
+            this.probeInterval = interval;
+            return this;
+        }
+
+        /** The clock of the probe interval and of the default local fallback; default {@link Ticker#system()}. */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+            return this;
+        }
+
+        /**
+         * The local limiter for {@link FailurePolicy#FALLBACK_LOCAL}; default an {@link InMemoryRateLimiter}
+         * on this builder's ticker, created on first use. This limiter closes it.
+         */
+        public Builder fallback(RateLimiter fallback) {
+            this.fallback = Objects.requireNonNull(fallback, "fallback must not be null");
+            return this;
+        }
+
+        public FailSafeRateLimiter build() {
+            return new FailSafeRateLimiter(this);
+        }
+    }
+}

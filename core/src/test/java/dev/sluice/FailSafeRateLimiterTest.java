@@ -1,0 +1,366 @@
+package dev.sluice;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.memory.InMemoryRateLimiter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The policy logic of {@link FailSafeRateLimiter} on a store that fails on command. Real stores failing for
+ * real (killed, paused, unreachable) are tested in the Redis and PostgreSQL modules.
+ */
+class FailSafeRateLimiterTest {
+
+    private static final Limit THREE_PER_MINUTE = Limit.tokenBucket(3, Rate.perMinute(3));
+    private static final Duration PROBE = Duration.ofMillis(200);
+
+    private final ManualTicker ticker = ManualTicker.at(Instant.parse("2026-01-01T00:00:00Z"));
+    private final FlakyStore store = new FlakyStore(ticker);
+
+    private FailSafeRateLimiter limiter(FailurePolicy policy) {
+        return FailSafeRateLimiter.builder(store).policy(policy).probeInterval(PROBE).ticker(ticker).build();
+    }
+
+    @Test
+    void aHealthyStoreDecidesAndNothingIsDegraded() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_CLOSED);
+        for (int i = 0; i < 3; i++) {
+            assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).allowed()).isTrue();
+        }
+        Decision fourth = limiter.tryAcquire("k", THREE_PER_MINUTE);
+        assertThat(fourth.allowed()).isFalse();
+        assertThat(fourth.degraded()).isFalse();
+        assertThat(fourth.retryAfter()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(limiter.storeHealthy()).isTrue();
+        assertThat(store.calls.get()).isEqualTo(4);
+    }
+
+    @Test
+    void failOpenAllowsWithAFreshKeysNumbersMarkedWithTheCause() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_OPEN);
+        store.failWith(Degradation.TIMEOUT);
+        Decision d = limiter.tryAcquire("k", THREE_PER_MINUTE, 2);
+        assertThat(d).isEqualTo(new Decision(true, 3, 1, 0, 0, Degradation.TIMEOUT));
+        assertThat(limiter.degradedCount(Degradation.TIMEOUT)).isEqualTo(1);
+        assertThat(limiter.degradedCount(Degradation.UNAVAILABLE)).isZero();
+    }
+
+    @Test
+    void failClosedDeniesUntilTheNextProbe() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_CLOSED);
+        store.failWith(Degradation.UNAVAILABLE);
+        Decision d = limiter.tryAcquire("k", THREE_PER_MINUTE);
+        assertThat(d).isEqualTo(new Decision(false, 3, 0, PROBE.toNanos(), PROBE.toNanos(), Degradation.UNAVAILABLE));
+    }
+
+    @Test
+    void fallbackLocalEnforcesTheSameLimitInMemory() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FALLBACK_LOCAL);
+        store.failWith(Degradation.TIMEOUT);
+        int allowed = 0;
+        for (int i = 0; i < 10; i++) {
+            Decision d = limiter.tryAcquire("k", THREE_PER_MINUTE);
+            assertThat(d.degradation()).isEqualTo(Degradation.TIMEOUT);
+            allowed += d.allowed() ? 1 : 0;
+        }
+        assertThat(allowed).isEqualTo(3);
+        Decision denied = limiter.tryAcquire("k", THREE_PER_MINUTE);
+        assertThat(denied.retryAfter()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(limiter.degradedCount(Degradation.TIMEOUT)).isEqualTo(11);
+    }
+
+    @Test
+    void threeUnhealthyFailuresOpenTheCircuitAndTheStoreIsLeftAlone() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_OPEN);
+        store.failWith(Degradation.TIMEOUT);
+        for (int i = 0; i < 3; i++) {
+            limiter.tryAcquire("k", THREE_PER_MINUTE);
+        }
+        assertThat(limiter.storeHealthy()).isFalse();
+        for (int i = 0; i < 100; i++) {
+            assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degradation()).isEqualTo(Degradation.TIMEOUT);
+        }
+        assertThat(store.calls.get()).as("calls that reached the store").isEqualTo(3);
+    }
+
+    @Test
+    void twoFailuresThenASuccessKeepTheCircuitClosed() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_OPEN);
+        store.failWith(Degradation.TIMEOUT);
+        limiter.tryAcquire("a", THREE_PER_MINUTE);
+        limiter.tryAcquire("a", THREE_PER_MINUTE);
+        store.heal();
+        assertThat(limiter.tryAcquire("a", THREE_PER_MINUTE).degraded()).isFalse();
+        store.failWith(Degradation.TIMEOUT);
+        limiter.tryAcquire("a", THREE_PER_MINUTE);
+        limiter.tryAcquire("a", THREE_PER_MINUTE);
+        assertThat(limiter.storeHealthy()).as("the count restarted after the success").isTrue();
+    }
+
+    @Test
+    void oneProbePerIntervalAndTheFirstSuccessHandsBackToTheStore() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FALLBACK_LOCAL);
+        store.failWith(Degradation.UNAVAILABLE);
+        for (int i = 0; i < 3; i++) {
+            limiter.tryAcquire("k", THREE_PER_MINUTE);
+        }
+        int before = store.calls.get();
+        ticker.advance(PROBE.minusNanos(1));
+        limiter.tryAcquire("k", THREE_PER_MINUTE);
+        assertThat(store.calls.get()).as("no probe before the interval").isEqualTo(before);
+
+        ticker.advanceNanos(1);
+        limiter.tryAcquire("k", THREE_PER_MINUTE); // the probe, still failing
+        limiter.tryAcquire("k", THREE_PER_MINUTE);
+        assertThat(store.calls.get()).as("exactly one probe").isEqualTo(before + 1);
+        assertThat(limiter.storeHealthy()).isFalse();
+
+        store.heal();
+        ticker.advance(PROBE);
+        Decision fromStore = limiter.tryAcquire("k", THREE_PER_MINUTE);
+        assertThat(fromStore.degraded()).isFalse();
+        assertThat(fromStore.remaining()).as("the store's own state: its first take of this key").isEqualTo(2);
+        assertThat(limiter.storeHealthy()).isTrue();
+        assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degraded()).isFalse();
+    }
+
+    @Test
+    void racingThreadsSendExactlyOneProbePerInterval() throws InterruptedException {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_OPEN);
+        store.failWith(Degradation.TIMEOUT);
+        for (int i = 0; i < 3; i++) {
+            limiter.tryAcquire("k", THREE_PER_MINUTE);
+        }
+        for (int round = 1; round <= 5; round++) {
+            ticker.advance(PROBE);
+            int before = store.calls.get();
+            Thread[] threads = new Thread[8];
+            for (int t = 0; t < threads.length; t++) {
+                threads[t] = new Thread(() -> {
+                    for (int i = 0; i < 1_000; i++) {
+                        limiter.tryAcquire("k", THREE_PER_MINUTE);
+                    }
+                });
+                threads[t].start();
+            }
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertThat(store.calls.get() - before).as("probes in round " + round).isEqualTo(1);
+        }
+        assertThat(limiter.degradedCount(Degradation.TIMEOUT)).isEqualTo(3 + 5 * 8_000);
+    }
+
+    @Test
+    void aStoreErrorForOneCallIsDegradedButDoesNotOpenTheCircuit() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_CLOSED);
+        store.failWith(Degradation.STORE_ERROR);
+        for (int i = 0; i < 5; i++) {
+            assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degradation()).isEqualTo(Degradation.STORE_ERROR);
+        }
+        assertThat(limiter.storeHealthy()).isTrue();
+        assertThat(store.calls.get()).isEqualTo(5);
+    }
+
+    @Test
+    void anUnexpectedRuntimeExceptionCountsAsAStoreError() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_OPEN);
+        store.failure = new IllegalStateException("driver bug");
+        assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degradation()).isEqualTo(Degradation.STORE_ERROR);
+    }
+
+    @Test
+    void badInputIsRejectedEvenWhileTheCircuitIsOpen() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_OPEN);
+        store.failWith(Degradation.TIMEOUT);
+        for (int i = 0; i < 3; i++) {
+            limiter.tryAcquire("k", THREE_PER_MINUTE);
+        }
+        assertThatThrownBy(() -> limiter.tryAcquire("k", THREE_PER_MINUTE, 4))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cost 4");
+        assertThatThrownBy(() -> limiter.tryAcquire("", THREE_PER_MINUTE))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty");
+        assertThatThrownBy(() -> limiter.reserve("k", Limit.fixedWindow(3, Duration.ofMinutes(1)), 1, Duration.ZERO))
+                .isInstanceOf(UnsupportedOperationException.class);
+        assertThat(limiter.degradedCount(Degradation.TIMEOUT)).isEqualTo(3);
+    }
+
+    @Test
+    void theCallersMistakesReportedByTheStorePropagate() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_OPEN);
+        store.failure = new IllegalArgumentException("key too long for this store");
+        assertThatThrownBy(() -> limiter.tryAcquire("k", THREE_PER_MINUTE))
+                .isInstanceOf(IllegalArgumentException.class).hasMessage("key too long for this store");
+        assertThat(limiter.storeHealthy()).isTrue();
+    }
+
+    @Test
+    void theAsyncPathAppliesThePolicyToo() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_CLOSED);
+        assertThat(limiter.tryAcquireAsync("k", THREE_PER_MINUTE, 1).join().degraded()).isFalse();
+        store.failWith(Degradation.TIMEOUT);
+        Decision d = limiter.tryAcquireAsync("k", THREE_PER_MINUTE, 1).join();
+        assertThat(d.allowed()).isFalse();
+        assertThat(d.degradation()).isEqualTo(Degradation.TIMEOUT);
+    }
+
+    @Test
+    void aMultiPermitDecisionIsDegradedOnceAndAllOrNothingLocally() {
+        Limit perUser = Limit.tokenBucket(1, Rate.perMinute(1));
+        List<Permit> both = List.of(Permit.of("ip", THREE_PER_MINUTE), Permit.of("user", perUser));
+        FailSafeRateLimiter open = limiter(FailurePolicy.FAIL_OPEN);
+        store.failWith(Degradation.STORE_ERROR);
+        Decision d = open.tryAcquire(both);
+        assertThat(d).isEqualTo(new Decision(true, 1, 0, 0, 0, Degradation.STORE_ERROR));
+        assertThat(open.degradedCount(Degradation.STORE_ERROR)).isEqualTo(1);
+
+        FailSafeRateLimiter local = limiter(FailurePolicy.FALLBACK_LOCAL);
+        assertThat(local.tryAcquire(both).allowed()).isTrue();
+        assertThat(local.tryAcquire(both).allowed()).isFalse();
+        assertThat(local.peek("ip", THREE_PER_MINUTE).remaining()).as("the denied pair took nothing").isEqualTo(2);
+    }
+
+    @Test
+    void reserveAndPeekFollowThePolicy() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FALLBACK_LOCAL);
+        store.failWith(Degradation.TIMEOUT);
+        Decision r = limiter.reserve("k", THREE_PER_MINUTE, 3, Duration.ZERO);
+        assertThat(r.allowed()).isTrue();
+        assertThat(r.degradation()).isEqualTo(Degradation.TIMEOUT);
+        Decision p = limiter.peek("k", THREE_PER_MINUTE);
+        assertThat(p.allowed()).isFalse();
+        assertThat(p.remaining()).isZero();
+    }
+
+    @Test
+    void aResetThatCannotReachTheStoreFailsButResetsTheLocalFallback() {
+        FailSafeRateLimiter limiter = limiter(FailurePolicy.FALLBACK_LOCAL);
+        store.failWith(Degradation.TIMEOUT);
+        limiter.tryAcquire("k", THREE_PER_MINUTE, 3);
+        assertThatThrownBy(() -> limiter.reset("k", THREE_PER_MINUTE)).isInstanceOf(StoreException.class);
+        assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE, 3).allowed()).as("local state was reset").isTrue();
+    }
+
+    @Test
+    void aStoreOpenedByASupplierIsRetriedUntilItOpens() throws InterruptedException {
+        AtomicInteger attempts = new AtomicInteger();
+        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> {
+            if (attempts.incrementAndGet() < 3) {
+                throw new StoreException("no route to host", null, Degradation.UNAVAILABLE);
+            }
+            return store;
+        }).policy(FailurePolicy.FAIL_CLOSED).probeInterval(Duration.ofMillis(5)).ticker(ticker).build();
+        Decision before = limiter.tryAcquire("k", THREE_PER_MINUTE);
+        if (!limiter.storeHealthy()) {
+            assertThat(before.degradation()).isEqualTo(Degradation.UNAVAILABLE);
+            assertThat(before.allowed()).isFalse();
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!limiter.storeHealthy() && System.nanoTime() < deadline) {
+            Thread.sleep(1); // the opener runs on real time: this test waits for a background thread
+        }
+        assertThat(limiter.storeHealthy()).isTrue();
+        assertThat(attempts.get()).isEqualTo(3);
+        assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degraded()).isFalse();
+        limiter.close();
+        assertThat(store.closed).isTrue();
+    }
+
+    @Test
+    void closingBeforeTheSupplierSucceedsStopsTheOpenerThread() throws InterruptedException {
+        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> {
+            throw new StoreException("down", null, Degradation.UNAVAILABLE);
+        }).probeInterval(Duration.ofMillis(5)).build();
+        limiter.close();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (openerAlive() && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        assertThat(openerAlive()).isFalse();
+        assertThatThrownBy(() -> limiter.reset("k", THREE_PER_MINUTE)).isInstanceOf(StoreException.class)
+                .hasMessageContaining("not open yet");
+    }
+
+    private static boolean openerAlive() {
+        return Thread.getAllStackTraces().keySet().stream()
+                .anyMatch(t -> t.getName().equals("sluice-store-opener") && t.isAlive());
+    }
+
+    /** An in-memory store that throws what it is told to instead of deciding. */
+    private static final class FlakyStore implements RateLimiter {
+        private final InMemoryRateLimiter memory;
+        final AtomicInteger calls = new AtomicInteger();
+        volatile RuntimeException failure;
+        volatile boolean closed;
+
+        FlakyStore(Ticker ticker) {
+            memory = InMemoryRateLimiter.builder().ticker(ticker).build();
+        }
+
+        void failWith(Degradation cause) {
+            failure = new StoreException("store says " + cause.label(), null, cause);
+        }
+
+        void heal() {
+            failure = null;
+        }
+
+        private void call() {
+            calls.incrementAndGet();
+            RuntimeException f = failure;
+            if (f != null) {
+                throw f;
+            }
+        }
+
+        @Override
+        public Decision tryAcquire(String key, Limit limit, long cost) {
+            call();
+            return memory.tryAcquire(key, limit, cost);
+        }
+
+        @Override
+        public java.util.concurrent.CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+            try {
+                return java.util.concurrent.CompletableFuture.completedFuture(tryAcquire(key, limit, cost));
+            } catch (RuntimeException e) {
+                return java.util.concurrent.CompletableFuture.failedFuture(e);
+            }
+        }
+
+        @Override
+        public Decision tryAcquire(List<Permit> permits) {
+            call();
+            return memory.tryAcquire(permits);
+        }
+
+        @Override
+        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+            call();
+            return memory.reserve(key, limit, cost, maxWait);
+        }
+
+        @Override
+        public Decision peek(String key, Limit limit, long cost) {
+            call();
+            return memory.peek(key, limit, cost);
+        }
+
+        @Override
+        public void reset(String key, Limit limit) {
+            call();
+            memory.reset(key, limit);
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            memory.close();
+        }
+    }
+}
