@@ -45,6 +45,9 @@ class BadInputHttpTest {
                 Arguments.of("{" + d + "}", "missing-domain", "'domain' is missing"),
                 Arguments.of("{\"domain\":5," + d + "}", "invalid-type", "domain must be a string, not a number"),
                 Arguments.of("{\"domain\":\"nope\"," + d + "}", "unknown-domain", "unknown domain 'nope'"),
+                // found by HttpFuzzTest: a 4,090-character domain was echoed whole (a 4 KB detail)
+                Arguments.of("{\"domain\":\"" + "k".repeat(4090) + "\"," + d + "}", "unknown-domain",
+                        "unknown domain '" + "k".repeat(80) + "…' (4090 characters): configured domains are"),
                 Arguments.of("{\"domain\":\"mongo_cps\",\"descriptors\":[]}", "missing-descriptors", "empty"),
                 Arguments.of("{\"domain\":\"mongo_cps\",\"descriptors\":{}}", "invalid-type", "must be a list"),
                 Arguments.of("{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[]}]}", "empty-descriptor",
@@ -89,6 +92,28 @@ class BadInputHttpTest {
         TestServer.Resp r = s.post(big);
         assertThat(r.status()).isEqualTo(413);
         assertProblem(r, "body-too-large", "exceeds 65536 bytes");
+    }
+
+    /** Found by HttpFuzzTest: Netty's own 413 for an 'Expect: 100-continue' request had no body at all. */
+    @Test
+    void expectContinueWithAnOversizedLengthIs413Problem() throws Exception {
+        RawHttp.Answer a = RawHttp.exchange(s.server.httpAddress().getPort(), ("POST /v1/check HTTP/1.1\r\nHost: x\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 70000\r\nExpect: 100-continue\r\n\r\n")
+                .getBytes(StandardCharsets.US_ASCII), false, 5000);
+        assertThat(a.status()).isEqualTo(413);
+        assertThat(a.header("Content-Type")).isEqualTo("application/problem+json");
+        assertThat(TestServer.JSON.readTree(a.body()).get("detail").asText()).contains("exceeds 65536 bytes");
+    }
+
+    /** Found by HttpFuzzTest: an expectation other than 100-continue got Netty's empty 417. */
+    @Test
+    void anUnknownExpectationIs417Problem() throws Exception {
+        RawHttp.Answer a = RawHttp.exchange(s.server.httpAddress().getPort(), ("POST /v1/check HTTP/1.1\r\nHost: x\r\n"
+                + "Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 200-ok\r\n\r\n{}")
+                .getBytes(StandardCharsets.US_ASCII), false, 5000);
+        assertThat(a.status()).isEqualTo(417);
+        assertThat(a.header("Content-Type")).isEqualTo("application/problem+json");
+        assertThat(TestServer.JSON.readTree(a.body()).get("detail").asText()).contains("'Expect: 200-ok' is not supported");
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.sluice.server.config;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
+import dev.sluice.server.Messages;
 import java.io.Reader;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,14 +13,21 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.Yaml;
+import org.yaml.snakeyaml.composer.Composer;
+import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.events.Event;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.parser.Parser;
+import org.yaml.snakeyaml.parser.ParserImpl;
+import org.yaml.snakeyaml.reader.ReaderException;
+import org.yaml.snakeyaml.reader.StreamReader;
+import org.yaml.snakeyaml.resolver.Resolver;
 
 /**
  * Reads envoyproxy/ratelimit's YAML, as it is, plus Sluice's keys on {@code rate_limit}: {@code algorithm}
@@ -29,6 +37,11 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  * <p>The YAML is read as a node tree (not bound to classes) so that every problem can name its file and line.
  * Parsing does not stop at the first problem: all of them are collected and reported together. Unknown keys are
  * errors, as in envoy: a misspelt {@code shadow_mode} must not silently enforce a limit.
+ *
+ * <p>A hostile or broken file gets problems too, never another exception: files over 8 Mi characters, nesting over
+ * 50 levels and more than 20 aliases of lists or mappings (the YAML "billion laughs") are refused with the line where
+ * reading stopped; a descriptor list that contains itself through an alias is a problem, not a stack overflow; and
+ * values quoted in messages are cut ({@link Messages}), so a huge value aliased many times cannot blow up the report.
  */
 public final class RulesParser {
 
@@ -53,6 +66,8 @@ public final class RulesParser {
 
     private final String source;
     private final List<String> problems = new ArrayList<>();
+    /** The descriptor lists being walked, outermost first: an alias may point back into them (a cycle). */
+    private final Set<Node> walking = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
     private RulesParser(String source) {
         this.source = source;
@@ -68,20 +83,45 @@ public final class RulesParser {
         RulesParser p = new RulesParser(source);
         List<DomainRules> out = p.parseAll(reader);
         if (!p.problems.isEmpty()) {
+            p.problems.replaceAll(RulesParser::capped);
             p.problems.sort(java.util.Comparator.comparingInt(RulesParser::lineOf)); // stable: file order within a line
             throw new ConfigException(p.problems);
         }
         return out;
     }
 
+    /** The largest rules file read, in characters: SnakeYAML's code point limit, with room to say so. */
+    static final int MAX_CHARS = 8 * 1024 * 1024;
+    /** Deeper than this is not a rules file (envoy's examples nest 3 levels); also bounds the parser's stack. */
+    static final int MAX_NESTING = 50;
+    /** Aliases of lists and mappings: rules files rarely need any; a bound defuses alias bombs (billion laughs). */
+    static final int MAX_COLLECTION_ALIASES = 20;
+
     private List<DomainRules> parseAll(Reader reader) {
+        // Read the text first (bounded): SnakeYAML's reader errors give a character position, not a line.
+        String text;
+        try {
+            text = read(reader);
+        } catch (java.io.IOException e) {
+            problems.add(source + ":1: cannot read: " + e.getMessage());
+            return List.of();
+        }
+        if (text == null) {
+            problems.add(source + ":1: the file is over " + MAX_CHARS + " characters: rules files are far smaller; "
+                    + "is this the right file?");
+            return List.of();
+        }
         LoaderOptions options = new LoaderOptions();
-        options.setMaxAliasesForCollections(20);
+        options.setMaxAliasesForCollections(MAX_COLLECTION_ALIASES);
         options.setAllowRecursiveKeys(false);
-        options.setCodePointLimit(8 * 1024 * 1024);
+        options.setNestingDepthLimit(MAX_NESTING);
+        options.setCodePointLimit(MAX_CHARS);
+        TrackingParser events = new TrackingParser(new ParserImpl(new StreamReader(new java.io.StringReader(text)), options));
+        Composer composer = new Composer(events, new Resolver(), options);
         List<DomainRules> out = new ArrayList<>();
         try {
-            for (Node doc : new Yaml(options).composeAll(reader)) {
+            while (composer.checkNode()) {
+                Node doc = composer.getNode();
                 if (doc == null || (doc instanceof ScalarNode sn && sn.getTag().getValue().endsWith(":null"))) {
                     continue; // an empty document, e.g. after a trailing '---'
                 }
@@ -91,15 +131,105 @@ public final class RulesParser {
                 }
             }
         } catch (MarkedYAMLException e) {
-            int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : 0;
+            int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : events.line();
             problems.add(source + ":" + line + ": not valid YAML: " + e.getProblem());
+        } catch (ReaderException e) {
+            problems.add(source + ":" + lineAt(text, e.getPosition()) + ": not valid YAML: the character "
+                    + String.format("U+%04X", e.getCodePoint()) + " is not allowed in YAML: remove it (in a "
+                    + "double-quoted string it may be written as an escape, e.g. \\u0000)");
         } catch (YAMLException e) {
-            problems.add(source + ": not valid YAML: " + e.getMessage());
+            // the limits (nesting, aliases, size) carry no position: the last event read is where it stopped
+            problems.add(source + ":" + events.line() + ": not valid YAML: " + limitMessage(e.getMessage()));
         }
         if (out.isEmpty() && problems.isEmpty()) {
             problems.add(source + ":1: no rules: a file needs 'domain:' and 'descriptors:'");
         }
         return out;
+    }
+
+    /** The whole text, or null when it is over {@link #MAX_CHARS}. */
+    private static String read(Reader reader) throws java.io.IOException {
+        StringBuilder sb = new StringBuilder();
+        char[] buf = new char[8192];
+        for (int n; (n = reader.read(buf)) >= 0; ) {
+            sb.append(buf, 0, n);
+            if (sb.length() > MAX_CHARS) {
+                return null;
+            }
+        }
+        return sb.toString();
+    }
+
+    /** The 1-based line of the code point at {@code codePointIndex} (SnakeYAML counts code points). */
+    static int lineAt(String text, int codePointIndex) {
+        int end;
+        try {
+            end = text.offsetByCodePoints(0, Math.max(0, Math.min(codePointIndex, text.codePointCount(0, text.length()))));
+        } catch (IndexOutOfBoundsException e) {
+            end = text.length();
+        }
+        int line = 1;
+        for (int i = 0; i < end; i++) {
+            char c = text.charAt(i);
+            // YAML's line breaks: LF, CR (alone or before LF), NEL, LS, PS — as SnakeYAML counts them
+            if (c == '\n' || c == '\u0085' || c == '\u2028' || c == '\u2029'
+                    || (c == '\r' && (i + 1 >= text.length() || text.charAt(i + 1) != '\n'))) {
+                line++;
+            }
+        }
+        return line;
+    }
+
+    /** SnakeYAML's limit messages, with what the limit is for and what to do. */
+    private static String limitMessage(String m) {
+        String s = m == null ? "" : m;
+        if (s.startsWith("Nesting Depth")) {
+            return "nested deeper than " + MAX_NESTING + " levels: rules need only a few; flatten the file";
+        }
+        if (s.startsWith("Number of aliases")) {
+            return "more than " + MAX_COLLECTION_ALIASES + " aliases (*name) of lists or mappings, the bound that "
+                    + "stops alias bombs: write those parts out";
+        }
+        if (s.contains("exceeds the limit")) {
+            return "the file is over " + MAX_CHARS + " characters: rules files are far smaller; is this the right file?";
+        }
+        return s;
+    }
+
+    /**
+     * Remembers where the last event started. SnakeYAML's limits (nesting, aliases, size) fail without a position;
+     * this is how their problems still get a line.
+     */
+    private static final class TrackingParser implements Parser {
+        private final Parser delegate;
+        private Mark last;
+
+        TrackingParser(Parser delegate) {
+            this.delegate = delegate;
+        }
+
+        int line() {
+            return last == null ? 1 : last.getLine() + 1;
+        }
+
+        @Override
+        public boolean checkEvent(Event.ID choice) {
+            return delegate.checkEvent(choice);
+        }
+
+        @Override
+        public Event peekEvent() {
+            return delegate.peekEvent();
+        }
+
+        @Override
+        public Event getEvent() {
+            Event e = delegate.getEvent();
+            if (e != null && e.getStartMark() != null) {
+                last = e.getStartMark();
+            }
+            return e;
+        }
     }
 
     private DomainRules domain(Node doc) {
@@ -130,13 +260,23 @@ public final class RulesParser {
             problem(node, "'descriptors' must be a list of '- key: …' entries");
             return level;
         }
-        for (Node item : seq.getValue()) {
-            DescriptorNode d = descriptor(item, path, rules);
-            if (d != null && !level.add(d)) {
-                problem(item, "duplicate descriptor key '" + d.key() + "'"
-                        + (d.value() == null ? "" : " value '" + d.value() + "'")
-                        + " in the same list: each key/value pair may appear once per level");
+        if (!walking.add(seq)) {
+            // an alias to an enclosing list (YAML allows it): walking on would never end
+            problem(node, "'descriptors' contains itself through an alias (*name): descriptors form a tree; "
+                    + "write the nested levels out");
+            return level;
+        }
+        try {
+            for (Node item : seq.getValue()) {
+                DescriptorNode d = descriptor(item, path, rules);
+                if (d != null && !level.add(d)) {
+                    problem(item, "duplicate descriptor key " + quote(d.key())
+                            + (d.value() == null ? "" : " value " + quote(d.value()))
+                            + " in the same list: each key/value pair may appear once per level");
+                }
             }
+        } finally {
+            walking.remove(seq);
         }
         return level;
     }
@@ -220,7 +360,7 @@ public final class RulesParser {
                 unit = unit.toLowerCase(Locale.ROOT);
                 window = UNITS.get(unit);
                 if (window == null) {
-                    problem(f.get("unit"), "unknown unit '" + unit + "': use one of " + String.join(", ", UNITS.keySet())
+                    problem(f.get("unit"), "unknown unit " + quote(unit) + ": use one of " + String.join(", ", UNITS.keySet())
                             + ", or 'window: 90s' for any length");
                 }
             }
@@ -300,11 +440,11 @@ public final class RulesParser {
             }
             String key = k.getValue();
             if (!seen.add(key)) {
-                problem(k, "duplicate key '" + key + "'");
+                problem(k, "duplicate key " + quote(key));
                 continue;
             }
             if (!allowed.contains(key)) {
-                problem(k, "unknown key '" + key + "' in " + what + ": expected one of "
+                problem(k, "unknown key " + quote(key) + " in " + what + ": expected one of "
                         + String.join(", ", allowed.stream().sorted().toList()));
                 continue;
             }
@@ -333,7 +473,7 @@ public final class RulesParser {
             case "true", "yes", "on" -> true;
             case "false", "no", "off" -> false;
             default -> {
-                problem(node, "'" + what + "' must be true or false, not '" + s + "'");
+                problem(node, "'" + what + "' must be true or false, not " + quote(s));
                 yield false;
             }
         };
@@ -347,7 +487,7 @@ public final class RulesParser {
         try {
             return Long.parseLong(s.trim().replace("_", ""));
         } catch (NumberFormatException e) {
-            problem(node, "'" + what + "' must be a whole number, not '" + s + "'");
+            problem(node, "'" + what + "' must be a whole number, not " + quote(s));
             return null;
         }
     }
@@ -358,7 +498,16 @@ public final class RulesParser {
     }
 
     private void problem(Node node, String message) {
-        problems.add(where(node) + ": " + message);
+        problems.add(where(node) + ": " + Messages.abbreviateQuoted(message));
+    }
+
+    /** A last bound for messages that quote without quotes (SnakeYAML's: "found undefined alias <name>"). */
+    private static String capped(String problem) {
+        return problem.length() <= 600 ? problem : problem.substring(0, 600) + "… (cut)";
+    }
+
+    private static String quote(String value) {
+        return Messages.quote(value);
     }
 
     private String where(Node node) {

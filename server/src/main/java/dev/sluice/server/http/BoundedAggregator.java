@@ -3,6 +3,7 @@ package dev.sluice.server.http;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -27,13 +28,44 @@ final class BoundedAggregator extends HttpObjectAggregator {
 
     @Override
     protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-        byte[] body = CheckJson.problem(413, "body-too-large", "the request body exceeds " + maxBodyBytes
-                + " bytes (--max-body-bytes): send fewer or shorter descriptors");
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
-                Unpooled.wrappedBuffer(body));
+        ctx.writeAndFlush(tooLarge()).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    /**
+     * Netty answers an {@code Expect: 100-continue} request it will not take (declared length over the bound: 413;
+     * any other expectation: 417) with an empty body of its own; here they are problems like every other refusal.
+     * Netty still closes the connection after them (the body is never read).
+     */
+    @Override
+    protected Object newContinueResponse(HttpMessage start, int maxContentLength, ChannelPipeline pipeline) {
+        String expect = String.valueOf(start.headers().get(HttpHeaderNames.EXPECT)); // Netty removes it below
+        Object r = super.newContinueResponse(start, maxContentLength, pipeline);
+        if (!(r instanceof FullHttpResponse netty) || netty.status().code() < 400) {
+            return r; // 100 Continue, or no interim answer at all
+        }
+        int code = netty.status().code();
+        netty.release();
+        if (code == HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE.code()) {
+            return tooLarge();
+        }
+        if (expect.length() > 80) {
+            expect = expect.substring(0, 80) + "…";
+        }
+        return problem(HttpResponseStatus.valueOf(code), "expectation-failed", "the header 'Expect: " + expect
+                + "' is not supported: send 'Expect: 100-continue' or none");
+    }
+
+    private FullHttpResponse tooLarge() {
+        return problem(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "body-too-large", "the request body exceeds "
+                + maxBodyBytes + " bytes (--max-body-bytes): send fewer or shorter descriptors");
+    }
+
+    private static FullHttpResponse problem(HttpResponseStatus status, String type, String detail) {
+        byte[] body = CheckJson.problem(status.code(), type, detail);
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
         r.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpApiHandler.PROBLEM_JSON)
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
                 .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
+        return r;
     }
 }

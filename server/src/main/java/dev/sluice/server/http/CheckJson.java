@@ -14,6 +14,7 @@ import dev.sluice.Limit;
 import dev.sluice.server.BadRequestException;
 import dev.sluice.server.CheckRequest;
 import dev.sluice.server.CheckResult;
+import dev.sluice.server.Messages;
 import dev.sluice.server.config.DomainRules.Entry;
 import dev.sluice.server.config.Durations;
 import dev.sluice.server.config.Limits;
@@ -361,7 +362,7 @@ public final class CheckJson {
             m.put("type", "urn:sluice:problem:" + type);
             m.put("title", title(type));
             m.put("status", status);
-            m.put("detail", detail == null ? title(type) : detail);
+            m.put("detail", detail == null ? title(type) : Messages.abbreviateQuoted(detail));
             return MAPPER.writeValueAsBytes(m);
         } catch (JsonProcessingException e) {
             throw new IllegalStateException(e);

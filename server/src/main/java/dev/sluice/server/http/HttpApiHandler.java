@@ -3,6 +3,7 @@ package dev.sluice.server.http;
 import dev.sluice.server.BadRequestException;
 import dev.sluice.server.CheckResult;
 import dev.sluice.server.DecisionService;
+import dev.sluice.server.Messages;
 import dev.sluice.server.RateLimitHeaders;
 import dev.sluice.server.StoreUnavailableException;
 import dev.sluice.server.UnsupportedByStoreException;
@@ -132,7 +133,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                     methodNotAllowed(ctx, keepAlive, "GET");
                 }
             }
-            default -> problem(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "not-found", "no route " + path
+            default -> problem(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "not-found", "no route " + Messages.shorten(path)
                     + ": use POST /v1/check, /v1/peek, /v1/reserve, /v1/reset, GET /healthz, GET /readyz or GET /metrics", Map.of());
         }
     }
@@ -177,7 +178,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         } catch (UnsupportedMediaType e) {
             service.metrics().rejected("unsupported-media-type");
             problem(ctx, keepAlive, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type",
-                    "Content-Type " + e.getMessage() + " is not JSON: send application/json", Map.of());
+                    "Content-Type " + Messages.shorten(e.getMessage()) + " is not JSON: send application/json", Map.of());
             return;
         }
         inTurn(ctx, f, () -> finish(ctx, keepAlive, f, start));
