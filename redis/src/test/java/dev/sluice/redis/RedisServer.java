@@ -23,8 +23,11 @@ import java.util.List;
  * {@link #pause()} / {@link #resume()} (SIGSTOP / SIGCONT: the sockets stay open and nothing answers) and
  * {@link #restart()} on the same port. {@link #close()} kills it whatever state it is in (SIGKILL also ends
  * a stopped process).
+ *
+ * <p>The one such helper of the build: the redis module publishes it in its test-jar, and the server's and the
+ * Spring Boot starter's tests use it from there ({@code sluice-redis}, {@code <type>test-jar</type>}).
  */
-final class RedisServer implements AutoCloseable {
+public final class RedisServer implements AutoCloseable {
 
     private static Path binary;
 
@@ -42,18 +45,30 @@ final class RedisServer implements AutoCloseable {
     }
 
     /** Starts a standalone server on a free port. */
-    static RedisServer start(String... extraArgs) {
+    public static RedisServer start(String... extraArgs) {
+        RedisServer s = onFreePort(extraArgs);
+        s.restart();
+        return s;
+    }
+
+    /**
+     * A server on a free port, not started yet: {@link #uri()} names where it will listen, {@link #startProcess()}
+     * starts it.
+     */
+    public static RedisServer onFreePort(String... extraArgs) {
         try {
-            RedisServer s = new RedisServer(freePort(), List.of(extraArgs));
-            s.startProcess();
-            return s;
+            return new RedisServer(freePort(), List.of(extraArgs));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    String uri() {
+    public String uri() {
         return "redis://127.0.0.1:" + port;
+    }
+
+    public int port() {
+        return port;
     }
 
     /**
@@ -70,7 +85,8 @@ final class RedisServer implements AutoCloseable {
     /** The connect timeout of tests that are not about faults (the default 2 s was seen to expire at load 25). */
     static final java.time.Duration GENEROUS_CONNECT = java.time.Duration.ofSeconds(10);
 
-    synchronized void startProcess() throws IOException {
+    /** Starts (again) on this port, with no data (nothing is persisted), and waits for PING. */
+    public synchronized void startProcess() throws IOException {
         List<String> cmd = new ArrayList<>(List.of(binary().toString(), "--port", Integer.toString(port),
                 "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
                 "--dir", dir.toString(), "--loglevel", "warning"));
@@ -94,7 +110,7 @@ final class RedisServer implements AutoCloseable {
     }
 
     /** The PID of the running process. */
-    synchronized long pid() {
+    public synchronized long pid() {
         if (process == null) {
             throw new IllegalStateException("redis-server on port " + port + " is not running");
         }
@@ -102,22 +118,22 @@ final class RedisServer implements AutoCloseable {
     }
 
     /** SIGKILL, like a crash: every connection is reset, state and loaded scripts are gone. */
-    void kill() {
+    public void kill() {
         stop();
     }
 
     /** SIGSTOP: the process freezes; its sockets stay open, the kernel still accepts, nothing answers. */
-    void pause() {
+    public void pause() {
         signal("STOP");
     }
 
     /** SIGCONT after {@link #pause()}: Redis runs again and answers what was sent meanwhile. */
-    void resume() {
+    public void resume() {
         signal("CONT");
     }
 
     /** Starts a new process on the same port, after {@link #kill()}. */
-    void restart() {
+    public void restart() {
         try {
             startProcess();
         } catch (IOException e) {
@@ -146,7 +162,7 @@ final class RedisServer implements AutoCloseable {
      * How many clients are connected, not counting the one asking: {@code CLIENT LIST} on a connection
      * of its own, opened and closed for this question.
      */
-    int connectedClients() {
+    public int connectedClients() {
         try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(2000);
             s.getOutputStream().write("CLIENT LIST\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -172,7 +188,7 @@ final class RedisServer implements AutoCloseable {
     }
 
     /** Kills the process (SIGKILL: like a crash) and waits for it. */
-    synchronized void stop() {
+    public synchronized void stop() {
         if (process != null) {
             process.destroyForcibly();
             try {
@@ -194,7 +210,7 @@ final class RedisServer implements AutoCloseable {
         }
     }
 
-    Path dir() {
+    public Path dir() {
         return dir;
     }
 
@@ -258,7 +274,8 @@ final class RedisServer implements AutoCloseable {
         return "/redis-server-6.2.6-v5-linux-amd64";
     }
 
-    static int freePort() throws IOException {
+    /** A port nothing listens on right now. */
+    public static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             return s.getLocalPort();
         }
@@ -274,7 +291,7 @@ final class RedisServer implements AutoCloseable {
     }
 
     /** One standalone server shared by every test class of the run. */
-    static synchronized RedisServer shared() {
+    public static synchronized RedisServer shared() {
         if (Shared.server == null) {
             Shared.server = start();
             Runtime.getRuntime().addShutdownHook(new Thread(Shared.server::close));
