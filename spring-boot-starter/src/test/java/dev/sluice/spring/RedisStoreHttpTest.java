@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.Degradation;
 import dev.sluice.FailSafeRateLimiter;
 import dev.sluice.RateLimiter;
+import dev.sluice.redis.RedisServer;
 import dev.sluice.spring.testapp.TestApp;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.http.HttpResponse;

@@ -8,6 +8,7 @@ import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.redis.RedisServer;
 import dev.sluice.servlet.RateLimitFilter;
 import dev.sluice.servlet.RateLimitListener;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -6,9 +6,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.Degradation;
 import dev.sluice.FailurePolicy;
+import dev.sluice.redis.RedisServer;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
-import dev.sluice.server.testing.RedisProcess;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
@@ -134,7 +134,7 @@ class FailurePolicyEndToEndTest {
 
     @Test
     void theServiceStartsWithRedisDownAndUsesItOnceItIsUp() throws Exception {
-        RedisProcess redis = RedisProcess.onFreePort();
+        RedisServer redis = RedisServer.onFreePort();
         try (Stores.Opened defaults = Stores.open(redis.uri(), 1, null, 1, FailurePolicy.FAIL_OPEN)) {
             assertThat(defaults.budget()).as("the Redis default budget").isEqualTo(Stores.REDIS_BUDGET);
             assertThat(defaults.limiter()).as("opened although nothing listens").isNotNull();
@@ -178,7 +178,7 @@ class FailurePolicyEndToEndTest {
 
     /** Redis, the store opened on it as {@code serve} opens it, and the service on that store. */
     private static final class Running implements AutoCloseable {
-        final RedisProcess redis;
+        final RedisServer redis;
         final Stores.Opened store;
         final SluiceServer server;
         final String base;
@@ -188,7 +188,7 @@ class FailurePolicyEndToEndTest {
         /** The degraded-decision counts before the outage, by cause. */
         final java.util.Map<Degradation, Double> before = new java.util.EnumMap<>(Degradation.class);
 
-        Running(RedisProcess redis, Stores.Opened store) throws Exception {
+        Running(RedisServer redis, Stores.Opened store) throws Exception {
             this.redis = redis;
             this.store = store;
             SluiceServer.Settings s = SluiceServer.Settings.defaults(store.limiter(), RuleSet.parse("fp.yaml", RULES))
@@ -199,7 +199,7 @@ class FailurePolicyEndToEndTest {
         }
 
         static Running start(FailurePolicy policy) throws Exception {
-            RedisProcess redis = RedisProcess.start();
+            RedisServer redis = RedisServer.start();
             Stores.Opened store = Stores.open(redis.uri(), 1, BUDGET, 1, policy);
             assertThat(store.budget()).as("--store-timeout wins over the default").isEqualTo(BUDGET);
             return new Running(redis, store);

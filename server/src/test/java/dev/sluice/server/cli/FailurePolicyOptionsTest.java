@@ -7,7 +7,7 @@ import dev.sluice.FailSafeRateLimiter;
 import dev.sluice.FailurePolicy;
 import dev.sluice.Limit;
 import dev.sluice.memory.InMemoryRateLimiter;
-import dev.sluice.server.testing.RedisProcess;
+import dev.sluice.redis.RedisServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +43,7 @@ class FailurePolicyOptionsTest {
 
     @Test
     void remoteStoresGetTheirDefaultBudgetAndThePolicyEvenWhenDownAtStart() throws Exception {
-        int nothing = RedisProcess.freePort();
+        int nothing = RedisServer.freePort();
         try (Stores.Opened redis = Stores.open("redis://127.0.0.1:" + nothing, 1, null, 1, FailurePolicy.FAIL_CLOSED);
              Stores.Opened pg = Stores.open("postgresql://sluice@127.0.0.1:" + nothing + "/sluice", 1, null, 2,
                      FailurePolicy.FALLBACK_LOCAL)) {

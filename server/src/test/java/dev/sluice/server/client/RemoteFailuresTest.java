@@ -15,9 +15,9 @@ import dev.sluice.StoreException;
 import dev.sluice.client.RemoteRateLimiter;
 import dev.sluice.client.RemoteRateLimiterException;
 import dev.sluice.redis.RedisRateLimiter;
+import dev.sluice.redis.RedisServer;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
-import dev.sluice.server.testing.RedisProcess;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -50,7 +50,7 @@ class RemoteFailuresTest {
     @Test
     void aDecisionTheServiceMadeDegradedCarriesItsCauseToTheCaller() throws Exception {
         // a real Redis client on a port where nothing listens: the service starts and answers by its policy
-        int nothing = RedisProcess.freePort();
+        int nothing = RedisServer.freePort();
         FailSafeRateLimiter store = FailSafeRateLimiter.builder(
                 () -> RedisRateLimiter.create("redis://127.0.0.1:" + nothing)).policy(FailurePolicy.FAIL_OPEN).build();
         SluiceServer.Settings s = SluiceServer.Settings.defaults(store, RuleSet.builtinExample()).withGrpc(null)
@@ -79,7 +79,7 @@ class RemoteFailuresTest {
     @Test
     void aRefusedConnectionIsUnavailable() throws Exception {
         // a budget no refusal takes: this is about how the failure is classified, not when
-        RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + RedisProcess.freePort())
+        RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + RedisServer.freePort())
                 .timeBudget(Duration.ofSeconds(5)).build();
         RemoteRateLimiterException e = catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1),
                 RemoteRateLimiterException.class);
@@ -115,7 +115,7 @@ class RemoteFailuresTest {
     @Test
     void wrappedInAFailSafeLimiterAnUnreachableServiceIsDecidedByThePolicy() throws Exception {
         // a budget no refusal takes: this is about how the failure is classified, not when
-        RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + RedisProcess.freePort())
+        RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + RedisServer.freePort())
                 .timeBudget(Duration.ofSeconds(5)).build();
         try (FailSafeRateLimiter safe = FailSafeRateLimiter.builder(remote).policy(FailurePolicy.FAIL_CLOSED).build()) {
             Decision d = safe.tryAcquire("k", LIMIT, 1);
