@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.FailurePolicy;
+import dev.sluice.Limit;
+import dev.sluice.Rate;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
@@ -67,8 +69,35 @@ class RemoteStoresEndToEndTest {
             assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).as("idempotent").isZero();
             try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(store.name()).isEqualTo("postgres");
+                expiredRowsAreDeleted(store, pg); // before exercise(), whose server closes the store
                 exercise(store);
             }
+        }
+    }
+
+    /** The service runs the expiry cleaner: a key back to a fresh state leaves the table without being asked. */
+    private static void expiredRowsAreDeleted(Stores.Opened store, EmbeddedPostgres pg) throws Exception {
+        String key = "expiring:" + UUID.randomUUID();
+        assertThat(store.limiter().tryAcquire(key, Limit.tokenBucket(1, Rate.of(1, Duration.ofMillis(1)))).allowed())
+                .isTrue();
+        try (java.sql.Connection c = pg.getPostgresDatabase().getConnection();
+             java.sql.PreparedStatement count = c.prepareStatement("select count(*) from sluice_bucket where key = ?")) {
+            count.setString(1, key);
+            long rows = rows(count);
+            assertThat(rows).as("the row exists after the decision").isEqualTo(1);
+            long deadline = System.nanoTime() + Stores.CLEANER_INTERVAL.multipliedBy(3).toNanos();
+            while (rows > 0 && System.nanoTime() < deadline) {
+                Thread.sleep(100); // the cleaner runs on real time
+                rows = rows(count);
+            }
+            assertThat(rows).as("rows of the expired key left after three cleaner intervals").isZero();
+        }
+    }
+
+    private static long rows(java.sql.PreparedStatement count) throws java.sql.SQLException {
+        try (java.sql.ResultSet r = count.executeQuery()) {
+            r.next();
+            return r.getLong(1);
         }
     }
 
