@@ -68,6 +68,11 @@ public final class FailSafeRateLimiter implements RateLimiter {
     private volatile RateLimiter fallback;
     private volatile boolean closed;
     private Thread opener;
+    /**
+     * Read once here: the first question to a logger initializes the logging backend (milliseconds), which a
+     * decision at the end of its budget must not pay.
+     */
+    private final boolean debug = LOG.isLoggable(Level.DEBUG);
 
     private FailSafeRateLimiter(Builder b) {
         this.policy = b.policy;
@@ -291,7 +296,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
                 openCause = cause;
             }
         } else {
-            if (LOG.isLoggable(Level.DEBUG)) {
+            if (debug) {
                 logOffThePath(Level.DEBUG, "store could not decide one call (" + cause.label() + "): "
                         + e.getMessage());
             }
@@ -304,9 +309,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
      * push a decision past its budget (and an async decision completes on a shared timer thread).
      */
     private static void logOffThePath(Level level, String message) {
-        if (LOG.isLoggable(level)) {
-            ForkJoinPool.commonPool().execute(() -> LOG.log(level, message));
-        }
+        ForkJoinPool.commonPool().execute(() -> LOG.log(level, message));
     }
 
     private Degradation currentCause() {
