@@ -78,7 +78,9 @@ class BadInputTest {
                 assertTimeoutPreemptively(Duration.ofSeconds(30), () ->
                         assertThatThrownBy(() -> rl.tryAcquire(key, limit))
                                 .isInstanceOf(PostgresStoreException.class)
-                                .hasMessageContaining("budget of 1000 ms")
+                                // the caller's deadline and the server's cancellation race at the budget:
+                                // either message names the budget, and both say nothing was taken
+                                .hasMessageContaining("1000 ms")
                                 .hasMessageContaining("nothing was taken")
                                 .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
                                         .isEqualTo(Degradation.TIMEOUT)));
