@@ -11,7 +11,8 @@
 # PostgreSQL: a throw-away cluster made here with initdb/pg_ctl (PG_BIN=dir to choose; else pg_config's, else
 # /usr/lib/postgresql/<newest>/bin, else the embedded-postgres binaries from ~/.m2), migrated with `sluice migrate`.
 # Everything started is stopped on exit. Needs: JDK 17 (java, jcmd), wrk, curl; redis-cli / psql for those stores.
-# Knobs: CONNS (wrk connections, 32), SOAK_HEAP (-Xmx, 512m), SOAK_KEYS (1000000), SLUICE_JAVA_OPTS (extra).
+# Knobs: CONNS (wrk connections, 32), SOAK_HEAP (-Xmx, 512m), SOAK_KEYS (1000000), SLUICE_JAVA_OPTS (extra),
+# SOAK_SERVE_OPTS (extra `serve` options, e.g. "--store-timeout 500ms").
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 minutes="${1:-10}"
@@ -115,6 +116,13 @@ decided() {
     | awk '/^sluice_decision_duration_seconds_count/{s += $NF} END {printf "%d", s}'
 }
 
+# The service's degraded-decision counters by cause (remote stores only), e.g. "timeout=12 unavailable=0 ...".
+degraded() {
+  { curl -sf "http://127.0.0.1:$http_port/metrics" || true; } \
+    | awk -F'[{}"= ]+' '/^sluice_degraded_decisions_total\{/ {for (i = 2; i < NF; i++) if ($i == "cause") c = $(i + 1); printf "%s=%d ", c, $NF; n++}
+                         END {if (!n) printf "none (memory store, or no counter)"}'
+}
+
 # Heap in use after the most recent GC, MB, from the unified GC log ("…Pause Young… 120M->31M(512M) 3.1ms").
 heap_after_gc() {
   { grep -- '->' "$1" 2>/dev/null || true; } | tail -n 1 | sed -E 's/.* ([0-9]+)([KMG])->([0-9]+)([KMG])\(.*/\3 \4/' \
@@ -135,7 +143,7 @@ run_store() {
   # shellcheck disable=SC2086
   java -Xms"$heap" -Xmx"$heap" -XX:+AlwaysPreTouch -Xlog:gc:file="$gclog" ${SLUICE_JAVA_OPTS:-} -jar "$jar" serve \
     --config "$root/bench/soak/soak-rules.yaml" --store "$store_uri" \
-    --http "127.0.0.1:$http_port" --grpc "127.0.0.1:$grpc_port" >"$tmp/sluice-$store.out" 2>"$tmp/sluice-$store.err" &
+    --http "127.0.0.1:$http_port" --grpc "127.0.0.1:$grpc_port" ${SOAK_SERVE_OPTS:-} >"$tmp/sluice-$store.out" 2>"$tmp/sluice-$store.err" &
   sluice_pid=$!
   wait_http "http://127.0.0.1:$http_port/readyz" "$tmp/sluice-$store.err"
 
@@ -175,6 +183,7 @@ run_store() {
   jcmd "$sluice_pid" GC.run >/dev/null 2>&1 && live_end=$(heap_after_gc "$gclog")
   echo "-- wrk:"; grep -E 'Requests/sec|statuses:|latency p50|Non-2xx|Socket errors' "$tmp/wrk-$store.out" | sed 's/^/   /'
   echo "-- live heap after the load stopped (full GC): ${live_end:-n/a} MB"
+  echo "-- decisions made by the failure policy instead of the store: $(degraded)"
   local errs; errs=$(cat "$tmp/sluice-$store.out" "$tmp/sluice-$store.err" | { grep -c -E 'ERROR|Exception' || true; })
   echo "-- service log: $errs lines with ERROR/Exception"
   [[ "$errs" -gt 0 ]] && grep -h -m 5 -E 'ERROR|Exception' "$tmp/sluice-$store.out" "$tmp/sluice-$store.err" | cut -c1-300 | sed 's/^/   /'
