@@ -13,7 +13,6 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -112,8 +111,16 @@ public final class FailSafeRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        return decide(s -> s.tryAcquire(key, limit, cost), cause -> onFailure(key, limit, cost, cause,
-                local -> local.tryAcquire(key, limit, cost)));
+        // written out per method rather than through lambdas: a capturing lambda would allocate on every call
+        RateLimiter s = storeToTry();
+        if (s != null) {
+            try {
+                return succeeded(s.tryAcquire(key, limit, cost));
+            } catch (RuntimeException e) {
+                return onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
+            }
+        }
+        return onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, currentCause());
     }
 
     @Override
@@ -121,8 +128,8 @@ public final class FailSafeRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         RateLimiter s = storeToTry();
         if (s == null) {
-            return CompletableFuture.completedFuture(onFailure(key, limit, cost, currentCause(),
-                    local -> local.tryAcquire(key, limit, cost)));
+            return CompletableFuture.completedFuture(
+                    onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, currentCause()));
         }
         CompletableFuture<Decision> f;
         try {
@@ -131,12 +138,8 @@ public final class FailSafeRateLimiter implements RateLimiter {
             f = CompletableFuture.failedFuture(e);
         }
         return f.handle((d, e) -> {
-            if (e == null) {
-                succeeded();
-                return d;
-            }
-            Degradation cause = failed(unwrap(e));
-            return onFailure(key, limit, cost, cause, local -> local.tryAcquire(key, limit, cost));
+            return e == null ? succeeded(d)
+                    : onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, failed(unwrap(e)));
         });
     }
 
@@ -150,18 +153,15 @@ public final class FailSafeRateLimiter implements RateLimiter {
             Objects.requireNonNull(p, "permits must not contain null");
             Permit.check(p.key(), p.limit(), p.cost());
         }
-        return decide(s -> s.tryAcquire(permits), cause -> {
-            if (policy == FailurePolicy.FALLBACK_LOCAL) {
-                return local().tryAcquire(permits).withDegradation(cause);
+        RateLimiter s = storeToTry();
+        if (s != null) {
+            try {
+                return succeeded(s.tryAcquire(permits));
+            } catch (RuntimeException e) {
+                return onFailure(permits, failed(e));
             }
-            degraded[cause.ordinal()].increment(); // one decision, however many permits
-            Decision d = null;
-            for (Permit p : permits) {
-                Decision one = byPolicy(p.limit(), p.cost(), cause);
-                d = d == null ? one : d.mostRestrictive(one);
-            }
-            return d;
-        });
+        }
+        return onFailure(permits, currentCause());
     }
 
     @Override
@@ -172,15 +172,29 @@ public final class FailSafeRateLimiter implements RateLimiter {
         if (maxWait.isNegative()) {
             throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
         }
-        return decide(s -> s.reserve(key, limit, cost, maxWait), cause -> onFailure(key, limit, cost, cause,
-                local -> local.reserve(key, limit, cost, maxWait)));
+        RateLimiter s = storeToTry();
+        if (s != null) {
+            try {
+                return succeeded(s.reserve(key, limit, cost, maxWait));
+            } catch (RuntimeException e) {
+                return onFailure(Call.RESERVE, key, limit, cost, maxWait, failed(e));
+            }
+        }
+        return onFailure(Call.RESERVE, key, limit, cost, maxWait, currentCause());
     }
 
     @Override
     public Decision peek(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        return decide(s -> s.peek(key, limit, cost), cause -> onFailure(key, limit, cost, cause,
-                local -> local.peek(key, limit, cost)));
+        RateLimiter s = storeToTry();
+        if (s != null) {
+            try {
+                return succeeded(s.peek(key, limit, cost));
+            } catch (RuntimeException e) {
+                return onFailure(Call.PEEK, key, limit, cost, null, failed(e));
+            }
+        }
+        return onFailure(Call.PEEK, key, limit, cost, null, currentCause());
     }
 
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */
@@ -239,21 +253,6 @@ public final class FailSafeRateLimiter implements RateLimiter {
 
     // ---------------------------------------------------------------------------------------- internals
 
-    private Decision decide(Function<RateLimiter, Decision> call, Function<Degradation, Decision> degrade) {
-        RateLimiter s = storeToTry();
-        if (s == null) {
-            return degrade.apply(currentCause());
-        }
-        Decision d;
-        try {
-            d = call.apply(s);
-        } catch (RuntimeException e) {
-            return degrade.apply(failed(e));
-        }
-        succeeded();
-        return d;
-    }
-
     /** The store when this call should try it: the circuit is closed, or this call is the interval's probe. */
     private RateLimiter storeToTry() {
         RateLimiter s = store;
@@ -265,7 +264,8 @@ public final class FailSafeRateLimiter implements RateLimiter {
         return now - due >= 0 && nextProbeAt.compareAndSet(due, now + probeIntervalNanos) ? s : null;
     }
 
-    private void succeeded() {
+    /** Notes a call the store answered (closing the circuit if it was open) and returns its decision. */
+    private Decision succeeded(Decision d) {
         if (consecutiveFailures.get() != 0) {
             consecutiveFailures.set(0);
         }
@@ -275,6 +275,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
             logOffThePath(Level.INFO, "store answers again: decisions come from it again (was degraded: "
                     + was.label() + ")");
         }
+        return d;
     }
 
     /** Classifies a store failure, opening the circuit when it says the store is unhealthy. */
@@ -317,11 +318,36 @@ public final class FailSafeRateLimiter implements RateLimiter {
         return c == null ? Degradation.UNAVAILABLE : c;
     }
 
-    private Decision onFailure(String key, Limit limit, long cost, Degradation cause,
-            Function<RateLimiter, Decision> local) {
+    /** The calls a local fallback can be asked to make in the store's place. */
+    private enum Call { TRY_ACQUIRE, RESERVE, PEEK }
+
+    /** The policy's decision for one call the store could not make, counted under {@code cause}. */
+    private Decision onFailure(Call call, String key, Limit limit, long cost, Duration maxWait, Degradation cause) {
         degraded[cause.ordinal()].increment();
-        return policy == FailurePolicy.FALLBACK_LOCAL ? local.apply(local()).withDegradation(cause)
-                : byPolicy(limit, cost, cause);
+        if (policy != FailurePolicy.FALLBACK_LOCAL) {
+            return byPolicy(limit, cost, cause);
+        }
+        RateLimiter local = local();
+        Decision d = switch (call) {
+            case TRY_ACQUIRE -> local.tryAcquire(key, limit, cost);
+            case RESERVE -> local.reserve(key, limit, cost, maxWait);
+            case PEEK -> local.peek(key, limit, cost);
+        };
+        return d.withDegradation(cause);
+    }
+
+    /** The policy's decision for a multi-permit call: one degraded decision, however many permits. */
+    private Decision onFailure(List<Permit> permits, Degradation cause) {
+        degraded[cause.ordinal()].increment();
+        if (policy == FailurePolicy.FALLBACK_LOCAL) {
+            return local().tryAcquire(permits).withDegradation(cause);
+        }
+        Decision d = null;
+        for (Permit p : permits) {
+            Decision one = byPolicy(p.limit(), p.cost(), cause);
+            d = d == null ? one : d.mostRestrictive(one);
+        }
+        return d;
     }
 
     /** The fail-open or fail-closed decision, which knows nothing about the key. */

@@ -52,6 +52,8 @@ public abstract class HotKey {
     Limit tokenBucket;
     Limit gcra;
     RateLimiter sluice;
+    /** The same store behind FailSafeRateLimiter: what the failure policy costs a healthy store's decision. */
+    RateLimiter failSafe;
     ConcurrentHashMap<String, Bucket> buckets;
     Function<String, Bucket> newBucket;
     com.google.common.util.concurrent.RateLimiter guava;
@@ -64,6 +66,7 @@ public abstract class HotKey {
         tokenBucket = mix.sluiceTokenBucket();
         gcra = mix.sluiceGcra();
         sluice = InMemoryRateLimiter.create();
+        failSafe = dev.sluice.FailSafeRateLimiter.builder(InMemoryRateLimiter.create()).build();
         buckets = new ConcurrentHashMap<>();
         Mix m = mix;
         newBucket = k -> m.bucket4j();
@@ -75,11 +78,19 @@ public abstract class HotKey {
     @TearDown(Level.Trial)
     public void tearDown() {
         sluice.close();
+        failSafe.close();
     }
 
     @Benchmark
     public Decision sluiceTokenBucket(Outcomes outcomes) {
         Decision d = sluice.tryAcquire(key, tokenBucket);
+        outcomes.count(d.allowed());
+        return d;
+    }
+
+    @Benchmark
+    public Decision sluiceFailSafeTokenBucket(Outcomes outcomes) {
+        Decision d = failSafe.tryAcquire(key, tokenBucket);
         outcomes.count(d.allowed());
         return d;
     }
