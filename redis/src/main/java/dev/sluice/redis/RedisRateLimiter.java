@@ -847,11 +847,7 @@ public final class RedisRateLimiter implements RateLimiter {
          * been applied by Redis. Raise it for a Redis that is far away or a machine that is heavily loaded.
          */
         public Builder timeBudget(Duration budget) {
-            Objects.requireNonNull(budget, "timeBudget must not be null: e.g. Duration.ofMillis(10)");
-            if (budget.isNegative() || budget.isZero()) {
-                throw new IllegalArgumentException("timeBudget " + budget + " must be positive, e.g. Duration.ofMillis(10)");
-            }
-            this.timeBudget = budget;
+            this.timeBudget = positive("timeBudget", budget, "Duration.ofMillis(10)");
             return this;
         }
 
@@ -861,12 +857,16 @@ public final class RedisRateLimiter implements RateLimiter {
          * connection is down they fail at once ({@link Degradation#UNAVAILABLE}) or at their budget.
          */
         public Builder connectTimeout(Duration timeout) {
-            Objects.requireNonNull(timeout, "connectTimeout must not be null: e.g. Duration.ofSeconds(2)");
-            if (timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("connectTimeout " + timeout + " must be positive, e.g. Duration.ofSeconds(2)");
-            }
-            this.connectTimeout = timeout;
+            this.connectTimeout = positive("connectTimeout", timeout, "Duration.ofSeconds(2)");
             return this;
+        }
+
+        private static Duration positive(String what, Duration d, String example) {
+            Objects.requireNonNull(d, what + " must not be null: e.g. " + example);
+            if (d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " " + d + " must be positive, e.g. " + example);
+            }
+            return d;
         }
 
         /** Whether the URI is a Redis Cluster; by default a single address is asked ({@code INFO cluster}). */
