@@ -54,7 +54,9 @@ class PeekTest {
         RoundTripTest.CountingDataSource ds = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
         String fresh = "peek:" + UUID.randomUUID();
         String used = "peek:" + UUID.randomUUID();
-        try (PostgresRateLimiter rl = TestDatabase.limiter(ds)) {
+        // a pinned clock: on the database's own clock a 10 s window could roll over between acquire and peek
+        try (PostgresRateLimiter rl = TestDatabase.builder(ds)
+                .ticker(ManualTicker.atEpochNanos(1_767_225_600L * 1_000_000_000L)).build()) {
             int peeks = 0;
             for (Limit l : LIMITS) {
                 for (long cost = 1; cost <= 3; cost++) {
