@@ -8,8 +8,10 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -37,9 +39,13 @@ import java.util.function.Supplier;
  * kept across outages, so its buckets keep refilling in between). Bad input is rejected before any of this,
  * the same {@link IllegalArgumentException} the store would throw.
  *
- * <p><b>Starting without the store.</b> Built from a {@link Supplier}, the store is opened on a background
- * thread and reopened every probe interval until it succeeds; meanwhile decisions are degraded
- * {@link Degradation#UNAVAILABLE}. An application can thus start while its Redis or database is down.
+ * <p><b>Starting with or without the store.</b> Built from a {@link Supplier}, {@code build()} opens the store
+ * and waits for that first attempt up to the startup wait (default {@value #DEFAULT_STARTUP_WAIT_SECONDS} s):
+ * over a healthy store the first decision is the store's, not a degraded one. If the attempt fails, or does not
+ * return within the wait, {@code build()} returns anyway and the store is opened on a background thread, again
+ * every probe interval until it succeeds; meanwhile decisions are degraded {@link Degradation#UNAVAILABLE}. An
+ * application can thus start while its Redis or database is down, at the price of one failed connection
+ * attempt (or at most the startup wait, for a store that neither answers nor refuses).
  *
  * <p>{@link #reset(String, Limit)} is not a decision: its failures propagate (after resetting the local
  * fallback too, if it exists).
@@ -48,6 +54,12 @@ public final class FailSafeRateLimiter implements RateLimiter {
 
     /** Consecutive unhealthy failures that open the circuit: one lost packet should not. */
     static final int FAILURES_TO_OPEN = 3;
+
+    /**
+     * How long {@code build()} waits for a supplier's first attempt: longer than a store's own connect timeout
+     * (Redis: 2 s) plus its warm-up, short enough that an application starting beside a dead store starts.
+     */
+    static final long DEFAULT_STARTUP_WAIT_SECONDS = 5;
 
     private static final System.Logger LOG = System.getLogger(FailSafeRateLimiter.class.getName());
     private static final Degradation[] CAUSES = Degradation.values();
@@ -67,6 +79,8 @@ public final class FailSafeRateLimiter implements RateLimiter {
     private volatile RateLimiter fallback;
     private volatile boolean closed;
     private Thread opener;
+    /** Counted down when the supplier's first attempt has returned or thrown. */
+    private final CountDownLatch firstAttempt = new CountDownLatch(1);
     /**
      * Read once here: the first question to a logger initializes the logging backend (milliseconds), which a
      * decision at the end of its budget must not pay.
@@ -89,6 +103,19 @@ public final class FailSafeRateLimiter implements RateLimiter {
             opener = new Thread(this::openStore, "sluice-store-opener");
             opener.setDaemon(true);
             opener.start();
+            awaitFirstAttempt(b.startupWait);
+        }
+    }
+
+    /** Waits, up to {@code wait}, for the supplier's first attempt; an interrupt ends the wait early. */
+    private void awaitFirstAttempt(Duration wait) {
+        try {
+            if (!firstAttempt.await(wait.toNanos(), TimeUnit.NANOSECONDS)) {
+                LOG.log(Level.WARNING, "the store did not open within the startup wait of " + wait.toMillis()
+                        + " ms: decisions follow " + policy + " until it does (it keeps opening in the background)");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -99,8 +126,10 @@ public final class FailSafeRateLimiter implements RateLimiter {
 
     /**
      * A fail-safe limiter in front of a store that {@code opener} opens (say,
-     * {@code () -> RedisRateLimiter.create(uri)}); it is called on a background thread, again every probe
-     * interval until it returns, and the limiter decides by its policy until then.
+     * {@code () -> RedisRateLimiter.create(uri)}). {@code build()} waits for its first attempt up to the
+     * {@linkplain Builder#startupWait(Duration) startup wait}; if that fails or takes longer, it is called again
+     * on a background thread every probe interval until it returns, and the limiter decides by its policy until
+     * then.
      */
     public static Builder builder(Supplier<? extends RateLimiter> opener) {
         return new Builder(null, Objects.requireNonNull(opener, "opener must not be null"));
@@ -393,11 +422,13 @@ public final class FailSafeRateLimiter implements RateLimiter {
                     consecutiveFailures.set(0);
                     openCause = null;
                 }
+                firstAttempt.countDown();
                 LOG.log(Level.INFO, "store opened: decisions come from it");
                 return;
             } catch (RuntimeException e) {
                 Degradation cause = e instanceof StoreException se ? se.degradation() : Degradation.UNAVAILABLE;
                 openCause = cause.storeUnhealthy() ? cause : Degradation.UNAVAILABLE;
+                firstAttempt.countDown();
                 LOG.log(Level.WARNING, "cannot open the store (" + e.getMessage() + "): decisions follow " + policy
                         + "; retrying every " + pauseMillis + " ms");
             }
@@ -415,6 +446,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
         private final Supplier<? extends RateLimiter> supplier;
         private FailurePolicy policy = FailurePolicy.FAIL_OPEN;
         private Duration probeInterval = Duration.ofMillis(200);
+        private Duration startupWait = Duration.ofSeconds(DEFAULT_STARTUP_WAIT_SECONDS);
         private Ticker ticker = Ticker.system();
         private RateLimiter fallback;
 
@@ -442,6 +474,22 @@ public final class FailSafeRateLimiter implements RateLimiter {
                         + " is out of range: use 1 ms to 1 minute, such as Duration.ofMillis(200)");
             }
             this.probeInterval = interval;
+            return this;
+        }
+
+        /**
+         * For a limiter built from a supplier: how long {@code build()} waits for the supplier's first attempt
+         * before it returns and leaves the store to open in the background; default
+         * {@value FailSafeRateLimiter#DEFAULT_STARTUP_WAIT_SECONDS} s, from zero (never wait: the first decisions
+         * are degraded until the store opens) to 1 minute.
+         */
+        public Builder startupWait(Duration wait) {
+            Objects.requireNonNull(wait, "startupWait must not be null: use Duration.ZERO to not wait");
+            if (wait.isNegative() || wait.compareTo(Duration.ofMinutes(1)) > 0) {
+                throw new IllegalArgumentException("startupWait " + wait
+                        + " is out of range: use zero to 1 minute, such as Duration.ofSeconds(5)");
+            }
+            this.startupWait = wait;
             return this;
         }
 

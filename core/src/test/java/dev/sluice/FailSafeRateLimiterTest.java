@@ -2,11 +2,13 @@ package dev.sluice;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.sluice.memory.InMemoryRateLimiter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -255,8 +257,10 @@ class FailSafeRateLimiterTest {
             }
             return store;
         }).policy(FailurePolicy.FAIL_CLOSED).probeInterval(Duration.ofMillis(5)).ticker(ticker).build();
+        // build() waited for the first attempt, which failed: the limiter decides by its policy meanwhile
+        assertThat(attempts.get()).isGreaterThanOrEqualTo(1);
         Decision before = limiter.tryAcquire("k", THREE_PER_MINUTE);
-        if (!limiter.storeHealthy()) {
+        if (attempts.get() < 3) {
             assertThat(before.degradation()).isEqualTo(Degradation.UNAVAILABLE);
             assertThat(before.allowed()).isFalse();
         }
@@ -269,6 +273,59 @@ class FailSafeRateLimiterTest {
         assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degraded()).isFalse();
         limiter.close();
         assertThat(store.closed).isTrue();
+    }
+
+    @Test
+    void aSupplierOverAHealthyStoreMakesTheFirstDecisionItself() {
+        AtomicInteger attempts = new AtomicInteger();
+        try (FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> {
+            attempts.incrementAndGet();
+            return store;
+        }).ticker(ticker).build()) {
+            assertThat(limiter.storeHealthy()).as("build() waited for the store to open").isTrue();
+            Decision first = limiter.tryAcquire("k", THREE_PER_MINUTE);
+            assertThat(first.degraded()).isFalse();
+            assertThat(store.calls.get()).as("the store made the first decision").isEqualTo(1);
+            assertThat(attempts.get()).isEqualTo(1);
+            for (Degradation cause : Degradation.values()) {
+                assertThat(limiter.degradedCount(cause)).isZero();
+            }
+        }
+    }
+
+    @Test
+    void aSupplierThatNeitherAnswersNorFailsIsLeftToTheBackgroundAfterTheStartupWait() throws InterruptedException {
+        CountDownLatch release = new CountDownLatch(1);
+        FailSafeRateLimiter limiter = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> FailSafeRateLimiter
+                .builder(() -> {
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new StoreException("interrupted", e, Degradation.UNAVAILABLE);
+                    }
+                    return store;
+                }).policy(FailurePolicy.FAIL_CLOSED).startupWait(Duration.ofMillis(20)).ticker(ticker).build(),
+                "build() returns after the startup wait however long the supplier takes");
+        Decision meanwhile = limiter.tryAcquire("k", THREE_PER_MINUTE);
+        assertThat(meanwhile.degradation()).isEqualTo(Degradation.UNAVAILABLE);
+        assertThat(meanwhile.allowed()).isFalse();
+        release.countDown();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!limiter.storeHealthy() && System.nanoTime() < deadline) {
+            Thread.sleep(1); // the opener runs on real time: this test waits for a background thread
+        }
+        assertThat(limiter.storeHealthy()).isTrue();
+        assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degraded()).isFalse();
+        limiter.close();
+    }
+
+    @Test
+    void aStartupWaitOutOfRangeIsRejectedWithTheFix() {
+        assertThatThrownBy(() -> FailSafeRateLimiter.builder(() -> store).startupWait(Duration.ofMillis(-1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-0.001S")
+                .hasMessageContaining("Duration.ofSeconds(5)");
+        assertThatThrownBy(() -> FailSafeRateLimiter.builder(() -> store).startupWait(Duration.ofHours(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT1H");
     }
 
     @Test
