@@ -96,6 +96,9 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     public static final Duration SLACK = Duration.ofMillis(2);
 
+    /** The time budget of a call unless {@link Builder#timeBudget} says otherwise. */
+    public static final Duration DEFAULT_TIME_BUDGET = Duration.ofMillis(10);
+
     /**
      * Longest wait between two reconnection attempts of the limiter's own client resources (Lettuce's
      * default grows to 30 s, which would keep a restarted Redis unused for that long). Attempts start 1 ms
@@ -809,7 +812,7 @@ public final class RedisRateLimiter implements RateLimiter {
         private final String uri;
         private Ticker ticker;
         private String keyPrefix = "sluice:";
-        private Duration timeBudget = Duration.ofMillis(10);
+        private Duration timeBudget = DEFAULT_TIME_BUDGET;
         private Duration connectTimeout = Duration.ofSeconds(2);
         private Boolean cluster;
         private Duration minExpiry;

@@ -28,7 +28,6 @@ import org.springframework.test.context.DynamicPropertySource;
 @SpringBootTest(classes = TestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
         "sluice.shadow-mode=true",
         "sluice.failure-policy=fail_open",
-        "sluice.budget=500ms",
         "sluice.probe-interval=100ms",
         "sluice.rules[0].name=redis-per-ip",
         "sluice.rules[0].paths=/api/**",
@@ -67,11 +66,7 @@ class RedisStoreHttpTest {
     void redisDecidesAndShadowModeOnlyCountsWouldBeDenials() throws InterruptedException {
         assertThat(limiter).isInstanceOf(FailSafeRateLimiter.class);
         FailSafeRateLimiter failSafe = (FailSafeRateLimiter) limiter;
-        long deadline = System.nanoTime() + 10_000_000_000L; // the store opens on a background thread
-        while (!failSafe.storeHealthy() && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(failSafe.storeHealthy()).isTrue();
+        assertThat(failSafe.storeHealthy()).as("the context waited for a healthy store to open").isTrue();
         for (int i = 0; i < 5; i++) {
             HttpResponse<String> r = Http.get(port, "/api/hello");
             assertThat(r.statusCode()).isEqualTo(200);
@@ -79,16 +74,17 @@ class RedisStoreHttpTest {
         }
         assertThat(count("allowed", "none")).isEqualTo(2.0);
         assertThat(count("shadow_denied", "none")).isEqualTo(3.0);
+        for (Degradation cause : Degradation.values()) {
+            assertThat(failSafe.degradedCount(cause)).as("a healthy Redis with default settings: %s", cause).isZero();
+        }
     }
 
     @Test
     @Order(2)
-    void redisDownFailsOpenWithinTheBudget() {
+    void redisDownFailsOpen() {
         REDIS.stop();
-        for (int i = 0; i < 5; i++) {
-            long start = System.nanoTime();
+        for (int i = 0; i < 5; i++) { // each within Http's 10 s timeout, the hang guard
             assertThat(Http.get(port, "/api/hello").statusCode()).isEqualTo(200);
-            assertThat((System.nanoTime() - start) / 1_000_000).isLessThan(3_000);
         }
         FailSafeRateLimiter failSafe = (FailSafeRateLimiter) limiter;
         long degraded = 0;

@@ -42,10 +42,10 @@ import org.slf4j.LoggerFactory;
 final class Stores {
     private static final Logger log = LoggerFactory.getLogger(Stores.class);
 
-    /** The default time budget of a Redis decision: a few round trips on a LAN, well under a request's own. */
-    static final Duration REDIS_BUDGET = Duration.ofMillis(10);
-    /** The default time budget of a PostgreSQL decision: one statement, possibly a retry after a conflict. */
-    static final Duration POSTGRES_BUDGET = Duration.ofMillis(25);
+    /** The default time budget of a Redis decision: the store's own default, sized from its load benchmark. */
+    static final Duration REDIS_BUDGET = RedisRateLimiter.DEFAULT_TIME_BUDGET;
+    /** The default time budget of a PostgreSQL decision: the store's own default, sized from its benchmark. */
+    static final Duration POSTGRES_BUDGET = RetryPolicy.DEFAULT.budget();
     /** HikariCP refuses a connection timeout below this. */
     private static final Duration HIKARI_MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
 
@@ -147,8 +147,9 @@ final class Stores {
                     policy.name().toLowerCase(Locale.ROOT), redact(String.valueOf(e.getMessage())));
             store = null;
         }
+        // the foreground attempt just failed: the wrapper need not wait for a second one before serving
         FailSafeRateLimiter.Builder b = store != null ? FailSafeRateLimiter.builder(store)
-                : FailSafeRateLimiter.builder(build);
+                : FailSafeRateLimiter.builder(build).startupWait(Duration.ZERO);
         return new Opened(b.policy(policy).build(), name, true, budget, resources);
     }
 

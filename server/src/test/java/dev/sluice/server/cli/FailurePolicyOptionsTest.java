@@ -7,6 +7,8 @@ import dev.sluice.FailSafeRateLimiter;
 import dev.sluice.FailurePolicy;
 import dev.sluice.Limit;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.postgres.RetryPolicy;
+import dev.sluice.redis.RedisRateLimiter;
 import dev.sluice.redis.RedisServer;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -47,8 +49,9 @@ class FailurePolicyOptionsTest {
         try (Stores.Opened redis = Stores.open("redis://127.0.0.1:" + nothing, 1, null, 1, FailurePolicy.FAIL_CLOSED);
              Stores.Opened pg = Stores.open("postgresql://sluice@127.0.0.1:" + nothing + "/sluice", 1, null, 2,
                      FailurePolicy.FALLBACK_LOCAL)) {
-            assertThat(redis.budget()).isEqualTo(Duration.ofMillis(10)).isEqualTo(Stores.REDIS_BUDGET);
-            assertThat(pg.budget()).isEqualTo(Duration.ofMillis(25)).isEqualTo(Stores.POSTGRES_BUDGET);
+            assertThat(redis.budget()).as("the store's own default, not one of the service's")
+                    .isEqualTo(RedisRateLimiter.DEFAULT_TIME_BUDGET).isEqualTo(Stores.REDIS_BUDGET);
+            assertThat(pg.budget()).isEqualTo(RetryPolicy.DEFAULT.budget()).isEqualTo(Stores.POSTGRES_BUDGET);
             assertThat(((FailSafeRateLimiter) redis.limiter()).policy()).isEqualTo(FailurePolicy.FAIL_CLOSED);
             assertThat(((FailSafeRateLimiter) pg.limiter()).policy()).isEqualTo(FailurePolicy.FALLBACK_LOCAL);
             Limit limit = Limit.fixedWindow(1, Duration.ofMinutes(1));

@@ -85,12 +85,12 @@ class RemoteStoresEndToEndTest {
             count.setString(1, key);
             long rows = rows(count);
             assertThat(rows).as("the row exists after the decision").isEqualTo(1);
-            long deadline = System.nanoTime() + Stores.CLEANER_INTERVAL.multipliedBy(3).toNanos();
+            long deadline = System.nanoTime() + Stores.CLEANER_INTERVAL.multipliedBy(6).toNanos();
             while (rows > 0 && System.nanoTime() < deadline) {
                 Thread.sleep(100); // the cleaner runs on real time
                 rows = rows(count);
             }
-            assertThat(rows).as("rows of the expired key left after three cleaner intervals").isZero();
+            assertThat(rows).as("rows of the expired key left after six cleaner intervals").isZero();
         }
     }
 
