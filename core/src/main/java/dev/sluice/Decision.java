@@ -13,7 +13,7 @@ import java.util.List;
  *       when denied, the exact time until the same call would be allowed, rounded up to the nanosecond;</li>
  *   <li>{@code resetAfterNanos} — time until the key's state equals a fresh key's (full bucket, empty window);</li>
  *   <li>{@code degradation} — {@link Degradation#NONE} when the store decided; otherwise why a
- *       {@link FailurePolicy} decided instead (see {@link FailSafeRateLimiter}). A degraded decision's numbers
+ *       {@code FailurePolicy} decided instead (see {@code FailSafeRateLimiter}). A degraded decision's numbers
  *       are the policy's, not the store's: fail-open and fail-closed know nothing about the key.</li>
  * </ul>
  * Durations are kept as nanoseconds so that deciding allocates nothing but this record;

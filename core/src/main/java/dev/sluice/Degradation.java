@@ -5,7 +5,7 @@ import java.util.Locale;
 /**
  * Why a {@link Decision} was made without the store's word, or {@link #NONE} when the store decided.
  *
- * <p>A degraded decision comes from a {@link FailurePolicy} applied by {@link FailSafeRateLimiter}: allowed
+ * <p>A degraded decision comes from a {@code FailurePolicy} applied by {@code FailSafeRateLimiter}: allowed
  * ({@code FAIL_OPEN}), denied ({@code FAIL_CLOSED}) or decided by a local in-memory limiter
  * ({@code FALLBACK_LOCAL}). The cause is what the store did, so that metrics can count degraded decisions
  * by cause and an operator can tell a slow store from a dead one.

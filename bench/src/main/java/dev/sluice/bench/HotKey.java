@@ -7,8 +7,8 @@ import dev.sluice.memory.InMemoryRateLimiter;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.ConsumptionProbe;
 import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
-import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
@@ -66,7 +66,7 @@ public abstract class HotKey {
         tokenBucket = mix.sluiceTokenBucket();
         gcra = mix.sluiceGcra();
         sluice = InMemoryRateLimiter.create();
-        failSafe = dev.sluice.FailSafeRateLimiter.builder(InMemoryRateLimiter.create()).build();
+        failSafe = dev.sluice.failsafe.FailSafeRateLimiter.builder(InMemoryRateLimiter.create()).build();
         buckets = new ConcurrentHashMap<>();
         Mix m = mix;
         newBucket = k -> m.bucket4j();

@@ -38,7 +38,7 @@ import java.util.concurrent.TimeoutException;
  * <p>Bad input throws {@link IllegalArgumentException} before any request is sent (the same checks as every
  * store). A service that cannot be reached, does not answer within the {@linkplain Builder#timeBudget time budget}
  * or answers with an error throws {@link RemoteRateLimiterException}, a {@link dev.sluice.StoreException} that
- * says how it failed: wrap the limiter in {@link dev.sluice.FailSafeRateLimiter} to fail open, fail closed or fall
+ * says how it failed: wrap the limiter in {@link dev.sluice.failsafe.FailSafeRateLimiter} to fail open, fail closed or fall
  * back to local limits instead. A decision the <em>service</em> made in a degraded mode (its own store was down
  * and its failure policy decided) carries that cause in {@link Decision#degradation()}.
  *

@@ -12,7 +12,7 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * The decision service could not decide: it was not reached, did not answer within the client's time budget, or
- * answered with an error. To a {@link dev.sluice.FailSafeRateLimiter} the service is a remote store like Redis, so
+ * answered with an error. To a {@link dev.sluice.failsafe.FailSafeRateLimiter} the service is a remote store like Redis, so
  * {@link #degradation()} classifies the failure the same way:
  * <ul>
  *   <li>{@code TIMEOUT} — no answer within the budget (connect included), or 504 from a proxy in between;</li>

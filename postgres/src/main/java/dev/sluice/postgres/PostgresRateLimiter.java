@@ -37,11 +37,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
@@ -96,7 +96,7 @@ import javax.sql.DataSource;
  * anything else, or a conflict that outlasts the policy, is a {@link PostgresStoreException} whose
  * {@link PostgresStoreException#degradation() degradation} says whether it timed out, the database is
  * unavailable, the client side is overloaded, or the database answered with an error, for
- * {@code dev.sluice.FailSafeRateLimiter} to apply its policy to. The worker queue and the batching queue
+ * {@code dev.sluice.failsafe.FailSafeRateLimiter} to apply its policy to. The worker queue and the batching queue
  * hold at most {@link Builder#maxQueuedDecisions(int)} decisions; past that a call is rejected at once.
  * After {@link #close()} every call throws {@link IllegalStateException} (a batched or async call racing
  * close gets it as its future's failure). Input is checked before anything is sent: keys PostgreSQL text

@@ -7,10 +7,10 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
-import dev.sluice.FailSafeRateLimiter;
-import dev.sluice.FailurePolicy;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.FailurePolicy;
 import java.lang.management.ManagementFactory;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -30,9 +30,9 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * Issue #6 on a real PostgreSQL whose processes this test controls ({@link RestartablePostgres}): killed

@@ -65,8 +65,8 @@ import java.util.concurrent.TimeoutException;
  * budget fails with a {@link RedisStoreException} whose {@link RedisStoreException#degradation()} is
  * {@link Degradation#TIMEOUT}; one made while Redis is unreachable fails at once with
  * {@link Degradation#UNAVAILABLE}; an error reply (a key of another type, a script error) is
- * {@link Degradation#STORE_ERROR}. Wrap the limiter in {@link dev.sluice.FailSafeRateLimiter} to turn those
- * into decisions by a {@link dev.sluice.FailurePolicy}.
+ * {@link Degradation#STORE_ERROR}. Wrap the limiter in {@link dev.sluice.failsafe.FailSafeRateLimiter} to turn those
+ * into decisions by a {@link dev.sluice.failsafe.FailurePolicy}.
  *
  * <p>A decision is applied by Redis at most once: a command in flight when the connection drops is failed,
  * never re-sent after Lettuce reconnects (so a call that failed may or may not have been applied).

@@ -5,11 +5,11 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
-import dev.sluice.FailSafeRateLimiter;
-import dev.sluice.FailurePolicy;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.FailurePolicy;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import java.nio.charset.StandardCharsets;

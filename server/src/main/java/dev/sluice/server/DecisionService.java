@@ -2,11 +2,12 @@ package dev.sluice.server;
 
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
-import dev.sluice.FailSafeRateLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreException;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.LogThrottle;
 import dev.sluice.server.CheckResult.Code;
 import dev.sluice.server.CheckResult.Outcome;
 import dev.sluice.server.CheckResult.Status;

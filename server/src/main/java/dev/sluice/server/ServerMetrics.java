@@ -1,7 +1,7 @@
 package dev.sluice.server;
 
 import dev.sluice.Degradation;
-import dev.sluice.FailSafeRateLimiter;
+import dev.sluice.failsafe.FailSafeRateLimiter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;

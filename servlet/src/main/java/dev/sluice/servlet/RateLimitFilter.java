@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
+import dev.sluice.failsafe.LogThrottle;
 import dev.sluice.http.RateLimitFields;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;

@@ -4,14 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
-import dev.sluice.FailSafeRateLimiter;
-import dev.sluice.FailurePolicy;
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Permit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreException;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.servlet.ClientIpResolver.Header;
 import dev.sluice.servlet.RateLimitListener.Outcome;

@@ -1,6 +1,6 @@
 package dev.sluice.spring;
 
-import dev.sluice.FailurePolicy;
+import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.servlet.ClientIpResolver;
 import java.time.Duration;
 import java.util.ArrayList;

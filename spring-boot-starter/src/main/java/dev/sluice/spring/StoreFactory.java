@@ -1,8 +1,8 @@
 package dev.sluice.spring;
 
-import dev.sluice.FailSafeRateLimiter;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import java.util.Locale;
 import java.util.function.Supplier;

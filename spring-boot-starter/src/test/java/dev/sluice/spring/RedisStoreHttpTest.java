@@ -3,8 +3,8 @@ package dev.sluice.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Degradation;
-import dev.sluice.FailSafeRateLimiter;
 import dev.sluice.RateLimiter;
+import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.redis.RedisServer;
 import dev.sluice.spring.testapp.TestApp;
 import io.micrometer.core.instrument.MeterRegistry;

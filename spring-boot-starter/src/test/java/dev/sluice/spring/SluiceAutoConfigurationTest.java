@@ -3,10 +3,10 @@ package dev.sluice.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Decision;
-import dev.sluice.FailSafeRateLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
+import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.redis.RedisServer;
 import dev.sluice.servlet.RateLimitFilter;

@@ -1,9 +1,9 @@
 package dev.sluice.tck;
 
-import dev.sluice.FailSafeRateLimiter;
-import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.memory.InMemoryRateLimiter;
 
 /**

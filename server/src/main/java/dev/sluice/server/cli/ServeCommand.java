@@ -1,6 +1,6 @@
 package dev.sluice.server.cli;
 
-import dev.sluice.FailurePolicy;
+import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.Durations;

@@ -2,9 +2,9 @@ package dev.sluice.server.cli;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.sluice.FailSafeRateLimiter;
-import dev.sluice.FailurePolicy;
 import dev.sluice.RateLimiter;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.postgres.PostgresRateLimiter;
 import dev.sluice.postgres.RetryPolicy;

@@ -298,7 +298,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             Throwable t = probe.isCompletedExceptionally() ? probe.handle((v, e) -> e).join() : null;
             if (t == null) {
                 dev.sluice.Decision d = probe.join();
-                dev.sluice.FailSafeRateLimiter f = service.failSafe();
+                dev.sluice.failsafe.FailSafeRateLimiter f = service.failSafe();
                 StringBuilder b = new StringBuilder("{\"status\":\"").append(d.degraded() ? "degraded" : "ready")
                         .append("\",\"store\":\"").append(service.storeName()).append('"');
                 if (f != null) {

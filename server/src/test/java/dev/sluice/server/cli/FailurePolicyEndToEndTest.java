@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.Degradation;
-import dev.sluice.FailurePolicy;
+import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.redis.RedisServer;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;

@@ -3,9 +3,9 @@ package dev.sluice.server.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Degradation;
-import dev.sluice.FailSafeRateLimiter;
-import dev.sluice.FailurePolicy;
 import dev.sluice.Limit;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.postgres.RetryPolicy;
 import dev.sluice.redis.RedisRateLimiter;

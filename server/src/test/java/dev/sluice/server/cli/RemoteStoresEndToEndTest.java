@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.sluice.FailurePolicy;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
+import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;

@@ -1,5 +1,14 @@
-package dev.sluice;
+package dev.sluice.failsafe;
 
+import dev.sluice.Decision;
+import dev.sluice.Degradation;
+import dev.sluice.Limit;
+import dev.sluice.ManualTicker;
+import dev.sluice.Permit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.StoreException;
+import dev.sluice.Ticker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;

@@ -1,4 +1,4 @@
-package dev.sluice;
+package dev.sluice.failsafe;
 
 /**
  * What {@link FailSafeRateLimiter} decides when its store cannot: the store timed out, is down, is

@@ -1,5 +1,12 @@
-package dev.sluice;
+package dev.sluice.failsafe;
 
+import dev.sluice.Decision;
+import dev.sluice.Degradation;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.StoreException;
+import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.memory.InMemoryRateLimiter;
 import java.lang.System.Logger.Level;
@@ -8,12 +15,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
@@ -26,9 +28,9 @@ import java.util.function.Supplier;
  * no waiting of its own. A caller therefore waits at most the store's budget plus its documented slack, and
  * not even that while the store is known to be unhealthy.
  *
- * <p><b>Circuit.</b> After {@value #FAILURES_TO_OPEN} consecutive calls fail with a cause that puts the
+ * <p><b>Circuit.</b> After {@value Circuit#FAILURES_TO_OPEN} consecutive calls fail with a cause that puts the
  * store's health in doubt ({@link Degradation#storeUnhealthy()}: a timeout or an unreachable store), the
- * circuit opens: calls go straight to the policy without touching the store, except that once per probe
+ * {@link Circuit} opens: calls go straight to the policy without touching the store, except that once per probe
  * interval one call tries the store. The first success closes the circuit and the store decides again with
  * its own state, without a restart. A store error for one key (a script failing on foreign data) or an
  * overloaded client is degraded for that call only: it says nothing about the store's health.
@@ -42,7 +44,7 @@ import java.util.function.Supplier;
  * <p><b>Starting with or without the store.</b> Built from a {@link Supplier}, {@code build()} opens the store
  * and waits for that first attempt up to the startup wait (default {@value #DEFAULT_STARTUP_WAIT_SECONDS} s):
  * over a healthy store the first decision is the store's, not a degraded one. If the attempt fails, or does not
- * return within the wait, {@code build()} returns anyway and the store is opened on a background thread, again
+ * return within the wait, {@code build()} returns anyway and the {@link StoreOpener} keeps trying on its thread, again
  * every probe interval until it succeeds; meanwhile decisions are degraded {@link Degradation#UNAVAILABLE}. An
  * application can thus start while its Redis or database is down, at the price of one failed connection
  * attempt (or at most the startup wait, for a store that neither answers nor refuses).
@@ -51,9 +53,6 @@ import java.util.function.Supplier;
  * fallback too, if it exists).
  */
 public final class FailSafeRateLimiter implements RateLimiter {
-
-    /** Consecutive unhealthy failures that open the circuit: one lost packet should not. */
-    static final int FAILURES_TO_OPEN = 3;
 
     /**
      * How long {@code build()} waits for a supplier's first attempt: longer than a store's own connect timeout
@@ -67,20 +66,14 @@ public final class FailSafeRateLimiter implements RateLimiter {
     private final FailurePolicy policy;
     private final long probeIntervalNanos;
     private final Ticker ticker;
-    private final Supplier<? extends RateLimiter> supplier;
+    private final Circuit circuit;
     private final LongAdder[] degraded = new LongAdder[CAUSES.length];
-    private final AtomicInteger consecutiveFailures = new AtomicInteger();
-    private final AtomicLong nextProbeAt = new AtomicLong();
     private final Object lock = new Object();
 
     private volatile RateLimiter store;
-    /** Null while the circuit is closed; otherwise the cause that opened it. */
-    private volatile Degradation openCause;
     private volatile RateLimiter fallback;
     private volatile boolean closed;
-    private Thread opener;
-    /** Counted down when the supplier's first attempt has returned or thrown. */
-    private final CountDownLatch firstAttempt = new CountDownLatch(1);
+    private StoreOpener opener;
     /**
      * Read once here: the first question to a logger initializes the logging backend (milliseconds), which a
      * decision at the end of its budget must not pay.
@@ -92,30 +85,28 @@ public final class FailSafeRateLimiter implements RateLimiter {
         this.probeIntervalNanos = b.probeInterval.toNanos();
         this.ticker = b.ticker;
         this.fallback = b.fallback;
-        this.supplier = b.supplier;
         for (int i = 0; i < degraded.length; i++) {
             degraded[i] = new LongAdder();
         }
+        this.circuit = new Circuit(probeIntervalNanos, ticker, policy,
+                b.store != null ? null : Degradation.UNAVAILABLE);
         if (b.store != null) {
             store = b.store;
         } else {
-            openCause = Degradation.UNAVAILABLE;
-            opener = new Thread(this::openStore, "sluice-store-opener");
-            opener.setDaemon(true);
-            opener.start();
-            awaitFirstAttempt(b.startupWait);
+            opener = new StoreOpener(b.supplier, b.probeInterval, policy, this::install, circuit::holdOpen);
+            opener.start(b.startupWait);
         }
     }
 
-    /** Waits, up to {@code wait}, for the supplier's first attempt; an interrupt ends the wait early. */
-    private void awaitFirstAttempt(Duration wait) {
-        try {
-            if (!firstAttempt.await(wait.toNanos(), TimeUnit.NANOSECONDS)) {
-                LOG.log(Level.WARNING, "the store did not open within the startup wait of " + wait.toMillis()
-                        + " ms: decisions follow " + policy + " until it does (it keeps opening in the background)");
+    /** Takes the store the opener opened, unless this limiter was closed meanwhile. */
+    private boolean install(RateLimiter s) {
+        synchronized (lock) {
+            if (closed) {
+                return false;
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            store = s;
+            circuit.reset();
+            return true;
         }
     }
 
@@ -149,7 +140,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
                 return onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
             }
         }
-        return onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, currentCause());
+        return onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause());
     }
 
     @Override
@@ -158,7 +149,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
         RateLimiter s = storeToTry();
         if (s == null) {
             return CompletableFuture.completedFuture(
-                    onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, currentCause()));
+                    onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause()));
         }
         CompletableFuture<Decision> f;
         try {
@@ -190,7 +181,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
                 return onFailure(permits, failed(e));
             }
         }
-        return onFailure(permits, currentCause());
+        return onFailure(permits, circuit.cause());
     }
 
     @Override
@@ -209,7 +200,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
                 return onFailure(Call.RESERVE, key, limit, cost, maxWait, failed(e));
             }
         }
-        return onFailure(Call.RESERVE, key, limit, cost, maxWait, currentCause());
+        return onFailure(Call.RESERVE, key, limit, cost, maxWait, circuit.cause());
     }
 
     @Override
@@ -223,7 +214,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
                 return onFailure(Call.PEEK, key, limit, cost, null, failed(e));
             }
         }
-        return onFailure(Call.PEEK, key, limit, cost, null, currentCause());
+        return onFailure(Call.PEEK, key, limit, cost, null, circuit.cause());
     }
 
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */
@@ -237,7 +228,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
         }
         RateLimiter s = store;
         if (s == null) {
-            throw new StoreException("the store is not open yet (" + currentCause().label()
+            throw new StoreException("the store is not open yet (" + circuit.cause().label()
                     + "): the reset of '" + key + "' was not applied; retry when storeHealthy() is true", null,
                     Degradation.UNAVAILABLE);
         }
@@ -253,7 +244,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
 
     /** Whether the store is open and the circuit closed: decisions currently come from the store. */
     public boolean storeHealthy() {
-        return store != null && openCause == null;
+        return store != null && circuit.isClosed();
     }
 
     /** The policy applied when the store cannot decide. */
@@ -268,7 +259,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
             closed = true;
             s = store;
             if (opener != null) {
-                opener.interrupt();
+                opener.stop();
             }
         }
         if (s != null) {
@@ -282,69 +273,31 @@ public final class FailSafeRateLimiter implements RateLimiter {
 
     // ---------------------------------------------------------------------------------------- internals
 
-    /** The store when this call should try it: the circuit is closed, or this call is the interval's probe. */
+    /** The store when this call should try it: it is open and the circuit lets this call through. */
     private RateLimiter storeToTry() {
         RateLimiter s = store;
-        if (openCause == null || s == null) {
-            return s;
-        }
-        long now = ticker.read();
-        long due = nextProbeAt.get();
-        return now - due >= 0 && nextProbeAt.compareAndSet(due, now + probeIntervalNanos) ? s : null;
+        return s != null && circuit.allowsCall() ? s : null;
     }
 
     /** Notes a call the store answered (closing the circuit if it was open) and returns its decision. */
     private Decision succeeded(Decision d) {
-        if (consecutiveFailures.get() != 0) {
-            consecutiveFailures.set(0);
-        }
-        Degradation was = openCause;
-        if (was != null) {
-            openCause = null;
-            logOffThePath(Level.INFO, "store answers again: decisions come from it again (was degraded: "
-                    + was.label() + ")");
-        }
+        circuit.succeeded();
         return d;
     }
 
-    /** Classifies a store failure, opening the circuit when it says the store is unhealthy. */
+    /** Classifies a store failure and tells the circuit; the caller's own mistakes propagate. */
     private Degradation failed(Throwable e) {
         if (e instanceof IllegalArgumentException || e instanceof UnsupportedOperationException
                 || e instanceof NullPointerException) {
             throw (RuntimeException) e; // the caller's mistake, not the store's
         }
         Degradation cause = e instanceof StoreException se ? se.degradation() : Degradation.STORE_ERROR;
-        if (cause.storeUnhealthy()) {
-            boolean reopen = openCause != null; // a failed probe
-            if (reopen || consecutiveFailures.incrementAndGet() >= FAILURES_TO_OPEN) {
-                nextProbeAt.set(ticker.read() + probeIntervalNanos);
-                if (openCause == null) {
-                    logOffThePath(Level.WARNING, "store failing (" + cause.label() + "): decisions follow "
-                            + policy + " until it answers; probing every "
-                            + Duration.ofNanos(probeIntervalNanos).toMillis() + " ms. Cause: " + e.getMessage());
-                }
-                openCause = cause;
-            }
-        } else {
-            if (debug) {
-                logOffThePath(Level.DEBUG, "store could not decide one call (" + cause.label() + "): "
-                        + e.getMessage());
-            }
+        circuit.failed(cause, e.getMessage());
+        if (!cause.storeUnhealthy() && debug) {
+            Circuit.logOffThePath(Level.DEBUG, "store could not decide one call (" + cause.label() + "): "
+                    + e.getMessage());
         }
         return cause;
-    }
-
-    /**
-     * Logs on the common pool, not on the deciding thread: a log handler writing to a slow pipe must not
-     * push a decision past its budget (and an async decision completes on a shared timer thread).
-     */
-    private static void logOffThePath(Level level, String message) {
-        ForkJoinPool.commonPool().execute(() -> LOG.log(level, message));
-    }
-
-    private Degradation currentCause() {
-        Degradation c = openCause;
-        return c == null ? Degradation.UNAVAILABLE : c;
     }
 
     /** The calls a local fallback can be asked to make in the store's place. */
@@ -405,39 +358,6 @@ public final class FailSafeRateLimiter implements RateLimiter {
             e = e.getCause();
         }
         return e;
-    }
-
-    /** The background opener: calls the supplier every probe interval until it returns a store. */
-    private void openStore() {
-        long pauseMillis = Math.max(1, Duration.ofNanos(probeIntervalNanos).toMillis());
-        while (!closed) {
-            try {
-                RateLimiter s = supplier.get();
-                synchronized (lock) {
-                    if (closed) {
-                        s.close();
-                        return;
-                    }
-                    store = s;
-                    consecutiveFailures.set(0);
-                    openCause = null;
-                }
-                firstAttempt.countDown();
-                LOG.log(Level.INFO, "store opened: decisions come from it");
-                return;
-            } catch (RuntimeException e) {
-                Degradation cause = e instanceof StoreException se ? se.degradation() : Degradation.UNAVAILABLE;
-                openCause = cause.storeUnhealthy() ? cause : Degradation.UNAVAILABLE;
-                firstAttempt.countDown();
-                LOG.log(Level.WARNING, "cannot open the store (" + e.getMessage() + "): decisions follow " + policy
-                        + "; retrying every " + pauseMillis + " ms");
-            }
-            try {
-                Thread.sleep(pauseMillis);
-            } catch (InterruptedException e) {
-                return;
-            }
-        }
     }
 
     /** Configures a {@link FailSafeRateLimiter}. */

@@ -1,0 +1,111 @@
+package dev.sluice.failsafe;
+
+import dev.sluice.Degradation;
+import dev.sluice.Ticker;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Whether the store is asked: closed (every call goes to the store) or open (calls go to the policy, except one
+ * probe per interval).
+ *
+ * <p>After {@value #FAILURES_TO_OPEN} consecutive failures whose cause puts the store's health in doubt
+ * ({@link Degradation#storeUnhealthy()}: a timeout or an unreachable store) the circuit opens; a failed probe keeps
+ * it open for another interval; the first success closes it. A failure that says nothing about the store's health
+ * (a script failing on one key's foreign data, an overloaded client) is not counted. Lock-free: the probe is
+ * claimed by one compare-and-set on its due time, so racing callers send exactly one probe per interval.
+ */
+final class Circuit {
+
+    /** Consecutive unhealthy failures that open the circuit: one lost packet should not. */
+    static final int FAILURES_TO_OPEN = 3;
+
+    private static final System.Logger LOG = System.getLogger(FailSafeRateLimiter.class.getName());
+
+    private final long probeIntervalNanos;
+    private final Ticker ticker;
+    private final FailurePolicy policy;
+    private final AtomicInteger consecutiveFailures = new AtomicInteger();
+    private final AtomicLong nextProbeAt = new AtomicLong();
+    /** Null while the circuit is closed; otherwise the cause that opened it. */
+    private volatile Degradation openCause;
+
+    Circuit(long probeIntervalNanos, Ticker ticker, FailurePolicy policy, Degradation openCause) {
+        this.probeIntervalNanos = probeIntervalNanos;
+        this.ticker = ticker;
+        this.policy = policy;
+        this.openCause = openCause;
+    }
+
+    /** Whether this call may ask the store: the circuit is closed, or this call claimed the interval's probe. */
+    boolean allowsCall() {
+        if (openCause == null) {
+            return true;
+        }
+        long now = ticker.read();
+        long due = nextProbeAt.get();
+        return now - due >= 0 && nextProbeAt.compareAndSet(due, now + probeIntervalNanos);
+    }
+
+    boolean isClosed() {
+        return openCause == null;
+    }
+
+    /** The cause decisions are degraded for while the circuit is open ({@code UNAVAILABLE} when it is not). */
+    Degradation cause() {
+        Degradation c = openCause;
+        return c == null ? Degradation.UNAVAILABLE : c;
+    }
+
+    /** The store answered: reset the count and close the circuit if it was open. */
+    void succeeded() {
+        if (consecutiveFailures.get() != 0) {
+            consecutiveFailures.set(0);
+        }
+        Degradation was = openCause;
+        if (was != null) {
+            openCause = null;
+            logOffThePath(Level.INFO, "store answers again: decisions come from it again (was degraded: "
+                    + was.label() + ")");
+        }
+    }
+
+    /** The store failed a call with {@code cause}; opens the circuit when that is the last straw. */
+    void failed(Degradation cause, String message) {
+        if (!cause.storeUnhealthy()) {
+            return;
+        }
+        boolean probe = openCause != null;
+        if (probe || consecutiveFailures.incrementAndGet() >= FAILURES_TO_OPEN) {
+            nextProbeAt.set(ticker.read() + probeIntervalNanos);
+            if (openCause == null) {
+                logOffThePath(Level.WARNING, "store failing (" + cause.label() + "): decisions follow " + policy
+                        + " until it answers; probing every " + Duration.ofNanos(probeIntervalNanos).toMillis()
+                        + " ms. Cause: " + message);
+            }
+            openCause = cause;
+        }
+    }
+
+    /** The store (re)opened: closed, nothing counted. */
+    void reset() {
+        consecutiveFailures.set(0);
+        openCause = null;
+    }
+
+    /** The store could not be opened: open, for {@code cause}. */
+    void holdOpen(Degradation cause) {
+        openCause = cause;
+    }
+
+    /**
+     * Logs on the common pool, not on the deciding thread: a log handler writing to a slow pipe must not push a
+     * decision past its budget (and an async decision completes on a shared timer thread).
+     */
+    static void logOffThePath(Level level, String message) {
+        ForkJoinPool.commonPool().execute(() -> LOG.log(level, message));
+    }
+}
