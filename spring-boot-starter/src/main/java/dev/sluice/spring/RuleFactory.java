@@ -2,11 +2,12 @@ package dev.sluice.spring;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
-import dev.sluice.Rate;
+import dev.sluice.LimitSpec;
+import dev.sluice.RateUnit;
 import dev.sluice.servlet.CostResolver;
 import dev.sluice.servlet.KeyResolver;
 import dev.sluice.servlet.RateLimitRule;
-import dev.sluice.spring.SluiceProperties.LimitSpec;
+import dev.sluice.spring.SluiceProperties.LimitProperties;
 import dev.sluice.spring.SluiceProperties.RuleSpec;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,19 +24,6 @@ import java.util.Set;
  * the property path and the fix, so a bad configuration never starts.
  */
 final class RuleFactory {
-    /** envoy's units, as the service reads them. */
-    static final Map<String, Duration> UNITS = new LinkedHashMap<>();
-
-    static {
-        UNITS.put("second", Duration.ofSeconds(1));
-        UNITS.put("minute", Duration.ofMinutes(1));
-        UNITS.put("hour", Duration.ofHours(1));
-        UNITS.put("day", Duration.ofDays(1));
-        UNITS.put("week", Duration.ofDays(7));
-        UNITS.put("month", Duration.ofDays(30));
-        UNITS.put("year", Duration.ofDays(365));
-    }
-
     private RuleFactory() {
     }
 
@@ -139,7 +127,7 @@ final class RuleFactory {
         };
     }
 
-    static Limit limit(String path, LimitSpec s) {
+    static Limit limit(String path, LimitProperties s) {
         Algorithm algorithm = Algorithm.FIXED_WINDOW;
         if (s.getAlgorithm() != null) {
             try {
@@ -157,10 +145,10 @@ final class RuleFactory {
             throw new SluiceConfigException(path + ".window", "both 'unit' and 'window': give one (window: 90s is"
                     + " any length, unit is the service's)");
         } else if (s.getUnit() != null) {
-            window = UNITS.get(s.getUnit().strip().toLowerCase(Locale.ROOT));
-            if (window == null) {
-                throw new SluiceConfigException(path + ".unit", "unknown unit '" + s.getUnit() + "': use one of "
-                        + String.join(", ", UNITS.keySet()) + ", or window: 90s for any length");
+            try {
+                window = RateUnit.fromConfigName(s.getUnit()).length();
+            } catch (IllegalArgumentException e) {
+                throw new SluiceConfigException(path + ".unit", e.getMessage());
             }
         } else if (s.getWindow() != null) {
             window = s.getWindow();
@@ -168,20 +156,8 @@ final class RuleFactory {
             throw new SluiceConfigException(path + ".unit", "missing: give unit (second, minute, hour, day) or"
                     + " window (e.g. 90s)");
         }
-        long rpu = s.getRequestsPerUnit();
-        if (s.getBurst() != null && !algorithm.isTat()) {
-            throw new SluiceConfigException(path + ".burst", "'burst' applies to token_bucket and gcra, not "
-                    + algorithm.configName() + ": remove it or set algorithm: token_bucket");
-        }
-        try {
-            long capacity = s.getBurst() != null ? s.getBurst() : rpu;
-            return switch (algorithm) {
-                case FIXED_WINDOW -> Limit.fixedWindow(rpu, window);
-                case SLIDING_WINDOW -> Limit.slidingWindow(rpu, window);
-                case SLIDING_LOG -> Limit.slidingLog(rpu, window);
-                case TOKEN_BUCKET -> Limit.tokenBucket(capacity, Rate.of(rpu, window));
-                case GCRA -> Limit.gcra(Rate.of(rpu, window), capacity);
-            };
+        try { // LimitSpec refuses a burst on an algorithm without one, naming it
+            return new LimitSpec(algorithm, s.getRequestsPerUnit(), window, s.getBurst()).toLimit();
         } catch (IllegalArgumentException e) {
             throw new SluiceConfigException(path, e.getMessage());
         }

@@ -70,7 +70,7 @@ public class SluiceProperties {
     private String tierAttribute = "sluice.tier";
 
     /** Named limits that rules refer to with "limit" or "tiers". */
-    private Map<String, LimitSpec> limits = new LinkedHashMap<>();
+    private Map<String, LimitProperties> limits = new LinkedHashMap<>();
 
     /** The rules; every rule that matches a request applies, all or nothing. */
     private List<RuleSpec> rules = new ArrayList<>();
@@ -169,11 +169,11 @@ public class SluiceProperties {
         this.tierAttribute = tierAttribute;
     }
 
-    public Map<String, LimitSpec> getLimits() {
+    public Map<String, LimitProperties> getLimits() {
         return limits;
     }
 
-    public void setLimits(Map<String, LimitSpec> limits) {
+    public void setLimits(Map<String, LimitProperties> limits) {
         this.limits = limits;
     }
 
@@ -202,7 +202,7 @@ public class SluiceProperties {
     }
 
     /** A limit in the service's vocabulary. */
-    public static class LimitSpec {
+    public static class LimitProperties {
         /** How many requests per unit (or window). */
         private Long requestsPerUnit;
 
@@ -264,7 +264,7 @@ public class SluiceProperties {
     }
 
     /** A rule: which requests, counted by what, under which limit. Its own limit fields are an inline limit. */
-    public static class RuleSpec extends LimitSpec {
+    public static class RuleSpec extends LimitProperties {
         /** Names the rule's keys, its RateLimit-Policy item and its metrics; default rule-N. */
         private String name;
 

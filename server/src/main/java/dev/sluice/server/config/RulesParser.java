@@ -2,6 +2,8 @@ package dev.sluice.server.config;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Limit;
+import dev.sluice.LimitSpec;
+import dev.sluice.RateUnit;
 import dev.sluice.server.Messages;
 import java.io.Reader;
 import java.time.Duration;
@@ -45,18 +47,6 @@ import org.yaml.snakeyaml.resolver.Resolver;
  */
 public final class RulesParser {
 
-    /** envoy's units and their lengths; month and year are 30 and 365 days, as envoy counts them. */
-    static final Map<String, Duration> UNITS = new LinkedHashMap<>();
-
-    static {
-        UNITS.put("second", Duration.ofSeconds(1));
-        UNITS.put("minute", Duration.ofMinutes(1));
-        UNITS.put("hour", Duration.ofHours(1));
-        UNITS.put("day", Duration.ofDays(1));
-        UNITS.put("week", Duration.ofDays(7));
-        UNITS.put("month", Duration.ofDays(30));
-        UNITS.put("year", Duration.ofDays(365));
-    }
 
     private static final Set<String> DOMAIN_KEYS = Set.of("domain", "descriptors");
     private static final Set<String> DESCRIPTOR_KEYS =
@@ -358,9 +348,10 @@ public final class RulesParser {
             unit = string(f.get("unit"), "unit");
             if (unit != null) {
                 unit = unit.toLowerCase(Locale.ROOT);
-                window = UNITS.get(unit);
-                if (window == null) {
-                    problem(f.get("unit"), "unknown unit " + quote(unit) + ": use one of " + String.join(", ", UNITS.keySet())
+                try {
+                    window = RateUnit.fromConfigName(unit).length();
+                } catch (IllegalArgumentException e) {
+                    problem(f.get("unit"), "unknown unit " + quote(unit) + ": use one of " + RateUnit.names()
                             + ", or 'window: 90s' for any length");
                 }
             }
@@ -390,7 +381,7 @@ public final class RulesParser {
                     detailed, where);
         }
         try {
-            Limit limit = Limits.build(algorithm, rpu, window, burst);
+            Limit limit = new LimitSpec(algorithm, rpu, window, burst).toLimit();
             limit = limit.named(name != null ? name : path);
             return new Rule(path, name, replaces, Rule.Kind.LIMITED, limit, algorithm, rpu, unit, window,
                     limit.capacity(), shadow, detailed, where);

@@ -1,8 +1,11 @@
 package dev.sluice.server.grpc;
 
 import com.google.protobuf.UInt64Value;
+import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.LimitSpec;
+import dev.sluice.RateUnit;
 import dev.sluice.server.BadRequestException;
 import dev.sluice.server.CheckRequest;
 import dev.sluice.server.CheckResult;
@@ -11,7 +14,6 @@ import dev.sluice.server.RateLimitHeaders;
 import dev.sluice.server.StoreUnavailableException;
 import dev.sluice.server.UnsupportedByStoreException;
 import dev.sluice.server.config.DomainRules.Entry;
-import dev.sluice.server.config.Limits;
 import dev.sluice.server.config.Rule;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
@@ -146,9 +148,10 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     }
 
     private static Limit override(RateLimitDescriptor.RateLimitOverride o, int i) {
-        String unit = o.getUnit().name().toLowerCase(Locale.ROOT);
-        var window = Limits.unit(unit);
-        if (window == null) {
+        RateUnit unit;
+        try {
+            unit = RateUnit.fromConfigName(o.getUnit().name());
+        } catch (IllegalArgumentException e) {
             throw new BadRequestException("invalid-limit", "descriptors[" + i + "].limit.unit " + o.getUnit()
                     + " is not a unit: use SECOND … YEAR");
         }
@@ -157,8 +160,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
                     + "].limit.requests_per_unit is 0: a limit override must admit at least 1");
         }
         try {
-            return Limits.build(dev.sluice.Algorithm.FIXED_WINDOW, Integer.toUnsignedLong(o.getRequestsPerUnit()),
-                    window, null);
+            return LimitSpec.of(Algorithm.FIXED_WINDOW, Integer.toUnsignedLong(o.getRequestsPerUnit()), unit).toLimit();
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("invalid-limit", "descriptors[" + i + "].limit: " + e.getMessage());
         }
@@ -200,19 +202,11 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         return b.build();
     }
 
+    /** Envoy's unit of the same name; UNKNOWN for a Sluice {@code window} that is no envoy unit. */
     private static RateLimitResponse.RateLimit.Unit unit(String unit) {
         if (unit == null) {
             return RateLimitResponse.RateLimit.Unit.UNKNOWN;
         }
-        return switch (unit) {
-            case "second" -> RateLimitResponse.RateLimit.Unit.SECOND;
-            case "minute" -> RateLimitResponse.RateLimit.Unit.MINUTE;
-            case "hour" -> RateLimitResponse.RateLimit.Unit.HOUR;
-            case "day" -> RateLimitResponse.RateLimit.Unit.DAY;
-            case "week" -> RateLimitResponse.RateLimit.Unit.WEEK;
-            case "month" -> RateLimitResponse.RateLimit.Unit.MONTH;
-            case "year" -> RateLimitResponse.RateLimit.Unit.YEAR;
-            default -> RateLimitResponse.RateLimit.Unit.UNKNOWN;
-        };
+        return RateLimitResponse.RateLimit.Unit.valueOf(RateUnit.fromConfigName(unit).name());
     }
 }

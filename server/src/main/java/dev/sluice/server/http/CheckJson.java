@@ -11,13 +11,14 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import dev.sluice.LimitSpec;
+import dev.sluice.RateUnit;
 import dev.sluice.server.BadRequestException;
 import dev.sluice.server.CheckRequest;
 import dev.sluice.server.CheckResult;
 import dev.sluice.server.Messages;
 import dev.sluice.server.config.DomainRules.Entry;
 import dev.sluice.server.config.Durations;
-import dev.sluice.server.config.Limits;
 import dev.sluice.server.config.Rule;
 import java.io.IOException;
 import java.io.InputStream;
@@ -210,10 +211,11 @@ public final class CheckJson {
                 throw new BadRequestException("invalid-limit", at + " needs exactly one of 'unit' (second … year) or 'window' (e.g. \"90s\")");
             } else if (n.has("unit")) {
                 String u = text(n.get("unit"), at + ".unit").toLowerCase(Locale.ROOT);
-                window = Limits.unit(u);
-                if (window == null) {
+                try {
+                    window = RateUnit.fromConfigName(u).length();
+                } catch (IllegalArgumentException e) {
                     throw new BadRequestException("invalid-limit", at + ".unit '" + u + "' is unknown: use one of "
-                            + String.join(", ", Limits.unitNames()));
+                            + RateUnit.names());
                 }
             } else {
                 window = Durations.parse(text(n.get("window"), at + ".window"));
@@ -226,7 +228,7 @@ public final class CheckJson {
                 }
                 burst = b.asLong();
             }
-            return Limits.build(algorithm, rpuNode.asLong(), window, burst);
+            return new LimitSpec(algorithm, rpuNode.asLong(), window, burst).toLimit();
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("invalid-limit", at + ": " + e.getMessage());
         }
