@@ -1,5 +1,6 @@
 package dev.sluice;
 
+import java.util.List;
 import java.util.Objects;
 
 /** One part of a multi-permit request: spend {@code cost} permits of {@code limit} on {@code key}. */
@@ -30,6 +31,26 @@ public record Permit(String key, Limit limit, long cost) {
         checkKey(key);
         Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
         limit.checkCost(cost);
+    }
+
+    /**
+     * Validates a multi-permit request: a list of at least one permit, none null. Each permit was checked when it
+     * was built; every store and wrapper calls this before anything else.
+     *
+     * @throws IllegalArgumentException for an empty list
+     * @throws NullPointerException for a null list or a null permit, naming its index
+     */
+    public static void checkAll(List<Permit> permits) {
+        Objects.requireNonNull(permits, "permits must not be null: give a list of at least one Permit");
+        int n = permits.size();
+        if (n == 0) {
+            throw new IllegalArgumentException("permits is empty: give at least one Permit");
+        }
+        for (int i = 0; i < n; i++) {
+            if (permits.get(i) == null) {
+                throw new NullPointerException("permits[" + i + "] is null: every element must be a Permit");
+            }
+        }
     }
 
     /** Keys must be 1 to {@value #MAX_KEY_LENGTH} characters. */

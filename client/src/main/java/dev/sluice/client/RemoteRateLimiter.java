@@ -163,13 +163,7 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        Objects.requireNonNull(permits, "permits must not be null");
-        if (permits.isEmpty()) {
-            throw new IllegalArgumentException("permits is empty: give at least one Permit");
-        }
-        for (Permit p : permits) {
-            Objects.requireNonNull(p, "permits must not contain null");
-        }
+        Permit.checkAll(permits);
         return join(send(check, body(permits, null)).thenApply(RemoteRateLimiter::decision));
     }
 

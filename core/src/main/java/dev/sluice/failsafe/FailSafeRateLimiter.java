@@ -165,14 +165,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        Objects.requireNonNull(permits, "permits must not be null");
-        if (permits.isEmpty()) {
-            throw new IllegalArgumentException("permits is empty: give at least one Permit");
-        }
-        for (Permit p : permits) {
-            Objects.requireNonNull(p, "permits must not contain null");
-            Permit.check(p.key(), p.limit(), p.cost());
-        }
+        Permit.checkAll(permits);
         RateLimiter s = storeToTry();
         if (s != null) {
             try {

@@ -150,10 +150,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        Objects.requireNonNull(permits, "permits must not be null");
-        if (permits.isEmpty()) {
-            throw new IllegalArgumentException("permits is empty: give at least one Permit");
-        }
+        Permit.checkAll(permits);
         return MultiPermit.acquire(this, permits);
     }
 

@@ -49,9 +49,7 @@ public final class ReferenceRateLimiter implements RateLimiter {
 
     @Override
     public synchronized Decision tryAcquire(List<Permit> permits) {
-        if (permits.isEmpty()) {
-            throw new IllegalArgumentException("permits is empty: give at least one Permit");
-        }
+        Permit.checkAll(permits);
         long now = ticker.read();
         Map<Id, State> scratch = new HashMap<>();
         List<Decision> decisions = new ArrayList<>(permits.size());
