@@ -2,6 +2,7 @@ package dev.sluice.server;
 
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.decision.DecisionService;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

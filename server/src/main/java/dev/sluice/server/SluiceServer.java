@@ -2,6 +2,8 @@ package dev.sluice.server;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.decision.ServerMetrics;
 import dev.sluice.server.grpc.GrpcServer;
 import dev.sluice.server.http.HttpServer;
 import java.io.IOException;

@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.server.decision.BadRequestException;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;

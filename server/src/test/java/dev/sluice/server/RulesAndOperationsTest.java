@@ -1,5 +1,6 @@
 package dev.sluice.server;
 
+import dev.sluice.server.decision.DecisionService;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -4,7 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.RateUnit;
-import dev.sluice.server.Messages;
+import dev.sluice.server.config.Messages;
 import java.io.Reader;
 import java.time.Duration;
 import java.util.ArrayList;

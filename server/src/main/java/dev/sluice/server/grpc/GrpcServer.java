@@ -1,6 +1,6 @@
 package dev.sluice.server.grpc;
 
-import dev.sluice.server.DecisionService;
+import dev.sluice.server.decision.DecisionService;
 import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.ServerCall;

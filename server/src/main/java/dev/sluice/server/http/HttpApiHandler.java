@@ -1,12 +1,12 @@
 package dev.sluice.server.http;
 
-import dev.sluice.server.BadRequestException;
-import dev.sluice.server.CheckResult;
-import dev.sluice.server.DecisionService;
-import dev.sluice.server.Messages;
-import dev.sluice.server.RateLimitHeaders;
-import dev.sluice.server.StoreUnavailableException;
-import dev.sluice.server.UnsupportedByStoreException;
+import dev.sluice.server.config.Messages;
+import dev.sluice.server.decision.BadRequestException;
+import dev.sluice.server.decision.CheckResult;
+import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.decision.RateLimitHeaders;
+import dev.sluice.server.decision.StoreUnavailableException;
+import dev.sluice.server.decision.UnsupportedByStoreException;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;

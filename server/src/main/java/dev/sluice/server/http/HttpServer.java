@@ -1,6 +1,6 @@
 package dev.sluice.server.http;
 
-import dev.sluice.server.DecisionService;
+import dev.sluice.server.decision.DecisionService;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;

@@ -1,4 +1,4 @@
-package dev.sluice.server;
+package dev.sluice.server.config;
 
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;

@@ -1,4 +1,4 @@
-package dev.sluice.server;
+package dev.sluice.server.decision;
 
 import dev.sluice.Decision;
 import dev.sluice.Degradation;

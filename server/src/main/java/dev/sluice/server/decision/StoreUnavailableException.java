@@ -1,4 +1,4 @@
-package dev.sluice.server;
+package dev.sluice.server.decision;
 
 /**
  * The store did not answer within the per-request budget, failed, or is overloaded. HTTP answers 503 with

@@ -1,4 +1,6 @@
-package dev.sluice.server;
+package dev.sluice.server.decision;
+
+import dev.sluice.server.config.Messages;
 
 /**
  * A request the service refuses, with a short machine-readable problem type ({@code unknown-domain},

@@ -1,4 +1,4 @@
-package dev.sluice.server;
+package dev.sluice.server.decision;
 
 import dev.sluice.Degradation;
 import dev.sluice.failsafe.FailSafeRateLimiter;

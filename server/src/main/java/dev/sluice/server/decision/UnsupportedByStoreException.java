@@ -1,4 +1,4 @@
-package dev.sluice.server;
+package dev.sluice.server.decision;
 
 /**
  * The store does not implement an operation the request needs (today: a store whose

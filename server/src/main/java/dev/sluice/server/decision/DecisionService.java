@@ -1,0 +1,259 @@
+package dev.sluice.server.decision;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.LogThrottle;
+import dev.sluice.server.config.DomainRules;
+import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.decision.CheckResult.Outcome;
+import dev.sluice.server.decision.CheckResult.Status;
+import dev.sluice.server.decision.Plan.Item;
+import dev.sluice.server.decision.Plan.Kind;
+import dev.sluice.server.decision.Plan.Mode;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+
+/**
+ * Turns a {@link CheckRequest} into a {@link CheckResult}: match each descriptor to its rule (envoy's rules),
+ * apply {@code replaces}, then ask the store.
+ *
+ * <p>A thin facade over four parts, in the order a request meets them: {@link RequestPlanner} (validation, rule
+ * matching, store keys from {@link StoreKeys}: everything decided without the store), {@link StoreCalls} (where and
+ * how long the store is called, and what its failures become), {@link PlanDecider} (the store calls of one plan).
+ *
+ * <h2>How a request is decided</h2>
+ * <ol>
+ *   <li>Each descriptor is matched in its domain ({@link DomainRules#match}); a descriptor that carries its own
+ *       limit uses that instead. Rules named in another matched rule's {@code replaces} are dropped.</li>
+ *   <li>Unlimited, blocked ({@code requests_per_unit: 0}) and unmatched descriptors are answered here, without
+ *       the store; descriptors with {@code hits: 0} are check-only: {@link RateLimiter#peek(String, Limit, long)}
+ *       with cost 1, nothing consumed (see <em>Check only</em> below).</li>
+ *   <li>If that already denies the request, nothing is taken for the others (outcome {@code skipped}).
+ *       Otherwise every enforced descriptor with {@code hits > 0} goes to the store in <em>one</em>
+ *       all-or-nothing call, {@link RateLimiter#tryAcquire(List)}: when any is over its limit, nothing is
+ *       consumed for any of them (envoy, by contrast, counts the others). A single descriptor uses the
+ *       single-permit call and gets its exact decision. With several, the overall code is that atomic decision;
+ *       each descriptor's numbers (limit, remaining, reset) are then read with a {@code peek} of that descriptor
+ *       <em>right after</em> the decision, not atomically with it: a concurrent request on the same key may
+ *       already show in them. A descriptor is OVER_LIMIT when its own hits do not fit; should none appear so (room
+ *       freed in between), the denial is reported on the tightest one with the atomic decision's numbers.</li>
+ *   <li>Shadow-mode descriptors are evaluated on their own, one {@code tryAcquire} each: they count every
+ *       request like real limits, so the metrics show what enforcement would do, but they never deny and never
+ *       block the enforced ones.</li>
+ * </ol>
+ *
+ * <h2>Check only</h2>
+ * {@code hits: 0} asks "would the next request pass?": {@code peek} with cost 1, so at exactly the limit
+ * (remaining 0) the answer is OVER_LIMIT with the time until one permit is free. envoyproxy/ratelimit instead adds
+ * 0 to its counter and compares, which answers OK at exactly the limit and OVER_LIMIT only beyond it; since a
+ * Sluice denial takes nothing, a counter never goes beyond its limit, so that reading would never deny. To ask about
+ * more than one permit without taking them, use {@link #peek(CheckRequest)} ({@code POST /v1/peek}), where
+ * {@code hits} is the cost asked about. A store whose peek throws {@link UnsupportedOperationException} makes such
+ * requests fail with {@link UnsupportedByStoreException} (501 / UNIMPLEMENTED), before anything is taken.
+ *
+ * <p>The store key of a descriptor is its domain and its entries as sent ({@code api|plan=free|user=42}), so every
+ * distinct value of a key-only rule gets its own bucket, as in envoy; state is per (key, limit), so changing a
+ * rule's numbers starts fresh buckets for it. Keys longer than the store's 4096-character bound are replaced by
+ * their SHA-256.
+ *
+ * <h2>Store failures</h2>
+ * Memory decisions run on the calling (event-loop) thread: they never block. Remote stores run on a bounded
+ * executor. {@code sluice serve} wraps them in a {@link FailSafeRateLimiter}: each store call is bounded by the
+ * store's own time budget ({@code --store-timeout}), and when the store times out, is down or fails, the failure
+ * policy decides instead (fail open, fail closed, local limits) and the decision says so
+ * ({@link Decision#degradation()}, shown as {@code degraded} in the answer). So a decision does not fail because of
+ * the store. What remains a 503 / UNAVAILABLE ({@link StoreUnavailableException}):
+ * <ul>
+ *   <li>{@code reset}, which has no policy to apply (a reset that did not happen must not look as if it had);</li>
+ *   <li>the bounded pool is full ({@code store-overloaded}): the service itself is overloaded;</li>
+ *   <li>the service's own deadline passes ({@code store-timeout}): a budget per store call the request makes plus
+ *       {@value #DEADLINE_SLACK_MILLIS} ms; only a store that broke its budget, or a backed-up pool, gets there;</li>
+ *   <li>a store not wrapped in a policy (embedding the service with a bare store) that throws.</li>
+ * </ul>
+ */
+public final class DecisionService {
+    /**
+     * How long past the budgets of a request's store calls the service waits before it answers 503
+     * {@code store-timeout} itself. The stores bound each call to their budget plus a few milliseconds of their
+     * own, so this only catches a store that hangs; it is generous because on a starved CPU (a GC pause, a noisy
+     * neighbour) a late decision, exact or by the policy, is still a better answer than a 503.
+     */
+    public static final long DEADLINE_SLACK_MILLIS = 1000;
+
+    private final RateLimiter limiter;
+    private final String storeName;
+    private final ServerMetrics metrics;
+    private final LogThrottle logThrottle = new LogThrottle();
+    private final RequestPlanner planner;
+    private final StoreCalls calls;
+    private final PlanDecider decider;
+
+    /**
+     * @param storeExecutor null to decide on the caller's thread (the in-memory store); otherwise the bounded
+     *                      pool remote stores block on
+     */
+    public DecisionService(RateLimiter limiter, String storeName, RuleSet rules, ExecutorService storeExecutor,
+                           long storeTimeoutNanos, int maxDescriptors, ServerMetrics metrics) {
+        this.limiter = limiter;
+        this.storeName = storeName;
+        this.metrics = metrics;
+        this.planner = new RequestPlanner(rules, maxDescriptors);
+        this.calls = new StoreCalls(storeName, storeExecutor, storeTimeoutNanos, metrics);
+        this.decider = new PlanDecider(limiter, storeName, metrics, logThrottle);
+    }
+
+    /**
+     * Bounds the distinct limits callers may send ({@code descriptors[].limit}); 0 refuses them. Stores keep
+     * per-limit bookkeeping (the in-memory store at most 32,767 distinct limits, forever), so an unbounded stream of
+     * made-up limits from callers must not be able to exhaust it.
+     */
+    public void maxClientLimits(int max) {
+        planner.maxClientLimits(max);
+    }
+
+    public RuleSet rules() {
+        return planner.rules();
+    }
+
+    /** Swaps in new rules atomically (hot reload). */
+    public void rules(RuleSet next) {
+        planner.rules(next);
+    }
+
+    /** Shared by the endpoints to keep store-failure logging bounded. */
+    public LogThrottle logThrottle() {
+        return logThrottle;
+    }
+
+    public ServerMetrics metrics() {
+        return metrics;
+    }
+
+    public int maxDescriptors() {
+        return planner.maxDescriptors();
+    }
+
+    public RateLimiter limiter() {
+        return limiter;
+    }
+
+    public String storeName() {
+        return storeName;
+    }
+
+    private static final Limit READY_PROBE = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
+
+    /**
+     * Readiness: one decision on a probe key under a limit no caller uses, under the store budget. Completes with
+     * that decision, {@linkplain Decision#degraded() degraded} when the failure policy answered for the store
+     * (the service is still ready: it answers every request, by its policy), and exceptionally
+     * ({@link StoreUnavailableException}) when not even that was possible.
+     */
+    public CompletableFuture<Decision> probe() {
+        return calls.run(1, () -> limiter.tryAcquire("sluice:readyz", READY_PROBE, 1));
+    }
+
+    /** The failure-safe wrapper around the store, or null when the store is used bare (the in-memory store). */
+    public FailSafeRateLimiter failSafe() {
+        return limiter instanceof FailSafeRateLimiter f ? f : null;
+    }
+
+    /**
+     * Decides asynchronously. The future fails with {@link BadRequestException} for bad input,
+     * {@link StoreUnavailableException} when the store pool is full, the service's deadline passes or a bare store
+     * (no failure policy) fails, and {@link UnsupportedByStoreException} when a check-only descriptor meets a store
+     * without peek; never with anything else.
+     */
+    public CompletableFuture<CheckResult> check(CheckRequest request) {
+        Plan plan;
+        try {
+            plan = planner.plan(request, Mode.DECIDE);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return decideAsync(plan);
+    }
+
+    /**
+     * Check only, for any cost ({@code POST /v1/peek}): every limited descriptor is looked at with
+     * {@link RateLimiter#peek(String, Limit, long)} for its {@code hits} (default 1, at least 1) and nothing is
+     * consumed; the answer is what {@link #check} would answer for the same request, the statuses' numbers being the
+     * state as it is. Fails like {@link #check}.
+     */
+    public CompletableFuture<CheckResult> peek(CheckRequest request) {
+        Plan plan;
+        try {
+            plan = planner.plan(request, Mode.PEEK);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return decideAsync(plan);
+    }
+
+    private CompletableFuture<CheckResult> decideAsync(Plan plan) {
+        if (!plan.needsStore()) {
+            try {
+                return CompletableFuture.completedFuture(decider.decide(plan));
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(calls.translate(e));
+            }
+        }
+        return calls.run(plan.storeCalls(), () -> decider.decide(plan));
+    }
+
+    /**
+     * Forgets the state of each descriptor's (key, limit): {@code POST /v1/reset}. Descriptors without a limit
+     * (no rule, unlimited, blocked) are skipped.
+     */
+    public CompletableFuture<Void> reset(CheckRequest request) {
+        Plan plan;
+        try {
+            plan = planner.plan(request, Mode.RESET);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return calls.run(plan.items().size(), () -> {
+            for (Item it : plan.items()) {
+                if (it.limit() != null) {
+                    limiter.reset(it.key(), it.limit());
+                }
+            }
+            return null;
+        });
+    }
+
+    /**
+     * Shaping ({@code POST /v1/reserve}): takes the descriptor's hits now, from the future if need be, when they
+     * can be had within {@code maxWaitNanos}; the decision's {@code retryAfter} is how long to wait before acting.
+     * One descriptor, token_bucket or gcra only (see {@link RateLimiter#reserve}).
+     */
+    public CompletableFuture<CheckResult> reserve(CheckRequest request, long maxWaitNanos) {
+        Plan plan;
+        try {
+            if (request.descriptors() != null && request.descriptors().size() != 1) {
+                throw new BadRequestException("invalid-request", "reserve takes exactly one descriptor, not "
+                        + request.descriptors().size());
+            }
+            plan = planner.plan(request, Mode.DECIDE);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        Item it = plan.items().get(0);
+        if (it.kind() != Kind.ENFORCED && it.kind() != Kind.SHADOW) {
+            return CompletableFuture.failedFuture(new BadRequestException("invalid-request",
+                    "reserve needs a descriptor with a limit and hits ≥ 1; this one matched " + (it.rule() == null
+                    ? "no rule" : it.rule().kind().name().toLowerCase(java.util.Locale.ROOT) + " rule " + it.rule().id())));
+        }
+        return calls.run(1, () -> {
+            Decision d = limiter.reserve(it.key(), it.limit(), it.hits(), java.time.Duration.ofNanos(maxWaitNanos));
+            Status st = PlanDecider.status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
+            metrics.decision(plan.metricDomain(), it.metricRule(), st.outcome());
+            return new CheckResult(d.allowed(), List.of(st), d);
+        });
+    }
+
+
+}

@@ -1,0 +1,52 @@
+package dev.sluice.server.decision;
+
+import dev.sluice.Limit;
+import dev.sluice.server.config.Rule;
+import java.util.List;
+
+/**
+ * What a request asks of the store, worked out before the store is asked: one {@link Item} per descriptor, with
+ * its rule, limit, store key and what kind of store call (if any) it needs.
+ */
+record Plan(String metricDomain, List<Item> items) {
+
+    /** What a descriptor needs: nothing (no rule, unlimited, blocked), or a store call of some kind. */
+    enum Kind { NONE, UNLIMITED, BLOCKED, ENFORCED, SHADOW, PEEK }
+
+    /** What a request asks of the store: decide ({@code /v1/check}, {@code /v1/reserve}), look, or forget. */
+    enum Mode { DECIDE, PEEK, RESET }
+
+    /** One descriptor's part of the plan. */
+    record Item(Kind kind, Rule rule, Limit limit, String key, long hits, String metricRule) {
+        /** The cost a PEEK item asks about: its hits, or 1 for {@code hits: 0} (would the next request pass?). */
+        long peekCost() {
+            return Math.max(1, hits);
+        }
+    }
+
+        /**
+         * The most store calls deciding this plan makes: one per check-only or shadow descriptor, one for the
+         * enforced ones, and with several enforced ones a peek each for their own numbers.
+         */
+        int storeCalls() {
+            int enforced = 0;
+            int others = 0;
+            for (Item i : items) {
+                if (i.kind == Kind.ENFORCED) {
+                    enforced++;
+                } else if (i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {
+                    others++;
+                }
+            }
+            return others + (enforced == 0 ? 0 : enforced == 1 ? 1 : 1 + enforced);
+        }
+
+        boolean needsStore() {
+            for (Item i : items) {
+                if (i.kind == Kind.ENFORCED || i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {
+                    return true;
+                }
+            }
+            return false;
+        }
+}

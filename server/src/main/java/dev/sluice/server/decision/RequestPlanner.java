@@ -1,0 +1,154 @@
+package dev.sluice.server.decision;
+
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.server.config.DomainRules;
+import dev.sluice.server.config.Rule;
+import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.decision.Plan.Item;
+import dev.sluice.server.decision.Plan.Kind;
+import dev.sluice.server.decision.Plan.Mode;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Everything about a request that can be decided or refused without the store: its shape (a domain, 1 to
+ * {@code --max-descriptors} descriptors, entries, hits), each descriptor's rule (envoy's matching, a caller-sent
+ * limit, {@code replaces}), its store key and the kind of store call it needs. Bad input ends here as a
+ * {@link BadRequestException} naming the descriptor and the fix, before anything is taken.
+ *
+ * <p>Caller-sent limits are bounded ({@link #maxClientLimits(int)}): stores keep per-limit bookkeeping, so an
+ * unbounded stream of made-up limits must not be able to exhaust it.
+ */
+final class RequestPlanner {
+    private final AtomicReference<RuleSet> rules;
+    private final int maxDescriptors;
+    private final Set<Limit> clientLimits = ConcurrentHashMap.newKeySet();
+    private volatile int maxClientLimits = 1024;
+
+    RequestPlanner(RuleSet rules, int maxDescriptors) {
+        this.rules = new AtomicReference<>(rules);
+        this.maxDescriptors = maxDescriptors;
+    }
+
+    RuleSet rules() {
+        return rules.get();
+    }
+
+    void rules(RuleSet next) {
+        rules.set(next);
+    }
+
+    int maxDescriptors() {
+        return maxDescriptors;
+    }
+
+    void maxClientLimits(int max) {
+        this.maxClientLimits = max;
+    }
+
+    Plan plan(CheckRequest request, Mode mode) {
+        boolean deciding = mode != Mode.RESET;
+        String domain = request.domain();
+        if (domain == null || domain.isEmpty()) {
+            throw new BadRequestException("missing-domain", "'domain' is missing: name the rules domain, e.g. \"api\"");
+        }
+        List<CheckRequest.Descriptor> ds = request.descriptors();
+        if (ds == null || ds.isEmpty()) {
+            throw new BadRequestException("missing-descriptors",
+                    "'descriptors' is empty: send at least one, e.g. [{\"entries\":[{\"key\":\"user\",\"value\":\"42\"}]}]");
+        }
+        if (ds.size() > maxDescriptors) {
+            throw new BadRequestException("too-many-descriptors", ds.size() + " descriptors in one request: at most "
+                    + maxDescriptors + " (--max-descriptors)");
+        }
+        RuleSet rs = rules.get();
+        DomainRules dr = rs.domain(domain);
+        boolean allOverridden = ds.stream().allMatch(d -> d.override() != null);
+        if (dr == null && !allOverridden) {
+            throw new BadRequestException("unknown-domain", "unknown domain '" + domain + "': configured domains are "
+                    + rs.domains().keySet().stream().sorted().toList());
+        }
+        Rule[] matched = new Rule[ds.size()];
+        Set<String> replaced = new HashSet<>();
+        for (int i = 0; i < ds.size(); i++) {
+            CheckRequest.Descriptor d = ds.get(i);
+            if (d.entries() == null || d.entries().isEmpty()) {
+                throw new BadRequestException("empty-descriptor", "descriptors[" + i
+                        + "] has no entries: give at least one {\"key\":…,\"value\":…}");
+            }
+            if (d.hits() < 0) {
+                throw new BadRequestException("invalid-hits", "descriptors[" + i + "]: hits " + d.hits()
+                        + " is negative: use 0 (check only) or more");
+            }
+            if (mode == Mode.PEEK && d.hits() == 0) {
+                throw new BadRequestException("invalid-hits", "descriptors[" + i + "]: hits 0 asks about nothing: "
+                        + "peek takes the cost to ask about as hits (1 or more; default 1)");
+            }
+            if (d.override() != null) {
+                Limit l = d.override();
+                if (maxClientLimits == 0) {
+                    throw new BadRequestException("client-limits-disabled", "descriptors[" + i
+                            + "] sends its own limit, which this service refuses (--max-client-limits 0): "
+                            + "use the configured rules");
+                }
+                if (!clientLimits.contains(l)) {
+                    synchronized (clientLimits) {
+                        if (clientLimits.size() >= maxClientLimits && !clientLimits.contains(l)) {
+                            throw new BadRequestException("too-many-client-limits", "descriptors[" + i
+                                    + "] sends a new limit " + l + " but callers already use " + clientLimits.size()
+                                    + " distinct limits, the most this service accepts (--max-client-limits): reuse limits");
+                        }
+                        clientLimits.add(l);
+                    }
+                }
+                matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.LIMITED, l, l.algorithm(),
+                        l.rate().permits(), null, l.rate().period(), l.capacity(), false, false, "request");
+            } else {
+                matched[i] = dr.match(d.entries());
+                if (matched[i] != null) {
+                    replaced.addAll(matched[i].replaces());
+                }
+            }
+        }
+        List<Item> items = new ArrayList<>(ds.size());
+        for (int i = 0; i < ds.size(); i++) {
+            CheckRequest.Descriptor d = ds.get(i);
+            Rule r = matched[i];
+            if (r != null && r.name() != null && replaced.contains(r.name())) {
+                r = null; // envoy: a replaced rule is not evaluated and its counter is left alone
+            }
+            if (r == null) {
+                items.add(new Item(Kind.NONE, null, null, null, d.hits(), "none"));
+                continue;
+            }
+            String metricRule = r.detailedMetric() ? StoreKeys.metricLabel(domain, d.entries()) : r.id();
+            switch (r.kind()) {
+                case UNLIMITED -> items.add(new Item(Kind.UNLIMITED, r, null, null, d.hits(), metricRule));
+                case BLOCKED -> items.add(new Item(Kind.BLOCKED, r, null, null, d.hits(), metricRule));
+                case LIMITED -> {
+                    String key = StoreKeys.storeKey(domain, d.entries());
+                    long hits = d.hits();
+                    try {
+                        if (hits > 0 && deciding) {
+                            Permit.check(key, r.limit(), hits);
+                        }
+                    } catch (IllegalArgumentException e) {
+                        throw new BadRequestException("invalid-hits", "descriptors[" + i + "] (rule " + r.id()
+                                + "): " + e.getMessage());
+                    }
+                    Kind kind = hits == 0 || mode == Mode.PEEK ? Kind.PEEK
+                            : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
+                    items.add(new Item(kind, r, r.limit(), key, hits, metricRule));
+                }
+                default -> throw new IllegalStateException("unknown rule kind " + r.kind());
+            }
+        }
+        // a domain without rules (caller-sent limits only) is named by the caller: keep it out of metric labels
+        return new Plan(dr != null ? domain : "_client", items);
+    }
+}

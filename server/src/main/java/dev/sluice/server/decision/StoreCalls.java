@@ -1,0 +1,105 @@
+package dev.sluice.server.decision;
+
+import dev.sluice.Degradation;
+import dev.sluice.StoreException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
+
+/**
+ * Where and how long the store is called. The in-memory store decides on the caller's (event-loop) thread: it never
+ * blocks. Remote stores run on a bounded executor, under the service's own deadline: a budget per store call the
+ * work makes plus {@value DecisionService#DEADLINE_SLACK_MILLIS} ms, which only a store that broke its own budget
+ * (or a backed-up pool) reaches. A full pool is {@code store-overloaded}, the deadline {@code store-timeout}, and
+ * what a store throws is translated to the service's exceptions here.
+ */
+final class StoreCalls {
+    private final String storeName;
+    private final ExecutorService storeExecutor;
+    private final long storeTimeoutNanos;
+    private final ServerMetrics metrics;
+
+    /** @param storeExecutor null to call the store on the caller's thread (the in-memory store) */
+    StoreCalls(String storeName, ExecutorService storeExecutor, long storeTimeoutNanos, ServerMetrics metrics) {
+        this.storeName = storeName;
+        this.storeExecutor = storeExecutor;
+        this.storeTimeoutNanos = storeTimeoutNanos;
+        this.metrics = metrics;
+    }
+
+    /**
+     * Runs {@code work}, which makes at most {@code storeCalls} store calls, on the store pool; the service's
+     * deadline is that many budgets plus {@link DecisionService#DEADLINE_SLACK_MILLIS} (the calls are sequential, and each is
+     * bounded by the store's budget).
+     */
+    <T> CompletableFuture<T> run(int storeCalls, Supplier<T> work) {
+        if (storeExecutor == null) {
+            try {
+                return CompletableFuture.completedFuture(work.get());
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(translate(e));
+            }
+        }
+        CompletableFuture<T> f;
+        try {
+            f = CompletableFuture.supplyAsync(work, storeExecutor);
+        } catch (RejectedExecutionException e) {
+            metrics.storeError("overloaded");
+            return CompletableFuture.failedFuture(new StoreUnavailableException("store-overloaded",
+                    "the " + storeName + " store has too many requests waiting: retry shortly", e));
+        }
+        long deadline = deadlineNanos(storeCalls);
+        return f.orTimeout(deadline, TimeUnit.NANOSECONDS).handle((r, t) -> {
+            if (t == null) {
+                return r;
+            }
+            Throwable c = t instanceof CompletionException ? t.getCause() : t;
+            if (c instanceof TimeoutException) {
+                metrics.storeError("timeout");
+                throw new CompletionException(new StoreUnavailableException("store-timeout", "the " + storeName
+                        + " store did not answer within " + TimeUnit.NANOSECONDS.toMillis(deadline) + " ms (" + storeCalls
+                        + " call(s) of its budget, --store-timeout " + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos)
+                        + " ms, plus " + DecisionService.DEADLINE_SLACK_MILLIS + " ms)", c));
+            }
+            throw new CompletionException(translate(c));
+        });
+    }
+
+    /** The service's own exception for what a store call threw: a 400, a 501 or a 503 with the store's cause. */
+    RuntimeException translate(Throwable t) {
+        if (t instanceof BadRequestException || t instanceof StoreUnavailableException
+                || t instanceof UnsupportedByStoreException) {
+            return (RuntimeException) t;
+        }
+        if (t instanceof IllegalArgumentException || t instanceof UnsupportedOperationException) {
+            return new BadRequestException("invalid-request", t.getMessage());
+        }
+        if (t instanceof StoreException e) {
+            // what the failure policy does not absorb (reset) or a bare store: the store's own classification
+            Degradation cause = e.degradation();
+            metrics.storeError(cause == Degradation.STORE_ERROR ? "error" : cause.label());
+            return new StoreUnavailableException(problemType(cause), "the " + storeName + " store failed ("
+                    + cause.label() + "): " + (t.getMessage() == null ? "no detail (see the service log)"
+                    : t.getMessage()), t);
+        }
+        metrics.storeError("error");
+        return new StoreUnavailableException("store-error", "the " + storeName + " store failed: "
+                + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()), t);
+    }
+
+    /** The service's deadline for work making {@code storeCalls} sequential store calls (saturating). */
+    private long deadlineNanos(int storeCalls) {
+        long slack = TimeUnit.MILLISECONDS.toNanos(DecisionService.DEADLINE_SLACK_MILLIS);
+        long calls = Math.max(1, storeCalls);
+        return storeTimeoutNanos > (Long.MAX_VALUE - slack) / calls ? Long.MAX_VALUE : storeTimeoutNanos * calls + slack;
+    }
+
+    /** The 503 problem type for a store failure: {@code store-timeout}, {@code store-unavailable}, … */
+    static String problemType(Degradation cause) {
+        return "store-" + cause.label().replace('_', '-').replace("store-", "");
+    }
+}
