@@ -58,7 +58,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
      * How long {@code build()} waits for a supplier's first attempt: longer than a store's own connect timeout
      * (Redis: 2 s) plus its warm-up, short enough that an application starting beside a dead store starts.
      */
-    static final long DEFAULT_STARTUP_WAIT_SECONDS = 5;
+    static final long DEFAULT_STARTUP_WAIT_SECONDS = 10;
 
     private static final System.Logger LOG = System.getLogger(FailSafeRateLimiter.class.getName());
     private static final Degradation[] CAUSES = Degradation.values();

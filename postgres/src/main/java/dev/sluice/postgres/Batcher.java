@@ -134,18 +134,9 @@ final class Batcher implements AutoCloseable {
             }
             boolean stop = poisons > 0;
             long now = System.nanoTime();
-            batch.removeIf(r -> {
-                if (r.result().isDone()) {
-                    return true; // its caller stopped waiting (the future timed out): nothing to send
-                }
-                if (now - r.call().deadlineNanos < 0) {
-                    return false;
-                }
-                r.result().completeExceptionally(notSent.failure("a batched decision for key \""
-                        + PostgresRateLimiter.abbreviate(r.key()) + "\" waited past its time budget before a"
-                        + " dispatcher was free: nothing was sent (raise concurrentBatches with the pool size)", null));
-                return true;
-            });
+            // a caller stops waiting (its future fails) when its budget and its patience are spent: while the
+            // database answers others, a decision waiting for a dispatcher is queueing, not failing
+            batch.removeIf(r -> r.result().isDone());
             if (batch.isEmpty()) {
                 if (stop) {
                     return;

@@ -16,6 +16,7 @@ import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import dev.sluice.algorithm.TatState;
 import dev.sluice.algorithm.WindowState;
+import dev.sluice.store.TimeBudget;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -121,6 +122,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** How long past the deadline a caller still waits for its worker's answer (see {@link #SLACK_MILLIS}). */
     static final long GRACE_MILLIS = 1;
 
+    private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
+
     /**
      * The margin of a connection's network (socket) timeout over its statement's query timeout. It only
      * bounds how long a worker thread and its connection stay stuck on a database that stopped answering
@@ -160,6 +163,10 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     private final DataSource dataSource;
+    /** The pool this limiter made (for a JDBC URL or a DataSource that does not pool), closed with it; or null. */
+    private final com.zaxxer.hikari.HikariDataSource ownedPool;
+    /** The database's URL without its password, for messages. */
+    private final String where;
     private final Ticker ticker;
     private final String schema;
     private final String prefix;
@@ -180,10 +187,29 @@ public final class PostgresRateLimiter implements RateLimiter {
      * waits are its symptom, and the decision carries the database's cause instead.
      */
     private volatile Degradation health = Degradation.NONE;
+    /** When (System.nanoTime) the database last answered a statement: queued callers wait while it does. */
+    private volatile long lastAnswerNanos = System.nanoTime();
+    private final TimeBudget budget;
     private volatile boolean closed;
 
     private PostgresRateLimiter(Builder b) {
-        this.dataSource = b.dataSource;
+        this.budget = TimeBudget.of("RetryPolicy.budget", b.retryPolicy.budget());
+        Pools.Resolved connections;
+        try {
+            connections = b.jdbcUrl != null ? Pools.own(b.jdbcUrl, b.threads, b.retryPolicy.budget())
+                    : Pools.resolve(b.dataSource, b.threads, b.retryPolicy.budget());
+        } catch (RuntimeException e) {
+            if (e instanceof IllegalArgumentException) {
+                throw e;
+            }
+            String where = b.jdbcUrl != null ? Pools.redact(b.jdbcUrl) : Pools.describe(b.dataSource);
+            throw new PostgresStoreException("cannot connect to PostgreSQL at " + where + ": " + rootMessage(e)
+                    + "; check that the database is up and the URL, user and password are right", null, e,
+                    Degradation.UNAVAILABLE);
+        }
+        this.dataSource = connections.dataSource();
+        this.ownedPool = connections.owned();
+        this.where = connections.where();
         this.ticker = b.ticker;
         this.schema = b.schema;
         this.prefix = b.prefix;
@@ -213,6 +239,50 @@ public final class PostgresRateLimiter implements RateLimiter {
         // already at the end of its budget would pay on top of it (measured: 26 ms instead of 30-33 ms on the
         // first exhausted-pool decision at a 25 ms budget). Built and dropped here instead.
         notSent("warm-up", new TimeoutException()).getStackTrace();
+        try {
+            warmUp(b.migrateIfMissing);
+        } catch (RuntimeException | Error e) {
+            close();
+            throw e;
+        }
+    }
+
+    /** The budget of {@code create()}'s warm-up: a first connection and statement, on a cold server. */
+    static final Duration WARM_UP_BUDGET = Duration.ofSeconds(10);
+
+    /**
+     * One real round trip before {@code create()} returns: the schema is there (created now if it is missing and
+     * {@code migrateIfMissing}), the statement runs, the first connection is made; so the first caller's decision
+     * pays for none of it. A peek: it writes nothing. Fails with what is wrong and where.
+     */
+    private void warmUp(boolean migrateIfMissing) {
+        Limit probe = Limit.fixedWindow(1, Duration.ofSeconds(1));
+        for (int round = 0; ; round++) {
+            Call call = new Call(System.nanoTime() + WARM_UP_BUDGET.toNanos());
+            try {
+                withRetries(null, probe, call, WARM_UP_BUDGET.toNanos(),
+                        c -> peek(c, "sluice:warm-up", probe, 1, now()));
+                return;
+            } catch (PostgresStoreException e) {
+                if (round == 0 && migrateIfMissing && SCHEMA_MISSING.contains(String.valueOf(e.sqlState()))) {
+                    migrate();
+                    continue;
+                }
+                throw new PostgresStoreException("cannot use PostgreSQL at " + where + ": " + e.getMessage(),
+                        e.sqlState(), e, e.degradation());
+            }
+        }
+    }
+
+    /** SQLSTATEs of a schema without Sluice's tables or functions: undefined table, function, schema. */
+    private static final java.util.Set<String> SCHEMA_MISSING = java.util.Set.of("42P01", "42883", "3F000");
+
+    private static String rootMessage(Throwable e) {
+        Throwable t = e;
+        while (t.getCause() != null && t.getCause() != t) {
+            t = t.getCause();
+        }
+        return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t.getMessage() + ")";
     }
 
     /** A limiter on {@code dataSource} with the defaults: schema {@code public}, prefix {@code sluice_}, the database's clock. */
@@ -221,12 +291,30 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     public static Builder builder(DataSource dataSource) {
-        return new Builder(dataSource);
+        return new Builder(Objects.requireNonNull(dataSource,
+                "dataSource must not be null: give a DataSource, e.g. a HikariDataSource, or a JDBC URL"), null);
+    }
+
+    /**
+     * A limiter on the database at {@code jdbcUrl} ({@code jdbc:postgresql://host:5432/db?user=…&password=…}) with
+     * the defaults, over a HikariCP pool of its own ({@link Builder#threads(int)} connections) that
+     * {@link #close()} closes.
+     */
+    public static PostgresRateLimiter create(String jdbcUrl) {
+        return builder(jdbcUrl).build();
+    }
+
+    /** A builder for the database at {@code jdbcUrl}, over a pool of its own (see {@link #create(String)}). */
+    public static Builder builder(String jdbcUrl) {
+        return new Builder(null, Objects.requireNonNull(jdbcUrl,
+                "jdbcUrl must not be null: e.g. jdbc:postgresql://localhost:5432/postgres?user=postgres"));
     }
 
     /** Configures a {@link PostgresRateLimiter}. */
     public static final class Builder {
         private final DataSource dataSource;
+        private final String jdbcUrl;
+        private boolean migrateIfMissing = true;
         private Ticker ticker;
         private String schema = Migrations.DEFAULT_SCHEMA;
         private String prefix = Migrations.DEFAULT_PREFIX;
@@ -237,9 +325,18 @@ public final class PostgresRateLimiter implements RateLimiter {
         private int concurrentBatches;
         private int maxQueued = DEFAULT_MAX_QUEUED_DECISIONS;
 
-        private Builder(DataSource dataSource) {
-            this.dataSource = Objects.requireNonNull(dataSource,
-                    "dataSource must not be null: give a pooled DataSource, e.g. a HikariDataSource");
+        private Builder(DataSource dataSource, String jdbcUrl) {
+            this.dataSource = dataSource;
+            this.jdbcUrl = jdbcUrl;
+        }
+
+        /**
+         * Whether {@code build()} creates Sluice's tables and functions ({@link #migrate()}) when it finds them
+         * missing; default true. With false, a missing schema fails {@code build()} with the fix.
+         */
+        public Builder migrateIfMissing(boolean migrate) {
+            this.migrateIfMissing = migrate;
+            return this;
         }
 
         /**
@@ -423,7 +520,7 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** The deadline (System.nanoTime) of a decision asked for now. */
     private long deadline() {
-        return System.nanoTime() + retryPolicy.budget().toNanos();
+        return budget.deadline();
     }
 
     /**
@@ -435,7 +532,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         static final int CONNECTING = 1;
         static final int SENT = 2;
 
-        final long deadlineNanos;
+        /** The budget's end: from the call at first, from the moment it is sent once it is. */
+        volatile long deadlineNanos;
         private volatile int phase = QUEUED;
 
         Call(long deadlineNanos) {
@@ -444,6 +542,12 @@ public final class PostgresRateLimiter implements RateLimiter {
 
         void enter(int p) {
             phase = p;
+        }
+
+        /** Sent now, to be answered by {@code deadline}: the statement has its whole budget, queueing aside. */
+        void sent(long deadline) {
+            deadlineNanos = deadline;
+            phase = SENT;
         }
 
         int phase() {
@@ -465,6 +569,14 @@ public final class PostgresRateLimiter implements RateLimiter {
             super.enter(p);
             for (Batcher.Request r : batch) {
                 r.call().enter(p);
+            }
+        }
+
+        @Override
+        void sent(long deadline) {
+            super.sent(deadline);
+            for (Batcher.Request r : batch) {
+                r.call().sent(deadline);
             }
         }
     }
@@ -505,14 +617,9 @@ public final class PostgresRateLimiter implements RateLimiter {
      */
     private <T> T await(CompletableFuture<T> f, Call call, String key, Limit limit) {
         try {
-            long wait = call.deadlineNanos + TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS) - System.nanoTime();
-            return f.get(Math.max(0, wait), TimeUnit.NANOSECONDS);
-        } catch (TimeoutException e) {
-            PostgresStoreException late = late(call, key, limit, e);
-            if (f.completeExceptionally(late)) {
-                throw late; // the worker, if it has not begun, now sends nothing
-            }
-            return await(f, call, key, limit); // it came back in the meantime
+            // expire: the worker, if it has not begun, now sends nothing
+            return budget.await(f, call.deadlineNanos + GRACE_NANOS, patience(call),
+                    g -> g.completeExceptionally(late(call, key, limit, new TimeoutException())));
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException re) {
@@ -536,14 +643,25 @@ public final class PostgresRateLimiter implements RateLimiter {
      * {@link #GRACE_MILLIS}, whatever the decision is waiting for.
      */
     private CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, Call call, String key, Limit limit) {
-        long wait = Math.max(0, call.deadlineNanos + TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS) - System.nanoTime());
-        return f.orTimeout(wait, TimeUnit.NANOSECONDS).exceptionally(e -> {
-            Throwable cause = e instanceof CompletionException && e.getCause() != null ? e.getCause() : e;
-            if (cause instanceof TimeoutException) {
-                throw late(call, key, limit, cause);
+        return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call),
+                g -> g.completeExceptionally(late(call, key, limit, new TimeoutException())));
+    }
+
+    /**
+     * Why a caller keeps waiting past its deadline. Once its statement is sent, until the statement's own
+     * deadline (it was given a whole budget when it was sent) plus the grace. Before that (waiting for a worker,
+     * a pooled connection or a batch) as long as the database keeps answering: it answered a statement within
+     * the last budget and none of its calls failed since. Queueing behind other decisions on a healthy database
+     * is not a failure of the store; on a paused or dead one, the queued caller fails at its deadline.
+     */
+    private TimeBudget.Patience patience(Call call) {
+        return (deadline, now) -> {
+            if (call.phase() == Call.SENT) {
+                return call.deadlineNanos + GRACE_NANOS;
             }
-            throw e instanceof CompletionException ce ? ce : new CompletionException(cause);
-        });
+            return health == Degradation.NONE && now - lastAnswerNanos < budget.nanos() ? now + budget.nanos()
+                    : deadline;
+        };
     }
 
     /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */
@@ -1172,16 +1290,15 @@ public final class PostgresRateLimiter implements RateLimiter {
      * deadline (System.nanoTime), on the calling (worker) thread; nothing is sent once the deadline has passed.
      */
     private <T> T withRetries(String key, Limit limit, Call call, SqlCall<T> work) {
-        long deadline = call.deadlineNanos;
+        return withRetries(key, limit, call, budget.nanos(), work);
+    }
+
+    private <T> T withRetries(String key, Limit limit, Call call, long budgetNanos, SqlCall<T> work) {
+        // a decision that waited in a queue was waited for (the caller's patience): its attempts get the whole
+        // budget from here; the caller stops waiting, and this sends nothing, when the database stops answering
         long start = System.nanoTime();
-        long budgetNanos = Math.max(1, deadline - start);
+        long deadline = start + budgetNanos;
         int attempt = 0;
-        if (deadline - start <= 0) {
-            throw notSent("the decision" + about(key, limit) + " waited "
-                    + TimeUnit.NANOSECONDS.toMillis(start - deadline + retryPolicy.budget().toNanos())
-                    + " ms in a queue, past its time budget of " + retryPolicy.budget().toMillis()
-                    + " ms, before it could run: nothing was sent", null);
-        }
         while (true) {
             attempt++;
             call.enter(Call.CONNECTING);
@@ -1192,14 +1309,19 @@ public final class PostgresRateLimiter implements RateLimiter {
                 throw connectionFailure(e);
             }
             try (c) {
-                long left = deadline - System.nanoTime();
+                long sentAt = System.nanoTime();
+                if (attempt == 1) {
+                    deadline = Math.max(deadline, sentAt + budgetNanos); // the wait for a connection was queueing
+                }
+                long left = deadline - sentAt;
                 if (left <= 0) {
-                    throw notSent("waited " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+                    throw notSent("waited " + TimeUnit.NANOSECONDS.toMillis(sentAt - start)
                             + " ms for a pooled connection" + about(key, limit) + ", past the time budget of "
                             + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent", null);
                 }
-                call.enter(Call.SENT);
+                call.sent(deadline);
                 T result = attempt(c, deadline, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), work);
+                lastAnswerNanos = System.nanoTime();
                 seen(Degradation.NONE);
                 if (key != null) {
                     decisions.increment();
@@ -1430,7 +1552,10 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
     }
 
-    /** Stops the cleaners and the async threads this limiter started; the DataSource stays open. */
+    /**
+     * Stops the cleaners and the async threads this limiter started, and closes the pool it made (for a JDBC URL
+     * or a DataSource that does not pool); a DataSource given to it that pools stays open.
+     */
     @Override
     public void close() {
         if (closed) {
@@ -1454,6 +1579,9 @@ public final class PostgresRateLimiter implements RateLimiter {
                 ownedExecutor.shutdownNow();
                 Thread.currentThread().interrupt();
             }
+        }
+        if (ownedPool != null) {
+            ownedPool.close();
         }
         LOG.log(System.Logger.Level.DEBUG, "closed; {0}", stats());
     }

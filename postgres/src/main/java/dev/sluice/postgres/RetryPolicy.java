@@ -1,5 +1,6 @@
 package dev.sluice.postgres;
 
+import dev.sluice.store.TimeBudget;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
@@ -12,28 +13,19 @@ import java.util.concurrent.ThreadLocalRandom;
  * that collided do not collide again in step), and never past the decision's {@code budget}.
  *
  * <h2>What the budget bounds</h2>
- * A decision's deadline is the moment it was asked for plus the budget. The JDBC work runs on the
- * limiter's worker threads and the caller waits for it until that deadline plus
- * {@value PostgresRateLimiter#SLACK_MILLIS} ms at most, whatever holds the work up: a queue, the wait for a
- * pooled connection (which the DataSource API cannot interrupt, and which HikariCP cannot bound below
- * 250 ms), a database that stopped answering, retries. Then it fails with a {@link PostgresStoreException}
- * saying whether the statement was sent ({@code TIMEOUT}) or not ({@code OVERLOADED}, or the database's
- * own trouble when it was last seen down). The worker, meanwhile:
- * <ul>
- * <li>sends nothing past the deadline: a decision that got its connection, or left a queue, after it
- *     fails without sending anything, and no retry or backoff starts past it;</li>
- * <li>runs every statement with the time left as its query timeout, to the millisecond with the
- *     PostgreSQL driver (whole seconds, rounded up, with another driver or a wrapper that hides the
- *     driver's statement): when it passes, the server cancels the statement (SQLSTATE 57014) and rolls it
- *     back, so nothing was taken;</li>
- * <li>sets the connection's network timeout to the time left plus
- *     {@value PostgresRateLimiter#NETWORK_MARGIN_MILLIS} ms: it only frees a worker stuck on a database
- *     that stopped answering, and then, as with any broken connection, a commit already sent may or may
- *     not have happened.</li>
- * </ul>
- * The default, 25 ms, is about five times the mean decision (synchronous commit included) measured on a
- * loaded 2-core machine (bench/README.md), room for a slow fsync and a few conflict retries, while an
- * outage costs a request little. Across a region, or with a busy disk, raise it.
+ * The budget catches a dead database, it does not fail a busy one. A decision's statement is sent with the whole
+ * budget ahead of it: the server cancels it when that runs out (SQLSTATE 57014, rolled back: nothing taken), the
+ * caller stops waiting then ({@value PostgresRateLimiter#GRACE_MILLIS} ms later, for the cancel's answer) and the
+ * connection's network timeout, {@value PostgresRateLimiter#NETWORK_MARGIN_MILLIS} ms later still, frees a worker
+ * stuck on a database that stopped answering. Before it is sent, a decision may wait for a worker, a pooled
+ * connection or a batch: that is queueing, and the caller keeps waiting as long as the database keeps answering
+ * other decisions (it answered within the last budget, and nothing failed since); when it does not, the queued
+ * decision fails at its budget without being sent ({@code OVERLOADED}, or the database's own trouble when it was
+ * last seen failing). Conflict retries happen within the budget of the first attempt.
+ *
+ * <p>The default, 250 ms, sits far above a healthy database's p99.9 under load, measured with
+ * {@code HealthyUnderLoad} on a busy 2-core machine (bench/README.md, "Healthy stores under load"); an outage costs
+ * a request at most that. Across a region, raise it.
  *
  * <p>Each attempt is one statement in autocommit (or, for multi-permit requests, one transaction): a
  * failed attempt has committed nothing, so retrying it cannot take permits twice. Autocommit is switched
@@ -47,9 +39,9 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, Duration budget) {
 
-    /** 16 attempts, backoff from 1 ms doubling to at most 10 ms, within 25 ms a decision. */
+    /** 16 attempts, backoff from 1 ms doubling to at most 10 ms, within 250 ms a decision. */
     public static final RetryPolicy DEFAULT = new RetryPolicy(16, Duration.ofMillis(1), Duration.ofMillis(10),
-            Duration.ofMillis(25));
+            Duration.ofMillis(250));
 
     public RetryPolicy {
         if (maxAttempts < 1) {
@@ -62,10 +54,7 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
             throw new IllegalArgumentException("backoffs " + initialBackoff + " and " + maxBackoff
                     + " must not be negative");
         }
-        if (budget.toMillis() < 1) {
-            throw new IllegalArgumentException("budget " + budget + " is shorter than 1 ms: give a decision time,"
-                    + " e.g. Duration.ofMillis(25)");
-        }
+        TimeBudget.of("budget", budget); // 1 ms to 1 hour
     }
 
     /** No retries: the first 40001 reaches the caller (as a {@link PostgresStoreException}). */

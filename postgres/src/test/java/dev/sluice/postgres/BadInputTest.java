@@ -22,22 +22,27 @@ class BadInputTest {
     private static final Limit LIMIT = Limit.tokenBucket(2, Rate.perMinute(1));
 
     @Test
-    void aMissingTableSaysToRunMigrate() {
-        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
-                .schema("never_migrated").build()) {
-            assertThatThrownBy(() -> rl.tryAcquire("k", LIMIT))
-                    .isInstanceOf(PostgresStoreException.class)
-                    .hasMessageContaining("missing in schema never_migrated")
-                    .hasMessageContaining("run PostgresRateLimiter.migrate()")
-                    .hasMessageContaining("psql -f");
-            assertThatThrownBy(() -> rl.tryAcquire(List.of(Permit.of("a", LIMIT), Permit.of("b", LIMIT))))
-                    .isInstanceOf(PostgresStoreException.class)
-                    .hasMessageContaining("migrate()");
+    void aMissingSchemaWithoutMigrationSaysToRunMigrateAtBuild() {
+        assertThatThrownBy(() -> TestDatabase.builder(TestDatabase.dataSource()).schema("never_migrated")
+                .migrateIfMissing(false).build())
+                .isInstanceOf(PostgresStoreException.class)
+                .hasMessageContaining("cannot use PostgreSQL at jdbc:postgresql://")
+                .hasMessageContaining("missing in schema never_migrated")
+                .hasMessageContaining("run PostgresRateLimiter.migrate()")
+                .hasMessageContaining("psql -f");
+    }
+
+    @Test
+    void aMissingSchemaIsMigratedByDefaultSoTheFirstCallSucceeds() {
+        String schema = "auto_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource()).schema(schema).build()) {
+            assertThat(rl.tryAcquire("k", LIMIT).remaining()).isEqualTo(1);
+            assertThat(rl.tryAcquire(List.of(Permit.of("a", LIMIT), Permit.of("b", LIMIT))).allowed()).isTrue();
         }
     }
 
     @Test
-    void aDatabaseThatIsDownGivesAClearExceptionWithinTheBudget() throws Exception {
+    void aDatabaseThatIsDownFailsCreateWithAClearException() throws Exception {
         int closedPort;
         try (ServerSocket s = new ServerSocket(0)) {
             closedPort = s.getLocalPort(); // free once closed: nothing listens there
@@ -48,16 +53,13 @@ class BadInputTest {
         down.setDatabaseName("postgres");
         down.setUser("postgres");
         down.setConnectTimeout(2);
-        try (PostgresRateLimiter rl = TestDatabase.builder(down)
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2))).build()) {
-            assertTimeoutPreemptively(Duration.ofSeconds(30), () ->
-                    assertThatThrownBy(() -> rl.tryAcquire("k", LIMIT))
-                            .isInstanceOf(PostgresStoreException.class)
-                            .hasMessageContaining("cannot get a PostgreSQL connection")
-                            .hasMessageContaining("check that the database is up")
-                            .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
-                                    .isEqualTo(Degradation.UNAVAILABLE)));
-        }
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () ->
+                assertThatThrownBy(() -> PostgresRateLimiter.create(down))
+                        .isInstanceOf(PostgresStoreException.class)
+                        .hasMessageContaining("cannot connect to PostgreSQL at jdbc:postgresql://127.0.0.1:" + closedPort)
+                        .hasMessageContaining("check that the database is up")
+                        .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
+                                .isEqualTo(Degradation.UNAVAILABLE)));
     }
 
     /** A decision stuck behind a row lock past its budget is cancelled by the server: an error, nothing taken. */
@@ -135,8 +137,13 @@ class BadInputTest {
                 .hasMessageContaining("schema 'x\"; drop'").hasMessageContaining("a-z, 0-9 and _");
         assertThatThrownBy(() -> b.tablePrefix("Bad-")).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("table prefix 'Bad-'");
-        assertThatThrownBy(() -> PostgresRateLimiter.builder(null)).isInstanceOf(NullPointerException.class)
-                .hasMessageContaining("dataSource");
+        assertThatThrownBy(() -> PostgresRateLimiter.builder((javax.sql.DataSource) null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("dataSource");
+        assertThatThrownBy(() -> PostgresRateLimiter.builder((String) null))
+                .isInstanceOf(NullPointerException.class).hasMessageContaining("jdbcUrl");
+        assertThatThrownBy(() -> PostgresRateLimiter.create("postgresql://user:secret@host/db"))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbc:postgresql://host:5432")
+                .hasMessageNotContaining("secret");
     }
 
     @Test

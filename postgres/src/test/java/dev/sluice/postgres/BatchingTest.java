@@ -19,11 +19,15 @@ import org.junit.jupiter.api.Test;
 /** Batching: many concurrent decisions, one statement, each decision exactly what it would be alone. */
 class BatchingTest {
 
-    /** Holds every getConnection until opened, and says when the first one is waiting. */
+    /**
+     * Once armed, holds every getConnection until opened, and says when the first one is waiting; unarmed (while
+     * the limiter is built: its warm-up borrows a connection) it passes straight through.
+     */
     static final class GatedDataSource extends TestDataSource {
         final RoundTripTest.CountingDataSource target;
         final CountDownLatch waiting = new CountDownLatch(1);
         final CountDownLatch open = new CountDownLatch(1);
+        volatile boolean armed;
 
         GatedDataSource(RoundTripTest.CountingDataSource target) {
             this.target = target;
@@ -31,6 +35,9 @@ class BatchingTest {
 
         @Override
         public Connection getConnection() throws SQLException {
+            if (!armed) {
+                return target.getConnection();
+            }
             waiting.countDown();
             try {
                 open.await();
@@ -49,6 +56,8 @@ class BatchingTest {
         Limit bucket = Limit.tokenBucket(8, Rate.perHour(1));
         Limit gcra = Limit.gcra(Rate.perHour(1), 3);
         try (PostgresRateLimiter rl = TestDatabase.builder(gated).batching(64, 1).build()) {
+            gated.armed = true;
+            counting.calls.set(0);
             CompletableFuture<Decision> first = rl.tryAcquireAsync(hot, bucket, 1);
             assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue(); // the dispatcher holds the first alone
             List<CompletableFuture<Decision>> rest = new ArrayList<>();
