@@ -7,6 +7,7 @@ import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
+import dev.sluice.store.TimeBudget;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -97,7 +98,7 @@ public final class RedisRateLimiter implements RateLimiter {
     public static final Duration SLACK = Duration.ofMillis(2);
 
     /** The time budget of a call unless {@link Builder#timeBudget} says otherwise. */
-    public static final Duration DEFAULT_TIME_BUDGET = Duration.ofMillis(10);
+    public static final Duration DEFAULT_TIME_BUDGET = Duration.ofMillis(250);
 
     /**
      * Longest wait between two reconnection attempts of the limiter's own client resources (Lettuce's
@@ -116,8 +117,7 @@ public final class RedisRateLimiter implements RateLimiter {
     private final boolean cluster;
     private final Ticker ticker;
     private final String prefix;
-    private final Duration budget;
-    private final long budgetNanos;
+    private final TimeBudget budget;
     private final Duration connectTimeout;
     /** The client resources this limiter created (and shuts down), or null when the user gave them. */
     private final ClientResources ownResources;
@@ -130,8 +130,7 @@ public final class RedisRateLimiter implements RateLimiter {
         this.ticker = b.ticker;
         this.callbackExecutor = b.callbackExecutor;
         this.prefix = b.keyPrefix;
-        this.budget = b.timeBudget;
-        this.budgetNanos = saturatedNanos(b.timeBudget);
+        this.budget = TimeBudget.of("timeBudget", b.timeBudget);
         this.connectTimeout = b.connectTimeout;
         this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
         List<RedisURI> uris = parse(b.uri, b.connectTimeout);
@@ -198,7 +197,34 @@ public final class RedisRateLimiter implements RateLimiter {
                     + "; check that Redis is running and the URI is right", e, classify(e));
         }
         loadScripts();
+        warmUp();
     }
+
+    /**
+     * One real decision round trip before {@code create()} returns (a peek: it writes nothing), so the first
+     * caller's decision does not pay for the code paths' first use; bounded by the connect timeout, not the
+     * budget, since first use is what it pays for.
+     */
+    private void warmUp() {
+        try {
+            Call<Decision> f = peekCall("sluice:warm-up", WARM_UP_LIMIT, 1);
+            TimeBudget.of("connectTimeout", connectTimeout).await(f, f.start + saturatedNanos(connectTimeout),
+                    TimeBudget.Patience.NONE, c -> c.completeExceptionally(new TimeoutException()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            throw new RedisStoreException("interrupted while warming up on " + where, e, Degradation.UNAVAILABLE);
+        } catch (ExecutionException | RuntimeException e) {
+            close();
+            RuntimeException t = translate(e, null);
+            throw t instanceof RedisStoreException r ? new RedisStoreException("Redis at " + where + " did not answer"
+                    + " the first decision within " + connectTimeout + " (the connect timeout): " + r.getMessage(), e,
+                    r.degradation()) : t;
+        }
+    }
+
+    /** The limit of the warm-up peek: any limit does, nothing is written. */
+    private static final Limit WARM_UP_LIMIT = Limit.fixedWindow(1, Duration.ofSeconds(1));
 
     /** A limiter on the Redis (or Redis Cluster) at {@code redisUri}, such as {@code redis://localhost:6379}. */
     public static RedisRateLimiter create(String redisUri) {
@@ -467,14 +493,14 @@ public final class RedisRateLimiter implements RateLimiter {
         }
     }
 
-    /** An async call's future, failed when its budget runs out. */
+    /** An async call's future, failed when its budget runs out (on the shared deadline timer). */
     private <T> CompletableFuture<T> withDeadline(Call<T> f) {
-        if (!f.isDone()) {
-            // the JDK's delay scheduler (one daemon thread per JVM) wakes precisely; the scheduled task is
-            // removed when the call completes first
-            f.orTimeout(Math.max(budgetNanos - (System.nanoTime() - f.start), 0), TimeUnit.NANOSECONDS);
-        }
-        return f;
+        return budget.bound(f, budget.deadlineFrom(f.start), TimeBudget.Patience.NONE, RedisRateLimiter::expire);
+    }
+
+    /** Fails a call at its deadline: {@link Call} turns the {@link TimeoutException} into the store's timeout. */
+    private static void expire(CompletableFuture<?> call) {
+        call.completeExceptionally(new TimeoutException());
     }
 
     /** The future as the user gets it: completed on the callback executor if one is set. */
@@ -511,7 +537,7 @@ public final class RedisRateLimiter implements RateLimiter {
             Throwable c = unwrap(e);
             if (c instanceof RedisCommandExecutionException && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
                 // the caller gave up, or would before an answer could come: never run the script after that
-                if (result.isDone() || budgetNanos - (System.nanoTime() - result.start) <= 0) {
+                if (result.isDone() || budget.deadlineFrom(result.start) - System.nanoTime() <= 0) {
                     result.completeExceptionally(new TimeoutException());
                     return;
                 }
@@ -653,18 +679,13 @@ public final class RedisRateLimiter implements RateLimiter {
             List.of("LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "READONLY");
 
     /**
-     * Waits for a call that started at {@code start} (nanoTime) until its budget is spent, and no longer:
-     * the thread parks until exactly that instant ({@link #SLACK} covers its waking up), then the call is
-     * failed with {@link Degradation#TIMEOUT} and its command cancelled if it was not sent yet.
+     * Waits for a call that started at {@code start} (nanoTime) until its budget is spent ({@link TimeBudget}:
+     * extended only for a stall of this process), then the call is failed with {@link Degradation#TIMEOUT} and
+     * its command cancelled if it was not sent yet.
      */
     private <T> T await(Call<T> f, long start) {
         try {
-            try {
-                return f.get(Math.max(budgetNanos - (System.nanoTime() - start), 0), TimeUnit.NANOSECONDS);
-            } catch (TimeoutException e) {
-                f.completeExceptionally(e);
-                return f.get(); // done now: the reply, if it came in the meantime, else the timeout
-            }
+            return budget.await(f, budget.deadlineFrom(start), TimeBudget.Patience.NONE, RedisRateLimiter::expire);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             f.cancel(false);
@@ -850,7 +871,7 @@ public final class RedisRateLimiter implements RateLimiter {
          * been applied by Redis. Raise it for a Redis that is far away or a machine that is heavily loaded.
          */
         public Builder timeBudget(Duration budget) {
-            this.timeBudget = positive("timeBudget", budget, "Duration.ofMillis(10)");
+            this.timeBudget = TimeBudget.of("timeBudget", budget).duration();
             return this;
         }
 

@@ -19,26 +19,15 @@ import org.junit.jupiter.api.Test;
 class RedisFailureTest {
 
     /**
-     * How late past its budget a failing call may return here. These tests check that a failing call ends at
-     * its budget rather than at Lettuce's backstop (the connect timeout, 2 s) or never; 50 ms tells those
-     * apart on a loaded machine, where a woken thread may wait tens of milliseconds for a CPU. The precise
-     * bound (budget + 5 ms) is RedisFaultInjectionTest's, with its measurements.
+     * Runs a call that must fail on another thread and returns its failure; the 10 s wait is a hang guard only
+     * (10 budgets and more). How close to its budget a call fails is measured by the fault benchmark.
      */
-    private static final Duration LATE = Duration.ofMillis(50);
-
-    /** Runs a call that must fail on another thread; returns its failure, checking it took at most budget + LATE. */
     private static Throwable failsWithin(Duration timeout, org.assertj.core.api.ThrowableAssert.ThrowingCallable call)
             throws Exception {
-        CompletableFuture<Object[]> f = CompletableFuture.supplyAsync(() -> {
-            long start = System.nanoTime();
-            Throwable e = catchThrowable(call);
-            return new Object[] {e, System.nanoTime() - start};
-        });
-        Object[] r = f.get(10, TimeUnit.SECONDS);
-        assertThat((Throwable) r[0]).isNotNull();
-        assertThat((long) r[1]).as("elapsed ns of a failing call, budget " + timeout + " + " + LATE)
-                .isLessThanOrEqualTo(timeout.plus(LATE).toNanos());
-        return (Throwable) r[0];
+        assertThat(timeout.multipliedBy(10)).isLessThanOrEqualTo(Duration.ofSeconds(10));
+        Throwable e = CompletableFuture.supplyAsync(() -> catchThrowable(call)).get(10, TimeUnit.SECONDS);
+        assertThat(e).isNotNull();
+        return e;
     }
 
     @Test
@@ -84,14 +73,13 @@ class RedisFailureTest {
                     .timeBudget(Duration.ofSeconds(2)).build()) {
                 assertThat(rl.tryAcquire("k", l, 3).remaining()).isEqualTo(7);
                 proxy.cutNextEvalsha();
-                long start = System.nanoTime();
                 Throwable cut = catchThrowable(() -> rl.tryAcquire("k", l, 3));
-                long tookMillis = (System.nanoTime() - start) / 1_000_000;
                 assertThat(proxy.cuts()).isEqualTo(1);
                 assertThat(cut).isInstanceOf(RedisStoreException.class)
                         .hasMessageContaining("may or may not have been applied");
-                assertThat(tookMillis).as("a lost connection fails the call at once, not after the timeout")
-                        .isLessThan(1000);
+                assertThat(((RedisStoreException) cut).degradation())
+                        .as("a lost connection fails the call as unavailable, not at the timeout")
+                        .isEqualTo(Degradation.UNAVAILABLE);
                 Decision d = null;
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
                 while (d == null && System.nanoTime() < deadline) {
@@ -125,11 +113,11 @@ class RedisFailureTest {
                 c.sync().scriptFlush();
                 Throwable async = failsWithin(timeout, () -> rl.tryAcquireAsync("k", l, 1).join());
                 assertThat(async).hasCauseInstanceOf(RedisStoreException.class);
-                assertThat(async.getCause()).hasMessageContaining("did not answer within PT0.5S");
+                assertThat(async.getCause()).hasMessageContaining("did not answer within 500 ms");
                 RedisServer.sleep(1500); // the proxy lets the late EVAL through, which caches the script again
                 c.sync().scriptFlush();
                 assertThat(failsWithin(timeout, () -> rl.tryAcquire("k", l))).isInstanceOf(RedisStoreException.class)
-                        .hasMessageContaining("did not answer within PT0.5S");
+                        .hasMessageContaining("did not answer within 500 ms");
             } finally {
                 admin.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             }
@@ -160,7 +148,7 @@ class RedisFailureTest {
                 admin.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             }
             assertThat(failsWithin(Duration.ofMillis(300), () -> rl.tryAcquire("k", l)))
-                    .isInstanceOf(RedisStoreException.class).hasMessageContaining("did not answer within PT0.3S")
+                    .isInstanceOf(RedisStoreException.class).hasMessageContaining("did not answer within 300 ms")
                     .extracting(e -> ((RedisStoreException) e).degradation()).isEqualTo(Degradation.TIMEOUT);
             // once Redis answers again, so does the limiter. A call that timed out was still queued in Redis
             // and may have been counted: a timeout means "unknown", not "nothing taken"
