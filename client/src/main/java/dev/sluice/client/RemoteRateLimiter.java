@@ -9,6 +9,7 @@ import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
+import dev.sluice.store.TimeBudget;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -20,7 +21,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -43,22 +43,17 @@ import java.util.concurrent.TimeoutException;
  * and its failure policy decided) carries that cause in {@link Decision#degradation()}.
  *
  * <p><b>Time budget.</b> Every call — connecting, sending, waiting for the answer and reading it — is bounded by
- * one budget (default {@value #DEFAULT_BUDGET_MILLIS} ms): the JDK client's connect and request timeouts are set to
- * it, and the call's future is failed with a {@code TIMEOUT} at the budget plus {@value #SLACK_MILLIS} ms whatever
- * the JDK client does (its request timeout stops at the response headers, and its timer and the hand-off to the
- * caller's thread take a few milliseconds). A synchronous call therefore returns or throws within the budget plus
- * that slack, barring a GC pause. Give the service's own store budget ({@code --store-timeout}) plus the network's
- * round trip, with room to spare: a call that times out here may still have been decided by the service.
+ * one budget (default {@value #DEFAULT_BUDGET_MILLIS} ms, {@link dev.sluice.store.TimeBudget}): the JDK client's
+ * connect and request timeouts are set to it, and the call's future is failed with a {@code TIMEOUT} at its end
+ * whatever the JDK client does (its request timeout stops at the response headers). A thread of this process that
+ * wakes more than 5 ms late (a GC pause, a starved CPU) has its wait extended once by as much. The default is four
+ * times the service's default store budget (250 ms): the budget catches a dead or unreachable service, not a busy
+ * one. A call that times out here may still have been decided by the service.
  */
 public final class RemoteRateLimiter implements RateLimiter {
     private static final ObjectMapper JSON = new ObjectMapper();
     /** The default {@linkplain Builder#timeBudget time budget} per call, in milliseconds. */
-    public static final long DEFAULT_BUDGET_MILLIS = 250;
-    /**
-     * How late past its budget a call may still fail, in milliseconds: the JDK's timers and the hand-off of the
-     * answer to the caller's thread.
-     */
-    public static final long SLACK_MILLIS = 20;
+    public static final long DEFAULT_BUDGET_MILLIS = 1000;
 
     private final HttpClient http;
     private final URI check;
@@ -68,6 +63,7 @@ public final class RemoteRateLimiter implements RateLimiter {
     private final String domain;
     private final String authorization;
     private final Duration budget;
+    private final TimeBudget timeBudget;
 
     private RemoteRateLimiter(Builder b) {
         String base = b.baseUrl.replaceAll("/+$", "");
@@ -78,6 +74,7 @@ public final class RemoteRateLimiter implements RateLimiter {
         this.domain = b.domain;
         this.authorization = b.token == null ? null : "Bearer " + b.token;
         this.budget = b.budget;
+        this.timeBudget = TimeBudget.of("timeBudget", b.budget);
         this.http = b.client != null ? b.client : HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(b.budget).build();
     }
@@ -122,14 +119,10 @@ public final class RemoteRateLimiter implements RateLimiter {
         /**
          * The time budget of every call, connecting and reading the answer included (default
          * {@value RemoteRateLimiter#DEFAULT_BUDGET_MILLIS} ms); a call fails with a {@code TIMEOUT}
-         * {@link RemoteRateLimiterException} at the latest {@value RemoteRateLimiter#SLACK_MILLIS} ms after it.
+         * {@link RemoteRateLimiterException} when it runs out.
          */
         public Builder timeBudget(Duration budget) {
-            Objects.requireNonNull(budget, "timeBudget must not be null: e.g. Duration.ofMillis(100)");
-            if (budget.isNegative() || budget.isZero()) {
-                throw new IllegalArgumentException("timeBudget " + budget + " must be positive, e.g. Duration.ofMillis(100)");
-            }
-            this.budget = budget;
+            this.budget = TimeBudget.of("timeBudget", budget).duration(); // 1 ms to 1 hour
             return this;
         }
 
@@ -238,8 +231,8 @@ public final class RemoteRateLimiter implements RateLimiter {
         }
         CompletableFuture<HttpResponse<String>> exchange = http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
         // the JDK's request timeout ends at the response headers: this bounds the whole call, body included
-        CompletableFuture<HttpResponse<String>> bounded = exchange.copy()
-                .orTimeout(budget.toMillis() + SLACK_MILLIS, TimeUnit.MILLISECONDS);
+        CompletableFuture<HttpResponse<String>> bounded = timeBudget.bound(exchange.copy(), timeBudget.deadline(),
+                TimeBudget.Patience.NONE, f -> f.completeExceptionally(new TimeoutException()));
         return bounded.handle((resp, t) -> {
             if (t != null) {
                 Throwable c = t instanceof CompletionException ? t.getCause() : t;
