@@ -534,6 +534,10 @@ public final class PostgresRateLimiter implements RateLimiter {
 
         /** The budget's end: from the call at first, from the moment it is sent once it is. */
         volatile long deadlineNanos;
+        /** Once sent: when the server cancels the statement, the longest a caller waits for it. */
+        volatile long sentLimitNanos;
+        /** The statement under way, for a caller who stops waiting to cancel. */
+        volatile Statement statement;
         private volatile int phase = QUEUED;
 
         Call(long deadlineNanos) {
@@ -548,6 +552,23 @@ public final class PostgresRateLimiter implements RateLimiter {
         void sent(long deadline) {
             deadlineNanos = deadline;
             phase = SENT;
+        }
+
+        /** The statement's own limit: the server cancels it then. */
+        void sentLimit(long limit) {
+            sentLimitNanos = limit;
+        }
+
+        /** Asks the server to cancel the statement under way, if any: its caller stopped waiting. */
+        void cancel() {
+            Statement st = statement;
+            if (st != null) {
+                try {
+                    st.cancel();
+                } catch (SQLException | RuntimeException e) {
+                    // the statement ended meanwhile, or the connection broke: nothing left to cancel
+                }
+            }
         }
 
         int phase() {
@@ -577,6 +598,14 @@ public final class PostgresRateLimiter implements RateLimiter {
             super.sent(deadline);
             for (Batcher.Request r : batch) {
                 r.call().sent(deadline);
+            }
+        }
+
+        @Override
+        void sentLimit(long limit) {
+            super.sentLimit(limit);
+            for (Batcher.Request r : batch) {
+                r.call().sentLimit(limit);
             }
         }
     }
@@ -619,7 +648,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         try {
             // expire: the worker, if it has not begun, now sends nothing
             return budget.await(f, call.deadlineNanos + GRACE_NANOS, patience(call),
-                    g -> g.completeExceptionally(late(call, key, limit, new TimeoutException())));
+                    g -> expire(g, call, key, limit));
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException re) {
@@ -644,7 +673,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      */
     private CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, Call call, String key, Limit limit) {
         return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call),
-                g -> g.completeExceptionally(late(call, key, limit, new TimeoutException())));
+                g -> expire(g, call, key, limit));
     }
 
     /**
@@ -656,12 +685,27 @@ public final class PostgresRateLimiter implements RateLimiter {
      */
     private TimeBudget.Patience patience(Call call) {
         return (deadline, now) -> {
-            if (call.phase() == Call.SENT) {
-                return call.deadlineNanos + GRACE_NANOS;
+            boolean answering = health == Degradation.NONE && now - lastAnswerNanos < budget.nanos();
+            if (call.phase() != Call.SENT) {
+                return answering ? now + budget.nanos() : deadline;
             }
-            return health == Degradation.NONE && now - lastAnswerNanos < budget.nanos() ? now + budget.nanos()
-                    : deadline;
+            long sentDeadline = call.deadlineNanos + GRACE_NANOS;
+            if (sentDeadline - now > 0) {
+                return sentDeadline; // sent late, after queueing: its own budget runs from the send
+            }
+            long limit = call.sentLimitNanos + GRACE_NANOS;
+            return answering && limit - now > 0 ? Math.min(now + budget.nanos(), limit) : deadline;
         };
+    }
+
+    /** {@value #SENT_PATIENCE} budgets: how long a sent statement may wait while the database answers others. */
+    static final int SENT_PATIENCE = 10;
+
+    /** The caller stops waiting: its future fails with why, and a statement still under way is cancelled. */
+    private void expire(CompletableFuture<?> f, Call call, String key, Limit limit) {
+        if (f.completeExceptionally(late(call, key, limit, new TimeoutException())) && call.phase() == Call.SENT) {
+            call.cancel();
+        }
     }
 
     /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */
@@ -670,10 +714,10 @@ public final class PostgresRateLimiter implements RateLimiter {
         if (call.phase() == Call.SENT) {
             seen(Degradation.TIMEOUT);
             return new PostgresStoreException("the decision" + about(key, limit) + " got no answer within its time"
-                    + " budget of " + budget + " ms: the statement was sent and the server cancels it at the budget,"
-                    + " so nothing was taken (unless the connection broke after a commit); the database is slow,"
-                    + " paused or the row locked: raise RetryPolicy.budget or check the database", null, cause,
-                    Degradation.TIMEOUT);
+                    + " budget of " + budget + " ms while the database answered nothing else: the statement was sent"
+                    + " and is cancelled now, so nothing was taken (unless the database committed it before the"
+                    + " cancel reached it); the database is slow, paused or the row locked by another transaction:"
+                    + " check the database, or raise RetryPolicy.budget", null, cause, Degradation.TIMEOUT);
         }
         return notSent("the decision" + about(key, limit) + " waited its whole time budget of " + budget + " ms for "
                 + (call.phase() == Call.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);
@@ -1236,11 +1280,15 @@ public final class PostgresRateLimiter implements RateLimiter {
      * prepared with the time left to it as its query timeout, so a statement past the budget is cancelled
      * by the server (and rolled back: nothing taken) rather than abandoned on a timed-out socket.
      */
-    private record Db(Connection connection, long deadlineNanos) {
-        /** A statement whose timeout is the attempt's time left now (a multi-permit runs several). */
+    private record Db(Connection connection, long deadlineNanos, Call call) {
+        /**
+         * A statement whose timeout is the attempt's time left now (a multi-permit runs several), registered with
+         * the call so that a caller who stops waiting can cancel it.
+         */
         PreparedStatement prepare(String sql) throws SQLException {
             PreparedStatement ps = connection.prepareStatement(sql);
             setQueryTimeoutMillis(ps, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
+            call.statement = ps;
             return ps;
         }
     }
@@ -1320,7 +1368,12 @@ public final class PostgresRateLimiter implements RateLimiter {
                             + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent", null);
                 }
                 call.sent(deadline);
-                T result = attempt(c, deadline, Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)), work);
+                // the server cancels the statement at its limit, SENT_PATIENCE budgets; the caller stops waiting
+                // (and cancels it) sooner unless the database keeps answering others (a lock convoy on a hot row)
+                long cancelAt = sentAt + budgetNanos * SENT_PATIENCE;
+                call.sentLimit(cancelAt);
+                T result = attempt(c, cancelAt, Math.max(1, TimeUnit.NANOSECONDS.toMillis(cancelAt - sentAt)), call,
+                        work);
                 lastAnswerNanos = System.nanoTime();
                 seen(Degradation.NONE);
                 if (key != null) {
@@ -1416,7 +1469,8 @@ public final class PostgresRateLimiter implements RateLimiter {
      * would otherwise roll every decision back when the connection is returned), and the network timeout
      * set for the attempt; both are restored before the connection goes back to the pool.
      */
-    private static <T> T attempt(Connection c, long deadline, long leftMillis, SqlCall<T> call) throws SQLException {
+    private static <T> T attempt(Connection c, long deadline, long leftMillis, Call owner, SqlCall<T> call)
+            throws SQLException {
         boolean autoCommitWasOff = !c.getAutoCommit();
         if (autoCommitWasOff) {
             c.setAutoCommit(true); // no transaction is open on a connection just taken from the pool
@@ -1428,7 +1482,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             // the socket timeout, NETWORK_MARGIN_MILLIS later, only catches a server that stopped answering
             // at all; it frees this worker and its connection, the caller stopped waiting at the budget
             c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + NETWORK_MARGIN_MILLIS));
-            return call.run(new Db(c, deadline));
+            return call.run(new Db(c, deadline, owner));
         } finally {
             try {
                 if (savedNetworkTimeout >= 0) {
