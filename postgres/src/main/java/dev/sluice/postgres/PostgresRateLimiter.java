@@ -701,11 +701,31 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** {@value #SENT_PATIENCE} budgets: how long a sent statement may wait while the database answers others. */
     static final int SENT_PATIENCE = 10;
 
-    /** The caller stops waiting: its future fails with why, and a statement still under way is cancelled. */
+    /**
+     * The caller stops waiting: its future fails with why, and a statement still under way is cancelled, off the
+     * caller's thread (the driver sends a cancel on a new connection and waits for it, up to its
+     * {@code cancelSignalTimeout}, on a database that may be paused).
+     */
     private void expire(CompletableFuture<?> f, Call call, String key, Limit limit) {
         if (f.completeExceptionally(late(call, key, limit, new TimeoutException())) && call.phase() == Call.SENT) {
-            call.cancel();
+            CANCELLER.execute(call::cancel);
         }
+    }
+
+    /**
+     * Sends the cancels of statements whose callers stopped waiting: best effort (the server cancels every
+     * statement at its own limit anyway), so a full queue drops them; its threads end when idle.
+     */
+    private static final ThreadPoolExecutor CANCELLER = canceller();
+
+    private static ThreadPoolExecutor canceller() {
+        ThreadPoolExecutor t = new ThreadPoolExecutor(2, 2, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(1024), r -> {
+            Thread thread = new Thread(r, "sluice-postgres-cancel");
+            thread.setDaemon(true);
+            return thread;
+        }, new ThreadPoolExecutor.DiscardPolicy());
+        t.allowCoreThreadTimeOut(true);
+        return t;
     }
 
     /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */
