@@ -366,14 +366,15 @@ class RedisFaultInjectionTest {
 
         private void run(RateLimiter limiter, String key, boolean async) {
             while (!stopped) {
-                String p = phase;
                 Decision d;
                 try {
                     d = async ? limiter.tryAcquireAsync(key, LOAD_LIMIT, 1).join() : limiter.tryAcquire(key, LOAD_LIMIT);
                 } catch (RuntimeException e) {
-                    wrong.add(p + ": threw " + e);
+                    wrong.add(phase + ": threw " + e);
                     continue;
                 }
+                // the phase the call ended in: one in flight when the test switched phase and broke Redis is the fault's
+                String p = phase;
                 callsByPhase.computeIfAbsent(p, x -> new LongAdder()).increment();
                 if (d.degraded()) {
                     degraded.computeIfAbsent(d.degradation(), x -> new LongAdder()).increment();
