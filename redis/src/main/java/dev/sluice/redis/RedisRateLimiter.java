@@ -11,12 +11,8 @@ import dev.sluice.store.TimeBudget;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisCommandExecutionException;
-import io.lettuce.core.RedisCommandTimeoutException;
-import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
@@ -33,13 +29,10 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -107,12 +100,10 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     static final Duration MAX_RECONNECT_DELAY = Duration.ofMillis(100);
 
-    /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
-    private static final java.util.regex.Pattern SCRIPT_ERROR = java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
-
     private final AbstractRedisClient client;
     private final StatefulConnection<byte[], byte[]> connection;
     private final RedisScriptingAsyncCommands<byte[], byte[]> scripting;
+    private final ScriptRunner runner;
     private final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
     private final boolean cluster;
     private final Ticker ticker;
@@ -123,6 +114,7 @@ public final class RedisRateLimiter implements RateLimiter {
     private final ClientResources ownResources;
     private final long minTtlMillis;
     private final String where;
+    private final RedisFailures failures;
     private final java.util.concurrent.Executor callbackExecutor;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -133,8 +125,9 @@ public final class RedisRateLimiter implements RateLimiter {
         this.budget = TimeBudget.of("timeBudget", b.timeBudget);
         this.connectTimeout = b.connectTimeout;
         this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
-        List<RedisURI> uris = parse(b.uri, b.connectTimeout);
-        this.where = describe(uris);
+        List<RedisURI> uris = RedisUris.parse(b.uri, b.connectTimeout);
+        this.where = RedisUris.describe(uris);
+        this.failures = new RedisFailures(where, budget);
         this.ownResources = b.resources != null ? null : DefaultClientResources.builder()
                 .reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
                 .build();
@@ -193,10 +186,16 @@ public final class RedisRateLimiter implements RateLimiter {
             }
         } catch (RedisException e) {
             throw new RedisStoreException("cannot connect to Redis at " + where + " within " + b.connectTimeout
-                    + " (the connect timeout): " + scrub(e.getMessage(), userInfo(b.uri))
-                    + "; check that Redis is running and the URI is right", e, classify(e));
+                    + " (the connect timeout): " + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(b.uri))
+                    + "; check that Redis is running and the URI is right", e, RedisFailures.classify(e));
         }
-        loadScripts();
+        this.runner = new ScriptRunner(scripting, budget, failures, where);
+        try {
+            runner.loadScripts(connectTimeout);
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
         warmUp();
     }
 
@@ -207,7 +206,7 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     private void warmUp() {
         try {
-            Call<Decision> f = peekCall("sluice:warm-up", WARM_UP_LIMIT, 1);
+            ScriptRunner.Call<Decision> f = peekCall("sluice:warm-up", WARM_UP_LIMIT, 1);
             TimeBudget.of("connectTimeout", connectTimeout).await(f, f.start + saturatedNanos(connectTimeout),
                     TimeBudget.Patience.NONE, c -> c.completeExceptionally(new TimeoutException()));
         } catch (InterruptedException e) {
@@ -216,7 +215,7 @@ public final class RedisRateLimiter implements RateLimiter {
             throw new RedisStoreException("interrupted while warming up on " + where, e, Degradation.UNAVAILABLE);
         } catch (ExecutionException | RuntimeException e) {
             close();
-            RuntimeException t = translate(e, null);
+            RuntimeException t = failures.translate(e, null);
             throw t instanceof RedisStoreException r ? new RedisStoreException("Redis at " + where + " did not answer"
                     + " the first decision within " + connectTimeout + " (the connect timeout): " + r.getMessage(), e,
                     r.degradation()) : t;
@@ -252,7 +251,7 @@ public final class RedisRateLimiter implements RateLimiter {
     }
 
     /** A command that the connection lost: Redis may or may not have run it; it is not re-sent. */
-    private static final class ConnectionLost extends RedisException {
+    static final class ConnectionLost extends RedisException {
         ConnectionLost() {
             super("connection lost before Redis answered; not re-sent");
         }
@@ -266,7 +265,7 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
         long start = System.nanoTime();
-        return await(single(key, limit, cost), start);
+        return runner.await(single(key, limit, cost), start);
     }
 
     /**
@@ -283,10 +282,18 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(withDeadline(single(key, limit, cost)));
+        return onCallbackExecutor(runner.withDeadline(single(key, limit, cost)));
     }
 
-    private Call<Decision> single(String key, Limit limit, long cost) {
+    /** Runs {@code call}'s script unless this limiter is closed. */
+    private <T> ScriptRunner.Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+        if (closed.get()) {
+            throw new IllegalStateException(this + " is closed: create a new limiter");
+        }
+        return runner.run(call, finish);
+    }
+
+    private ScriptRunner.Call<Decision> single(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         ScriptCall.checkExact(limit);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1,
@@ -297,7 +304,7 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(List<Permit> permits) {
         long start = System.nanoTime();
-        return await(multi(permits), start);
+        return runner.await(multi(permits), start);
     }
 
     /**
@@ -305,10 +312,10 @@ public final class RedisRateLimiter implements RateLimiter {
      * thread unless {@link Builder#callbackExecutor} is set: see {@link #tryAcquireAsync(String, Limit, long)}.
      */
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
-        return onCallbackExecutor(withDeadline(multi(permits)));
+        return onCallbackExecutor(runner.withDeadline(multi(permits)));
     }
 
-    private Call<Decision> multi(List<Permit> permits) {
+    private ScriptRunner.Call<Decision> multi(List<Permit> permits) {
         Objects.requireNonNull(permits, "permits must not be null: give a list of at least one Permit");
         if (permits.isEmpty()) {
             throw new IllegalArgumentException("permits is empty: give at least one Permit");
@@ -342,7 +349,7 @@ public final class RedisRateLimiter implements RateLimiter {
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
                 maxWaitNanos, nowMicros(), minTtlMillis);
         long start = System.nanoTime();
-        return await(run(call, call::single), start);
+        return runner.await(run(call, call::single), start);
     }
 
     /**
@@ -358,7 +365,7 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public Decision peek(String key, Limit limit, long cost) {
         long start = System.nanoTime();
-        return await(peekCall(key, limit, cost), start);
+        return runner.await(peekCall(key, limit, cost), start);
     }
 
     /**
@@ -367,10 +374,10 @@ public final class RedisRateLimiter implements RateLimiter {
      * {@link #tryAcquireAsync(String, Limit, long)}.
      */
     public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(withDeadline(peekCall(key, limit, cost)));
+        return onCallbackExecutor(runner.withDeadline(peekCall(key, limit, cost)));
     }
 
-    private Call<Decision> peekCall(String key, Limit limit, long cost) {
+    private ScriptRunner.Call<Decision> peekCall(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         ScriptCall.checkExact(limit);
         ScriptCall call = ScriptCall.peek(prefix, key, limit, cost, nowMicros());
@@ -386,7 +393,7 @@ public final class RedisRateLimiter implements RateLimiter {
             throw new IllegalStateException(this + " is closed: create a new limiter");
         }
         long start = System.nanoTime();
-        Call<Long> f = new Call<>();
+        ScriptRunner.Call<Long> f = runner.newCall();
         try {
             io.lettuce.core.RedisFuture<Long> sent = keyCommands.del(k);
             f.sent = sent;
@@ -394,13 +401,13 @@ public final class RedisRateLimiter implements RateLimiter {
                 if (e == null) {
                     f.complete(n);
                 } else {
-                    f.completeExceptionally(translate(e, null));
+                    f.completeExceptionally(failures.translate(e, null));
                 }
             });
         } catch (RuntimeException e) {
-            f.completeExceptionally(translate(e, null));
+            f.completeExceptionally(failures.translate(e, null));
         }
-        await(f, start);
+        runner.await(f, start);
     }
 
     @Override
@@ -468,348 +475,18 @@ public final class RedisRateLimiter implements RateLimiter {
         }
     }
 
-    /**
-     * The future of one call: the reply, or the error, or {@link Degradation#TIMEOUT} at the deadline,
-     * whichever comes first. A {@link TimeoutException} given to {@link #completeExceptionally} means the
-     * deadline passed (the synchronous wait's, or {@code orTimeout}'s, which the JDK's delay scheduler
-     * completes exactly so): it becomes this limiter's timeout error, and the command is cancelled, so that
-     * Lettuce does not send it later if it has not yet.
-     */
-    private final class Call<T> extends CompletableFuture<T> {
-        final long start = System.nanoTime();
-        volatile Future<?> sent;
-
-        @Override
-        public boolean completeExceptionally(Throwable e) {
-            if (!(e instanceof TimeoutException)) {
-                return super.completeExceptionally(e);
-            }
-            boolean won = super.completeExceptionally(timedOut(e));
-            Future<?> s = sent;
-            if (won && s != null) {
-                s.cancel(false);
-            }
-            return won;
-        }
-    }
-
-    /** An async call's future, failed when its budget runs out (on the shared deadline timer). */
-    private <T> CompletableFuture<T> withDeadline(Call<T> f) {
-        return budget.bound(f, budget.deadlineFrom(f.start), TimeBudget.Patience.NONE, RedisRateLimiter::expire);
-    }
-
-    /** Fails a call at its deadline: {@link Call} turns the {@link TimeoutException} into the store's timeout. */
-    private static void expire(CompletableFuture<?> call) {
-        call.completeExceptionally(new TimeoutException());
-    }
-
     /** The future as the user gets it: completed on the callback executor if one is set. */
     private <T> CompletableFuture<T> onCallbackExecutor(CompletableFuture<T> f) {
         // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
         return callbackExecutor == null ? f : f.whenCompleteAsync((v, e) -> { }, callbackExecutor);
     }
 
-    /**
-     * EVALSHA; on NOSCRIPT (a restarted or flushed Redis: the script did not run) EVAL of the same text,
-     * which runs it and caches it again, if the call's budget is not spent. One future per call, completed
-     * from Lettuce's I/O thread; its deadline is enforced by whoever waits on it ({@link #await} or
-     * {@link #withDeadline}), so both attempts share one deadline.
-     */
-    private <T> Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
-        if (closed.get()) {
-            throw new IllegalStateException(this + " is closed: create a new limiter");
-        }
-        Call<T> result = new Call<>();
-        LuaScripts.Script s = call.script;
-        io.lettuce.core.RedisFuture<List<Object>> sent;
-        try {
-            sent = scripting.evalsha(s.sha(), ScriptOutputType.MULTI, call.keys, call.argv);
-        } catch (RuntimeException e) {
-            result.completeExceptionally(translate(e, call));
-            return result;
-        }
-        result.sent = sent;
-        sent.whenComplete((reply, e) -> {
-            if (e == null) {
-                finish(result, reply, finish);
-                return;
-            }
-            Throwable c = unwrap(e);
-            if (c instanceof RedisCommandExecutionException && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
-                // the caller gave up, or would before an answer could come: never run the script after that
-                if (result.isDone() || budget.deadlineFrom(result.start) - System.nanoTime() <= 0) {
-                    result.completeExceptionally(new TimeoutException());
-                    return;
-                }
-                io.lettuce.core.RedisFuture<List<Object>> again;
-                try {
-                    again = scripting.eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv);
-                } catch (RuntimeException e2) {
-                    result.completeExceptionally(translate(e2, call));
-                    return;
-                }
-                result.sent = again;
-                if (result.isDone()) {
-                    again.cancel(false); // timed out while the EVAL was being sent
-                }
-                again.whenComplete((reply2, e2) -> {
-                    if (e2 == null) {
-                        finish(result, reply2, finish);
-                    } else {
-                        result.completeExceptionally(translate(e2, call));
-                    }
-                });
-                return;
-            }
-            result.completeExceptionally(translate(c, call));
-        });
-        return result;
-    }
-
-    private static <T> void finish(CompletableFuture<T> result, List<Object> reply,
-            java.util.function.Function<List<Object>, T> finish) {
-        try {
-            result.complete(finish.apply(reply));
-        } catch (RuntimeException e) {
-            result.completeExceptionally(e);
-        }
-    }
-
-    private void loadScripts() {
-        try {
-            for (LuaScripts.Script s : LuaScripts.INSTANCE.all()) {
-                // on a cluster Lettuce sends SCRIPT LOAD to every node; a node that misses it (or a node
-                // added later) gets the script by the NOSCRIPT fallback
-                String sha = scripting.scriptLoad(s.body()).get(saturatedNanos(connectTimeout), TimeUnit.NANOSECONDS);
-                if (!s.sha().equals(sha)) {
-                    throw new IllegalStateException("Redis returned digest " + sha + " for script " + s.name()
-                            + ", expected " + s.sha());
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            close();
-            throw new RedisStoreException("interrupted while loading the Sluice scripts into " + where, e,
-                    Degradation.UNAVAILABLE);
-        } catch (TimeoutException e) {
-            close();
-            throw new RedisStoreException("Redis at " + where + " did not answer SCRIPT LOAD within " + connectTimeout
-                    + " (the connect timeout): it is overloaded or paused; check it, or raise connectTimeout", e,
-                    Degradation.TIMEOUT);
-        } catch (ExecutionException | RuntimeException e) {
-            close();
-            throw translate(e, null);
-        }
-    }
-
-    private RuntimeException translate(Throwable e, ScriptCall call) {
-        Throwable c = unwrap(e);
-        if (c instanceof RedisStoreException r) {
-            return r;
-        }
-        if (c instanceof IllegalArgumentException || c instanceof IllegalStateException && !(c instanceof RedisException)) {
-            return (RuntimeException) c;
-        }
-        String msg = String.valueOf(c.getMessage());
-        if (c instanceof RedisCommandExecutionException && call != null) {
-            java.util.regex.Matcher m = SCRIPT_ERROR.matcher(msg);
-            if (m.find()) {
-                String permit = call.describePermit(Integer.parseInt(m.group(2)));
-                if (m.group(1).equals("WRONGTYPE")) {
-                    return new RedisStoreException(permit + " holds a value of another Redis type (WRONGTYPE):"
-                            + " something else wrote that key; nothing was changed. Delete the key or give the limiter"
-                            + " another keyPrefix", c, Degradation.STORE_ERROR);
-                }
-                return new RedisStoreException(permit + " holds a value Sluice did not write; nothing was changed."
-                        + " Delete the key or give the limiter another keyPrefix", c, Degradation.STORE_ERROR);
-            }
-        }
-        if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
-            return timedOut(c);
-        }
-        if (c instanceof ConnectionLost || c instanceof RedisException && "Connection disconnected".equals(msg)) {
-            return new RedisStoreException("the connection to Redis at " + where + " was lost before Redis answered:"
-                    + " the decision may or may not have been applied (it is never re-sent, so never applied twice);"
-                    + " Lettuce reconnects in the background", c, Degradation.UNAVAILABLE);
-        }
-        if (c instanceof RedisException && msg.startsWith("Currently not connected")) {
-            return new RedisStoreException("not connected to Redis at " + where + " (Lettuce is reconnecting in the"
-                    + " background): nothing was sent", c, Degradation.UNAVAILABLE);
-        }
-        if (c instanceof RedisConnectionException) {
-            return new RedisStoreException("cannot reach Redis at " + where + ": " + msg, c, Degradation.UNAVAILABLE);
-        }
-        return new RedisStoreException("Redis at " + where + " failed: " + msg, c, classify(c));
-    }
-
-    /** The failure of a call whose budget ran out. */
-    private RedisStoreException timedOut(Throwable cause) {
-        return new RedisStoreException("Redis at " + where + " did not answer within " + budget
-                + " (the time budget): it is down, paused, unreachable or overloaded; raise timeBudget if it is"
-                + " merely slow", cause, Degradation.TIMEOUT);
-    }
-
-    /**
-     * How a Redis failure degrades a decision: an error reply is the store's answer ({@code STORE_ERROR},
-     * the store is healthy), except the replies by which Redis says it cannot serve now (loading its data,
-     * busy with a long script, a cluster without a master for the slot), which, like every failure to talk
-     * to it, are {@code UNAVAILABLE}.
-     */
-    static Degradation classify(Throwable e) {
-        Throwable c = unwrap(e);
-        if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
-            return Degradation.TIMEOUT;
-        }
-        if (c instanceof RedisCommandExecutionException) {
-            String m = String.valueOf(c.getMessage());
-            for (String down : UNAVAILABLE_REPLIES) {
-                if (m.startsWith(down)) {
-                    return Degradation.UNAVAILABLE;
-                }
-            }
-            return Degradation.STORE_ERROR;
-        }
-        if (c instanceof RedisException || c instanceof java.io.IOException) {
-            return Degradation.UNAVAILABLE; // Lettuce's own failures: not connected, closed, cannot connect
-        }
-        return Degradation.STORE_ERROR;
-    }
-
-    private static final List<String> UNAVAILABLE_REPLIES =
-            List.of("LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "READONLY");
-
-    /**
-     * Waits for a call that started at {@code start} (nanoTime) until its budget is spent ({@link TimeBudget}:
-     * extended only for a stall of this process), then the call is failed with {@link Degradation#TIMEOUT} and
-     * its command cancelled if it was not sent yet.
-     */
-    private <T> T await(Call<T> f, long start) {
-        try {
-            return budget.await(f, budget.deadlineFrom(start), TimeBudget.Patience.NONE, RedisRateLimiter::expire);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            f.cancel(false);
-            throw new RedisStoreException("interrupted while waiting for Redis at " + where, e, Degradation.STORE_ERROR);
-        } catch (ExecutionException e) {
-            Throwable c = unwrap(e);
-            throw c instanceof RuntimeException r ? r
-                    : new RedisStoreException(String.valueOf(c.getMessage()), c, classify(c));
-        }
-    }
-
-    private static Throwable unwrap(Throwable e) {
-        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
-            e = e.getCause();
-        }
-        return e;
-    }
-
-    private static long saturatedNanos(Duration d) {
+    static long saturatedNanos(Duration d) {
         try {
             return d.toNanos();
         } catch (ArithmeticException e) {
             return Long.MAX_VALUE;
         }
-    }
-
-    /**
-     * The address for messages and {@link #toString()}: scheme, hosts and ports from the parsed URIs only,
-     * so no user name, password or other option of the URI is ever echoed.
-     */
-    static String describe(List<RedisURI> uris) {
-        StringBuilder out = new StringBuilder();
-        for (RedisURI u : uris) {
-            if (u.getSocket() != null) {
-                out.append(out.length() == 0 ? "redis-socket://" : ",").append(u.getSocket());
-                continue;
-            }
-            out.append(out.length() == 0 ? (u.isSsl() ? "rediss://" : "redis://") : ",");
-            String host = u.getHost();
-            out.append(host != null && host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host)
-                    .append(':').append(u.getPort());
-        }
-        return out.toString();
-    }
-
-    /** A URI for an error message about the URI itself: whatever precedes the last {@code @} is hidden. */
-    private static String redact(String uri) {
-        int scheme = uri.indexOf("://");
-        int at = uri.lastIndexOf('@');
-        if (at < 0) {
-            return uri;
-        }
-        return (scheme >= 0 && scheme < at ? uri.substring(0, scheme + 3) : "") + "***" + uri.substring(at);
-    }
-
-    /** Lettuce's own message about a URI, with the URI's user info (raw and decoded) hidden. */
-    private static String scrub(String message, String userInfo) {
-        String m = String.valueOf(message);
-        if (userInfo.isEmpty()) {
-            return m;
-        }
-        List<String> secrets = new ArrayList<>(List.of(userInfo));
-        secrets.addAll(List.of(userInfo.split(":")));
-        for (String raw : List.copyOf(secrets)) {
-            try {
-                secrets.add(java.net.URLDecoder.decode(raw, java.nio.charset.StandardCharsets.UTF_8));
-            } catch (IllegalArgumentException ignored) {
-                // not valid percent-encoding: the raw form is hidden anyway
-            }
-        }
-        secrets.sort((x, y) -> y.length() - x.length()); // longest first, so no part of a secret survives
-        for (String secret : secrets) {
-            if (!secret.isEmpty()) {
-                m = m.replace(secret, "***");
-            }
-        }
-        return m;
-    }
-
-    /** The user info of a URI (what precedes the last {@code @} after the scheme), or "". */
-    private static String userInfo(String uri) {
-        int scheme = uri.indexOf("://");
-        String rest = scheme >= 0 ? uri.substring(scheme + 3) : uri;
-        int at = rest.lastIndexOf('@');
-        return at >= 0 ? rest.substring(0, at) : "";
-    }
-
-    private static List<RedisURI> parse(String uri, Duration timeout) {
-        Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
-        int scheme = uri.indexOf("://");
-        if (scheme < 0) {
-            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" has no scheme: use redis://host:port"
-                    + " (or rediss:// for TLS)");
-        }
-        String head = uri.substring(0, scheme + 3);
-        String rest = uri.substring(scheme + 3);
-        int at = rest.lastIndexOf('@');
-        String auth = at >= 0 ? rest.substring(0, at + 1) : "";
-        String userInfo = at >= 0 ? rest.substring(0, at) : "";
-        String hosts = at >= 0 ? rest.substring(at + 1) : rest;
-        int slash = hosts.indexOf('/');
-        String tail = slash >= 0 ? hosts.substring(slash) : "";
-        hosts = slash >= 0 ? hosts.substring(0, slash) : hosts;
-        List<RedisURI> out = new ArrayList<>();
-        for (String h : hosts.split(",")) {
-            if (h.isBlank()) {
-                continue;
-            }
-            try {
-                RedisURI u = RedisURI.create(head + auth + h.trim() + tail);
-                u.setTimeout(timeout);
-                out.add(u);
-            } catch (IllegalArgumentException e) {
-                // neither the URI nor Lettuce's message (which may quote it) is echoed with its password;
-                // nor is the cause, whose message may
-                throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" is not a Redis URI ("
-                        + scrub(e.getMessage(), userInfo)
-                        + "): use redis://host:port or redis://host1:port1,host2:port2 for a cluster");
-            }
-        }
-        if (out.isEmpty()) {
-            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" names no host: use redis://host:port");
-        }
-        return out;
     }
 
     private static boolean isCluster(RedisURI uri, ClientResources resources, Builder b, String where) {
@@ -821,8 +498,8 @@ public final class RedisRateLimiter implements RateLimiter {
             return c.sync().info("cluster").contains("cluster_enabled:1");
         } catch (RedisException e) {
             throw new RedisStoreException("cannot connect to Redis at " + where
-                    + " within " + b.connectTimeout + " (the connect timeout): " + scrub(e.getMessage(), userInfo(b.uri))
-                    + "; check that Redis is running and the URI is right", e, classify(e));
+                    + " within " + b.connectTimeout + " (the connect timeout): " + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(b.uri))
+                    + "; check that Redis is running and the URI is right", e, RedisFailures.classify(e));
         } finally {
             probe.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         }

@@ -1,0 +1,116 @@
+package dev.sluice.redis;
+
+import dev.sluice.Degradation;
+import dev.sluice.store.TimeBudget;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisConnectionException;
+import io.lettuce.core.RedisException;
+import java.util.List;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * What a Redis failure means for a decision, in one place: each of Lettuce's exceptions and Redis's error replies
+ * becomes a {@link RedisStoreException} whose {@link Degradation} says whether Redis timed out, cannot be reached
+ * (or said it cannot serve now), or answered with an error (the store is healthy), with a message that names the
+ * server (never its password) and what to do.
+ */
+final class RedisFailures {
+    /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
+    private static final java.util.regex.Pattern SCRIPT_ERROR = java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
+
+    private final String where;
+    private final TimeBudget budget;
+
+    /** @param where the server(s), as {@link RedisUris#describe} shows them; @param budget the call's budget */
+    RedisFailures(String where, TimeBudget budget) {
+        this.where = where;
+        this.budget = budget;
+    }
+
+    /** The limiter's exception for what a call (or {@code create()}) failed with; {@code call} may be null. */
+    RuntimeException translate(Throwable e, ScriptCall call) {
+        Throwable c = unwrap(e);
+        if (c instanceof RedisStoreException r) {
+            return r;
+        }
+        if (c instanceof IllegalArgumentException || c instanceof IllegalStateException && !(c instanceof RedisException)) {
+            return (RuntimeException) c;
+        }
+        String msg = String.valueOf(c.getMessage());
+        if (c instanceof RedisCommandExecutionException && call != null) {
+            java.util.regex.Matcher m = SCRIPT_ERROR.matcher(msg);
+            if (m.find()) {
+                String permit = call.describePermit(Integer.parseInt(m.group(2)));
+                if (m.group(1).equals("WRONGTYPE")) {
+                    return new RedisStoreException(permit + " holds a value of another Redis type (WRONGTYPE):"
+                            + " something else wrote that key; nothing was changed. Delete the key or give the limiter"
+                            + " another keyPrefix", c, Degradation.STORE_ERROR);
+                }
+                return new RedisStoreException(permit + " holds a value Sluice did not write; nothing was changed."
+                        + " Delete the key or give the limiter another keyPrefix", c, Degradation.STORE_ERROR);
+            }
+        }
+        if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
+            return timedOut(c);
+        }
+        if (c instanceof RedisRateLimiter.ConnectionLost || c instanceof RedisException && "Connection disconnected".equals(msg)) {
+            return new RedisStoreException("the connection to Redis at " + where + " was lost before Redis answered:"
+                    + " the decision may or may not have been applied (it is never re-sent, so never applied twice);"
+                    + " Lettuce reconnects in the background", c, Degradation.UNAVAILABLE);
+        }
+        if (c instanceof RedisException && msg.startsWith("Currently not connected")) {
+            return new RedisStoreException("not connected to Redis at " + where + " (Lettuce is reconnecting in the"
+                    + " background): nothing was sent", c, Degradation.UNAVAILABLE);
+        }
+        if (c instanceof RedisConnectionException) {
+            return new RedisStoreException("cannot reach Redis at " + where + ": " + msg, c, Degradation.UNAVAILABLE);
+        }
+        return new RedisStoreException("Redis at " + where + " failed: " + msg, c, classify(c));
+    }
+
+    /** The failure of a call whose budget ran out. */
+    RedisStoreException timedOut(Throwable cause) {
+        return new RedisStoreException("Redis at " + where + " did not answer within " + budget
+                + " (the time budget): it is down, paused, unreachable or overloaded; raise timeBudget if it is"
+                + " merely slow", cause, Degradation.TIMEOUT);
+    }
+
+    /**
+     * How a Redis failure degrades a decision: an error reply is the store's answer ({@code STORE_ERROR},
+     * the store is healthy), except the replies by which Redis says it cannot serve now (loading its data,
+     * busy with a long script, a cluster without a master for the slot), which, like every failure to talk
+     * to it, are {@code UNAVAILABLE}.
+     */
+    static Degradation classify(Throwable e) {
+        Throwable c = unwrap(e);
+        if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
+            return Degradation.TIMEOUT;
+        }
+        if (c instanceof RedisCommandExecutionException) {
+            String m = String.valueOf(c.getMessage());
+            for (String down : UNAVAILABLE_REPLIES) {
+                if (m.startsWith(down)) {
+                    return Degradation.UNAVAILABLE;
+                }
+            }
+            return Degradation.STORE_ERROR;
+        }
+        if (c instanceof RedisException || c instanceof java.io.IOException) {
+            return Degradation.UNAVAILABLE; // Lettuce's own failures: not connected, closed, cannot connect
+        }
+        return Degradation.STORE_ERROR;
+    }
+
+    private static final List<String> UNAVAILABLE_REPLIES =
+            List.of("LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "READONLY");
+
+    static Throwable unwrap(Throwable e) {
+        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        return e;
+    }
+}

@@ -1,0 +1,117 @@
+package dev.sluice.redis;
+
+import io.lettuce.core.RedisURI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * Redis URIs as the limiter takes them, and as it shows them: parsed into Lettuce's {@link RedisURI}s (several
+ * comma-separated hosts for a cluster), and never echoed with a password, neither the URI itself nor Lettuce's
+ * messages about it, which may quote it.
+ */
+final class RedisUris {
+    private RedisUris() {
+    }
+
+    /**
+     * The address for messages and {@link RedisRateLimiter#toString()}: scheme, hosts and ports from the parsed URIs only,
+     * so no user name, password or other option of the URI is ever echoed.
+     */
+    static String describe(List<RedisURI> uris) {
+        StringBuilder out = new StringBuilder();
+        for (RedisURI u : uris) {
+            if (u.getSocket() != null) {
+                out.append(out.length() == 0 ? "redis-socket://" : ",").append(u.getSocket());
+                continue;
+            }
+            out.append(out.length() == 0 ? (u.isSsl() ? "rediss://" : "redis://") : ",");
+            String host = u.getHost();
+            out.append(host != null && host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host)
+                    .append(':').append(u.getPort());
+        }
+        return out.toString();
+    }
+
+    /** A URI for an error message about the URI itself: whatever precedes the last {@code @} is hidden. */
+    static String redact(String uri) {
+        int scheme = uri.indexOf("://");
+        int at = uri.lastIndexOf('@');
+        if (at < 0) {
+            return uri;
+        }
+        return (scheme >= 0 && scheme < at ? uri.substring(0, scheme + 3) : "") + "***" + uri.substring(at);
+    }
+
+    /** Lettuce's own message about a URI, with the URI's user info (raw and decoded) hidden. */
+    static String scrub(String message, String userInfo) {
+        String m = String.valueOf(message);
+        if (userInfo.isEmpty()) {
+            return m;
+        }
+        List<String> secrets = new ArrayList<>(List.of(userInfo));
+        secrets.addAll(List.of(userInfo.split(":")));
+        for (String raw : List.copyOf(secrets)) {
+            try {
+                secrets.add(java.net.URLDecoder.decode(raw, java.nio.charset.StandardCharsets.UTF_8));
+            } catch (IllegalArgumentException ignored) {
+                // not valid percent-encoding: the raw form is hidden anyway
+            }
+        }
+        secrets.sort((x, y) -> y.length() - x.length()); // longest first, so no part of a secret survives
+        for (String secret : secrets) {
+            if (!secret.isEmpty()) {
+                m = m.replace(secret, "***");
+            }
+        }
+        return m;
+    }
+
+    /** The user info of a URI (what precedes the last {@code @} after the scheme), or "". */
+    static String userInfo(String uri) {
+        int scheme = uri.indexOf("://");
+        String rest = scheme >= 0 ? uri.substring(scheme + 3) : uri;
+        int at = rest.lastIndexOf('@');
+        return at >= 0 ? rest.substring(0, at) : "";
+    }
+
+    static List<RedisURI> parse(String uri, Duration timeout) {
+        Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
+        int scheme = uri.indexOf("://");
+        if (scheme < 0) {
+            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" has no scheme: use redis://host:port"
+                    + " (or rediss:// for TLS)");
+        }
+        String head = uri.substring(0, scheme + 3);
+        String rest = uri.substring(scheme + 3);
+        int at = rest.lastIndexOf('@');
+        String auth = at >= 0 ? rest.substring(0, at + 1) : "";
+        String userInfo = at >= 0 ? rest.substring(0, at) : "";
+        String hosts = at >= 0 ? rest.substring(at + 1) : rest;
+        int slash = hosts.indexOf('/');
+        String tail = slash >= 0 ? hosts.substring(slash) : "";
+        hosts = slash >= 0 ? hosts.substring(0, slash) : hosts;
+        List<RedisURI> out = new ArrayList<>();
+        for (String h : hosts.split(",")) {
+            if (h.isBlank()) {
+                continue;
+            }
+            try {
+                RedisURI u = RedisURI.create(head + auth + h.trim() + tail);
+                u.setTimeout(timeout);
+                out.add(u);
+            } catch (IllegalArgumentException e) {
+                // neither the URI nor Lettuce's message (which may quote it) is echoed with its password;
+                // nor is the cause, whose message may
+                throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" is not a Redis URI ("
+                        + scrub(e.getMessage(), userInfo)
+                        + "): use redis://host:port or redis://host1:port1,host2:port2 for a cluster");
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" names no host: use redis://host:port");
+        }
+        return out;
+    }
+}

@@ -1,0 +1,182 @@
+package dev.sluice.redis;
+
+import dev.sluice.Degradation;
+import dev.sluice.store.TimeBudget;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * Runs the limiter's Lua scripts: {@code SCRIPT LOAD} at start, then one {@code EVALSHA} per call (an {@code EVAL}
+ * of the same text after a {@code NOSCRIPT}, within the call's budget), each call one future with one deadline
+ * ({@link TimeBudget}) that a synchronous caller waits on ({@link #await}) or an async one gets failed at
+ * ({@link #withDeadline}). Keys and arguments go as {@code KEYS} and {@code ARGV}, never in the script text.
+ */
+final class ScriptRunner {
+    private final RedisScriptingAsyncCommands<byte[], byte[]> scripting;
+    private final TimeBudget budget;
+    private final RedisFailures failures;
+    private final String where;
+
+    ScriptRunner(RedisScriptingAsyncCommands<byte[], byte[]> scripting, TimeBudget budget, RedisFailures failures,
+                 String where) {
+        this.scripting = scripting;
+        this.budget = budget;
+        this.failures = failures;
+        this.where = where;
+    }
+
+    /**
+     * The future of one call: the reply, or the error, or {@link Degradation#TIMEOUT} at the deadline,
+     * whichever comes first. A {@link TimeoutException} given to {@link #completeExceptionally} means the
+     * deadline passed (the synchronous wait's, or {@code orTimeout}'s, which the JDK's delay scheduler
+     * completes exactly so): it becomes this limiter's timeout error, and the command is cancelled, so that
+     * Lettuce does not send it later if it has not yet.
+     */
+    final class Call<T> extends CompletableFuture<T> {
+        final long start = System.nanoTime();
+        volatile Future<?> sent;
+
+        @Override
+        public boolean completeExceptionally(Throwable e) {
+            if (!(e instanceof TimeoutException)) {
+                return super.completeExceptionally(e);
+            }
+            boolean won = super.completeExceptionally(failures.timedOut(e));
+            Future<?> s = sent;
+            if (won && s != null) {
+                s.cancel(false);
+            }
+            return won;
+        }
+    }
+
+    /** A call's future, for a command the limiter sends itself. */
+    <T> Call<T> newCall() {
+        return new Call<>();
+    }
+
+    /** An async call's future, failed when its budget runs out (on the shared deadline timer). */
+    <T> CompletableFuture<T> withDeadline(Call<T> f) {
+        return budget.bound(f, budget.deadlineFrom(f.start), TimeBudget.Patience.NONE, ScriptRunner::expire);
+    }
+
+    /** Fails a call at its deadline: {@link Call} turns the {@link TimeoutException} into the store's timeout. */
+    private static void expire(CompletableFuture<?> call) {
+        call.completeExceptionally(new TimeoutException());
+    }
+
+    /**
+     * EVALSHA; on NOSCRIPT (a restarted or flushed Redis: the script did not run) EVAL of the same text,
+     * which runs it and caches it again, if the call's budget is not spent. One future per call, completed
+     * from Lettuce's I/O thread; its deadline is enforced by whoever waits on it ({@link #await} or
+     * {@link #withDeadline}), so both attempts share one deadline.
+     */
+    <T> Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+        Call<T> result = new Call<>();
+        LuaScripts.Script s = call.script;
+        io.lettuce.core.RedisFuture<List<Object>> sent;
+        try {
+            sent = scripting.evalsha(s.sha(), ScriptOutputType.MULTI, call.keys, call.argv);
+        } catch (RuntimeException e) {
+            result.completeExceptionally(failures.translate(e, call));
+            return result;
+        }
+        result.sent = sent;
+        sent.whenComplete((reply, e) -> {
+            if (e == null) {
+                finish(result, reply, finish);
+                return;
+            }
+            Throwable c = RedisFailures.unwrap(e);
+            if (c instanceof RedisCommandExecutionException && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
+                // the caller gave up, or would before an answer could come: never run the script after that
+                if (result.isDone() || budget.deadlineFrom(result.start) - System.nanoTime() <= 0) {
+                    result.completeExceptionally(new TimeoutException());
+                    return;
+                }
+                io.lettuce.core.RedisFuture<List<Object>> again;
+                try {
+                    again = scripting.eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv);
+                } catch (RuntimeException e2) {
+                    result.completeExceptionally(failures.translate(e2, call));
+                    return;
+                }
+                result.sent = again;
+                if (result.isDone()) {
+                    again.cancel(false); // timed out while the EVAL was being sent
+                }
+                again.whenComplete((reply2, e2) -> {
+                    if (e2 == null) {
+                        finish(result, reply2, finish);
+                    } else {
+                        result.completeExceptionally(failures.translate(e2, call));
+                    }
+                });
+                return;
+            }
+            result.completeExceptionally(failures.translate(c, call));
+        });
+        return result;
+    }
+
+    private static <T> void finish(CompletableFuture<T> result, List<Object> reply,
+            java.util.function.Function<List<Object>, T> finish) {
+        try {
+            result.complete(finish.apply(reply));
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+    }
+
+    /** SCRIPT LOAD of every script, bounded by {@code connectTimeout}; the caller closes on failure. */
+    void loadScripts(Duration connectTimeout) {
+        try {
+            for (LuaScripts.Script s : LuaScripts.INSTANCE.all()) {
+                // on a cluster Lettuce sends SCRIPT LOAD to every node; a node that misses it (or a node
+                // added later) gets the script by the NOSCRIPT fallback
+                String sha = scripting.scriptLoad(s.body()).get(RedisRateLimiter.saturatedNanos(connectTimeout), TimeUnit.NANOSECONDS);
+                if (!s.sha().equals(sha)) {
+                    throw new IllegalStateException("Redis returned digest " + sha + " for script " + s.name()
+                            + ", expected " + s.sha());
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RedisStoreException("interrupted while loading the Sluice scripts into " + where, e,
+                    Degradation.UNAVAILABLE);
+        } catch (TimeoutException e) {
+            throw new RedisStoreException("Redis at " + where + " did not answer SCRIPT LOAD within " + connectTimeout
+                    + " (the connect timeout): it is overloaded or paused; check it, or raise connectTimeout", e,
+                    Degradation.TIMEOUT);
+        } catch (ExecutionException | RuntimeException e) {
+            throw failures.translate(e, null);
+        }
+    }
+
+    /**
+     * Waits for a call that started at {@code start} (nanoTime) until its budget is spent ({@link TimeBudget}:
+     * extended only for a stall of this process), then the call is failed with {@link Degradation#TIMEOUT} and
+     * its command cancelled if it was not sent yet.
+     */
+    <T> T await(Call<T> f, long start) {
+        try {
+            return budget.await(f, budget.deadlineFrom(start), TimeBudget.Patience.NONE, ScriptRunner::expire);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            f.cancel(false);
+            throw new RedisStoreException("interrupted while waiting for Redis at " + where, e, Degradation.STORE_ERROR);
+        } catch (ExecutionException e) {
+            Throwable c = RedisFailures.unwrap(e);
+            throw c instanceof RuntimeException r ? r
+                    : new RedisStoreException(String.valueOf(c.getMessage()), c, RedisFailures.classify(c));
+        }
+    }
+}
