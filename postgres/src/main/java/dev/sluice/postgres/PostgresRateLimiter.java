@@ -8,7 +8,6 @@ import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
-import dev.sluice.algorithm.Exact;
 import dev.sluice.algorithm.Gcra;
 import dev.sluice.algorithm.LogState;
 import dev.sluice.algorithm.SlidingWindowState;
@@ -16,6 +15,8 @@ import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import dev.sluice.algorithm.TatState;
 import dev.sluice.algorithm.WindowState;
+import dev.sluice.postgres.JdbcAttempt.Db;
+import dev.sluice.postgres.JdbcAttempt.SqlCall;
 import dev.sluice.store.TimeBudget;
 import java.sql.Array;
 import java.sql.Connection;
@@ -25,15 +26,9 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.EnumMap;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -172,6 +167,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final String prefix;
     private final RetryPolicy retryPolicy;
     private final Sql sql;
+    private final MultiPermitTransaction multiPermit;
     private final Executor asyncExecutor;
     private final ExecutorService ownedExecutor;
     private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
@@ -215,6 +211,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.prefix = b.prefix;
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
+        this.multiPermit = new MultiPermitTransaction(sql, b.ticker);
         this.maxQueued = b.maxQueued;
         this.batcher = b.maxBatchSize > 0
                 ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch, this::notSent) : null;
@@ -839,10 +836,10 @@ public final class PostgresRateLimiter implements RateLimiter {
                     }
                     case SLIDING_LOG -> {
                         Array times = rs.getArray(2);
-                        yield times == null ? LogState.FRESH : new LogState(longs(times), longs(rs.getArray(3)));
+                        yield times == null ? LogState.FRESH : new LogState(MultiPermitTransaction.longs(times), MultiPermitTransaction.longs(rs.getArray(3)));
                     }
                 };
-                long now = Math.max(nowNanos != null ? nowNanos : clock, latestInstant(state, limit));
+                long now = Math.max(nowNanos != null ? nowNanos : clock, MultiPermitTransaction.latestInstant(state, limit));
                 return Algorithms.peek(state, now, limit, cost);
             }
         }
@@ -911,7 +908,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                     case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(2), rs.getLong(3));
                     case FIXED_WINDOW -> new WindowState(rs.getLong(2), rs.getLong(3));
                     case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(2), rs.getLong(3), rs.getLong(4));
-                    case SLIDING_LOG -> new LogState(longs(rs.getArray(2)), longs(rs.getArray(3)));
+                    case SLIDING_LOG -> new LogState(MultiPermitTransaction.longs(rs.getArray(2)), MultiPermitTransaction.longs(rs.getArray(3)));
                 };
                 long now = rs.getLong(algorithm == Algorithm.SLIDING_WINDOW ? 5 : 4);
                 return decide(allowed, pre, now, limit, cost, maxWaitNanos);
@@ -999,9 +996,6 @@ public final class PostgresRateLimiter implements RateLimiter {
         return List.of(out);
     }
 
-    private record Id(String key, String limitId) {
-    }
-
     @Override
     public Decision tryAcquire(List<Permit> permits) {
         Objects.requireNonNull(permits, "permits must not be null: give at least one Permit");
@@ -1020,220 +1014,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
         Permit first = permits.get(0);
         Call call = new Call(deadline());
-        return await(submit(first.key(), first.limit(), call, c -> acquireAll(c, permits)), call, first.key(),
+        return await(submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)), call, first.key(),
                 first.limit());
-    }
-
-    private Decision acquireAll(Db c, List<Permit> permits) throws SQLException {
-        Map<Id, Limit> limits = new LinkedHashMap<>();
-        Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
-        for (Permit p : permits) {
-            Id id = new Id(p.key(), p.limit().id());
-            if (limits.putIfAbsent(id, p.limit()) == null) {
-                byTable.computeIfAbsent(Table.of(p.limit()), t -> new ArrayList<>()).add(id);
-            }
-        }
-        long tickerNow = ticker != null ? ticker.read() : Long.MIN_VALUE;
-        boolean auto = c.connection().getAutoCommit();
-        c.connection().setAutoCommit(false);
-        boolean committed = false;
-        try {
-            Map<Id, State> states = new HashMap<>();
-            long clock = Long.MIN_VALUE;
-            for (Map.Entry<Table, List<Id>> e : byTable.entrySet()) {
-                clock = Math.max(clock, lock(c, e.getKey(), e.getValue(), limits, states));
-            }
-            long now = ticker != null ? tickerNow : clock;
-            for (Map.Entry<Id, State> e : states.entrySet()) {
-                now = Math.max(now, latestInstant(e.getValue(), limits.get(e.getKey())));
-            }
-            Map<Id, State> scratch = new HashMap<>(states);
-            List<Decision> decisions = new ArrayList<>(permits.size());
-            boolean all = true;
-            for (Permit p : permits) {
-                Id id = new Id(p.key(), p.limit().id());
-                Step step = Algorithms.tryAcquire(scratch.get(id), now, p.limit(), p.cost());
-                scratch.put(id, step.state());
-                decisions.add(step.decision());
-                all &= step.decision().allowed();
-            }
-            if (all) {
-                write(c, scratch, limits);
-                c.connection().commit();
-                committed = true;
-            }
-            return Decision.mostRestrictive(decisions);
-        } finally {
-            if (!committed) {
-                try {
-                    c.connection().rollback();
-                } catch (SQLException ignored) {
-                    // the connection is broken; the pool discards it
-                }
-            }
-            try {
-                c.connection().setAutoCommit(auto);
-            } catch (SQLException ignored) {
-                // as above
-            }
-        }
-    }
-
-    /** Locks (creating fresh rows where none exist) and reads the rows of one table; returns the database clock. */
-    private long lock(Db c, Table table, List<Id> ids, Map<Id, Limit> limits, Map<Id, State> states)
-            throws SQLException {
-        String statement = switch (table) {
-            case BUCKET -> sql.bucketLock;
-            case WINDOW -> sql.windowLock;
-            case LOG -> sql.logLock;
-        };
-        String[] keys = new String[ids.size()];
-        String[] limitIds = new String[ids.size()];
-        for (int i = 0; i < keys.length; i++) {
-            keys[i] = ids.get(i).key();
-            limitIds[i] = ids.get(i).limitId();
-        }
-        long clock = Long.MIN_VALUE;
-        try (PreparedStatement ps = c.prepare(statement)) {
-            ps.setArray(1, c.connection().createArrayOf("text", keys));
-            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    Id id = new Id(rs.getString(1), rs.getString(2));
-                    Limit limit = limits.get(id);
-                    if (limit == null) {
-                        throw new SQLException("the lock statement returned a row that was not asked for", "XX000");
-                    }
-                    State s = switch (limit.algorithm()) {
-                        case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(3), rs.getLong(4));
-                        case FIXED_WINDOW -> new WindowState(rs.getLong(3), rs.getLong(5));
-                        case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(3), rs.getLong(4), rs.getLong(5));
-                        case SLIDING_LOG -> new LogState(longs(rs.getArray(3)), longs(rs.getArray(4)));
-                    };
-                    states.put(id, s);
-                    clock = Math.max(clock, rs.getLong(table == Table.WINDOW ? 6 : 5));
-                }
-            }
-        }
-        for (Id id : ids) {
-            if (!states.containsKey(id)) {
-                throw new SQLException("the lock statement returned no row for key " + abbreviate(id.key()), "XX000");
-            }
-        }
-        return clock;
-    }
-
-    /** Writes the new state of every (key, limit) of an allowed multi-permit request, one batch per table. */
-    private void write(Db c, Map<Id, State> states, Map<Id, Limit> limits) throws SQLException {
-        Map<Table, PreparedStatement> batches = new EnumMap<>(Table.class);
-        try {
-            for (Map.Entry<Id, State> e : states.entrySet()) {
-                Limit limit = limits.get(e.getKey());
-                Table table = Table.of(limit);
-                PreparedStatement ps = batches.get(table);
-                if (ps == null) {
-                    ps = c.prepare(switch (table) {
-                        case BUCKET -> sql.bucketUpdate;
-                        case WINDOW -> sql.windowUpdate;
-                        case LOG -> sql.logUpdate;
-                    });
-                    batches.put(table, ps);
-                }
-                State s = e.getValue();
-                int i = 1;
-                switch (limit.algorithm()) {
-                    case TOKEN_BUCKET, GCRA -> {
-                        TatState t = (TatState) s;
-                        ps.setLong(i++, t.backlogScaled());
-                        ps.setLong(i++, t.atNanos());
-                    }
-                    case FIXED_WINDOW -> {
-                        WindowState w = (WindowState) s;
-                        ps.setLong(i++, w.window());
-                        ps.setLong(i++, 0);
-                        ps.setLong(i++, w.count());
-                    }
-                    case SLIDING_WINDOW -> {
-                        SlidingWindowState w = (SlidingWindowState) s;
-                        ps.setLong(i++, w.window());
-                        ps.setLong(i++, w.previous());
-                        ps.setLong(i++, w.current());
-                    }
-                    case SLIDING_LOG -> {
-                        LogState l = (LogState) s;
-                        ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.times())));
-                        ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.costs())));
-                    }
-                }
-                ps.setLong(i++, ceilToSecond(expiresAtNanos(s, limit)));
-                ps.setString(i++, e.getKey().key());
-                ps.setString(i, e.getKey().limitId());
-                ps.addBatch();
-            }
-            for (PreparedStatement ps : batches.values()) {
-                ps.executeBatch();
-            }
-        } finally {
-            for (PreparedStatement ps : batches.values()) {
-                ps.close();
-            }
-        }
-    }
-
-    /** When a state equals a fresh key's again: what the SQL functions store as expires_at. */
-    static long expiresAtNanos(State s, Limit limit) {
-        if (s instanceof TatState t) {
-            return t.atNanos() + Exact.ceilDiv(t.backlogScaled(), limit.timeScale());
-        }
-        if (s instanceof WindowState w) {
-            return (w.window() + 1) * limit.periodNanos();
-        }
-        if (s instanceof SlidingWindowState w) {
-            return (w.window() + 2) * limit.periodNanos();
-        }
-        LogState l = (LogState) s;
-        return l.size() == 0 ? Long.MIN_VALUE : l.time(l.size() - 1) + limit.periodNanos();
-    }
-
-    /** expires_at is kept to the second, rounded up (never early), as the SQL functions keep it. */
-    static long ceilToSecond(long nanos) {
-        return Math.floorDiv(nanos, 1_000_000_000L) * 1_000_000_000L + (Math.floorMod(nanos, 1_000_000_000L) > 0 ? 1_000_000_000L : 0);
-    }
-
-    /** The latest instant a state was written at: a decision never happens before it. */
-    private static long latestInstant(State s, Limit limit) {
-        if (s instanceof TatState t) {
-            return t.atNanos();
-        }
-        if (s instanceof WindowState w) {
-            return w.window() == Long.MIN_VALUE ? Long.MIN_VALUE : w.window() * limit.periodNanos();
-        }
-        if (s instanceof SlidingWindowState w) {
-            return w.window() == Long.MIN_VALUE ? Long.MIN_VALUE : w.window() * limit.periodNanos();
-        }
-        LogState l = (LogState) s;
-        return l.size() == 0 ? Long.MIN_VALUE : l.time(l.size() - 1);
-    }
-
-    private static long[] longs(Array array) throws SQLException {
-        if (array == null) {
-            return new long[0];
-        }
-        Object[] values = (Object[]) array.getArray();
-        long[] out = new long[values.length];
-        for (int i = 0; i < values.length; i++) {
-            out[i] = ((Number) values[i]).longValue();
-        }
-        array.free();
-        return out;
-    }
-
-    private static Long[] boxed(long[] values) {
-        Long[] out = new Long[values.length];
-        for (int i = 0; i < values.length; i++) {
-            out[i] = values[i];
-        }
-        return out;
     }
 
     // ------------------------------------------------------------------ expiry
@@ -1290,69 +1072,6 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     // ------------------------------------------------------------------ plumbing
 
-    @FunctionalInterface
-    private interface SqlCall<T> {
-        T run(Db c) throws SQLException;
-    }
-
-    /**
-     * A connection for one attempt, and the decision's deadline (System.nanoTime): every statement is
-     * prepared with the time left to it as its query timeout, so a statement past the budget is cancelled
-     * by the server (and rolled back: nothing taken) rather than abandoned on a timed-out socket.
-     */
-    private record Db(Connection connection, long deadlineNanos, Call call) {
-        /**
-         * A statement whose timeout is the attempt's time left now (a multi-permit runs several), registered with
-         * the call so that a caller who stops waiting can cancel it.
-         */
-        PreparedStatement prepare(String sql) throws SQLException {
-            PreparedStatement ps = connection.prepareStatement(sql);
-            setQueryTimeoutMillis(ps, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
-            call.statement = ps;
-            return ps;
-        }
-    }
-
-    /** The PostgreSQL driver's statement class and its millisecond query timeout, when that driver is there. */
-    private static final Class<?> PG_STATEMENT;
-    private static final java.lang.invoke.MethodHandle SET_QUERY_TIMEOUT_MS;
-
-    static {
-        Class<?> type = null;
-        java.lang.invoke.MethodHandle handle = null;
-        try {
-            type = Class.forName("org.postgresql.jdbc.PgStatement");
-            handle = java.lang.invoke.MethodHandles.publicLookup().findVirtual(type, "setQueryTimeoutMs",
-                    java.lang.invoke.MethodType.methodType(void.class, long.class));
-        } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
-            type = null; // another driver: JDBC's whole seconds
-        }
-        PG_STATEMENT = type;
-        SET_QUERY_TIMEOUT_MS = handle;
-    }
-
-    /**
-     * The statement's timeout to the millisecond with the PostgreSQL driver (when it passes, the driver
-     * asks the server to cancel the statement: SQLSTATE 57014, rolled back); with any other driver JDBC's
-     * {@code setQueryTimeout}, whole seconds, rounded up.
-     */
-    static void setQueryTimeoutMillis(Statement st, long millis) throws SQLException {
-        Object pg = SET_QUERY_TIMEOUT_MS != null && st.isWrapperFor(PG_STATEMENT) ? st.unwrap(PG_STATEMENT) : null;
-        if (PG_STATEMENT != null && PG_STATEMENT.isInstance(pg)) { // a proxying wrapper may hand back another proxy
-            try {
-                SET_QUERY_TIMEOUT_MS.invoke(pg, millis);
-                return;
-            } catch (SQLException | RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable e) {
-                throw new SQLException("cannot set the query timeout", e);
-            }
-        }
-        st.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, (millis + 999) / 1000));
-    }
-
-    private static final Executor DIRECT = Runnable::run;
-
     /**
      * Runs {@code work} on a fresh connection, retrying 40001/40P01 under the policy until the call's
      * deadline (System.nanoTime), on the calling (worker) thread; nothing is sent once the deadline has passed.
@@ -1392,7 +1111,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                 // (and cancels it) sooner unless the database keeps answering others (a lock convoy on a hot row)
                 long cancelAt = sentAt + budgetNanos * SENT_PATIENCE;
                 call.sentLimit(cancelAt);
-                T result = attempt(c, cancelAt, Math.max(1, TimeUnit.NANOSECONDS.toMillis(cancelAt - sentAt)), call,
+                T result = JdbcAttempt.attempt(c, cancelAt, Math.max(1, TimeUnit.NANOSECONDS.toMillis(cancelAt - sentAt)), call,
                         work);
                 lastAnswerNanos = System.nanoTime();
                 seen(Degradation.NONE);
@@ -1481,40 +1200,6 @@ public final class PostgresRateLimiter implements RateLimiter {
             }
         }
         return false;
-    }
-
-    /**
-     * One attempt on a pooled connection, left as it was handed out: autocommit on for the attempt (a pool
-     * handing out connections with autocommit off, as HikariCP or Spring with {@code autoCommit=false} do,
-     * would otherwise roll every decision back when the connection is returned), and the network timeout
-     * set for the attempt; both are restored before the connection goes back to the pool.
-     */
-    private static <T> T attempt(Connection c, long deadline, long leftMillis, Call owner, SqlCall<T> call)
-            throws SQLException {
-        boolean autoCommitWasOff = !c.getAutoCommit();
-        if (autoCommitWasOff) {
-            c.setAutoCommit(true); // no transaction is open on a connection just taken from the pool
-        }
-        int savedNetworkTimeout = -1;
-        try {
-            savedNetworkTimeout = c.getNetworkTimeout();
-            // the server cancels a statement at the time left (the driver sends the cancel when it passes);
-            // the socket timeout, NETWORK_MARGIN_MILLIS later, only catches a server that stopped answering
-            // at all; it frees this worker and its connection, the caller stopped waiting at the budget
-            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + NETWORK_MARGIN_MILLIS));
-            return call.run(new Db(c, deadline, owner));
-        } finally {
-            try {
-                if (savedNetworkTimeout >= 0) {
-                    c.setNetworkTimeout(DIRECT, savedNetworkTimeout);
-                }
-                if (autoCommitWasOff) {
-                    c.setAutoCommit(false);
-                }
-            } catch (SQLException ignored) {
-                // the connection is broken; the pool discards it
-            }
-        }
     }
 
     private PostgresStoreException translate(SQLException e, String state, long elapsedNanos, String key, Limit limit) {

@@ -1,0 +1,117 @@
+package dev.sluice.postgres;
+
+import dev.sluice.postgres.PostgresRateLimiter.Call;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One attempt of a decision on one pooled connection: the connection as the pool handed it out, with the attempt's
+ * network timeout and autocommit, restored afterwards; every statement with its query timeout to the millisecond
+ * (the server cancels it then: SQLSTATE 57014, rolled back) and registered with the call, so that a caller who stops
+ * waiting can cancel it.
+ */
+final class JdbcAttempt {
+    private JdbcAttempt() {
+    }
+
+    @FunctionalInterface
+    interface SqlCall<T> {
+        T run(Db c) throws SQLException;
+    }
+
+    /**
+     * A connection for one attempt, and the decision's deadline (System.nanoTime): every statement is
+     * prepared with the time left to it as its query timeout, so a statement past the budget is cancelled
+     * by the server (and rolled back: nothing taken) rather than abandoned on a timed-out socket.
+     */
+    record Db(Connection connection, long deadlineNanos, Call call) {
+        /**
+         * A statement whose timeout is the attempt's time left now (a multi-permit runs several), registered with
+         * the call so that a caller who stops waiting can cancel it.
+         */
+        PreparedStatement prepare(String sql) throws SQLException {
+            PreparedStatement ps = connection.prepareStatement(sql);
+            setQueryTimeoutMillis(ps, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
+            call.statement = ps;
+            return ps;
+        }
+    }
+
+    /** The PostgreSQL driver's statement class and its millisecond query timeout, when that driver is there. */
+    private static final Class<?> PG_STATEMENT;
+    private static final java.lang.invoke.MethodHandle SET_QUERY_TIMEOUT_MS;
+
+    static {
+        Class<?> type = null;
+        java.lang.invoke.MethodHandle handle = null;
+        try {
+            type = Class.forName("org.postgresql.jdbc.PgStatement");
+            handle = java.lang.invoke.MethodHandles.publicLookup().findVirtual(type, "setQueryTimeoutMs",
+                    java.lang.invoke.MethodType.methodType(void.class, long.class));
+        } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
+            type = null; // another driver: JDBC's whole seconds
+        }
+        PG_STATEMENT = type;
+        SET_QUERY_TIMEOUT_MS = handle;
+    }
+
+    /**
+     * The statement's timeout to the millisecond with the PostgreSQL driver (when it passes, the driver
+     * asks the server to cancel the statement: SQLSTATE 57014, rolled back); with any other driver JDBC's
+     * {@code setQueryTimeout}, whole seconds, rounded up.
+     */
+    static void setQueryTimeoutMillis(Statement st, long millis) throws SQLException {
+        Object pg = SET_QUERY_TIMEOUT_MS != null && st.isWrapperFor(PG_STATEMENT) ? st.unwrap(PG_STATEMENT) : null;
+        if (PG_STATEMENT != null && PG_STATEMENT.isInstance(pg)) { // a proxying wrapper may hand back another proxy
+            try {
+                SET_QUERY_TIMEOUT_MS.invoke(pg, millis);
+                return;
+            } catch (SQLException | RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable e) {
+                throw new SQLException("cannot set the query timeout", e);
+            }
+        }
+        st.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, (millis + 999) / 1000));
+    }
+
+    private static final Executor DIRECT = Runnable::run;
+
+    /**
+     * One attempt on a pooled connection, left as it was handed out: autocommit on for the attempt (a pool
+     * handing out connections with autocommit off, as HikariCP or Spring with {@code autoCommit=false} do,
+     * would otherwise roll every decision back when the connection is returned), and the network timeout
+     * set for the attempt; both are restored before the connection goes back to the pool.
+     */
+    static <T> T attempt(Connection c, long deadline, long leftMillis, Call owner, SqlCall<T> call)
+            throws SQLException {
+        boolean autoCommitWasOff = !c.getAutoCommit();
+        if (autoCommitWasOff) {
+            c.setAutoCommit(true); // no transaction is open on a connection just taken from the pool
+        }
+        int savedNetworkTimeout = -1;
+        try {
+            savedNetworkTimeout = c.getNetworkTimeout();
+            // the server cancels a statement at the time left (the driver sends the cancel when it passes);
+            // the socket timeout, PostgresRateLimiter.NETWORK_MARGIN_MILLIS later, only catches a server that stopped answering
+            // at all; it frees this worker and its connection, the caller stopped waiting at the budget
+            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + PostgresRateLimiter.NETWORK_MARGIN_MILLIS));
+            return call.run(new Db(c, deadline, owner));
+        } finally {
+            try {
+                if (savedNetworkTimeout >= 0) {
+                    c.setNetworkTimeout(DIRECT, savedNetworkTimeout);
+                }
+                if (autoCommitWasOff) {
+                    c.setAutoCommit(false);
+                }
+            } catch (SQLException ignored) {
+                // the connection is broken; the pool discards it
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+package dev.sluice.postgres;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.Ticker;
+import dev.sluice.algorithm.Algorithms;
+import dev.sluice.algorithm.Exact;
+import dev.sluice.algorithm.LogState;
+import dev.sluice.algorithm.SlidingWindowState;
+import dev.sluice.algorithm.State;
+import dev.sluice.algorithm.Step;
+import dev.sluice.algorithm.TatState;
+import dev.sluice.algorithm.WindowState;
+import dev.sluice.postgres.JdbcAttempt.Db;
+import dev.sluice.postgres.PostgresRateLimiter.Table;
+import java.sql.Array;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A multi-permit request as one transaction: one statement per table locks (or creates) every row the request
+ * names, in one fixed order (table, then key digest, then limit id), and reads their state; the pure steps run
+ * here, in request order, repeated (key, limit) pairs one after another; when every permit is allowed the new
+ * states are written in one batch and committed, otherwise the transaction rolls back and nothing is taken.
+ * Because every locker uses the same order, two multi-permit requests cannot deadlock.
+ */
+final class MultiPermitTransaction {
+    private final Sql sql;
+    /** The client ticker, or null: the database's clock decides. */
+    private final Ticker ticker;
+
+    MultiPermitTransaction(Sql sql, Ticker ticker) {
+        this.sql = sql;
+        this.ticker = ticker;
+    }
+
+    private record Id(String key, String limitId) {
+    }
+
+    Decision acquireAll(Db c, List<Permit> permits) throws SQLException {
+        Map<Id, Limit> limits = new LinkedHashMap<>();
+        Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
+        for (Permit p : permits) {
+            Id id = new Id(p.key(), p.limit().id());
+            if (limits.putIfAbsent(id, p.limit()) == null) {
+                byTable.computeIfAbsent(Table.of(p.limit()), t -> new ArrayList<>()).add(id);
+            }
+        }
+        long tickerNow = ticker != null ? ticker.read() : Long.MIN_VALUE;
+        boolean auto = c.connection().getAutoCommit();
+        c.connection().setAutoCommit(false);
+        boolean committed = false;
+        try {
+            Map<Id, State> states = new HashMap<>();
+            long clock = Long.MIN_VALUE;
+            for (Map.Entry<Table, List<Id>> e : byTable.entrySet()) {
+                clock = Math.max(clock, lock(c, e.getKey(), e.getValue(), limits, states));
+            }
+            long now = ticker != null ? tickerNow : clock;
+            for (Map.Entry<Id, State> e : states.entrySet()) {
+                now = Math.max(now, latestInstant(e.getValue(), limits.get(e.getKey())));
+            }
+            Map<Id, State> scratch = new HashMap<>(states);
+            List<Decision> decisions = new ArrayList<>(permits.size());
+            boolean all = true;
+            for (Permit p : permits) {
+                Id id = new Id(p.key(), p.limit().id());
+                Step step = Algorithms.tryAcquire(scratch.get(id), now, p.limit(), p.cost());
+                scratch.put(id, step.state());
+                decisions.add(step.decision());
+                all &= step.decision().allowed();
+            }
+            if (all) {
+                write(c, scratch, limits);
+                c.connection().commit();
+                committed = true;
+            }
+            return Decision.mostRestrictive(decisions);
+        } finally {
+            if (!committed) {
+                try {
+                    c.connection().rollback();
+                } catch (SQLException ignored) {
+                    // the connection is broken; the pool discards it
+                }
+            }
+            try {
+                c.connection().setAutoCommit(auto);
+            } catch (SQLException ignored) {
+                // as above
+            }
+        }
+    }
+
+    /** Locks (creating fresh rows where none exist) and reads the rows of one table; returns the database clock. */
+    private long lock(Db c, Table table, List<Id> ids, Map<Id, Limit> limits, Map<Id, State> states)
+            throws SQLException {
+        String statement = switch (table) {
+            case BUCKET -> sql.bucketLock;
+            case WINDOW -> sql.windowLock;
+            case LOG -> sql.logLock;
+        };
+        String[] keys = new String[ids.size()];
+        String[] limitIds = new String[ids.size()];
+        for (int i = 0; i < keys.length; i++) {
+            keys[i] = ids.get(i).key();
+            limitIds[i] = ids.get(i).limitId();
+        }
+        long clock = Long.MIN_VALUE;
+        try (PreparedStatement ps = c.prepare(statement)) {
+            ps.setArray(1, c.connection().createArrayOf("text", keys));
+            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Id id = new Id(rs.getString(1), rs.getString(2));
+                    Limit limit = limits.get(id);
+                    if (limit == null) {
+                        throw new SQLException("the lock statement returned a row that was not asked for", "XX000");
+                    }
+                    State s = switch (limit.algorithm()) {
+                        case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(3), rs.getLong(4));
+                        case FIXED_WINDOW -> new WindowState(rs.getLong(3), rs.getLong(5));
+                        case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(3), rs.getLong(4), rs.getLong(5));
+                        case SLIDING_LOG -> new LogState(longs(rs.getArray(3)), longs(rs.getArray(4)));
+                    };
+                    states.put(id, s);
+                    clock = Math.max(clock, rs.getLong(table == Table.WINDOW ? 6 : 5));
+                }
+            }
+        }
+        for (Id id : ids) {
+            if (!states.containsKey(id)) {
+                throw new SQLException("the lock statement returned no row for key " + PostgresRateLimiter.abbreviate(id.key()), "XX000");
+            }
+        }
+        return clock;
+    }
+
+    /** Writes the new state of every (key, limit) of an allowed multi-permit request, one batch per table. */
+    private void write(Db c, Map<Id, State> states, Map<Id, Limit> limits) throws SQLException {
+        Map<Table, PreparedStatement> batches = new EnumMap<>(Table.class);
+        try {
+            for (Map.Entry<Id, State> e : states.entrySet()) {
+                Limit limit = limits.get(e.getKey());
+                Table table = Table.of(limit);
+                PreparedStatement ps = batches.get(table);
+                if (ps == null) {
+                    ps = c.prepare(switch (table) {
+                        case BUCKET -> sql.bucketUpdate;
+                        case WINDOW -> sql.windowUpdate;
+                        case LOG -> sql.logUpdate;
+                    });
+                    batches.put(table, ps);
+                }
+                State s = e.getValue();
+                int i = 1;
+                switch (limit.algorithm()) {
+                    case TOKEN_BUCKET, GCRA -> {
+                        TatState t = (TatState) s;
+                        ps.setLong(i++, t.backlogScaled());
+                        ps.setLong(i++, t.atNanos());
+                    }
+                    case FIXED_WINDOW -> {
+                        WindowState w = (WindowState) s;
+                        ps.setLong(i++, w.window());
+                        ps.setLong(i++, 0);
+                        ps.setLong(i++, w.count());
+                    }
+                    case SLIDING_WINDOW -> {
+                        SlidingWindowState w = (SlidingWindowState) s;
+                        ps.setLong(i++, w.window());
+                        ps.setLong(i++, w.previous());
+                        ps.setLong(i++, w.current());
+                    }
+                    case SLIDING_LOG -> {
+                        LogState l = (LogState) s;
+                        ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.times())));
+                        ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.costs())));
+                    }
+                }
+                ps.setLong(i++, ceilToSecond(expiresAtNanos(s, limit)));
+                ps.setString(i++, e.getKey().key());
+                ps.setString(i, e.getKey().limitId());
+                ps.addBatch();
+            }
+            for (PreparedStatement ps : batches.values()) {
+                ps.executeBatch();
+            }
+        } finally {
+            for (PreparedStatement ps : batches.values()) {
+                ps.close();
+            }
+        }
+    }
+
+    /** When a state equals a fresh key's again: what the SQL functions store as expires_at. */
+    static long expiresAtNanos(State s, Limit limit) {
+        if (s instanceof TatState t) {
+            return t.atNanos() + Exact.ceilDiv(t.backlogScaled(), limit.timeScale());
+        }
+        if (s instanceof WindowState w) {
+            return (w.window() + 1) * limit.periodNanos();
+        }
+        if (s instanceof SlidingWindowState w) {
+            return (w.window() + 2) * limit.periodNanos();
+        }
+        LogState l = (LogState) s;
+        return l.size() == 0 ? Long.MIN_VALUE : l.time(l.size() - 1) + limit.periodNanos();
+    }
+
+    /** expires_at is kept to the second, rounded up (never early), as the SQL functions keep it. */
+    static long ceilToSecond(long nanos) {
+        return Math.floorDiv(nanos, 1_000_000_000L) * 1_000_000_000L + (Math.floorMod(nanos, 1_000_000_000L) > 0 ? 1_000_000_000L : 0);
+    }
+
+    /** The latest instant a state was written at: a decision never happens before it. */
+    static long latestInstant(State s, Limit limit) {
+        if (s instanceof TatState t) {
+            return t.atNanos();
+        }
+        if (s instanceof WindowState w) {
+            return w.window() == Long.MIN_VALUE ? Long.MIN_VALUE : w.window() * limit.periodNanos();
+        }
+        if (s instanceof SlidingWindowState w) {
+            return w.window() == Long.MIN_VALUE ? Long.MIN_VALUE : w.window() * limit.periodNanos();
+        }
+        LogState l = (LogState) s;
+        return l.size() == 0 ? Long.MIN_VALUE : l.time(l.size() - 1);
+    }
+
+    static long[] longs(Array array) throws SQLException {
+        if (array == null) {
+            return new long[0];
+        }
+        Object[] values = (Object[]) array.getArray();
+        long[] out = new long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = ((Number) values[i]).longValue();
+        }
+        array.free();
+        return out;
+    }
+
+    static Long[] boxed(long[] values) {
+        Long[] out = new Long[values.length];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = values[i];
+        }
+        return out;
+    }
+}
