@@ -74,7 +74,7 @@ class CleanerClockRaceTest {
                 lock.executeQuery().close();
             }
             CompletableFuture<Decision> a = CompletableFuture.supplyAsync(() -> rl.tryAcquire(key, c.limit()));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); // a hang guard
             while (TestDatabase.queryLong("select count(*) from pg_stat_activity where ? = any(pg_blocking_pids(pid))",
                     (int) cleanerPid) == 0) {
                 assertThat(System.nanoTime() - deadline).as("A waits for the cleaner's lock").isNegative();

@@ -85,7 +85,10 @@ public final class PostgresBenchmark {
         this.batchSize = Integer.parseInt(a.getOrDefault("batch-size", "64"));
         // 64 callers queue for 16 connections (and, on a hot key, for one row): give decisions the time that
         // queue takes, as Bucket4j (which has no budget) gets it
-        this.retry = RetryPolicy.DEFAULT.withBudget(Duration.ofMillis(Long.parseLong(a.getOrDefault("budget-ms", "30000"))));
+        // the store's default budget unless --budget-ms says otherwise: its errors column shows what defaults give
+        this.retry = a.containsKey("budget-ms")
+                ? RetryPolicy.DEFAULT.withBudget(Duration.ofMillis(Long.parseLong(a.get("budget-ms"))))
+                : RetryPolicy.DEFAULT;
     }
 
     public static void main(String[] args) throws Exception {

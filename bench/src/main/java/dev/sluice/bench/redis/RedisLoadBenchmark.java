@@ -98,7 +98,7 @@ public final class RedisLoadBenchmark {
         System.out.printf(Locale.ROOT, "%-34s %12s %9s %9s %7s   %s%n", "scenario", "decisions/s", "allowed%", "errors",
                 "ratio", "Redis commands per decision");
 
-        try (RedisRateLimiter sluice = RedisRateLimiter.builder(uri).cluster(false).timeBudget(Duration.ofSeconds(5)).build()) {
+        try (RedisRateLimiter sluice = RedisRateLimiter.builder(uri).cluster(false).build()) { // the default budget
             // 100,000 keys: each key 100 per second, burst 100 (almost every call is admitted)
             Limit wide = Limit.tokenBucket(100, Rate.perSecond(100));
             BucketConfiguration wideB4j = BucketConfiguration.builder()
