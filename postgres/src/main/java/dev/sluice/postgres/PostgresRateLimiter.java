@@ -255,7 +255,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private void warmUp(boolean migrateIfMissing) {
         Limit probe = Limit.fixedWindow(1, Duration.ofSeconds(1));
         for (int round = 0; ; round++) {
-            Call call = new Call(System.nanoTime() + WARM_UP_BUDGET.toNanos());
+            Call call = Call.maintenance(System.nanoTime() + WARM_UP_BUDGET.toNanos());
             try {
                 withRetries(null, probe, call, WARM_UP_BUDGET.toNanos(),
                         c -> peek(c, "sluice:warm-up", probe, 1, now()));
@@ -537,8 +537,21 @@ public final class PostgresRateLimiter implements RateLimiter {
         volatile Statement statement;
         private volatile int phase = QUEUED;
 
+        /** True for the limiter's own work (warm-up, expiry sweeps): not a decision, not counted as one. */
+        final boolean maintenance;
+
         Call(long deadlineNanos) {
+            this(deadlineNanos, false);
+        }
+
+        private Call(long deadlineNanos, boolean maintenance) {
             this.deadlineNanos = deadlineNanos;
+            this.maintenance = maintenance;
+        }
+
+        /** A call for the limiter's own work, which no caller waits on and stats do not count. */
+        static Call maintenance(long deadlineNanos) {
+            return new Call(deadlineNanos, true);
         }
 
         void enter(int p) {
@@ -1052,8 +1065,8 @@ public final class PostgresRateLimiter implements RateLimiter {
             case WINDOW -> sql.windowClean;
             case LOG -> sql.logClean;
         };
-        Call call = new Call(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
-        return withRetries(null, null, call, c -> {
+        Call call = Call.maintenance(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
+        return withRetries(null, null, call, MAINTENANCE_BUDGET.toNanos(), c -> {
             try (PreparedStatement ps = c.prepare(statement)) {
                 if (ticker != null) {
                     ps.setLong(1, Math.floorDiv(ticker.read(), 1000L) * 1000L);
@@ -1115,7 +1128,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                         work);
                 lastAnswerNanos = System.nanoTime();
                 seen(Degradation.NONE);
-                if (key != null) {
+                if (!call.maintenance) {
                     decisions.increment();
                 }
                 return result;
