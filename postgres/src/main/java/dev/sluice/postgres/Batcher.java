@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.store.StoreClock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -25,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Batcher implements AutoCloseable {
 
     /** One queued decision; {@code maxWaitNanos < 0} for tryAcquire. */
-    record Request(String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos, PostgresRateLimiter.Call call,
+    record Request(String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading now, PostgresRateLimiter.Call call,
                    CompletableFuture<Decision> result) {
     }
 

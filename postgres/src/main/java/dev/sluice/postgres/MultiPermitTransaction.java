@@ -3,7 +3,7 @@ package dev.sluice.postgres;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
-import dev.sluice.Ticker;
+import dev.sluice.store.StoreClock;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Exact;
 import dev.sluice.algorithm.LogState;
@@ -34,12 +34,12 @@ import java.util.Map;
  */
 final class MultiPermitTransaction {
     private final Sql sql;
-    /** The client ticker, or null: the database's clock decides. */
-    private final Ticker ticker;
+    /** Whose clock decides: the database's, or a client ticker's (tests). */
+    private final StoreClock clock;
 
-    MultiPermitTransaction(Sql sql, Ticker ticker) {
+    MultiPermitTransaction(Sql sql, StoreClock clock) {
         this.sql = sql;
-        this.ticker = ticker;
+        this.clock = clock;
     }
 
     private record Id(String key, String limitId) {
@@ -54,17 +54,17 @@ final class MultiPermitTransaction {
                 byTable.computeIfAbsent(Table.of(p.limit()), t -> new ArrayList<>()).add(id);
             }
         }
-        long tickerNow = ticker != null ? ticker.read() : Long.MIN_VALUE;
+        StoreClock.Reading reading = clock.read();
         boolean auto = c.connection().getAutoCommit();
         c.connection().setAutoCommit(false);
         boolean committed = false;
         try {
             Map<Id, State> states = new HashMap<>();
-            long clock = Long.MIN_VALUE;
+            long dbClock = Long.MIN_VALUE;
             for (Map.Entry<Table, List<Id>> e : byTable.entrySet()) {
-                clock = Math.max(clock, lock(c, e.getKey(), e.getValue(), limits, states));
+                dbClock = Math.max(dbClock, lock(c, e.getKey(), e.getValue(), limits, states));
             }
-            long now = ticker != null ? tickerNow : clock;
+            long now = reading.store() ? dbClock : reading.clientNanos();
             for (Map.Entry<Id, State> e : states.entrySet()) {
                 now = Math.max(now, latestInstant(e.getValue(), limits.get(e.getKey())));
             }

@@ -7,6 +7,7 @@ import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
+import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
 import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
@@ -106,7 +107,8 @@ public final class RedisRateLimiter implements RateLimiter {
     private final ScriptRunner runner;
     private final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
     private final boolean cluster;
-    private final Ticker ticker;
+    /** Whose clock decides: Redis's {@code TIME} by default, a client ticker's in tests. */
+    private final StoreClock clock;
     private final String prefix;
     private final TimeBudget budget;
     private final Duration connectTimeout;
@@ -119,7 +121,7 @@ public final class RedisRateLimiter implements RateLimiter {
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
     private RedisRateLimiter(Builder b) {
-        this.ticker = b.ticker;
+        this.clock = b.ticker == null ? StoreClock.store() : StoreClock.client(b.ticker);
         this.callbackExecutor = b.callbackExecutor;
         this.prefix = b.keyPrefix;
         this.budget = TimeBudget.of("timeBudget", b.timeBudget);
@@ -297,7 +299,7 @@ public final class RedisRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         ScriptCall.checkExact(limit);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1,
-                nowMicros(), minTtlMillis);
+                now(), minTtlMillis);
         return run(call, call::single);
     }
 
@@ -332,7 +334,7 @@ public final class RedisRateLimiter implements RateLimiter {
             limits[i] = p.limit();
             costs[i] = p.cost();
         }
-        ScriptCall call = ScriptCall.of(prefix, keys, limits, costs, -1, nowMicros(), minTtlMillis);
+        ScriptCall call = ScriptCall.of(prefix, keys, limits, costs, -1, now(), minTtlMillis);
         if (cluster) {
             checkOneSlot(call, keys);
         }
@@ -347,7 +349,7 @@ public final class RedisRateLimiter implements RateLimiter {
         ScriptCall.checkExact(limit);
         long maxWaitNanos = maxWait.isNegative() ? 0 : saturatedNanos(maxWait);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
-                maxWaitNanos, nowMicros(), minTtlMillis);
+                maxWaitNanos, now(), minTtlMillis);
         long start = System.nanoTime();
         return runner.await(run(call, call::single), start);
     }
@@ -380,7 +382,7 @@ public final class RedisRateLimiter implements RateLimiter {
     private ScriptRunner.Call<Decision> peekCall(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         ScriptCall.checkExact(limit);
-        ScriptCall call = ScriptCall.peek(prefix, key, limit, cost, nowMicros());
+        ScriptCall call = ScriptCall.peek(prefix, key, limit, cost, now());
         return run(call, call::peek);
     }
 
@@ -458,8 +460,9 @@ public final class RedisRateLimiter implements RateLimiter {
         return "RedisRateLimiter[" + where + (cluster ? ", cluster" : "") + "]";
     }
 
-    private long nowMicros() {
-        return ticker == null ? -1 : Math.floorDiv(ticker.read(), 1000L);
+    /** This call's time: Redis's own {@code TIME} (read by the script) or the client ticker's now. */
+    private StoreClock.Reading now() {
+        return clock.read();
     }
 
     private void checkOneSlot(ScriptCall call, String[] keys) {

@@ -3,6 +3,7 @@ package dev.sluice.redis;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.store.StoreClock;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Exact;
 import dev.sluice.algorithm.FixedWindow;
@@ -43,7 +44,7 @@ final class ScriptCall {
     private final long maxWaitNanos; // -1: tryAcquire
 
     private ScriptCall(String[] userKeys, byte[][] keys, Limit[] limits, long[] costs, long maxWaitNanos,
-            long nowMicros, long minTtlMillis, boolean peek) {
+            StoreClock.Reading now, long minTtlMillis, boolean peek) {
         this.userKeys = userKeys;
         this.keys = keys;
         this.limits = limits;
@@ -51,7 +52,8 @@ final class ScriptCall {
         this.maxWaitNanos = maxWaitNanos;
         int n = keys.length;
         this.argv = new byte[2 + STRIDE * n][];
-        argv[0] = nowMicros < 0 ? EMPTY : ascii(nowMicros);
+        // the wire form of the time: empty for Redis's own TIME, else the client's epoch microseconds
+        argv[0] = now.store() ? EMPTY : ascii(Math.floorDiv(now.clientNanos(), 1000L));
         argv[1] = ascii(minTtlMillis);
         Algorithm first = limits[0].algorithm();
         boolean same = true;
@@ -65,18 +67,18 @@ final class ScriptCall {
     }
 
     static ScriptCall of(String prefix, String[] userKeys, Limit[] limits, long[] costs, long maxWaitNanos,
-            long nowMicros, long minTtlMillis) {
+            StoreClock.Reading now, long minTtlMillis) {
         byte[][] keys = new byte[userKeys.length][];
         for (int i = 0; i < keys.length; i++) {
             keys[i] = RedisKeys.of(prefix, userKeys[i], limits[i]);
         }
-        return new ScriptCall(userKeys, keys, limits, costs, maxWaitNanos, nowMicros, minTtlMillis, false);
+        return new ScriptCall(userKeys, keys, limits, costs, maxWaitNanos, now, minTtlMillis, false);
     }
 
     /** A read-only call of {@code peek.lua}: reports the key's state, writes nothing (decided by {@link #peek}). */
-    static ScriptCall peek(String prefix, String userKey, Limit limit, long cost, long nowMicros) {
+    static ScriptCall peek(String prefix, String userKey, Limit limit, long cost, StoreClock.Reading now) {
         return new ScriptCall(new String[] {userKey}, new byte[][] {RedisKeys.of(prefix, userKey, limit)},
-                new Limit[] {limit}, new long[] {cost}, -1, nowMicros, 0, true);
+                new Limit[] {limit}, new long[] {cost}, -1, now, 0, true);
     }
 
     /**
