@@ -17,6 +17,7 @@ import dev.sluice.algorithm.TatState;
 import dev.sluice.algorithm.WindowState;
 import dev.sluice.postgres.JdbcAttempt.Db;
 import dev.sluice.postgres.JdbcAttempt.SqlCall;
+import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
 import java.sql.Array;
 import java.sql.Connection;
@@ -26,6 +27,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -162,7 +164,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final com.zaxxer.hikari.HikariDataSource ownedPool;
     /** The database's URL without its password, for messages. */
     private final String where;
-    private final Ticker ticker;
+    /** Whose clock decides: the database's by default, a client ticker's in tests. */
+    private final StoreClock clock;
     private final String schema;
     private final String prefix;
     private final RetryPolicy retryPolicy;
@@ -206,12 +209,12 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.dataSource = connections.dataSource();
         this.ownedPool = connections.owned();
         this.where = connections.where();
-        this.ticker = b.ticker;
+        this.clock = b.ticker == null ? StoreClock.store() : StoreClock.client(b.ticker);
         this.schema = b.schema;
         this.prefix = b.prefix;
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
-        this.multiPermit = new MultiPermitTransaction(sql, b.ticker);
+        this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.maxQueued = b.maxQueued;
         this.batcher = b.maxBatchSize > 0
                 ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch, this::notSent) : null;
@@ -531,6 +534,8 @@ public final class PostgresRateLimiter implements RateLimiter {
 
         /** The budget's end: from the call at first, from the moment it is sent once it is. */
         volatile long deadlineNanos;
+        /** Set when the caller stopped waiting: a call not sent yet is then never sent. */
+        volatile boolean abandoned;
         /** Once sent: when the server cancels the statement, the longest a caller waits for it. */
         volatile long sentLimitNanos;
         /** The statement under way, for a caller who stops waiting to cancel. */
@@ -562,6 +567,11 @@ public final class PostgresRateLimiter implements RateLimiter {
         void sent(long deadline) {
             deadlineNanos = deadline;
             phase = SENT;
+        }
+
+        /** Whether no caller waits for this call any more (every caller of a batch). */
+        boolean allAbandoned() {
+            return abandoned;
         }
 
         /** The statement's own limit: the server cancels it then. */
@@ -609,6 +619,16 @@ public final class PostgresRateLimiter implements RateLimiter {
             for (Batcher.Request r : batch) {
                 r.call().sent(deadline);
             }
+        }
+
+        @Override
+        boolean allAbandoned() {
+            for (Batcher.Request r : batch) {
+                if (!r.call().abandoned) {
+                    return false;
+                }
+            }
+            return true;
         }
 
         @Override
@@ -717,6 +737,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      * {@code cancelSignalTimeout}, on a database that may be paused).
      */
     private void expire(CompletableFuture<?> f, Call call, String key, Limit limit) {
+        call.abandoned = true;
         if (f.completeExceptionally(late(call, key, limit, new TimeoutException())) && call.phase() == Call.SENT) {
             CANCELLER.execute(call::cancel);
         }
@@ -781,9 +802,9 @@ public final class PostgresRateLimiter implements RateLimiter {
         return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(), call, new CompletableFuture<>()));
     }
 
-    /** The client ticker's now, or null: the database's clock decides. */
-    private Long now() {
-        return ticker == null ? null : ticker.read();
+    /** This call's time: the database's (it reads its clock) or the client ticker's now. */
+    private StoreClock.Reading now() {
+        return clock.read();
     }
 
     @Override
@@ -818,7 +839,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         return await(submit(key, limit, call, c -> peek(c, key, limit, cost, now())), call, key, limit);
     }
 
-    private Decision peek(Db c, String key, Limit limit, long cost, Long nowNanos) throws SQLException {
+    private Decision peek(Db c, String key, Limit limit, long cost, StoreClock.Reading reading) throws SQLException {
         Algorithm algorithm = limit.algorithm();
         String statement = switch (Table.of(limit)) {
             case BUCKET -> sql.bucketPeek;
@@ -832,7 +853,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                 if (!rs.next()) {
                     throw new SQLException("the peek statement returned no row", "XX000");
                 }
-                long clock = rs.getLong(1);
+                long dbClock = rs.getLong(1);
                 State state = switch (algorithm) {
                     case TOKEN_BUCKET, GCRA -> {
                         long backlog = rs.getLong(2);
@@ -852,7 +873,8 @@ public final class PostgresRateLimiter implements RateLimiter {
                         yield times == null ? LogState.FRESH : new LogState(MultiPermitTransaction.longs(times), MultiPermitTransaction.longs(rs.getArray(3)));
                     }
                 };
-                long now = Math.max(nowNanos != null ? nowNanos : clock, MultiPermitTransaction.latestInstant(state, limit));
+                long now = Math.max(reading.store() ? dbClock : reading.clientNanos(),
+                        MultiPermitTransaction.latestInstant(state, limit));
                 return Algorithms.peek(state, now, limit, cost);
             }
         }
@@ -881,7 +903,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /** One decision, one statement: {@code maxWaitNanos < 0} for tryAcquire, else a reserve. */
-    private Decision acquire(Db c, String key, Limit limit, long cost, long maxWaitNanos, Long nowNanos)
+    private Decision acquire(Db c, String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading reading)
             throws SQLException {
         Algorithm algorithm = limit.algorithm();
         String statement = switch (algorithm) {
@@ -894,9 +916,9 @@ public final class PostgresRateLimiter implements RateLimiter {
             ps.setString(1, key);
             ps.setString(2, limit.id());
             ps.setLong(3, cost);
-            if (nowNanos != null) {
-                ps.setLong(4, nowNanos);
-            } else {
+            if (!reading.store()) {
+                ps.setLong(4, reading.clientNanos());
+            } else { // the wire form of "the database's clock"
                 ps.setNull(4, Types.BIGINT);
             }
             if (algorithm.isTat()) {
@@ -951,10 +973,29 @@ public final class PostgresRateLimiter implements RateLimiter {
             deadline = r.call().deadlineNanos - deadline < 0 ? r.call().deadlineNanos : deadline;
         }
         List<Decision> out = withRetries(first.key(), first.limit(), new BatchCall(deadline, batch), c -> {
-            if (batch.size() == 1) {
-                return List.of(acquire(c, first.key(), first.limit(), first.cost(), first.maxWaitNanos(), first.nowNanos()));
+            // a request whose caller stopped waiting before the batch was sent is left out: it was told so
+            List<Batcher.Request> live = new ArrayList<>(batch.size());
+            for (Batcher.Request r : batch) {
+                if (!r.call().abandoned) {
+                    live.add(r);
+                }
             }
-            return acquireMany(c, batch);
+            if (live.isEmpty()) {
+                return java.util.Collections.nCopies(batch.size(), (Decision) null);
+            }
+            List<Decision> sent = live.size() == 1
+                    ? List.of(acquire(c, live.get(0).key(), live.get(0).limit(), live.get(0).cost(),
+                            live.get(0).maxWaitNanos(), live.get(0).now()))
+                    : acquireMany(c, live);
+            if (live.size() == batch.size()) {
+                return sent;
+            }
+            List<Decision> all = new ArrayList<>(batch.size());
+            int next = 0;
+            for (Batcher.Request r : batch) {
+                all.add(live.contains(r) ? sent.get(next++) : null);
+            }
+            return all;
         });
         decisions.add(batch.size() - 1L);
         return out;
@@ -976,7 +1017,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             keys[i] = r.key();
             limitIds[i] = l.id();
             costs[i] = r.cost();
-            nows[i] = r.nowNanos();
+            nows[i] = r.now().store() ? null : r.now().clientNanos(); // NULL: the database's clock
             scales[i] = l.timeScale();
             intervals[i] = l.intervalScaled();
             capacities[i] = l.capacityScaled();
@@ -1068,8 +1109,9 @@ public final class PostgresRateLimiter implements RateLimiter {
         Call call = Call.maintenance(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
         return withRetries(null, null, call, MAINTENANCE_BUDGET.toNanos(), c -> {
             try (PreparedStatement ps = c.prepare(statement)) {
-                if (ticker != null) {
-                    ps.setLong(1, Math.floorDiv(ticker.read(), 1000L) * 1000L);
+                StoreClock.Reading reading = clock.read();
+                if (!reading.store()) {
+                    ps.setLong(1, Math.floorDiv(reading.clientNanos(), 1000L) * 1000L);
                 } else {
                     ps.setNull(1, Types.BIGINT);
                 }
@@ -1118,6 +1160,10 @@ public final class PostgresRateLimiter implements RateLimiter {
                     throw notSent("waited " + TimeUnit.NANOSECONDS.toMillis(sentAt - start)
                             + " ms for a pooled connection" + about(key, limit) + ", past the time budget of "
                             + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent", null);
+                }
+                if (call.allAbandoned()) {
+                    throw notSent("the caller stopped waiting" + about(key, limit) + " before a connection was free:"
+                            + " nothing was sent", null);
                 }
                 call.sent(deadline);
                 // the server cancels the statement at its limit, SENT_PATIENCE budgets; the caller stops waiting
@@ -1361,6 +1407,6 @@ public final class PostgresRateLimiter implements RateLimiter {
     @Override
     public String toString() {
         return "PostgresRateLimiter[schema=" + schema + ", prefix=" + prefix + ", time="
-                + (ticker == null ? "clock_timestamp()" : ticker) + "]";
+                + (clock.isStore() ? "clock_timestamp()" : clock) + "]";
     }
 }
