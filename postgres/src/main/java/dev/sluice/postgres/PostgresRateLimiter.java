@@ -1,6 +1,5 @@
 package dev.sluice.postgres;
 
-import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
@@ -8,21 +7,11 @@ import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
-import dev.sluice.algorithm.Gcra;
-import dev.sluice.algorithm.LogState;
-import dev.sluice.algorithm.SlidingWindowState;
-import dev.sluice.algorithm.State;
-import dev.sluice.algorithm.Step;
-import dev.sluice.algorithm.TatState;
-import dev.sluice.algorithm.WindowState;
-import dev.sluice.postgres.JdbcAttempt.Db;
 import dev.sluice.postgres.JdbcAttempt.SqlCall;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
-import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.sql.Types;
@@ -171,6 +160,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final RetryPolicy retryPolicy;
     private final Sql sql;
     private final MultiPermitTransaction multiPermit;
+    private final DecisionStatements statements;
     private final Executor asyncExecutor;
     private final ExecutorService ownedExecutor;
     private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
@@ -215,6 +205,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
         this.multiPermit = new MultiPermitTransaction(sql, clock);
+        this.statements = new DecisionStatements(sql, schema);
         this.maxQueued = b.maxQueued;
         this.batcher = b.maxBatchSize > 0
                 ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch, this::notSent) : null;
@@ -261,7 +252,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             Call call = Call.maintenance(System.nanoTime() + WARM_UP_BUDGET.toNanos());
             try {
                 withRetries(null, probe, call, WARM_UP_BUDGET.toNanos(),
-                        c -> peek(c, "sluice:warm-up", probe, 1, now()));
+                        c -> statements.peek(c, "sluice:warm-up", probe, 1, now()));
                 return;
             } catch (PostgresStoreException e) {
                 if (round == 0 && migrateIfMissing && SCHEMA_MISSING.contains(String.valueOf(e.sqlState()))) {
@@ -503,7 +494,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         if (batcher != null && limit.algorithm().isTat()) {
             return await(enqueue(key, limit, cost, -1, call), call, key, limit);
         }
-        return await(submit(key, limit, call, c -> acquire(c, key, limit, cost, -1, now())), call, key, limit);
+        return await(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, -1, now())), call, key, limit);
     }
 
     @Override
@@ -515,7 +506,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         if (batcher != null && limit.algorithm().isTat()) {
             return bounded(enqueue(key, limit, cost, -1, call), call, key, limit); // no thread blocks: the batch completes it
         }
-        return bounded(submit(key, limit, call, c -> acquire(c, key, limit, cost, -1, now())), call, key, limit);
+        return bounded(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, -1, now())), call, key, limit);
     }
 
     /** The deadline (System.nanoTime) of a decision asked for now. */
@@ -819,7 +810,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         if (batcher != null) {
             return await(enqueue(key, limit, cost, maxWaitNanos, call), call, key, limit);
         }
-        return await(submit(key, limit, call, c -> acquire(c, key, limit, cost, maxWaitNanos, now())), call, key, limit);
+        return await(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, now())), call, key, limit);
     }
 
     /**
@@ -836,48 +827,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkKeyText(key);
         checkOpen();
         Call call = new Call(deadline());
-        return await(submit(key, limit, call, c -> peek(c, key, limit, cost, now())), call, key, limit);
-    }
-
-    private Decision peek(Db c, String key, Limit limit, long cost, StoreClock.Reading reading) throws SQLException {
-        Algorithm algorithm = limit.algorithm();
-        String statement = switch (Table.of(limit)) {
-            case BUCKET -> sql.bucketPeek;
-            case WINDOW -> sql.windowPeek;
-            case LOG -> sql.logPeek;
-        };
-        try (PreparedStatement ps = c.prepare(statement)) {
-            ps.setString(1, key);
-            ps.setString(2, limit.id());
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new SQLException("the peek statement returned no row", "XX000");
-                }
-                long dbClock = rs.getLong(1);
-                State state = switch (algorithm) {
-                    case TOKEN_BUCKET, GCRA -> {
-                        long backlog = rs.getLong(2);
-                        yield rs.wasNull() ? TatState.FRESH : new TatState(backlog, rs.getLong(3));
-                    }
-                    case FIXED_WINDOW -> {
-                        long window = rs.getLong(2);
-                        yield rs.wasNull() ? WindowState.FRESH : new WindowState(window, rs.getLong(4));
-                    }
-                    case SLIDING_WINDOW -> {
-                        long window = rs.getLong(2);
-                        yield rs.wasNull() ? SlidingWindowState.FRESH
-                                : new SlidingWindowState(window, rs.getLong(3), rs.getLong(4));
-                    }
-                    case SLIDING_LOG -> {
-                        Array times = rs.getArray(2);
-                        yield times == null ? LogState.FRESH : new LogState(MultiPermitTransaction.longs(times), MultiPermitTransaction.longs(rs.getArray(3)));
-                    }
-                };
-                long now = Math.max(reading.store() ? dbClock : reading.clientNanos(),
-                        MultiPermitTransaction.latestInstant(state, limit));
-                return Algorithms.peek(state, now, limit, cost);
-            }
-        }
+        return await(submit(key, limit, call, c -> statements.peek(c, key, limit, cost, now())), call, key, limit);
     }
 
     @Override
@@ -903,69 +853,6 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /** One decision, one statement: {@code maxWaitNanos < 0} for tryAcquire, else a reserve. */
-    private Decision acquire(Db c, String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading reading)
-            throws SQLException {
-        Algorithm algorithm = limit.algorithm();
-        String statement = switch (algorithm) {
-            case TOKEN_BUCKET, GCRA -> sql.bucketAcquire;
-            case FIXED_WINDOW -> sql.fixedWindowAcquire;
-            case SLIDING_WINDOW -> sql.slidingWindowAcquire;
-            case SLIDING_LOG -> sql.slidingLogAcquire;
-        };
-        try (PreparedStatement ps = c.prepare(statement)) {
-            ps.setString(1, key);
-            ps.setString(2, limit.id());
-            ps.setLong(3, cost);
-            if (!reading.store()) {
-                ps.setLong(4, reading.clientNanos());
-            } else { // the wire form of "the database's clock"
-                ps.setNull(4, Types.BIGINT);
-            }
-            if (algorithm.isTat()) {
-                ps.setLong(5, limit.timeScale());
-                ps.setLong(6, limit.intervalScaled());
-                ps.setLong(7, limit.capacityScaled());
-                if (maxWaitNanos >= 0) {
-                    ps.setLong(8, Gcra.maxWaitScaled(maxWaitNanos, limit));
-                } else {
-                    ps.setNull(8, Types.BIGINT);
-                }
-            } else {
-                ps.setLong(5, limit.periodNanos());
-                ps.setLong(6, limit.capacity());
-            }
-            try (ResultSet rs = ps.executeQuery()) {
-                if (!rs.next()) {
-                    throw new SQLException("the acquire function returned no row", "XX000");
-                }
-                boolean allowed = rs.getBoolean(1);
-                State pre = switch (algorithm) {
-                    case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(2), rs.getLong(3));
-                    case FIXED_WINDOW -> new WindowState(rs.getLong(2), rs.getLong(3));
-                    case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(2), rs.getLong(3), rs.getLong(4));
-                    case SLIDING_LOG -> new LogState(MultiPermitTransaction.longs(rs.getArray(2)), MultiPermitTransaction.longs(rs.getArray(3)));
-                };
-                long now = rs.getLong(algorithm == Algorithm.SLIDING_WINDOW ? 5 : 4);
-                return decide(allowed, pre, now, limit, cost, maxWaitNanos);
-            }
-        }
-    }
-
-    /** The Decision from what the database found: the pure step, whose verdict must match the database's. */
-    private Decision decide(boolean allowed, State pre, long now, Limit limit, long cost, long maxWaitNanos) {
-        Step step = maxWaitNanos >= 0
-                ? Algorithms.reserve(pre, now, limit, cost, maxWaitNanos)
-                : Algorithms.tryAcquire(pre, now, limit, cost);
-        if (step.decision().allowed() != allowed) {
-            throw new IllegalStateException("the database " + (allowed ? "allowed" : "denied")
-                    + " what the reference step " + (allowed ? "denies" : "allows") + " for limit " + limit.id()
-                    + " at " + now + " ns from state " + pre + ": the SQL functions in schema " + schema
-                    + " do not match this version of Sluice; run migrate()");
-        }
-        return step.decision();
-    }
-
-    /** Decides a batch of token-bucket / GCRA requests in one statement (a batch of one: the single call). */
     private List<Decision> sendBatch(List<Batcher.Request> batch) {
         Batcher.Request first = batch.get(0);
         long deadline = first.call().deadlineNanos;
@@ -984,9 +871,9 @@ public final class PostgresRateLimiter implements RateLimiter {
                 return java.util.Collections.nCopies(batch.size(), (Decision) null);
             }
             List<Decision> sent = live.size() == 1
-                    ? List.of(acquire(c, live.get(0).key(), live.get(0).limit(), live.get(0).cost(),
+                    ? List.of(statements.acquire(c, live.get(0).key(), live.get(0).limit(), live.get(0).cost(),
                             live.get(0).maxWaitNanos(), live.get(0).now()))
-                    : acquireMany(c, live);
+                    : statements.acquireMany(c, live);
             if (live.size() == batch.size()) {
                 return sent;
             }
@@ -999,55 +886,6 @@ public final class PostgresRateLimiter implements RateLimiter {
         });
         decisions.add(batch.size() - 1L);
         return out;
-    }
-
-    private List<Decision> acquireMany(Db c, List<Batcher.Request> batch) throws SQLException {
-        int n = batch.size();
-        String[] keys = new String[n];
-        String[] limitIds = new String[n];
-        Long[] costs = new Long[n];
-        Long[] nows = new Long[n];
-        Long[] scales = new Long[n];
-        Long[] intervals = new Long[n];
-        Long[] capacities = new Long[n];
-        Long[] maxWaits = new Long[n];
-        for (int i = 0; i < n; i++) {
-            Batcher.Request r = batch.get(i);
-            Limit l = r.limit();
-            keys[i] = r.key();
-            limitIds[i] = l.id();
-            costs[i] = r.cost();
-            nows[i] = r.now().store() ? null : r.now().clientNanos(); // NULL: the database's clock
-            scales[i] = l.timeScale();
-            intervals[i] = l.intervalScaled();
-            capacities[i] = l.capacityScaled();
-            maxWaits[i] = r.maxWaitNanos() >= 0 ? Gcra.maxWaitScaled(r.maxWaitNanos(), l) : null;
-        }
-        Decision[] out = new Decision[n];
-        try (PreparedStatement ps = c.prepare(sql.bucketAcquireMany)) {
-            ps.setArray(1, c.connection().createArrayOf("text", keys));
-            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
-            ps.setArray(3, c.connection().createArrayOf("bigint", costs));
-            ps.setArray(4, c.connection().createArrayOf("bigint", nows));
-            ps.setArray(5, c.connection().createArrayOf("bigint", scales));
-            ps.setArray(6, c.connection().createArrayOf("bigint", intervals));
-            ps.setArray(7, c.connection().createArrayOf("bigint", capacities));
-            ps.setArray(8, c.connection().createArrayOf("bigint", maxWaits));
-            try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    int i = rs.getInt(1) - 1;
-                    Batcher.Request r = batch.get(i);
-                    out[i] = decide(rs.getBoolean(2), new TatState(rs.getLong(3), rs.getLong(4)), rs.getLong(5),
-                            r.limit(), r.cost(), r.maxWaitNanos());
-                }
-            }
-        }
-        for (int i = 0; i < n; i++) {
-            if (out[i] == null) {
-                throw new SQLException("the batch function returned no row for element " + (i + 1), "XX000");
-            }
-        }
-        return List.of(out);
     }
 
     @Override

@@ -1,0 +1,193 @@
+package dev.sluice.postgres;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.algorithm.Algorithms;
+import dev.sluice.algorithm.Gcra;
+import dev.sluice.algorithm.LogState;
+import dev.sluice.algorithm.SlidingWindowState;
+import dev.sluice.algorithm.State;
+import dev.sluice.algorithm.Step;
+import dev.sluice.algorithm.TatState;
+import dev.sluice.algorithm.WindowState;
+import dev.sluice.postgres.JdbcAttempt.Db;
+import dev.sluice.postgres.PostgresRateLimiter.Table;
+import dev.sluice.store.StoreClock;
+import java.sql.Array;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.util.List;
+
+/**
+ * The statements of a single-key decision, per table family: which SQL function or query, how its parameters are
+ * bound (the client's time as SQL {@code NULL} when the database's clock decides), and how its answer (the state
+ * the function decided on and its instant) is decoded into a {@link Decision} by the same pure step as the
+ * in-memory store's, whose verdict must agree with the function's. Batched token-bucket and GCRA decisions travel
+ * as one statement of arrays ({@link #acquireMany}).
+ */
+final class DecisionStatements {
+    private final Sql sql;
+    private final String schema;
+
+    DecisionStatements(Sql sql, String schema) {
+        this.sql = sql;
+        this.schema = schema;
+    }
+
+    Decision peek(Db c, String key, Limit limit, long cost, StoreClock.Reading reading) throws SQLException {
+        Algorithm algorithm = limit.algorithm();
+        String statement = switch (Table.of(limit)) {
+            case BUCKET -> sql.bucketPeek;
+            case WINDOW -> sql.windowPeek;
+            case LOG -> sql.logPeek;
+        };
+        try (PreparedStatement ps = c.prepare(statement)) {
+            ps.setString(1, key);
+            ps.setString(2, limit.id());
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("the peek statement returned no row", "XX000");
+                }
+                long dbClock = rs.getLong(1);
+                State state = switch (algorithm) {
+                    case TOKEN_BUCKET, GCRA -> {
+                        long backlog = rs.getLong(2);
+                        yield rs.wasNull() ? TatState.FRESH : new TatState(backlog, rs.getLong(3));
+                    }
+                    case FIXED_WINDOW -> {
+                        long window = rs.getLong(2);
+                        yield rs.wasNull() ? WindowState.FRESH : new WindowState(window, rs.getLong(4));
+                    }
+                    case SLIDING_WINDOW -> {
+                        long window = rs.getLong(2);
+                        yield rs.wasNull() ? SlidingWindowState.FRESH
+                                : new SlidingWindowState(window, rs.getLong(3), rs.getLong(4));
+                    }
+                    case SLIDING_LOG -> {
+                        Array times = rs.getArray(2);
+                        yield times == null ? LogState.FRESH : new LogState(MultiPermitTransaction.longs(times), MultiPermitTransaction.longs(rs.getArray(3)));
+                    }
+                };
+                long now = Math.max(reading.store() ? dbClock : reading.clientNanos(),
+                        MultiPermitTransaction.latestInstant(state, limit));
+                return Algorithms.peek(state, now, limit, cost);
+            }
+        }
+    }
+
+    Decision acquire(Db c, String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading reading)
+            throws SQLException {
+        Algorithm algorithm = limit.algorithm();
+        String statement = switch (algorithm) {
+            case TOKEN_BUCKET, GCRA -> sql.bucketAcquire;
+            case FIXED_WINDOW -> sql.fixedWindowAcquire;
+            case SLIDING_WINDOW -> sql.slidingWindowAcquire;
+            case SLIDING_LOG -> sql.slidingLogAcquire;
+        };
+        try (PreparedStatement ps = c.prepare(statement)) {
+            ps.setString(1, key);
+            ps.setString(2, limit.id());
+            ps.setLong(3, cost);
+            if (!reading.store()) {
+                ps.setLong(4, reading.clientNanos());
+            } else { // the wire form of "the database's clock"
+                ps.setNull(4, Types.BIGINT);
+            }
+            if (algorithm.isTat()) {
+                ps.setLong(5, limit.timeScale());
+                ps.setLong(6, limit.intervalScaled());
+                ps.setLong(7, limit.capacityScaled());
+                if (maxWaitNanos >= 0) {
+                    ps.setLong(8, Gcra.maxWaitScaled(maxWaitNanos, limit));
+                } else {
+                    ps.setNull(8, Types.BIGINT);
+                }
+            } else {
+                ps.setLong(5, limit.periodNanos());
+                ps.setLong(6, limit.capacity());
+            }
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("the acquire function returned no row", "XX000");
+                }
+                boolean allowed = rs.getBoolean(1);
+                State pre = switch (algorithm) {
+                    case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(2), rs.getLong(3));
+                    case FIXED_WINDOW -> new WindowState(rs.getLong(2), rs.getLong(3));
+                    case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(2), rs.getLong(3), rs.getLong(4));
+                    case SLIDING_LOG -> new LogState(MultiPermitTransaction.longs(rs.getArray(2)), MultiPermitTransaction.longs(rs.getArray(3)));
+                };
+                long now = rs.getLong(algorithm == Algorithm.SLIDING_WINDOW ? 5 : 4);
+                return decide(allowed, pre, now, limit, cost, maxWaitNanos);
+            }
+        }
+    }
+
+    /** The Decision from what the database found: the pure step, whose verdict must match the database's. */
+    private Decision decide(boolean allowed, State pre, long now, Limit limit, long cost, long maxWaitNanos) {
+        Step step = maxWaitNanos >= 0
+                ? Algorithms.reserve(pre, now, limit, cost, maxWaitNanos)
+                : Algorithms.tryAcquire(pre, now, limit, cost);
+        if (step.decision().allowed() != allowed) {
+            throw new IllegalStateException("the database " + (allowed ? "allowed" : "denied")
+                    + " what the reference step " + (allowed ? "denies" : "allows") + " for limit " + limit.id()
+                    + " at " + now + " ns from state " + pre + ": the SQL functions in schema " + schema
+                    + " do not match this version of Sluice; run migrate()");
+        }
+        return step.decision();
+    }
+
+    /** Decides a batch of token-bucket / GCRA requests in one statement (a batch of one: the single call). */
+
+    List<Decision> acquireMany(Db c, List<Batcher.Request> batch) throws SQLException {
+        int n = batch.size();
+        String[] keys = new String[n];
+        String[] limitIds = new String[n];
+        Long[] costs = new Long[n];
+        Long[] nows = new Long[n];
+        Long[] scales = new Long[n];
+        Long[] intervals = new Long[n];
+        Long[] capacities = new Long[n];
+        Long[] maxWaits = new Long[n];
+        for (int i = 0; i < n; i++) {
+            Batcher.Request r = batch.get(i);
+            Limit l = r.limit();
+            keys[i] = r.key();
+            limitIds[i] = l.id();
+            costs[i] = r.cost();
+            nows[i] = r.now().store() ? null : r.now().clientNanos(); // NULL: the database's clock
+            scales[i] = l.timeScale();
+            intervals[i] = l.intervalScaled();
+            capacities[i] = l.capacityScaled();
+            maxWaits[i] = r.maxWaitNanos() >= 0 ? Gcra.maxWaitScaled(r.maxWaitNanos(), l) : null;
+        }
+        Decision[] out = new Decision[n];
+        try (PreparedStatement ps = c.prepare(sql.bucketAcquireMany)) {
+            ps.setArray(1, c.connection().createArrayOf("text", keys));
+            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
+            ps.setArray(3, c.connection().createArrayOf("bigint", costs));
+            ps.setArray(4, c.connection().createArrayOf("bigint", nows));
+            ps.setArray(5, c.connection().createArrayOf("bigint", scales));
+            ps.setArray(6, c.connection().createArrayOf("bigint", intervals));
+            ps.setArray(7, c.connection().createArrayOf("bigint", capacities));
+            ps.setArray(8, c.connection().createArrayOf("bigint", maxWaits));
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    int i = rs.getInt(1) - 1;
+                    Batcher.Request r = batch.get(i);
+                    out[i] = decide(rs.getBoolean(2), new TatState(rs.getLong(3), rs.getLong(4)), rs.getLong(5),
+                            r.limit(), r.cost(), r.maxWaitNanos());
+                }
+            }
+        }
+        for (int i = 0; i < n; i++) {
+            if (out[i] == null) {
+                throw new SQLException("the batch function returned no row for element " + (i + 1), "XX000");
+            }
+        }
+        return List.of(out);
+    }
+}
