@@ -169,15 +169,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final LongAdder decisions = new LongAdder();
     private final LongAdder retries = new LongAdder();
     private final LongAdder retriesExhausted = new LongAdder();
-    /**
-     * How the database was last seen: NONE after a statement succeeded, TIMEOUT or UNAVAILABLE after one
-     * failed so. A decision that could not even be sent (no worker, no pooled connection, no queue slot
-     * within its budget) is OVERLOADED while the database is healthy, but when it is down or paused those
-     * waits are its symptom, and the decision carries the database's cause instead.
-     */
-    private volatile Degradation health = Degradation.NONE;
-    /** When (System.nanoTime) the database last answered a statement: queued callers wait while it does. */
-    private volatile long lastAnswerNanos = System.nanoTime();
+    private final DatabaseHealth health = new DatabaseHealth();
+    private final PostgresFailures failures;
     private final TimeBudget budget;
     private volatile boolean closed;
 
@@ -204,11 +197,12 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.prefix = b.prefix;
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
+        this.failures = new PostgresFailures(schema, prefix, b.retryPolicy.budget(), health);
         this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.statements = new DecisionStatements(sql, schema);
         this.maxQueued = b.maxQueued;
         this.batcher = b.maxBatchSize > 0
-                ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch, this::notSent) : null;
+                ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch, failures::notSent) : null;
         if (b.asyncExecutor != null) {
             this.asyncExecutor = b.asyncExecutor;
             this.ownedExecutor = null;
@@ -229,7 +223,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         // Likewise the first failure: loading the failure path's classes costs a few ms once, which a caller
         // already at the end of its budget would pay on top of it (measured: 26 ms instead of 30-33 ms on the
         // first exhausted-pool decision at a 25 ms budget). Built and dropped here instead.
-        notSent("warm-up", new TimeoutException()).getStackTrace();
+        failures.notSent("warm-up", new TimeoutException()).getStackTrace();
         try {
             warmUp(b.migrateIfMissing);
         } catch (RuntimeException | Error e) {
@@ -478,7 +472,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             String state = e.getSQLState();
             throw new PostgresStoreException("migration of schema " + schema + " (prefix " + prefix + ") failed: "
                     + e.getMessage() + " (SQLSTATE " + state + ")", state, e,
-                    isTimeout(e) ? Degradation.TIMEOUT : isUnreachable(e, state) ? Degradation.UNAVAILABLE
+                    PostgresFailures.isTimeout(e) ? Degradation.TIMEOUT : PostgresFailures.isUnreachable(e, state) ? Degradation.UNAVAILABLE
                     : Degradation.STORE_ERROR);
         }
     }
@@ -654,7 +648,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             if (closed) {
                 throw new IllegalStateException(CLOSED, e); // close() shut the executor down meanwhile
             }
-            f.completeExceptionally(notSent("the worker queue rejected the decision" + about(key, limit)
+            f.completeExceptionally(failures.notSent("the worker queue rejected the decision" + about(key, limit)
                     + (ownedExecutor != null ? ": its queue of " + maxQueued + " waiting decisions is full"
                     : " (" + e.getMessage() + ")") + ", so nothing was sent", e));
         }
@@ -706,7 +700,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      */
     private TimeBudget.Patience patience(Call call) {
         return (deadline, now) -> {
-            boolean answering = health == Degradation.NONE && now - lastAnswerNanos < budget.nanos();
+            boolean answering = health.answering(now, budget.nanos());
             if (call.phase() != Call.SENT) {
                 return answering ? now + budget.nanos() : deadline;
             }
@@ -754,39 +748,15 @@ public final class PostgresRateLimiter implements RateLimiter {
     private PostgresStoreException late(Call call, String key, Limit limit, Throwable cause) {
         long budget = retryPolicy.budget().toMillis();
         if (call.phase() == Call.SENT) {
-            seen(Degradation.TIMEOUT);
+            health.seen(Degradation.TIMEOUT);
             return new PostgresStoreException("the decision" + about(key, limit) + " got no answer within its time"
                     + " budget of " + budget + " ms while the database answered nothing else: the statement was sent"
                     + " and is cancelled now, so nothing was taken (unless the database committed it before the"
                     + " cancel reached it); the database is slow, paused or the row locked by another transaction:"
                     + " check the database, or raise RetryPolicy.budget", null, cause, Degradation.TIMEOUT);
         }
-        return notSent("the decision" + about(key, limit) + " waited its whole time budget of " + budget + " ms for "
+        return failures.notSent("the decision" + about(key, limit) + " waited its whole time budget of " + budget + " ms for "
                 + (call.phase() == Call.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);
-    }
-
-    /**
-     * A decision that failed before anything was sent: OVERLOADED while the database was last seen
-     * healthy (the pool, the workers or the queue are too small for the load), else the database's own
-     * trouble, which is why nothing could be sent.
-     */
-    PostgresStoreException notSent(String what, Throwable cause) {
-        Degradation d = health;
-        if (d == Degradation.NONE) {
-            return new PostgresStoreException(what + "; the database is up but the client side is full: raise the"
-                    + " pool size, Builder.threads or Builder.maxQueuedDecisions, or shed load", null, cause,
-                    Degradation.OVERLOADED);
-        }
-        return new PostgresStoreException(what + "; the database was last seen " + (d == Degradation.TIMEOUT
-                ? "not answering in time (slow or paused)" : "unreachable (down or restarting)")
-                + ": check the database", null, cause, d);
-    }
-
-    /** Records how the database was last seen (see {@link #health}). */
-    private void seen(Degradation d) {
-        if (health != d) {
-            health = d;
-        }
     }
 
     private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos, Call call) {
@@ -986,7 +956,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             try {
                 c = dataSource.getConnection();
             } catch (SQLException e) {
-                throw connectionFailure(e);
+                throw failures.connectionFailure(e);
             }
             try (c) {
                 long sentAt = System.nanoTime();
@@ -995,12 +965,12 @@ public final class PostgresRateLimiter implements RateLimiter {
                 }
                 long left = deadline - sentAt;
                 if (left <= 0) {
-                    throw notSent("waited " + TimeUnit.NANOSECONDS.toMillis(sentAt - start)
+                    throw failures.notSent("waited " + TimeUnit.NANOSECONDS.toMillis(sentAt - start)
                             + " ms for a pooled connection" + about(key, limit) + ", past the time budget of "
                             + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent", null);
                 }
                 if (call.allAbandoned()) {
-                    throw notSent("the caller stopped waiting" + about(key, limit) + " before a connection was free:"
+                    throw failures.notSent("the caller stopped waiting" + about(key, limit) + " before a connection was free:"
                             + " nothing was sent", null);
                 }
                 call.sent(deadline);
@@ -1010,14 +980,13 @@ public final class PostgresRateLimiter implements RateLimiter {
                 call.sentLimit(cancelAt);
                 T result = JdbcAttempt.attempt(c, cancelAt, Math.max(1, TimeUnit.NANOSECONDS.toMillis(cancelAt - sentAt)), call,
                         work);
-                lastAnswerNanos = System.nanoTime();
-                seen(Degradation.NONE);
+                health.answered();
                 if (!call.maintenance) {
                     decisions.increment();
                 }
                 return result;
             } catch (SQLException e) {
-                String state = sqlState(e);
+                String state = PostgresFailures.sqlState(e);
                 long elapsed = System.nanoTime() - start;
                 if (RetryPolicy.isRetryable(state)) {
                     long backoff = retryPolicy.backoffNanos(attempt);
@@ -1035,7 +1004,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                             + " or spread the load over more keys", state, e,
                             outOfTime ? Degradation.TIMEOUT : Degradation.STORE_ERROR);
                 }
-                PostgresStoreException x = translate(e, state, elapsed, key, limit);
+                PostgresStoreException x = failures.translate(e, state, elapsed, key, limit);
                 if (x.degradation() == Degradation.UNAVAILABLE && attempt < retryPolicy.maxAttempts()
                         && deadline - System.nanoTime() > 0) {
                     // a broken connection, most often one the pool kept from before a restart: try another
@@ -1045,104 +1014,14 @@ public final class PostgresRateLimiter implements RateLimiter {
                     continue;
                 }
                 if (x.degradation().storeUnhealthy()) {
-                    seen(x.degradation());
+                    health.seen(x.degradation());
                 }
                 throw x;
             }
         }
     }
 
-    /**
-     * Why the DataSource gave no connection. The database down or restarting (class 08, refused, reset,
-     * 57P0x), a pool that timed out because it could not connect (HikariCP then gives the last connection
-     * failure as the cause): UNAVAILABLE; a login that timed out: TIMEOUT; a pool that timed out with the
-     * database up (no cause), or the server's {@code too_many_connections}: OVERLOADED; anything else
-     * (bad password, no such database, a closed pool): STORE_ERROR.
-     */
-    private PostgresStoreException connectionFailure(SQLException e) {
-        String state = sqlState(e);
-        Degradation d;
-        if (isTimeout(e)) {
-            d = Degradation.TIMEOUT;
-        } else if (isUnreachable(e, state)) {
-            d = Degradation.UNAVAILABLE;
-        } else if ("53300".equals(state)
-                || (e instanceof java.sql.SQLTransientConnectionException && state == null && e.getCause() == null)) {
-            d = health != Degradation.NONE ? health : Degradation.OVERLOADED;
-        } else {
-            d = Degradation.STORE_ERROR;
-        }
-        if (d.storeUnhealthy()) {
-            seen(d);
-        }
-        return new PostgresStoreException("cannot get a PostgreSQL connection from the DataSource ("
-                + e.getMessage() + ", SQLSTATE " + state + "): " + (d == Degradation.OVERLOADED
-                ? "the pool has no free connection; raise its size or shed load"
-                : "check that the database is up and the URL, user and password are right"), state, e, d);
-    }
-
-    /** Class 08, the server shutting down or starting (57P01-57P03), or a refused, reset or closed socket. */
-    private static boolean isUnreachable(Throwable e, String state) {
-        if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
-            return true;
-        }
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.SocketException || t instanceof java.io.EOFException
-                    || t instanceof java.net.UnknownHostException) {
-                return true;
-            }
-            if (t instanceof SQLException s && s.getSQLState() != null
-                    && (s.getSQLState().startsWith("08") || s.getSQLState().startsWith("57P"))) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private PostgresStoreException translate(SQLException e, String state, long elapsedNanos, String key, Limit limit) {
-        String cause = e.getMessage() + " (SQLSTATE " + state + ")";
-        if ("42P01".equals(state) || "42883".equals(state) || "3F000".equals(state)) {
-            return new PostgresStoreException("Sluice's tables or functions are missing in schema " + schema
-                    + " (prefix " + prefix + "): run PostgresRateLimiter.migrate() once, or apply the SQL files"
-                    + " dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; " + cause, state, e,
-                    Degradation.STORE_ERROR);
-        }
-        if ("57014".equals(state)) {
-            // the driver's cancel at the budget, or the server's own statement_timeout: rolled back either way
-            return new PostgresStoreException("the decision" + about(key, limit) + " was cancelled by the server after "
-                    + TimeUnit.NANOSECONDS.toMillis(elapsedNanos) + " ms (its time budget is "
-                    + retryPolicy.budget().toMillis() + " ms, or the role's statement_timeout is shorter), so nothing"
-                    + " was taken (" + cause + "): the row is contended or the database slow; raise RetryPolicy.budget"
-                    + " or check the database", state, e, Degradation.TIMEOUT);
-        }
-        if (isTimeout(e)) {
-            return new PostgresStoreException("the decision" + about(key, limit) + " got no answer on its connection"
-                    + " within its time budget of " + retryPolicy.budget().toMillis() + " ms + " + NETWORK_MARGIN_MILLIS
-                    + " ms (" + cause + "): the database stopped answering; check it", state, e, Degradation.TIMEOUT);
-        }
-        if (isUnreachable(e, state)) {
-            return new PostgresStoreException("lost the connection to PostgreSQL" + about(key, limit) + ": " + cause
-                    + "; check that the database is up", state, e, Degradation.UNAVAILABLE);
-        }
-        if (elapsedNanos >= retryPolicy.budget().toNanos()) {
-            return new PostgresStoreException("the decision" + about(key, limit) + " ran past its time budget of "
-                    + retryPolicy.budget().toMillis() + " ms (" + cause + "): the database is slow or the row"
-                    + " is locked; raise RetryPolicy.budget or check the database", state, e, Degradation.TIMEOUT);
-        }
-        return new PostgresStoreException("PostgreSQL failed" + about(key, limit) + ": " + cause, state, e,
-                Degradation.STORE_ERROR);
-    }
-
-    private static boolean isTimeout(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.SocketTimeoutException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static String about(String key, Limit limit) {
+    static String about(String key, Limit limit) {
         if (key == null) {
             return "";
         }
@@ -1151,15 +1030,6 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     static String abbreviate(String key) {
         return key.length() <= 64 ? key : key.substring(0, 64) + "…";
-    }
-
-    private static String sqlState(SQLException e) {
-        for (SQLException x = e; x != null; x = x.getNextException()) {
-            if (x.getSQLState() != null) {
-                return x.getSQLState();
-            }
-        }
-        return null;
     }
 
     private static void sleep(long nanos) {

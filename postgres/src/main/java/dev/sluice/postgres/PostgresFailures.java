@@ -1,0 +1,144 @@
+package dev.sluice.postgres;
+
+import dev.sluice.Degradation;
+import dev.sluice.Limit;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What a PostgreSQL failure means for a decision, in one place: SQLSTATE classes, driver and pool exceptions, and
+ * the decisions that were never sent become a {@link PostgresStoreException} whose {@link Degradation} says whether
+ * the database timed out, cannot be reached, is fine while the client side is full ({@code OVERLOADED}), or
+ * answered with an error, with a message that says what to do. A decision that could not even be sent carries the
+ * database's own trouble when it was last seen failing ({@link DatabaseHealth}): the waits are its symptom.
+ */
+final class PostgresFailures {
+    private final String schema;
+    private final String prefix;
+    private final Duration budget;
+    private final DatabaseHealth health;
+
+    PostgresFailures(String schema, String prefix, Duration budget, DatabaseHealth health) {
+        this.schema = schema;
+        this.prefix = prefix;
+        this.budget = budget;
+        this.health = health;
+    }
+
+    /**
+     * A decision that failed before anything was sent: OVERLOADED while the database was last seen
+     * healthy (the pool, the workers or the queue are too small for the load), else the database's own
+     * trouble, which is why nothing could be sent.
+     */
+    PostgresStoreException notSent(String what, Throwable cause) {
+        Degradation d = health.lastSeen();
+        if (d == Degradation.NONE) {
+            return new PostgresStoreException(what + "; the database is up but the client side is full: raise the"
+                    + " pool size, Builder.threads or Builder.maxQueuedDecisions, or shed load", null, cause,
+                    Degradation.OVERLOADED);
+        }
+        return new PostgresStoreException(what + "; the database was last seen " + (d == Degradation.TIMEOUT
+                ? "not answering in time (slow or paused)" : "unreachable (down or restarting)")
+                + ": check the database", null, cause, d);
+    }
+
+    /**
+     * Why the DataSource gave no connection. The database down or restarting (class 08, refused, reset,
+     * 57P0x), a pool that timed out because it could not connect (HikariCP then gives the last connection
+     * failure as the cause): UNAVAILABLE; a login that timed out: TIMEOUT; a pool that timed out with the
+     * database up (no cause), or the server's {@code too_many_connections}: OVERLOADED; anything else
+     * (bad password, no such database, a closed pool): STORE_ERROR.
+     */
+    PostgresStoreException connectionFailure(SQLException e) {
+        String state = sqlState(e);
+        Degradation d;
+        if (isTimeout(e)) {
+            d = Degradation.TIMEOUT;
+        } else if (isUnreachable(e, state)) {
+            d = Degradation.UNAVAILABLE;
+        } else if ("53300".equals(state)
+                || (e instanceof java.sql.SQLTransientConnectionException && state == null && e.getCause() == null)) {
+            d = health.lastSeen() != Degradation.NONE ? health.lastSeen() : Degradation.OVERLOADED;
+        } else {
+            d = Degradation.STORE_ERROR;
+        }
+        if (d.storeUnhealthy()) {
+            health.seen(d);
+        }
+        return new PostgresStoreException("cannot get a PostgreSQL connection from the DataSource ("
+                + e.getMessage() + ", SQLSTATE " + state + "): " + (d == Degradation.OVERLOADED
+                ? "the pool has no free connection; raise its size or shed load"
+                : "check that the database is up and the URL, user and password are right"), state, e, d);
+    }
+
+    /** Class 08, the server shutting down or starting (57P01-57P03), or a refused, reset or closed socket. */
+    static boolean isUnreachable(Throwable e, String state) {
+        if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
+            return true;
+        }
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.SocketException || t instanceof java.io.EOFException
+                    || t instanceof java.net.UnknownHostException) {
+                return true;
+            }
+            if (t instanceof SQLException s && s.getSQLState() != null
+                    && (s.getSQLState().startsWith("08") || s.getSQLState().startsWith("57P"))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    PostgresStoreException translate(SQLException e, String state, long elapsedNanos, String key, Limit limit) {
+        String cause = e.getMessage() + " (SQLSTATE " + state + ")";
+        if ("42P01".equals(state) || "42883".equals(state) || "3F000".equals(state)) {
+            return new PostgresStoreException("Sluice's tables or functions are missing in schema " + schema
+                    + " (prefix " + prefix + "): run PostgresRateLimiter.migrate() once, or apply the SQL files"
+                    + " dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; " + cause, state, e,
+                    Degradation.STORE_ERROR);
+        }
+        if ("57014".equals(state)) {
+            // the driver's cancel at the budget, or the server's own statement_timeout: rolled back either way
+            return new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " was cancelled by the server after "
+                    + TimeUnit.NANOSECONDS.toMillis(elapsedNanos) + " ms (its time budget is "
+                    + budget.toMillis() + " ms, or the role's statement_timeout is shorter), so nothing"
+                    + " was taken (" + cause + "): the row is contended or the database slow; raise RetryPolicy.budget"
+                    + " or check the database", state, e, Degradation.TIMEOUT);
+        }
+        if (isTimeout(e)) {
+            return new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " got no answer on its connection"
+                    + " within its time budget of " + budget.toMillis() + " ms + " + PostgresRateLimiter.NETWORK_MARGIN_MILLIS
+                    + " ms (" + cause + "): the database stopped answering; check it", state, e, Degradation.TIMEOUT);
+        }
+        if (isUnreachable(e, state)) {
+            return new PostgresStoreException("lost the connection to PostgreSQL" + PostgresRateLimiter.about(key, limit) + ": " + cause
+                    + "; check that the database is up", state, e, Degradation.UNAVAILABLE);
+        }
+        if (elapsedNanos >= budget.toNanos()) {
+            return new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " ran past its time budget of "
+                    + budget.toMillis() + " ms (" + cause + "): the database is slow or the row"
+                    + " is locked; raise RetryPolicy.budget or check the database", state, e, Degradation.TIMEOUT);
+        }
+        return new PostgresStoreException("PostgreSQL failed" + PostgresRateLimiter.about(key, limit) + ": " + cause, state, e,
+                Degradation.STORE_ERROR);
+    }
+
+    static boolean isTimeout(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof java.net.SocketTimeoutException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static String sqlState(SQLException e) {
+        for (SQLException x = e; x != null; x = x.getNextException()) {
+            if (x.getSQLState() != null) {
+                return x.getSQLState();
+            }
+        }
+        return null;
+    }
+}
