@@ -26,7 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Batcher implements AutoCloseable {
 
     /** One queued decision; {@code maxWaitNanos < 0} for tryAcquire. */
-    record Request(String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading now, PostgresRateLimiter.Call call,
+    record Request(String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading now, DecisionCall call,
                    CompletableFuture<Decision> result) {
     }
 

@@ -1,6 +1,5 @@
 package dev.sluice.postgres;
 
-import dev.sluice.postgres.PostgresRateLimiter.Call;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -28,7 +27,7 @@ final class JdbcAttempt {
      * prepared with the time left to it as its query timeout, so a statement past the budget is cancelled
      * by the server (and rolled back: nothing taken) rather than abandoned on a timed-out socket.
      */
-    record Db(Connection connection, long deadlineNanos, Call call) {
+    record Db(Connection connection, long deadlineNanos, DecisionCall call) {
         /**
          * A statement whose timeout is the attempt's time left now (a multi-permit runs several), registered with
          * the call so that a caller who stops waiting can cancel it.
@@ -87,7 +86,7 @@ final class JdbcAttempt {
      * would otherwise roll every decision back when the connection is returned), and the network timeout
      * set for the attempt; both are restored before the connection goes back to the pool.
      */
-    static <T> T attempt(Connection c, long deadline, long leftMillis, Call owner, SqlCall<T> call)
+    static <T> T attempt(Connection c, long deadline, long leftMillis, DecisionCall owner, SqlCall<T> call)
             throws SQLException {
         boolean autoCommitWasOff = !c.getAutoCommit();
         if (autoCommitWasOff) {

@@ -243,7 +243,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private void warmUp(boolean migrateIfMissing) {
         Limit probe = Limit.fixedWindow(1, Duration.ofSeconds(1));
         for (int round = 0; ; round++) {
-            Call call = Call.maintenance(System.nanoTime() + WARM_UP_BUDGET.toNanos());
+            DecisionCall call = DecisionCall.maintenance(System.nanoTime() + WARM_UP_BUDGET.toNanos());
             try {
                 withRetries(null, probe, call, WARM_UP_BUDGET.toNanos(),
                         c -> statements.peek(c, "sluice:warm-up", probe, 1, now()));
@@ -484,7 +484,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         checkKeyText(key);
         checkOpen();
-        Call call = new Call(deadline());
+        DecisionCall call = new DecisionCall(deadline());
         if (batcher != null && limit.algorithm().isTat()) {
             return await(enqueue(key, limit, cost, -1, call), call, key, limit);
         }
@@ -496,7 +496,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         checkKeyText(key);
         checkOpen();
-        Call call = new Call(deadline()); // the budget starts now, queue included
+        DecisionCall call = new DecisionCall(deadline()); // the budget starts now, queue included
         if (batcher != null && limit.algorithm().isTat()) {
             return bounded(enqueue(key, limit, cost, -1, call), call, key, limit); // no thread blocks: the batch completes it
         }
@@ -509,128 +509,11 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /**
-     * Where a decision is, so that a caller whose budget ran out can say why: still waiting for a worker
-     * or a pooled connection (nothing sent), or sent and unanswered. Batched requests follow their batch.
-     */
-    static class Call {
-        static final int QUEUED = 0;
-        static final int CONNECTING = 1;
-        static final int SENT = 2;
-
-        /** The budget's end: from the call at first, from the moment it is sent once it is. */
-        volatile long deadlineNanos;
-        /** Set when the caller stopped waiting: a call not sent yet is then never sent. */
-        volatile boolean abandoned;
-        /** Once sent: when the server cancels the statement, the longest a caller waits for it. */
-        volatile long sentLimitNanos;
-        /** The statement under way, for a caller who stops waiting to cancel. */
-        volatile Statement statement;
-        private volatile int phase = QUEUED;
-
-        /** True for the limiter's own work (warm-up, expiry sweeps): not a decision, not counted as one. */
-        final boolean maintenance;
-
-        Call(long deadlineNanos) {
-            this(deadlineNanos, false);
-        }
-
-        private Call(long deadlineNanos, boolean maintenance) {
-            this.deadlineNanos = deadlineNanos;
-            this.maintenance = maintenance;
-        }
-
-        /** A call for the limiter's own work, which no caller waits on and stats do not count. */
-        static Call maintenance(long deadlineNanos) {
-            return new Call(deadlineNanos, true);
-        }
-
-        void enter(int p) {
-            phase = p;
-        }
-
-        /** Sent now, to be answered by {@code deadline}: the statement has its whole budget, queueing aside. */
-        void sent(long deadline) {
-            deadlineNanos = deadline;
-            phase = SENT;
-        }
-
-        /** Whether no caller waits for this call any more (every caller of a batch). */
-        boolean allAbandoned() {
-            return abandoned;
-        }
-
-        /** The statement's own limit: the server cancels it then. */
-        void sentLimit(long limit) {
-            sentLimitNanos = limit;
-        }
-
-        /** Asks the server to cancel the statement under way, if any: its caller stopped waiting. */
-        void cancel() {
-            Statement st = statement;
-            if (st != null) {
-                try {
-                    st.cancel();
-                } catch (SQLException | RuntimeException e) {
-                    // the statement ended meanwhile, or the connection broke: nothing left to cancel
-                }
-            }
-        }
-
-        int phase() {
-            return phase;
-        }
-    }
-
-    /** The phases of a batch are those of every request in it. */
-    private static final class BatchCall extends Call {
-        private final List<Batcher.Request> batch;
-
-        BatchCall(long deadlineNanos, List<Batcher.Request> batch) {
-            super(deadlineNanos);
-            this.batch = batch;
-        }
-
-        @Override
-        void enter(int p) {
-            super.enter(p);
-            for (Batcher.Request r : batch) {
-                r.call().enter(p);
-            }
-        }
-
-        @Override
-        void sent(long deadline) {
-            super.sent(deadline);
-            for (Batcher.Request r : batch) {
-                r.call().sent(deadline);
-            }
-        }
-
-        @Override
-        boolean allAbandoned() {
-            for (Batcher.Request r : batch) {
-                if (!r.call().abandoned) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        @Override
-        void sentLimit(long limit) {
-            super.sentLimit(limit);
-            for (Batcher.Request r : batch) {
-                r.call().sentLimit(limit);
-            }
-        }
-    }
-
-    /**
      * Runs {@code work} on a worker thread. The returned future may be completed by the caller first (its
      * budget ran out): the worker then skips the work, or, when it had already begun, finishes it bounded
      * by the same deadline and its result goes nowhere.
      */
-    private <T> CompletableFuture<T> submit(String key, Limit limit, Call call, SqlCall<T> work) {
+    private <T> CompletableFuture<T> submit(String key, Limit limit, DecisionCall call, SqlCall<T> work) {
         CompletableFuture<T> f = new CompletableFuture<>();
         try {
             asyncExecutor.execute(() -> {
@@ -659,7 +542,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      * Waits for a decision's worker until its deadline plus {@link #GRACE_MILLIS}; then the decision fails
      * with why it did not come back (see {@link #late}). Exceptions come back as thrown, unwrapped.
      */
-    private <T> T await(CompletableFuture<T> f, Call call, String key, Limit limit) {
+    private <T> T await(CompletableFuture<T> f, DecisionCall call, String key, Limit limit) {
         try {
             // expire: the worker, if it has not begun, now sends nothing
             return budget.await(f, call.deadlineNanos + GRACE_NANOS, patience(call),
@@ -686,7 +569,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      * The future fails with the same exception as {@link #await} at the same moment: the deadline plus
      * {@link #GRACE_MILLIS}, whatever the decision is waiting for.
      */
-    private CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, Call call, String key, Limit limit) {
+    private CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, DecisionCall call, String key, Limit limit) {
         return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call),
                 g -> expire(g, call, key, limit));
     }
@@ -698,10 +581,10 @@ public final class PostgresRateLimiter implements RateLimiter {
      * the last budget and none of its calls failed since. Queueing behind other decisions on a healthy database
      * is not a failure of the store; on a paused or dead one, the queued caller fails at its deadline.
      */
-    private TimeBudget.Patience patience(Call call) {
+    private TimeBudget.Patience patience(DecisionCall call) {
         return (deadline, now) -> {
             boolean answering = health.answering(now, budget.nanos());
-            if (call.phase() != Call.SENT) {
+            if (call.phase() != DecisionCall.SENT) {
                 return answering ? now + budget.nanos() : deadline;
             }
             long sentDeadline = call.deadlineNanos + GRACE_NANOS;
@@ -721,9 +604,9 @@ public final class PostgresRateLimiter implements RateLimiter {
      * caller's thread (the driver sends a cancel on a new connection and waits for it, up to its
      * {@code cancelSignalTimeout}, on a database that may be paused).
      */
-    private void expire(CompletableFuture<?> f, Call call, String key, Limit limit) {
+    private void expire(CompletableFuture<?> f, DecisionCall call, String key, Limit limit) {
         call.abandoned = true;
-        if (f.completeExceptionally(late(call, key, limit, new TimeoutException())) && call.phase() == Call.SENT) {
+        if (f.completeExceptionally(late(call, key, limit, new TimeoutException())) && call.phase() == DecisionCall.SENT) {
             CANCELLER.execute(call::cancel);
         }
     }
@@ -745,9 +628,9 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */
-    private PostgresStoreException late(Call call, String key, Limit limit, Throwable cause) {
+    private PostgresStoreException late(DecisionCall call, String key, Limit limit, Throwable cause) {
         long budget = retryPolicy.budget().toMillis();
-        if (call.phase() == Call.SENT) {
+        if (call.phase() == DecisionCall.SENT) {
             health.seen(Degradation.TIMEOUT);
             return new PostgresStoreException("the decision" + about(key, limit) + " got no answer within its time"
                     + " budget of " + budget + " ms while the database answered nothing else: the statement was sent"
@@ -756,10 +639,10 @@ public final class PostgresRateLimiter implements RateLimiter {
                     + " check the database, or raise RetryPolicy.budget", null, cause, Degradation.TIMEOUT);
         }
         return failures.notSent("the decision" + about(key, limit) + " waited its whole time budget of " + budget + " ms for "
-                + (call.phase() == Call.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);
+                + (call.phase() == DecisionCall.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);
     }
 
-    private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos, Call call) {
+    private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos, DecisionCall call) {
         return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(), call, new CompletableFuture<>()));
     }
 
@@ -776,7 +659,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkKeyText(key);
         checkOpen();
         long maxWaitNanos = Math.max(0, maxWait.toNanos());
-        Call call = new Call(deadline());
+        DecisionCall call = new DecisionCall(deadline());
         if (batcher != null) {
             return await(enqueue(key, limit, cost, maxWaitNanos, call), call, key, limit);
         }
@@ -796,7 +679,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         Permit.check(key, limit, cost);
         checkKeyText(key);
         checkOpen();
-        Call call = new Call(deadline());
+        DecisionCall call = new DecisionCall(deadline());
         return await(submit(key, limit, call, c -> statements.peek(c, key, limit, cost, now())), call, key, limit);
     }
 
@@ -811,7 +694,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             case WINDOW -> sql.windowReset;
             case LOG -> sql.logReset;
         };
-        Call call = new Call(deadline());
+        DecisionCall call = new DecisionCall(deadline());
         await(submit(key, limit, call, c -> {
             try (PreparedStatement ps = c.prepare(statement)) {
                 ps.setString(1, key);
@@ -875,7 +758,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             return tryAcquire(p.key(), p.limit(), p.cost());
         }
         Permit first = permits.get(0);
-        Call call = new Call(deadline());
+        DecisionCall call = new DecisionCall(deadline());
         return await(submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)), call, first.key(),
                 first.limit());
     }
@@ -914,7 +797,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             case WINDOW -> sql.windowClean;
             case LOG -> sql.logClean;
         };
-        Call call = Call.maintenance(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
+        DecisionCall call = DecisionCall.maintenance(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
         return withRetries(null, null, call, MAINTENANCE_BUDGET.toNanos(), c -> {
             try (PreparedStatement ps = c.prepare(statement)) {
                 StoreClock.Reading reading = clock.read();
@@ -939,11 +822,11 @@ public final class PostgresRateLimiter implements RateLimiter {
      * Runs {@code work} on a fresh connection, retrying 40001/40P01 under the policy until the call's
      * deadline (System.nanoTime), on the calling (worker) thread; nothing is sent once the deadline has passed.
      */
-    private <T> T withRetries(String key, Limit limit, Call call, SqlCall<T> work) {
+    private <T> T withRetries(String key, Limit limit, DecisionCall call, SqlCall<T> work) {
         return withRetries(key, limit, call, budget.nanos(), work);
     }
 
-    private <T> T withRetries(String key, Limit limit, Call call, long budgetNanos, SqlCall<T> work) {
+    private <T> T withRetries(String key, Limit limit, DecisionCall call, long budgetNanos, SqlCall<T> work) {
         // a decision that waited in a queue was waited for (the caller's patience): its attempts get the whole
         // budget from here; the caller stops waiting, and this sends nothing, when the database stops answering
         long start = System.nanoTime();
@@ -951,7 +834,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         int attempt = 0;
         while (true) {
             attempt++;
-            call.enter(Call.CONNECTING);
+            call.enter(DecisionCall.CONNECTING);
             Connection c;
             try {
                 c = dataSource.getConnection();

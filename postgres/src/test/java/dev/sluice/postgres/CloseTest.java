@@ -61,7 +61,7 @@ class CloseTest {
         CountDownLatch inAdd = new CountDownLatch(1);
         CountDownLatch closed = new CountDownLatch(1);
         Batcher.Request stalled = new Batcher.Request("k", BUCKET, 1, -1, dev.sluice.store.StoreClock.Reading.STORE,
-                new PostgresRateLimiter.Call(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)), new CompletableFuture<>());
+                new DecisionCall(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)), new CompletableFuture<>());
         LinkedBlockingQueue<Batcher.Request> queue = new LinkedBlockingQueue<>() {
             @Override
             public boolean add(Batcher.Request r) {

@@ -1,0 +1,47 @@
+package dev.sluice.postgres;
+
+import java.util.List;
+
+/** The phases of a batch are those of every request in it. */
+final class BatchCall extends DecisionCall {
+    private final List<Batcher.Request> batch;
+
+    BatchCall(long deadlineNanos, List<Batcher.Request> batch) {
+        super(deadlineNanos);
+        this.batch = batch;
+    }
+
+    @Override
+    void enter(int p) {
+        super.enter(p);
+        for (Batcher.Request r : batch) {
+            r.call().enter(p);
+        }
+    }
+
+    @Override
+    void sent(long deadline) {
+        super.sent(deadline);
+        for (Batcher.Request r : batch) {
+            r.call().sent(deadline);
+        }
+    }
+
+    @Override
+    boolean allAbandoned() {
+        for (Batcher.Request r : batch) {
+            if (!r.call().abandoned) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    void sentLimit(long limit) {
+        super.sentLimit(limit);
+        for (Batcher.Request r : batch) {
+            r.call().sentLimit(limit);
+        }
+    }
+}

@@ -1,0 +1,77 @@
+package dev.sluice.postgres;
+
+import java.sql.SQLException;
+import java.sql.Statement;
+
+/**
+ * Where a decision is, so that a caller whose budget ran out can say why: still waiting for a worker
+ * or a pooled connection (nothing sent), or sent and unanswered. Batched requests follow their batch.
+ */
+class DecisionCall {
+    static final int QUEUED = 0;
+    static final int CONNECTING = 1;
+    static final int SENT = 2;
+
+    /** The budget's end: from the call at first, from the moment it is sent once it is. */
+    volatile long deadlineNanos;
+    /** Set when the caller stopped waiting: a call not sent yet is then never sent. */
+    volatile boolean abandoned;
+    /** Once sent: when the server cancels the statement, the longest a caller waits for it. */
+    volatile long sentLimitNanos;
+    /** The statement under way, for a caller who stops waiting to cancel. */
+    volatile Statement statement;
+    private volatile int phase = QUEUED;
+
+    /** True for the limiter's own work (warm-up, expiry sweeps): not a decision, not counted as one. */
+    final boolean maintenance;
+
+    DecisionCall(long deadlineNanos) {
+        this(deadlineNanos, false);
+    }
+
+    private DecisionCall(long deadlineNanos, boolean maintenance) {
+        this.deadlineNanos = deadlineNanos;
+        this.maintenance = maintenance;
+    }
+
+    /** A call for the limiter's own work, which no caller waits on and stats do not count. */
+    static DecisionCall maintenance(long deadlineNanos) {
+        return new DecisionCall(deadlineNanos, true);
+    }
+
+    void enter(int p) {
+        phase = p;
+    }
+
+    /** Sent now, to be answered by {@code deadline}: the statement has its whole budget, queueing aside. */
+    void sent(long deadline) {
+        deadlineNanos = deadline;
+        phase = SENT;
+    }
+
+    /** Whether no caller waits for this call any more (every caller of a batch). */
+    boolean allAbandoned() {
+        return abandoned;
+    }
+
+    /** The statement's own limit: the server cancels it then. */
+    void sentLimit(long limit) {
+        sentLimitNanos = limit;
+    }
+
+    /** Asks the server to cancel the statement under way, if any: its caller stopped waiting. */
+    void cancel() {
+        Statement st = statement;
+        if (st != null) {
+            try {
+                st.cancel();
+            } catch (SQLException | RuntimeException e) {
+                // the statement ended meanwhile, or the connection broke: nothing left to cancel
+            }
+        }
+    }
+
+    int phase() {
+        return phase;
+    }
+}
