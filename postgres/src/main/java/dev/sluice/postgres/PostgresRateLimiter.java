@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -108,8 +107,10 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** How long past the deadline a caller still waits for its worker's answer (see {@link #SLACK_MILLIS}). */
     static final long GRACE_MILLIS = 1;
 
-    private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
+    /** How many budgets a sent statement may wait while the database answers others: its query timeout. */
+    static final int SENT_PATIENCE = 10;
 
+    private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
     /**
      * The margin of a connection's network (socket) timeout over its statement's query timeout. It only
      * bounds how long a worker thread and its connection stay stuck on a database that stopped answering
@@ -171,6 +172,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final LongAdder retriesExhausted = new LongAdder();
     private final DatabaseHealth health = new DatabaseHealth();
     private final PostgresFailures failures;
+    private final CallerWait waits;
     private final TimeBudget budget;
     private volatile boolean closed;
 
@@ -198,6 +200,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
         this.failures = new PostgresFailures(schema, prefix, b.retryPolicy.budget(), health);
+        this.waits = new CallerWait(budget, health, failures);
         this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.statements = new DecisionStatements(sql, schema);
         this.maxQueued = b.maxQueued;
@@ -486,9 +489,9 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkOpen();
         DecisionCall call = new DecisionCall(deadline());
         if (batcher != null && limit.algorithm().isTat()) {
-            return await(enqueue(key, limit, cost, -1, call), call, key, limit);
+            return waits.await(enqueue(key, limit, cost, -1, call), call, key, limit);
         }
-        return await(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, -1, now())), call, key, limit);
+        return waits.await(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, -1, now())), call, key, limit);
     }
 
     @Override
@@ -498,9 +501,9 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkOpen();
         DecisionCall call = new DecisionCall(deadline()); // the budget starts now, queue included
         if (batcher != null && limit.algorithm().isTat()) {
-            return bounded(enqueue(key, limit, cost, -1, call), call, key, limit); // no thread blocks: the batch completes it
+            return waits.bounded(enqueue(key, limit, cost, -1, call), call, key, limit); // no thread blocks: the batch completes it
         }
-        return bounded(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, -1, now())), call, key, limit);
+        return waits.bounded(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, -1, now())), call, key, limit);
     }
 
     /** The deadline (System.nanoTime) of a decision asked for now. */
@@ -538,110 +541,6 @@ public final class PostgresRateLimiter implements RateLimiter {
         return f;
     }
 
-    /**
-     * Waits for a decision's worker until its deadline plus {@link #GRACE_MILLIS}; then the decision fails
-     * with why it did not come back (see {@link #late}). Exceptions come back as thrown, unwrapped.
-     */
-    private <T> T await(CompletableFuture<T> f, DecisionCall call, String key, Limit limit) {
-        try {
-            // expire: the worker, if it has not begun, now sends nothing
-            return budget.await(f, call.deadlineNanos + GRACE_NANOS, patience(call),
-                    g -> expire(g, call, key, limit));
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RuntimeException re) {
-                throw re;
-            }
-            if (cause instanceof Error err) {
-                throw err;
-            }
-            throw new PostgresStoreException("the decision" + about(key, limit) + " failed: " + cause, null, cause,
-                    Degradation.STORE_ERROR);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            f.cancel(false);
-            throw new PostgresStoreException("interrupted while waiting for the decision" + about(key, limit)
-                    + "; it may still be under way", null, e, Degradation.STORE_ERROR);
-        }
-    }
-
-    /**
-     * The future fails with the same exception as {@link #await} at the same moment: the deadline plus
-     * {@link #GRACE_MILLIS}, whatever the decision is waiting for.
-     */
-    private CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, DecisionCall call, String key, Limit limit) {
-        return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call),
-                g -> expire(g, call, key, limit));
-    }
-
-    /**
-     * Why a caller keeps waiting past its deadline. Once its statement is sent, until the statement's own
-     * deadline (it was given a whole budget when it was sent) plus the grace. Before that (waiting for a worker,
-     * a pooled connection or a batch) as long as the database keeps answering: it answered a statement within
-     * the last budget and none of its calls failed since. Queueing behind other decisions on a healthy database
-     * is not a failure of the store; on a paused or dead one, the queued caller fails at its deadline.
-     */
-    private TimeBudget.Patience patience(DecisionCall call) {
-        return (deadline, now) -> {
-            boolean answering = health.answering(now, budget.nanos());
-            if (call.phase() != DecisionCall.SENT) {
-                return answering ? now + budget.nanos() : deadline;
-            }
-            long sentDeadline = call.deadlineNanos + GRACE_NANOS;
-            if (sentDeadline - now > 0) {
-                return sentDeadline; // sent late, after queueing: its own budget runs from the send
-            }
-            long limit = call.sentLimitNanos + GRACE_NANOS;
-            return answering && limit - now > 0 ? Math.min(now + budget.nanos(), limit) : deadline;
-        };
-    }
-
-    /** {@value #SENT_PATIENCE} budgets: how long a sent statement may wait while the database answers others. */
-    static final int SENT_PATIENCE = 10;
-
-    /**
-     * The caller stops waiting: its future fails with why, and a statement still under way is cancelled, off the
-     * caller's thread (the driver sends a cancel on a new connection and waits for it, up to its
-     * {@code cancelSignalTimeout}, on a database that may be paused).
-     */
-    private void expire(CompletableFuture<?> f, DecisionCall call, String key, Limit limit) {
-        call.abandoned = true;
-        if (f.completeExceptionally(late(call, key, limit, new TimeoutException())) && call.phase() == DecisionCall.SENT) {
-            CANCELLER.execute(call::cancel);
-        }
-    }
-
-    /**
-     * Sends the cancels of statements whose callers stopped waiting: best effort (the server cancels every
-     * statement at its own limit anyway), so a full queue drops them; its threads end when idle.
-     */
-    private static final ThreadPoolExecutor CANCELLER = canceller();
-
-    private static ThreadPoolExecutor canceller() {
-        ThreadPoolExecutor t = new ThreadPoolExecutor(2, 2, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(1024), r -> {
-            Thread thread = new Thread(r, "sluice-postgres-cancel");
-            thread.setDaemon(true);
-            return thread;
-        }, new ThreadPoolExecutor.DiscardPolicy());
-        t.allowCoreThreadTimeOut(true);
-        return t;
-    }
-
-    /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */
-    private PostgresStoreException late(DecisionCall call, String key, Limit limit, Throwable cause) {
-        long budget = retryPolicy.budget().toMillis();
-        if (call.phase() == DecisionCall.SENT) {
-            health.seen(Degradation.TIMEOUT);
-            return new PostgresStoreException("the decision" + about(key, limit) + " got no answer within its time"
-                    + " budget of " + budget + " ms while the database answered nothing else: the statement was sent"
-                    + " and is cancelled now, so nothing was taken (unless the database committed it before the"
-                    + " cancel reached it); the database is slow, paused or the row locked by another transaction:"
-                    + " check the database, or raise RetryPolicy.budget", null, cause, Degradation.TIMEOUT);
-        }
-        return failures.notSent("the decision" + about(key, limit) + " waited its whole time budget of " + budget + " ms for "
-                + (call.phase() == DecisionCall.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);
-    }
-
     private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos, DecisionCall call) {
         return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(), call, new CompletableFuture<>()));
     }
@@ -661,9 +560,9 @@ public final class PostgresRateLimiter implements RateLimiter {
         long maxWaitNanos = Math.max(0, maxWait.toNanos());
         DecisionCall call = new DecisionCall(deadline());
         if (batcher != null) {
-            return await(enqueue(key, limit, cost, maxWaitNanos, call), call, key, limit);
+            return waits.await(enqueue(key, limit, cost, maxWaitNanos, call), call, key, limit);
         }
-        return await(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, now())), call, key, limit);
+        return waits.await(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, now())), call, key, limit);
     }
 
     /**
@@ -680,7 +579,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         checkKeyText(key);
         checkOpen();
         DecisionCall call = new DecisionCall(deadline());
-        return await(submit(key, limit, call, c -> statements.peek(c, key, limit, cost, now())), call, key, limit);
+        return waits.await(submit(key, limit, call, c -> statements.peek(c, key, limit, cost, now())), call, key, limit);
     }
 
     @Override
@@ -695,7 +594,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             case LOG -> sql.logReset;
         };
         DecisionCall call = new DecisionCall(deadline());
-        await(submit(key, limit, call, c -> {
+        waits.await(submit(key, limit, call, c -> {
             try (PreparedStatement ps = c.prepare(statement)) {
                 ps.setString(1, key);
                 ps.setString(2, limit.id());
@@ -759,7 +658,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
         Permit first = permits.get(0);
         DecisionCall call = new DecisionCall(deadline());
-        return await(submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)), call, first.key(),
+        return waits.await(submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)), call, first.key(),
                 first.limit());
     }
 

@@ -1,0 +1,136 @@
+package dev.sluice.postgres;
+
+import dev.sluice.Decision;
+import dev.sluice.Degradation;
+import dev.sluice.Limit;
+import dev.sluice.store.TimeBudget;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * How long a caller waits for its decision's worker, and what it is told when it stops: the budget
+ * ({@link TimeBudget}: a stall of this process extends it once), and the database's patience on top. Queued (for
+ * a worker, a pooled connection or a batch), a decision keeps waiting while the database keeps answering others;
+ * sent, it keeps waiting for its statement, up to {@value PostgresRateLimiter#SENT_PATIENCE} budgets, while the
+ * database keeps answering others (a convoy on a hot row's lock). A caller who stops waiting marks its call
+ * abandoned (a call not sent yet is then never sent) and cancels a statement under way, off its own thread.
+ */
+final class CallerWait {
+    private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(PostgresRateLimiter.GRACE_MILLIS);
+
+    private final TimeBudget budget;
+    private final DatabaseHealth health;
+    private final PostgresFailures failures;
+
+    CallerWait(TimeBudget budget, DatabaseHealth health, PostgresFailures failures) {
+        this.budget = budget;
+        this.health = health;
+        this.failures = failures;
+    }
+
+    /**
+     * Waits for a decision's worker until its deadline plus {@link PostgresRateLimiter#GRACE_MILLIS}; then the decision fails
+     * with why it did not come back (see {@link #late}). Exceptions come back as thrown, unwrapped.
+     */
+    <T> T await(CompletableFuture<T> f, DecisionCall call, String key, Limit limit) {
+        try {
+            // expire: the worker, if it has not begun, now sends nothing
+            return budget.await(f, call.deadlineNanos + GRACE_NANOS, patience(call),
+                    g -> expire(g, call, key, limit));
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException re) {
+                throw re;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " failed: " + cause, null, cause,
+                    Degradation.STORE_ERROR);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            f.cancel(false);
+            throw new PostgresStoreException("interrupted while waiting for the decision" + PostgresRateLimiter.about(key, limit)
+                    + "; it may still be under way", null, e, Degradation.STORE_ERROR);
+        }
+    }
+
+    /**
+     * The future fails with the same exception as {@link #await} at the same moment: the deadline plus
+     * {@link PostgresRateLimiter#GRACE_MILLIS}, whatever the decision is waiting for.
+     */
+    CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, DecisionCall call, String key, Limit limit) {
+        return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call),
+                g -> expire(g, call, key, limit));
+    }
+
+    /**
+     * Why a caller keeps waiting past its deadline. Once its statement is sent, until the statement's own
+     * deadline (it was given a whole budget when it was sent) plus the grace. Before that (waiting for a worker,
+     * a pooled connection or a batch) as long as the database keeps answering: it answered a statement within
+     * the last budget and none of its calls failed since. Queueing behind other decisions on a healthy database
+     * is not a failure of the store; on a paused or dead one, the queued caller fails at its deadline.
+     */
+    private TimeBudget.Patience patience(DecisionCall call) {
+        return (deadline, now) -> {
+            boolean answering = health.answering(now, budget.nanos());
+            if (call.phase() != DecisionCall.SENT) {
+                return answering ? now + budget.nanos() : deadline;
+            }
+            long sentDeadline = call.deadlineNanos + GRACE_NANOS;
+            if (sentDeadline - now > 0) {
+                return sentDeadline; // sent late, after queueing: its own budget runs from the send
+            }
+            long limit = call.sentLimitNanos + GRACE_NANOS;
+            return answering && limit - now > 0 ? Math.min(now + budget.nanos(), limit) : deadline;
+        };
+    }
+
+
+    /**
+     * The caller stops waiting: its future fails with why, and a statement still under way is cancelled, off the
+     * caller's thread (the driver sends a cancel on a new connection and waits for it, up to its
+     * {@code cancelSignalTimeout}, on a database that may be paused).
+     */
+    private void expire(CompletableFuture<?> f, DecisionCall call, String key, Limit limit) {
+        call.abandoned = true;
+        if (f.completeExceptionally(late(call, key, limit, new TimeoutException())) && call.phase() == DecisionCall.SENT) {
+            CANCELLER.execute(call::cancel);
+        }
+    }
+
+    /**
+     * Sends the cancels of statements whose callers stopped waiting: best effort (the server cancels every
+     * statement at its own limit anyway), so a full queue drops them; its threads end when idle.
+     */
+    private static final ThreadPoolExecutor CANCELLER = canceller();
+
+    private static ThreadPoolExecutor canceller() {
+        ThreadPoolExecutor t = new ThreadPoolExecutor(2, 2, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(1024), r -> {
+            Thread thread = new Thread(r, "sluice-postgres-cancel");
+            thread.setDaemon(true);
+            return thread;
+        }, new ThreadPoolExecutor.DiscardPolicy());
+        t.allowCoreThreadTimeOut(true);
+        return t;
+    }
+
+    /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */
+    private PostgresStoreException late(DecisionCall call, String key, Limit limit, Throwable cause) {
+        long budget = this.budget.millis();
+        if (call.phase() == DecisionCall.SENT) {
+            health.seen(Degradation.TIMEOUT);
+            return new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " got no answer within its time"
+                    + " budget of " + budget + " ms while the database answered nothing else: the statement was sent"
+                    + " and is cancelled now, so nothing was taken (unless the database committed it before the"
+                    + " cancel reached it); the database is slow, paused or the row locked by another transaction:"
+                    + " check the database, or raise RetryPolicy.budget", null, cause, Degradation.TIMEOUT);
+        }
+        return failures.notSent("the decision" + PostgresRateLimiter.about(key, limit) + " waited its whole time budget of " + budget + " ms for "
+                + (call.phase() == DecisionCall.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);
+    }
+}
