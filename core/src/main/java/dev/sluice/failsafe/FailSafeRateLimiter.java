@@ -16,7 +16,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 
 /**
@@ -61,17 +60,15 @@ public final class FailSafeRateLimiter implements RateLimiter {
     static final long DEFAULT_STARTUP_WAIT_SECONDS = 10;
 
     private static final System.Logger LOG = System.getLogger(FailSafeRateLimiter.class.getName());
-    private static final Degradation[] CAUSES = Degradation.values();
 
     private final FailurePolicy policy;
     private final long probeIntervalNanos;
     private final Ticker ticker;
     private final Circuit circuit;
-    private final LongAdder[] degraded = new LongAdder[CAUSES.length];
+    private final PolicyDecisions byPolicy;
     private final Object lock = new Object();
 
     private volatile RateLimiter store;
-    private volatile RateLimiter fallback;
     private volatile boolean closed;
     private StoreOpener opener;
     /**
@@ -84,10 +81,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
         this.policy = b.policy;
         this.probeIntervalNanos = b.probeInterval.toNanos();
         this.ticker = b.ticker;
-        this.fallback = b.fallback;
-        for (int i = 0; i < degraded.length; i++) {
-            degraded[i] = new LongAdder();
-        }
+        this.byPolicy = new PolicyDecisions(policy, probeIntervalNanos, ticker, b.fallback);
         this.circuit = new Circuit(probeIntervalNanos, ticker, policy,
                 b.store != null ? null : Degradation.UNAVAILABLE);
         if (b.store != null) {
@@ -137,10 +131,10 @@ public final class FailSafeRateLimiter implements RateLimiter {
             try {
                 return succeeded(s.tryAcquire(key, limit, cost));
             } catch (RuntimeException e) {
-                return onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
+                return byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
             }
         }
-        return onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause());
+        return byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause());
     }
 
     @Override
@@ -149,7 +143,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
         RateLimiter s = storeToTry();
         if (s == null) {
             return CompletableFuture.completedFuture(
-                    onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause()));
+                    byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause()));
         }
         CompletableFuture<Decision> f;
         try {
@@ -159,7 +153,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
         }
         return f.handle((d, e) -> {
             return e == null ? succeeded(d)
-                    : onFailure(Call.TRY_ACQUIRE, key, limit, cost, null, failed(unwrap(e)));
+                    : byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, failed(unwrap(e)));
         });
     }
 
@@ -171,10 +165,10 @@ public final class FailSafeRateLimiter implements RateLimiter {
             try {
                 return succeeded(s.tryAcquire(permits));
             } catch (RuntimeException e) {
-                return onFailure(permits, failed(e));
+                return byPolicy.decide(permits, failed(e));
             }
         }
-        return onFailure(permits, circuit.cause());
+        return byPolicy.decide(permits, circuit.cause());
     }
 
     @Override
@@ -190,10 +184,10 @@ public final class FailSafeRateLimiter implements RateLimiter {
             try {
                 return succeeded(s.reserve(key, limit, cost, maxWait));
             } catch (RuntimeException e) {
-                return onFailure(Call.RESERVE, key, limit, cost, maxWait, failed(e));
+                return byPolicy.decide(PolicyDecisions.Call.RESERVE, key, limit, cost, maxWait, failed(e));
             }
         }
-        return onFailure(Call.RESERVE, key, limit, cost, maxWait, circuit.cause());
+        return byPolicy.decide(PolicyDecisions.Call.RESERVE, key, limit, cost, maxWait, circuit.cause());
     }
 
     @Override
@@ -204,10 +198,10 @@ public final class FailSafeRateLimiter implements RateLimiter {
             try {
                 return succeeded(s.peek(key, limit, cost));
             } catch (RuntimeException e) {
-                return onFailure(Call.PEEK, key, limit, cost, null, failed(e));
+                return byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, failed(e));
             }
         }
-        return onFailure(Call.PEEK, key, limit, cost, null, circuit.cause());
+        return byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, circuit.cause());
     }
 
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */
@@ -215,7 +209,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
     public void reset(String key, Limit limit) {
         Permit.checkKey(key);
         Objects.requireNonNull(limit, "limit must not be null");
-        RateLimiter local = fallback;
+        RateLimiter local = byPolicy.fallbackIfAny();
         if (local != null) {
             local.reset(key, limit);
         }
@@ -232,7 +226,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
 
     /** Decisions the policy made instead of the store because of {@code cause}, since this limiter was built. */
     public long degradedCount(Degradation cause) {
-        return degraded[cause.ordinal()].sum();
+        return byPolicy.count(cause);
     }
 
     /** Whether the store is open and the circuit closed: decisions currently come from the store. */
@@ -258,10 +252,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
         if (s != null) {
             s.close();
         }
-        RateLimiter local = fallback;
-        if (local != null) {
-            local.close();
-        }
+        byPolicy.close();
     }
 
     // ---------------------------------------------------------------------------------------- internals
@@ -291,59 +282,6 @@ public final class FailSafeRateLimiter implements RateLimiter {
                     + e.getMessage());
         }
         return cause;
-    }
-
-    /** The calls a local fallback can be asked to make in the store's place. */
-    private enum Call { TRY_ACQUIRE, RESERVE, PEEK }
-
-    /** The policy's decision for one call the store could not make, counted under {@code cause}. */
-    private Decision onFailure(Call call, String key, Limit limit, long cost, Duration maxWait, Degradation cause) {
-        degraded[cause.ordinal()].increment();
-        if (policy != FailurePolicy.FALLBACK_LOCAL) {
-            return byPolicy(limit, cost, cause);
-        }
-        RateLimiter local = local();
-        Decision d = switch (call) {
-            case TRY_ACQUIRE -> local.tryAcquire(key, limit, cost);
-            case RESERVE -> local.reserve(key, limit, cost, maxWait);
-            case PEEK -> local.peek(key, limit, cost);
-        };
-        return d.withDegradation(cause);
-    }
-
-    /** The policy's decision for a multi-permit call: one degraded decision, however many permits. */
-    private Decision onFailure(List<Permit> permits, Degradation cause) {
-        degraded[cause.ordinal()].increment();
-        if (policy == FailurePolicy.FALLBACK_LOCAL) {
-            return local().tryAcquire(permits).withDegradation(cause);
-        }
-        Decision d = null;
-        for (Permit p : permits) {
-            Decision one = byPolicy(p.limit(), p.cost(), cause);
-            d = d == null ? one : d.mostRestrictive(one);
-        }
-        return d;
-    }
-
-    /** The fail-open or fail-closed decision, which knows nothing about the key. */
-    private Decision byPolicy(Limit limit, long cost, Degradation cause) {
-        return policy == FailurePolicy.FAIL_OPEN
-                ? new Decision(true, limit.capacity(), limit.capacity() - cost, 0, 0, cause)
-                : new Decision(false, limit.capacity(), 0, probeIntervalNanos, probeIntervalNanos, cause);
-    }
-
-    private RateLimiter local() {
-        RateLimiter l = fallback;
-        if (l == null) {
-            synchronized (lock) {
-                l = fallback;
-                if (l == null) {
-                    l = InMemoryRateLimiter.builder().ticker(ticker).build();
-                    fallback = l;
-                }
-            }
-        }
-        return l;
     }
 
     private static Throwable unwrap(Throwable e) {
