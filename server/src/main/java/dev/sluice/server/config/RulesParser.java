@@ -14,22 +14,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import org.yaml.snakeyaml.LoaderOptions;
-import org.yaml.snakeyaml.composer.Composer;
-import org.yaml.snakeyaml.error.Mark;
-import org.yaml.snakeyaml.error.MarkedYAMLException;
-import org.yaml.snakeyaml.error.YAMLException;
-import org.yaml.snakeyaml.events.Event;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
-import org.yaml.snakeyaml.parser.Parser;
-import org.yaml.snakeyaml.parser.ParserImpl;
-import org.yaml.snakeyaml.reader.ReaderException;
-import org.yaml.snakeyaml.reader.StreamReader;
-import org.yaml.snakeyaml.resolver.Resolver;
 
 /**
  * Reads envoyproxy/ratelimit's YAML, as it is, plus Sluice's keys on {@code rate_limit}: {@code algorithm}
@@ -80,146 +69,18 @@ public final class RulesParser {
         return out;
     }
 
-    /** The largest rules file read, in characters: SnakeYAML's code point limit, with room to say so. */
-    static final int MAX_CHARS = 8 * 1024 * 1024;
-    /** Deeper than this is not a rules file (envoy's examples nest 3 levels); also bounds the parser's stack. */
-    static final int MAX_NESTING = 50;
-    /** Aliases of lists and mappings: rules files rarely need any; a bound defuses alias bombs (billion laughs). */
-    static final int MAX_COLLECTION_ALIASES = 20;
-
     private List<DomainRules> parseAll(Reader reader) {
-        // Read the text first (bounded): SnakeYAML's reader errors give a character position, not a line.
-        String text;
-        try {
-            text = read(reader);
-        } catch (java.io.IOException e) {
-            problems.add(source + ":1: cannot read: " + e.getMessage());
-            return List.of();
-        }
-        if (text == null) {
-            problems.add(source + ":1: the file is over " + MAX_CHARS + " characters: rules files are far smaller; "
-                    + "is this the right file?");
-            return List.of();
-        }
-        LoaderOptions options = new LoaderOptions();
-        options.setMaxAliasesForCollections(MAX_COLLECTION_ALIASES);
-        options.setAllowRecursiveKeys(false);
-        options.setNestingDepthLimit(MAX_NESTING);
-        options.setCodePointLimit(MAX_CHARS);
-        TrackingParser events = new TrackingParser(new ParserImpl(new StreamReader(new java.io.StringReader(text)), options));
-        Composer composer = new Composer(events, new Resolver(), options);
         List<DomainRules> out = new ArrayList<>();
-        try {
-            while (composer.checkNode()) {
-                Node doc = composer.getNode();
-                if (doc == null || (doc instanceof ScalarNode sn && sn.getTag().getValue().endsWith(":null"))) {
-                    continue; // an empty document, e.g. after a trailing '---'
-                }
-                DomainRules d = domain(doc);
-                if (d != null) {
-                    out.add(d);
-                }
+        for (Node doc : BoundedYaml.documents(source, reader, problems)) {
+            DomainRules d = domain(doc);
+            if (d != null) {
+                out.add(d);
             }
-        } catch (MarkedYAMLException e) {
-            int line = e.getProblemMark() != null ? e.getProblemMark().getLine() + 1 : events.line();
-            problems.add(source + ":" + line + ": not valid YAML: " + e.getProblem());
-        } catch (ReaderException e) {
-            problems.add(source + ":" + lineAt(text, e.getPosition()) + ": not valid YAML: the character "
-                    + String.format("U+%04X", e.getCodePoint()) + " is not allowed in YAML: remove it (in a "
-                    + "double-quoted string it may be written as an escape, e.g. \\u0000)");
-        } catch (YAMLException e) {
-            // the limits (nesting, aliases, size) carry no position: the last event read is where it stopped
-            problems.add(source + ":" + events.line() + ": not valid YAML: " + limitMessage(e.getMessage()));
         }
         if (out.isEmpty() && problems.isEmpty()) {
             problems.add(source + ":1: no rules: a file needs 'domain:' and 'descriptors:'");
         }
         return out;
-    }
-
-    /** The whole text, or null when it is over {@link #MAX_CHARS}. */
-    private static String read(Reader reader) throws java.io.IOException {
-        StringBuilder sb = new StringBuilder();
-        char[] buf = new char[8192];
-        for (int n; (n = reader.read(buf)) >= 0; ) {
-            sb.append(buf, 0, n);
-            if (sb.length() > MAX_CHARS) {
-                return null;
-            }
-        }
-        return sb.toString();
-    }
-
-    /** The 1-based line of the code point at {@code codePointIndex} (SnakeYAML counts code points). */
-    static int lineAt(String text, int codePointIndex) {
-        int end;
-        try {
-            end = text.offsetByCodePoints(0, Math.max(0, Math.min(codePointIndex, text.codePointCount(0, text.length()))));
-        } catch (IndexOutOfBoundsException e) {
-            end = text.length();
-        }
-        int line = 1;
-        for (int i = 0; i < end; i++) {
-            char c = text.charAt(i);
-            // YAML's line breaks: LF, CR (alone or before LF), NEL, LS, PS — as SnakeYAML counts them
-            if (c == '\n' || c == '\u0085' || c == '\u2028' || c == '\u2029'
-                    || (c == '\r' && (i + 1 >= text.length() || text.charAt(i + 1) != '\n'))) {
-                line++;
-            }
-        }
-        return line;
-    }
-
-    /** SnakeYAML's limit messages, with what the limit is for and what to do. */
-    private static String limitMessage(String m) {
-        String s = m == null ? "" : m;
-        if (s.startsWith("Nesting Depth")) {
-            return "nested deeper than " + MAX_NESTING + " levels: rules need only a few; flatten the file";
-        }
-        if (s.startsWith("Number of aliases")) {
-            return "more than " + MAX_COLLECTION_ALIASES + " aliases (*name) of lists or mappings, the bound that "
-                    + "stops alias bombs: write those parts out";
-        }
-        if (s.contains("exceeds the limit")) {
-            return "the file is over " + MAX_CHARS + " characters: rules files are far smaller; is this the right file?";
-        }
-        return s;
-    }
-
-    /**
-     * Remembers where the last event started. SnakeYAML's limits (nesting, aliases, size) fail without a position;
-     * this is how their problems still get a line.
-     */
-    private static final class TrackingParser implements Parser {
-        private final Parser delegate;
-        private Mark last;
-
-        TrackingParser(Parser delegate) {
-            this.delegate = delegate;
-        }
-
-        int line() {
-            return last == null ? 1 : last.getLine() + 1;
-        }
-
-        @Override
-        public boolean checkEvent(Event.ID choice) {
-            return delegate.checkEvent(choice);
-        }
-
-        @Override
-        public Event peekEvent() {
-            return delegate.peekEvent();
-        }
-
-        @Override
-        public Event getEvent() {
-            Event e = delegate.getEvent();
-            if (e != null && e.getStartMark() != null) {
-                last = e.getStartMark();
-            }
-            return e;
-        }
     }
 
     private DomainRules domain(Node doc) {
