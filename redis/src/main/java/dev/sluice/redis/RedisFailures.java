@@ -56,7 +56,7 @@ final class RedisFailures {
         if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
             return timedOut(c);
         }
-        if (c instanceof RedisRateLimiter.ConnectionLost || c instanceof RedisException && "Connection disconnected".equals(msg)) {
+        if (c instanceof RedisConnection.ConnectionLost || c instanceof RedisException && "Connection disconnected".equals(msg)) {
             return new RedisStoreException("the connection to Redis at " + where + " was lost before Redis answered:"
                     + " the decision may or may not have been applied (it is never re-sent, so never applied twice);"
                     + " Lettuce reconnects in the background", c, Degradation.UNAVAILABLE);

@@ -9,32 +9,15 @@ import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.ClientOptions;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.SocketOptions;
-import io.lettuce.core.TimeoutOptions;
-import io.lettuce.core.api.StatefulConnection;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
-import io.lettuce.core.cluster.ClusterClientOptions;
-import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
-import io.lettuce.core.cluster.RedisClusterClient;
-import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
-import io.lettuce.core.codec.ByteArrayCodec;
-import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
-import io.lettuce.core.resource.DefaultClientResources;
-import io.lettuce.core.resource.Delay;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
@@ -94,15 +77,7 @@ public final class RedisRateLimiter implements RateLimiter {
     /** The time budget of a call unless {@link Builder#timeBudget} says otherwise. */
     public static final Duration DEFAULT_TIME_BUDGET = Duration.ofMillis(250);
 
-    /**
-     * Longest wait between two reconnection attempts of the limiter's own client resources (Lettuce's
-     * default grows to 30 s, which would keep a restarted Redis unused for that long). Attempts start 1 ms
-     * after a connection drops and double up to this.
-     */
-    static final Duration MAX_RECONNECT_DELAY = Duration.ofMillis(100);
-
-    private final AbstractRedisClient client;
-    private final StatefulConnection<byte[], byte[]> connection;
+    private final RedisConnection redis;
     private final RedisScriptingAsyncCommands<byte[], byte[]> scripting;
     private final ScriptRunner runner;
     private final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
@@ -112,8 +87,6 @@ public final class RedisRateLimiter implements RateLimiter {
     private final String prefix;
     private final TimeBudget budget;
     private final Duration connectTimeout;
-    /** The client resources this limiter created (and shuts down), or null when the user gave them. */
-    private final ClientResources ownResources;
     private final long minTtlMillis;
     private final String where;
     private final RedisFailures failures;
@@ -130,67 +103,11 @@ public final class RedisRateLimiter implements RateLimiter {
         List<RedisURI> uris = RedisUris.parse(b.uri, b.connectTimeout);
         this.where = RedisUris.describe(uris);
         this.failures = new RedisFailures(where, budget);
-        this.ownResources = b.resources != null ? null : DefaultClientResources.builder()
-                .reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
-                .build();
-        ClientResources resources = b.resources != null ? b.resources : ownResources;
-        boolean useCluster;
-        try {
-            useCluster = b.cluster != null ? b.cluster
-                    : (uris.size() > 1 || isCluster(uris.get(0), resources, b, where));
-        } catch (RuntimeException e) {
-            shutdownOwnResources();
-            throw e;
-        }
-        this.cluster = useCluster;
-        SocketOptions socket = SocketOptions.builder().connectTimeout(b.connectTimeout).build();
-        // Lettuce's own command timeout is only a backstop (its timer ticks coarsely): every call's budget is
-        // enforced by this class, precisely. It also bounds the commands of create(): SCRIPT LOAD, INFO
-        TimeoutOptions timeouts = TimeoutOptions.enabled(b.connectTimeout);
-        try {
-            if (useCluster) {
-                RedisClusterClient c = RedisClusterClient.create(resources, uris);
-                // Cluster: keep DisconnectedBehavior.DEFAULT. REJECT_COMMANDS would also fail commands to a
-                // node whose connection is still being opened (first use, MOVED/ASK to a new node); a command
-                // written to a node that is down goes through the replay filter and fails at once anyway
-                ClusterClientOptions.Builder options = ClusterClientOptions.builder().socketOptions(socket)
-                        .timeoutOptions(timeouts).topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                                .enableAllAdaptiveRefreshTriggers().build());
-                options.replayFilter(RedisRateLimiter::neverReplay); // inherited: returns the base builder type
-                c.setOptions(options.build());
-                this.client = c;
-                StatefulRedisClusterConnection<byte[], byte[]> conn;
-                try {
-                    conn = c.connect(ByteArrayCodec.INSTANCE);
-                } catch (RuntimeException e) {
-                    abandon(c);
-                    throw e;
-                }
-                this.connection = conn;
-                this.scripting = conn.async();
-                this.keyCommands = conn.async();
-            } else {
-                RedisClient c = RedisClient.create(resources);
-                c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
-                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                        .replayFilter(RedisRateLimiter::neverReplay).build());
-                this.client = c;
-                StatefulRedisConnection<byte[], byte[]> conn;
-                try {
-                    conn = c.connect(ByteArrayCodec.INSTANCE, uris.get(0));
-                } catch (RuntimeException e) {
-                    abandon(c);
-                    throw e;
-                }
-                this.connection = conn;
-                this.scripting = conn.async();
-                this.keyCommands = conn.async();
-            }
-        } catch (RedisException e) {
-            throw new RedisStoreException("cannot connect to Redis at " + where + " within " + b.connectTimeout
-                    + " (the connect timeout): " + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(b.uri))
-                    + "; check that Redis is running and the URI is right", e, RedisFailures.classify(e));
-        }
+        RedisConnection redis = RedisConnection.open(b.uri, uris, where, b.cluster, b.resources, b.connectTimeout);
+        this.redis = redis;
+        this.cluster = redis.cluster;
+        this.scripting = redis.scripting;
+        this.keyCommands = redis.keyCommands;
         this.runner = new ScriptRunner(scripting, budget, failures, where);
         try {
             runner.loadScripts(connectTimeout);
@@ -239,24 +156,6 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     public static Builder builder(String redisUri) {
         return new Builder(redisUri);
-    }
-
-    /**
-     * Lettuce's replay filter, which it asks about every command it would otherwise re-send after a
-     * reconnect (those written but not answered when the connection dropped, and those buffered while it
-     * was down): a decision is not idempotent, so none is ever re-sent. Lettuce drops a filtered command
-     * without completing it; failing it here ends the caller's wait at once instead of at the timeout.
-     */
-    private static boolean neverReplay(RedisCommand<?, ?, ?> command) {
-        command.completeExceptionally(new ConnectionLost());
-        return true;
-    }
-
-    /** A command that the connection lost: Redis may or may not have run it; it is not re-sent. */
-    static final class ConnectionLost extends RedisException {
-        ConnectionLost() {
-            super("connection lost before Redis answered; not re-sent");
-        }
     }
 
     /** True when this limiter talks to a Redis Cluster. */
@@ -417,44 +316,10 @@ public final class RedisRateLimiter implements RateLimiter {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
-        try {
-            connection.close();
-        } finally {
-            try {
-                // a cluster client may still be refreshing its topology (after a MOVED): give it a moment
-                client.shutdown(cluster ? Duration.ofMillis(100) : Duration.ZERO, Duration.ofSeconds(2));
-            } finally {
-                shutdownOwnResources();
-            }
-        }
+        redis.close();
     }
 
     /** Shuts down a client whose connection failed, and this limiter's own resources even if that throws. */
-    private void abandon(AbstractRedisClient c) {
-        try {
-            c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
-        } finally {
-            shutdownOwnResources();
-        }
-    }
-
-    /**
-     * Stops the event loops and timers this limiter created, and waits for their threads to end (an
-     * interrupted caller does not wait, but the shutdown is under way).
-     */
-    private void shutdownOwnResources() {
-        if (ownResources == null) {
-            return;
-        }
-        try {
-            ownResources.shutdown(0, 2, TimeUnit.SECONDS).get(3, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException e) {
-            // closing: threads that outlive the timeout end on their own
-        }
-    }
-
     @Override
     public String toString() {
         return "RedisRateLimiter[" + where + (cluster ? ", cluster" : "") + "]";
@@ -489,22 +354,6 @@ public final class RedisRateLimiter implements RateLimiter {
             return d.toNanos();
         } catch (ArithmeticException e) {
             return Long.MAX_VALUE;
-        }
-    }
-
-    private static boolean isCluster(RedisURI uri, ClientResources resources, Builder b, String where) {
-        RedisClient probe = RedisClient.create(resources);
-        probe.setOptions(ClientOptions.builder()
-                .socketOptions(SocketOptions.builder().connectTimeout(b.connectTimeout).build())
-                .timeoutOptions(TimeoutOptions.enabled(b.connectTimeout)).build());
-        try (StatefulRedisConnection<String, String> c = probe.connect(uri)) {
-            return c.sync().info("cluster").contains("cluster_enabled:1");
-        } catch (RedisException e) {
-            throw new RedisStoreException("cannot connect to Redis at " + where
-                    + " within " + b.connectTimeout + " (the connect timeout): " + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(b.uri))
-                    + "; check that Redis is running and the URI is right", e, RedisFailures.classify(e));
-        } finally {
-            probe.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         }
     }
 
