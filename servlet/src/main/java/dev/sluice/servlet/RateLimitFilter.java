@@ -52,7 +52,7 @@ public final class RateLimitFilter implements Filter {
     /** Default request attribute naming the caller's tier, set by the application's authentication. */
     public static final String DEFAULT_TIER_ATTRIBUTE = "sluice.tier";
     private static final String APPLIED_ATTRIBUTE = "dev.sluice.servlet.applied";
-    private static final String PROBLEM_JSON = "application/problem+json";
+    static final String PROBLEM_JSON = "application/problem+json";
     private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
 
     private final RateLimiter limiter;
@@ -122,14 +122,14 @@ public final class RateLimitFilter implements Filter {
             return;
         }
         request.setAttribute(APPLIED_ATTRIBUTE, Boolean.TRUE); // a forward or include is not counted again
-        Applied applied = applyRules(request);
+        AppliedRules applied = applyRules(request);
         if (applied == null) {
             chain.doFilter(req, res);
             return;
         }
         if (applied.badCost != null) {
             listen(request, applied, RateLimitListener.Outcome.BAD_COST, null);
-            writeProblem(response, 400, "Bad Request", applied.badCost, request, null, 0, null);
+            ProblemJson.write(response, problemType, 400, "Bad Request", applied.badCost, path(request), null, 0, null);
             return;
         }
         Decision d;
@@ -185,24 +185,24 @@ public final class RateLimitFilter implements Filter {
                     ? "Rate limit '" + limitName + "' could not be checked (" + d.degradation().label()
                             + ") and the failure policy denies: retry in " + retry + " s."
                     : "Rate limit '" + limitName + "' exceeded: retry in " + retry + " s.";
-            writeProblem(response, 429, "Too Many Requests", detail, request, limitName, retry,
+            ProblemJson.write(response, problemType, 429, "Too Many Requests", detail, path(request), limitName, retry,
                     d.degraded() ? d.degradation().label() : null);
         }
     }
 
     /** The rules that apply to the request and their permits, or null when none does. */
-    private Applied applyRules(HttpServletRequest request) {
+    private AppliedRules applyRules(HttpServletRequest request) {
         String method = request.getMethod();
         String path = path(request);
-        Applied applied = null;
-        Facts facts = null;
+        AppliedRules applied = null;
+        RequestFactsOnce facts = null;
         for (RateLimitRule rule : rules) {
             String pattern = rule.match(method, path);
             if (pattern == null) {
                 continue;
             }
             if (facts == null) {
-                facts = new Facts(request, path, clientIp);
+                facts = new RequestFactsOnce(request, path, clientIp);
             }
             facts.pattern = pattern;
             String value = rule.key().resolve(request, facts);
@@ -213,7 +213,7 @@ public final class RateLimitFilter implements Filter {
             Limit limit = rule.limitFor(tier == null ? null : tier.toString(), defaultTier);
             long cost = rule.fixedCost() > 0 ? rule.fixedCost() : rule.cost().cost(request);
             if (applied == null) {
-                applied = new Applied(path, rules.size());
+                applied = new AppliedRules(path, rules.size());
             }
             if (cost < 1 || cost > limit.capacity()) {
                 applied.badCost = "cost " + cost + " of rule '" + rule.name() + "' " + (cost < 1 ? "must be at least 1"
@@ -245,12 +245,12 @@ public final class RateLimitFilter implements Filter {
         return p == null || p.isEmpty() ? "/" : p;
     }
 
-    private String state(Applied applied, Decision d) {
+    private String state(AppliedRules applied, Decision d) {
         return RateLimitFields.appendState(new StringBuilder(), owner(applied, d).name(), d).toString();
     }
 
     /** The limit a combined decision belongs to: the first whose capacity is the decision's. */
-    private static Limit owner(Applied applied, Decision d) {
+    private static Limit owner(AppliedRules applied, Decision d) {
         for (Limit l : applied.limits) {
             if (l.capacity() == d.limit()) {
                 return l;
@@ -263,50 +263,7 @@ public final class RateLimitFilter implements Filter {
         return RateLimitFields.appendPolicy(new StringBuilder(), l.name(), l).toString();
     }
 
-    private void writeProblem(HttpServletResponse response, int status, String title, String detail,
-            HttpServletRequest request, String limitName, long retryAfterSeconds, String degradation)
-            throws IOException {
-        StringBuilder json = new StringBuilder(256).append("{\"type\":");
-        jsonString(json, problemType).append(",\"title\":");
-        jsonString(json, title).append(",\"status\":").append(status).append(",\"detail\":");
-        jsonString(json, detail).append(",\"instance\":");
-        jsonString(json, path(request));
-        if (limitName != null) {
-            json.append(",\"limit\":");
-            jsonString(json, limitName).append(",\"retryAfterSeconds\":").append(retryAfterSeconds);
-        }
-        if (degradation != null) {
-            json.append(",\"degradation\":");
-            jsonString(json, degradation);
-        }
-        json.append('}');
-        byte[] body = json.toString().getBytes(StandardCharsets.UTF_8);
-        response.setStatus(status);
-        response.setContentType(PROBLEM_JSON);
-        response.setContentLength(body.length);
-        response.getOutputStream().write(body);
-    }
-
-    private static StringBuilder jsonString(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                default -> {
-                    if (c < 0x20 || c == 0x2028 || c == 0x2029) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        return sb.append('"');
-    }
-
-    private void listen(HttpServletRequest request, Applied applied, RateLimitListener.Outcome outcome, Decision d) {
+    private void listen(HttpServletRequest request, AppliedRules applied, RateLimitListener.Outcome outcome, Decision d) {
         try {
             listener.onDecision(request, applied.names, outcome, d);
         } catch (RuntimeException e) {
@@ -319,76 +276,6 @@ public final class RateLimitFilter implements Filter {
     private String leftOut() {
         long n = logThrottle.suppressedSinceLast();
         return n == 0 ? "" : " (" + n + " similar lines left out)";
-    }
-
-    /** The permits of one request. */
-    private static final class Applied {
-        final String path;
-        final List<String> names;
-        final List<String> keys;
-        final List<Limit> limits;
-        final long[] costs;
-        String badCost;
-
-        Applied(String path, int capacity) {
-            this.path = path;
-            this.names = new ArrayList<>(capacity);
-            this.keys = new ArrayList<>(capacity);
-            this.limits = new ArrayList<>(capacity);
-            this.costs = new long[capacity];
-        }
-
-        void add(String name, String key, Limit limit, long cost) {
-            costs[names.size()] = cost;
-            names.add(name);
-            keys.add(key);
-            limits.add(limit);
-        }
-
-        int size() {
-            return names.size();
-        }
-
-        List<Permit> permits() {
-            List<Permit> p = new ArrayList<>(size());
-            for (int i = 0; i < size(); i++) {
-                p.add(Permit.of(keys.get(i), limits.get(i), costs[i]));
-            }
-            return p;
-        }
-    }
-
-    /** Computed once per request, on first use. */
-    private static final class Facts implements KeyResolver.RequestFacts {
-        private final HttpServletRequest request;
-        private final String path;
-        private final ClientIpResolver resolver;
-        private String clientIp;
-        String pattern;
-
-        Facts(HttpServletRequest request, String path, ClientIpResolver resolver) {
-            this.request = request;
-            this.path = path;
-            this.resolver = resolver;
-        }
-
-        @Override
-        public String clientIp() {
-            if (clientIp == null) {
-                clientIp = resolver.resolve(request);
-            }
-            return clientIp;
-        }
-
-        @Override
-        public String path() {
-            return path;
-        }
-
-        @Override
-        public String matchedPattern() {
-            return pattern;
-        }
     }
 
     /** Builds a {@link RateLimitFilter}. */

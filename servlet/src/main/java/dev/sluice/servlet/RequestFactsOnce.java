@@ -1,0 +1,36 @@
+package dev.sluice.servlet;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+/** Computed once per request, on first use. */
+final class RequestFactsOnce implements KeyResolver.RequestFacts {
+    private final HttpServletRequest request;
+    private final String path;
+    private final ClientIpResolver resolver;
+    private String clientIp;
+    String pattern;
+
+    RequestFactsOnce(HttpServletRequest request, String path, ClientIpResolver resolver) {
+        this.request = request;
+        this.path = path;
+        this.resolver = resolver;
+    }
+
+    @Override
+    public String clientIp() {
+        if (clientIp == null) {
+            clientIp = resolver.resolve(request);
+        }
+        return clientIp;
+    }
+
+    @Override
+    public String path() {
+        return path;
+    }
+
+    @Override
+    public String matchedPattern() {
+        return pattern;
+    }
+}
