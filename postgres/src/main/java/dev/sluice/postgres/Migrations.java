@@ -1,12 +1,17 @@
 package dev.sluice.postgres;
 
+import dev.sluice.Degradation;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import javax.sql.DataSource;
 
 /**
  * The SQL that creates Sluice's tables and functions, as plain files in the jar under
@@ -115,5 +120,38 @@ public final class Migrations {
         String schema = args.length > 0 ? args[0] : DEFAULT_SCHEMA;
         String prefix = args.length > 1 ? args[1] : DEFAULT_PREFIX;
         System.out.print(render(schema, prefix));
+    }
+
+    /**
+     * Creates (or brings up to date) the tables, indexes and functions in {@code schema}, in one transaction,
+     * serialized between instances on an advisory lock where the database has them. Idempotent.
+     */
+    static void apply(DataSource dataSource, String schema, String prefix) {
+        try (Connection c = dataSource.getConnection()) {
+            boolean auto = c.getAutoCommit();
+            c.setAutoCommit(false);
+            try (Statement st = c.createStatement()) {
+                try {
+                    st.execute("select pg_advisory_xact_lock(7291001, 1)");
+                } catch (SQLException noAdvisoryLocks) {
+                    c.rollback(); // e.g. a YugabyteDB without advisory locks: go on without
+                }
+                for (String file : FILES) {
+                    st.execute(render(file, schema, prefix));
+                }
+                c.commit();
+            } catch (SQLException e) {
+                c.rollback();
+                throw e;
+            } finally {
+                c.setAutoCommit(auto);
+            }
+        } catch (SQLException e) {
+            String state = e.getSQLState();
+            throw new PostgresStoreException("migration of schema " + schema + " (prefix " + prefix + ") failed: "
+                    + e.getMessage() + " (SQLSTATE " + state + ")", state, e,
+                    PostgresFailures.isTimeout(e) ? Degradation.TIMEOUT : PostgresFailures.isUnreachable(e, state) ? Degradation.UNAVAILABLE
+                    : Degradation.STORE_ERROR);
+        }
     }
 }

@@ -13,7 +13,6 @@ import dev.sluice.store.TimeBudget;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.sql.Types;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -452,32 +451,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      */
     public void migrate() {
         checkOpen();
-        try (Connection c = dataSource.getConnection()) {
-            boolean auto = c.getAutoCommit();
-            c.setAutoCommit(false);
-            try (Statement st = c.createStatement()) {
-                try {
-                    st.execute("select pg_advisory_xact_lock(7291001, 1)");
-                } catch (SQLException noAdvisoryLocks) {
-                    c.rollback(); // e.g. a YugabyteDB without advisory locks: go on without
-                }
-                for (String file : Migrations.FILES) {
-                    st.execute(Migrations.render(file, schema, prefix));
-                }
-                c.commit();
-            } catch (SQLException e) {
-                c.rollback();
-                throw e;
-            } finally {
-                c.setAutoCommit(auto);
-            }
-        } catch (SQLException e) {
-            String state = e.getSQLState();
-            throw new PostgresStoreException("migration of schema " + schema + " (prefix " + prefix + ") failed: "
-                    + e.getMessage() + " (SQLSTATE " + state + ")", state, e,
-                    PostgresFailures.isTimeout(e) ? Degradation.TIMEOUT : PostgresFailures.isUnreachable(e, state) ? Degradation.UNAVAILABLE
-                    : Degradation.STORE_ERROR);
-        }
+        Migrations.apply(dataSource, schema, prefix);
     }
 
     // ------------------------------------------------------------------ decisions
