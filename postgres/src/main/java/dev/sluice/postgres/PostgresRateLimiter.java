@@ -10,9 +10,7 @@ import dev.sluice.algorithm.Algorithms;
 import dev.sluice.postgres.JdbcAttempt.SqlCall;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,7 +26,6 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
 
 /**
@@ -166,9 +163,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
     private final Batcher batcher;
     private final int maxQueued;
-    private final LongAdder decisions = new LongAdder();
-    private final LongAdder retries = new LongAdder();
-    private final LongAdder retriesExhausted = new LongAdder();
+    private final AttemptLoop attempts;
     private final DatabaseHealth health = new DatabaseHealth();
     private final PostgresFailures failures;
     private final CallerWait waits;
@@ -200,6 +195,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.sql = new Sql(schema, prefix);
         this.failures = new PostgresFailures(schema, prefix, b.retryPolicy.budget(), health);
         this.waits = new CallerWait(budget, health, failures);
+        this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures);
         this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.statements = new DecisionStatements(sql, schema);
         this.maxQueued = b.maxQueued;
@@ -247,7 +243,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         for (int round = 0; ; round++) {
             DecisionCall call = DecisionCall.maintenance(System.nanoTime() + WARM_UP_BUDGET.toNanos());
             try {
-                withRetries(null, probe, call, WARM_UP_BUDGET.toNanos(),
+                attempts.run(null, probe, call, WARM_UP_BUDGET.toNanos(),
                         c -> statements.peek(c, "sluice:warm-up", probe, 1, now()));
                 return;
             } catch (PostgresStoreException e) {
@@ -431,7 +427,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      * policy ran out of attempts or time.
      */
     public Stats stats() {
-        return new Stats(decisions.sum(), retries.sum(), retriesExhausted.sum());
+        return new Stats(attempts.decisions.sum(), attempts.retries.sum(), attempts.retriesExhausted.sum());
     }
 
     public String schema() {
@@ -499,7 +495,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                 }
                 try {
                     checkOpen();
-                    f.complete(withRetries(key, limit, call, work));
+                    f.complete(attempts.run(key, limit, call, work));
                 } catch (RuntimeException | Error e) {
                     f.completeExceptionally(e);
                 }
@@ -585,7 +581,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         for (Batcher.Request r : batch) {
             deadline = r.call().deadlineNanos - deadline < 0 ? r.call().deadlineNanos : deadline;
         }
-        List<Decision> out = withRetries(first.key(), first.limit(), new BatchCall(deadline, batch), c -> {
+        List<Decision> out = attempts.run(first.key(), first.limit(), new BatchCall(deadline, batch), c -> {
             // a request whose caller stopped waiting before the batch was sent is left out: it was told so
             List<Batcher.Request> live = new ArrayList<>(batch.size());
             for (Batcher.Request r : batch) {
@@ -610,7 +606,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             }
             return all;
         });
-        decisions.add(batch.size() - 1L);
+        attempts.decisions.add(batch.size() - 1L);
         return out;
     }
 
@@ -671,7 +667,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             case LOG -> sql.logClean;
         };
         DecisionCall call = DecisionCall.maintenance(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
-        return withRetries(null, null, call, MAINTENANCE_BUDGET.toNanos(), c -> {
+        return attempts.run(null, null, call, MAINTENANCE_BUDGET.toNanos(), c -> {
             try (PreparedStatement ps = c.prepare(statement)) {
                 StoreClock.Reading reading = clock.read();
                 if (!reading.store()) {
@@ -691,92 +687,6 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     // ------------------------------------------------------------------ plumbing
 
-    /**
-     * Runs {@code work} on a fresh connection, retrying 40001/40P01 under the policy until the call's
-     * deadline (System.nanoTime), on the calling (worker) thread; nothing is sent once the deadline has passed.
-     */
-    private <T> T withRetries(String key, Limit limit, DecisionCall call, SqlCall<T> work) {
-        return withRetries(key, limit, call, budget.nanos(), work);
-    }
-
-    private <T> T withRetries(String key, Limit limit, DecisionCall call, long budgetNanos, SqlCall<T> work) {
-        // a decision that waited in a queue was waited for (the caller's patience): its attempts get the whole
-        // budget from here; the caller stops waiting, and this sends nothing, when the database stops answering
-        long start = System.nanoTime();
-        long deadline = start + budgetNanos;
-        int attempt = 0;
-        while (true) {
-            attempt++;
-            call.enter(DecisionCall.CONNECTING);
-            Connection c;
-            try {
-                c = dataSource.getConnection();
-            } catch (SQLException e) {
-                throw failures.connectionFailure(e);
-            }
-            try (c) {
-                long sentAt = System.nanoTime();
-                if (attempt == 1) {
-                    deadline = Math.max(deadline, sentAt + budgetNanos); // the wait for a connection was queueing
-                }
-                long left = deadline - sentAt;
-                if (left <= 0) {
-                    throw failures.notSent("waited " + TimeUnit.NANOSECONDS.toMillis(sentAt - start)
-                            + " ms for a pooled connection" + about(key, limit) + ", past the time budget of "
-                            + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent", null);
-                }
-                if (call.allAbandoned()) {
-                    throw failures.notSent("the caller stopped waiting" + about(key, limit) + " before a connection was free:"
-                            + " nothing was sent", null);
-                }
-                call.sent(deadline);
-                // the server cancels the statement at its limit, SENT_PATIENCE budgets; the caller stops waiting
-                // (and cancels it) sooner unless the database keeps answering others (a lock convoy on a hot row)
-                long cancelAt = sentAt + budgetNanos * SENT_PATIENCE;
-                call.sentLimit(cancelAt);
-                T result = JdbcAttempt.attempt(c, cancelAt, Math.max(1, TimeUnit.NANOSECONDS.toMillis(cancelAt - sentAt)), call,
-                        work);
-                health.answered();
-                if (!call.maintenance) {
-                    decisions.increment();
-                }
-                return result;
-            } catch (SQLException e) {
-                String state = PostgresFailures.sqlState(e);
-                long elapsed = System.nanoTime() - start;
-                if (RetryPolicy.isRetryable(state)) {
-                    long backoff = retryPolicy.backoffNanos(attempt);
-                    if (attempt < retryPolicy.maxAttempts() && elapsed + backoff < budgetNanos) {
-                        retries.increment();
-                        sleep(backoff);
-                        continue;
-                    }
-                    retriesExhausted.increment();
-                    boolean outOfTime = attempt < retryPolicy.maxAttempts();
-                    throw new PostgresStoreException("gave up after " + attempt + " attempt(s) in "
-                            + TimeUnit.NANOSECONDS.toMillis(elapsed) + " ms on conflicts (SQLSTATE " + state + ": "
-                            + e.getMessage() + ")" + about(key, limit) + ": the retry policy " + retryPolicy
-                            + " ran out of " + (outOfTime ? "time" : "attempts") + "; raise maxAttempts or the budget,"
-                            + " or spread the load over more keys", state, e,
-                            outOfTime ? Degradation.TIMEOUT : Degradation.STORE_ERROR);
-                }
-                PostgresStoreException x = failures.translate(e, state, elapsed, key, limit);
-                if (x.degradation() == Degradation.UNAVAILABLE && attempt < retryPolicy.maxAttempts()
-                        && deadline - System.nanoTime() > 0) {
-                    // a broken connection, most often one the pool kept from before a restart: try another
-                    // at once, so that after a restart the stale ones are weeded out within one decision
-                    // instead of failing one decision each
-                    retries.increment();
-                    continue;
-                }
-                if (x.degradation().storeUnhealthy()) {
-                    health.seen(x.degradation());
-                }
-                throw x;
-            }
-        }
-    }
-
     static String about(String key, Limit limit) {
         if (key == null) {
             return "";
@@ -788,18 +698,6 @@ public final class PostgresRateLimiter implements RateLimiter {
         return key.length() <= 64 ? key : key.substring(0, 64) + "…";
     }
 
-    private static void sleep(long nanos) {
-        if (nanos <= 0) {
-            return;
-        }
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new PostgresStoreException("interrupted while backing off before a retry", null, e,
-                    Degradation.STORE_ERROR);
-        }
-    }
 
     /**
      * PostgreSQL {@code text} holds any Unicode string except one containing U+0000, and the driver
