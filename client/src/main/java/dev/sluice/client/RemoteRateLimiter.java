@@ -162,14 +162,7 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Permit.check(key, limit, cost);
-        if (!limit.algorithm().isTat()) {
-            dev.sluice.algorithm.Algorithms.checkReservable(limit);
-        }
-        Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
-        }
+        dev.sluice.algorithm.Algorithms.checkReserve(key, limit, cost, maxWait);
         long waitNanos;
         try {
             waitNanos = maxWait.toNanos();

@@ -2,6 +2,7 @@ package dev.sluice.algorithm;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.Permit;
 
 /**
  * The pure steps behind one entry point: {@code (state, now, limit, cost) -> (decision, new state)}.
@@ -55,6 +56,22 @@ public final class Algorithms {
     }
 
     /** Throws {@link UnsupportedOperationException} for the window algorithms, which cannot lend from the future. */
+    /**
+     * Validates a {@code reserve} request, as every store does before anything else: the permit
+     * ({@link Permit#check}), an algorithm that can lend future permits, and a {@code maxWait} of zero or more.
+     *
+     * @throws IllegalArgumentException naming the bad value and the fix
+     * @throws UnsupportedOperationException for a window algorithm
+     */
+    public static void checkReserve(String key, Limit limit, long cost, java.time.Duration maxWait) {
+        Permit.check(key, limit, cost);
+        checkReservable(limit);
+        java.util.Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
+        }
+    }
+
     public static void checkReservable(Limit limit) {
         if (!limit.algorithm().isTat()) {
             throw new UnsupportedOperationException("reserve is defined for token_bucket and gcra only, not for "

@@ -173,12 +173,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Permit.check(key, limit, cost);
-        Algorithms.checkReservable(limit);
-        Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
-        }
+        Algorithms.checkReserve(key, limit, cost, maxWait);
         RateLimiter s = storeToTry();
         if (s != null) {
             try {

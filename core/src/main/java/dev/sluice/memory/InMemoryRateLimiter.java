@@ -136,12 +136,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Permit.check(key, limit, cost);
-        Algorithms.checkReservable(limit);
-        Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
-        if (maxWait.isNegative()) {
-            throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
-        }
+        Algorithms.checkReserve(key, limit, cost, maxWait);
         long maxWaitNanos = maxWait.compareTo(MAX_WAIT) > 0 ? Long.MAX_VALUE : maxWait.toNanos();
         return acquire(key, register(limit), cost, Gcra.maxWaitScaled(maxWaitNanos, limit));
     }

@@ -522,12 +522,10 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Permit.check(key, limit, cost);
-        Algorithms.checkReservable(limit);
-        Objects.requireNonNull(maxWait, "maxWait must not be null: e.g. Duration.ofSeconds(1)");
+        Algorithms.checkReserve(key, limit, cost, maxWait);
         checkKeyText(key);
         checkOpen();
-        long maxWaitNanos = Math.max(0, maxWait.toNanos());
+        long maxWaitNanos = maxWait.toNanos();
         DecisionCall call = new DecisionCall(deadline());
         if (batcher != null) {
             return waits.await(enqueue(key, limit, cost, maxWaitNanos, call), call, key, limit);

@@ -242,11 +242,9 @@ public final class RedisRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Permit.check(key, limit, cost);
-        Algorithms.checkReservable(limit);
-        Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to wait not at all");
+        Algorithms.checkReserve(key, limit, cost, maxWait);
         ScriptCall.checkExact(limit);
-        long maxWaitNanos = maxWait.isNegative() ? 0 : saturatedNanos(maxWait);
+        long maxWaitNanos = saturatedNanos(maxWait);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
                 maxWaitNanos, now(), minTtlMillis);
         long start = System.nanoTime();

@@ -70,8 +70,7 @@ public final class ReferenceRateLimiter implements RateLimiter {
 
     @Override
     public synchronized Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Permit.check(key, limit, cost);
-        Algorithms.checkReservable(limit);
+        Algorithms.checkReserve(key, limit, cost, maxWait);
         Id id = new Id(key, limit);
         Step step = Algorithms.reserve(state(id), ticker.read(), limit, cost, maxWait.toNanos());
         states.put(id, step.state());

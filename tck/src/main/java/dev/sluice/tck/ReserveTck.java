@@ -62,4 +62,19 @@ public interface ReserveTck extends StoreUnderTest {
             }
         }
     }
+
+    /** A negative or missing maxWait is the caller's mistake on every store, refused before anything is taken. */
+    @Test
+    default void aNegativeOrMissingMaxWaitIsRefusedWithTheFix() {
+        String k = Tck.key("reserve-bad-wait");
+        Limit l = Limit.tokenBucket(2, Rate.perSecond(1));
+        try (RateLimiter rl = newLimiter(Tck.ticker())) {
+            assertThatThrownBy(() -> rl.reserve(k, l, 1, Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-0.001S")
+                    .hasMessageContaining("Duration.ZERO");
+            assertThatThrownBy(() -> rl.reserve(k, l, 1, null)).isInstanceOf(NullPointerException.class)
+                    .hasMessageContaining("maxWait");
+            assertThat(rl.tryAcquire(k, l, 2).allowed()).as("nothing was taken").isTrue();
+        }
+    }
 }
