@@ -53,18 +53,34 @@ public final class SlidingLog {
             }
             times[size - 1] = nowNanos;
             costs[size - 1] = (merge ? costs[size - 1] : 0) + cost;
-            return new Step(new Decision(true, c, c - sum - cost, 0, w), new LogState(times, costs));
+            return new Step(decide(sum, 0, 0, nowNanos, limit, cost), new LogState(times, costs));
         }
         long freed = 0;
-        long retry = 0;
+        long admitsAt = 0;
         for (int i = first; i < n; i++) {
             freed += state.cost(i);
             if (sum - freed + cost <= c) {
-                retry = state.time(i) + w - nowNanos;
+                admitsAt = state.time(i);
                 break;
             }
         }
-        long reset = state.time(n - 1) + w - nowNanos;
-        return new Step(new Decision(false, c, c - sum, retry, reset), state);
+        return new Step(decide(sum, admitsAt, state.time(n - 1), nowNanos, limit, cost), state);
+    }
+
+    /**
+     * The decision on a live log given by its summary: the sum of the costs in the window, the time of the entry
+     * whose leaving admits the call, and the time of the newest entry (both read only when denied: a denied log is
+     * never empty, and since {@code cost <= C} some entry's leaving always admits the call). The step above decides
+     * by it, and so does a store that keeps the log itself and answers with the summary (Redis's sorted set), so the
+     * two cannot drift apart.
+     */
+    public static Decision decide(long liveSum, long admitsAtNanos, long newestNanos, long nowNanos, Limit limit,
+            long cost) {
+        long w = limit.periodNanos();
+        long c = limit.capacity();
+        if (liveSum + cost <= c) {
+            return new Decision(true, c, c - liveSum - cost, 0, w);
+        }
+        return new Decision(false, c, c - liveSum, admitsAtNanos + w - nowNanos, newestNanos + w - nowNanos);
     }
 }

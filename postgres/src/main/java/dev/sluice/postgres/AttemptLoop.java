@@ -13,10 +13,13 @@ import javax.sql.DataSource;
 /**
  * A decision's attempts, on the worker thread: borrow a connection, send nothing for a caller who gave up, give the
  * statement its budget from the moment it is sent (and the server's cancel at {@value
- * PostgresRateLimiter#SENT_PATIENCE} budgets), retry 40001/40P01 under the {@link RetryPolicy} and a broken
+ * #SENT_PATIENCE} budgets), retry 40001/40P01 under the {@link RetryPolicy} and a broken
  * connection at once on another, and say why when it gives up. Counts decisions, retries and exhausted retries.
  */
 final class AttemptLoop {
+    /** How many budgets a sent statement may wait while the database answers others: its query timeout. */
+    static final int SENT_PATIENCE = 10;
+
     private final DataSource dataSource;
     private final RetryPolicy retryPolicy;
     private final TimeBudget budget;
@@ -66,17 +69,17 @@ final class AttemptLoop {
                 long left = deadline - sentAt;
                 if (left <= 0) {
                     throw failures.notSent("waited " + TimeUnit.NANOSECONDS.toMillis(sentAt - start)
-                            + " ms for a pooled connection" + PostgresRateLimiter.about(key, limit) + ", past the time budget of "
+                            + " ms for a pooled connection" + KeyText.about(key, limit) + ", past the time budget of "
                             + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent", null);
                 }
                 if (call.allAbandoned()) {
-                    throw failures.notSent("the caller stopped waiting" + PostgresRateLimiter.about(key, limit) + " before a connection was free:"
+                    throw failures.notSent("the caller stopped waiting" + KeyText.about(key, limit) + " before a connection was free:"
                             + " nothing was sent", null);
                 }
                 call.sent(deadline);
                 // the server cancels the statement at its limit, SENT_PATIENCE budgets; the caller stops waiting
                 // (and cancels it) sooner unless the database keeps answering others (a lock convoy on a hot row)
-                long cancelAt = sentAt + budgetNanos * PostgresRateLimiter.SENT_PATIENCE;
+                long cancelAt = sentAt + budgetNanos * SENT_PATIENCE;
                 call.sentLimit(cancelAt);
                 T result = JdbcAttempt.attempt(c, cancelAt, Math.max(1, TimeUnit.NANOSECONDS.toMillis(cancelAt - sentAt)), call,
                         work);
@@ -99,7 +102,7 @@ final class AttemptLoop {
                     boolean outOfTime = attempt < retryPolicy.maxAttempts();
                     throw new PostgresStoreException("gave up after " + attempt + " attempt(s) in "
                             + TimeUnit.NANOSECONDS.toMillis(elapsed) + " ms on conflicts (SQLSTATE " + state + ": "
-                            + e.getMessage() + ")" + PostgresRateLimiter.about(key, limit) + ": the retry policy " + retryPolicy
+                            + e.getMessage() + ")" + KeyText.about(key, limit) + ": the retry policy " + retryPolicy
                             + " ran out of " + (outOfTime ? "time" : "attempts") + "; raise maxAttempts or the budget,"
                             + " or spread the load over more keys", state, e,
                             outOfTime ? Degradation.TIMEOUT : Degradation.STORE_ERROR);

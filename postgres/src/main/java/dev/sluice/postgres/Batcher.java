@@ -91,7 +91,7 @@ final class Batcher implements AutoCloseable {
         if (pending.incrementAndGet() > maxQueued) {
             pending.decrementAndGet();
             r.result().completeExceptionally(notSent.failure("the batching queue is full: " + maxQueued
-                    + " decisions are waiting, so nothing was sent for key \"" + PostgresRateLimiter.abbreviate(r.key())
+                    + " decisions are waiting, so nothing was sent for key \"" + KeyText.abbreviate(r.key())
                     + "\" (raise concurrentBatches with the pool size)", null));
             return r.result();
         }

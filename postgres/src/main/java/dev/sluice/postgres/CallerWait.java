@@ -15,12 +15,14 @@ import java.util.concurrent.TimeoutException;
  * How long a caller waits for its decision's worker, and what it is told when it stops: the budget
  * ({@link TimeBudget}: a stall of this process extends it once), and the database's patience on top. Queued (for
  * a worker, a pooled connection or a batch), a decision keeps waiting while the database keeps answering others;
- * sent, it keeps waiting for its statement, up to {@value PostgresRateLimiter#SENT_PATIENCE} budgets, while the
+ * sent, it keeps waiting for its statement, up to {@value AttemptLoop#SENT_PATIENCE} budgets, while the
  * database keeps answering others (a convoy on a hot row's lock). A caller who stops waiting marks its call
  * abandoned (a call not sent yet is then never sent) and cancels a statement under way, off its own thread.
  */
 final class CallerWait {
-    private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(PostgresRateLimiter.GRACE_MILLIS);
+    /** How long past the deadline a caller still waits for its worker's answer (see {@link PostgresRateLimiter#SLACK_MILLIS}). */
+    static final long GRACE_MILLIS = 1;
+    private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
 
     private final TimeBudget budget;
     private final DatabaseHealth health;
@@ -33,7 +35,7 @@ final class CallerWait {
     }
 
     /**
-     * Waits for a decision's worker until its deadline plus {@link PostgresRateLimiter#GRACE_MILLIS}; then the decision fails
+     * Waits for a decision's worker until its deadline plus {@link CallerWait#GRACE_MILLIS}; then the decision fails
      * with why it did not come back (see {@link #late}). Exceptions come back as thrown, unwrapped.
      */
     <T> T await(CompletableFuture<T> f, DecisionCall call, String key, Limit limit) {
@@ -49,19 +51,19 @@ final class CallerWait {
             if (cause instanceof Error err) {
                 throw err;
             }
-            throw new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " failed: " + cause, null, cause,
+            throw new PostgresStoreException("the decision" + KeyText.about(key, limit) + " failed: " + cause, null, cause,
                     Degradation.STORE_ERROR);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             f.cancel(false);
-            throw new PostgresStoreException("interrupted while waiting for the decision" + PostgresRateLimiter.about(key, limit)
+            throw new PostgresStoreException("interrupted while waiting for the decision" + KeyText.about(key, limit)
                     + "; it may still be under way", null, e, Degradation.STORE_ERROR);
         }
     }
 
     /**
      * The future fails with the same exception as {@link #await} at the same moment: the deadline plus
-     * {@link PostgresRateLimiter#GRACE_MILLIS}, whatever the decision is waiting for.
+     * {@link CallerWait#GRACE_MILLIS}, whatever the decision is waiting for.
      */
     CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, DecisionCall call, String key, Limit limit) {
         return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call),
@@ -124,13 +126,13 @@ final class CallerWait {
         long budget = this.budget.millis();
         if (call.phase() == DecisionCall.SENT) {
             health.seen(Degradation.TIMEOUT);
-            return new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " got no answer within its time"
+            return new PostgresStoreException("the decision" + KeyText.about(key, limit) + " got no answer within its time"
                     + " budget of " + budget + " ms while the database answered nothing else: the statement was sent"
                     + " and is cancelled now, so nothing was taken (unless the database committed it before the"
                     + " cancel reached it); the database is slow, paused or the row locked by another transaction:"
                     + " check the database, or raise RetryPolicy.budget", null, cause, Degradation.TIMEOUT);
         }
-        return failures.notSent("the decision" + PostgresRateLimiter.about(key, limit) + " waited its whole time budget of " + budget + " ms for "
+        return failures.notSent("the decision" + KeyText.about(key, limit) + " waited its whole time budget of " + budget + " ms for "
                 + (call.phase() == DecisionCall.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);
     }
 }

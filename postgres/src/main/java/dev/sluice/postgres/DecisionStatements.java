@@ -12,7 +12,6 @@ import dev.sluice.algorithm.Step;
 import dev.sluice.algorithm.TatState;
 import dev.sluice.algorithm.WindowState;
 import dev.sluice.postgres.JdbcAttempt.Db;
-import dev.sluice.postgres.PostgresRateLimiter.Table;
 import dev.sluice.store.StoreClock;
 import java.sql.Array;
 import java.sql.PreparedStatement;
@@ -23,10 +22,20 @@ import java.util.List;
 
 /**
  * The statements of a single-key decision, per table family: which SQL function or query, how its parameters are
- * bound (the client's time as SQL {@code NULL} when the database's clock decides), and how its answer (the state
- * the function decided on and its instant) is decoded into a {@link Decision} by the same pure step as the
- * in-memory store's, whose verdict must agree with the function's. Batched token-bucket and GCRA decisions travel
- * as one statement of arrays ({@link #acquireMany}).
+ * bound (the client's time as SQL {@code NULL} when the database's clock decides), and how its answer is decoded.
+ *
+ * <p>For the token bucket, GCRA and both window counters the function is one {@code UPDATE … WHERE <admission
+ * test>} when allowed and a plain {@code SELECT} when denied; the sliding log locks the row ({@code SELECT … FOR
+ * UPDATE}), decides, and updates when allowed. A first call for a key inserts the row; two first calls racing on a
+ * cold table do not fail (the loser of the INSERT decides again on the winner's row). The clock is never taken
+ * earlier than the instant stored in the row, so time does not run backwards between successive deciders.
+ *
+ * <p>The store decides, once: the function's verdict is the decision, taken atomically where the state lives. Its
+ * answer is the state it decided on and its instant, which the pure step of {@code dev.sluice.algorithm} decodes
+ * into the {@link Decision}'s remaining, retryAfter and resetAfter, so they are exactly the in-memory store's,
+ * rounded the same way, without a second copy of that arithmetic in SQL. The step's verdict on the same state must
+ * equal the function's, a check that costs one comparison and catches functions of another Sluice version. Batched
+ * token-bucket and GCRA decisions travel as one statement of arrays ({@link #acquireMany}).
  */
 final class DecisionStatements {
     private final Sql sql;
@@ -39,12 +48,7 @@ final class DecisionStatements {
 
     Decision peek(Db c, String key, Limit limit, long cost, StoreClock.Reading reading) throws SQLException {
         Algorithm algorithm = limit.algorithm();
-        String statement = switch (Table.of(limit)) {
-            case BUCKET -> sql.bucketPeek;
-            case WINDOW -> sql.windowPeek;
-            case LOG -> sql.logPeek;
-        };
-        try (PreparedStatement ps = c.prepare(statement)) {
+        try (PreparedStatement ps = c.prepare(Table.of(limit).peek(sql))) {
             ps.setString(1, key);
             ps.setString(2, limit.id());
             try (ResultSet rs = ps.executeQuery()) {
@@ -76,6 +80,16 @@ final class DecisionStatements {
                 return Algorithms.peek(state, now, limit, cost);
             }
         }
+    }
+
+    /** Deletes the key's row under {@code limit}: it starts afresh. */
+    Void reset(Db c, String key, Limit limit) throws SQLException {
+        try (PreparedStatement ps = c.prepare(Table.of(limit).reset(sql))) {
+            ps.setString(1, key);
+            ps.setString(2, limit.id());
+            ps.executeUpdate();
+        }
+        return null;
     }
 
     Decision acquire(Db c, String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading reading)

@@ -7,6 +7,8 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * Deletes rows whose {@code expires_at} has passed: such a row equals a fresh key's state, so deleting it
@@ -31,7 +33,11 @@ public final class ExpiryCleaner implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger(ExpiryCleaner.class.getName());
 
-    private final PostgresRateLimiter limiter;
+    private final ExpiredRows rows;
+    /** Whether the limiter closed: a sweep then fails, and a scheduled one that raced the close is quiet. */
+    private final BooleanSupplier limiterClosed;
+    /** Tells the limiter this cleaner stopped, so that closing the limiter does not close it again. */
+    private final Consumer<ExpiryCleaner> onClose;
     private final int batchSize;
     private final int maxBatches;
     private final AtomicLong deleted = new AtomicLong();
@@ -40,8 +46,11 @@ public final class ExpiryCleaner implements AutoCloseable {
     private final AtomicReference<RuntimeException> lastFailure = new AtomicReference<>();
     private volatile ScheduledExecutorService scheduler;
 
-    ExpiryCleaner(PostgresRateLimiter limiter, int batchSize, int maxBatches) {
-        this.limiter = Objects.requireNonNull(limiter);
+    ExpiryCleaner(ExpiredRows rows, BooleanSupplier limiterClosed, Consumer<ExpiryCleaner> onClose, int batchSize,
+            int maxBatches) {
+        this.rows = Objects.requireNonNull(rows);
+        this.limiterClosed = limiterClosed;
+        this.onClose = onClose;
         if (batchSize < 1 || batchSize > 1_000_000) {
             throw new IllegalArgumentException("batchSize " + batchSize + " must be between 1 and 1,000,000 rows: e.g. 1000");
         }
@@ -75,7 +84,7 @@ public final class ExpiryCleaner implements AutoCloseable {
         try {
             sweep();
         } catch (RuntimeException e) {
-            if (limiter.isClosed()) {
+            if (limiterClosed.getAsBoolean()) {
                 return; // the limiter closed under this sweep: it is being stopped, not failing
             }
             failures.incrementAndGet();
@@ -93,9 +102,12 @@ public final class ExpiryCleaner implements AutoCloseable {
     public long sweep() {
         long total = 0;
         int batches = 0;
-        for (PostgresRateLimiter.Table table : PostgresRateLimiter.Table.values()) {
+        for (Table table : Table.values()) {
             while (batches < maxBatches) {
-                int n = limiter.deleteExpired(table, batchSize);
+                if (limiterClosed.getAsBoolean()) {
+                    throw new IllegalStateException(PostgresRateLimiter.CLOSED);
+                }
+                int n = rows.delete(table, batchSize);
                 if (n == 0) {
                     break; // nothing (left) to delete here: an empty probe is not a batch
                 }
@@ -154,6 +166,6 @@ public final class ExpiryCleaner implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
-        limiter.forget(this);
+        onClose.accept(this);
     }
 }

@@ -14,6 +14,15 @@ import java.util.concurrent.TimeUnit;
  * waiting can cancel it.
  */
 final class JdbcAttempt {
+    /**
+     * The margin of a connection's network (socket) timeout over its statement's query timeout. It only
+     * bounds how long a worker thread and its connection stay stuck on a database that stopped answering
+     * (paused, or its host gone); callers are not held by it. It is wide enough that the server's answer
+     * to a cancelled statement (57014) normally arrives first, so a slow database does not cost
+     * connections: a socket timeout breaks the connection and the pool has to open a new one.
+     */
+    static final long NETWORK_MARGIN_MILLIS = 250;
+
     private JdbcAttempt() {
     }
 
@@ -96,9 +105,9 @@ final class JdbcAttempt {
         try {
             savedNetworkTimeout = c.getNetworkTimeout();
             // the server cancels a statement at the time left (the driver sends the cancel when it passes);
-            // the socket timeout, PostgresRateLimiter.NETWORK_MARGIN_MILLIS later, only catches a server that stopped answering
+            // the socket timeout, NETWORK_MARGIN_MILLIS later, only catches a server that stopped answering
             // at all; it frees this worker and its connection, the caller stopped waiting at the budget
-            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + PostgresRateLimiter.NETWORK_MARGIN_MILLIS));
+            c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + NETWORK_MARGIN_MILLIS));
             return call.run(new Db(c, deadline, owner));
         } finally {
             try {

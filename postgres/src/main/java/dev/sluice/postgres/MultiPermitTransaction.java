@@ -12,7 +12,6 @@ import dev.sluice.algorithm.Step;
 import dev.sluice.algorithm.TatState;
 import dev.sluice.algorithm.WindowState;
 import dev.sluice.postgres.JdbcAttempt.Db;
-import dev.sluice.postgres.PostgresRateLimiter.Table;
 import dev.sluice.store.StoreClock;
 import java.sql.Array;
 import java.sql.PreparedStatement;
@@ -138,7 +137,7 @@ final class MultiPermitTransaction {
         }
         for (Id id : ids) {
             if (!states.containsKey(id)) {
-                throw new SQLException("the lock statement returned no row for key " + PostgresRateLimiter.abbreviate(id.key()), "XX000");
+                throw new SQLException("the lock statement returned no row for key " + KeyText.abbreviate(id.key()), "XX000");
             }
         }
         return clock;

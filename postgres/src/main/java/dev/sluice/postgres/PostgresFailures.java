@@ -100,27 +100,27 @@ final class PostgresFailures {
         }
         if ("57014".equals(state)) {
             // the driver's cancel at the budget, or the server's own statement_timeout: rolled back either way
-            return new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " was cancelled by the server after "
+            return new PostgresStoreException("the decision" + KeyText.about(key, limit) + " was cancelled by the server after "
                     + TimeUnit.NANOSECONDS.toMillis(elapsedNanos) + " ms (its time budget is "
                     + budget.toMillis() + " ms, or the role's statement_timeout is shorter), so nothing"
                     + " was taken (" + cause + "): the row is contended or the database slow; raise RetryPolicy.budget"
                     + " or check the database", state, e, Degradation.TIMEOUT);
         }
         if (isTimeout(e)) {
-            return new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " got no answer on its connection"
-                    + " within its time budget of " + budget.toMillis() + " ms + " + PostgresRateLimiter.NETWORK_MARGIN_MILLIS
+            return new PostgresStoreException("the decision" + KeyText.about(key, limit) + " got no answer on its connection"
+                    + " within its time budget of " + budget.toMillis() + " ms + " + JdbcAttempt.NETWORK_MARGIN_MILLIS
                     + " ms (" + cause + "): the database stopped answering; check it", state, e, Degradation.TIMEOUT);
         }
         if (isUnreachable(e, state)) {
-            return new PostgresStoreException("lost the connection to PostgreSQL" + PostgresRateLimiter.about(key, limit) + ": " + cause
+            return new PostgresStoreException("lost the connection to PostgreSQL" + KeyText.about(key, limit) + ": " + cause
                     + "; check that the database is up", state, e, Degradation.UNAVAILABLE);
         }
         if (elapsedNanos >= budget.toNanos()) {
-            return new PostgresStoreException("the decision" + PostgresRateLimiter.about(key, limit) + " ran past its time budget of "
+            return new PostgresStoreException("the decision" + KeyText.about(key, limit) + " ran past its time budget of "
                     + budget.toMillis() + " ms (" + cause + "): the database is slow or the row"
                     + " is locked; raise RetryPolicy.budget or check the database", state, e, Degradation.TIMEOUT);
         }
-        return new PostgresStoreException("PostgreSQL failed" + PostgresRateLimiter.about(key, limit) + ": " + cause, state, e,
+        return new PostgresStoreException("PostgreSQL failed" + KeyText.about(key, limit) + ": " + cause, state, e,
                 Degradation.STORE_ERROR);
     }
 

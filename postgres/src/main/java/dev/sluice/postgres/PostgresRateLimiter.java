@@ -1,31 +1,20 @@
 package dev.sluice.postgres;
 
 import dev.sluice.Decision;
-import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
-import dev.sluice.postgres.JdbcAttempt.SqlCall;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
-import java.sql.PreparedStatement;
-import java.sql.Types;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 
 /**
@@ -33,51 +22,31 @@ import javax.sql.DataSource;
  * every application instance, inspectable with SQL, exact.
  *
  * <h2>One round trip per decision</h2>
- * A single-permit decision ({@code tryAcquire}, {@code reserve}) is one prepared call of a PL/pgSQL
- * function per algorithm ({@code sluice_bucket_acquire}, {@code sluice_fixed_window_acquire}, …, shipped
- * as SQL files, see {@link Migrations}) in autocommit, under READ COMMITTED. For the token bucket, GCRA
- * and both window counters the function is one {@code UPDATE … WHERE <admission test>} when allowed, and
- * a plain {@code SELECT} when denied; the sliding log locks the row ({@code SELECT … FOR UPDATE}),
- * decides, and updates when allowed. Either way <b>a denied call writes nothing</b>. A first call for a key inserts the row; two
- * first calls racing on a cold table do not fail (the loser of the INSERT decides again on the winner's
- * row). The clock ({@code clock_timestamp()}) is never taken earlier than the instant stored in the row,
- * so time does not run backwards between successive deciders.
- *
- * <p>With {@link Builder#batching(int, int)}, concurrent token-bucket and GCRA decisions are coalesced
- * into one statement and one commit ({@code sluice_bucket_acquire_many}), each decision still exact.
- *
- * <p>The function returns the state it decided on and the time it used; this class then runs the very same
- * pure step from {@code dev.sluice.algorithm} on them to build the {@link Decision}, so remaining,
- * retryAfter and resetAfter are exactly the in-memory limiter's, rounded the same way (up, never early).
- * The function's own allowed/denied verdict must agree with the step's, which is checked on every call.
- *
- * <h2>Multi-permit</h2>
- * {@link #tryAcquire(List)} is one transaction: one statement per table locks (or creates) every row the
- * request names, in one fixed order (key digest, then limit id), and reads their state; the steps run
- * here, in request order, repeated (key, limit) pairs one after another; when every permit is allowed the
- * new states are written in one batch and committed, otherwise the transaction rolls back and nothing is
- * taken. Because every locker uses the same order, two multi-permit requests cannot deadlock.
+ * A single-permit decision is one prepared call of a PL/pgSQL function per algorithm, in autocommit, under READ
+ * COMMITTED ({@link DecisionStatements}; the functions ship as SQL files, see {@link Migrations}). <b>A denied call
+ * writes nothing.</b> The function returns the state it decided on and the instant it used; the pure step of
+ * {@code dev.sluice.algorithm} decodes them into the {@link Decision}, so every field is the in-memory limiter's.
+ * With {@link Builder#batching(int, int)} concurrent token-bucket and GCRA decisions share one statement and one
+ * commit ({@link Batcher}). A multi-permit {@link #tryAcquire(List)} is one transaction that locks its rows in one
+ * fixed order ({@link MultiPermitTransaction}): all or nothing, and never a deadlock.
  *
  * <h2>Time</h2>
- * By default the database's clock decides ({@code clock_timestamp()}, microseconds): application clocks
- * never decide a distributed bucket. {@link Builder#ticker(Ticker)} makes a client ticker decide instead,
- * which is how the conformance suite drives the store.
+ * By default the database's clock decides ({@code clock_timestamp()}, microseconds, never earlier than the instant
+ * stored in the row): application clocks never decide a distributed bucket. {@link Builder#ticker(Ticker)} makes
+ * a client ticker decide instead, which is how the conformance suite drives the store.
  *
  * <h2>Failures and the time budget</h2>
- * Every decision has a budget ({@link RetryPolicy#budget()}, 25 ms by default) counted from the call.
- * The JDBC work runs on this limiter's worker threads ({@link Builder#threads(int)}) while the caller waits
- * for it at most until the budget plus {@value #SLACK_MILLIS} ms: a pool that has no connection to give
- * (HikariCP cannot wait less than 250 ms, and validates a connection with a timeout of at least 250 ms),
- * a database that was killed or paused, a row lock, retries: none holds the caller longer. The worker
- * sends nothing once the budget has passed, gives each statement the time left as its query timeout (the
- * server cancels it then: 57014, nothing taken) and its socket that plus
- * {@value #NETWORK_MARGIN_MILLIS} ms. SQLSTATE 40001 and 40P01 are retried under the {@link RetryPolicy},
- * and so is a connection found broken (class 08: after a database restart the pool still holds
- * connections to the old server), at once on another connection; if the database died while it ran the
- * statement, that may have committed, and the retry takes again: the limit errs on the strict side;
- * anything else, or a conflict that outlasts the policy, is a {@link PostgresStoreException} whose
- * {@link PostgresStoreException#degradation() degradation} says whether it timed out, the database is
- * unavailable, the client side is overloaded, or the database answered with an error, for
+ * Every decision has a budget ({@link RetryPolicy#budget()}, 250 ms by default) counted from the call. Its JDBC
+ * work runs on this limiter's worker threads ({@link Workers}, {@link Builder#threads(int)}); the caller waits for
+ * it ({@link CallerWait}) until the budget plus at most {@value #SLACK_MILLIS} ms, longer only while the database
+ * keeps answering others (a decision queued for a worker, a connection or a batch; a statement in a lock convoy on
+ * a hot row). A decision whose caller gave up is never sent; a statement under way is cancelled. The worker
+ * ({@link AttemptLoop}) gives each statement the time left as its query timeout, retries SQLSTATE 40001, 40P01
+ * and a broken connection (class 08: after a restart the pool still holds connections to the old server) under
+ * the {@link RetryPolicy}; if the database died while it ran a statement that committed, the retry takes again:
+ * the limit errs on the strict side. Anything else is a {@link PostgresStoreException} whose
+ * {@link PostgresStoreException#degradation() degradation} ({@link PostgresFailures}) says whether it timed out,
+ * the database is unavailable, the client side is overloaded, or the database answered with an error, for
  * {@code dev.sluice.failsafe.FailSafeRateLimiter} to apply its policy to. The worker queue and the batching queue
  * hold at most {@link Builder#maxQueuedDecisions(int)} decisions; past that a call is rejected at once.
  * After {@link #close()} every call throws {@link IllegalStateException} (a batched or async call racing
@@ -94,34 +63,11 @@ public final class PostgresRateLimiter implements RateLimiter {
     /**
      * How far past its budget a caller may be held at most, in milliseconds, on top of the time the JVM
      * takes to wake a parked thread (well under a millisecond on an idle machine): the caller waits for
-     * its worker until the deadline plus {@link #GRACE_MILLIS}, so that the answer to a statement the
+     * its worker until the deadline plus {@link CallerWait#GRACE_MILLIS}, so that the answer to a statement the
      * server cancelled exactly at the deadline (SQLSTATE 57014, nothing taken) can still reach it, then
      * builds the exception. Every decision, sync or async, batched or not, is bounded so.
      */
     public static final long SLACK_MILLIS = 2;
-
-    /** How long past the deadline a caller still waits for its worker's answer (see {@link #SLACK_MILLIS}). */
-    static final long GRACE_MILLIS = 1;
-
-    /** How many budgets a sent statement may wait while the database answers others: its query timeout. */
-    static final int SENT_PATIENCE = 10;
-
-    private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
-    /**
-     * The margin of a connection's network (socket) timeout over its statement's query timeout. It only
-     * bounds how long a worker thread and its connection stay stuck on a database that stopped answering
-     * (paused, or its host gone); callers are not held by it. It is wide enough that the server's answer
-     * to a cancelled statement (57014) normally arrives first, so a slow database does not cost
-     * connections: a socket timeout breaks the connection and the pool has to open a new one.
-     */
-    static final long NETWORK_MARGIN_MILLIS = 250;
-
-    /**
-     * The budget of the expiry cleaner's deletes and of {@link #migrate()}: they run on their own thread
-     * (or at start-up) and no caller waits for them, so the decision budget, a few milliseconds, would
-     * only cancel useful work; this still bounds a sweep stuck on a dead database.
-     */
-    static final Duration MAINTENANCE_BUDGET = Duration.ofSeconds(30);
 
     /** Worker threads running the JDBC calls, by default: match the pool's maximum size. */
     public static final int DEFAULT_THREADS = 16;
@@ -131,19 +77,6 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** What every call on a closed limiter throws (as an {@link IllegalStateException}). */
     static final String CLOSED = "this PostgresRateLimiter is closed: build a new one";
-
-    /** The three state tables, in the fixed order a multi-permit request locks them. */
-    enum Table {
-        BUCKET, WINDOW, LOG;
-
-        static Table of(Limit limit) {
-            return switch (limit.algorithm()) {
-                case TOKEN_BUCKET, GCRA -> BUCKET;
-                case FIXED_WINDOW, SLIDING_WINDOW -> WINDOW;
-                case SLIDING_LOG -> LOG;
-            };
-        }
-    }
 
     private final DataSource dataSource;
     /** The pool this limiter made (for a JDBC URL or a DataSource that does not pool), closed with it; or null. */
@@ -158,11 +91,10 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final Sql sql;
     private final MultiPermitTransaction multiPermit;
     private final DecisionStatements statements;
-    private final Executor asyncExecutor;
-    private final ExecutorService ownedExecutor;
+    private final Workers workers;
+    private final ExpiredRows expiredRows;
     private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
     private final Batcher batcher;
-    private final int maxQueued;
     private final AttemptLoop attempts;
     private final DatabaseHealth health = new DatabaseHealth();
     private final PostgresFailures failures;
@@ -172,19 +104,7 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     private PostgresRateLimiter(Builder b) {
         this.budget = TimeBudget.of("RetryPolicy.budget", b.retryPolicy.budget());
-        Pools.Resolved connections;
-        try {
-            connections = b.jdbcUrl != null ? Pools.own(b.jdbcUrl, b.threads, b.retryPolicy.budget())
-                    : Pools.resolve(b.dataSource, b.threads, b.retryPolicy.budget());
-        } catch (RuntimeException e) {
-            if (e instanceof IllegalArgumentException) {
-                throw e;
-            }
-            String where = b.jdbcUrl != null ? Pools.redact(b.jdbcUrl) : Pools.describe(b.dataSource);
-            throw new PostgresStoreException("cannot connect to PostgreSQL at " + where + ": " + rootMessage(e)
-                    + "; check that the database is up and the URL, user and password are right", null, e,
-                    Degradation.UNAVAILABLE);
-        }
+        Pools.Resolved connections = Startup.connect(b.jdbcUrl, b.dataSource, b.threads, b.retryPolicy.budget());
         this.dataSource = connections.dataSource();
         this.ownedPool = connections.owned();
         this.where = connections.where();
@@ -198,74 +118,20 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures);
         this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.statements = new DecisionStatements(sql, schema);
-        this.maxQueued = b.maxQueued;
-        this.batcher = b.maxBatchSize > 0
-                ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued, this::sendBatch, failures::notSent) : null;
-        if (b.asyncExecutor != null) {
-            this.asyncExecutor = b.asyncExecutor;
-            this.ownedExecutor = null;
-        } else {
-            AtomicInteger n = new AtomicInteger();
-            // bounded: past maxQueued waiting decisions a call is rejected instead of queueing work that
-            // could only run after its budget
-            ThreadPoolExecutor pool = new ThreadPoolExecutor(b.threads, b.threads, 0L, TimeUnit.MILLISECONDS,
-                    new LinkedBlockingQueue<>(b.maxQueued), r -> {
-                        Thread t = new Thread(r, "sluice-postgres-" + n.incrementAndGet());
-                        t.setDaemon(true);
-                        return t;
-                    });
-            pool.prestartAllCoreThreads(); // no caller pays for starting a thread inside its budget
-            this.ownedExecutor = pool;
-            this.asyncExecutor = pool;
-        }
-        // Likewise the first failure: loading the failure path's classes costs a few ms once, which a caller
-        // already at the end of its budget would pay on top of it (measured: 26 ms instead of 30-33 ms on the
-        // first exhausted-pool decision at a 25 ms budget). Built and dropped here instead.
+        this.expiredRows = new ExpiredRows(attempts, sql, clock);
+        this.batcher = b.maxBatchSize > 0 ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued,
+                new BatchSend(attempts, statements), failures::notSent) : null;
+        this.workers = new Workers(b.asyncExecutor, b.threads, b.maxQueued, attempts, failures, () -> closed);
+        // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
+        // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
+        // 25 ms budget). Built and dropped here instead.
         failures.notSent("warm-up", new TimeoutException()).getStackTrace();
         try {
-            warmUp(b.migrateIfMissing);
+            Startup.warmUp(attempts, statements, clock, where, b.migrateIfMissing, this::migrate);
         } catch (RuntimeException | Error e) {
             close();
             throw e;
         }
-    }
-
-    /** The budget of {@code create()}'s warm-up: a first connection and statement, on a cold server. */
-    static final Duration WARM_UP_BUDGET = Duration.ofSeconds(10);
-
-    /**
-     * One real round trip before {@code create()} returns: the schema is there (created now if it is missing and
-     * {@code migrateIfMissing}), the statement runs, the first connection is made; so the first caller's decision
-     * pays for none of it. A peek: it writes nothing. Fails with what is wrong and where.
-     */
-    private void warmUp(boolean migrateIfMissing) {
-        Limit probe = Limit.fixedWindow(1, Duration.ofSeconds(1));
-        for (int round = 0; ; round++) {
-            DecisionCall call = DecisionCall.maintenance(System.nanoTime() + WARM_UP_BUDGET.toNanos());
-            try {
-                attempts.run(null, probe, call, WARM_UP_BUDGET.toNanos(),
-                        c -> statements.peek(c, "sluice:warm-up", probe, 1, now()));
-                return;
-            } catch (PostgresStoreException e) {
-                if (round == 0 && migrateIfMissing && SCHEMA_MISSING.contains(String.valueOf(e.sqlState()))) {
-                    migrate();
-                    continue;
-                }
-                throw new PostgresStoreException("cannot use PostgreSQL at " + where + ": " + e.getMessage(),
-                        e.sqlState(), e, e.degradation());
-            }
-        }
-    }
-
-    /** SQLSTATEs of a schema without Sluice's tables or functions: undefined table, function, schema. */
-    private static final java.util.Set<String> SCHEMA_MISSING = java.util.Set.of("42P01", "42883", "3F000");
-
-    private static String rootMessage(Throwable e) {
-        Throwable t = e;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
-        return t == e ? String.valueOf(e.getMessage()) : e.getMessage() + " (" + t.getMessage() + ")";
     }
 
     /** A limiter on {@code dataSource} with the defaults: schema {@code public}, prefix {@code sluice_}, the database's clock. */
@@ -454,83 +320,43 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        checkKeyText(key);
-        checkOpen();
-        DecisionCall call = new DecisionCall(deadline());
-        if (batcher != null && limit.algorithm().isTat()) {
-            return waits.await(enqueue(key, limit, cost, -1, call), call, key, limit);
-        }
-        return waits.await(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, -1, now())), call, key, limit);
+        check(key, limit, cost);
+        DecisionCall call = new DecisionCall(budget.deadline());
+        return waits.await(acquire(key, limit, cost, -1, call), call, key, limit);
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        checkKeyText(key);
-        checkOpen();
-        DecisionCall call = new DecisionCall(deadline()); // the budget starts now, queue included
-        if (batcher != null && limit.algorithm().isTat()) {
-            return waits.bounded(enqueue(key, limit, cost, -1, call), call, key, limit); // no thread blocks: the batch completes it
-        }
-        return waits.bounded(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, -1, now())), call, key, limit);
-    }
-
-    /** The deadline (System.nanoTime) of a decision asked for now. */
-    private long deadline() {
-        return budget.deadline();
-    }
-
-    /**
-     * Runs {@code work} on a worker thread. The returned future may be completed by the caller first (its
-     * budget ran out): the worker then skips the work, or, when it had already begun, finishes it bounded
-     * by the same deadline and its result goes nowhere.
-     */
-    private <T> CompletableFuture<T> submit(String key, Limit limit, DecisionCall call, SqlCall<T> work) {
-        CompletableFuture<T> f = new CompletableFuture<>();
-        try {
-            asyncExecutor.execute(() -> {
-                if (f.isDone()) {
-                    return; // its caller stopped waiting: nothing to send
-                }
-                try {
-                    checkOpen();
-                    f.complete(attempts.run(key, limit, call, work));
-                } catch (RuntimeException | Error e) {
-                    f.completeExceptionally(e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            if (closed) {
-                throw new IllegalStateException(CLOSED, e); // close() shut the executor down meanwhile
-            }
-            f.completeExceptionally(failures.notSent("the worker queue rejected the decision" + about(key, limit)
-                    + (ownedExecutor != null ? ": its queue of " + maxQueued + " waiting decisions is full"
-                    : " (" + e.getMessage() + ")") + ", so nothing was sent", e));
-        }
-        return f;
-    }
-
-    private CompletableFuture<Decision> enqueue(String key, Limit limit, long cost, long maxWaitNanos, DecisionCall call) {
-        return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, now(), call, new CompletableFuture<>()));
-    }
-
-    /** This call's time: the database's (it reads its clock) or the client ticker's now. */
-    private StoreClock.Reading now() {
-        return clock.read();
+        check(key, limit, cost);
+        DecisionCall call = new DecisionCall(budget.deadline()); // the budget starts now, queue included
+        return waits.bounded(acquire(key, limit, cost, -1, call), call, key, limit); // no thread blocks on it
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
         Algorithms.checkReserve(key, limit, cost, maxWait);
-        checkKeyText(key);
-        checkOpen();
-        long maxWaitNanos = maxWait.toNanos();
-        DecisionCall call = new DecisionCall(deadline());
-        if (batcher != null) {
-            return waits.await(enqueue(key, limit, cost, maxWaitNanos, call), call, key, limit);
+        check(key, limit, cost);
+        DecisionCall call = new DecisionCall(budget.deadline());
+        return waits.await(acquire(key, limit, cost, maxWait.toNanos(), call), call, key, limit);
+    }
+
+    /**
+     * A tryAcquire ({@code maxWaitNanos < 0}) or a reserve: with batching, a token-bucket or GCRA decision joins the
+     * batcher's queue (the batch completes it); else it is its own statement on a worker.
+     */
+    private CompletableFuture<Decision> acquire(String key, Limit limit, long cost, long maxWaitNanos, DecisionCall call) {
+        if (batcher != null && limit.algorithm().isTat()) {
+            return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call,
+                    new CompletableFuture<>()));
         }
-        return waits.await(submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, now())), call, key, limit);
+        return workers.submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
+    }
+
+    /** Checks a call before anything is sent: the permit, the key as PostgreSQL text, and that this limiter is open. */
+    private void check(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        KeyText.check(key);
+        checkOpen();
     }
 
     /**
@@ -543,81 +369,27 @@ public final class PostgresRateLimiter implements RateLimiter {
      */
     @Override
     public Decision peek(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        checkKeyText(key);
-        checkOpen();
-        DecisionCall call = new DecisionCall(deadline());
-        return waits.await(submit(key, limit, call, c -> statements.peek(c, key, limit, cost, now())), call, key, limit);
+        check(key, limit, cost);
+        DecisionCall call = new DecisionCall(budget.deadline());
+        return waits.await(workers.submit(key, limit, call, c -> statements.peek(c, key, limit, cost, clock.read())), call,
+                key, limit);
     }
 
     @Override
     public void reset(String key, Limit limit) {
         Permit.checkKey(key);
         Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
-        checkKeyText(key);
+        KeyText.check(key);
         checkOpen();
-        String statement = switch (Table.of(limit)) {
-            case BUCKET -> sql.bucketReset;
-            case WINDOW -> sql.windowReset;
-            case LOG -> sql.logReset;
-        };
-        DecisionCall call = new DecisionCall(deadline());
-        waits.await(submit(key, limit, call, c -> {
-            try (PreparedStatement ps = c.prepare(statement)) {
-                ps.setString(1, key);
-                ps.setString(2, limit.id());
-                ps.executeUpdate();
-            }
-            return null;
-        }), call, key, limit);
-    }
-
-    /** One decision, one statement: {@code maxWaitNanos < 0} for tryAcquire, else a reserve. */
-    private List<Decision> sendBatch(List<Batcher.Request> batch) {
-        Batcher.Request first = batch.get(0);
-        long deadline = first.call().deadlineNanos;
-        for (Batcher.Request r : batch) {
-            deadline = r.call().deadlineNanos - deadline < 0 ? r.call().deadlineNanos : deadline;
-        }
-        List<Decision> out = attempts.run(first.key(), first.limit(), new BatchCall(deadline, batch), c -> {
-            // a request whose caller stopped waiting before the batch was sent is left out: it was told so
-            List<Batcher.Request> live = new ArrayList<>(batch.size());
-            for (Batcher.Request r : batch) {
-                if (!r.call().abandoned) {
-                    live.add(r);
-                }
-            }
-            if (live.isEmpty()) {
-                return java.util.Collections.nCopies(batch.size(), (Decision) null);
-            }
-            List<Decision> sent = live.size() == 1
-                    ? List.of(statements.acquire(c, live.get(0).key(), live.get(0).limit(), live.get(0).cost(),
-                            live.get(0).maxWaitNanos(), live.get(0).now()))
-                    : statements.acquireMany(c, live);
-            if (live.size() == batch.size()) {
-                return sent;
-            }
-            List<Decision> all = new ArrayList<>(batch.size());
-            int next = 0;
-            for (Batcher.Request r : batch) {
-                all.add(live.contains(r) ? sent.get(next++) : null);
-            }
-            return all;
-        });
-        attempts.decisions.add(batch.size() - 1L);
-        return out;
+        DecisionCall call = new DecisionCall(budget.deadline());
+        waits.await(workers.submit(key, limit, call, c -> statements.reset(c, key, limit)), call, key, limit);
     }
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        Objects.requireNonNull(permits, "permits must not be null: give at least one Permit");
-        if (permits.isEmpty()) {
-            throw new IllegalArgumentException("permits is empty: give at least one Permit");
-        }
+        Permit.checkAll(permits);
         for (Permit p : permits) {
-            Objects.requireNonNull(p, "permits must not contain null");
-            Permit.check(p.key(), p.limit(), p.cost());
-            checkKeyText(p.key());
+            KeyText.check(p.key());
         }
         checkOpen();
         if (permits.size() == 1) {
@@ -625,9 +397,9 @@ public final class PostgresRateLimiter implements RateLimiter {
             return tryAcquire(p.key(), p.limit(), p.cost());
         }
         Permit first = permits.get(0);
-        DecisionCall call = new DecisionCall(deadline());
-        return waits.await(submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)), call, first.key(),
-                first.limit());
+        DecisionCall call = new DecisionCall(budget.deadline());
+        return waits.await(workers.submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)), call,
+                first.key(), first.limit());
     }
 
     // ------------------------------------------------------------------ expiry
@@ -644,7 +416,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     public ExpiryCleaner cleaner(Duration interval, int batchSize, int maxBatchesPerSweep) {
         checkOpen();
         ExpiryCleaner.checkInterval(interval);
-        ExpiryCleaner cleaner = new ExpiryCleaner(this, batchSize, maxBatchesPerSweep);
+        ExpiryCleaner cleaner = new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
         cleaners.add(cleaner);
         cleaner.start(interval);
         return cleaner;
@@ -653,75 +425,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** A cleaner that is not scheduled: call {@link ExpiryCleaner#sweep()} yourself (tests, cron jobs). */
     public ExpiryCleaner manualCleaner(int batchSize, int maxBatchesPerSweep) {
         checkOpen();
-        return new ExpiryCleaner(this, batchSize, maxBatchesPerSweep);
-    }
-
-    /** Deletes up to {@code batchSize} expired rows of one table; returns how many went. */
-    int deleteExpired(Table table, int batchSize) {
-        checkOpen();
-        String statement = switch (table) {
-            case BUCKET -> sql.bucketClean;
-            case WINDOW -> sql.windowClean;
-            case LOG -> sql.logClean;
-        };
-        DecisionCall call = DecisionCall.maintenance(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
-        return attempts.run(null, null, call, MAINTENANCE_BUDGET.toNanos(), c -> {
-            try (PreparedStatement ps = c.prepare(statement)) {
-                StoreClock.Reading reading = clock.read();
-                if (!reading.store()) {
-                    ps.setLong(1, Math.floorDiv(reading.clientNanos(), 1000L) * 1000L);
-                } else {
-                    ps.setNull(1, Types.BIGINT);
-                }
-                ps.setInt(2, batchSize);
-                return ps.executeUpdate();
-            }
-        });
-    }
-
-    void forget(ExpiryCleaner cleaner) {
-        cleaners.remove(cleaner);
-    }
-
-    // ------------------------------------------------------------------ plumbing
-
-    static String about(String key, Limit limit) {
-        if (key == null) {
-            return "";
-        }
-        return " for key \"" + abbreviate(key) + "\" under " + limit;
-    }
-
-    static String abbreviate(String key) {
-        return key.length() <= 64 ? key : key.substring(0, 64) + "…";
-    }
-
-
-    /**
-     * PostgreSQL {@code text} holds any Unicode string except one containing U+0000, and the driver
-     * cannot send an unpaired UTF-16 surrogate (it has no UTF-8 form: it would be replaced, and two keys
-     * could then share a bucket). Both are refused before anything is sent.
-     */
-    static void checkKeyText(String key) {
-        for (int i = 0, n = key.length(); i < n; i++) {
-            char ch = key.charAt(i);
-            if (ch == 0) {
-                throw new IllegalArgumentException("key \"" + abbreviate(key).replace("\0", "\\0")
-                        + "\" contains a NUL character (U+0000) at index " + i
-                        + ": PostgreSQL text cannot store it; remove it, or encode the key (e.g. hex or Base64) first");
-            }
-            if (Character.isHighSurrogate(ch) && i + 1 < n && Character.isLowSurrogate(key.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(ch)) {
-                throw new IllegalArgumentException("key \"" + abbreviate(key) + "\" contains an unpaired UTF-16 surrogate"
-                        + " (U+" + Integer.toHexString(ch).toUpperCase(java.util.Locale.ROOT) + ") at index " + i
-                        + ": it has no UTF-8 form, so PostgreSQL cannot store it; pass well-formed Unicode");
-            }
-        }
-    }
-
-    boolean isClosed() {
-        return closed;
+        return new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
     }
 
     private void checkOpen() {
@@ -747,17 +451,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             cleaner.close();
         }
         cleaners.clear();
-        if (ownedExecutor != null) {
-            ownedExecutor.shutdown();
-            try {
-                if (!ownedExecutor.awaitTermination(retryPolicy.budget().toMillis() + 1000, TimeUnit.MILLISECONDS)) {
-                    ownedExecutor.shutdownNow();
-                }
-            } catch (InterruptedException e) {
-                ownedExecutor.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
-        }
+        workers.close(retryPolicy.budget().toMillis() + 1000);
         if (ownedPool != null) {
             ownedPool.close();
         }

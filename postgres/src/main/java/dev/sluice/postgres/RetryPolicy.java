@@ -15,8 +15,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * <h2>What the budget bounds</h2>
  * The budget catches a dead database, it does not fail a busy one. A decision's statement is sent with the whole
  * budget ahead of it: the server cancels it when that runs out (SQLSTATE 57014, rolled back: nothing taken), the
- * caller stops waiting then ({@value PostgresRateLimiter#GRACE_MILLIS} ms later, for the cancel's answer) and the
- * connection's network timeout, {@value PostgresRateLimiter#NETWORK_MARGIN_MILLIS} ms later still, frees a worker
+ * caller stops waiting then ({@value CallerWait#GRACE_MILLIS} ms later, for the cancel's answer) and the
+ * connection's network timeout, {@value JdbcAttempt#NETWORK_MARGIN_MILLIS} ms later still, frees a worker
  * stuck on a database that stopped answering. Before it is sent, a decision may wait for a worker, a pooled
  * connection or a batch: that is queueing, and the caller keeps waiting as long as the database keeps answering
  * other decisions (it answered within the last budget, and nothing failed since); when it does not, the queued

@@ -8,6 +8,7 @@ import dev.sluice.algorithm.Exact;
 import dev.sluice.algorithm.FixedWindow;
 import dev.sluice.algorithm.Gcra;
 import dev.sluice.algorithm.LogState;
+import dev.sluice.algorithm.SlidingLog;
 import dev.sluice.algorithm.SlidingWindow;
 import dev.sluice.algorithm.SlidingWindowState;
 import dev.sluice.algorithm.State;
@@ -218,17 +219,9 @@ final class ScriptCall {
                 return SlidingWindow.tryAcquire(state, nowNanos, limit, cost).decision();
             }
             case SLIDING_LOG:
-            default: {
+            default:
                 // s1 = live sum, s2 = time_us of the entry whose leaving admits the call, s3 = newest time_us
-                long c = limit.capacity();
-                long w = limit.periodNanos();
-                if (s1 + cost <= c) {
-                    return new Decision(true, c, c - s1 - cost, 0, w);
-                }
-                long retry = s2 < 0 ? 0 : s2 * 1000 + w - nowNanos;
-                long reset = s3 < 0 ? 0 : s3 * 1000 + w - nowNanos;
-                return new Decision(false, c, c - s1, retry, reset);
-            }
+                return SlidingLog.decide(s1, s2 * 1000, s3 * 1000, nowNanos, limit, cost);
         }
     }
 

@@ -1,0 +1,45 @@
+package dev.sluice.postgres;
+
+import dev.sluice.store.StoreClock;
+import java.sql.PreparedStatement;
+import java.sql.Types;
+import java.time.Duration;
+
+/**
+ * The delete an {@link ExpiryCleaner} sweeps with: up to a batch of one table's expired rows per statement, by the
+ * limiter's clock (the database's, or its ticker's), on the caller's thread under the maintenance budget.
+ */
+final class ExpiredRows {
+    /**
+     * The budget of a sweep's deletes: they run on the cleaner's own thread and no caller waits for them, so the
+     * decision budget would only cancel useful work; this still bounds a sweep stuck on a dead database.
+     */
+    static final Duration MAINTENANCE_BUDGET = Duration.ofSeconds(30);
+
+    private final AttemptLoop attempts;
+    private final Sql sql;
+    private final StoreClock clock;
+
+    ExpiredRows(AttemptLoop attempts, Sql sql, StoreClock clock) {
+        this.attempts = attempts;
+        this.sql = sql;
+        this.clock = clock;
+    }
+
+    /** Deletes up to {@code batchSize} expired rows of one table; returns how many went. */
+    int delete(Table table, int batchSize) {
+        DecisionCall call = DecisionCall.maintenance(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
+        return attempts.run(null, null, call, MAINTENANCE_BUDGET.toNanos(), c -> {
+            try (PreparedStatement ps = c.prepare(table.clean(sql))) {
+                StoreClock.Reading reading = clock.read();
+                if (reading.store()) {
+                    ps.setNull(1, Types.BIGINT); // the wire form of "the database's clock"
+                } else {
+                    ps.setLong(1, Math.floorDiv(reading.clientNanos(), 1000L) * 1000L);
+                }
+                ps.setInt(2, batchSize);
+                return ps.executeUpdate();
+            }
+        });
+    }
+}

@@ -1,0 +1,51 @@
+package dev.sluice.postgres;
+
+import dev.sluice.Limit;
+
+/**
+ * The three state tables, one per family of algorithms, in the fixed order a multi-permit request locks them; each
+ * names its statements (rendered once per schema and prefix by {@link Sql}).
+ */
+enum Table {
+    /** Token bucket and GCRA: a backlog and an instant. */
+    BUCKET,
+    /** Fixed and sliding window counters: a window number and its counts. */
+    WINDOW,
+    /** Sliding log: the admissions' instants and costs. */
+    LOG;
+
+    static Table of(Limit limit) {
+        return switch (limit.algorithm()) {
+            case TOKEN_BUCKET, GCRA -> BUCKET;
+            case FIXED_WINDOW, SLIDING_WINDOW -> WINDOW;
+            case SLIDING_LOG -> LOG;
+        };
+    }
+
+    /** Reads the row as it is, or none, and the clock: {@code peek}. */
+    String peek(Sql sql) {
+        return switch (this) {
+            case BUCKET -> sql.bucketPeek;
+            case WINDOW -> sql.windowPeek;
+            case LOG -> sql.logPeek;
+        };
+    }
+
+    /** Deletes one key's row: {@code reset}. */
+    String reset(Sql sql) {
+        return switch (this) {
+            case BUCKET -> sql.bucketReset;
+            case WINDOW -> sql.windowReset;
+            case LOG -> sql.logReset;
+        };
+    }
+
+    /** Deletes a batch of expired rows, skipping those a decision holds: the expiry cleaner's. */
+    String clean(Sql sql) {
+        return switch (this) {
+            case BUCKET -> sql.bucketClean;
+            case WINDOW -> sql.windowClean;
+            case LOG -> sql.logClean;
+        };
+    }
+}
