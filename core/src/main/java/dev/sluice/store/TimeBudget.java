@@ -77,6 +77,15 @@ public final class TimeBudget {
         return of("time budget", duration);
     }
 
+    /** {@code d} in nanoseconds, {@link Long#MAX_VALUE} for one too long to count so (about 292 years or more). */
+    public static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
     public Duration duration() {
         return duration;
     }

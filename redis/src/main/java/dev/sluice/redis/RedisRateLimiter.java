@@ -17,8 +17,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeoutException;
 
 /**
  * A {@link RateLimiter} whose state lives in Redis or Redis Cluster, shared by every process that uses
@@ -36,7 +34,7 @@ import java.util.concurrent.TimeoutException;
  * {@link Builder#callbackExecutor} is set): a callback attached to one runs there and must be short and
  * must not block, nor call this limiter synchronously, or it stalls every Redis reply of the limiter.
  *
- * <p><b>Every call has a time budget</b> ({@link Builder#timeBudget}, default 10 ms), one deadline from its
+ * <p><b>Every call has a time budget</b> ({@link Builder#timeBudget}, default 250 ms), one deadline from its
  * start that covers sending, waiting for the connection, the {@code NOSCRIPT} fallback and the reply: a
  * synchronous call returns or fails within the budget plus {@link #SLACK} (waking the waiting thread and
  * building the error), and an async call's future completes within the same bound. A call that runs out of
@@ -111,33 +109,10 @@ public final class RedisRateLimiter implements RateLimiter {
         this.runner = new ScriptRunner(scripting, budget, failures, where);
         try {
             runner.loadScripts(connectTimeout);
+            runner.warmUp(peekCall("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
         } catch (RuntimeException e) {
             close();
             throw e;
-        }
-        warmUp();
-    }
-
-    /**
-     * One real decision round trip before {@code create()} returns (a peek: it writes nothing), so the first
-     * caller's decision does not pay for the code paths' first use; bounded by the connect timeout, not the
-     * budget, since first use is what it pays for.
-     */
-    private void warmUp() {
-        try {
-            ScriptRunner.Call<Decision> f = peekCall("sluice:warm-up", WARM_UP_LIMIT, 1);
-            TimeBudget.of("connectTimeout", connectTimeout).await(f, f.start + saturatedNanos(connectTimeout),
-                    TimeBudget.Patience.NONE, c -> c.completeExceptionally(new TimeoutException()));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            close();
-            throw new RedisStoreException("interrupted while warming up on " + where, e, Degradation.UNAVAILABLE);
-        } catch (ExecutionException | RuntimeException e) {
-            close();
-            RuntimeException t = failures.translate(e, null);
-            throw t instanceof RedisStoreException r ? new RedisStoreException("Redis at " + where + " did not answer"
-                    + " the first decision within " + connectTimeout + " (the connect timeout): " + r.getMessage(), e,
-                    r.degradation()) : t;
         }
     }
 
@@ -188,10 +163,14 @@ public final class RedisRateLimiter implements RateLimiter {
 
     /** Runs {@code call}'s script unless this limiter is closed. */
     private <T> ScriptRunner.Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+        checkOpen();
+        return runner.run(call, finish);
+    }
+
+    private void checkOpen() {
         if (closed.get()) {
             throw new IllegalStateException(this + " is closed: create a new limiter");
         }
-        return runner.run(call, finish);
     }
 
     private ScriptRunner.Call<Decision> single(String key, Limit limit, long cost) {
@@ -217,25 +196,10 @@ public final class RedisRateLimiter implements RateLimiter {
     }
 
     private ScriptRunner.Call<Decision> multi(List<Permit> permits) {
-        Objects.requireNonNull(permits, "permits must not be null: give a list of at least one Permit");
-        if (permits.isEmpty()) {
-            throw new IllegalArgumentException("permits is empty: give at least one Permit");
-        }
-        int n = permits.size();
-        String[] keys = new String[n];
-        Limit[] limits = new Limit[n];
-        long[] costs = new long[n];
-        for (int i = 0; i < n; i++) {
-            Permit p = Objects.requireNonNull(permits.get(i), "permit " + i + " is null");
-            Permit.check(p.key(), p.limit(), p.cost());
-            ScriptCall.checkExact(p.limit());
-            keys[i] = p.key();
-            limits[i] = p.limit();
-            costs[i] = p.cost();
-        }
-        ScriptCall call = ScriptCall.of(prefix, keys, limits, costs, -1, now(), minTtlMillis);
+        Permit.checkAll(permits);
+        ScriptCall call = ScriptCall.of(prefix, permits, clock.read(), minTtlMillis);
         if (cluster) {
-            checkOneSlot(call, keys);
+            call.checkOneSlot();
         }
         return run(call, reply -> Decision.mostRestrictive(call.decisions(reply)));
     }
@@ -244,7 +208,7 @@ public final class RedisRateLimiter implements RateLimiter {
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
         Algorithms.checkReserve(key, limit, cost, maxWait);
         ScriptCall.checkExact(limit);
-        long maxWaitNanos = saturatedNanos(maxWait);
+        long maxWaitNanos = TimeBudget.saturatedNanos(maxWait);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
                 maxWaitNanos, now(), minTtlMillis);
         long start = System.nanoTime();
@@ -286,27 +250,10 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public void reset(String key, Limit limit) {
         Permit.checkKey(key);
-        Objects.requireNonNull(limit, "limit must not be null");
+        Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
         byte[] k = RedisKeys.of(prefix, key, limit);
-        if (closed.get()) {
-            throw new IllegalStateException(this + " is closed: create a new limiter");
-        }
-        long start = System.nanoTime();
-        ScriptRunner.Call<Long> f = runner.newCall();
-        try {
-            io.lettuce.core.RedisFuture<Long> sent = keyCommands.del(k);
-            f.sent = sent;
-            sent.whenComplete((n, e) -> {
-                if (e == null) {
-                    f.complete(n);
-                } else {
-                    f.completeExceptionally(failures.translate(e, null));
-                }
-            });
-        } catch (RuntimeException e) {
-            f.completeExceptionally(failures.translate(e, null));
-        }
-        runner.await(f, start);
+        checkOpen();
+        runner.delete(keyCommands, k);
     }
 
     @Override
@@ -317,7 +264,6 @@ public final class RedisRateLimiter implements RateLimiter {
         redis.close();
     }
 
-    /** Shuts down a client whose connection failed, and this limiter's own resources even if that throws. */
     @Override
     public String toString() {
         return "RedisRateLimiter[" + where + (cluster ? ", cluster" : "") + "]";
@@ -328,31 +274,10 @@ public final class RedisRateLimiter implements RateLimiter {
         return clock.read();
     }
 
-    private void checkOneSlot(ScriptCall call, String[] keys) {
-        int slot = RedisKeys.slot(call.keys[0]);
-        for (int i = 1; i < keys.length; i++) {
-            int s = RedisKeys.slot(call.keys[i]);
-            if (s != slot) {
-                throw new IllegalArgumentException("multi-permit keys '" + RedisKeys.abbreviate(keys[0]) + "' and '"
-                        + RedisKeys.abbreviate(keys[i]) + "' hash to different Redis Cluster slots (" + slot + " and "
-                        + s + "): a multi-permit runs as one script, which Redis Cluster allows within one slot only;"
-                        + " give the keys a common hash tag, e.g. '{user42}:ip' and '{user42}:account'");
-            }
-        }
-    }
-
     /** The future as the user gets it: completed on the callback executor if one is set. */
     private <T> CompletableFuture<T> onCallbackExecutor(CompletableFuture<T> f) {
         // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
         return callbackExecutor == null ? f : f.whenCompleteAsync((v, e) -> { }, callbackExecutor);
-    }
-
-    static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE;
-        }
     }
 
     /** Options for a {@link RedisRateLimiter}. */
@@ -391,7 +316,7 @@ public final class RedisRateLimiter implements RateLimiter {
 
         /**
          * How long any call of the limiter (a decision, a peek, a reset) may take, from its start to its
-         * result (default 10 ms): one deadline that covers sending, a connection still being set up, the
+         * result (default 250 ms): one deadline that covers sending, a connection still being set up, the
          * {@code EVALSHA} and, on {@code NOSCRIPT}, its {@code EVAL}, and the reply. Past it the call fails
          * with a {@link RedisStoreException} of {@link Degradation#TIMEOUT}; it returns within this budget
          * plus {@link RedisRateLimiter#SLACK}, synchronous or async. A call that timed out may still have

@@ -3,6 +3,7 @@ package dev.sluice.redis;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.Permit;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Exact;
 import dev.sluice.algorithm.FixedWindow;
@@ -74,6 +75,39 @@ final class ScriptCall {
             keys[i] = RedisKeys.of(prefix, userKeys[i], limits[i]);
         }
         return new ScriptCall(userKeys, keys, limits, costs, maxWaitNanos, now, minTtlMillis, false);
+    }
+
+    /** One script for every permit of a multi-permit request (checked: {@link Permit#checkAll}). */
+    static ScriptCall of(String prefix, List<Permit> permits, StoreClock.Reading now, long minTtlMillis) {
+        int n = permits.size();
+        String[] keys = new String[n];
+        Limit[] limits = new Limit[n];
+        long[] costs = new long[n];
+        for (int i = 0; i < n; i++) {
+            Permit p = permits.get(i);
+            checkExact(p.limit());
+            keys[i] = p.key();
+            limits[i] = p.limit();
+            costs[i] = p.cost();
+        }
+        return of(prefix, keys, limits, costs, -1, now, minTtlMillis);
+    }
+
+    /**
+     * On Redis Cluster a script's keys must share a hash slot: refuses a multi-permit whose keys do not, naming two
+     * of them and the fix.
+     */
+    void checkOneSlot() {
+        int slot = RedisKeys.slot(keys[0]);
+        for (int i = 1; i < keys.length; i++) {
+            int s = RedisKeys.slot(keys[i]);
+            if (s != slot) {
+                throw new IllegalArgumentException("multi-permit keys '" + RedisKeys.abbreviate(userKeys[0]) + "' and '"
+                        + RedisKeys.abbreviate(userKeys[i]) + "' hash to different Redis Cluster slots (" + slot + " and "
+                        + s + "): a multi-permit runs as one script, which Redis Cluster allows within one slot only;"
+                        + " give the keys a common hash tag, e.g. '{user42}:ip' and '{user42}:account'");
+            }
+        }
     }
 
     /** A read-only call of {@code peek.lua}: reports the key's state, writes nothing (decided by {@link #peek}). */

@@ -3,7 +3,9 @@ package dev.sluice.redis;
 import dev.sluice.Degradation;
 import dev.sluice.store.TimeBudget;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import java.time.Duration;
 import java.util.List;
@@ -142,7 +144,7 @@ final class ScriptRunner {
             for (LuaScripts.Script s : LuaScripts.INSTANCE.all()) {
                 // on a cluster Lettuce sends SCRIPT LOAD to every node; a node that misses it (or a node
                 // added later) gets the script by the NOSCRIPT fallback
-                String sha = scripting.scriptLoad(s.body()).get(RedisRateLimiter.saturatedNanos(connectTimeout), TimeUnit.NANOSECONDS);
+                String sha = scripting.scriptLoad(s.body()).get(TimeBudget.saturatedNanos(connectTimeout), TimeUnit.NANOSECONDS);
                 if (!s.sha().equals(sha)) {
                     throw new IllegalStateException("Redis returned digest " + sha + " for script " + s.name()
                             + ", expected " + s.sha());
@@ -178,5 +180,45 @@ final class ScriptRunner {
             throw c instanceof RuntimeException r ? r
                     : new RedisStoreException(String.valueOf(c.getMessage()), c, RedisFailures.classify(c));
         }
+    }
+
+    /**
+     * Waits for the warm-up call of {@code create()} (a peek, writing nothing) so that the first caller's decision
+     * does not pay for the code paths' first use; bounded by the connect timeout, not the budget, since first use is
+     * what it pays for. The caller closes on failure.
+     */
+    void warmUp(Call<?> f, Duration connectTimeout) {
+        try {
+            TimeBudget.of("connectTimeout", connectTimeout).await(f, f.start + TimeBudget.saturatedNanos(connectTimeout),
+                    TimeBudget.Patience.NONE, c -> c.completeExceptionally(new TimeoutException()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RedisStoreException("interrupted while warming up on " + where, e, Degradation.UNAVAILABLE);
+        } catch (ExecutionException | RuntimeException e) {
+            RuntimeException t = failures.translate(e, null);
+            throw t instanceof RedisStoreException r ? new RedisStoreException("Redis at " + where + " did not answer"
+                    + " the first decision within " + connectTimeout + " (the connect timeout): " + r.getMessage(), e,
+                    r.degradation()) : t;
+        }
+    }
+
+    /** {@code DEL key} within the budget, waited for. */
+    void delete(RedisKeyAsyncCommands<byte[], byte[]> keyCommands, byte[] key) {
+        long start = System.nanoTime();
+        Call<Long> f = newCall();
+        try {
+            RedisFuture<Long> sent = keyCommands.del(key);
+            f.sent = sent;
+            sent.whenComplete((n, e) -> {
+                if (e == null) {
+                    f.complete(n);
+                } else {
+                    f.completeExceptionally(failures.translate(e, null));
+                }
+            });
+        } catch (RuntimeException e) {
+            f.completeExceptionally(failures.translate(e, null));
+        }
+        await(f, start);
     }
 }
