@@ -27,7 +27,7 @@ final class MultiPermit {
         final Registered registered;
         final Segment segment;
         final int segmentIndex;
-        final Segment.Slots[] where = new Segment.Slots[1];
+        final Slots[] where = new Slots[1];
         final int[] slot = new int[1];
         Object held;
         State scratch;
@@ -40,13 +40,13 @@ final class MultiPermit {
         }
 
         void release(boolean commit, long now) {
-            Segment.Slots s = where[0];
+            Slots s = where[0];
             int i = slot[0];
             if (registered.packed) {
                 long value = commit ? InMemoryRateLimiter.pack(registered, scratch, now, s.base) : (Long) held;
-                Segment.releasePacked(s, i, value);
+                s.releasePacked(i, value);
             } else {
-                Segment.releaseObject(s, i, commit ? scratch : (State) held);
+                s.releaseObject(i, commit ? scratch : (State) held);
             }
         }
     }

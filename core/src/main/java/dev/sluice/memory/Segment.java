@@ -16,44 +16,18 @@ import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import dev.sluice.memory.InMemoryRateLimiter.LockedRef;
 import dev.sluice.memory.InMemoryRateLimiter.Registered;
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Arrays;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * One open-addressed table of the in-memory limiter (linear probing, load ≤ 3/4). Readers and deciders
- * take no lock; inserting, evicting, sweeping and rebuilding hold this segment's monitor. A slot, once
- * given to a key, holds that key until it is marked {@link InMemoryRateLimiter#DEAD}; dead slots are
- * only reclaimed by building a new table, so a compare-and-set on a stale slot fails instead of landing
- * on someone else's state.
+ * One open-addressed table of the in-memory limiter (its arrays: {@link Slots}, load ≤ 3/4). Readers and
+ * deciders take no lock; inserting, evicting ({@link Eviction}), sweeping and rebuilding hold this segment's
+ * monitor. A slot, once given to a key, holds that key until it is marked {@link InMemoryRateLimiter#DEAD};
+ * dead slots are only reclaimed by building a new table, so a compare-and-set on a stale slot fails instead of
+ * landing on someone else's state.
  */
 final class Segment {
-    private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
-    private static final VarHandle REFS = MethodHandles.arrayElementVarHandle(Object[].class);
-
-    /** The arrays of one table generation; replaced whole, never resized in place. */
-    static final class Slots {
-        final long[] keys;
-        final long[] states;
-        final short[] limits;
-        /** Object states (sliding window, sliding log); allocated only once such a limit is used. */
-        final Object[] refs;
-        final int capacity;
-        final int threshold;
-        /** Packed token bucket values count from this instant (epoch ns); see {@link Registered#tat}. */
-        final long base;
-
-        Slots(int capacity, boolean withRefs, long base) {
-            this.capacity = capacity;
-            this.base = base;
-            this.threshold = capacity * 3 / 4;
-            this.keys = new long[capacity];
-            this.states = new long[capacity];
-            this.limits = new short[capacity];
-            this.refs = withRefs ? new Object[capacity] : null;
-        }
-    }
+    private static final VarHandle LONGS = Slots.LONGS;
+    private static final VarHandle REFS = Slots.REFS;
 
     private final InMemoryRateLimiter owner;
     private final int maxLive;
@@ -64,39 +38,11 @@ final class Segment {
     Segment(InMemoryRateLimiter owner, int maxLive, long now) {
         this.owner = owner;
         this.maxLive = Math.max(1, maxLive);
-        this.slots = new Slots(capacityFor(Math.min(this.maxLive, 8)), false, now);
-    }
-
-    static int capacityFor(int entries) {
-        return Math.max(8, entries + entries / 3 + 1);
-    }
-
-    private static int index(long h, int capacity) {
-        return (int) (((h & 0xFFFF_FFFFL) * capacity) >>> 32);
+        this.slots = new Slots(Slots.capacityFor(Math.min(this.maxLive, 8)), false, now);
     }
 
     synchronized int liveCount() {
         return live;
-    }
-
-    /** The slot of (h, limit) in {@code s}, or -1. */
-    static int find(Slots s, long h, int limitIndex) {
-        long[] keys = s.keys;
-        int cap = s.capacity;
-        int i = index(h, cap);
-        for (int probes = 0; probes < cap; probes++) {
-            long k = (long) LONGS.getAcquire(keys, i);
-            if (k == 0) {
-                return -1;
-            }
-            if (k == h && s.limits[i] == limitIndex && (long) LONGS.getVolatile(s.states, i) != DEAD) {
-                return i;
-            }
-            if (++i == cap) {
-                i = 0;
-            }
-        }
-        return -1;
     }
 
     // ------------------------------------------------------------------------------------------------
@@ -112,7 +58,7 @@ final class Segment {
             }
             // a clock read that predates the table's base decides at the base, as if read a moment later
             long now = Math.max(nowRead, s.base);
-            int i = find(s, h, r.index);
+            int i = s.find(h, r.index);
             if (i < 0) {
                 insert(h, r, now);
                 continue;
@@ -157,7 +103,7 @@ final class Segment {
     Decision acquireObject(long h, Registered r, long cost, long now) {
         for (;;) {
             Slots s = slots;
-            int i = find(s, h, r.index);
+            int i = s.find(h, r.index);
             if (i < 0) {
                 insert(h, r, now);
                 continue;
@@ -192,7 +138,7 @@ final class Segment {
                 continue;
             }
             long now = Math.max(nowRead, s.base);
-            int i = find(s, h, r.index);
+            int i = s.find(h, r.index);
             if (i < 0) {
                 return Algorithms.peek(r.freshObject(), now, r.limit, cost);
             }
@@ -232,7 +178,7 @@ final class Segment {
             if (r.packed && now - s.base > owner.rebaseIntervalNanos) {
                 return null;
             }
-            int i = find(s, h, r.index);
+            int i = s.find(h, r.index);
             if (i < 0) {
                 return null;
             }
@@ -268,20 +214,12 @@ final class Segment {
         }
     }
 
-    static void releasePacked(Slots s, int i, long value) {
-        LONGS.setVolatile(s.states, i, value);
-    }
-
-    static void releaseObject(Slots s, int i, State value) {
-        REFS.setVolatile(s.refs, i, value);
-    }
-
     /** Makes sure (h, r) has a slot on a table fit to decide at {@code now}, inserting a fresh key if need be. */
     void ensure(long h, Registered r, long now) {
         if (now - slots.base > owner.rebaseIntervalNanos) {
             rebase(now);
         }
-        if (find(slots, h, r.index) < 0) {
+        if (slots.find(h, r.index) < 0) {
             insert(h, r, now);
         }
     }
@@ -291,20 +229,14 @@ final class Segment {
 
     private synchronized void insert(long h, Registered r, long now) {
         Slots s = slots;
-        if (find(s, h, r.index) >= 0) {
+        if (s.find(h, r.index) >= 0) {
             return;
         }
         boolean needRefs = !r.packed;
         if (used >= s.threshold || live >= maxLive || (needRefs && s.refs == null)) {
             s = rebuild(now, needRefs || s.refs != null);
         }
-        int cap = s.capacity;
-        int i = index(h, cap);
-        while (s.keys[i] != 0) {
-            if (++i == cap) {
-                i = 0;
-            }
-        }
+        int i = s.empty(h);
         s.limits[i] = (short) r.index;
         if (r.packed) {
             s.states[i] = r.freshPacked(Math.max(now, s.base), s.base);
@@ -318,8 +250,8 @@ final class Segment {
 
     synchronized void remove(long h, int limitIndex) {
         Slots s = slots;
-        int i = find(s, h, limitIndex);
-        if (i >= 0 && kill(s, i, true) != null) {
+        int i = s.find(h, limitIndex);
+        if (i >= 0 && s.kill(i, true, owner.registered(limitIndex)) != null) {
             live--;
         }
     }
@@ -339,20 +271,20 @@ final class Segment {
         Slots old = slots;
         long base = Math.max(now, old.base);
         if (live >= maxLive) {
-            evict(old, base);
+            live -= Eviction.evict(old, base, live, maxLive, owner::registered);
         }
-        Slots next = new Slots(capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs, base);
+        Slots next = new Slots(Slots.capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs, base);
         int moved = 0;
         for (int i = 0; i < old.capacity; i++) {
             long h = old.keys[i];
             if (h == 0) {
                 continue;
             }
-            Object value = kill(old, i, true);
+            Registered r = owner.registered(old.limits[i]);
+            Object value = old.kill(i, true, r);
             if (value == null) {
                 continue;
             }
-            Registered r = owner.registered(old.limits[i]);
             if (value instanceof Long packed) {
                 if (r.untilFresh(packed, base, old.base) == 0) {
                     continue; // fresh by now: nothing to carry over
@@ -362,12 +294,7 @@ final class Segment {
             } else if (r.untilFresh((State) value, base) == 0) {
                 continue;
             }
-            int j = index(h, next.capacity);
-            while (next.keys[j] != 0) {
-                if (++j == next.capacity) {
-                    j = 0;
-                }
-            }
+            int j = next.empty(h);
             next.keys[j] = h;
             next.limits[j] = old.limits[i];
             if (value instanceof Long packed) {
@@ -383,106 +310,5 @@ final class Segment {
         return next;
     }
 
-    /**
-     * Frees about an eighth of a full segment: first every key whose state equals a fresh key's, then,
-     * if that is not enough, the keys closest to fresh (the least recently admitted).
-     */
-    private void evict(Slots s, long now) {
-        int target = Math.max(1, maxLive / 8);
-        int killed = killWhere(s, now, 0, Integer.MAX_VALUE);
-        if (killed >= target) {
-            return;
-        }
-        long[] sample = new long[64];
-        int n = 0;
-        ThreadLocalRandom random = ThreadLocalRandom.current();
-        for (int tries = 0; n < sample.length && tries < 4 * sample.length; tries++) {
-            long v = untilFresh(s, random.nextInt(s.capacity), now);
-            if (v >= 0) {
-                sample[n++] = v;
-            }
-        }
-        Arrays.sort(sample, 0, n);
-        long cut = n == 0 ? Long.MAX_VALUE : sample[Math.min(n - 1, (int) ((long) n * (target - killed) / Math.max(1, live)))];
-        killed += killWhere(s, now, cut, target - killed);
-        if (killed == 0) {
-            killWhere(s, now, Long.MAX_VALUE, 1);
-        }
-    }
 
-    /** Kills up to {@code max} live, unheld slots whose time to fresh is at most {@code cut}; returns how many. */
-    private int killWhere(Slots s, long now, long cut, int max) {
-        int killed = 0;
-        for (int i = 0; i < s.capacity && killed < max; i++) {
-            long v = untilFresh(s, i, now);
-            if (v >= 0 && v <= cut && kill(s, i, false) != null) {
-                killed++;
-                live--;
-            }
-        }
-        return killed;
-    }
-
-    /** Nanoseconds until slot i is fresh, or -1 when it is empty, dead or held. */
-    private long untilFresh(Slots s, int i, long now) {
-        if (s.keys[i] == 0) {
-            return -1;
-        }
-        Registered r = owner.registered(s.limits[i]);
-        if (r.packed) {
-            long v = (long) LONGS.getVolatile(s.states, i);
-            return (v == DEAD || v == LOCKED) ? -1 : r.untilFresh(v, Math.max(now, s.base), s.base);
-        }
-        Object ref = REFS.getVolatile(s.refs, i);
-        return (ref == DEAD_REF || ref instanceof LockedRef || ref == null) ? -1 : r.untilFresh((State) ref, now);
-    }
-
-    /**
-     * Marks slot i dead and returns what it held (a Long or a State), or null when it was dead already.
-     * With {@code wait}, a slot held by a multi-permit request is waited for; without, it is left alone.
-     */
-    private Object kill(Slots s, int i, boolean wait) {
-        Registered r = owner.registered(s.limits[i]);
-        if (r.packed) {
-            for (;;) {
-                long v = (long) LONGS.getVolatile(s.states, i);
-                if (v == DEAD) {
-                    return null;
-                }
-                if (v == LOCKED) {
-                    if (!wait) {
-                        return null;
-                    }
-                    Thread.yield();
-                    continue;
-                }
-                if (LONGS.compareAndSet(s.states, i, v, DEAD)) {
-                    return v;
-                }
-                if (!wait) {
-                    return null; // it just changed: in use, keep it
-                }
-            }
-        }
-        for (;;) {
-            Object ref = REFS.getVolatile(s.refs, i);
-            if (ref == DEAD_REF || ref == null) {
-                return null;
-            }
-            if (ref instanceof LockedRef) {
-                if (!wait) {
-                    return null;
-                }
-                Thread.yield();
-                continue;
-            }
-            if (REFS.compareAndSet(s.refs, i, ref, DEAD_REF)) {
-                LONGS.setVolatile(s.states, i, DEAD);
-                return ref;
-            }
-            if (!wait) {
-                return null;
-            }
-        }
-    }
 }
