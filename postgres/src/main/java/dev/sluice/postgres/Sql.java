@@ -42,10 +42,12 @@ final class Sql {
         bucketAcquireMany = "select ord, allowed, pre_backlog, pre_at_ns, now_ns, existed from " + s
                 + Migrations.quote(p + "bucket_acquire_many") + "(?::text[], ?::text[], ?::bigint[], ?::bigint[],"
                 + " ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])";
-        fixedWindowAcquire = "select allowed, pre_window_no, pre_current, now_ns, existed from " + s
-                + Migrations.quote(p + "fixed_window_acquire") + "(?, ?, ?, ?, ?, ?)";
-        slidingWindowAcquire = "select allowed, pre_window_no, pre_previous, pre_current, now_ns, existed from " + s
-                + Migrations.quote(p + "sliding_window_acquire") + "(?, ?, ?, ?, ?, ?)";
+        // both window counters are one function (003_fixed_window.sql), told which by its first argument
+        String windowAcquire = s + Migrations.quote(p + "window_acquire");
+        fixedWindowAcquire = "select allowed, pre_window_no, pre_current, now_ns, existed from " + windowAcquire
+                + "(false, ?, ?, ?, ?, ?, ?)";
+        slidingWindowAcquire = "select allowed, pre_window_no, pre_previous, pre_current, now_ns, existed from "
+                + windowAcquire + "(true, ?, ?, ?, ?, ?, ?)";
         slidingLogAcquire = "select allowed, pre_at_ns, pre_costs, now_ns, existed from " + s
                 + Migrations.quote(p + "sliding_log_acquire") + "(?, ?, ?, ?, ?, ?)";
 

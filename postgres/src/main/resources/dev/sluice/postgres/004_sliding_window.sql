@@ -7,106 +7,22 @@
 --     (a clock that went back behind window_no decides in window_no, at its start: never in an older one)
 --     allowed: (k, prev, curr + q), expires_at = (k + 2)·W (both windows empty then), rounded up to the second
 --
--- Parameters: p_key, p_limit_id (Limit.id()), p_cost (q), p_now_ns (client Ticker, or null for
--- clock_timestamp()), p_window_ns (W), p_capacity (C).
--- Returns whether it was allowed, a state equivalent to the one it decided on
--- (dev.sluice.algorithm.SlidingWindow turns it into the Decision, retryAfter included), the now it used
--- and whether the row existed.
--- How: as sluice_bucket_acquire (002_token_bucket.sql): allowed is one UPDATE whose WHERE is the test,
--- denied is a plain SELECT, a first call an INSERT ... ON CONFLICT DO NOTHING.
+-- Decided by public.sluice_window_acquire(true, ...) in 003_fixed_window.sql, which the fixed window shares;
+-- the functions below are the sliding window alone, for callers of earlier versions and for people at psql.
 
--- The admission test, inlined into the UPDATE's WHERE: window_no/previous/current as stored, k and e of now.
+-- The admission test, as public.sluice_window_fits(true, ...).
 create or replace function public.sluice_sliding_window_fits(
     p_window_no bigint, p_previous bigint, p_current bigint, p_k bigint, p_e bigint,
     p_cost bigint, p_window_ns bigint, p_capacity bigint)
 returns boolean language sql immutable parallel safe as $$
-    select p_capacity - (case when p_window_no >= p_k then p_current else 0 end) - p_cost >= 0
-       and (case when p_window_no >= p_k then p_previous when p_window_no = p_k - 1 then p_current else 0 end)::numeric
-           * (p_window_ns - (case when p_window_no > p_k then 0 else p_e end))
-           <= (p_capacity - (case when p_window_no >= p_k then p_current else 0 end) - p_cost)::numeric * p_window_ns
+    select public.sluice_window_fits(true, p_window_no, p_previous, p_current, p_k, p_e, p_cost, p_window_ns, p_capacity)
 $$;
 
 create or replace function public.sluice_sliding_window_acquire(
     p_key text, p_limit_id text, p_cost bigint, p_now_ns bigint, p_window_ns bigint, p_capacity bigint,
     out allowed boolean, out pre_window_no bigint, out pre_previous bigint, out pre_current bigint,
     out now_ns bigint, out existed boolean)
-language plpgsql as $$
-declare
-    v_hash  bytea := sha256(convert_to(p_key, 'UTF8'));
-    v_clock timestamp;
-    v_now   bigint;
-    v_k     bigint;
-    v_e     bigint;
-    v_kk    bigint;
-    v_after bigint;
-    v_tries int := 0;
-begin
-    if p_now_ns is null then
-        v_clock := clock_timestamp() at time zone 'UTC';   -- as epoch ns, exact: see 002_token_bucket.sql
-        v_now := date_part('epoch', date_trunc('second', v_clock))::bigint * 1000000000
-               + (date_part('microseconds', v_clock)::bigint % 1000000) * 1000;
-    else
-        v_now := p_now_ns;
-    end if;
-    v_k := floor(v_now::numeric / p_window_ns)::bigint;
-    v_e := v_now - v_k * p_window_ns;
-    loop
-        update public.sluice_window s
-           set window_no = greatest(v_k, s.window_no),
-               previous_count = case when s.window_no >= v_k then s.previous_count
-                                     when s.window_no = v_k - 1 then s.current_count else 0 end,
-               current_count = (case when s.window_no >= v_k then s.current_count else 0 end) + p_cost,
-               expires_at = public.sluice_ceil_second((greatest(v_k, s.window_no) + 2) * p_window_ns)
-         where s.key_hash = v_hash and s.limit_id = p_limit_id
-           and public.sluice_sliding_window_fits(s.window_no, s.previous_count, s.current_count, v_k, v_e,
-                                                 p_cost, p_window_ns, p_capacity)
-        returning s.window_no, s.previous_count, s.current_count into v_kk, pre_previous, v_after;
-        if found then
-            allowed := true;
-            existed := true;
-            pre_window_no := v_kk;
-            pre_current := v_after - p_cost;
-            now_ns := case when v_kk > v_k then v_kk * p_window_ns else v_now end;
-            return;
-        end if;
-        select s.window_no, s.previous_count, s.current_count into pre_window_no, pre_previous, pre_current
-          from public.sluice_window s
-         where s.key_hash = v_hash and s.limit_id = p_limit_id;
-        if found then
-            now_ns := case when pre_window_no > v_k then pre_window_no * p_window_ns else v_now end;
-            if not public.sluice_sliding_window_fits(pre_window_no, pre_previous, pre_current, v_k, v_e,
-                                                     p_cost, p_window_ns, p_capacity) then
-                allowed := false;
-                existed := true;
-                return;
-            end if;
-            -- reset and re-created since the UPDATE looked: decide again
-        else
-            if p_now_ns is null then
-                -- no row: never there, reset, or deleted (by the expiry cleaner, say) while this call waited
-                -- for its lock. Read the clock again, after the SELECT that found it gone, so the fresh row
-                -- does not count in a window the deleted row had already closed (see 002_token_bucket.sql)
-                v_now := greatest(v_now, public.sluice_now_ns());
-                v_k := floor(v_now::numeric / p_window_ns)::bigint;
-                v_e := v_now - v_k * p_window_ns;
-            end if;
-            insert into public.sluice_window (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash)
-            values (p_key, p_limit_id, v_k, 0, p_cost, public.sluice_ceil_second((v_k + 2) * p_window_ns), v_hash)
-            on conflict do nothing;
-            if found then
-                allowed := true;
-                existed := false;
-                pre_window_no := -9223372036854775808;
-                pre_previous := 0;
-                pre_current := 0;
-                now_ns := v_now;
-                return;
-            end if;
-        end if;
-        v_tries := v_tries + 1;
-        if v_tries >= 100 then
-            raise exception 'sluice: key % under % kept changing under the decision', p_key, p_limit_id
-                using errcode = '40001';
-        end if;
-    end loop;
-end $$;
+language sql as $$
+    select w.allowed, w.pre_window_no, w.pre_previous, w.pre_current, w.now_ns, w.existed
+      from public.sluice_window_acquire(true, p_key, p_limit_id, p_cost, p_now_ns, p_window_ns, p_capacity) w
+$$;

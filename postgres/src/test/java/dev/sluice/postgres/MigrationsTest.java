@@ -34,7 +34,7 @@ class MigrationsTest {
             assertThat(rl.tryAcquire("k", l).allowed()).isFalse();
             assertThat(TestDatabase.queryLong("select current_count from " + schema + ".app_rl_window")).isEqualTo(2);
             assertThat(TestDatabase.queryLong("select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace"
-                    + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'", schema)).isEqualTo(13);
+                    + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'", schema)).isEqualTo(15); // sluice_window_acquire and sluice_window_fits decide both window counters
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");
         }
@@ -109,6 +109,29 @@ class MigrationsTest {
             Files.deleteIfExists(dir);
             TestDatabase.execute("drop database " + db);
         }
+    }
+
+    /**
+     * Both window counters are decided by sluice_window_acquire; the per-algorithm functions of earlier versions
+     * stay, as wrappers, and decide the same: a client of its own calling them by SQL keeps working.
+     */
+    @Test
+    void thePerAlgorithmWindowFunctionsStillDecide() {
+        String k = "wrap:" + UUID.randomUUID();
+        long w = 60_000_000_000L;
+        long now = 1_767_225_600_000_000_000L + 30_000_000_000L; // half-way through a minute window
+        for (int i = 0; i < 3; i++) {
+            assertThat(TestDatabase.queryLong("select count(*) from sluice_fixed_window_acquire(?, 'f', 1, ?, ?, 2)"
+                    + " where allowed", k, now, w)).isEqualTo(i < 2 ? 1L : 0L);
+        }
+        // sliding: 2 in the previous window, weighted by half at e = W/2, leave room for 1 of capacity 2 at once
+        TestDatabase.queryLong("select count(*) from sluice_sliding_window_acquire(?, 's', 2, ?, ?, 2)", k, now - w, w);
+        assertThat(TestDatabase.queryLong("select count(*) from sluice_sliding_window_acquire(?, 's', 1, ?, ?, 2)"
+                + " where allowed", k, now, w)).isEqualTo(1L);
+        assertThat(TestDatabase.queryLong("select count(*) from sluice_sliding_window_acquire(?, 's', 1, ?, ?, 2)"
+                + " where allowed", k, now, w)).isEqualTo(0L);
+        assertThat(TestDatabase.queryLong("select count(*) from sluice_window_acquire(true, ?, 's', 1, ?, ?, 2)"
+                + " where allowed", k, now, w)).isEqualTo(0L);
     }
 
     @Test

@@ -160,7 +160,7 @@ class RoundTripTest {
 
     private static long calls(String schema) {
         Long n = TestDatabase.queryLong("select coalesce(sum(calls), 0) from pg_stat_user_functions"
-                + " where schemaname = ? and funcname = 'sluice_fixed_window_acquire'", schema);
+                + " where schemaname = ? and funcname = 'sluice_window_acquire'", schema);
         return n == null ? 0 : n;
     }
 
