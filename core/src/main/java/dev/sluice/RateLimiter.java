@@ -57,6 +57,16 @@ public interface RateLimiter extends AutoCloseable {
     /** Forgets the state of {@code key} under {@code limit}: it becomes a fresh key. */
     void reset(String key, Limit limit);
 
+    /**
+     * {@code key} under {@code limit} as an object to keep and call with no key: {@code tryAcquire()},
+     * blocking {@code acquire()}, {@code tryAcquire(cost, timeout)}, {@code peek()}, and the async form. See
+     * {@link BoundLimit}. Stores may resolve the key once (the in-memory store does); the default binds the keyed
+     * calls.
+     */
+    default BoundLimit bind(String key, Limit limit) {
+        return BoundLimit.of(this, key, limit);
+    }
+
     /** Releases connections and threads; never throws a checked exception. */
     @Override
     void close();

@@ -1,5 +1,6 @@
 package dev.sluice.bench;
 
+import dev.sluice.BoundLimit;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
@@ -32,7 +33,8 @@ import java.util.function.Function;
  * Resilience4j's {@code AtomicRateLimiter}, and {@link CasGcra}, a bare CAS on one {@code AtomicLong} as the
  * floor. Guava, Resilience4j and the floor have no keys: they are one limiter.
  *
- * <p>{@link HotKey1Thread} and {@link HotKey2Threads} run these methods with 1 and 2 threads; {@link #mix}
+ * <p>{@link HotKey1Thread}, {@link HotKey2Threads} and {@link HotKey4Threads} run these methods with 1, 2 and 4
+ * threads; {@link #mix}
  * runs each under a limit that admits every call and one that denies nearly every call (see {@link Mix}).
  * Every method returns its result to JMH (so nothing is optimised away) and counts it in {@link Outcomes}.
  */
@@ -54,7 +56,11 @@ public abstract class HotKey {
     RateLimiter sluice;
     /** The same store behind FailSafeRateLimiter: what the failure policy costs a healthy store's decision. */
     RateLimiter failSafe;
+    /** Sluice's handle of the key under {@link #tokenBucket}: {@code sluice.bind(key, tokenBucket)}. */
+    BoundLimit bound;
     ConcurrentHashMap<String, Bucket> buckets;
+    /** One Bucket4j bucket held by the caller, no map: what the bound handle compares with. */
+    Bucket bucket;
     Function<String, Bucket> newBucket;
     com.google.common.util.concurrent.RateLimiter guava;
     AtomicRateLimiter resilience4j;
@@ -67,7 +73,9 @@ public abstract class HotKey {
         gcra = mix.sluiceGcra();
         sluice = InMemoryRateLimiter.create();
         failSafe = dev.sluice.failsafe.FailSafeRateLimiter.builder(InMemoryRateLimiter.create()).build();
+        bound = sluice.bind(key, tokenBucket);
         buckets = new ConcurrentHashMap<>();
+        bucket = mix.bucket4j();
         Mix m = mix;
         newBucket = k -> m.bucket4j();
         guava = mix.guava();
@@ -88,6 +96,22 @@ public abstract class HotKey {
         return d;
     }
 
+    /** The bound handle: no key to hash, the slot remembered. Compare with {@link #bucket4jBucket}. */
+    @Benchmark
+    public Decision sluiceBound(Outcomes outcomes) {
+        Decision d = bound.tryAcquire();
+        outcomes.count(d.allowed());
+        return d;
+    }
+
+    /** The bound handle when the caller keeps only the verdict: the Decision need not exist (escape analysis). */
+    @Benchmark
+    public boolean sluiceBoundAllowed(Outcomes outcomes) {
+        boolean ok = bound.tryAcquire().allowed();
+        outcomes.count(ok);
+        return ok;
+    }
+
     @Benchmark
     public Decision sluiceFailSafeTokenBucket(Outcomes outcomes) {
         Decision d = failSafe.tryAcquire(key, tokenBucket);
@@ -106,6 +130,14 @@ public abstract class HotKey {
     @Benchmark
     public boolean bucket4j(Outcomes outcomes) {
         boolean ok = buckets.computeIfAbsent(key, newBucket).tryConsume(1);
+        outcomes.count(ok);
+        return ok;
+    }
+
+    /** {@code tryConsume(1)} on a bucket the caller holds: no map. */
+    @Benchmark
+    public boolean bucket4jBucket(Outcomes outcomes) {
+        boolean ok = bucket.tryConsume(1);
         outcomes.count(ok);
         return ok;
     }

@@ -1,6 +1,7 @@
 package dev.sluice.memory;
 
 import dev.sluice.Algorithm;
+import dev.sluice.BoundLimit;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
@@ -171,6 +172,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
         }
         long h = hasher.hash(key, r.index);
         segmentFor(h).remove(h, r.index);
+    }
+
+    /** The key's hash, limit and segment resolved once, and its slot remembered: see {@link BoundLimit}. */
+    @Override
+    public BoundLimit bind(String key, Limit limit) {
+        return new MemoryBound(this, key, limit, BoundLimit.Sleeper.PARK);
     }
 
     /** Holds no threads or connections: nothing to release. */

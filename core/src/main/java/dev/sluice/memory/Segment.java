@@ -49,6 +49,11 @@ final class Segment {
     // the decision paths
 
     Decision acquirePacked(long h, Registered r, long cost, long nowRead, long maxWaitScaled) {
+        return acquirePacked(h, r, cost, nowRead, maxWaitScaled, null);
+    }
+
+    /** With {@code bound}, the slot it remembers is tried first, and the slot found is remembered for next time. */
+    Decision acquirePacked(long h, Registered r, long cost, long nowRead, long maxWaitScaled, MemoryBound bound) {
         Limit limit = r.limit;
         for (;;) {
             Slots s = slots;
@@ -58,15 +63,27 @@ final class Segment {
             }
             // a clock read that predates the table's base decides at the base, as if read a moment later
             long now = Math.max(nowRead, s.base);
-            int i = s.find(h, r.index);
-            if (i < 0) {
-                insert(h, r, now);
-                continue;
+            MemoryBound.Where w = bound == null ? null : bound.where;
+            int i;
+            if (w != null && w.slots() == s) {
+                i = w.index(); // the key's slot on this table until it is found dead
+            } else {
+                i = s.find(h, r.index);
+                if (i < 0) {
+                    insert(h, r, now);
+                    continue;
+                }
+                if (bound != null) {
+                    bound.where = new MemoryBound.Where(s, i);
+                }
             }
             long[] states = s.states;
             for (;;) {
                 long cur = (long) LONGS.getVolatile(states, i);
                 if (cur == DEAD) {
+                    if (bound != null) {
+                        bound.where = null;
+                    }
                     break; // evicted or moved: look again
                 }
                 if (cur == LOCKED) {

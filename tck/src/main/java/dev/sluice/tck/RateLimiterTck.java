@@ -12,5 +12,5 @@ package dev.sluice.tck;
  * }</pre>
  */
 public interface RateLimiterTck extends TokenBucketTck, GcraTck, FixedWindowTck, SlidingWindowTck, SlidingLogTck,
-        MultiPermitTck, ReserveTck, ResetTck, PeekTck, BadInputTck, DifferentialTck, ConcurrencyTck {
+        MultiPermitTck, ReserveTck, ResetTck, PeekTck, BadInputTck, DifferentialTck, ConcurrencyTck, BoundLimitTck {
 }
