@@ -72,7 +72,7 @@ class ComingFromTest {
     }
 
     @Test
-    void resilience4j() {
+    void resilience4j() throws InterruptedException {
         // both count permits per period; Resilience4j's periods start when it is created, Sluice's windows at the
         // epoch, so a first period may be shorter: periods of 1,000 days keep both far from their end here
         Duration period = Duration.ofDays(1000);
