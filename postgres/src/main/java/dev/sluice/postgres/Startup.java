@@ -45,20 +45,39 @@ final class Startup {
     static void warmUp(AttemptLoop attempts, DecisionStatements statements, StoreClock clock, String where,
             boolean migrateIfMissing, Runnable migrate) {
         Limit probe = Limit.fixedWindow(1, Duration.ofSeconds(1));
-        for (int round = 0; ; round++) {
-            DecisionCall call = DecisionCall.maintenance(System.nanoTime() + WARM_UP_BUDGET.toNanos());
+        long end = System.nanoTime() + WARM_UP_BUDGET.toNanos();
+        boolean migrated = false;
+        while (true) {
+            DecisionCall call = DecisionCall.maintenance(end);
             try {
                 attempts.run(null, probe, call, WARM_UP_BUDGET.toNanos(),
                         c -> statements.peek(c, "sluice:warm-up", probe, 1, clock.read()));
                 return;
             } catch (PostgresStoreException e) {
-                if (round == 0 && migrateIfMissing && SCHEMA_MISSING.contains(String.valueOf(e.sqlState()))) {
+                if (!migrated && migrateIfMissing && SCHEMA_MISSING.contains(String.valueOf(e.sqlState()))) {
                     migrate.run();
+                    migrated = true;
+                    continue;
+                }
+                if (e.degradation() == Degradation.OVERLOADED && end - System.nanoTime() > 0) {
+                    // a pool that has not opened its connections yet and waits less than that for one (HikariCP's
+                    // connectionTimeout): the database is not refusing, so give the pool the warm-up's time
+                    pause();
                     continue;
                 }
                 throw new PostgresStoreException("cannot use PostgreSQL at " + where + ": " + e.getMessage(),
                         e.sqlState(), e, e.degradation());
             }
+        }
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PostgresStoreException("interrupted while waiting for the pool's first connection", null, e,
+                    Degradation.UNAVAILABLE);
         }
     }
 
