@@ -162,8 +162,7 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        dev.sluice.algorithm.Algorithms.checkReserve(key, limit, cost, maxWait);
-        long waitNanos = dev.sluice.store.TimeBudget.saturatedNanos(maxWait);
+        long waitNanos = dev.sluice.algorithm.Algorithms.checkReserve(key, limit, cost, maxWait);
         return join(send(reserve, body(List.of(new Permit(key, limit, cost)), waitNanos))
                 .thenApply(RemoteRateLimiter::decision));
     }

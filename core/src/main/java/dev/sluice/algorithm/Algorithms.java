@@ -55,23 +55,28 @@ public final class Algorithms {
         return Gcra.reserve((TatState) state, nowNanos, limit, cost, maxWaitNanos);
     }
 
-    /** Throws {@link UnsupportedOperationException} for the window algorithms, which cannot lend from the future. */
     /**
      * Validates a {@code reserve} request, as every store does before anything else: the permit
      * ({@link Permit#check}), an algorithm that can lend future permits, and a {@code maxWait} of zero or more.
+     * Returns {@code maxWait} in nanoseconds, {@link Long#MAX_VALUE} for one too long to count so (292 years or
+     * more: "wait as long as it takes"), which is what every store sends or computes with.
      *
      * @throws IllegalArgumentException naming the bad value and the fix
      * @throws UnsupportedOperationException for a window algorithm
      */
-    public static void checkReserve(String key, Limit limit, long cost, java.time.Duration maxWait) {
+    public static long checkReserve(String key, Limit limit, long cost, java.time.Duration maxWait) {
         Permit.check(key, limit, cost);
         checkReservable(limit);
         java.util.Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
         if (maxWait.isNegative()) {
             throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
         }
+        return maxWait.compareTo(LONGEST_NANOS) >= 0 ? Long.MAX_VALUE : maxWait.toNanos();
     }
 
+    private static final java.time.Duration LONGEST_NANOS = java.time.Duration.ofNanos(Long.MAX_VALUE);
+
+    /** Throws {@link UnsupportedOperationException} for the window algorithms, which cannot lend from the future. */
     public static void checkReservable(Limit limit) {
         if (!limit.algorithm().isTat()) {
             throw new UnsupportedOperationException("reserve is defined for token_bucket and gcra only, not for "

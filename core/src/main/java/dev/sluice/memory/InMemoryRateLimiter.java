@@ -137,12 +137,9 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Algorithms.checkReserve(key, limit, cost, maxWait);
-        long maxWaitNanos = maxWait.compareTo(MAX_WAIT) > 0 ? Long.MAX_VALUE : maxWait.toNanos();
+        long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
         return acquire(key, register(limit), cost, Gcra.maxWaitScaled(maxWaitNanos, limit));
     }
-
-    private static final Duration MAX_WAIT = Duration.ofNanos(Long.MAX_VALUE);
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {

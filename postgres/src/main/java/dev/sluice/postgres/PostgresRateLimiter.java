@@ -334,10 +334,10 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Algorithms.checkReserve(key, limit, cost, maxWait);
+        long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
         check(key, limit, cost);
         DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(acquire(key, limit, cost, maxWait.toNanos(), call), call, key, limit);
+        return waits.await(acquire(key, limit, cost, maxWaitNanos, call), call, key, limit);
     }
 
     /**

@@ -206,9 +206,8 @@ public final class RedisRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Algorithms.checkReserve(key, limit, cost, maxWait);
+        long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
         ScriptCall.checkExact(limit);
-        long maxWaitNanos = TimeBudget.saturatedNanos(maxWait);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
                 maxWaitNanos, now(), minTtlMillis);
         long start = System.nanoTime();

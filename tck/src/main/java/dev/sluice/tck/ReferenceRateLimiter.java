@@ -70,9 +70,9 @@ public final class ReferenceRateLimiter implements RateLimiter {
 
     @Override
     public synchronized Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        Algorithms.checkReserve(key, limit, cost, maxWait);
+        long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
         Id id = new Id(key, limit);
-        Step step = Algorithms.reserve(state(id), ticker.read(), limit, cost, maxWait.toNanos());
+        Step step = Algorithms.reserve(state(id), ticker.read(), limit, cost, maxWaitNanos);
         states.put(id, step.state());
         return step.decision();
     }

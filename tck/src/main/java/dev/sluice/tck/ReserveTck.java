@@ -77,4 +77,16 @@ public interface ReserveTck extends StoreUnderTest {
             assertThat(rl.tryAcquire(k, l, 2).allowed()).as("nothing was taken").isTrue();
         }
     }
+
+    /** A maxWait longer than a long counts in nanoseconds (292 years) is "as long as it takes" on every store. */
+    @Test
+    default void aMaxWaitTooLongForNanosecondsWaitsAsLongAsItTakes() {
+        Limit l = Limit.tokenBucket(1, Rate.perSecond(1));
+        String k = Tck.key("reserve-forever");
+        try (RateLimiter rl = newLimiter(Tck.ticker())) {
+            Duration forever = Duration.ofDays(365L * 1000);
+            assertThat(rl.reserve(k, l, 1, forever)).isEqualTo(allowed(1, 0, s(1)));
+            assertThat(rl.reserve(k, l, 1, forever)).isEqualTo(allowedAfterWait(1, 0, s(1), s(2)));
+        }
+    }
 }
