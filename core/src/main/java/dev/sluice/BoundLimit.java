@@ -203,7 +203,7 @@ public class BoundLimit {
 
     @Override
     public String toString() {
-        return "BoundLimit[key=" + (key.length() <= 64 ? key : key.substring(0, 64) + "…") + ", limit="
+        return "BoundLimit[key=" + Permit.abbreviate(key) + ", limit="
                 + limit.describe() + "]";
     }
 }

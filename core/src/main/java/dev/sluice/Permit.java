@@ -53,6 +53,11 @@ public record Permit(String key, Limit limit, long cost) {
         }
     }
 
+    /** How a key appears in a message: its first 64 characters, then "…". */
+    public static String abbreviate(String key) {
+        return key.length() <= 64 ? key : key.substring(0, 64) + "…";
+    }
+
     /** Keys must be 1 to {@value #MAX_KEY_LENGTH} characters. */
     public static void checkKey(String key) {
         if (key == null) {

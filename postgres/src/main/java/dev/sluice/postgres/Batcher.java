@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.Permit;
 import dev.sluice.store.StoreClock;
 import java.util.ArrayList;
 import java.util.List;
@@ -91,7 +92,7 @@ final class Batcher implements AutoCloseable {
         if (pending.incrementAndGet() > maxQueued) {
             pending.decrementAndGet();
             r.result().completeExceptionally(notSent.failure("the batching queue is full: " + maxQueued
-                    + " decisions are waiting, so nothing was sent for key \"" + KeyText.abbreviate(r.key())
+                    + " decisions are waiting, so nothing was sent for key \"" + Permit.abbreviate(r.key())
                     + "\" (raise concurrentBatches with the pool size)", null));
             return r.result();
         }

@@ -1,6 +1,7 @@
 package dev.sluice.postgres;
 
 import dev.sluice.Limit;
+import dev.sluice.Permit;
 import java.util.Locale;
 
 /** What a key may hold in PostgreSQL {@code text}, and how keys appear in messages. */
@@ -13,11 +14,7 @@ final class KeyText {
         if (key == null) {
             return "";
         }
-        return " for key \"" + abbreviate(key) + "\" under " + limit;
-    }
-
-    static String abbreviate(String key) {
-        return key.length() <= 64 ? key : key.substring(0, 64) + "…";
+        return " for key \"" + Permit.abbreviate(key) + "\" under " + limit;
     }
 
     /**
@@ -29,14 +26,14 @@ final class KeyText {
         for (int i = 0, n = key.length(); i < n; i++) {
             char ch = key.charAt(i);
             if (ch == 0) {
-                throw new IllegalArgumentException("key \"" + abbreviate(key).replace("\0", "\\0")
+                throw new IllegalArgumentException("key \"" + Permit.abbreviate(key).replace("\0", "\\0")
                         + "\" contains a NUL character (U+0000) at index " + i
                         + ": PostgreSQL text cannot store it; remove it, or encode the key (e.g. hex or Base64) first");
             }
             if (Character.isHighSurrogate(ch) && i + 1 < n && Character.isLowSurrogate(key.charAt(i + 1))) {
                 i++;
             } else if (Character.isSurrogate(ch)) {
-                throw new IllegalArgumentException("key \"" + abbreviate(key) + "\" contains an unpaired UTF-16 surrogate"
+                throw new IllegalArgumentException("key \"" + Permit.abbreviate(key) + "\" contains an unpaired UTF-16 surrogate"
                         + " (U+" + Integer.toHexString(ch).toUpperCase(Locale.ROOT) + ") at index " + i
                         + ": it has no UTF-8 form, so PostgreSQL cannot store it; pass well-formed Unicode");
             }

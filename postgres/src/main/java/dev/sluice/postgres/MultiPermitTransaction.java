@@ -102,11 +102,6 @@ final class MultiPermitTransaction {
     /** Locks (creating fresh rows where none exist) and reads the rows of one table; returns the database clock. */
     private long lock(Db c, Table table, List<Id> ids, Map<Id, Limit> limits, Map<Id, State> states)
             throws SQLException {
-        String statement = switch (table) {
-            case BUCKET -> sql.bucketLock;
-            case WINDOW -> sql.windowLock;
-            case LOG -> sql.logLock;
-        };
         String[] keys = new String[ids.size()];
         String[] limitIds = new String[ids.size()];
         for (int i = 0; i < keys.length; i++) {
@@ -114,7 +109,7 @@ final class MultiPermitTransaction {
             limitIds[i] = ids.get(i).limitId();
         }
         long clock = Long.MIN_VALUE;
-        try (PreparedStatement ps = c.prepare(statement)) {
+        try (PreparedStatement ps = c.prepare(table.lock(sql))) {
             ps.setArray(1, c.connection().createArrayOf("text", keys));
             ps.setArray(2, c.connection().createArrayOf("text", limitIds));
             try (ResultSet rs = ps.executeQuery()) {
@@ -137,7 +132,7 @@ final class MultiPermitTransaction {
         }
         for (Id id : ids) {
             if (!states.containsKey(id)) {
-                throw new SQLException("the lock statement returned no row for key " + KeyText.abbreviate(id.key()), "XX000");
+                throw new SQLException("the lock statement returned no row for key " + Permit.abbreviate(id.key()), "XX000");
             }
         }
         return clock;
@@ -152,11 +147,7 @@ final class MultiPermitTransaction {
                 Table table = Table.of(limit);
                 PreparedStatement ps = batches.get(table);
                 if (ps == null) {
-                    ps = c.prepare(switch (table) {
-                        case BUCKET -> sql.bucketUpdate;
-                        case WINDOW -> sql.windowUpdate;
-                        case LOG -> sql.logUpdate;
-                    });
+                    ps = c.prepare(table.update(sql));
                     batches.put(table, ps);
                 }
                 State s = e.getValue();

@@ -40,6 +40,24 @@ enum Table {
         };
     }
 
+    /** Locks (or creates) the rows a multi-permit request names, in one fixed order, and reads them. */
+    String lock(Sql sql) {
+        return switch (this) {
+            case BUCKET -> sql.bucketLock;
+            case WINDOW -> sql.windowLock;
+            case LOG -> sql.logLock;
+        };
+    }
+
+    /** Writes one row's new state: a multi-permit request's, once every permit is allowed. */
+    String update(Sql sql) {
+        return switch (this) {
+            case BUCKET -> sql.bucketUpdate;
+            case WINDOW -> sql.windowUpdate;
+            case LOG -> sql.logUpdate;
+        };
+    }
+
     /** Deletes a batch of expired rows, skipping those a decision holds: the expiry cleaner's. */
     String clean(Sql sql) {
         return switch (this) {
