@@ -26,8 +26,8 @@ import javax.sql.DataSource;
  * COMMITTED ({@link DecisionStatements}; the functions ship as SQL files, see {@link Migrations}). <b>A denied call
  * writes nothing.</b> The function returns the state it decided on and the instant it used; the pure step of
  * {@code dev.sluice.algorithm} decodes them into the {@link Decision}, so every field is the in-memory limiter's.
- * With {@link Builder#batching(int, int)} concurrent token-bucket and GCRA decisions share one statement and one
- * commit ({@link Batcher}). A multi-permit {@link #tryAcquire(List)} is one transaction that locks its rows in one
+ * Concurrent token-bucket and GCRA decisions share one statement and one commit ({@link Batcher}; on by default,
+ * {@link Builder#batching(int, int)}); a lone caller's decision is sent at once, alone. A multi-permit {@link #tryAcquire(List)} is one transaction that locks its rows in one
  * fixed order ({@link MultiPermitTransaction}): all or nothing, and never a deadlock.
  *
  * <h2>Time</h2>
@@ -71,6 +71,9 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** Worker threads running the JDBC calls, by default: match the pool's maximum size. */
     public static final int DEFAULT_THREADS = 16;
+
+    /** Token-bucket and GCRA decisions that may share one statement, by default ({@link Builder#batching(int, int)}). */
+    public static final int DEFAULT_MAX_BATCH_SIZE = 64;
 
     /** Decisions that may wait in the async executor's queue or the batching queue; more are rejected. */
     public static final int DEFAULT_MAX_QUEUED_DECISIONS = 10_000;
@@ -119,7 +122,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.statements = new DecisionStatements(sql, schema);
         this.expiredRows = new ExpiredRows(attempts, sql, clock);
-        this.batcher = b.maxBatchSize > 0 ? new Batcher(b.maxBatchSize, b.concurrentBatches, b.maxQueued,
+        int concurrentBatches = b.concurrentBatches > 0 ? b.concurrentBatches : Math.max(1, b.threads / 2);
+        this.batcher = b.maxBatchSize > 0 ? new Batcher(b.maxBatchSize, concurrentBatches, b.maxQueued,
                 new BatchSend(attempts, statements), failures::notSent) : null;
         this.workers = new Workers(b.asyncExecutor, b.threads, b.maxQueued, attempts, failures, () -> closed);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
@@ -170,8 +174,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
         private Executor asyncExecutor;
         private int threads = DEFAULT_THREADS;
-        private int maxBatchSize;
-        private int concurrentBatches;
+        private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
+        private int concurrentBatches; // 0: half the threads
         private int maxQueued = DEFAULT_MAX_QUEUED_DECISIONS;
 
         private Builder(DataSource dataSource, String jdbcUrl) {
@@ -217,7 +221,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
 
         /**
-         * Where every decision's blocking JDBC work runs (sync callers wait for it at most their budget);
+         * Where the blocking JDBC work runs (sync callers wait for it at most their budget) of every decision that is not
+         * batched (window algorithms, peeks, resets, multi-permits; all of them with {@code batching(false)});
          * default {@link #threads(int)} daemon threads with a queue of {@link #maxQueuedDecisions(int)}.
          * Bound your own executor's queue likewise (a decision that waited there past its budget fails
          * without being sent), and never give one that runs tasks on the calling thread: the caller would
@@ -243,11 +248,12 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
 
         /**
-         * Batches concurrent token-bucket and GCRA decisions: up to {@code maxBatchSize} queued decisions go
-         * to the database as one statement and one commit, from {@code concurrentBatches} dispatcher
-         * threads (each holding one connection while its batch runs). Every decision stays exact; what
-         * changes is throughput under concurrency (one commit for many decisions) and that a decision waits
-         * for its batch. A lone caller is never delayed waiting for others. Off by default.
+         * How concurrent token-bucket and GCRA decisions are batched (on by default: 64 a statement, from half as
+         * many dispatcher threads as {@link #threads(int)}): up to {@code maxBatchSize} queued decisions go to the
+         * database as one statement and one commit, from {@code concurrentBatches} dispatcher threads (each holding
+         * one pooled connection while its batch runs). Every decision stays exact and decided in arrival order per
+         * key; what changes is throughput under concurrency (one round trip and one commit for many decisions). A lone
+         * caller is never delayed waiting for others: its batch is its own request, sent at once.
          */
         public Builder batching(int maxBatchSize, int concurrentBatches) {
             if (maxBatchSize < 1 || maxBatchSize > 10_000) {
@@ -259,6 +265,16 @@ public final class PostgresRateLimiter implements RateLimiter {
             }
             this.maxBatchSize = maxBatchSize;
             this.concurrentBatches = concurrentBatches;
+            return this;
+        }
+
+        /**
+         * {@code false}: every decision is its own statement and commit on a worker thread, however many run at once
+         * (the behaviour before batching was the default). {@code true}: the default batching.
+         */
+        public Builder batching(boolean batching) {
+            this.maxBatchSize = batching ? DEFAULT_MAX_BATCH_SIZE : 0;
+            this.concurrentBatches = 0;
             return this;
         }
 

@@ -108,7 +108,7 @@ class BudgetTest {
         for (boolean batching : new boolean[] {false, true}) {
             StalledPool pool = new StalledPool();
             PostgresRateLimiter.Builder b = TestDatabase.builder(pool).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
-            try (PostgresRateLimiter rl = batching ? b.batching(8, 1).build() : b.build()) {
+            try (PostgresRateLimiter rl = batching ? b.batching(8, 1).build() : b.batching(false).build()) {
                 pool.arm();
                 CompletableFuture<Decision> f = rl.tryAcquireAsync(key(), Limit.tokenBucket(1, Rate.perHour(1)), 1);
                 assertThatThrownBy(() -> f.get(HANG_GUARD.toSeconds(), TimeUnit.SECONDS))
@@ -135,7 +135,7 @@ class BudgetTest {
         for (boolean batching : new boolean[] {false, true}) {
             StalledPool pool = new StalledPool();
             PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(pool).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
-            try (PostgresRateLimiter rl = batching ? b.batching(8, 1).build() : b.build()) {
+            try (PostgresRateLimiter rl = batching ? b.batching(8, 1).build() : b.batching(false).build()) {
                 pool.arm();
                 List<Runnable> calls = List.of(
                         () -> rl.tryAcquire(key(), bucket),
@@ -172,7 +172,7 @@ class BudgetTest {
             r.run();
         }).start();
         try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET)).asyncExecutor(late).build()) {
+                .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET)).asyncExecutor(late).batching(false).build()) {
             CompletableFuture<Decision> f = rl.tryAcquireAsync(key, one, 1);
             assertThatThrownBy(() -> f.get(5, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class)
@@ -191,7 +191,7 @@ class BudgetTest {
     void aFullQueueRejectsAtOnce() throws Exception {
         Limit limit = Limit.tokenBucket(100, Rate.perHour(1));
         StalledPool pool = new StalledPool();
-        try (PostgresRateLimiter rl = TestDatabase.builder(pool).threads(8).maxQueuedDecisions(2)
+        try (PostgresRateLimiter rl = TestDatabase.builder(pool).threads(8).maxQueuedDecisions(2).batching(false)
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(5))).build()) {
             pool.arm();
             List<CompletableFuture<Decision>> running = new ArrayList<>();

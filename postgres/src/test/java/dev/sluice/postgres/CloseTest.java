@@ -33,7 +33,7 @@ class CloseTest {
     void everyCallOnAClosedLimiterIsAnIllegalStateException() {
         for (boolean batching : new boolean[] {false, true}) {
             PostgresRateLimiter.Builder b = TestDatabase.builder(TestDatabase.dataSource());
-            PostgresRateLimiter rl = batching ? b.batching(8, 2).build() : b.build();
+            PostgresRateLimiter rl = batching ? b.batching(8, 2).build() : b.batching(false).build();
             ExpiryCleaner manual = rl.manualCleaner(10, 1);
             rl.close();
             rl.close(); // idempotent
@@ -98,7 +98,7 @@ class CloseTest {
         for (boolean batching : new boolean[] {false, true}) {
             for (int round = 0; round < 5; round++) {
                 PostgresRateLimiter.Builder b = TestDatabase.builder(TestDatabase.dataSource());
-                PostgresRateLimiter rl = batching ? b.batching(4, 2).build() : b.build();
+                PostgresRateLimiter rl = batching ? b.batching(4, 2).build() : b.batching(false).build();
                 String key = "close-race-" + UUID.randomUUID();
                 List<CompletableFuture<Decision>> futures = new java.util.concurrent.CopyOnWriteArrayList<>();
                 List<Throwable> thrown = new java.util.concurrent.CopyOnWriteArrayList<>();

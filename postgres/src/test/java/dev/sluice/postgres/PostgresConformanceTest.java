@@ -4,7 +4,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
 
-/** The whole sluice-tck suite, unchanged, against a real PostgreSQL. */
+/** The whole sluice-tck suite, unchanged, against a real PostgreSQL, with the defaults (batching on). */
 class PostgresConformanceTest implements RateLimiterTck {
 
     @Override

@@ -11,8 +11,9 @@ import java.security.NoSuchAlgorithmException;
 /**
  * The scripts Sluice runs, read once from {@code src/main/resources/dev/sluice/redis}: for each algorithm
  * {@code common.lua + [window_math.lua] + <algorithm>.lua + run.lua}, and one script with every algorithm for a multi-permit
- * that mixes them, and one read-only script with every algorithm for {@code peek} ({@code peek.lua} instead
- * of {@code run.lua}). The text is constant (keys and numbers travel as KEYS and ARGV), so each script has one
+ * that mixes them, one read-only script with every algorithm for {@code peek} ({@code peek.lua} instead
+ * of {@code run.lua}), and one with every algorithm for a batch of independent decisions ({@code batch.lua}).
+ * The text is constant (keys and numbers travel as KEYS and ARGV), so each script has one
  * SHA-1 and is called with {@code EVALSHA}; {@code EVAL} of the same text is the fallback on
  * {@code NOSCRIPT}, and loads it again as a side effect.
  */
@@ -29,6 +30,8 @@ final class LuaScripts {
     final Script mixed;
     /** Read-only, every algorithm: reports one key's state and the instant, for peek (see peek.lua). */
     final Script peek;
+    /** Every algorithm: many independent single-permit decisions in one call (see batch.lua). */
+    final Script batch;
 
     private LuaScripts() {
         String common = read("common.lua");
@@ -42,8 +45,10 @@ final class LuaScripts {
         fixedWindow = script("fixed_window", common, windows + "\n" + f, run);
         slidingWindow = script("sliding_window", common, windows + "\n" + s, run);
         slidingLog = script("sliding_log", common, l, run);
-        mixed = script("mixed", common, windows + "\n" + g + "\n" + f + "\n" + s + "\n" + l, run);
-        peek = script("peek", common, windows + "\n" + g + "\n" + f + "\n" + s + "\n" + l, read("peek.lua"));
+        String every = windows + "\n" + g + "\n" + f + "\n" + s + "\n" + l;
+        mixed = script("mixed", common, every, run);
+        peek = script("peek", common, every, read("peek.lua"));
+        batch = script("batch", common, every, read("batch.lua"));
     }
 
     static final LuaScripts INSTANCE = new LuaScripts();
@@ -58,7 +63,7 @@ final class LuaScripts {
     }
 
     Script[] all() {
-        return new Script[] {gcra, fixedWindow, slidingWindow, slidingLog, mixed, peek};
+        return new Script[] {gcra, fixedWindow, slidingWindow, slidingLog, mixed, peek, batch};
     }
 
     private static Script script(String name, String common, String algorithms, String run) {

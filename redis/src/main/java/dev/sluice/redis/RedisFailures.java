@@ -71,6 +71,13 @@ final class RedisFailures {
         return new RedisStoreException("Redis at " + where + " failed: " + msg, c, classify(c));
     }
 
+    /** The failure of a call that found {@code max} calls already waiting for a batch: nothing was sent. */
+    RedisStoreException overloaded(int max) {
+        return new RedisStoreException(max + " decisions are already waiting for Redis at " + where + ", which is not"
+                + " answering fast enough: nothing was sent for this one; check Redis, or call less while it recovers",
+                Degradation.OVERLOADED);
+    }
+
     /** The failure of a call whose budget ran out. */
     RedisStoreException timedOut(Throwable cause) {
         return new RedisStoreException("Redis at " + where + " did not answer within " + budget

@@ -22,8 +22,9 @@ import java.util.concurrent.CompletableFuture;
  * A {@link RateLimiter} whose state lives in Redis or Redis Cluster, shared by every process that uses
  * the same Redis.
  *
- * <p>Every decision is one {@code EVALSHA} of a Lua script (one per algorithm, under
- * {@code dev/sluice/redis/}): the script reads the key's state, decides, and writes the new state with a
+ * <p>Every decision is decided by a Lua script (one per algorithm, under {@code dev/sluice/redis/}), one
+ * {@code EVALSHA} per decision or, when callers are concurrent, one for a batch of them
+ * ({@link Builder#batching(boolean)}): the script reads the key's state, decides, and writes the new state with a
  * {@code PEXPIRE} equal to the time until the key would be fresh again, so Redis forgets idle keys by itself.
  * Time is Redis's own ({@code TIME} inside the script), never an application clock, so a fleet with skewed
  * clocks still shares one bucket exactly; a client {@link Ticker} can replace it for tests
@@ -78,6 +79,8 @@ public final class RedisRateLimiter implements RateLimiter {
     private final RedisConnection redis;
     private final RedisScriptingAsyncCommands<byte[], byte[]> scripting;
     private final ScriptRunner runner;
+    /** Coalesces concurrent single-permit decisions into batches; null with {@link Builder#batching(boolean) batching(false)}. */
+    private final Coalescer coalescer;
     private final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
     private final boolean cluster;
     /** Whose clock decides: Redis's {@code TIME} by default, a client ticker's in tests. */
@@ -107,6 +110,7 @@ public final class RedisRateLimiter implements RateLimiter {
         this.scripting = redis.scripting;
         this.keyCommands = redis.keyCommands;
         this.runner = new ScriptRunner(scripting, budget, failures, where);
+        this.coalescer = b.batching ? new Coalescer(runner, failures, cluster) : null;
         try {
             runner.loadScripts(connectTimeout);
             runner.warmUp(peekCall("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
@@ -178,7 +182,16 @@ public final class RedisRateLimiter implements RateLimiter {
         ScriptCall.checkExact(limit);
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1,
                 now(), minTtlMillis);
-        return run(call, call::single);
+        return decide(call);
+    }
+
+    /** A single-permit decision: through the batches, or its own {@code EVALSHA} without batching. */
+    private ScriptRunner.Call<Decision> decide(ScriptCall call) {
+        if (coalescer == null) {
+            return run(call, call::single);
+        }
+        checkOpen();
+        return coalescer.submit(call);
     }
 
     @Override
@@ -211,7 +224,7 @@ public final class RedisRateLimiter implements RateLimiter {
         ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
                 maxWaitNanos, now(), minTtlMillis);
         long start = System.nanoTime();
-        return runner.await(run(call, call::single), start);
+        return runner.await(decide(call), start);
     }
 
     /**
@@ -290,6 +303,7 @@ public final class RedisRateLimiter implements RateLimiter {
         private Duration minExpiry;
         private ClientResources resources;
         private java.util.concurrent.Executor callbackExecutor;
+        private boolean batching = true;
 
         private Builder(String uri) {
             this.uri = Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
@@ -384,6 +398,19 @@ public final class RedisRateLimiter implements RateLimiter {
          */
         public Builder callbackExecutor(java.util.concurrent.Executor executor) {
             this.callbackExecutor = Objects.requireNonNull(executor, "callbackExecutor must not be null");
+            return this;
+        }
+
+        /**
+         * Whether concurrent single-permit decisions share script calls (default {@code true}). While a few calls
+         * of this limiter are at Redis, the next ones queue and go as one {@code EVALSHA} that decides each on its
+         * own, in arrival order (up to 64 a call; on Redis Cluster one call per hash slot): Redis runs one script
+         * for many decisions, which multiplies what one Redis serves. A lone caller is never delayed (it is
+         * sent at once), each decision keeps its time budget and its exact answer. {@code false}: one
+         * {@code EVALSHA} per decision, always.
+         */
+        public Builder batching(boolean batching) {
+            this.batching = batching;
             return this;
         }
 

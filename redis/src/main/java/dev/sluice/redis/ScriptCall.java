@@ -210,17 +210,8 @@ final class ScriptCall {
         List<Decision> out = new ArrayList<>(keys.length);
         boolean all = true;
         for (int i = 0; i < keys.length; i++) {
-            int r = 2 + 4 * i;
-            boolean allowed = num(reply, r) == 1;
-            Decision d = decide(limits[i], costs[i], nowNanos, num(reply, r + 1), num(reply, r + 2),
-                    num(reply, r + 3));
-            if (d.allowed() != allowed) {
-                throw new IllegalStateException("the Redis script and the reference step disagree on "
-                        + limits[i] + " for key '" + RedisKeys.abbreviate(userKeys[i]) + "' at " + nowNanos
-                        + " ns: script " + (allowed ? "allowed" : "denied") + ", step " + d
-                        + "; please report this as a bug");
-            }
-            all &= allowed;
+            Decision d = decideAt(reply, 2 + 4 * i, i, nowNanos);
+            all &= d.allowed();
             out.add(d);
         }
         if (all != committed) {
@@ -228,6 +219,65 @@ final class ScriptCall {
                     + " a request whose permits were " + (all ? "all allowed" : "not all allowed") + "; please report this");
         }
         return out;
+    }
+
+    /**
+     * The Decision of permit {@code i}, from its four reply elements at {@code r}: {@code allowed, s1, s2, s3};
+     * the script's verdict must be the pure step's.
+     */
+    Decision decideAt(List<Object> reply, int r, int i, long nowNanos) {
+        boolean allowed = num(reply, r) == 1;
+        Decision d = decide(limits[i], costs[i], nowNanos, num(reply, r + 1), num(reply, r + 2), num(reply, r + 3));
+        if (d.allowed() != allowed) {
+            throw new IllegalStateException("the Redis script and the reference step disagree on "
+                    + limits[i] + " for key '" + RedisKeys.abbreviate(userKeys[i]) + "' at " + nowNanos
+                    + " ns: script " + (allowed ? "allowed" : "denied") + ", step " + d
+                    + "; please report this as a bug");
+        }
+        return d;
+    }
+
+    /**
+     * One {@code EVALSHA} of {@code batch.lua} for single-permit calls made at the same {@link StoreClock.Reading}
+     * (and, on Redis Cluster, in one hash slot): their keys and fields one after the other, each decided on its own.
+     */
+    static ScriptCall batch(List<ScriptCall> calls) {
+        int n = calls.size();
+        byte[][] keys = new byte[n][];
+        byte[][] argv = new byte[3 + STRIDE * n][];
+        ScriptCall first = calls.get(0);
+        argv[0] = first.argv[0];
+        argv[1] = first.argv[1];
+        java.util.Map<java.nio.ByteBuffer, Integer> firstOf = new java.util.HashMap<>(2 * n);
+        byte[] shared = new byte[n];
+        for (int i = 0; i < n; i++) {
+            ScriptCall c = calls.get(i);
+            keys[i] = c.keys[0];
+            System.arraycopy(c.argv, 2, argv, 2 + i * STRIDE, STRIDE);
+            Integer earlier = firstOf.putIfAbsent(java.nio.ByteBuffer.wrap(keys[i]), i);
+            shared[i] = (byte) (earlier == null ? '0' : '1');
+            if (earlier != null) {
+                shared[earlier] = '1';
+            }
+        }
+        argv[2 + STRIDE * n] = shared; // which decisions share their key with another (batch.lua)
+        return new ScriptCall(keys, argv);
+    }
+
+    /** A batch: only its keys, fields and script; each of its calls decodes its own part of the reply. */
+    private ScriptCall(byte[][] keys, byte[][] argv) {
+        this.keys = keys;
+        this.argv = argv;
+        this.script = LuaScripts.INSTANCE.batch;
+        this.userKeys = new String[0];
+        this.limits = new Limit[0];
+        this.costs = new long[0];
+        this.maxWaitNanos = -1;
+    }
+
+    /** The Redis Cluster hash slot of this single-permit call's key. */
+    int slot() {
+        return RedisKeys.slot(keys[0]);
     }
 
     /** The Decision of a single-permit call. */
@@ -295,7 +345,7 @@ final class ScriptCall {
                 + RedisKeys.abbreviate(userKeys[i]) + "', limit " + limits[i].describe() + ")";
     }
 
-    private static long num(List<Object> reply, int i) {
+    static long num(List<Object> reply, int i) {
         Object o = reply.get(i);
         if (o instanceof Long l) {
             return l;

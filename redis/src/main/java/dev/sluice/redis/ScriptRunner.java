@@ -82,7 +82,11 @@ final class ScriptRunner {
      * {@link #withDeadline}), so both attempts share one deadline.
      */
     <T> Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
-        Call<T> result = new Call<>();
+        return run(call, finish, new Call<>());
+    }
+
+    /** {@link #run(ScriptCall, java.util.function.Function)} completing a call made earlier (one that waited in a queue). */
+    <T> Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish, Call<T> result) {
         LuaScripts.Script s = call.script;
         io.lettuce.core.RedisFuture<List<Object>> sent;
         try {

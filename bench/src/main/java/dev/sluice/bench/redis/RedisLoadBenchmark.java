@@ -33,7 +33,8 @@ import java.util.function.IntFunction;
  * of {@code inFlight} chains issues its next request when the previous one answers), side by side in one
  * run:
  * <ul>
- *   <li>{@code sluice} — {@link RedisRateLimiter#tryAcquireAsync}, token bucket;</li>
+ *   <li>{@code sluice} — {@link RedisRateLimiter#tryAcquireAsync}, token bucket, the defaults (batching on);</li>
+ *   <li>{@code sluice batching(false)} — the same, one {@code EVALSHA} per decision;</li>
  *   <li>{@code bare-evalsha} — the floor: Lettuce async {@code EVALSHA} of a minimal GCRA script (no
  *       exactness, no fractions, no Decision), on one connection like Sluice;</li>
  *   <li>{@code bucket4j} — Bucket4j 8.14.0 {@code LettuceBasedProxyManager} (async), a read then a
@@ -98,7 +99,9 @@ public final class RedisLoadBenchmark {
         System.out.printf(Locale.ROOT, "%-34s %12s %9s %9s %7s   %s%n", "scenario", "decisions/s", "allowed%", "errors",
                 "ratio", "Redis commands per decision");
 
-        try (RedisRateLimiter sluice = RedisRateLimiter.builder(uri).cluster(false).build()) { // the default budget
+        // the defaults (batching on, the default budget), and the same with one EVALSHA per decision
+        try (RedisRateLimiter sluice = RedisRateLimiter.builder(uri).cluster(false).build();
+                RedisRateLimiter single = RedisRateLimiter.builder(uri).cluster(false).batching(false).build()) {
             // 100,000 keys: each key 100 per second, burst 100 (almost every call is admitted)
             Limit wide = Limit.tokenBucket(100, Rate.perSecond(100));
             BucketConfiguration wideB4j = BucketConfiguration.builder()
@@ -120,6 +123,7 @@ public final class RedisLoadBenchmark {
             Client[] wideClients = {
                 new Client("bare-evalsha (minimal GCRA)", i -> evalsha(bare, minimalSha, keys[i], interval, burst)),
                 new Client("sluice", i -> sluice.tryAcquireAsync(skeys[i], wide, 1).thenApply(d -> d.allowed())),
+                new Client("sluice batching(false)", i -> single.tryAcquireAsync(skeys[i], wide, 1).thenApply(d -> d.allowed())),
                 new Client("bucket4j-lettuce", i -> bucket4j.builder().build(b4jKeys[i],
                         () -> CompletableFuture.completedFuture(wideB4j)).tryConsume(1))};
             // warm the JIT on every client before anything is measured
@@ -141,6 +145,8 @@ public final class RedisLoadBenchmark {
             compare("one hot key limited to 1000/s (burst 1000)", admin, inFlight, warmup, measure, rounds, 1,
                     new Client("bare-evalsha (minimal GCRA)", i -> evalsha(bare, minimalSha, hotKey, hotInterval, hotBurst)),
                     new Client("sluice", i -> sluice.tryAcquireAsync("hot-" + run, hot, 1).thenApply(d -> d.allowed())),
+                    new Client("sluice batching(false)", i -> single.tryAcquireAsync("hot1-" + run, hot, 1)
+                            .thenApply(d -> d.allowed())),
                     new Client("bucket4j-lettuce", i -> bucket4j.builder().build(hotKeyB4j,
                             () -> CompletableFuture.completedFuture(hotB4j)).tryConsume(1)));
 
@@ -154,6 +160,8 @@ public final class RedisLoadBenchmark {
             compare("one hot key, every call admitted (10^9 per second)", admin, inFlight, warmup, measure, rounds, 1,
                     new Client("bare-evalsha (minimal GCRA)", i -> evalsha(bare, minimalSha, openKey, openInterval, openBurst)),
                     new Client("sluice", i -> sluice.tryAcquireAsync("open-" + run, open, 1).thenApply(d -> d.allowed())),
+                    new Client("sluice batching(false)", i -> single.tryAcquireAsync("open1-" + run, open, 1)
+                            .thenApply(d -> d.allowed())),
                     new Client("bucket4j-lettuce", i -> bucket4j.builder().build(openKeyB4j,
                             () -> CompletableFuture.completedFuture(openB4j)).tryConsume(1)));
 

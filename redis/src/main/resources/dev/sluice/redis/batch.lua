@@ -1,0 +1,68 @@
+--[[
+Sluice: the driver for a batch, appended after every algorithm file (one script for all algorithms).
+A batch is many independent single-permit decisions that concurrent callers made on one limiter,
+sent as one EVALSHA (RedisRateLimiter coalesces them; on Redis Cluster one batch per hash slot). Each
+permit is decided on its own, in order, exactly as if it had been its own call: permits naming the
+same key see each other's effect (a working copy of the state), an allowed one takes its permits, a
+denied one takes nothing, and each key that changed is written once at the end.
+
+KEYS, ARGV  as for the other scripts (see common.lua): one key and six fields per decision, then one
+            more ARGV saying which decisions share their key with another of the batch
+Reply:      { now_us, then per decision: allowed (1/0), r1, r2, r3 } as for run.lua, except that a
+            decision whose key holds another Redis type reports -1 and one whose key holds a value Sluice
+            did not write reports -2 (then r1..r3 are 0): that one decision fails, the others stand.
+]]
+local n = #KEYS
+-- after the decisions' fields, one character per decision: '1' when another decision of the batch names the same
+-- key (it takes the working-copy path), '0' when it is the key's only one (decided and written at once)
+local shared = ARGV[3 + n * STRIDE]
+local out = { now_us }
+local w1, w2, w3, seen, dirty, order = {}, {}, {}, {}, {}, {}
+for i = 1, n do
+  local key = KEYS[i]
+  local base = 2 + (i - 1) * STRIDE
+  local algo = ALGOS[ARGV[base + 1]]
+  local alone = string.byte(shared, i) == 48
+  local loaded, s1, s2, s3 = true, nil, nil, nil
+  if seen[key] then
+    s1, s2, s3 = w1[key], w2[key], w3[key]
+  else
+    loaded, s1, s2, s3 = pcall(algo[1], key, i)
+    if loaded and not alone then
+      seen[key] = true
+      w1[key], w2[key], w3[key] = s1, s2, s3
+    end
+  end
+  if not loaded then
+    local err = tostring(s1)
+    local code
+    if string.find(err, '^SLUICEWRONGTYPE ') then code = -1
+    elseif string.find(err, '^SLUICECORRUPT ') then code = -2
+    else error(err, 0) end
+    out[#out + 1] = code
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+    out[#out + 1] = 0
+  else
+    local ok, r1, r2, r3, a1, a2, a3 = algo[2](s1, s2, s3, base)
+    if ok then
+      if alone then
+        algo[3](key, a1, a2, a3, base)
+      else
+        w1[key], w2[key], w3[key] = a1, a2, a3
+        if not dirty[key] then order[#order + 1] = key end
+        dirty[key] = base
+      end
+    end
+    out[#out + 1] = ok and 1 or 0
+    out[#out + 1] = r1
+    out[#out + 1] = r2
+    out[#out + 1] = r3
+  end
+end
+for j = 1, #order do
+  local key = order[j]
+  local base = dirty[key]
+  ALGOS[ARGV[base + 1]][3](key, w1[key], w2[key], w3[key], base)
+end
+return out

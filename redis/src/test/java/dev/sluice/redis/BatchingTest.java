@@ -1,0 +1,183 @@
+package dev.sluice.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.Decision;
+import dev.sluice.Degradation;
+import dev.sluice.Limit;
+import dev.sluice.ManualTicker;
+import dev.sluice.Rate;
+import dev.sluice.tck.Tck;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.codec.ByteArrayCodec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Many decisions per {@code EVALSHA}: on a Redis of its own, paused (SIGSTOP) while calls are made, so that which
+ * calls are in flight and which queue is known exactly: the first {@link Coalescer#MAX_IN_FLIGHT} are sent alone,
+ * the rest wait and go as batches of {@link Coalescer#MAX_BATCH} when Redis answers.
+ */
+class BatchingTest {
+
+    private static RedisServer server;
+    private static RedisClient client;
+    private static StatefulRedisConnection<byte[], byte[]> admin;
+
+    @BeforeAll
+    static void start() {
+        server = RedisServer.start();
+        client = RedisClient.create(server.uri());
+        admin = client.connect(ByteArrayCodec.INSTANCE);
+    }
+
+    @AfterAll
+    static void stop() {
+        admin.close();
+        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        server.close();
+    }
+
+    private static RedisRateLimiter.Builder limiter(ManualTicker t) {
+        return RedisRateLimiter.builder(server.uri()).cluster(false).ticker(t).timeBudget(Duration.ofSeconds(30));
+    }
+
+    private static long evalshaCalls() {
+        Matcher m = Pattern.compile("cmdstat_evalsha:calls=(\\d+)").matcher(
+                new String(admin.sync().info("commandstats").getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8));
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    @Test
+    void queuedDecisionsGoAsBatchesDecidedExactlyAndInArrivalOrder() {
+        ManualTicker t = Tck.ticker();
+        Limit hot = Limit.tokenBucket(500, Rate.perHour(1));
+        Limit perUser = Limit.fixedWindow(3, Duration.ofMinutes(1));
+        int calls = 2_000;
+        try (RedisRateLimiter rl = limiter(t).build()) {
+            admin.sync().configResetstat();
+            List<CompletableFuture<Decision>> hotCalls = new ArrayList<>();
+            List<CompletableFuture<Decision>> userCalls = new ArrayList<>();
+            server.pause();
+            try {
+                for (int i = 0; i < calls / 2; i++) {
+                    hotCalls.add(rl.tryAcquireAsync("hot", hot, 1));
+                    userCalls.add(rl.tryAcquireAsync("user:" + (i % 100), perUser, 1));
+                }
+            } finally {
+                server.resume();
+            }
+            // the hot key admits exactly its 500 permits, to the first 500 callers in the order they called
+            for (int i = 0; i < hotCalls.size(); i++) {
+                assertThat(hotCalls.get(i).join().allowed()).as("hot call %d", i).isEqualTo(i < 500);
+            }
+            // 100 keys of 3 permits: each key's first 3 calls (calls i, i+100, i+200) admitted, the rest denied
+            for (int i = 0; i < userCalls.size(); i++) {
+                Decision d = userCalls.get(i).join();
+                assertThat(d.allowed()).as("user call %d", i).isEqualTo(i < 300);
+                assertThat(d.remaining()).isEqualTo(i < 300 ? 2 - i / 100 : 0);
+            }
+            // 4 calls alone, then the 1,996 queued ones 64 at a time
+            long expected = Coalescer.MAX_IN_FLIGHT + (calls - Coalescer.MAX_IN_FLIGHT + Coalescer.MAX_BATCH - 1)
+                    / Coalescer.MAX_BATCH;
+            assertThat(evalshaCalls()).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void withoutBatchingEveryDecisionIsItsOwnEvalsha() {
+        ManualTicker t = Tck.ticker();
+        Limit l = Limit.gcra(Rate.perSecond(5), 10);
+        try (RedisRateLimiter rl = limiter(t).batching(false).build()) {
+            admin.sync().configResetstat();
+            List<CompletableFuture<Decision>> all = new ArrayList<>();
+            server.pause();
+            try {
+                for (int i = 0; i < 200; i++) {
+                    all.add(rl.tryAcquireAsync("k" + (i % 7), l, 1));
+                }
+            } finally {
+                server.resume();
+            }
+            assertThat(all.stream().filter(f -> f.join().allowed()).count()).isEqualTo(70);
+            assertThat(evalshaCalls()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void aKeyOfAnotherTypeFailsOnlyItsOwnDecisionsInABatch() {
+        ManualTicker t = Tck.ticker();
+        Limit l = Limit.slidingLog(2, Duration.ofSeconds(10));
+        try (RedisRateLimiter rl = limiter(t).build()) {
+            admin.sync().set(RedisKeys.of("sluice:", "bad", l), "x".getBytes(StandardCharsets.UTF_8));
+            List<CompletableFuture<Decision>> good = new ArrayList<>();
+            List<CompletableFuture<Decision>> bad = new ArrayList<>();
+            server.pause();
+            try {
+                for (int i = 0; i < Coalescer.MAX_IN_FLIGHT; i++) {
+                    good.add(rl.tryAcquireAsync("first" + i, l, 1)); // these go alone
+                }
+                for (int i = 0; i < 10; i++) {
+                    good.add(rl.tryAcquireAsync("good", l, 1));
+                    bad.add(rl.tryAcquireAsync("bad", l, 1));
+                }
+            } finally {
+                server.resume();
+            }
+            for (CompletableFuture<Decision> f : bad) {
+                assertThat(f).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(Exception.class)
+                        .havingRootCause().isInstanceOf(io.lettuce.core.RedisCommandExecutionException.class);
+                RedisStoreException e = (RedisStoreException) unwrap(f);
+                assertThat(e.degradation()).isEqualTo(Degradation.STORE_ERROR);
+                assertThat(e.getMessage()).contains("WRONGTYPE").contains("key 'bad'");
+            }
+            List<Boolean> verdicts = good.subList(Coalescer.MAX_IN_FLIGHT, good.size()).stream()
+                    .map(f -> f.join().allowed()).toList();
+            assertThat(verdicts).containsExactly(true, true, false, false, false, false, false, false, false, false);
+            assertThat(admin.sync().get(RedisKeys.of("sluice:", "bad", l))).isEqualTo("x".getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    @Test
+    void aDecisionWhoseBudgetRunsOutWhileQueuedIsNeverSent() {
+        ManualTicker t = Tck.ticker();
+        Limit l = Limit.tokenBucket(100, Rate.perHour(1));
+        try (RedisRateLimiter rl = limiter(t).timeBudget(Duration.ofMillis(100)).build()) {
+            List<CompletableFuture<Decision>> all = new ArrayList<>();
+            server.pause();
+            try {
+                for (int i = 0; i < 50; i++) {
+                    all.add(rl.tryAcquireAsync("expiring", l, 1));
+                }
+                for (CompletableFuture<Decision> f : all) {
+                    assertThat(f).failsWithin(Duration.ofSeconds(10));
+                    assertThat(((RedisStoreException) unwrap(f)).degradation()).isEqualTo(Degradation.TIMEOUT);
+                }
+            } finally {
+                server.resume();
+            }
+            // the calls already at Redis when it froze were applied when it resumed; the queued ones never went
+            Decision after = rl.tryAcquire("expiring", l);
+            assertThat(after.remaining()).isEqualTo(100 - Coalescer.MAX_IN_FLIGHT - 1);
+        }
+    }
+
+    private static Throwable unwrap(CompletableFuture<?> f) {
+        try {
+            f.join();
+            throw new AssertionError("expected a failure");
+        } catch (CompletionException e) {
+            return e.getCause();
+        }
+    }
+}
