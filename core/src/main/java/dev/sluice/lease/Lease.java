@@ -1,0 +1,177 @@
+package dev.sluice.lease;
+
+import dev.sluice.Algorithm;
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+
+/**
+ * What one node holds of one key under one limit: permits already taken from the shared state and not yet spent,
+ * the instant until which each of them may still be spent, the last denial (to answer again without the store),
+ * and the key's recent demand here (to size the next take). Guarded by its own monitor.
+ *
+ * <p><b>Why a held permit expires.</b> For the token bucket and GCRA, a take of {@code b} puts {@code b} cells at
+ * the end of the shared schedule: the last one ends at the store's theoretical arrival time {@code A}, the one before
+ * at {@code A - T}, and so on ({@code T} the emission interval). Admitting a cell at a time {@code s} is exactly what
+ * one shared limiter would do as long as {@code s} is not past that cell's start: the admissions of the whole fleet
+ * then fit one shared GCRA schedule, however the nodes interleave (each cell is admitted no earlier than it was taken
+ * and no later than its place in the schedule, and the greedy schedule admits every set of cells that fits any
+ * schedule). Spending the earliest cell first, of {@code k} held cells those whose start is still ahead are
+ * {@code min(k, floor((A - now) / T))}; the others have passed and are dropped (spending them would over-admit).
+ * For the fixed window every held permit counts in the window it was taken in, so all of them expire at its end.
+ *
+ * <p>The store's instant of a decision is unknown here; it lies between sending and receiving. Expiries are
+ * computed from the sending instant (earlier, so permits expire early: safe), and the retry time of a remembered
+ * denial from the receiving instant (later, so no caller is told to retry before the store would admit).
+ */
+final class Lease {
+    private final Limit limit;
+    private final boolean tat;
+
+    /** Permits of the last take not yet spent (or found expired). */
+    private long held;
+    /** Local instant, epoch ns: the end of the schedule A (token bucket, GCRA) or the window's end (fixed window). */
+    private long anchor;
+    /** What the take before the last left held, and its anchor: earlier cells, spent first. */
+    private long olderHeld;
+    private long olderAnchor;
+    /** Remaining permits of the shared state after the last take, as the store reported them. */
+    private long storeRemaining;
+
+    /** A store denial of {@code deniedCost}: the store denies such a call at least until {@code deniedUntil}. */
+    private long deniedUntil = Long.MIN_VALUE;
+    private long deniedCost;
+    /** When the denied call may be retried, never earlier than the store would admit it. */
+    private long retryAt;
+
+    /** Calls here in the current interval of {@code horizon}, and in the last complete one. */
+    private long intervalStart;
+    private long callsThisInterval;
+    private long callsLastInterval;
+    /** The most a take may ask for beyond its cost: grows while takes succeed, back to 0 after one is denied. */
+    private long extraCap = 1;
+    /** Last use, local epoch ns, for evicting idle leases. */
+    volatile long lastUsed;
+
+    Lease(Limit limit, long now) {
+        this.limit = limit;
+        this.tat = limit.algorithm().isTat();
+        this.intervalStart = now;
+        this.lastUsed = now;
+    }
+
+    /** Token bucket, GCRA and fixed window can be leased; the others always ask the store. */
+    static boolean leasable(Limit limit) {
+        return limit.algorithm().isTat() || limit.algorithm() == Algorithm.FIXED_WINDOW;
+    }
+
+    /** Counts a call for the demand estimate. */
+    void observe(long now, long horizonNanos) {
+        lastUsed = now;
+        if (now - intervalStart >= horizonNanos) {
+            callsLastInterval = now - intervalStart >= 2 * horizonNanos ? callsThisInterval / 2 : callsThisInterval;
+            callsThisInterval = 0;
+            intervalStart = now;
+        }
+        callsThisInterval++;
+    }
+
+    /** The held permits that may still be spent at {@code now}; drops the others. */
+    long usable(long now) {
+        olderHeld = alive(olderHeld, olderAnchor, now);
+        held = alive(held, anchor, now);
+        return olderHeld + held;
+    }
+
+    /** Of {@code n} permits held against {@code anchor}, those still usable at {@code now}. */
+    private long alive(long n, long anchor, long now) {
+        if (n == 0) {
+            return 0;
+        }
+        if (now >= anchor) {
+            return 0;
+        }
+        return tat ? Math.min(n, cellsBefore(anchor - now, limit)) : n;
+    }
+
+    /** How many whole emission intervals fit in {@code nanos}: {@code floor(nanos * timeScale / intervalScaled)}. */
+    static long cellsBefore(long nanos, Limit limit) {
+        long scale = limit.timeScale();
+        long hi = Math.multiplyHigh(nanos, scale);
+        if (hi != 0) {
+            return Long.MAX_VALUE; // more than 2^63 units: more cells than anyone holds
+        }
+        long units = nanos * scale;
+        return units < 0 ? Long.MAX_VALUE : units / limit.intervalScaled();
+    }
+
+    /** Spends {@code cost} held permits if they are usable now; the local decision, or null to ask the store. */
+    Decision trySpend(long now, long cost) {
+        if (usable(now) >= cost) {
+            long fromOlder = Math.min(olderHeld, cost); // the earlier cells first: they expire first
+            olderHeld -= fromOlder;
+            held -= cost - fromOlder;
+            return new Decision(true, limit.capacity(), Math.min(limit.capacity(), storeRemaining + olderHeld + held), 0,
+                    Math.max(0, anchor - now));
+        }
+        if (now < deniedUntil && cost >= deniedCost) {
+            return new Decision(false, limit.capacity(), 0, Math.max(1, retryAt - now), Math.max(0, retryAt - now));
+        }
+        return null;
+    }
+
+    /**
+     * How many permits beyond {@code cost} the next take asks for: the calls seen here in the last interval (the
+     * demand expected in the next), at most {@code maxExtra}, at most an eighth of the capacity, and at most what
+     * recent takes were granted (it doubles with each granted take and falls to 0 after a denied one). 0 for a cold
+     * key: then a call is exactly one plain store call.
+     */
+    long extra(long cost, long maxExtra) {
+        long want = Math.max(callsLastInterval, callsThisInterval) - 1;
+        long cap = Math.min(Math.min(maxExtra, extraCap), limit.capacity() / 8);
+        long extra = Math.max(0, Math.min(want, cap));
+        return Math.min(extra, Math.max(0, limit.capacity() - cost));
+    }
+
+    /**
+     * Records what the store decided for a take of {@code cost + extra} sent at {@code sent} and answered at
+     * {@code received}: the extra permits become held (what the take before left held stays usable as the older
+     * cells; anything older than that is dropped), or the denial is remembered.
+     */
+    void taken(Decision d, long cost, long extra, long sent, long received) {
+        if (d.degraded()) {
+            return; // decided without the store: nothing was taken from it
+        }
+        if (d.allowed()) {
+            long now = sent;
+            usable(now);
+            if (held > 0 || olderHeld == 0) {
+                olderHeld = held; // the older segment, if any, had fewer (earlier) cells: dropped
+                olderAnchor = anchor;
+            }
+            // the end of the schedule (TAT) or of the window, as a local instant no later than the store's
+            anchor = sent + d.resetAfterNanos() - (tat ? 1 : 0);
+            held = extra;
+            storeRemaining = d.remaining();
+            if (extra > 0 || extraCap == 0) {
+                extraCap = Math.max(1, Math.min(Long.MAX_VALUE / 2, extraCap * 2));
+            }
+            deniedUntil = Long.MIN_VALUE;
+        } else {
+            if (extra > 0) {
+                extraCap = 0;
+                return; // asked for more than is there: the caller asks again for its cost alone
+            }
+            deniedUntil = sent + d.retryAfterNanos();
+            deniedCost = cost;
+            retryAt = received + d.retryAfterNanos();
+        }
+    }
+
+    /** Forgets everything held and remembered (after a reset of the key). */
+    void clear() {
+        held = 0;
+        olderHeld = 0;
+        deniedUntil = Long.MIN_VALUE;
+    }
+
+}

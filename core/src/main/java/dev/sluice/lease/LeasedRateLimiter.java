@@ -1,0 +1,316 @@
+package dev.sluice.lease;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Exact local leases over a shared store: a hot key is decided here, at in-memory speed, from permits this node
+ * has already taken from the shared state, so a fleet of nodes on one Redis or PostgreSQL makes one store call per
+ * many decisions instead of one each, and <b>never admits more than one shared limiter would</b>.
+ *
+ * <p>How: when a key's held permits do not cover a call, the call goes to the store asking for its cost plus
+ * {@code extra} more (one {@code tryAcquire}); the extra permits are held here and later calls spend them without
+ * the store. {@code extra} is the key's demand here over the last {@link Builder#horizon(Duration) horizon} (0 for
+ * a cold key: its call is exactly one plain store call), at most {@link Builder#maxLease(long) maxLease} and an
+ * eighth of the limit's capacity, and it grows only while such takes are granted (a denied one is asked again for
+ * the cost alone, and the next ones ask for none until one is granted). A held permit is spent only while one shared
+ * limiter would still admit it (see {@link Lease}: a token-bucket or GCRA permit expires when its place in the
+ * shared schedule has come, a fixed-window permit at the end of its window), so every local admission is one the
+ * shared state allowed. A denial is remembered and repeated without the store until the store's retry time (from
+ * the sending instant, when the store certainly still denies), with a {@code retryAfter} counted from the receiving
+ * instant, so never earlier than the store's.
+ *
+ * <p><b>What it costs: under-admission, bounded.</b> Permits held and not spent are permits no other node can use:
+ * at any instant the fleet may admit up to {@code N × maxLease} fewer than one shared limiter would (N nodes), each
+ * held permit for at most its own life (for the token bucket and GCRA the time until its place in the schedule comes,
+ * at most the time to refill {@code maxLease} permits; for the fixed window the rest of its window). Unspent permits
+ * are not given back to the store: they expire (giving back is only exact under conditions a store would have to
+ * check; not built). A node that crashes loses what it held, within the same bound.
+ *
+ * <p>Token bucket, GCRA and fixed window are leased; sliding window, sliding log, multi-permit calls, reserve, peek
+ * and reset go to the store unchanged (a reset also forgets this node's lease of that key, not other nodes'). A
+ * decision the store made degraded ({@link Decision#degraded()}, e.g. under a {@code FailSafeRateLimiter}) takes
+ * nothing and is returned as it is. A local admission's {@code remaining} is an estimate (the store's remaining at
+ * the last take plus what is held here).
+ *
+ * <pre>{@code
+ * RateLimiter limiter = LeasedRateLimiter.builder(RedisRateLimiter.create("redis://localhost:6379")).build();
+ * }</pre>
+ */
+public final class LeasedRateLimiter implements RateLimiter {
+
+    /** By default a lease is sized to the demand of this long. */
+    public static final Duration DEFAULT_HORIZON = Duration.ofMillis(20);
+    /** By default a node holds at most this many permits of one key. */
+    public static final long DEFAULT_MAX_LEASE = 1024;
+    /** By default at most this many keys have a lease at once; more keys take the plain path. */
+    public static final int DEFAULT_MAX_KEYS = 100_000;
+
+    private record Key(String key, Limit limit) {
+    }
+
+    private final RateLimiter store;
+    private final Ticker ticker;
+    private final long horizonNanos;
+    private final long maxLease;
+    private final int maxKeys;
+    private final ConcurrentHashMap<Key, Lease> leases = new ConcurrentHashMap<>();
+    private final AtomicLong storeCalls = new AtomicLong();
+    private final AtomicLong localDecisions = new AtomicLong();
+
+    private LeasedRateLimiter(Builder b) {
+        this.store = b.store;
+        this.ticker = b.ticker;
+        this.horizonNanos = b.horizon.toNanos();
+        this.maxLease = b.maxLease;
+        this.maxKeys = b.maxKeys;
+    }
+
+    /** Leases over {@code store} with the defaults. */
+    public static LeasedRateLimiter over(RateLimiter store) {
+        return builder(store).build();
+    }
+
+    /** A builder for leases over {@code store} (closed with this limiter). */
+    public static Builder builder(RateLimiter store) {
+        return new Builder(store);
+    }
+
+    @Override
+    public Decision tryAcquire(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        if (!Lease.leasable(limit)) {
+            return counted(store.tryAcquire(key, limit, cost));
+        }
+        Lease lease = lease(key, limit);
+        if (lease == null) {
+            return counted(store.tryAcquire(key, limit, cost));
+        }
+        // one take at a time per key on this node: the others wait for it and then spend what it brought
+        synchronized (lease) {
+            long now = ticker.read();
+            lease.observe(now, horizonNanos);
+            Decision local = lease.trySpend(now, cost);
+            if (local != null) {
+                localDecisions.incrementAndGet();
+                return local;
+            }
+            long extra = lease.extra(cost, maxLease);
+            Decision d = take(lease, key, limit, cost, extra);
+            if (d.denied() && extra > 0 && !d.degraded()) {
+                d = take(lease, key, limit, cost, 0);
+            }
+            return d;
+        }
+    }
+
+    /** One store call for {@code cost + extra}; the extra permits become held. The caller holds the lease's monitor. */
+    private Decision take(Lease lease, String key, Limit limit, long cost, long extra) {
+        long sent = ticker.read();
+        Decision d = counted(store.tryAcquire(key, limit, cost + extra));
+        lease.taken(d, cost, extra, sent, ticker.read());
+        return extra == 0 || !d.allowed() ? d : asked(d, limit, cost, extra);
+    }
+
+    /** The caller's view of a granted take of {@code cost + extra}: the extra permits are this node's to spend. */
+    private static Decision asked(Decision d, Limit limit, long cost, long extra) {
+        return new Decision(true, d.limit(), Math.min(limit.capacity(), d.remaining() + extra), 0, d.resetAfterNanos(),
+                d.degradation());
+    }
+
+    private Decision counted(Decision d) {
+        storeCalls.incrementAndGet();
+        return d;
+    }
+
+    /** The lease of a leasable key, or null when {@link Builder#maxKeys} leases exist already (after evicting idle ones). */
+    private Lease lease(String key, Limit limit) {
+        Key k = new Key(key, limit);
+        Lease l = leases.get(k);
+        if (l != null) {
+            return l;
+        }
+        if (leases.size() >= maxKeys) {
+            evictIdle();
+            if (leases.size() >= maxKeys) {
+                return null;
+            }
+        }
+        return leases.computeIfAbsent(k, x -> new Lease(limit, ticker.read()));
+    }
+
+    /** Drops leases unused for ten horizons: what they held has expired or is about to (a bounded loss). */
+    private void evictIdle() {
+        long cutoff = ticker.read() - 10 * horizonNanos;
+        leases.values().removeIf(l -> l.lastUsed < cutoff);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Decided here when the key's held permits cover it; else the store's call, made asynchronously (concurrent
+     * async calls on a key without held permits may each call the store).
+     */
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        Lease lease = Lease.leasable(limit) ? lease(key, limit) : null;
+        if (lease == null) {
+            storeCalls.incrementAndGet();
+            return store.tryAcquireAsync(key, limit, cost);
+        }
+        long extra;
+        long sent;
+        synchronized (lease) {
+            long now = ticker.read();
+            lease.observe(now, horizonNanos);
+            Decision local = lease.trySpend(now, cost);
+            if (local != null) {
+                localDecisions.incrementAndGet();
+                return CompletableFuture.completedFuture(local);
+            }
+            extra = lease.extra(cost, maxLease);
+            sent = ticker.read();
+        }
+        storeCalls.incrementAndGet();
+        long asked = extra;
+        return store.tryAcquireAsync(key, limit, cost + extra).thenCompose(d -> {
+            synchronized (lease) {
+                lease.taken(d, cost, asked, sent, ticker.read());
+            }
+            if (asked > 0 && d.denied() && !d.degraded()) {
+                return tryAcquireAsync(key, limit, cost);
+            }
+            return CompletableFuture.completedFuture(asked == 0 || !d.allowed() ? d : asked(d, limit, cost, asked));
+        });
+    }
+
+    @Override
+    public Decision tryAcquire(List<Permit> permits) {
+        return counted(store.tryAcquire(permits));
+    }
+
+    @Override
+    public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        return counted(store.reserve(key, limit, cost, maxWait));
+    }
+
+    @Override
+    public Decision peek(String key, Limit limit, long cost) {
+        return counted(store.peek(key, limit, cost));
+    }
+
+    @Override
+    public void reset(String key, Limit limit) {
+        store.reset(key, limit);
+        Lease l = leases.get(new Key(key, limit));
+        if (l != null) {
+            synchronized (l) {
+                l.clear();
+            }
+        }
+    }
+
+    /** Store calls made so far (takes, denials asked again, and every call of the plain path). */
+    public long storeCalls() {
+        return storeCalls.get();
+    }
+
+    /** Decisions made here from held permits or a remembered denial, without the store. */
+    public long localDecisions() {
+        return localDecisions.get();
+    }
+
+    /** Permits of {@code key} under {@code limit} held here now (0 when none). */
+    public long held(String key, Limit limit) {
+        Lease l = leases.get(new Key(key, limit));
+        if (l == null) {
+            return 0;
+        }
+        synchronized (l) {
+            return l.usable(ticker.read());
+        }
+    }
+
+    /** Closes the store. What is held is not given back (it expires; see the class comment). */
+    @Override
+    public void close() {
+        leases.clear();
+        store.close();
+    }
+
+    @Override
+    public String toString() {
+        return "LeasedRateLimiter[" + store + "]";
+    }
+
+    /** Options for a {@link LeasedRateLimiter}. */
+    public static final class Builder {
+        private final RateLimiter store;
+        private Ticker ticker = Ticker.system();
+        private Duration horizon = DEFAULT_HORIZON;
+        private long maxLease = DEFAULT_MAX_LEASE;
+        private int maxKeys = DEFAULT_MAX_KEYS;
+
+        private Builder(RateLimiter store) {
+            this.store = Objects.requireNonNull(store, "store must not be null: e.g. RedisRateLimiter.create(uri)");
+        }
+
+        /**
+         * This node's clock, for the expiry of held permits (default {@link Ticker#system()}). It must advance at the
+         * store's rate (any monotonic clock does; its offset does not matter). Tests give the store's ticker.
+         */
+        public Builder ticker(Ticker ticker) {
+            this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+            return this;
+        }
+
+        /**
+         * How much of a key's demand here one take covers (default 20 ms): a longer horizon means fewer store calls
+         * and more permits held per node (more possible under-admission).
+         */
+        public Builder horizon(Duration horizon) {
+            Objects.requireNonNull(horizon, "horizon must not be null: e.g. Duration.ofMillis(20)");
+            if (horizon.isNegative() || horizon.isZero() || horizon.compareTo(Duration.ofMinutes(1)) > 0) {
+                throw new IllegalArgumentException("horizon " + horizon + " must be positive and at most a minute,"
+                        + " e.g. Duration.ofMillis(20)");
+            }
+            this.horizon = horizon;
+            return this;
+        }
+
+        /**
+         * The most permits of one key this node holds beyond a call's cost (default 1024): the under-admission bound
+         * is this times the number of nodes. 0 turns leasing off (remembered denials remain).
+         */
+        public Builder maxLease(long maxLease) {
+            if (maxLease < 0 || maxLease > 1L << 40) {
+                throw new IllegalArgumentException("maxLease " + maxLease + " must be between 0 and 2^40, e.g. 1024");
+            }
+            this.maxLease = maxLease;
+            return this;
+        }
+
+        /** The most keys with a lease at once (default 100,000); past it, idle leases are dropped, else new keys go plain. */
+        public Builder maxKeys(int maxKeys) {
+            if (maxKeys < 1) {
+                throw new IllegalArgumentException("maxKeys " + maxKeys + " must be at least 1, e.g. 100000");
+            }
+            this.maxKeys = maxKeys;
+            return this;
+        }
+
+        public LeasedRateLimiter build() {
+            return new LeasedRateLimiter(this);
+        }
+    }
+}

@@ -1,0 +1,131 @@
+package dev.sluice.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.ManualTicker;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.memory.InMemoryRateLimiter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+class LeasedRateLimiterTest {
+
+    private static final long START = 1_700_000_000_000_000_000L;
+
+    @Test
+    void aHotKeyIsDecidedLocallyWithOneStoreCallPerManyDecisions() {
+        ManualTicker clock = ManualTicker.atEpochNanos(START);
+        Limit limit = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
+        try (LeasedRateLimiter node = LeasedRateLimiter.builder(InMemoryRateLimiter.builder().ticker(clock).build())
+                .ticker(clock).build()) {
+            for (int i = 0; i < 100_000; i++) {
+                clock.advanceNanos(1_000); // 1M calls per second here, the limit's rate
+                assertThat(node.tryAcquire("hot", limit).allowed()).isTrue();
+            }
+            assertThat(node.storeCalls()).as("store calls for 100,000 decisions").isLessThanOrEqualTo(100_000 / 64);
+            assertThat(node.localDecisions()).isEqualTo(100_000 - node.storeCalls());
+        }
+    }
+
+    @Test
+    void aColdKeyIsExactlyOnePlainStoreCall() {
+        ManualTicker clock = ManualTicker.atEpochNanos(START);
+        Limit limit = Limit.tokenBucket(10, Rate.perSecond(1));
+        try (LeasedRateLimiter node = LeasedRateLimiter.builder(InMemoryRateLimiter.builder().ticker(clock).build())
+                .ticker(clock).build()) {
+            Decision d = node.tryAcquire("cold", limit);
+            assertThat(d.allowed()).isTrue();
+            assertThat(d.remaining()).isEqualTo(9);
+            assertThat(node.held("cold", limit)).isZero();
+            assertThat(node.storeCalls()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void threadsOfSeveralNodesNeverAdmitMoreThanTheLimit() throws Exception {
+        ManualTicker clock = ManualTicker.atEpochNanos(START); // time stands still: exactly the capacity may pass
+        RateLimiter shared = InMemoryRateLimiter.builder().ticker(clock).build();
+        Limit limit = Limit.tokenBucket(5_000, Rate.perHour(1));
+        List<LeasedRateLimiter> nodes = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            nodes.add(LeasedRateLimiter.builder(shared).ticker(clock).maxLease(64).build());
+        }
+        AtomicLong admitted = new AtomicLong();
+        ExecutorService pool = Executors.newFixedThreadPool(6);
+        try {
+            List<Callable<Void>> tasks = new ArrayList<>();
+            for (int t = 0; t < 6; t++) {
+                LeasedRateLimiter node = nodes.get(t % 3);
+                tasks.add(() -> {
+                    for (int i = 0; i < 3_000; i++) {
+                        if (node.tryAcquire("hot", limit).allowed()) {
+                            admitted.incrementAndGet();
+                        }
+                    }
+                    return null;
+                });
+            }
+            for (Future<Void> f : pool.invokeAll(tasks)) {
+                f.get();
+            }
+        } finally {
+            pool.shutdown();
+        }
+        long held = nodes.stream().mapToLong(n -> n.held("hot", limit)).sum();
+        assertThat(admitted.get()).isLessThanOrEqualTo(5_000);
+        assertThat(admitted.get() + held).as("admitted plus held is what the shared state gave out").isEqualTo(5_000);
+        assertThat(shared.peek("hot", limit).remaining()).isZero();
+    }
+
+    @Test
+    void aRememberedDenialNeverTellsACallerToRetryBeforeTheStoreWouldAdmit() {
+        ManualTicker clock = ManualTicker.atEpochNanos(START);
+        RateLimiter shared = InMemoryRateLimiter.builder().ticker(clock).build();
+        Limit limit = Limit.tokenBucket(2, Rate.perSecond(1));
+        try (LeasedRateLimiter node = LeasedRateLimiter.builder(shared).ticker(clock).build()) {
+            node.tryAcquire("k", limit);
+            node.tryAcquire("k", limit);
+            Decision first = node.tryAcquire("k", limit);
+            assertThat(first.denied()).isTrue();
+            long calls = node.storeCalls();
+            clock.advance(Duration.ofMillis(300));
+            Decision again = node.tryAcquire("k", limit);
+            assertThat(again.denied()).isTrue();
+            assertThat(node.storeCalls()).as("denied again without the store").isEqualTo(calls);
+            assertThat(again.retryAfterNanos()).isGreaterThanOrEqualTo(shared.peek("k", limit).retryAfterNanos());
+            clock.advanceNanos(again.retryAfterNanos());
+            assertThat(node.tryAcquire("k", limit).allowed()).isTrue();
+        }
+    }
+
+    @Test
+    void slidingAlgorithmsAndResetsGoToTheStoreUnchanged() {
+        ManualTicker clock = ManualTicker.atEpochNanos(START);
+        RateLimiter shared = InMemoryRateLimiter.builder().ticker(clock).build();
+        Limit window = Limit.slidingWindow(100, Duration.ofSeconds(1));
+        Limit bucket = Limit.tokenBucket(1_000, Rate.perSecond(1_000));
+        try (LeasedRateLimiter node = LeasedRateLimiter.builder(shared).ticker(clock).build()) {
+            for (int i = 0; i < 50; i++) {
+                node.tryAcquire("s", window);
+            }
+            assertThat(node.storeCalls()).isEqualTo(50);
+            for (int i = 0; i < 500; i++) {
+                node.tryAcquire("b", bucket);
+            }
+            assertThat(node.held("b", bucket)).isPositive();
+            node.reset("b", bucket);
+            assertThat(node.held("b", bucket)).isZero();
+            assertThat(shared.peek("b", bucket).remaining()).isEqualTo(1_000);
+        }
+    }
+}
