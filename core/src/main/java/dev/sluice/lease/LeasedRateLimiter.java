@@ -97,11 +97,8 @@ public final class LeasedRateLimiter implements RateLimiter {
         }
         // one take at a time per key on this node: the others wait for it and then spend what it brought
         synchronized (lease) {
-            long now = ticker.read();
-            lease.observe(now, horizonNanos);
-            Decision local = lease.trySpend(now, cost);
+            Decision local = local(lease, cost);
             if (local != null) {
-                localDecisions.incrementAndGet();
                 return local;
             }
             long extra = lease.extra(cost, maxLease);
@@ -111,6 +108,17 @@ public final class LeasedRateLimiter implements RateLimiter {
             }
             return d;
         }
+    }
+
+    /** Counts the call and decides it from held permits or a remembered denial; null: ask the store. Under the monitor. */
+    private Decision local(Lease lease, long cost) {
+        long now = ticker.read();
+        lease.observe(now, horizonNanos);
+        Decision d = lease.trySpend(now, cost);
+        if (d != null) {
+            localDecisions.incrementAndGet();
+        }
+        return d;
     }
 
     /** One store call for {@code cost + extra}; the extra permits become held. The caller holds the lease's monitor. */
@@ -171,11 +179,8 @@ public final class LeasedRateLimiter implements RateLimiter {
         long extra;
         long sent;
         synchronized (lease) {
-            long now = ticker.read();
-            lease.observe(now, horizonNanos);
-            Decision local = lease.trySpend(now, cost);
+            Decision local = local(lease, cost);
             if (local != null) {
-                localDecisions.incrementAndGet();
                 return CompletableFuture.completedFuture(local);
             }
             extra = lease.extra(cost, maxLease);
