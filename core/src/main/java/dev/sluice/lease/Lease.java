@@ -142,8 +142,7 @@ final class Lease {
             return; // decided without the store: nothing was taken from it
         }
         if (d.allowed()) {
-            long now = sent;
-            usable(now);
+            usable(sent);
             if (held > 0 || olderHeld == 0) {
                 olderHeld = held; // the older segment, if any, had fewer (earlier) cells: dropped
                 olderAnchor = anchor;

@@ -132,6 +132,9 @@ final class Coalescer {
     }
 
     private List<List<Pending>> groups(List<Pending> batch) {
+        if (!cluster && batch.get(0).call.argv[0].length == 0) {
+            return List.of(batch); // Redis's own clock (empty time argument for every call): one group, as it is
+        }
         List<List<Pending>> runs = new ArrayList<>();
         List<Pending> run = new ArrayList<>();
         for (Pending p : batch) {
