@@ -79,6 +79,12 @@ final class ServeCommand implements Callable<Integer> {
                     + "answer is marked degraded (default ${DEFAULT-VALUE}; the memory store needs none)")
     String failurePolicy;
 
+    @Option(names = "--leases", arity = "0..1", defaultValue = "0", fallbackValue = "1024", paramLabel = "MAX",
+            description = "Remote store: decide hot keys here from permits taken in advance, at most MAX of a key "
+                    + "held (--leases alone: 1024); never admits more than the store alone would, may under-admit "
+                    + "by at most MAX per sluice instance for a key (default off)")
+    long leases;
+
     @Option(names = "--reload-interval", defaultValue = "2s", description = "How often rules files are checked for changes (default ${DEFAULT-VALUE})")
     String reloadInterval;
 
@@ -127,8 +133,8 @@ final class ServeCommand implements Callable<Integer> {
         try {
             httpAddress = Addresses.parse("--http", http);
             grpcAddress = Addresses.parse("--grpc", grpc);
-            opened = Stores.open(store, maxKeys, storeTimeout == null ? null : Durations.parse(storeTimeout),
-                    poolSize, policy(failurePolicy));
+            opened = Stores.leased(Stores.open(store, maxKeys, storeTimeout == null ? null
+                    : Durations.parse(storeTimeout), poolSize, policy(failurePolicy)), leases);
         } catch (IllegalArgumentException e) {
             System.err.println("sluice: " + e.getMessage());
             return 2;

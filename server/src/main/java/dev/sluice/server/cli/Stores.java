@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.RateLimiter;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.lease.LeasedRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.postgres.PostgresRateLimiter;
 import dev.sluice.postgres.RetryPolicy;
@@ -128,6 +129,28 @@ final class Stores {
         }
         throw new IllegalArgumentException("unknown store '" + spec + "': use memory, redis://host:6379 or "
                 + "postgresql://user@host:5432/db");
+    }
+
+    /**
+     * {@code opened} with exact local leases of at most {@code maxLease} permits a key ({@code --leases}), or as it
+     * is for 0. Leases sit over the failure policy: a degraded decision takes nothing and is not remembered.
+     *
+     * @throws IllegalArgumentException for a negative maximum or the memory store (already local)
+     */
+    static Opened leased(Opened opened, long maxLease) {
+        if (maxLease == 0) {
+            return opened;
+        }
+        if (maxLease < 0) {
+            throw new IllegalArgumentException("--leases " + maxLease + " is negative: give the most permits of a "
+                    + "key one instance may hold, e.g. --leases=1024, or leave it out");
+        }
+        if (!opened.blocking()) {
+            throw new IllegalArgumentException("--leases needs a remote store (redis://… or postgresql://…): the "
+                    + opened.name() + " store already decides in this process");
+        }
+        RateLimiter leases = LeasedRateLimiter.builder(opened.limiter()).maxLease(maxLease).build();
+        return new Opened(leases, opened.name() + "+leases", true, opened.budget(), opened.resources());
     }
 
     /**
