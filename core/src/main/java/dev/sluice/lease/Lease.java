@@ -49,6 +49,15 @@ final class Lease {
     private long callsLastInterval;
     /** The most a take may ask for beyond its cost: grows while takes succeed, back to 0 after one is denied. */
     private long extraCap = 1;
+    /** The extra permits of the last granted take: a take ahead starts when fewer than half of that are left. */
+    private long lastGrant;
+    /** A caller's take with extra permits is under way (at most one; other callers meanwhile ask for their cost). */
+    private boolean taking;
+    /** A take ahead is under way (at most one), sent at {@code sentAhead}. */
+    private boolean ahead;
+    long sentAhead;
+    /** The last take was denied and that denial is remembered for every cost (see {@link #taken}). */
+    private boolean rememberedAll;
     /** Last use, local epoch ns, for evicting idle leases. */
     volatile long lastUsed;
 
@@ -121,15 +130,85 @@ final class Lease {
 
     /**
      * How many permits beyond {@code cost} the next take asks for: the calls seen here in the last interval (the
-     * demand expected in the next), at most {@code maxExtra}, at most an eighth of the capacity, and at most what
-     * recent takes were granted (it doubles with each granted take and falls to 0 after a denied one). 0 for a cold
-     * key: then a call is exactly one plain store call.
+     * demand expected in the next), at most {@code maxExtra}, at most an eighth of the capacity, for the token bucket
+     * and GCRA at most what the limit refills in one horizon (so a denied take is worth waiting for: its permits come
+     * back within a horizon), and at most what recent takes were granted (it doubles with each granted take; for the
+     * fixed window it falls to 0 after a denied one). 0 for a cold key: then a call is exactly one plain store call.
      */
-    long extra(long cost, long maxExtra) {
+    long extra(long cost, long maxExtra, long horizonNanos) {
         long want = Math.max(callsLastInterval, callsThisInterval) - 1;
         long cap = Math.min(Math.min(maxExtra, extraCap), limit.capacity() / 8);
+        if (tat) {
+            cap = Math.min(cap, cellsBefore(horizonNanos, limit));
+        }
         long extra = Math.max(0, Math.min(want, cap));
         return Math.min(extra, Math.max(0, limit.capacity() - cost));
+    }
+
+    /** The extra permits a caller's take asks for now: 0 while another caller's take is under way. Marks it. */
+    long beginTake(long cost, long maxExtra, long horizonNanos) {
+        if (taking) {
+            return 0;
+        }
+        long e = extra(cost, maxExtra, horizonNanos);
+        taking = e > 0;
+        return e;
+    }
+
+    /** The take that asked for {@code extra} is answered (or failed). */
+    void endTake(long extra) {
+        if (extra > 0) {
+            taking = false;
+        }
+    }
+
+    /**
+     * The size of a take ahead to start now, or 0: when no take is under way, no denial is remembered, some permits
+     * are still held but fewer than half of the last grant, and the demand asks for more. Marks it under way.
+     */
+    long prefetch(long now, long maxExtra, long horizonNanos) {
+        if (ahead || now < deniedUntil) {
+            return 0;
+        }
+        long u = usable(now);
+        if (u == 0 || 2 * u > lastGrant) {
+            return 0;
+        }
+        long n = extra(0, maxExtra, horizonNanos);
+        if (n > 0) {
+            ahead = true;
+        }
+        return n;
+    }
+
+    /** The store's answer to the take ahead of {@code n} (null: it failed), received at {@code received}. */
+    private record Arrival(Decision decision, long n, long received) {
+    }
+
+    /** Set by whichever thread completes the take ahead (without the monitor); applied by the next caller. */
+    private volatile Arrival arrival;
+
+    /** The take ahead has been answered; any thread, without the monitor. */
+    void arrived(Decision d, long n, long received) {
+        arrival = new Arrival(d, n, received);
+    }
+
+    /** Applies the answer of the take ahead, if it has come. Under the monitor. */
+    void applyArrived() {
+        Arrival a = arrival;
+        if (a == null) {
+            return;
+        }
+        arrival = null;
+        if (a.decision() != null) {
+            taken(a.decision(), 0, a.n(), sentAhead, a.received());
+        }
+        ahead = false;
+    }
+
+    /** Whether the last take's denial is remembered for every cost (so the caller is not asked again). */
+    boolean remembersDenial() {
+        return rememberedAll;
     }
 
     /**
@@ -138,10 +217,18 @@ final class Lease {
      * cells; anything older than that is dropped), or the denial is remembered.
      */
     void taken(Decision d, long cost, long extra, long sent, long received) {
+        rememberedAll = false;
         if (d.degraded()) {
             return; // decided without the store: nothing was taken from it
         }
-        if (d.allowed()) {
+        if (d.allowed() && extra == 0) {
+            // nothing taken ahead: what is held stays as it is
+            storeRemaining = d.remaining();
+            if (extraCap == 0) {
+                extraCap = 1;
+            }
+            deniedUntil = Long.MIN_VALUE;
+        } else if (d.allowed()) {
             usable(sent);
             if (held > 0 || olderHeld == 0) {
                 olderHeld = held; // the older segment, if any, had fewer (earlier) cells: dropped
@@ -150,19 +237,23 @@ final class Lease {
             // the end of the schedule (TAT) or of the window, as a local instant no later than the store's
             anchor = sent + d.resetAfterNanos() - (tat ? 1 : 0);
             held = extra;
+            lastGrant = extra;
             storeRemaining = d.remaining();
             if (extra > 0 || extraCap == 0) {
                 extraCap = Math.max(1, Math.min(Long.MAX_VALUE / 2, extraCap * 2));
             }
             deniedUntil = Long.MIN_VALUE;
+        } else if (extra > 0 && !tat) {
+            // a window short of the extra permits may stay so until its end: ask again for the cost alone
+            extraCap = 0;
         } else {
-            if (extra > 0) {
-                extraCap = 0;
-                return; // asked for more than is there: the caller asks again for its cost alone
-            }
+            // Denied: the store still denies this much until sent + retryAfter. A take with extra permits is at most
+            // what the limit refills in one horizon, so waiting for all of it is short; meanwhile every call here is
+            // denied (what it leaves in the store stays there, for any node) and told to retry no earlier than then.
             deniedUntil = sent + d.retryAfterNanos();
-            deniedCost = cost;
+            deniedCost = extra > 0 ? 1 : cost;
             retryAt = received + d.retryAfterNanos();
+            rememberedAll = extra > 0;
         }
     }
 

@@ -20,14 +20,18 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>How: when a key's held permits do not cover a call, the call goes to the store asking for its cost plus
  * {@code extra} more (one {@code tryAcquire}); the extra permits are held here and later calls spend them without
  * the store. {@code extra} is the key's demand here over the last {@link Builder#horizon(Duration) horizon} (0 for
- * a cold key: its call is exactly one plain store call), at most {@link Builder#maxLease(long) maxLease} and an
- * eighth of the limit's capacity, and it grows only while such takes are granted (a denied one is asked again for
- * the cost alone, and the next ones ask for none until one is granted). A held permit is spent only while one shared
- * limiter would still admit it (see {@link Lease}: a token-bucket or GCRA permit expires when its place in the
- * shared schedule has come, a fixed-window permit at the end of its window), so every local admission is one the
- * shared state allowed. A denial is remembered and repeated without the store until the store's retry time (from
- * the sending instant, when the store certainly still denies), with a {@code retryAfter} counted from the receiving
- * instant, so never earlier than the store's.
+ * a cold key: its call is exactly one plain store call), at most {@link Builder#maxLease(long) maxLease}, an eighth
+ * of the limit's capacity and (token bucket, GCRA) what the limit refills in one horizon, and it grows only while
+ * takes are granted. When fewer than half of the last take are left, the next take is asked ahead, asynchronously,
+ * while callers go on spending; no caller waits for another's take (with nothing held, it asks for its cost alone).
+ * No monitor is held across a store call. A held permit is spent only while one shared limiter would still admit it
+ * (see {@link Lease}: a token-bucket or GCRA permit expires when its place in the shared schedule has come, a
+ * fixed-window permit at the end of its window), so every local admission is one the shared state allowed. A denial
+ * is remembered and repeated without the store until the store's retry time (from the sending instant, when the
+ * store certainly still denies), with a {@code retryAfter} counted from the receiving instant, so never earlier than
+ * the store's; a denied take with extra permits (token bucket, GCRA) is remembered for every cost until the store
+ * has all of them (at most a horizon's refill; what this leaves in the store stays there for any node); a fixed
+ * window short of the extra is asked again for the cost alone.
  *
  * <p><b>What it costs: under-admission, bounded.</b> Permits held and not spent are permits no other node can use:
  * at any instant the fleet may admit up to {@code N × maxLease} fewer than one shared limiter would (N nodes), each
@@ -95,23 +99,51 @@ public final class LeasedRateLimiter implements RateLimiter {
         if (lease == null) {
             return counted(store.tryAcquire(key, limit, cost));
         }
-        // one take at a time per key on this node: the others wait for it and then spend what it brought
+        long prefetch = 0;
+        long extra = 0;
+        long sent = 0;
+        Decision local;
         synchronized (lease) {
-            Decision local = local(lease, cost);
+            local = local(lease, cost);
             if (local != null) {
-                return local;
+                prefetch = prefetch(lease);
+            } else {
+                extra = lease.beginTake(cost, maxLease, horizonNanos);
+                sent = ticker.read();
             }
-            long extra = lease.extra(cost, maxLease);
-            Decision d = take(lease, key, limit, cost, extra);
-            if (d.denied() && extra > 0 && !d.degraded()) {
-                d = take(lease, key, limit, cost, 0);
-            }
-            return d;
         }
+        if (local != null) {
+            if (prefetch > 0) {
+                prefetch(lease, key, limit, prefetch);
+            }
+            return local;
+        }
+        // the store call is made without the monitor: callers of this key go on deciding from what is held (or,
+        // when nothing is, call the store too, for their cost alone, while this take is under way)
+        Decision d;
+        try {
+            d = counted(store.tryAcquire(key, limit, cost + extra));
+        } catch (RuntimeException e) {
+            synchronized (lease) {
+                lease.endTake(extra);
+            }
+            throw e;
+        }
+        boolean again;
+        synchronized (lease) {
+            lease.taken(d, cost, extra, sent, ticker.read());
+            lease.endTake(extra);
+            again = extra > 0 && d.denied() && !d.degraded() && !lease.remembersDenial();
+        }
+        if (again) {
+            return counted(store.tryAcquire(key, limit, cost)); // a window short of the extra: the cost alone
+        }
+        return extra == 0 || !d.allowed() ? d : asked(d, limit, cost, extra);
     }
 
     /** Counts the call and decides it from held permits or a remembered denial; null: ask the store. Under the monitor. */
     private Decision local(Lease lease, long cost) {
+        lease.applyArrived();
         long now = ticker.read();
         lease.observe(now, horizonNanos);
         Decision d = lease.trySpend(now, cost);
@@ -121,12 +153,34 @@ public final class LeasedRateLimiter implements RateLimiter {
         return d;
     }
 
-    /** One store call for {@code cost + extra}; the extra permits become held. The caller holds the lease's monitor. */
-    private Decision take(Lease lease, String key, Limit limit, long cost, long extra) {
-        long sent = ticker.read();
-        Decision d = counted(store.tryAcquire(key, limit, cost + extra));
-        lease.taken(d, cost, extra, sent, ticker.read());
-        return extra == 0 || !d.allowed() ? d : asked(d, limit, cost, extra);
+    /**
+     * How many permits to take ahead, without a caller, now that this node's held permits run low (0: none). Marks
+     * the take as under way. Under the monitor.
+     */
+    private long prefetch(Lease lease) {
+        long n = lease.prefetch(ticker.read(), maxLease, horizonNanos);
+        if (n > 0) {
+            lease.sentAhead = ticker.read();
+        }
+        return n;
+    }
+
+    /**
+     * Takes {@code n} permits ahead, asynchronously, while the callers go on spending what is left: a node asked
+     * steadily never waits for the store. Outside the monitor.
+     */
+    private void prefetch(Lease lease, String key, Limit limit, long n) {
+        storeCalls.incrementAndGet();
+        CompletableFuture<Decision> f;
+        try {
+            f = store.tryAcquireAsync(key, limit, n);
+        } catch (RuntimeException e) {
+            lease.arrived(null, n, ticker.read());
+            return;
+        }
+        // the answer is applied by the next caller, under the monitor: the thread completing it (the store's I/O
+        // thread) must never wait for the monitor, which a caller may hold while it waits for that very thread
+        f.whenComplete((d, failure) -> lease.arrived(d, n, ticker.read()));
     }
 
     /** The caller's view of a granted take of {@code cost + extra}: the extra permits are this node's to spend. */
@@ -176,23 +230,52 @@ public final class LeasedRateLimiter implements RateLimiter {
             storeCalls.incrementAndGet();
             return store.tryAcquireAsync(key, limit, cost);
         }
-        long extra;
-        long sent;
+        long extra = 0;
+        long sent = 0;
+        long prefetch = 0;
+        Decision local;
         synchronized (lease) {
-            Decision local = local(lease, cost);
+            local = local(lease, cost);
             if (local != null) {
-                return CompletableFuture.completedFuture(local);
+                prefetch = prefetch(lease);
+            } else {
+                extra = lease.beginTake(cost, maxLease, horizonNanos);
+                sent = ticker.read();
             }
-            extra = lease.extra(cost, maxLease);
-            sent = ticker.read();
+        }
+        if (local != null) {
+            if (prefetch > 0) {
+                prefetch(lease, key, limit, prefetch);
+            }
+            return CompletableFuture.completedFuture(local);
         }
         storeCalls.incrementAndGet();
         long asked = extra;
-        return store.tryAcquireAsync(key, limit, cost + extra).thenCompose(d -> {
+        long sentAt = sent;
+        CompletableFuture<Decision> f;
+        try {
+            f = store.tryAcquireAsync(key, limit, cost + extra);
+        } catch (RuntimeException e) {
             synchronized (lease) {
-                lease.taken(d, cost, asked, sent, ticker.read());
+                lease.endTake(asked);
             }
-            if (asked > 0 && d.denied() && !d.degraded()) {
+            throw e;
+        }
+        f.whenComplete((d, failure) -> {
+            if (failure != null) {
+                synchronized (lease) {
+                    lease.endTake(asked);
+                }
+            }
+        });
+        return f.thenCompose(d -> {
+            boolean again;
+            synchronized (lease) {
+                lease.taken(d, cost, asked, sentAt, ticker.read());
+                lease.endTake(asked);
+                again = asked > 0 && d.denied() && !d.degraded() && !lease.remembersDenial();
+            }
+            if (again) {
                 return tryAcquireAsync(key, limit, cost);
             }
             return CompletableFuture.completedFuture(asked == 0 || !d.allowed() ? d : asked(d, limit, cost, asked));
@@ -225,7 +308,7 @@ public final class LeasedRateLimiter implements RateLimiter {
         }
     }
 
-    /** Store calls made so far (takes, denials asked again, and every call of the plain path). */
+    /** Store calls made so far (takes, takes ahead, denials asked again, and every call of the plain path). */
     public long storeCalls() {
         return storeCalls.get();
     }

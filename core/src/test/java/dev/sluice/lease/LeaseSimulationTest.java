@@ -119,8 +119,8 @@ class LeaseSimulationTest {
         }
         // the measure of the run: one shared limiter fed every request vs the fleet (printed, not a bound)
         StringBuilder report = new StringBuilder(s + ": " + decisions + " decisions, " + storeCalls + " store calls, worst"
-                + " deficit " + worstDeficit + " permits (bound " + s.nodes * 2 * (s.maxLease + MAX_COST) + ", " + crashes
-                + " crashes)");
+                + " deficit " + worstDeficit + " permits (bound without crashes " + s.nodes * 2 * (s.maxLease + MAX_COST)
+                + ", with the " + crashes + " crashes " + ((s.nodes + crashes) * 2 * (s.maxLease + MAX_COST) + 1) + ")");
         for (String key : new String[] {"hot", "warm"}) {
             ManualTicker idealClock = ManualTicker.atEpochNanos(START);
             RateLimiter ideal = InMemoryRateLimiter.builder().ticker(idealClock).build();

@@ -33,7 +33,8 @@ class LeasedRateLimiterTest {
                 assertThat(node.tryAcquire("hot", limit).allowed()).isTrue();
             }
             assertThat(node.storeCalls()).as("store calls for 100,000 decisions").isLessThanOrEqualTo(100_000 / 64);
-            assertThat(node.localDecisions()).isEqualTo(100_000 - node.storeCalls());
+            // takes ahead are store calls without a caller: the callers waited for the store at most this often
+            assertThat(node.localDecisions()).isGreaterThanOrEqualTo(100_000 - node.storeCalls());
         }
     }
 

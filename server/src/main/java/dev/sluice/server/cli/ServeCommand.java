@@ -70,7 +70,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--store-timeout", paramLabel = "DURATION",
             description = "Time budget of each remote store call, connection and retries included; past it the "
-                    + "failure policy decides (default: redis 10ms, postgresql 25ms)")
+                    + "failure policy decides (default: 250ms, sized from the stores' load benchmarks)")
     String storeTimeout;
 
     @Option(names = "--failure-policy", defaultValue = "fail_open", paramLabel = "POLICY",
