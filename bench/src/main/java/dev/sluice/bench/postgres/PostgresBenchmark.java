@@ -35,7 +35,8 @@ import java.util.regex.Pattern;
 
 /**
  * Decisions per second on one PostgreSQL, side by side in one run: Sluice's {@link PostgresRateLimiter}
- * (one statement per decision, and with batching: many concurrent decisions per statement), Bucket4j 8.14's {@code PostgreSQLSelectForUpdateBasedProxyManager}
+ * (its defaults: batching on, many concurrent decisions per statement; and {@code batching(false)}, one statement per
+ * decision), Bucket4j 8.14's {@code PostgreSQLSelectForUpdateBasedProxyManager}
  * (BEGIN; INSERT … ON CONFLICT DO NOTHING; SELECT … FOR UPDATE; UPDATE; COMMIT) on the same database and
  * pool size, and {@code pgbench -M prepared} running Sluice's own statement (the ceiling of that
  * statement on this machine). Over 100,000 keys and on one hot key, with {@code synchronous_commit} on and
@@ -43,12 +44,13 @@ import java.util.regex.Pattern;
  *
  * <p>Not a test and not JMH: a closed-loop load generator, {@code --callers} threads (64) deciding as fast
  * as they can through one HikariCP pool of {@code --connections} (16) connections, the same for every
- * store; the batched limiter sends its batches over {@code --batches} of those connections. The limit admits everything (capacity and rate 1,000,000/s), so
+ * store; by default the limiter sends its batches over {@code threads / 2} of those connections. With
+ * {@code --callers 1} it measures a lone caller (decisions/s = 1 / latency). The limit admits everything (capacity and rate 1,000,000/s), so
  * every decision writes: the worst case for a database store. Run it (see bench/README.md):
  * <pre>
  *   java -cp "$(cat bench/target/cp.txt):bench/target/classes" dev.sluice.bench.postgres.PostgresBenchmark \
  *        [--url jdbc:postgresql://host:5432/db --user u --password p] [--seconds 10] [--callers 64] [--connections 16] [--keys 100000]
- *        [--batch-size 64] [--batches 4] [--only sluice,batched,bucket4j,pgbench]
+ *        [--only sluice,single,bucket4j,pgbench]
  * </pre>
  * Without {@code --url} it starts an embedded PostgreSQL 17 (fsync on) and stops it at the end.
  */
@@ -65,8 +67,6 @@ public final class PostgresBenchmark {
     private final int callers;
     private final int keys;
     private final List<String> only;
-    private final int batches;
-    private final int batchSize;
     private final RetryPolicy retry;
     /** Stores whose 100k rows exist already: the keys are touched once, not before every run. */
     private final java.util.Set<String> touched = new java.util.HashSet<>();
@@ -80,9 +80,7 @@ public final class PostgresBenchmark {
         this.threads = Integer.parseInt(a.getOrDefault("connections", "16"));
         this.callers = Integer.parseInt(a.getOrDefault("callers", "64"));
         this.keys = Integer.parseInt(a.getOrDefault("keys", "100000"));
-        this.only = List.of(a.getOrDefault("only", "sluice,batched,bucket4j,pgbench").split(","));
-        this.batches = Integer.parseInt(a.getOrDefault("batches", "8"));
-        this.batchSize = Integer.parseInt(a.getOrDefault("batch-size", "64"));
+        this.only = List.of(a.getOrDefault("only", "sluice,single,bucket4j,pgbench").split(","));
         // 64 callers queue for 16 connections (and, on a hot key, for one row): give decisions the time that
         // queue takes, as Bucket4j (which has no budget) gets it
         // the store's default budget unless --budget-ms says otherwise: its errors column shows what defaults give
@@ -134,8 +132,8 @@ public final class PostgresBenchmark {
                         if (only.contains("sluice")) {
                             results.add(sluice(ds, workload, sync, hot));
                         }
-                        if (only.contains("batched")) {
-                            results.add(batched(ds, workload, sync, hot));
+                        if (only.contains("single")) {
+                            results.add(single(ds, workload, sync, hot));
                         }
                         if (only.contains("bucket4j")) {
                             results.add(bucket4j(ds, workload, sync, hot));
@@ -199,15 +197,15 @@ public final class PostgresBenchmark {
 
     private Result sluice(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
         try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).threads(threads).build()) {
-            return load("sluice (1 statement)", "sluice", workload, sync, hot,
+            return load("sluice (default: batched)", "sluice", workload, sync, hot,
                     k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());
         }
     }
 
-    private Result batched(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).threads(threads).batching(batchSize, batches)
+    private Result single(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).threads(threads).batching(false)
                 .build()) {
-            return load("sluice (batched " + batchSize + "x" + batches + ")", "sluice", workload, sync, hot,
+            return load("sluice batching(false)", "sluice", workload, sync, hot,
                     k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());
         }
     }
