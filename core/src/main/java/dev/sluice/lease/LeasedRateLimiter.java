@@ -99,25 +99,12 @@ public final class LeasedRateLimiter implements RateLimiter {
         if (lease == null) {
             return counted(store.tryAcquire(key, limit, cost));
         }
-        long prefetch = 0;
-        long extra = 0;
-        long sent = 0;
-        Decision local;
-        synchronized (lease) {
-            local = local(lease, cost);
-            if (local != null) {
-                prefetch = prefetch(lease);
-            } else {
-                extra = lease.beginTake(cost, maxLease, horizonNanos);
-                sent = ticker.read();
-            }
+        Start start = start(lease, key, limit, cost);
+        if (start.local() != null) {
+            return start.local();
         }
-        if (local != null) {
-            if (prefetch > 0) {
-                prefetch(lease, key, limit, prefetch);
-            }
-            return local;
-        }
+        long extra = start.extra();
+        long sent = start.sent();
         // the store call is made without the monitor: callers of this key go on deciding from what is held (or,
         // when nothing is, call the store too, for their cost alone, while this take is under way)
         Decision d;
@@ -139,6 +126,29 @@ public final class LeasedRateLimiter implements RateLimiter {
             return counted(store.tryAcquire(key, limit, cost)); // a window short of the extra: the cost alone
         }
         return extra == 0 || !d.allowed() ? d : asked(d, limit, cost, extra);
+    }
+
+    /** A call's start: its local decision, or the extra permits its take asks for and when that take is sent. */
+    private record Start(Decision local, long extra, long sent) {
+    }
+
+    /**
+     * Decides the call here (then starts a take ahead if one is due, outside the monitor) or begins its take.
+     */
+    private Start start(Lease lease, String key, Limit limit, long cost) {
+        long prefetch;
+        Decision local;
+        synchronized (lease) {
+            local = local(lease, cost);
+            if (local == null) {
+                return new Start(null, lease.beginTake(cost, maxLease, horizonNanos), ticker.read());
+            }
+            prefetch = prefetch(lease);
+        }
+        if (prefetch > 0) {
+            prefetch(lease, key, limit, prefetch);
+        }
+        return new Start(local, 0, 0);
     }
 
     /** Counts the call and decides it from held permits or a remembered denial; null: ask the store. Under the monitor. */
@@ -230,28 +240,14 @@ public final class LeasedRateLimiter implements RateLimiter {
             storeCalls.incrementAndGet();
             return store.tryAcquireAsync(key, limit, cost);
         }
-        long extra = 0;
-        long sent = 0;
-        long prefetch = 0;
-        Decision local;
-        synchronized (lease) {
-            local = local(lease, cost);
-            if (local != null) {
-                prefetch = prefetch(lease);
-            } else {
-                extra = lease.beginTake(cost, maxLease, horizonNanos);
-                sent = ticker.read();
-            }
-        }
-        if (local != null) {
-            if (prefetch > 0) {
-                prefetch(lease, key, limit, prefetch);
-            }
-            return CompletableFuture.completedFuture(local);
+        Start start = start(lease, key, limit, cost);
+        if (start.local() != null) {
+            return CompletableFuture.completedFuture(start.local());
         }
         storeCalls.incrementAndGet();
+        long extra = start.extra();
         long asked = extra;
-        long sentAt = sent;
+        long sentAt = start.sent();
         CompletableFuture<Decision> f;
         try {
             f = store.tryAcquireAsync(key, limit, cost + extra);
