@@ -53,11 +53,9 @@ final class Lease {
     private long lastGrant;
     /** A caller's take with extra permits is under way (at most one; other callers meanwhile ask for their cost). */
     private boolean taking;
-    /** A take ahead is under way (at most one), sent at {@code sentAhead}. */
+    /** A take ahead is under way (at most one), sent no earlier than {@code sentAhead}. */
     private boolean ahead;
-    long sentAhead;
-    /** The last take was denied and that denial is remembered for every cost (see {@link #taken}). */
-    private boolean rememberedAll;
+    private long sentAhead;
     /** Last use, local epoch ns, for evicting idle leases. */
     volatile long lastUsed;
 
@@ -177,6 +175,7 @@ final class Lease {
         long n = extra(0, maxExtra, horizonNanos);
         if (n > 0) {
             ahead = true;
+            sentAhead = now;
         }
         return n;
     }
@@ -206,9 +205,12 @@ final class Lease {
         ahead = false;
     }
 
-    /** Whether the last take's denial is remembered for every cost (so the caller is not asked again). */
-    boolean remembersDenial() {
-        return rememberedAll;
+    /**
+     * Whether a caller whose take of {@code cost + extra} was denied asks again for its cost alone: only for the
+     * fixed window (a token-bucket/GCRA denial of a take is remembered for every cost, see {@link #taken}).
+     */
+    boolean asksAgain(Decision d, long extra) {
+        return extra > 0 && d.denied() && !d.degraded() && !tat;
     }
 
     /**
@@ -217,7 +219,6 @@ final class Lease {
      * cells; anything older than that is dropped), or the denial is remembered.
      */
     void taken(Decision d, long cost, long extra, long sent, long received) {
-        rememberedAll = false;
         if (d.degraded()) {
             return; // decided without the store: nothing was taken from it
         }
@@ -253,7 +254,6 @@ final class Lease {
             deniedUntil = sent + d.retryAfterNanos();
             deniedCost = extra > 0 ? 1 : cost;
             retryAt = received + d.retryAfterNanos();
-            rememberedAll = extra > 0;
         }
     }
 

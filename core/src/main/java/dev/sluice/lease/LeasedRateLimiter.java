@@ -120,7 +120,7 @@ public final class LeasedRateLimiter implements RateLimiter {
         synchronized (lease) {
             lease.taken(d, cost, extra, sent, ticker.read());
             lease.endTake(extra);
-            again = extra > 0 && d.denied() && !d.degraded() && !lease.remembersDenial();
+            again = lease.asksAgain(d, extra);
         }
         if (again) {
             return counted(store.tryAcquire(key, limit, cost)); // a window short of the extra: the cost alone
@@ -163,16 +163,9 @@ public final class LeasedRateLimiter implements RateLimiter {
         return d;
     }
 
-    /**
-     * How many permits to take ahead, without a caller, now that this node's held permits run low (0: none). Marks
-     * the take as under way. Under the monitor.
-     */
+    /** How many permits to take ahead now that this node's held permits run low (0: none). Under the monitor. */
     private long prefetch(Lease lease) {
-        long n = lease.prefetch(ticker.read(), maxLease, horizonNanos);
-        if (n > 0) {
-            lease.sentAhead = ticker.read();
-        }
-        return n;
+        return lease.prefetch(ticker.read(), maxLease, horizonNanos);
     }
 
     /**
@@ -269,7 +262,7 @@ public final class LeasedRateLimiter implements RateLimiter {
             synchronized (lease) {
                 lease.taken(d, cost, asked, sentAt, ticker.read());
                 lease.endTake(asked);
-                again = asked > 0 && d.denied() && !d.degraded() && !lease.remembersDenial();
+                again = lease.asksAgain(d, asked);
             }
             if (again) {
                 return tryAcquireAsync(key, limit, cost);
