@@ -3,6 +3,8 @@ package dev.sluice.server;
 import dev.sluice.RateLimiter;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.envoy.EnvoyOptions;
+import dev.sluice.server.envoy.RlsService;
 import dev.sluice.server.decision.ServerMetrics;
 import dev.sluice.server.grpc.GrpcServer;
 import dev.sluice.server.http.HttpServer;
@@ -51,6 +53,7 @@ public final class SluiceServer implements AutoCloseable {
      * @param configPaths   files/directories to watch for hot reload (empty: no reload)
      * @param blockingStore true for stores whose calls block on I/O (they run on a bounded pool under
      *                      {@code storeTimeout}); false for the in-memory store (decided on the event loop)
+     * @param envoy         how the Envoy APIs (gRPC and {@code POST /json}) answer
      * @param storeTimeout  the store's time budget per call; the service gives up on a request itself (503
      *                      {@code store-timeout}) after one budget per store call the request makes plus
      *                      {@value DecisionService#DEADLINE_SLACK_MILLIS} ms
@@ -58,43 +61,48 @@ public final class SluiceServer implements AutoCloseable {
     public record Settings(InetSocketAddress http, InetSocketAddress grpc, RuleSet rules, List<Path> configPaths,
                            Duration reloadInterval, RateLimiter limiter, String storeName, boolean blockingStore,
                            Duration storeTimeout, int maxBodyBytes, int maxDescriptors, Duration readTimeout,
-                           Duration idleTimeout, String bearerToken, Duration shutdownGrace) {
+                           Duration idleTimeout, String bearerToken, Duration shutdownGrace, EnvoyOptions envoy) {
 
         /** Defaults around a limiter and rules: loopback, ephemeral ports, the documented limits. */
         public static Settings defaults(RateLimiter limiter, RuleSet rules) {
             return new Settings(new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0), rules,
                     List.of(), Duration.ofSeconds(2), limiter, "memory", false, Duration.ofMillis(250), 64 * 1024, 64,
-                    Duration.ofSeconds(10), Duration.ofSeconds(60), null, Duration.ofSeconds(10));
+                    Duration.ofSeconds(10), Duration.ofSeconds(60), null, Duration.ofSeconds(10), EnvoyOptions.defaults());
         }
 
         public Settings withHttp(InetSocketAddress a) {
             return new Settings(a, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
-                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace);
+                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, envoy);
         }
 
         public Settings withGrpc(InetSocketAddress a) {
             return new Settings(http, a, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
-                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace);
+                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, envoy);
         }
 
         public Settings withConfigPaths(List<Path> p, Duration interval) {
             return new Settings(http, grpc, rules, p, interval, limiter, storeName, blockingStore,
-                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace);
+                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, envoy);
         }
 
         public Settings withToken(String t) {
             return new Settings(http, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
-                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, t, shutdownGrace);
+                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, t, shutdownGrace, envoy);
         }
 
         public Settings withLimits(int bodyBytes, int descriptors, Duration read, Duration idle) {
             return new Settings(http, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
-                    storeTimeout, bodyBytes, descriptors, read, idle, bearerToken, shutdownGrace);
+                    storeTimeout, bodyBytes, descriptors, read, idle, bearerToken, shutdownGrace, envoy);
+        }
+
+        public Settings withEnvoy(EnvoyOptions e) {
+            return new Settings(http, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
+                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, e);
         }
 
         public Settings withStore(RateLimiter l, String name, boolean blocking, Duration timeout) {
             return new Settings(http, grpc, rules, configPaths, reloadInterval, l, name, blocking,
-                    timeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace);
+                    timeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, envoy);
         }
     }
 
@@ -124,16 +132,17 @@ public final class SluiceServer implements AutoCloseable {
         if (service.failSafe() != null) {
             metrics.failSafe(service.failSafe());
         }
+        RlsService rls = new RlsService(service, s.envoy());
         HttpServer http = null;
         GrpcServer grpc = null;
         RulesWatcher watcher = null;
         try {
             if (s.http() != null) {
-                http = HttpServer.start(s.http(), service, new HttpServer.Options(s.maxBodyBytes(), s.readTimeout(),
+                http = HttpServer.start(s.http(), service, rls, new HttpServer.Options(s.maxBodyBytes(), s.readTimeout(),
                         s.idleTimeout(), s.bearerToken(), httpThreads));
             }
             if (s.grpc() != null) {
-                grpc = GrpcServer.start(s.grpc(), service, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout());
+                grpc = GrpcServer.start(s.grpc(), service, rls, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout());
             }
             if (!s.configPaths().isEmpty()) {
                 watcher = new RulesWatcher(s.configPaths(), service, s.reloadInterval());

@@ -5,6 +5,8 @@ import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.Durations;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.config.Semantics;
+import dev.sluice.server.envoy.EnvoyOptions;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -85,6 +87,24 @@ final class ServeCommand implements Callable<Integer> {
                     + "by at most MAX per sluice instance for a key (default off)")
     long leases;
 
+    @Option(names = "--semantics", defaultValue = "envoy", paramLabel = "MODE",
+            description = "How the Envoy APIs (gRPC, POST /json) count: envoy (every hit, denied ones too, each "
+                    + "descriptor on its own, as envoyproxy/ratelimit) or strict (denied calls consume nothing, "
+                    + "descriptors all-or-nothing); a rules file may set 'semantics:' per domain; POST /v1/check is "
+                    + "always strict (default ${DEFAULT-VALUE})")
+    String semantics;
+
+    @Option(names = "--rls-response-headers", defaultValue = "none", paramLabel = "KIND",
+            description = "Headers the Envoy APIs ask Envoy to add: none, envoy (RateLimit-Limit, RateLimit-Remaining, "
+                    + "RateLimit-Reset, as envoy's LIMIT_RESPONSE_HEADERS_ENABLED) or ietf (RateLimit, "
+                    + "RateLimit-Policy, Retry-After) (default ${DEFAULT-VALUE})")
+    String rlsResponseHeaders;
+
+    @Option(names = "--rls-dynamic-metadata",
+            description = "Envoy APIs: answer with dynamic_metadata (domain, descriptors, hitsAddend and the "
+                    + "'metadata:' of the rules that passed), as envoy's RESPONSE_DYNAMIC_METADATA")
+    boolean rlsDynamicMetadata;
+
     @Option(names = "--reload-interval", defaultValue = "2s", description = "How often rules files are checked for changes (default ${DEFAULT-VALUE})")
     String reloadInterval;
 
@@ -128,9 +148,12 @@ final class ServeCommand implements Callable<Integer> {
             bearer = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
         }
         Stores.Opened opened;
+        EnvoyOptions envoy;
         InetSocketAddress httpAddress;
         InetSocketAddress grpcAddress;
         try {
+            envoy = new EnvoyOptions(Semantics.fromConfigName(semantics),
+                    EnvoyOptions.Headers.fromConfigName(rlsResponseHeaders), rlsDynamicMetadata);
             httpAddress = Addresses.parse("--http", http);
             grpcAddress = Addresses.parse("--grpc", grpc);
             opened = Stores.leased(Stores.open(store, maxKeys, storeTimeout == null ? null
@@ -152,7 +175,7 @@ final class ServeCommand implements Callable<Integer> {
                         opened.budget() != null ? opened.budget() : s0.storeTimeout());
         s = new SluiceServer.Settings(s.http(), s.grpc(), s.rules(), s.configPaths(), s.reloadInterval(), s.limiter(),
                 s.storeName(), s.blockingStore(), s.storeTimeout(), s.maxBodyBytes(), s.maxDescriptors(),
-                s.readTimeout(), s.idleTimeout(), s.bearerToken(), Durations.parse(shutdownGrace));
+                s.readTimeout(), s.idleTimeout(), s.bearerToken(), Durations.parse(shutdownGrace), envoy);
         SluiceServer server;
         try {
             server = SluiceServer.start(s, maxClientLimits, httpThreads);

@@ -1,6 +1,7 @@
 package dev.sluice.server.grpc;
 
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.envoy.RlsService;
 import io.grpc.Metadata;
 import io.grpc.Server;
 import io.grpc.ServerCall;
@@ -35,9 +36,10 @@ public final class GrpcServer implements AutoCloseable {
         this.pool = pool;
     }
 
-    public static GrpcServer start(InetSocketAddress address, DecisionService service, int maxMessageBytes,
+    public static GrpcServer start(InetSocketAddress address, DecisionService service, RlsService rls,
+                                   int maxMessageBytes,
                                    String bearerToken, Duration idleTimeout) throws IOException {
-        var definition = new RlsService(service).bindService();
+        var definition = rls.bindService();
         if (bearerToken != null) {
             definition = ServerInterceptors.intercept(definition, new TokenCheck(bearerToken, service));
         }

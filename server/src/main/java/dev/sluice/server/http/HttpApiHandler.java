@@ -4,6 +4,7 @@ import dev.sluice.server.config.Messages;
 import dev.sluice.server.decision.BadRequestException;
 import dev.sluice.server.decision.CheckResult;
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.envoy.RlsService;
 import dev.sluice.server.decision.RateLimitHeaders;
 import dev.sluice.server.decision.StoreUnavailableException;
 import dev.sluice.server.decision.UnsupportedByStoreException;
@@ -57,12 +58,15 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             io.netty.util.AttributeKey.valueOf("sluice.queued");
 
     private final DecisionService service;
+    /** envoy's {@code POST /json}: the same answers as gRPC {@code ShouldRateLimit}. */
+    private final RlsService rls;
     private final byte[] token;
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean draining;
 
-    HttpApiHandler(DecisionService service, String bearerToken) {
+    HttpApiHandler(DecisionService service, RlsService rls, String bearerToken) {
         this.service = service;
+        this.rls = rls;
         this.token = bearerToken == null ? null : ("Bearer " + bearerToken).getBytes(StandardCharsets.UTF_8);
     }
 

@@ -1,6 +1,7 @@
 package dev.sluice.server.http;
 
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.envoy.RlsService;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -47,14 +48,15 @@ public final class HttpServer implements AutoCloseable {
     }
 
     /** Binds and starts serving; throws when the address is taken. */
-    public static HttpServer start(InetSocketAddress address, DecisionService service, Options options)
+    public static HttpServer start(InetSocketAddress address, DecisionService service, RlsService rls,
+                                   Options options)
             throws InterruptedException {
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1,
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         EventLoopGroup workers = new MultiThreadIoEventLoopGroup(options.threads(),
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
-        HttpApiHandler handler = new HttpApiHandler(service, options.bearerToken());
+        HttpApiHandler handler = new HttpApiHandler(service, rls, options.bearerToken());
         try {
             ServerBootstrap b = new ServerBootstrap()
                     .group(boss, workers)

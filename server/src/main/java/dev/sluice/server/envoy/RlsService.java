@@ -1,4 +1,4 @@
-package dev.sluice.server.grpc;
+package dev.sluice.server.envoy;
 
 import com.google.protobuf.UInt64Value;
 import dev.sluice.Algorithm;
@@ -21,10 +21,12 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -59,57 +61,76 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     private static final long MAX_UINT32 = 0xFFFF_FFFFL;
 
     private final DecisionService service;
+    private final EnvoyOptions options;
 
-    public RlsService(DecisionService service) {
+    public RlsService(DecisionService service, EnvoyOptions options) {
         this.service = service;
+        this.options = options;
+    }
+
+    public EnvoyOptions options() {
+        return options;
     }
 
     @Override
     public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> out) {
         long start = System.nanoTime();
+        decide(request).whenComplete((resp, t) -> {
+            if (t == null) {
+                service.metrics().timer(true).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+                out.onNext(resp);
+                out.onCompleted();
+            } else {
+                out.onError(t instanceof CompletionException ? t.getCause() : t);
+            }
+        });
+    }
+
+    /**
+     * Decides one request: the answer, or a {@link StatusRuntimeException} carrying the gRPC status of the failure
+     * ({@code INVALID_ARGUMENT}, {@code UNAVAILABLE}, {@code UNIMPLEMENTED}, {@code INTERNAL}), already counted and
+     * logged. Shared by gRPC and {@code POST /json}.
+     */
+    public CompletableFuture<RateLimitResponse> decide(RateLimitRequest request) {
         CheckRequest check;
         try {
             check = toCheck(request);
         } catch (BadRequestException e) {
             service.metrics().rejected(e.type());
-            out.onError(Status.INVALID_ARGUMENT.withDescription(e.type() + ": " + e.getMessage()).asRuntimeException());
-            return;
+            return CompletableFuture.failedFuture(
+                    Status.INVALID_ARGUMENT.withDescription(e.type() + ": " + e.getMessage()).asRuntimeException());
         }
-        service.check(check).whenComplete((r, t) -> {
+        return service.check(check).handle((r, t) -> {
             if (t == null) {
-                RateLimitResponse resp;
                 try {
-                    resp = toResponse(r);
+                    return toResponse(r);
                 } catch (RuntimeException e) {
                     log.error("event=internal_error protocol=grpc", e);
-                    out.onError(Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
-                            .asRuntimeException());
-                    return;
+                    throw Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
+                            .asRuntimeException();
                 }
-                service.metrics().timer(true).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
-                out.onNext(resp);
-                out.onCompleted();
-                return;
             }
-            Throwable c = t instanceof CompletionException ? t.getCause() : t;
-            if (c instanceof BadRequestException b) {
-                service.metrics().rejected(b.type());
-                out.onError(Status.INVALID_ARGUMENT.withDescription(b.type() + ": " + b.getMessage()).asRuntimeException());
-            } else if (c instanceof StoreUnavailableException s) {
-                if (service.logThrottle().allow(s.type())) {
-                    log.warn("event=store_unavailable protocol=grpc type={} detail=\"{}\" suppressed_since_last={}",
-                            s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
-                }
-                out.onError(Status.UNAVAILABLE.withDescription(s.type() + ": " + s.getMessage()).asRuntimeException());
-            } else if (c instanceof UnsupportedByStoreException u) {
-                service.metrics().rejected(u.type());
-                out.onError(Status.UNIMPLEMENTED.withDescription(u.type() + ": " + u.getMessage()).asRuntimeException());
-            } else {
-                log.error("event=internal_error protocol=grpc", c);
-                out.onError(Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
-                        .asRuntimeException());
-            }
+            throw failure(t instanceof CompletionException ? t.getCause() : t);
         });
+    }
+
+    private StatusRuntimeException failure(Throwable c) {
+        if (c instanceof BadRequestException b) {
+            service.metrics().rejected(b.type());
+            return Status.INVALID_ARGUMENT.withDescription(b.type() + ": " + b.getMessage()).asRuntimeException();
+        } else if (c instanceof StoreUnavailableException s) {
+            if (service.logThrottle().allow(s.type())) {
+                log.warn("event=store_unavailable protocol=grpc type={} detail=\"{}\" suppressed_since_last={}",
+                        s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
+            }
+            return Status.UNAVAILABLE.withDescription(s.type() + ": " + s.getMessage()).asRuntimeException();
+        } else if (c instanceof UnsupportedByStoreException u) {
+            service.metrics().rejected(u.type());
+            return Status.UNIMPLEMENTED.withDescription(u.type() + ": " + u.getMessage()).asRuntimeException();
+        }
+        log.error("event=internal_error protocol=grpc", c);
+        return Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
+                .asRuntimeException();
     }
 
     private CheckRequest toCheck(RateLimitRequest request) {

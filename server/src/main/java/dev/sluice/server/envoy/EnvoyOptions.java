@@ -1,0 +1,45 @@
+package dev.sluice.server.envoy;
+
+import dev.sluice.server.config.Semantics;
+import java.util.Locale;
+
+/**
+ * How the Envoy APIs (gRPC {@code ShouldRateLimit} and {@code POST /json}) answer, beyond the rules.
+ *
+ * @param semantics       the service-wide default; a rules file may set its own per domain ({@code semantics:})
+ * @param headers         what goes into {@code response_headers_to_add}
+ * @param dynamicMetadata envoy's {@code RESPONSE_DYNAMIC_METADATA}: {@code dynamic_metadata} carries the domain,
+ *                        the descriptors, the request's hits_addend and the {@code metadata:} of the rules that passed
+ */
+public record EnvoyOptions(Semantics semantics, Headers headers, boolean dynamicMetadata) {
+
+    /** envoyproxy/ratelimit's defaults: count every hit, no headers, no dynamic metadata. */
+    public static EnvoyOptions defaults() {
+        return new EnvoyOptions(Semantics.ENVOY, Headers.NONE, false);
+    }
+
+    /** The {@code response_headers_to_add} of an answer. */
+    public enum Headers {
+        /** None (envoy's default). */
+        NONE,
+        /** envoy's {@code LIMIT_RESPONSE_HEADERS_ENABLED=true}: {@code RateLimit-Limit}, {@code RateLimit-Remaining},
+         *  {@code RateLimit-Reset} of the descriptor closest to its limit. */
+        ENVOY,
+        /** Sluice's: {@code RateLimit}, {@code RateLimit-Policy} (IETF draft) and, when denied, {@code Retry-After}. */
+        IETF;
+
+        public String configName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
+
+        public static Headers fromConfigName(String s) {
+            for (Headers h : values()) {
+                if (h.configName().equalsIgnoreCase(s.trim())) {
+                    return h;
+                }
+            }
+            throw new IllegalArgumentException("unknown response headers '" + s + "': use none, envoy "
+                    + "(RateLimit-Limit/-Remaining/-Reset) or ietf (RateLimit, RateLimit-Policy, Retry-After)");
+        }
+    }
+}
