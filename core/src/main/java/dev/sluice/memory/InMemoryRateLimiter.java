@@ -214,6 +214,11 @@ public final class InMemoryRateLimiter implements RateLimiter {
         return ticker.read();
     }
 
+    /** The clock this limiter decides by. */
+    public Ticker ticker() {
+        return ticker;
+    }
+
     Segment segmentFor(long h) {
         return segments[(int) (h >>> 40) & segmentMask];
     }

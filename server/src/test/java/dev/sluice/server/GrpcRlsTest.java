@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.UInt64Value;
+import dev.sluice.server.config.Semantics;
+import dev.sluice.server.envoy.EnvoyOptions;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
@@ -65,18 +67,17 @@ class GrpcRlsTest {
     }
 
     @Test
-    void shouldRateLimitReportsStatusesAndHeaders() {
+    void shouldRateLimitAnswersFieldByFieldAsEnvoy() {
         RateLimitResponse r = rls.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
-        assertThat(r.getOverallCode()).isEqualTo(Code.OK);
-        RateLimitResponse.DescriptorStatus st = r.getStatuses(0);
-        assertThat(st.getCode()).isEqualTo(Code.OK);
-        assertThat(st.getCurrentLimit().getRequestsPerUnit()).isEqualTo(10);
-        assertThat(st.getCurrentLimit().getUnit()).isEqualTo(RateLimitResponse.RateLimit.Unit.SECOND);
-        assertThat(st.getCurrentLimit().getName()).isEqualTo("edge_proxy_per_ip.remote_address");
-        assertThat(st.getLimitRemaining()).isEqualTo(9);
-        assertThat(st.getDurationUntilReset().getSeconds()).isEqualTo(1);
-        assertThat(headers(r)).containsEntry("RateLimit-Policy", "\"edge_proxy_per_ip.remote_address\";q=10;w=1")
-                .containsEntry("RateLimit", "\"edge_proxy_per_ip.remote_address\";r=9;t=1");
+        assertThat(r).isEqualTo(RateLimitResponse.newBuilder().setOverallCode(Code.OK)
+                .addStatuses(RateLimitResponse.DescriptorStatus.newBuilder().setCode(Code.OK)
+                        // an unnamed rule: no name, as envoy (its name is rate_limit.name)
+                        .setCurrentLimit(RateLimitResponse.RateLimit.newBuilder().setRequestsPerUnit(10)
+                                .setUnit(RateLimitResponse.RateLimit.Unit.SECOND))
+                        .setLimitRemaining(9)
+                        .setDurationUntilReset(com.google.protobuf.Duration.newBuilder().setSeconds(1)))
+                .build());
+        assertThat(r.getResponseHeadersToAddList()).as("envoy adds no headers by default").isEmpty();
 
         RateLimitResponse nine = rls.shouldRateLimit(request("edge_proxy_per_ip", 9, descriptor("remote_address=10.0.0.1")));
         assertThat(nine.getOverallCode()).isEqualTo(Code.OK);
@@ -84,7 +85,28 @@ class GrpcRlsTest {
         RateLimitResponse over = rls.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
         assertThat(over.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
         assertThat(over.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
-        assertThat(headers(over)).containsEntry("Retry-After", "1");
+        assertThat(over.getStatuses(0).getLimitRemaining()).isZero();
+        assertThat(over.getStatuses(0).getDurationUntilReset().getSeconds()).isEqualTo(1);
+    }
+
+    @Test
+    void sluiceHeadersAreOneOptionAway() throws InterruptedException {
+        try (TestServer ietf = TestServer.start(t -> t.withEnvoy(new EnvoyOptions(Semantics.ENVOY,
+                EnvoyOptions.Headers.IETF, false)), "envoy/example3.yaml")) {
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", ietf.server.grpcAddress().getPort())
+                    .usePlaintext().build();
+            try {
+                var stub = RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS);
+                RateLimitResponse r = stub.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
+                assertThat(headers(r)).containsEntry("RateLimit-Policy", "\"edge_proxy_per_ip.remote_address\";q=10;w=1")
+                        .containsEntry("RateLimit", "\"edge_proxy_per_ip.remote_address\";r=9;t=1");
+                stub.shouldRateLimit(request("edge_proxy_per_ip", 9, descriptor("remote_address=10.0.0.1")));
+                RateLimitResponse over = stub.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
+                assertThat(headers(over)).containsEntry("Retry-After", "1");
+            } finally {
+                ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
     }
 
     @Test
@@ -121,18 +143,24 @@ class GrpcRlsTest {
     }
 
     @Test
-    void badInputIsInvalidArgument() {
-        assertThatThrownBy(() -> rls.shouldRateLimit(request("nope", 1, descriptor("a=b"))))
+    void unknownDomainsAndOversizedHitsAnswerAsEnvoyAndBadInputIsInvalidArgument() {
+        // envoy: an unknown domain limits nothing (OK, no limit); hits above the limit are simply over it
+        assertThat(rls.shouldRateLimit(request("nope", 1, descriptor("a=b")))).isEqualTo(RateLimitResponse.newBuilder()
+                .setOverallCode(Code.OK).addStatuses(RateLimitResponse.DescriptorStatus.newBuilder().setCode(Code.OK))
+                .build());
+        RateLimitResponse big = rls.shouldRateLimit(request("messaging", 101, descriptor("to_number=1")));
+        assertThat(big.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+        assertThat(big.getStatuses(0).getLimitRemaining()).isZero();
+        assertThat(rls.shouldRateLimit(request("messaging", 1, descriptor("to_number=1"))).getOverallCode())
+                .as("envoy counted the 101 denied hits: the day stays over").isEqualTo(Code.OVER_LIMIT);
+        assertThatThrownBy(() -> rls.shouldRateLimit(request("messaging", 1)))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
-                    assertThat(e.getStatus().getDescription()).contains("unknown domain 'nope'");
+                    assertThat(e.getStatus().getDescription()).contains("'descriptors' is empty");
                 });
-        assertThatThrownBy(() -> rls.shouldRateLimit(request("messaging", 1)))
+        assertThatThrownBy(() -> rls.shouldRateLimit(request("", 1, descriptor("a=b"))))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                        assertThat(e.getStatus().getDescription()).contains("'descriptors' is empty"));
-        assertThatThrownBy(() -> rls.shouldRateLimit(request("messaging", 101, descriptor("to_number=1"))))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                        assertThat(e.getStatus().getDescription()).contains("cost 101 exceeds capacity 100"));
+                        assertThat(e.getStatus().getDescription()).contains("'domain' is missing"));
     }
 
     @Test

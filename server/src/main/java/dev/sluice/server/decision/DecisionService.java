@@ -7,6 +7,9 @@ import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.LogThrottle;
 import dev.sluice.server.config.DomainRules;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.config.Semantics;
+import dev.sluice.Ticker;
+import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.server.decision.CheckResult.Outcome;
 import dev.sluice.server.decision.CheckResult.Status;
 import dev.sluice.server.decision.Plan.Item;
@@ -90,6 +93,8 @@ public final class DecisionService {
     private final RequestPlanner planner;
     private final StoreCalls calls;
     private final PlanDecider decider;
+    private final EnvoyDecider envoyDecider;
+    private final Ticker clock;
 
     /**
      * @param storeExecutor null to decide on the caller's thread (the in-memory store); otherwise the bounded
@@ -103,6 +108,16 @@ public final class DecisionService {
         this.planner = new RequestPlanner(rules, maxDescriptors);
         this.calls = new StoreCalls(storeName, storeExecutor, storeTimeoutNanos, metrics);
         this.decider = new PlanDecider(limiter, storeName, metrics, logThrottle);
+        this.envoyDecider = new EnvoyDecider(limiter, metrics, decider);
+        this.clock = limiter instanceof InMemoryRateLimiter m ? m.ticker() : Ticker.system();
+    }
+
+    /**
+     * The service's clock, for envoy's {@code duration_until_reset} (envoyproxy/ratelimit reads its own clock for it,
+     * not the store's): the in-memory store's ticker, else the system clock.
+     */
+    public Ticker clock() {
+        return clock;
     }
 
     /**
@@ -175,6 +190,34 @@ public final class DecisionService {
             return CompletableFuture.failedFuture(e);
         }
         return decideAsync(plan);
+    }
+
+    /**
+     * Decides a request of the Envoy APIs (gRPC {@code ShouldRateLimit}, {@code POST /json}) by the domain's
+     * {@link Semantics}, else {@code fallback} (the service's): {@link Semantics#ENVOY} counts as
+     * envoyproxy/ratelimit ({@link EnvoyDecider}), {@link Semantics#STRICT} as {@link #check}. Either way an
+     * unknown domain limits nothing and hits above a limit are OVER_LIMIT, as envoy answers. Fails like
+     * {@link #check}.
+     */
+    public CompletableFuture<CheckResult> checkEnvoy(CheckRequest request, Semantics fallback) {
+        Semantics semantics = semanticsOf(request.domain(), fallback);
+        Plan plan;
+        try {
+            plan = planner.plan(request, semantics == Semantics.ENVOY ? Mode.ENVOY : Mode.DECIDE, true);
+        } catch (BadRequestException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (semantics == Semantics.STRICT) {
+            return decideAsync(plan);
+        }
+        if (!plan.needsStore()) {
+            return CompletableFuture.completedFuture(envoyDecider.decide(plan));
+        }
+        return calls.run(EnvoyDecider.storeCalls(plan), () -> envoyDecider.decide(plan));
+    }
+
+    private Semantics semanticsOf(String domain, Semantics fallback) {
+        return fallback; // MERGE: the domain's 'semantics:' once the config loader has it
     }
 
     /**

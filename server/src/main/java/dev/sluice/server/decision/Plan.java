@@ -11,10 +11,18 @@ import java.util.List;
 record Plan(String metricDomain, List<Item> items) {
 
     /** What a descriptor needs: nothing (no rule, unlimited, blocked), or a store call of some kind. */
-    enum Kind { NONE, UNLIMITED, BLOCKED, ENFORCED, SHADOW, PEEK }
+    enum Kind {
+        NONE, UNLIMITED, BLOCKED, ENFORCED, SHADOW, PEEK,
+        /** Strict semantics on the Envoy APIs: more hits than the limit's capacity, over without taking anything. */
+        OVERSIZED
+    }
 
     /** What a request asks of the store: decide ({@code /v1/check}, {@code /v1/reserve}), look, or forget. */
-    enum Mode { DECIDE, PEEK, RESET }
+    enum Mode {
+        DECIDE, PEEK, RESET,
+        /** envoyproxy/ratelimit's counting on the Envoy APIs: every hit counted, each descriptor on its own. */
+        ENVOY
+    }
 
     /** One descriptor's part of the plan. */
     record Item(Kind kind, Rule rule, Limit limit, String key, long hits, String metricRule) {
@@ -34,7 +42,7 @@ record Plan(String metricDomain, List<Item> items) {
             for (Item i : items) {
                 if (i.kind == Kind.ENFORCED) {
                     enforced++;
-                } else if (i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {
+                } else if (i.kind == Kind.SHADOW || i.kind == Kind.PEEK || i.kind == Kind.OVERSIZED) {
                     others++;
                 }
             }
@@ -43,7 +51,8 @@ record Plan(String metricDomain, List<Item> items) {
 
         boolean needsStore() {
             for (Item i : items) {
-                if (i.kind == Kind.ENFORCED || i.kind == Kind.SHADOW || i.kind == Kind.PEEK) {
+                if (i.kind == Kind.ENFORCED || i.kind == Kind.SHADOW || i.kind == Kind.PEEK
+                        || i.kind == Kind.OVERSIZED) {
                     return true;
                 }
             }

@@ -60,6 +60,15 @@ final class PlanDecider {
                     out[i] = new Status(code, Outcome.CHECKED, it.rule(), it.limit(), d, it.hits(), it.metricRule(), true);
                     allowed &= code == Code.OK;
                 }
+                case OVERSIZED -> {
+                    // more hits than the limit holds (strict semantics on the Envoy APIs): over, nothing taken
+                    Decision d = oversized(it);
+                    boolean shadow = it.rule().shadowMode();
+                    out[i] = new Status(shadow ? Code.OK : Code.OVER_LIMIT,
+                            shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.OVER_LIMIT, it.rule(), it.limit(), d,
+                            it.hits(), it.metricRule(), true);
+                    allowed &= shadow;
+                }
                 case ENFORCED -> enforced.add(i);
                 case SHADOW -> {
                     // below
@@ -150,6 +159,18 @@ final class PlanDecider {
             out[tight] = status(items.get(tight), combined, Outcome.OVER_LIMIT, false);
         }
         return combined;
+    }
+
+    /** The numbers of a descriptor asking more than its limit holds: denied, its state read with a peek when possible. */
+    private Decision oversized(Item it) {
+        long w = it.limit().periodNanos();
+        try {
+            Decision now = limiter.peek(it.key(), it.limit(), 1);
+            long reset = now.resetAfterNanos();
+            return new Decision(false, now.limit(), now.remaining(), Math.max(reset, w), reset, now.degradation());
+        } catch (UnsupportedOperationException e) {
+            return new Decision(false, it.limit().capacity(), 0, w, w);
+        }
     }
 
     /** A check-only look at one descriptor; a store without peek is a 501 / UNIMPLEMENTED, not a bad request. */

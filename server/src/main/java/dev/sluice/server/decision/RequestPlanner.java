@@ -1,13 +1,16 @@
 package dev.sluice.server.decision;
 
+import dev.sluice.Algorithm;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.RateUnit;
 import dev.sluice.server.config.DomainRules;
 import dev.sluice.server.config.Rule;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.Plan.Item;
 import dev.sluice.server.decision.Plan.Kind;
 import dev.sluice.server.decision.Plan.Mode;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -51,7 +54,43 @@ final class RequestPlanner {
         this.maxClientLimits = max;
     }
 
+    /** Fixed-window limits of {@code C} permits to their counting form ({@code C + 1}), see {@link #counting}. */
+    private final ConcurrentHashMap<Limit, Limit> countingLimits = new ConcurrentHashMap<>();
+
+    /**
+     * The limit envoy's counting is kept under. envoyproxy/ratelimit adds every hit to a counter {@code n} and
+     * answers OVER_LIMIT when {@code n > C}; denied hits count too, so after a denial the window stays over, even for
+     * a request of 1 hit or a check of 0. The store keeps {@code min(n, C + 1)} as a fixed window of {@code C + 1}
+     * permits: an admission that leaves {@code C + 1} spent is envoy's first OVER_LIMIT, a denial fills the window
+     * up to {@code C + 1}, and "is {@code n > C}?" is a peek of 1. Never more than {@code C} hits are answered OK
+     * in a window. Other algorithms (Sluice's additions) keep their limit: a denial drains what is left.
+     */
+    Limit counting(Limit limit) {
+        if (limit.algorithm() != Algorithm.FIXED_WINDOW || limit.capacity() >= Limit.MAX_WINDOW_PERMITS) {
+            return limit;
+        }
+        Limit c = countingLimits.get(limit);
+        if (c == null) {
+            if (countingLimits.size() > 4096) {
+                countingLimits.clear(); // rules reloaded many times over: a bounded cache, rebuilt on demand
+            }
+            Limit fresh = Limit.fixedWindow(limit.capacity() + 1, limit.window());
+            c = limit.name() == null ? fresh : fresh.named(limit.name());
+            countingLimits.put(limit, c);
+        }
+        return c;
+    }
+
     Plan plan(CheckRequest request, Mode mode) {
+        return plan(request, mode, false);
+    }
+
+    /**
+     * @param envoyApi true for the Envoy APIs (gRPC, {@code POST /json}), which answer as envoyproxy/ratelimit does
+     *                 where Sluice's own API refuses: an unknown domain limits nothing (every descriptor OK, no
+     *                 limit), and hits above a limit's capacity are an OVER_LIMIT answer, not a bad request
+     */
+    Plan plan(CheckRequest request, Mode mode, boolean envoyApi) {
         boolean deciding = mode != Mode.RESET;
         String domain = request.domain();
         if (domain == null || domain.isEmpty()) {
@@ -68,8 +107,8 @@ final class RequestPlanner {
         }
         RuleSet rs = rules.get();
         DomainRules dr = rs.domain(domain);
-        boolean allOverridden = ds.stream().allMatch(d -> d.override() != null);
-        if (dr == null && !allOverridden) {
+        boolean allOverridden = ds.stream().allMatch(CheckRequest.Descriptor::overridden);
+        if (dr == null && !allOverridden && !envoyApi) {
             throw new BadRequestException("unknown-domain", "unknown domain '" + domain + "': configured domains are "
                     + rs.domains().keySet().stream().sorted().toList());
         }
@@ -89,7 +128,12 @@ final class RequestPlanner {
                 throw new BadRequestException("invalid-hits", "descriptors[" + i + "]: hits 0 asks about nothing: "
                         + "peek takes the cost to ask about as hits (1 or more; default 1)");
             }
-            if (d.override() != null) {
+            if (d.override() == null && d.overrideUnit() != null) {
+                // envoy's limit of 0 requests per unit: every hit is over, as a configured 'requests_per_unit: 0'
+                Duration w = RateUnit.fromConfigName(d.overrideUnit()).length();
+                matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.BLOCKED, null,
+                        Algorithm.FIXED_WINDOW, 0, d.overrideUnit(), w, 0, false, false, "request");
+            } else if (d.override() != null) {
                 Limit l = d.override();
                 if (maxClientLimits == 0) {
                     throw new BadRequestException("client-limits-disabled", "descriptors[" + i
@@ -107,8 +151,8 @@ final class RequestPlanner {
                     }
                 }
                 matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.LIMITED, l, l.algorithm(),
-                        l.rate().permits(), null, l.rate().period(), l.capacity(), false, false, "request");
-            } else {
+                        l.rate().permits(), d.overrideUnit(), l.rate().period(), l.capacity(), false, false, "request");
+            } else if (dr != null) {
                 matched[i] = dr.match(d.entries());
                 if (matched[i] != null) {
                     replaced.addAll(matched[i].replaces());
@@ -135,20 +179,27 @@ final class RequestPlanner {
                     long hits = d.hits();
                     try {
                         if (hits > 0 && deciding) {
-                            Permit.check(key, r.limit(), hits);
+                                    if (envoyApi && hits > r.limit().capacity()) {
+                                Permit.checkKey(key); // never grantable: over the limit, decided without the store
+                            } else {
+                                Permit.check(key, r.limit(), hits);
+                            }
                         }
                     } catch (IllegalArgumentException e) {
                         throw new BadRequestException("invalid-hits", "descriptors[" + i + "] (rule " + r.id()
                                 + "): " + e.getMessage());
                     }
-                    Kind kind = hits == 0 || mode == Mode.PEEK ? Kind.PEEK
+                    Kind kind = mode == Mode.ENVOY ? (r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED)
+                            : hits == 0 || mode == Mode.PEEK ? Kind.PEEK
+                            : hits > r.limit().capacity() ? Kind.OVERSIZED
                             : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
-                    items.add(new Item(kind, r, r.limit(), key, hits, metricRule));
+                    Limit limit = mode == Mode.ENVOY ? counting(r.limit()) : r.limit();
+                    items.add(new Item(kind, r, limit, key, hits, metricRule));
                 }
                 default -> throw new IllegalStateException("unknown rule kind " + r.kind());
             }
         }
         // a domain without rules (caller-sent limits only) is named by the caller: keep it out of metric labels
-        return new Plan(dr != null ? domain : "_client", items);
+        return new Plan(dr != null ? domain : allOverridden ? "_client" : "_unknown", items);
     }
 }

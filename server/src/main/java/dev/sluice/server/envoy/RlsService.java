@@ -1,8 +1,11 @@
 package dev.sluice.server.envoy;
 
-import com.google.protobuf.UInt64Value;
+import com.google.protobuf.ListValue;
+import com.google.protobuf.Struct;
+import com.google.protobuf.Value;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.RateUnit;
@@ -25,7 +28,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
@@ -33,23 +36,32 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, answered by the same
- * {@link DecisionService} as HTTP, so an Envoy (or Istio, Contour, Gloo) configured for envoyproxy/ratelimit can
- * point at Sluice unchanged.
+ * Envoy's {@code envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit}, answered field by field as
+ * envoyproxy/ratelimit answers on its protocol, so an Envoy (or Istio, Contour, Gloo) configured for it can point
+ * at Sluice unchanged; {@code POST /json} answers the same through {@link #decide}.
  *
  * <ul>
+ *   <li>counting follows {@link EnvoyOptions#semantics()} (per domain: {@code semantics:} in the rules):
+ *       envoy's by default (every hit counted, denied ones too, each descriptor on its own), or Sluice's strict
+ *       one (a denial consumes nothing, descriptors all-or-nothing) — see {@link DecisionService#checkEnvoy};</li>
  *   <li>{@code hits_addend} on the request: 0 means 1 (proto3 cannot tell unset from 0; envoy does the same);
- *       on a descriptor ({@code UInt64Value}) it overrides the request's, and an explicit 0 means check only:
- *       {@code RateLimiter.peek} with cost 1, nothing taken, OVER_LIMIT when the next request would be denied
- *       (envoy answers OK at exactly the limit; see {@link DecisionService});</li>
- *   <li>a descriptor's {@code limit} override is used instead of the configured rule, as envoyproxy/ratelimit does;</li>
- *   <li>each status carries {@code current_limit} (rule name or id, requests_per_unit, unit — UNKNOWN for a
- *       Sluice {@code window} that is no envoy unit), {@code limit_remaining} (saturated to 2³²−1; unlimited rules
- *       report 2³²−1 like envoy) and {@code duration_until_reset};</li>
- *   <li>{@code response_headers_to_add} carries {@code RateLimit}, {@code RateLimit-Policy}, when over the
- *       limit {@code Retry-After}, and when the failure policy decided instead of the store
- *       {@code Sluice-Degraded: <cause>} (see {@link RateLimitHeaders}); {@code dynamic_metadata} then carries
- *       {@code degraded: <cause>} too;</li>
+ *       on a descriptor ({@code UInt64Value}) it overrides the request's, and an explicit 0 checks without
+ *       counting; hits above a limit are OVER_LIMIT (counted, in envoy's semantics), not an error;</li>
+ *   <li>an unknown domain limits nothing: every descriptor OK, no {@code current_limit}, as envoy;</li>
+ *   <li>a descriptor's {@code limit} override is used instead of the configured rule and reported back as sent
+ *       (its requests_per_unit and unit; 0 requests blocks every hit);</li>
+ *   <li>each limited status carries {@code current_limit} (the rule's {@code name} when it has one, its
+ *       requests_per_unit and unit — UNKNOWN for a Sluice {@code window} that is no envoy unit),
+ *       {@code limit_remaining} (0 when over; 2³²−1 at most; unlimited rules report 2³²−1 and no limit) and
+ *       {@code duration_until_reset} in whole seconds: for a fixed window the time to its end by the service's
+ *       clock (envoy's {@code CalculateReset}), even when nothing was counted; for Sluice's other algorithms the
+ *       time until the limit is whole again, rounded up;</li>
+ *   <li>{@code response_headers_to_add} per {@link EnvoyOptions#headers()}: none (envoy's default), envoy's
+ *       {@code RateLimit-Limit}/{@code -Remaining}/{@code -Reset} of the descriptor closest to its limit, or
+ *       Sluice's IETF draft headers ({@link RateLimitHeaders}); {@code dynamic_metadata} per
+ *       {@link EnvoyOptions#dynamicMetadata()} as envoy's {@code RESPONSE_DYNAMIC_METADATA}. When the failure
+ *       policy decided instead of the store, {@code Sluice-Degraded: <cause>} is added to the headers and
+ *       {@code degraded: <cause>} to the dynamic metadata, whatever the options (envoy would have failed the call);</li>
  *   <li>bad input is {@code INVALID_ARGUMENT}; a store that is down or slow does not fail the call: the failure
  *       policy answers ({@code sluice serve --failure-policy}). {@code UNAVAILABLE} remains for a service whose
  *       store pool is full or past its own deadline (Envoy's {@code failure_mode_deny} then decides); a check-only
@@ -100,10 +112,10 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             return CompletableFuture.failedFuture(
                     Status.INVALID_ARGUMENT.withDescription(e.type() + ": " + e.getMessage()).asRuntimeException());
         }
-        return service.check(check).handle((r, t) -> {
+        return service.checkEnvoy(check, options.semantics()).handle((r, t) -> {
             if (t == null) {
                 try {
-                    return toResponse(r);
+                    return toResponse(request, r, options, service.clock().read());
                 } catch (RuntimeException e) {
                     log.error("event=internal_error protocol=grpc", e);
                     throw Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
@@ -152,33 +164,33 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             }
             long hits = requestHits;
             if (d.hasHitsAddend()) {
-                UInt64Value h = d.getHitsAddend();
-                hits = h.getValue();
-                if (hits < 0 || hits > Integer.MAX_VALUE) {
-                    throw new BadRequestException("invalid-hits", "descriptors[" + i + "].hits_addend "
-                            + Long.toUnsignedString(h.getValue()) + " is too large");
-                }
+                // any uint64: more than a limit holds is over it (a value past 2^63 is as over as 2^63 - 1)
+                hits = d.getHitsAddend().getValue() < 0 ? Long.MAX_VALUE : d.getHitsAddend().getValue();
             }
-            Limit override = null;
             if (d.hasLimit()) {
-                override = override(d.getLimit(), i);
+                RateLimitDescriptor.RateLimitOverride o = d.getLimit();
+                ds.add(new CheckRequest.Descriptor(List.copyOf(entries), hits, override(o, i), overrideUnit(o, i)));
+            } else {
+                ds.add(new CheckRequest.Descriptor(List.copyOf(entries), hits, null));
             }
-            ds.add(new CheckRequest.Descriptor(List.copyOf(entries), hits, override));
         }
         return new CheckRequest(request.getDomain(), ds);
     }
 
-    private static Limit override(RateLimitDescriptor.RateLimitOverride o, int i) {
-        RateUnit unit;
+    private static String overrideUnit(RateLimitDescriptor.RateLimitOverride o, int i) {
         try {
-            unit = RateUnit.fromConfigName(o.getUnit().name());
+            return RateUnit.fromConfigName(o.getUnit().name()).configName();
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("invalid-limit", "descriptors[" + i + "].limit.unit " + o.getUnit()
-                    + " is not a unit: use SECOND … YEAR");
+                    + " is not a unit: use SECOND, MINUTE, HOUR, DAY, WEEK, MONTH or YEAR");
         }
+    }
+
+    /** The caller's limit, or null for 0 requests per unit (every hit over, as envoy). */
+    private static Limit override(RateLimitDescriptor.RateLimitOverride o, int i) {
+        RateUnit unit = RateUnit.fromConfigName(overrideUnit(o, i));
         if (o.getRequestsPerUnit() == 0) {
-            throw new BadRequestException("invalid-limit", "descriptors[" + i
-                    + "].limit.requests_per_unit is 0: a limit override must admit at least 1");
+            return null;
         }
         try {
             return LimitSpec.of(Algorithm.FIXED_WINDOW, Integer.toUnsignedLong(o.getRequestsPerUnit()), unit).toLimit();
@@ -187,40 +199,175 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         }
     }
 
-    static RateLimitResponse toResponse(CheckResult r) {
+    /**
+     * The answer, field by field as envoyproxy/ratelimit's ({@code ratelimit.go}, {@code base_limiter.go}).
+     *
+     * @param nowNanos the service's clock, for the time to a fixed window's end
+     */
+    static RateLimitResponse toResponse(RateLimitRequest request, CheckResult r, EnvoyOptions options, long nowNanos) {
         RateLimitResponse.Builder b = RateLimitResponse.newBuilder()
                 .setOverallCode(r.allowed() ? RateLimitResponse.Code.OK : RateLimitResponse.Code.OVER_LIMIT);
+        // envoy's headers describe one descriptor: the first over its limit (not in quota mode), else the one
+        // with the least remaining
+        RateLimitResponse.DescriptorStatus closest = null;
+        Rule closestRule = null;
+        long closestRemaining = MAX_UINT32;
         for (CheckResult.Status s : r.statuses()) {
-            RateLimitResponse.DescriptorStatus.Builder st = RateLimitResponse.DescriptorStatus.newBuilder()
-                    .setCode(s.code() == CheckResult.Code.OK ? RateLimitResponse.Code.OK
-                            : RateLimitResponse.Code.OVER_LIMIT);
-            Rule rule = s.rule();
-            if (rule != null && rule.kind() == Rule.Kind.UNLIMITED) {
-                st.setLimitRemaining((int) MAX_UINT32);
-            } else if (rule != null) {
-                st.setCurrentLimit(RateLimitResponse.RateLimit.newBuilder()
-                        .setName(rule.policyName())
-                        .setRequestsPerUnit((int) Math.min(MAX_UINT32, rule.requestsPerUnit()))
-                        .setUnit(unit(rule.unit())));
-                Decision d = s.decision();
-                if (d != null) {
-                    st.setLimitRemaining((int) Math.min(MAX_UINT32, d.remaining()));
-                    long reset = d.resetAfterNanos();
-                    st.setDurationUntilReset(com.google.protobuf.Duration.newBuilder()
-                            .setSeconds(reset / 1_000_000_000L).setNanos((int) (reset % 1_000_000_000L)));
+            RateLimitResponse.DescriptorStatus st = status(s, nowNanos);
+            b.addStatuses(st);
+            if (st.hasCurrentLimit() && Integer.toUnsignedLong(st.getLimitRemaining()) < closestRemaining) {
+                closest = st;
+                closestRule = s.rule();
+                closestRemaining = Integer.toUnsignedLong(st.getLimitRemaining());
+            }
+            if (s.code() == CheckResult.Code.OVER_LIMIT && !quotaMode(s.rule())) {
+                closest = st;
+                closestRule = s.rule();
+                closestRemaining = 0;
+            }
+        }
+        switch (options.headers()) {
+            case NONE -> {
+            }
+            case ENVOY -> {
+                if (closest != null) {
+                    header(b, "RateLimit-Limit", Integer.toUnsignedString(closest.getCurrentLimit().getRequestsPerUnit()));
+                    header(b, "RateLimit-Remaining", Integer.toUnsignedString(closest.getLimitRemaining()));
+                    header(b, "RateLimit-Reset", Long.toString(windowEndSeconds(closestRule, nowNanos)));
                 }
             }
-            b.addStatuses(st);
+            case IETF -> RateLimitHeaders.of(r).forEach((k, v) -> header(b, k, v));
+            default -> throw new IllegalStateException("unknown headers option " + options.headers());
         }
-        RateLimitHeaders.of(r).forEach((k, v) -> b.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(k).setValue(v)));
-        dev.sluice.Degradation degraded = r.degradation();
-        if (degraded != dev.sluice.Degradation.NONE) {
+        Degradation degraded = r.degradation();
+        if (degraded != Degradation.NONE && options.headers() != EnvoyOptions.Headers.IETF) {
+            header(b, RateLimitHeaders.DEGRADED, degraded.label());
+        }
+        Struct.Builder meta = options.dynamicMetadata() ? metadata(request, r) : null;
+        if (degraded != Degradation.NONE) {
             // Envoy puts this under the filter's namespace (envoy.filters.http.ratelimit): access logs can show it
             // as %DYNAMIC_METADATA(envoy.filters.http.ratelimit:degraded)%
-            b.setDynamicMetadata(com.google.protobuf.Struct.newBuilder().putFields("degraded",
-                    com.google.protobuf.Value.newBuilder().setStringValue(degraded.label()).build()));
+            meta = meta == null ? Struct.newBuilder() : meta;
+            meta.putFields("degraded", Value.newBuilder().setStringValue(degraded.label()).build());
+        }
+        if (meta != null) {
+            b.setDynamicMetadata(meta);
         }
         return b.build();
+    }
+
+    private static RateLimitResponse.DescriptorStatus status(CheckResult.Status s, long nowNanos) {
+        RateLimitResponse.DescriptorStatus.Builder st = RateLimitResponse.DescriptorStatus.newBuilder()
+                .setCode(s.code() == CheckResult.Code.OK ? RateLimitResponse.Code.OK : RateLimitResponse.Code.OVER_LIMIT);
+        Rule rule = s.rule();
+        if (rule == null) {
+            return st.build(); // no rule (or replaced): OK, nothing else, as envoy
+        }
+        if (rule.kind() == Rule.Kind.UNLIMITED) {
+            return st.setLimitRemaining((int) MAX_UINT32).build();
+        }
+        RateLimitResponse.RateLimit.Builder limit = RateLimitResponse.RateLimit.newBuilder()
+                .setRequestsPerUnit((int) Math.min(MAX_UINT32, rule.requestsPerUnit()))
+                .setUnit(unit(rule.unit()));
+        if (rule.name() != null) {
+            limit.setName(rule.name());
+        }
+        st.setCurrentLimit(limit);
+        Decision d = s.decision();
+        boolean over = d != null && d.denied() || s.code() == CheckResult.Code.OVER_LIMIT;
+        if (!over && d != null) {
+            st.setLimitRemaining((int) Math.min(MAX_UINT32, Math.max(0, d.remaining())));
+        }
+        long reset = rule.algorithm() == Algorithm.FIXED_WINDOW ? windowEndSeconds(rule, nowNanos)
+                : d == null ? 0 : ceilSeconds(d.resetAfterNanos());
+        return st.setDurationUntilReset(com.google.protobuf.Duration.newBuilder().setSeconds(reset)).build();
+    }
+
+    /** Whole seconds to the end of a fixed window aligned to the epoch: envoy's {@code CalculateReset}. */
+    private static long windowEndSeconds(Rule rule, long nowNanos) {
+        if (rule == null || rule.window() == null) {
+            return 0;
+        }
+        long w = rule.window().toNanos();
+        return ceilSeconds(w - Math.floorMod(nowNanos, w));
+    }
+
+    private static long ceilSeconds(long nanos) {
+        return nanos <= 0 ? 0 : (nanos + 999_999_999L) / 1_000_000_000L;
+    }
+
+    private static boolean quotaMode(Rule rule) {
+        return false; // MERGE: rule != null && rule.quotaMode() once the config loader has it
+    }
+
+    private static void header(RateLimitResponse.Builder b, String key, String value) {
+        b.addResponseHeadersToAdd(HeaderValue.newBuilder().setKey(key).setValue(value));
+    }
+
+    /**
+     * envoy's {@code ratelimitToMetadata}: the domain, each descriptor ({@code entries} as {@code "key=value"},
+     * {@code limit} and {@code hitsAddend} when sent), the request's {@code hitsAddend} when set, and the merged
+     * {@code metadata:} of the rules whose descriptors passed.
+     */
+    private static Struct.Builder metadata(RateLimitRequest request, CheckResult r) {
+        Struct.Builder m = Struct.newBuilder();
+        m.putFields("domain", Value.newBuilder().setStringValue(request.getDomain()).build());
+        ListValue.Builder descriptors = ListValue.newBuilder();
+        for (RateLimitDescriptor d : request.getDescriptorsList()) {
+            Struct.Builder ds = Struct.newBuilder();
+            ListValue.Builder entries = ListValue.newBuilder();
+            for (RateLimitDescriptor.Entry e : d.getEntriesList()) {
+                entries.addValues(Value.newBuilder().setStringValue(e.getKey() + "=" + e.getValue()));
+            }
+            ds.putFields("entries", Value.newBuilder().setListValue(entries).build());
+            if (d.hasLimit()) {
+                // Go's compact text form of the message, as envoy's descriptor.Limit.String()
+                ds.putFields("limit", Value.newBuilder().setStringValue("requests_per_unit:"
+                        + Integer.toUnsignedString(d.getLimit().getRequestsPerUnit()) + " unit:"
+                        + d.getLimit().getUnit().name()).build());
+            }
+            if (d.hasHitsAddend()) {
+                ds.putFields("hitsAddend", Value.newBuilder().setNumberValue(d.getHitsAddend().getValue()).build());
+            }
+            descriptors.addValues(Value.newBuilder().setStructValue(ds));
+        }
+        m.putFields("descriptors", Value.newBuilder().setListValue(descriptors).build());
+        if (request.getHitsAddend() != 0) {
+            m.putFields("hitsAddend", Value.newBuilder()
+                    .setNumberValue(Integer.toUnsignedLong(request.getHitsAddend())).build());
+        }
+        Struct.Builder passed = Struct.newBuilder();
+        for (CheckResult.Status s : r.statuses()) {
+            // envoy's "passed": limited descriptors answered OK (not unlimited, not unmatched, not replaced)
+            if (s.code() == CheckResult.Code.OK && s.rule() != null && s.rule().kind() != Rule.Kind.UNLIMITED) {
+                merge(passed, ruleMetadata(s.rule()));
+            }
+        }
+        if (passed.getFieldsCount() > 0) {
+            m.putFields("metadata", Value.newBuilder().setStructValue(passed).build());
+        }
+        return m;
+    }
+
+    private static Struct ruleMetadata(Rule rule) {
+        return null; // MERGE: the rule's 'metadata:' once the config loader has it
+    }
+
+    /** envoy's {@code mergeMetadata}: new keys are added, structs merged recursively, the first value kept. */
+    private static void merge(Struct.Builder dest, Struct src) {
+        if (src == null) {
+            return;
+        }
+        for (Map.Entry<String, Value> e : src.getFieldsMap().entrySet()) {
+            Value have = dest.getFieldsMap().get(e.getKey());
+            if (have == null) {
+                dest.putFields(e.getKey(), e.getValue());
+            } else if (have.hasStructValue() && e.getValue().hasStructValue()) {
+                Struct.Builder inner = have.getStructValue().toBuilder();
+                merge(inner, e.getValue().getStructValue());
+                dest.putFields(e.getKey(), Value.newBuilder().setStructValue(inner).build());
+            }
+        }
     }
 
     /** Envoy's unit of the same name; UNKNOWN for a Sluice {@code window} that is no envoy unit. */

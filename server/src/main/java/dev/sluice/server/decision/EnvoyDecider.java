@@ -1,0 +1,140 @@
+package dev.sluice.server.decision;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.server.config.Rule;
+import dev.sluice.server.decision.CheckResult.Code;
+import dev.sluice.server.decision.CheckResult.Outcome;
+import dev.sluice.server.decision.CheckResult.Status;
+import dev.sluice.server.decision.Plan.Item;
+import java.util.List;
+
+/**
+ * Decides a {@link Plan.Mode#ENVOY} plan as envoyproxy/ratelimit does by default: each descriptor on its own (one
+ * over its limit does not stop the others from being counted), every hit counted, denied ones too.
+ *
+ * <p>Per limited descriptor, with {@code C} its limit and {@code h} its hits (envoy's {@code hits_addend}):
+ * <ul>
+ *   <li>{@code h ≥ 1}: the hits are added; OK while the window's count stays within {@code C}, with
+ *       {@code C − count} remaining; OVER_LIMIT (remaining 0) once it goes beyond, which leaves the window over
+ *       until it ends (a fixed window is kept as {@link RequestPlanner#counting}); {@code h > C} is simply over;</li>
+ *   <li>{@code h = 0} (check only): nothing added; OVER_LIMIT only when the count is already beyond {@code C}, so OK
+ *       at exactly the limit, as envoy compares {@code count + 0 > C};</li>
+ *   <li>{@code shadow_mode}: counted the same, answered OK (remaining 0 when over); {@code requests_per_unit: 0}:
+ *       every hit over, a check OK; {@code quota_mode}: the request is over only when every quota descriptor is
+ *       over, or another descriptor is.</li>
+ * </ul>
+ * Token bucket, GCRA and the sliding algorithms (Sluice's additions) count a denied call by draining what is left.
+ * A decision made by the failure policy instead of the store is passed on as it is (nothing else to count).
+ */
+final class EnvoyDecider {
+    private final RateLimiter limiter;
+    private final ServerMetrics metrics;
+    private final PlanDecider peeker;
+
+    EnvoyDecider(RateLimiter limiter, ServerMetrics metrics, PlanDecider peeker) {
+        this.limiter = limiter;
+        this.metrics = metrics;
+        this.peeker = peeker;
+    }
+
+    /** The most store calls a plan makes here: two per limited descriptor (its hits, then filling a denial up). */
+    static int storeCalls(Plan plan) {
+        int n = 0;
+        for (Item it : plan.items()) {
+            if (it.kind() == Plan.Kind.ENFORCED || it.kind() == Plan.Kind.SHADOW) {
+                n += 2;
+            }
+        }
+        return n;
+    }
+
+    CheckResult decide(Plan plan) {
+        List<Item> items = plan.items();
+        Status[] out = new Status[items.size()];
+        int over = 0;
+        int quota = 0;
+        int quotaOver = 0;
+        Decision combined = null;
+        for (int i = 0; i < items.size(); i++) {
+            Item it = items.get(i);
+            Rule rule = it.rule();
+            Decision d = switch (it.kind()) {
+                case NONE, UNLIMITED -> null;
+                case BLOCKED -> {
+                    long w = rule.window().toNanos();
+                    yield new Decision(it.hits() == 0, 0, 0, it.hits() == 0 ? 0 : w, w);
+                }
+                case ENFORCED, SHADOW -> count(it);
+                default -> throw new IllegalStateException("not an envoy plan item: " + it.kind());
+            };
+            Status s;
+            if (d == null) {
+                s = new Status(Code.OK, it.kind() == Plan.Kind.NONE ? Outcome.NO_RULE : Outcome.UNLIMITED, rule, null,
+                        null, it.hits(), it.metricRule(), true);
+            } else {
+                boolean denied = d.denied();
+                boolean shadow = rule.shadowMode();
+                Outcome outcome = !denied ? (it.hits() == 0 ? Outcome.CHECKED : Outcome.OK)
+                        : shadow ? Outcome.SHADOW_OVER_LIMIT
+                        : it.kind() == Plan.Kind.BLOCKED ? Outcome.BLOCKED : Outcome.OVER_LIMIT;
+                // the rule's limit, not its counting form: that is what callers are told
+                s = new Status(denied && !shadow ? Code.OVER_LIMIT : Code.OK, outcome, rule, rule.limit(), d,
+                        it.hits(), it.metricRule(), true);
+                if (quotaMode(rule)) {
+                    quota++;
+                    quotaOver += s.code() == Code.OVER_LIMIT ? 1 : 0;
+                } else if (s.code() == Code.OVER_LIMIT) {
+                    over++;
+                }
+                if (!shadow) {
+                    combined = combined == null ? d : combined.mostRestrictive(d);
+                }
+            }
+            out[i] = s;
+            metrics.decision(plan.metricDomain(), s.metricRule(), s.outcome());
+        }
+        boolean allowed = over == 0 && (quota == 0 || quotaOver < quota);
+        return new CheckResult(allowed, List.of(out), combined);
+    }
+
+    /** One descriptor, counted; the decision carries envoy's numbers (limit {@code C}, remaining {@code C − count}). */
+    private Decision count(Item it) {
+        Limit l = it.limit();
+        long c = it.rule().limit().capacity();
+        // a fixed window kept in its counting form (C + 1, see RequestPlanner#counting)
+        boolean counting = l.capacity() == c + 1;
+        long h = it.hits();
+        if (h == 0) {
+            Decision d = peeker.peek(it, 1);
+            if (d.degraded() || !counting) {
+                return d;
+            }
+            return d.allowed() ? new Decision(true, c, d.remaining() - 1, 0, d.resetAfterNanos(), d.degradation())
+                    : over(d, c);
+        }
+        Decision d = limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
+        if (d.degraded()) {
+            return d; // the failure policy's answer: the store counted nothing
+        }
+        if (!d.allowed() && d.remaining() > 0) {
+            // envoy counts denied hits: fill the window up, so that it stays over until it ends
+            limiter.tryAcquire(it.key(), l, d.remaining());
+        }
+        boolean isOver = h > l.capacity() || !d.allowed() || (counting && d.remaining() == 0);
+        if (isOver) {
+            return over(d, c);
+        }
+        return counting ? new Decision(true, c, d.remaining() - 1, 0, d.resetAfterNanos(), d.degradation()) : d;
+    }
+
+    private static boolean quotaMode(Rule rule) {
+        return false; // MERGE: rule.quotaMode() once the config loader has it
+    }
+
+    private static Decision over(Decision d, long c) {
+        long reset = d.resetAfterNanos();
+        return new Decision(false, c, 0, Math.max(d.retryAfterNanos(), reset), reset, d.degradation());
+    }
+}
