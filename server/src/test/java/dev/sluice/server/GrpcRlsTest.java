@@ -13,6 +13,9 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -161,6 +164,27 @@ class GrpcRlsTest {
         assertThatThrownBy(() -> rls.shouldRateLimit(request("", 1, descriptor("a=b"))))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
                         assertThat(e.getStatus().getDescription()).contains("'domain' is missing"));
+    }
+
+    /** envoyproxy/ratelimit serves grpc.health.v1.Health ("" and "ratelimit"): Envoy's gRPC health checks work here too. */
+    @Test
+    void grpcHealthIsServingWithoutAToken() throws InterruptedException {
+        var health = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
+        for (String service : new String[] {"", "ratelimit"}) {
+            assertThat(health.check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus())
+                    .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+        }
+        try (TestServer secured = TestServer.start(t -> t.withToken("s3cret"), "envoy/example5.yaml")) {
+            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", secured.server.grpcAddress().getPort())
+                    .usePlaintext().build();
+            try {
+                assertThat(HealthGrpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS)
+                        .check(HealthCheckRequest.newBuilder().setService("ratelimit").build()).getStatus())
+                        .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
+            } finally {
+                ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            }
+        }
     }
 
     @Test

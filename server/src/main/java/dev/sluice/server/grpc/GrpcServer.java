@@ -3,6 +3,8 @@ package dev.sluice.server.grpc;
 import dev.sluice.server.decision.DecisionService;
 import dev.sluice.server.envoy.RlsService;
 import io.grpc.Metadata;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -23,17 +25,24 @@ import java.util.concurrent.TimeUnit;
  * The gRPC endpoint: {@link RlsService} on grpc-java's Netty transport. Calls run on a small pool of their own
  * (decisions never block it: remote stores run on the decision service's pool), messages are bounded by
  * the same body limit as HTTP, and an optional bearer token is required in the {@code authorization} metadata.
+ * {@code grpc.health.v1.Health} answers SERVING for {@code ""} and {@code "ratelimit"} (as envoyproxy/ratelimit)
+ * until shutdown begins; it needs no token, like HTTP's {@code /healthz}.
  */
 public final class GrpcServer implements AutoCloseable {
     private static final Metadata.Key<String> AUTHORIZATION =
             Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
 
+    /** The service name envoyproxy/ratelimit reports its health under (besides "", the whole server). */
+    static final String HEALTH_SERVICE = "ratelimit";
+
     private final Server server;
     private final ForkJoinPool pool;
+    private final HealthStatusManager health;
 
-    private GrpcServer(Server server, ForkJoinPool pool) {
+    private GrpcServer(Server server, ForkJoinPool pool, HealthStatusManager health) {
         this.server = server;
         this.pool = pool;
+        this.health = health;
     }
 
     public static GrpcServer start(InetSocketAddress address, DecisionService service, RlsService rls,
@@ -52,6 +61,9 @@ public final class GrpcServer implements AutoCloseable {
                     t.setDaemon(true);
                     return t;
                 }, null, true);
+        // grpc.health.v1.Health as envoy's service answers it: SERVING for "" and "ratelimit" until shutdown begins
+        HealthStatusManager health = new HealthStatusManager();
+        health.setStatus(HEALTH_SERVICE, HealthCheckResponse.ServingStatus.SERVING);
         Server s = NettyServerBuilder.forAddress(address)
                 .executor(pool)
                 .maxInboundMessageSize(maxMessageBytes)
@@ -59,9 +71,10 @@ public final class GrpcServer implements AutoCloseable {
                 .maxConnectionIdle(idleTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .withChildOption(io.grpc.netty.shaded.io.netty.channel.ChannelOption.TCP_NODELAY, true)
                 .addService(definition)
+                .addService(health.getHealthService())
                 .build()
                 .start();
-        return new GrpcServer(s, pool);
+        return new GrpcServer(s, pool, health);
     }
 
     public InetSocketAddress address() {
@@ -70,6 +83,7 @@ public final class GrpcServer implements AutoCloseable {
 
     /** Stops taking calls, lets running calls finish within {@code grace}, then cancels the rest. */
     public void stop(Duration grace) {
+        health.enterTerminalState(); // health checks see NOT_SERVING while calls drain
         server.shutdown();
         try {
             if (!server.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS)) {
