@@ -8,6 +8,10 @@ import dev.sluice.server.envoy.RlsService;
 import dev.sluice.server.decision.RateLimitHeaders;
 import dev.sluice.server.decision.StoreUnavailableException;
 import dev.sluice.server.decision.UnsupportedByStoreException;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
+import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
@@ -39,11 +43,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP routes: {@code POST /v1/check}, {@code /v1/peek} (check only, for any cost), {@code /v1/reserve},
- * {@code /v1/reset}, {@code GET /healthz}, {@code GET /readyz}, {@code GET /metrics}.
+ * {@code /v1/reset}, {@code GET /healthz}, {@code GET /readyz}, {@code GET /metrics}, and envoyproxy/ratelimit's
+ * own: {@code POST /json} (its {@code RateLimitRequest} as protobuf JSON in, the {@code RateLimitResponse} out, the
+ * same answer as gRPC {@code ShouldRateLimit}: 200, 429 when over the limit) and {@code GET /healthcheck}
+ * ({@code OK}, 500 once shutting down).
  *
  * <p>Every refusal is an {@code application/problem+json} body naming what was wrong; an unexpected failure is
  * logged with its stack trace and answered with a bare 500 problem that contains none. While a decision is
- * pending (remote stores) the connection stops reading, so pipelined requests are answered in order.
+ * pending (remote stores) the connection stops reading, so pipelined requests are answered in order. The bearer
+ * token, when configured, is required on {@code /v1/*} and {@code /json}; the body bound holds on every route.
  */
 @ChannelHandler.Sharable
 final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
@@ -114,6 +122,20 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                     check(ctx, req, keepAlive, path);
                 }
             }
+            case "/json" -> {
+                if (!req.method().equals(HttpMethod.POST)) {
+                    methodNotAllowed(ctx, keepAlive, "POST");
+                } else if (authorized(ctx, req, keepAlive)) {
+                    envoyJson(ctx, req, keepAlive);
+                }
+            }
+            case "/healthcheck" -> {
+                if (req.method().equals(HttpMethod.GET)) {
+                    healthcheck(ctx, keepAlive);
+                } else {
+                    methodNotAllowed(ctx, keepAlive, "GET");
+                }
+            }
             case "/healthz" -> {
                 if (req.method().equals(HttpMethod.GET)) {
                     respond(ctx, keepAlive, HttpResponseStatus.OK, JSON,
@@ -138,7 +160,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 }
             }
             default -> problem(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "not-found", "no route " + Messages.shorten(path)
-                    + ": use POST /v1/check, /v1/peek, /v1/reserve, /v1/reset, GET /healthz, GET /readyz or GET /metrics", Map.of());
+                    + ": use POST /v1/check, /v1/peek, /v1/reserve, /v1/reset, /json, GET /healthz, GET /readyz, "
+                    + "GET /healthcheck or GET /metrics", Map.of());
         }
     }
 
@@ -186,6 +209,98 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             return;
         }
         inTurn(ctx, f, () -> finish(ctx, keepAlive, f, start));
+    }
+
+    /**
+     * envoy's {@code POST /json}: the body is a {@code RateLimitRequest} in protobuf JSON, decided by the same
+     * {@link RlsService#decide} as gRPC. No Content-Type is required (envoy reads any: its README's
+     * {@code curl --data} sends a form type). 200 OK, 429 OVER_LIMIT, 500 UNKNOWN as envoy; what envoy answers with
+     * a bare 400 (a body that is no {@code RateLimitRequest}, {@code INVALID_ARGUMENT}) is a 400 problem naming what
+     * was wrong; a store that cannot answer is 503 with {@code Retry-After}, as on {@code /v1/check}.
+     */
+    private void envoyJson(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive) {
+        long start = System.nanoTime();
+        RateLimitRequest request;
+        try {
+            request = EnvoyJson.parse(new ByteBufInputStream(req.content()));
+        } catch (BadRequestException e) {
+            service.metrics().rejected(e.type());
+            problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, e.type(), e.getMessage(), Map.of());
+            return;
+        }
+        CompletableFuture<RateLimitResponse> f = rls.decide(request);
+        inTurn(ctx, f, () -> finishEnvoyJson(ctx, keepAlive, f, start));
+    }
+
+    private void finishEnvoyJson(ChannelHandlerContext ctx, boolean keepAlive,
+                                 CompletableFuture<RateLimitResponse> f, long start) {
+        RateLimitResponse r;
+        try {
+            r = f.join();
+        } catch (CompletionException e) {
+            // decide() has counted and logged it already; only the answer is left
+            Throwable t = e.getCause();
+            if (!(t instanceof StatusRuntimeException sre)) {
+                internalError(ctx, t);
+                return;
+            }
+            Status st = sre.getStatus();
+            String description = st.getDescription() == null ? st.getCode().name() : st.getDescription();
+            switch (st.getCode()) {
+                case INVALID_ARGUMENT -> problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST,
+                        problemType(description, "invalid-request"), problemDetail(description), Map.of());
+                case UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED -> problem(ctx, keepAlive,
+                        HttpResponseStatus.SERVICE_UNAVAILABLE, problemType(description, "store-unavailable"),
+                        problemDetail(description), Map.of("Retry-After", "1"));
+                case UNIMPLEMENTED -> problem(ctx, keepAlive, HttpResponseStatus.NOT_IMPLEMENTED,
+                        problemType(description, "unsupported"), problemDetail(description), Map.of());
+                default -> problem(ctx, false, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal-error",
+                        "the service failed to answer; the cause is in its log", Map.of());
+            }
+            return;
+        }
+        byte[] body;
+        try {
+            body = EnvoyJson.print(r);
+        } catch (IOException | RuntimeException e) {
+            internalError(ctx, e);
+            return;
+        }
+        HttpResponseStatus status = switch (r.getOverallCode()) {
+            case OVER_LIMIT -> HttpResponseStatus.TOO_MANY_REQUESTS;
+            case OK -> HttpResponseStatus.OK;
+            default -> HttpResponseStatus.INTERNAL_SERVER_ERROR; // UNKNOWN, as envoy
+        };
+        service.metrics().timer(false).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+        respond(ctx, keepAlive, status, JSON, body, Map.of());
+    }
+
+    /** {@code INVALID_ARGUMENT: unknown-domain: …} → {@code unknown-domain}, as {@link RlsService} words them. */
+    private static String problemType(String description, String fallback) {
+        int colon = description.indexOf(": ");
+        String t = colon < 0 ? "" : description.substring(0, colon);
+        return !t.isEmpty() && t.chars().allMatch(c -> (c >= 'a' && c <= 'z') || c == '-') ? t : fallback;
+    }
+
+    private static String problemDetail(String description) {
+        int colon = description.indexOf(": ");
+        return colon >= 0 && !problemType(description, "").isEmpty() ? description.substring(colon + 2) : description;
+    }
+
+    /**
+     * envoy's {@code GET /healthcheck} (its health.go): {@code OK} as text while the service serves, 500 with no body
+     * once it is shutting down (envoy fails it on SIGTERM so that load balancers stop sending). Like {@code /healthz}
+     * it never looks at the store; the rules are always loaded while serving ({@code serve} refuses to start without
+     * valid rules and a reload that fails keeps the rules in force).
+     */
+    private void healthcheck(ChannelHandlerContext ctx, boolean keepAlive) {
+        if (draining) {
+            respond(ctx, keepAlive, HttpResponseStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
+                    new byte[0], Map.of());
+        } else {
+            respond(ctx, keepAlive, HttpResponseStatus.OK, "text/plain; charset=utf-8",
+                    "OK".getBytes(StandardCharsets.UTF_8), Map.of());
+        }
     }
 
     private static boolean busy(ChannelHandlerContext ctx) {
