@@ -84,6 +84,14 @@ public final class LeasedRateLimiter implements RateLimiter {
         return builder(store).build();
     }
 
+    /**
+     * The shared store these leases are taken from, for a caller that needs the store's own count in every answer
+     * (envoy's counting in {@code sluice serve}); deciding through it bypasses the leases.
+     */
+    public RateLimiter store() {
+        return store;
+    }
+
     /** A builder for leases over {@code store} (closed with this limiter). */
     public static Builder builder(RateLimiter store) {
         return new Builder(store);

@@ -266,8 +266,11 @@ class EnvoyJsonHttpTest {
 
     @Test
     void pipelinedRequestsAreAnsweredInOrder() throws Exception {
+        // strict semantics: the made-up store's remaining (1 slow, 2 fast) comes back as it is, to tell the answers apart
         try (TestServer slow = TestServer.startWith(new RulesAndOperationsTest.KeyedSlowStore(), t -> t.withStore(
-                t.limiter(), "keyed", true, Duration.ofSeconds(5)), "envoy/example5.yaml");
+                t.limiter(), "keyed", true, Duration.ofSeconds(5)).withEnvoy(new dev.sluice.server.envoy.EnvoyOptions(
+                dev.sluice.server.config.Semantics.STRICT, dev.sluice.server.envoy.EnvoyOptions.Headers.NONE, false)),
+                "envoy/example5.yaml");
              java.net.Socket c = new java.net.Socket("127.0.0.1", slow.server.httpAddress().getPort())) {
             c.setSoTimeout(10_000);
             StringBuilder both = new StringBuilder();

@@ -10,6 +10,7 @@ import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.config.Semantics;
 import dev.sluice.Ticker;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.lease.LeasedRateLimiter;
 import dev.sluice.server.decision.CheckResult.Outcome;
 import dev.sluice.server.decision.CheckResult.Status;
 import dev.sluice.server.decision.Plan.Item;
@@ -108,7 +109,10 @@ public final class DecisionService {
         this.planner = new RequestPlanner(rules, maxDescriptors);
         this.calls = new StoreCalls(storeName, storeExecutor, storeTimeoutNanos, metrics);
         this.decider = new PlanDecider(limiter, storeName, metrics, logThrottle);
-        this.envoyDecider = new EnvoyDecider(limiter, metrics, decider);
+        // envoy's answers carry the shared count (limit_remaining), which a lease cannot know: count at the store
+        RateLimiter counter = limiter instanceof LeasedRateLimiter leased ? leased.store() : limiter;
+        this.envoyDecider = new EnvoyDecider(counter, metrics,
+                counter == limiter ? decider : new PlanDecider(counter, storeName, metrics, logThrottle));
         this.clock = limiter instanceof InMemoryRateLimiter m ? m.ticker() : Ticker.system();
     }
 

@@ -18,7 +18,7 @@ import java.util.List;
  * <ul>
  *   <li>{@code h ≥ 1}: the hits are added; OK while the window's count stays within {@code C}, with
  *       {@code C − count} remaining; OVER_LIMIT (remaining 0) once it goes beyond, which leaves the window over
- *       until it ends (a fixed window is kept as {@link RequestPlanner#counting}); {@code h > C} is simply over;</li>
+ *       until it ends (the counter: {@link RequestPlanner#counting}); {@code h > C} is simply over;</li>
  *   <li>{@code h = 0} (check only): nothing added; OVER_LIMIT only when the count is already beyond {@code C}, so OK
  *       at exactly the limit, as envoy compares {@code count + 0 > C};</li>
  *   <li>{@code shadow_mode}: counted the same, answered OK (remaining 0 when over); {@code requests_per_unit: 0}:
@@ -39,7 +39,10 @@ final class EnvoyDecider {
         this.peeker = peeker;
     }
 
-    /** The most store calls a plan makes here: two per limited descriptor (its hits, then filling a denial up). */
+    /**
+     * The most store calls a plan makes here: one per limited descriptor, two for Sluice's other algorithms (their
+     * hits, then draining a denial); counted as two each.
+     */
     static int storeCalls(Plan plan) {
         int n = 0;
         for (Item it : plan.items()) {
@@ -103,30 +106,35 @@ final class EnvoyDecider {
     private Decision count(Item it) {
         Limit l = it.limit();
         long c = it.rule().limit().capacity();
-        // a fixed window kept in its counting form (C + 1, see RequestPlanner#counting)
-        boolean counting = l.capacity() == c + 1;
         long h = it.hits();
-        if (h == 0) {
-            Decision d = peeker.peek(it, 1);
-            if (d.degraded() || !counting) {
-                return d;
-            }
-            return d.allowed() ? new Decision(true, c, d.remaining() - 1, 0, d.resetAfterNanos(), d.degradation())
-                    : over(d, c);
+        if (l.capacity() != Limit.MAX_WINDOW_PERMITS || l.algorithm() != dev.sluice.Algorithm.FIXED_WINDOW) {
+            return drain(it, l, h);
         }
-        Decision d = limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
+        // envoy's counter (RequestPlanner#counting): add the hits, then compare the count with the limit
+        Decision d = h == 0 ? peeker.peek(it, 1) : limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
         if (d.degraded()) {
             return d; // the failure policy's answer: the store counted nothing
         }
-        if (!d.allowed() && d.remaining() > 0) {
-            // envoy counts denied hits: fill the window up, so that it stays over until it ends
-            limiter.tryAcquire(it.key(), l, d.remaining());
-        }
-        boolean isOver = h > l.capacity() || !d.allowed() || (counting && d.remaining() == 0);
-        if (isOver) {
+        long count = h > 0 && !d.allowed() ? Long.MAX_VALUE : l.capacity() - d.remaining();
+        if (count > c) {
             return over(d, c);
         }
-        return counting ? new Decision(true, c, d.remaining() - 1, 0, d.resetAfterNanos(), d.degradation()) : d;
+        return new Decision(true, c, c - count, 0, d.resetAfterNanos(), d.degradation());
+    }
+
+    /** Token bucket, GCRA, sliding windows: a denied call is counted by draining what is left. */
+    private Decision drain(Item it, Limit l, long h) {
+        if (h == 0) {
+            return peeker.peek(it, 1);
+        }
+        Decision d = limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
+        if (d.degraded()) {
+            return d;
+        }
+        if (!d.allowed() && d.remaining() > 0) {
+            limiter.tryAcquire(it.key(), l, d.remaining());
+        }
+        return h > l.capacity() || !d.allowed() ? over(d, l.capacity()) : d;
     }
 
     private static boolean quotaMode(Rule rule) {

@@ -54,31 +54,25 @@ final class RequestPlanner {
         this.maxClientLimits = max;
     }
 
-    /** Fixed-window limits of {@code C} permits to their counting form ({@code C + 1}), see {@link #counting}. */
-    private final ConcurrentHashMap<Limit, Limit> countingLimits = new ConcurrentHashMap<>();
+    /** A fixed window's length to its envoy counter, see {@link #counting}. */
+    private final ConcurrentHashMap<Duration, Limit> counters = new ConcurrentHashMap<>();
 
     /**
-     * The limit envoy's counting is kept under. envoyproxy/ratelimit adds every hit to a counter {@code n} and
-     * answers OVER_LIMIT when {@code n > C}; denied hits count too, so after a denial the window stays over, even for
-     * a request of 1 hit or a check of 0. The store keeps {@code min(n, C + 1)} as a fixed window of {@code C + 1}
-     * permits: an admission that leaves {@code C + 1} spent is envoy's first OVER_LIMIT, a denial fills the window
-     * up to {@code C + 1}, and "is {@code n > C}?" is a peek of 1. Never more than {@code C} hits are answered OK
-     * in a window. Other algorithms (Sluice's additions) keep their limit: a denial drains what is left.
+     * The limit envoy's counting is kept under. envoyproxy/ratelimit adds every hit to a counter keyed by the domain,
+     * the entries and the window's start ({@code INCRBY}), and answers OVER_LIMIT when the count is beyond the limit:
+     * denied hits count too, so after a denial the window stays over, and a check of 0 hits is OVER_LIMIT only
+     * beyond the limit. Sluice keeps the same counter as a fixed window of {@link Limit#MAX_WINDOW_PERMITS} (which
+     * never denies in practice) per window length: its remaining tells the count, the limit is compared here
+     * ({@link EnvoyDecider}). Every hit answered OK was counted within the limit, so no more than the limit are
+     * ever admitted in a window. As in envoy the counter belongs to the entries and the window, not to the numbers:
+     * a caller-sent limit of the same unit counts on the same counter, and a changed {@code requests_per_unit}
+     * keeps the count. Other algorithms (Sluice's additions) keep their own limit.
      */
     Limit counting(Limit limit) {
-        if (limit.algorithm() != Algorithm.FIXED_WINDOW || limit.capacity() >= Limit.MAX_WINDOW_PERMITS) {
+        if (limit.algorithm() != Algorithm.FIXED_WINDOW) {
             return limit;
         }
-        Limit c = countingLimits.get(limit);
-        if (c == null) {
-            if (countingLimits.size() > 4096) {
-                countingLimits.clear(); // rules reloaded many times over: a bounded cache, rebuilt on demand
-            }
-            Limit fresh = Limit.fixedWindow(limit.capacity() + 1, limit.window());
-            c = limit.name() == null ? fresh : fresh.named(limit.name());
-            countingLimits.put(limit, c);
-        }
-        return c;
+        return counters.computeIfAbsent(limit.window(), w -> Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, w));
     }
 
     Plan plan(CheckRequest request, Mode mode) {
@@ -128,7 +122,10 @@ final class RequestPlanner {
                 throw new BadRequestException("invalid-hits", "descriptors[" + i + "]: hits 0 asks about nothing: "
                         + "peek takes the cost to ask about as hits (1 or more; default 1)");
             }
-            if (d.override() == null && d.overrideUnit() != null) {
+            if (envoyApi && dr == null) {
+                // envoy looks a domain up before a descriptor's own limit: an unknown domain limits nothing
+                matched[i] = null;
+            } else if (d.override() == null && d.overrideUnit() != null) {
                 // envoy's limit of 0 requests per unit: every hit is over, as a configured 'requests_per_unit: 0'
                 Duration w = RateUnit.fromConfigName(d.overrideUnit()).length();
                 matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.BLOCKED, null,

@@ -152,16 +152,30 @@ class EnvoySemanticsTest {
     }
 
     @Test
-    void unknownDomainLimitsNothing() {
-        CheckResult r = service.checkEnvoy(new CheckRequest("nope", List.of(d("a", "b", 1))), Semantics.ENVOY).join();
+    void unknownDomainLimitsNothingNotEvenACallersLimit() {
+        CheckRequest.Descriptor own = new CheckRequest.Descriptor(List.of(new Entry("k", "v")), 1,
+                dev.sluice.Limit.fixedWindow(1, Duration.ofMinutes(1)), "minute");
+        CheckResult r = service.checkEnvoy(new CheckRequest("nope", List.of(d("a", "b", 1), own)), Semantics.ENVOY)
+                .join();
         assertThat(r.allowed()).isTrue();
-        assertThat(r.statuses().get(0).outcome()).isEqualTo(Outcome.NO_RULE);
+        assertThat(r.statuses()).allMatch(s -> s.outcome() == Outcome.NO_RULE);
+    }
+
+    @Test
+    void aCallersLimitCountsOnTheRulesCounterAsInEnvoy() {
+        envoy(d("user", "o", 3));
+        CheckRequest.Descriptor own = new CheckRequest.Descriptor(List.of(new Entry("user", "o")), 1,
+                dev.sluice.Limit.fixedWindow(10, Duration.ofMinutes(1)), "minute");
+        CheckResult r = service.checkEnvoy(new CheckRequest("api", List.of(own)), Semantics.ENVOY).join();
+        assertThat(r.statuses().get(0).decision().remaining()).as("the same entries and window: count 4 of 10")
+                .isEqualTo(6);
+        assertThat(envoy(d("user", "o", 1)).statuses().get(0).decision().remaining()).as("count 5 of 5").isZero();
     }
 
     @Test
     void aCallersLimitOfZeroBlocksAndKeepsItsUnit() {
         CheckRequest.Descriptor zero = new CheckRequest.Descriptor(List.of(new Entry("k", "v")), 1, null, "hour");
-        CheckResult r = service.checkEnvoy(new CheckRequest("nope", List.of(zero)), Semantics.ENVOY).join();
+        CheckResult r = service.checkEnvoy(new CheckRequest("api", List.of(zero)), Semantics.ENVOY).join();
         assertThat(r.allowed()).isFalse();
         assertThat(r.statuses().get(0).rule().unit()).isEqualTo("hour");
         assertThat(r.statuses().get(0).rule().requestsPerUnit()).isZero();
