@@ -25,6 +25,10 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  * (default {@code fixed_window}, envoy's behaviour), {@code burst} (token_bucket and gcra capacity; defaults to
  * {@code requests_per_unit}) and {@code window} (any duration, instead of {@code unit}).
  *
+ * <p>Descriptors are envoy's: entries known by their composite {@code key_value} (a duplicate composite in one list
+ * is a problem), {@code *} wildcards anywhere, and the flags {@code value_to_metric} and {@code share_threshold}
+ * (only on an entry with a {@code *}, as envoy checks) for {@link DomainRules#match}.
+ *
  * <p>The YAML is read as a node tree (not bound to classes) so that every problem can name its file and line.
  * Parsing does not stop at the first problem: all of them are collected and reported together. Unknown keys are
  * errors, as in envoy: a misspelt {@code shadow_mode} must not silently enforce a limit.
@@ -38,8 +42,8 @@ public final class RulesParser {
 
 
     private static final Set<String> DOMAIN_KEYS = Set.of("domain", "descriptors");
-    private static final Set<String> DESCRIPTOR_KEYS =
-            Set.of("key", "value", "rate_limit", "descriptors", "shadow_mode", "detailed_metric");
+    private static final Set<String> DESCRIPTOR_KEYS = Set.of("key", "value", "rate_limit", "descriptors",
+            "shadow_mode", "detailed_metric", "value_to_metric", "share_threshold");
     private static final Set<String> RATE_LIMIT_KEYS =
             Set.of("unit", "requests_per_unit", "name", "replaces", "unlimited", "algorithm", "burst", "window");
 
@@ -120,10 +124,18 @@ public final class RulesParser {
         try {
             for (Node item : seq.getValue()) {
                 DescriptorNode d = descriptor(item, path, rules);
-                if (d != null && !level.add(d)) {
+                DescriptorNode before = d == null ? null : level.add(d);
+                if (before == null) {
+                    continue;
+                }
+                if (before.key().equals(d.key()) && java.util.Objects.equals(before.value(), d.value())) {
                     problem(item, "duplicate descriptor key " + quote(d.key())
                             + (d.value() == null ? "" : " value " + quote(d.value()))
                             + " in the same list: each key/value pair may appear once per level");
+                } else {
+                    problem(item, "duplicate descriptor composite key " + quote(d.composite()) + ": "
+                            + describe(d) + " and " + describe(before) + " in the same list are one entry to envoy, "
+                            + "which knows entries by key + '_' + value; rename one of the keys");
                 }
             }
         } finally {
@@ -146,9 +158,18 @@ public final class RulesParser {
         if (value != null && value.isEmpty()) {
             value = null;
         }
-        String path = parentPath + "." + (value == null ? key : key + "_" + value);
+        String composite = value == null ? key : key + "_" + value;
+        String path = parentPath + "." + composite;
         boolean shadow = bool(f.get("shadow_mode"), "shadow_mode");
         boolean detailed = bool(f.get("detailed_metric"), "detailed_metric");
+        boolean valueToMetric = bool(f.get("value_to_metric"), "value_to_metric");
+        boolean share = bool(f.get("share_threshold"), "share_threshold");
+        if (share && composite.indexOf('*') < 0) {
+            problem(f.get("share_threshold"), "share_threshold can only be used with wildcard values (containing "
+                    + "'*'), but found key " + quote(composite) + ": write a pattern, e.g. 'value: files/*' (every "
+                    + "value matching it then shares one counter), or remove 'share_threshold'");
+            share = false;
+        }
         Rule rule = null;
         if (f.get("rate_limit") != null) {
             rule = rateLimit(f.get("rate_limit"), path, shadow, detailed);
@@ -160,7 +181,12 @@ public final class RulesParser {
                     + "put it beside the rate_limit it should soften");
         }
         DescriptorLevel children = level(f.get("descriptors"), path, rules, Set.of());
-        return new DescriptorNode(key, value, rule, children.isEmpty() ? DescriptorLevel.EMPTY : children);
+        return new DescriptorNode(key, value, rule, children.isEmpty() ? DescriptorLevel.EMPTY : children,
+                valueToMetric, share);
+    }
+
+    private static String describe(DescriptorNode d) {
+        return "key " + quote(d.key()) + (d.value() == null ? "" : " value " + quote(d.value()));
     }
 
     private Rule rateLimit(Node node, String path, boolean shadow, boolean detailed) {

@@ -3,6 +3,7 @@ package dev.sluice.server.decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.server.config.DomainRules;
+import dev.sluice.server.config.Match;
 import dev.sluice.server.config.Rule;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.Plan.Item;
@@ -74,6 +75,7 @@ final class RequestPlanner {
                     + rs.domains().keySet().stream().sorted().toList());
         }
         Rule[] matched = new Rule[ds.size()];
+        Match[] matches = new Match[ds.size()];
         Set<String> replaced = new HashSet<>();
         for (int i = 0; i < ds.size(); i++) {
             CheckRequest.Descriptor d = ds.get(i);
@@ -109,7 +111,8 @@ final class RequestPlanner {
                 matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.LIMITED, l, l.algorithm(),
                         l.rate().permits(), null, l.rate().period(), l.capacity(), false, false, "request");
             } else {
-                matched[i] = dr.match(d.entries());
+                matches[i] = dr.match(d.entries());
+                matched[i] = matches[i] == null ? null : matches[i].rule();
                 if (matched[i] != null) {
                     replaced.addAll(matched[i].replaces());
                 }
@@ -126,12 +129,12 @@ final class RequestPlanner {
                 items.add(new Item(Kind.NONE, null, null, null, d.hits(), "none"));
                 continue;
             }
-            String metricRule = r.detailedMetric() ? StoreKeys.metricLabel(domain, d.entries()) : r.id();
+            String metricRule = matches[i] != null ? matches[i].metricLabel() : r.id();
             switch (r.kind()) {
                 case UNLIMITED -> items.add(new Item(Kind.UNLIMITED, r, null, null, d.hits(), metricRule));
                 case BLOCKED -> items.add(new Item(Kind.BLOCKED, r, null, null, d.hits(), metricRule));
                 case LIMITED -> {
-                    String key = StoreKeys.storeKey(domain, d.entries());
+                    String key = StoreKeys.storeKey(domain, matches[i] != null ? matches[i].keyEntries() : d.entries());
                     long hits = d.hits();
                     try {
                         if (hits > 0 && deciding) {
