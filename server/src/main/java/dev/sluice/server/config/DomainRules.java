@@ -8,9 +8,11 @@ import java.util.List;
  * {@code key_value}, else the first matching wildcard in file order, else the key-only entry); a rule applies only
  * when it sits exactly at the depth of the request's last entry (a two-entry request never matches a one-level rule).
  *
- * @param source {@code file:line} of the document, for messages
+ * @param semantics the file's {@code semantics:} (Sluice's key, beside {@code domain:}), or null for the service's
+ *                  default ({@code sluice serve --semantics})
+ * @param source    {@code file:line} of the document, for messages
  */
-public record DomainRules(String domain, DescriptorLevel root, List<Rule> rules, String source) {
+public record DomainRules(String domain, Semantics semantics, DescriptorLevel root, List<Rule> rules, String source) {
 
     /** One request entry: a key and its value (possibly empty, never null). */
     public record Entry(String key, String value) {

@@ -109,7 +109,8 @@ final class RequestPlanner {
                     }
                 }
                 matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.LIMITED, l, l.algorithm(),
-                        l.rate().permits(), null, l.rate().period(), l.capacity(), false, false, "request");
+                        l.rate().permits(), null, l.rate().period(), l.capacity(), false, false, false, null,
+                        "request");
             } else {
                 matches[i] = dr.match(d.entries());
                 matched[i] = matches[i] == null ? null : matches[i].rule();

@@ -9,6 +9,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
@@ -670,5 +671,15 @@ class RulesParserMatchTest {
                     """);
             assertThat(label(d, "wild=foo1", "other=bar", "limit=X")).isEqualTo("test-domain.wild_foo*.other_bar.limit");
         }
+    }
+
+    @Test
+    void testMetadata() {
+        DomainRules d = upstream("metadata.yaml");
+        assertThat(match(d, "key1=value1", "subkey1=something").rule().metadata()).isEqualTo(Map.of("name", "service_1"));
+        assertThat(match(d, "key1=value1", "subkey1=subvalue1").rule().metadata()).isNull();
+        assertThat(match(d, "key2=something").rule().metadata())
+                .isEqualTo(Map.of("service_with_quota", Map.of("name", "service_2")));
+        assertThat(label(d, "key1=value1", "subkey1=something")).isEqualTo("test-domain.key1_value1.subkey1");
     }
 }
