@@ -275,6 +275,39 @@ class RulesParserMatchTest {
         }
     }
 
+    // ---- the examples of server/README.md, read from it
+
+    /** The ```yaml block of server/README.md that starts with {@code firstLine}. */
+    static String readmeBlock(String firstLine) throws IOException {
+        String readme = java.nio.file.Files.readString(java.nio.file.Path.of("README.md"), StandardCharsets.UTF_8);
+        int start = readme.indexOf("```yaml\n" + firstLine + "\n");
+        assertThat(start).as("a yaml block starting '%s' in server/README.md", firstLine).isNotNegative();
+        start += "```yaml\n".length();
+        return readme.substring(start, readme.indexOf("```", start));
+    }
+
+    @Test
+    void theReadmeExampleOfTheDescriptorFlags() throws IOException {
+        DomainRules d = rules(readmeBlock("domain: files"));
+        assertThat(match(d, "path=/downloads/a.zip").keyEntries()).isEqualTo(match(d, "path=/downloads/b/c.iso")
+                .keyEntries()).containsExactly(new Entry("path", "/downloads/*"));
+        assertThat(label(d, "path=/downloads/a.zip")).isEqualTo("files.path_/downloads/*");
+        Match export = match(d, "path=/api/v1/export");
+        assertThat(export.keyEntries()).containsExactly(new Entry("path", "/api/v1/export"));
+        assertThat(export.metricLabel()).isEqualTo("files.path_/api/v1/export");
+        assertThat(export.rule().id()).isEqualTo("files.path_/api/*/export");
+        Match t1 = match(d, "tenant=t-1", "user=7");
+        assertThat(t1.keyEntries()).isEqualTo(match(d, "tenant=t-2", "user=7").keyEntries())
+                .containsExactly(new Entry("tenant", "t-*"), new Entry("user", "7"));
+        assertThat(t1.keyEntries()).isNotEqualTo(match(d, "tenant=t-1", "user=8").keyEntries());
+        assertThat(t1.rule().quotaMode()).isTrue();
+        assertThat(t1.rule().metadata()).isEqualTo(Map.of("team", "storage", "tier", 2L));
+        assertThat(rules(readmeBlock("domain: payments")).semantics()).isEqualTo(Semantics.STRICT);
+        DomainRules keyPattern = rules("domain: d\ndescriptors:\n  - key: x-*\n    rate_limit: {unit: second, "
+                + "requests_per_unit: 1}\n");
+        assertThat(match(keyPattern, "x-tenant=7")).as("the README's key-only pattern").isNotNull();
+    }
+
     // ---- ported from envoy's test/config/config_test.go
 
     @Test
