@@ -38,7 +38,13 @@ class RulesFuzzTest {
     static final Pattern PROBLEM = Pattern.compile("test:[1-9]\\d*: \\S.*", Pattern.DOTALL);
     static final List<String> CORPUS = List.of("sluice-example.yaml", "sluice-algorithms.yaml", "envoy/example1.yaml",
             "envoy/example2.yaml", "envoy/example3.yaml", "envoy/example4.yaml", "envoy/example5.yaml",
-            "envoy/example6.yaml", "envoy/example7.yaml", "envoy/example8.yaml", "envoy/example9.yaml");
+            "envoy/example6.yaml", "envoy/example7.yaml", "envoy/example8.yaml", "envoy/example9.yaml",
+            // envoyproxy/ratelimit's own files: every key of its loader (wildcards, share_threshold, metadata, …)
+            "envoy-upstream/examples/ratelimit/config/example.yaml",
+            "envoy-upstream/test/integration/runtime/current/ratelimit/config/share_threshold.yaml",
+            "envoy-upstream/test/config/share_threshold.yaml", "envoy-upstream/test/config/wildcard.yaml",
+            "envoy-upstream/test/config/metadata.yaml", "envoy-upstream/README-examples/example11.yaml",
+            "envoy-upstream/README-examples/example14.yaml", "envoy-upstream/README-examples/example16.yaml");
     /** YAML's sharp edges, spliced into lines and bytes. */
     static final List<String> WORDS = List.of(": ", "- ", "  ", "\t", "---", "...", "&a ", "*a", "<<: *a", "!!binary ",
             "!!python/object/apply:os.system ['x']", "!!java.io.File ", "!<tag:yaml.org,2002:str> ", "? ", "| ", "> ",
@@ -46,6 +52,9 @@ class RulesFuzzTest {
             "9999999999999999999", "1_000", "0o17", ".inf", "unit: fortnight", "window: 0s", "burst: -1",
             "requests_per_unit: 0", "algorithm: sliding_log", "requests_per_unit: 10001", "unlimited: true",
             "shadow_mode: maybe", "replaces:\n  - name: x", "descriptors:", "key: k", "value: v", "domain: d",
+            "share_threshold: true", "value_to_metric: true", "quota_mode: true", "detailed_metric: true",
+            "semantics: strict", "semantics: loose", "value: a*b**c", "key: '*'", "metadata: {a: [1, 2.5, x, ~]}",
+            "metadata: &m {a: *m}", "metadata: !!binary aGk=", "metadata:\n  <<: {m: 1}\n  ? [k]\n  : v",
             "%YAML 1.1\n", "%TAG ! tag:x,2000:\n", "\uFEFF", "\u0000", "\u0085", "\u2028", "\uD800");
 
     static final ExecutorService PARSER = Executors.newSingleThreadExecutor(r -> {

@@ -4,6 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Limit;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 
 /**
  * One {@code rate_limit} block of a rules file, with the descriptor flags that go with it.
@@ -12,14 +13,22 @@ import java.util.List;
  * {@link Kind#BLOCKED} ({@code requests_per_unit: 0}, envoy's way to ban a value) are answered without touching
  * the store.
  *
- * @param id            the rule's place in the file, envoy style: {@code domain.key_value.subkey}; the metrics label
+ * @param id            the rule's place in the file, envoy style: {@code domain.key_value.subkey}; the default metrics
+ *                      label (see {@link DomainRules#match} for the others)
  * @param name          {@code rate_limit.name}, the target of other rules' {@code replaces}; may be null
  * @param unit          envoy's unit ({@code second} … {@code year}) or null when {@code window:} was given
+ * @param shadowMode    {@code shadow_mode} of the descriptor: evaluated and counted, but always answered OK
+ * @param quotaMode     {@code quota_mode} of the descriptor: envoy's quota descriptor, whose being over the limit makes
+ *                      the request over the limit only when every quota descriptor of the request is
+ * @param detailedMetric {@code detailed_metric} of the descriptor: the metrics label carries the values sent
+ * @param metadata      {@code metadata} of the descriptor (envoy returns it in the response's dynamic metadata): an
+ *                      unmodifiable mapping of String keys to String, Long, Double, Boolean, null, and unmodifiable
+ *                      List and Map values of the same; null when the descriptor has none (or an empty one)
  * @param source        {@code file:line} of the {@code rate_limit} block, for messages
  */
 public record Rule(String id, String name, List<String> replaces, Kind kind, Limit limit, Algorithm algorithm,
                    long requestsPerUnit, String unit, Duration window, long capacity, boolean shadowMode,
-                   boolean detailedMetric, String source) {
+                   boolean quotaMode, boolean detailedMetric, Map<String, Object> metadata, String source) {
 
     public enum Kind { LIMITED, UNLIMITED, BLOCKED }
 

@@ -19,15 +19,27 @@ import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
 import org.yaml.snakeyaml.nodes.ScalarNode;
 import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
 
 /**
- * Reads envoyproxy/ratelimit's YAML, as it is, plus Sluice's keys on {@code rate_limit}: {@code algorithm}
- * (default {@code fixed_window}, envoy's behaviour), {@code burst} (token_bucket and gcra capacity; defaults to
+ * Reads envoyproxy/ratelimit's YAML, as it is, plus Sluice's keys: {@code semantics} beside {@code domain}
+ * ({@code envoy} or {@code strict}, see {@link Semantics}), and on {@code rate_limit} {@code algorithm} (default
+ * {@code fixed_window}, envoy's behaviour), {@code burst} (token_bucket and gcra capacity; defaults to
  * {@code requests_per_unit}) and {@code window} (any duration, instead of {@code unit}).
+ *
+ * <p>Every key of envoy's loader is read: {@code domain}, {@code descriptors}, {@code key}, {@code value},
+ * {@code rate_limit} ({@code unit}, {@code requests_per_unit}, {@code unlimited}, {@code name}, {@code replaces}),
+ * and the descriptor flags {@code shadow_mode}, {@code quota_mode}, {@code detailed_metric},
+ * {@code value_to_metric}, {@code share_threshold} and {@code metadata}. envoy's own checks apply, with its wording
+ * where it has one: an empty key or domain, a duplicate composite ({@code key_value}) in one list, a unit with
+ * {@code unlimited}, an empty {@code replaces} name or one naming its own rule, {@code share_threshold} on an entry
+ * without {@code *}.
  *
  * <p>The YAML is read as a node tree (not bound to classes) so that every problem can name its file and line.
  * Parsing does not stop at the first problem: all of them are collected and reported together. Unknown keys are
- * errors, as in envoy: a misspelt {@code shadow_mode} must not silently enforce a limit.
+ * errors, as in envoy: a misspelt {@code shadow_mode} must not silently enforce a limit. Unlike envoy, a known key
+ * in the wrong place (envoy checks key names, not where they stand, and then ignores it) is an error too, saying
+ * where it belongs.
  *
  * <p>A hostile or broken file gets problems too, never another exception: files over 8 Mi characters, nesting over
  * 50 levels and more than 20 aliases of lists or mappings (the YAML "billion laughs") are refused with the line where
@@ -37,11 +49,13 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
 public final class RulesParser {
 
 
-    private static final Set<String> DOMAIN_KEYS = Set.of("domain", "descriptors");
-    private static final Set<String> DESCRIPTOR_KEYS =
-            Set.of("key", "value", "rate_limit", "descriptors", "shadow_mode", "detailed_metric");
+    private static final Set<String> DOMAIN_KEYS = Set.of("domain", "descriptors", "semantics");
+    private static final Set<String> DESCRIPTOR_KEYS = Set.of("key", "value", "rate_limit", "descriptors",
+            "shadow_mode", "quota_mode", "detailed_metric", "value_to_metric", "share_threshold", "metadata");
     private static final Set<String> RATE_LIMIT_KEYS =
             Set.of("unit", "requests_per_unit", "name", "replaces", "unlimited", "algorithm", "burst", "window");
+    /** Where each key belongs, for the problem of a known key in the wrong place. */
+    private static final Map<String, String> PLACES = places();
 
     private final String source;
     private final List<String> problems = new ArrayList<>();
@@ -97,14 +111,25 @@ public final class RulesParser {
             problem(fields.get("domain"), "'domain' must be a non-empty string");
             return null;
         }
+        Semantics semantics = null;
+        if (fields.containsKey("semantics")) {
+            String s = string(fields.get("semantics"), "semantics");
+            if (s != null) {
+                try {
+                    semantics = Semantics.fromConfigName(s);
+                } catch (IllegalArgumentException e) {
+                    problem(fields.get("semantics"), e.getMessage());
+                }
+            }
+        }
         List<Rule> rules = new ArrayList<>();
         DescriptorLevel root = level(fields.get("descriptors"), domain, rules, Set.of());
-        return new DomainRules(domain, root, List.copyOf(rules), where(doc));
+        return new DomainRules(domain, semantics, root, List.copyOf(rules), where(doc));
     }
 
     private DescriptorLevel level(Node node, String path, List<Rule> rules, Set<String> unused) {
         DescriptorLevel level = new DescriptorLevel();
-        if (node == null) {
+        if (node == null || isNull(node)) { // 'descriptors:' with nothing: none, as envoy reads it
             return level;
         }
         if (!(node instanceof SequenceNode seq)) {
@@ -120,10 +145,18 @@ public final class RulesParser {
         try {
             for (Node item : seq.getValue()) {
                 DescriptorNode d = descriptor(item, path, rules);
-                if (d != null && !level.add(d)) {
+                DescriptorNode before = d == null ? null : level.add(d);
+                if (before == null) {
+                    continue;
+                }
+                if (before.key().equals(d.key()) && java.util.Objects.equals(before.value(), d.value())) {
                     problem(item, "duplicate descriptor key " + quote(d.key())
                             + (d.value() == null ? "" : " value " + quote(d.value()))
                             + " in the same list: each key/value pair may appear once per level");
+                } else {
+                    problem(item, "duplicate descriptor composite key " + quote(d.composite()) + ": "
+                            + describe(d) + " and " + describe(before) + " in the same list are one entry to envoy, "
+                            + "which knows entries by key + '_' + value; rename one of the keys");
                 }
             }
         } finally {
@@ -146,31 +179,61 @@ public final class RulesParser {
         if (value != null && value.isEmpty()) {
             value = null;
         }
-        String path = parentPath + "." + (value == null ? key : key + "_" + value);
+        String composite = value == null ? key : key + "_" + value;
+        String path = parentPath + "." + composite;
         boolean shadow = bool(f.get("shadow_mode"), "shadow_mode");
+        boolean quota = bool(f.get("quota_mode"), "quota_mode");
         boolean detailed = bool(f.get("detailed_metric"), "detailed_metric");
+        boolean valueToMetric = bool(f.get("value_to_metric"), "value_to_metric");
+        boolean share = bool(f.get("share_threshold"), "share_threshold");
+        if (share && composite.indexOf('*') < 0) {
+            problem(f.get("share_threshold"), "share_threshold can only be used with wildcard values (containing "
+                    + "'*'), but found key " + quote(composite) + ": write a pattern, e.g. 'value: files/*' (every "
+                    + "value matching it then shares one counter), or remove 'share_threshold'");
+            share = false;
+        }
+        Map<String, Object> metadata = Metadata.read(f.get("metadata"), this::problem);
         Rule rule = null;
         if (f.get("rate_limit") != null) {
-            rule = rateLimit(f.get("rate_limit"), path, shadow, detailed);
+            rule = rateLimit(f.get("rate_limit"), path, shadow, quota, detailed, metadata);
             if (rule != null) {
                 rules.add(rule);
             }
-        } else if (shadow) {
-            problem(f.get("shadow_mode"), "'shadow_mode' on a descriptor without 'rate_limit' has no effect: "
-                    + "put it beside the rate_limit it should soften");
+        } else {
+            if (shadow) {
+                problem(f.get("shadow_mode"), "'shadow_mode' on a descriptor without 'rate_limit' has no effect: "
+                        + "put it beside the rate_limit it should soften");
+            }
+            if (quota) {
+                problem(f.get("quota_mode"), "'quota_mode' on a descriptor without 'rate_limit' has no effect: "
+                        + "put it beside the rate_limit it should soften");
+            }
+            if (metadata != null) {
+                problem(f.get("metadata"), "'metadata' on a descriptor without 'rate_limit' has no effect (it is "
+                        + "returned with the rule that matched): put it beside the rate_limit it describes");
+            }
         }
         DescriptorLevel children = level(f.get("descriptors"), path, rules, Set.of());
-        return new DescriptorNode(key, value, rule, children.isEmpty() ? DescriptorLevel.EMPTY : children);
+        return new DescriptorNode(key, value, rule, children.isEmpty() ? DescriptorLevel.EMPTY : children,
+                valueToMetric, share);
     }
 
-    private Rule rateLimit(Node node, String path, boolean shadow, boolean detailed) {
+    private static String describe(DescriptorNode d) {
+        return "key " + quote(d.key()) + (d.value() == null ? "" : " value " + quote(d.value()));
+    }
+
+    private Rule rateLimit(Node node, String path, boolean shadow, boolean quota, boolean detailed,
+                           Map<String, Object> metadata) {
         Map<String, Node> f = mapping(node, "'rate_limit'", RATE_LIMIT_KEYS);
         if (f == null) {
             return null;
         }
         int before = problems.size();
         String name = f.containsKey("name") ? string(f.get("name"), "name") : null;
-        List<String> replaces = replaces(f.get("replaces"));
+        if (name != null && name.isEmpty()) {
+            name = null; // 'name:' with nothing is no name, as in envoy
+        }
+        List<String> replaces = replaces(f.get("replaces"), name);
         boolean unlimited = bool(f.get("unlimited"), "unlimited");
         String where = where(node);
         if (unlimited) {
@@ -180,7 +243,7 @@ public final class RulesParser {
                 }
             }
             return problems.size() > before ? null : new Rule(path, name, replaces, Rule.Kind.UNLIMITED, null, null,
-                    0, null, null, 0, shadow, detailed, where);
+                    0, null, null, 0, shadow, quota, detailed, metadata, where);
         }
         Algorithm algorithm = Algorithm.FIXED_WINDOW;
         if (f.containsKey("algorithm")) {
@@ -239,21 +302,22 @@ public final class RulesParser {
         }
         if (rpu == 0) {
             return new Rule(path, name, replaces, Rule.Kind.BLOCKED, null, algorithm, 0, unit, window, 0, shadow,
-                    detailed, where);
+                    quota, detailed, metadata, where);
         }
         try {
             Limit limit = new LimitSpec(algorithm, rpu, window, burst).toLimit();
             limit = limit.named(name != null ? name : path);
             return new Rule(path, name, replaces, Rule.Kind.LIMITED, limit, algorithm, rpu, unit, window,
-                    limit.capacity(), shadow, detailed, where);
+                    limit.capacity(), shadow, quota, detailed, metadata, where);
         } catch (IllegalArgumentException e) {
             problem(node, e.getMessage());
             return null;
         }
     }
 
-    private List<String> replaces(Node node) {
-        if (node == null) {
+    /** The names in {@code replaces}; {@code ownName} is the rule's own {@code name} (may be null). */
+    private List<String> replaces(Node node, String ownName) {
+        if (node == null || isNull(node)) {
             return List.of();
         }
         if (!(node instanceof SequenceNode seq)) {
@@ -269,6 +333,9 @@ public final class RulesParser {
             String n = string(f.get("name"), "name");
             if (n == null || n.isEmpty()) {
                 problem(item, "'replaces' entry without a 'name': name the rate_limit it replaces");
+            } else if (n.equals(ownName)) {
+                problem(item, "replaces should not contain name of same descriptor: " + quote(n) + " is this "
+                        + "rate_limit's own name; name the rate_limit of another descriptor");
             } else {
                 out.add(n);
             }
@@ -296,7 +363,10 @@ public final class RulesParser {
                 continue;
             }
             if (!allowed.contains(key)) {
-                problem(k, "unknown key " + quote(key) + " in " + what + ": expected one of "
+                String place = PLACES.get(key);
+                // the hint before the long list: Messages.abbreviateQuoted takes a long run between quotes for a value
+                problem(k, "unknown key " + quote(key) + " in " + what + ": "
+                        + (place == null ? "" : "it belongs " + place + "; ") + "expected one of "
                         + String.join(", ", allowed.stream().sorted().toList()));
                 continue;
             }
@@ -316,8 +386,9 @@ public final class RulesParser {
         return s.getValue();
     }
 
+    /** A flag; absent or empty ({@code shadow_mode:}) is false, as envoy reads it. */
     private boolean bool(Node node, String what) {
-        String s = string(node, what);
+        String s = isNull(node) ? null : string(node, what);
         if (s == null) {
             return false;
         }
@@ -331,6 +402,11 @@ public final class RulesParser {
         };
     }
 
+    /** A YAML null: {@code key:} with nothing, {@code ~} or {@code null}. */
+    private static boolean isNull(Node node) {
+        return node instanceof ScalarNode s && Tag.NULL.equals(s.getTag());
+    }
+
     private Long integer(Node node, String what) {
         String s = string(node, what);
         if (s == null) {
@@ -342,6 +418,26 @@ public final class RulesParser {
             problem(node, "'" + what + "' must be a whole number, not " + quote(s));
             return null;
         }
+    }
+
+    private static Map<String, String> places() {
+        // envoy checks key names, not where they stand: there it would accept these and ignore them
+        String envoyIgnores = " (envoyproxy/ratelimit would ignore it here)";
+        Map<String, String> m = new java.util.HashMap<>();
+        m.put("domain", "at the top of a rules document" + envoyIgnores);
+        m.put("descriptors", "at the top of a rules document or on a descriptor" + envoyIgnores);
+        for (String k : DESCRIPTOR_KEYS) {
+            m.putIfAbsent(k, "on a descriptor (a '- key: …' entry)" + envoyIgnores);
+        }
+        for (String k : List.of("unit", "requests_per_unit", "unlimited", "replaces")) {
+            m.put(k, "in 'rate_limit'" + envoyIgnores);
+        }
+        m.put("name", "in 'rate_limit' or in a 'replaces' entry" + envoyIgnores);
+        m.put("semantics", "at the top of a rules document, beside 'domain'");
+        for (String k : List.of("algorithm", "burst", "window")) {
+            m.put(k, "in 'rate_limit'");
+        }
+        return Map.copyOf(m);
     }
 
     private static int lineOf(String problem) {

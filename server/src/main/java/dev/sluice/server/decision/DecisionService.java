@@ -221,7 +221,8 @@ public final class DecisionService {
     }
 
     private Semantics semanticsOf(String domain, Semantics fallback) {
-        return fallback; // MERGE: the domain's 'semantics:' once the config loader has it
+        DomainRules dr = planner.rules().domain(domain);
+        return dr != null && dr.semantics() != null ? dr.semantics() : fallback;
     }
 
     /**

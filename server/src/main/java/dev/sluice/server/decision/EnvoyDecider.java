@@ -85,7 +85,7 @@ final class EnvoyDecider {
                 // the rule's limit, not its counting form: that is what callers are told
                 s = new Status(denied && !shadow ? Code.OVER_LIMIT : Code.OK, outcome, rule, rule.limit(), d,
                         it.hits(), it.metricRule(), true);
-                if (quotaMode(rule)) {
+                if (rule.quotaMode()) {
                     quota++;
                     quotaOver += s.code() == Code.OVER_LIMIT ? 1 : 0;
                 } else if (s.code() == Code.OVER_LIMIT) {
@@ -135,10 +135,6 @@ final class EnvoyDecider {
             limiter.tryAcquire(it.key(), l, d.remaining());
         }
         return h > l.capacity() || !d.allowed() ? over(d, l.capacity()) : d;
-    }
-
-    private static boolean quotaMode(Rule rule) {
-        return false; // MERGE: rule.quotaMode() once the config loader has it
     }
 
     private static Decision over(Decision d, long c) {

@@ -5,6 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateUnit;
 import dev.sluice.server.config.DomainRules;
+import dev.sluice.server.config.Match;
 import dev.sluice.server.config.Rule;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.Plan.Item;
@@ -107,6 +108,7 @@ final class RequestPlanner {
                     + rs.domains().keySet().stream().sorted().toList());
         }
         Rule[] matched = new Rule[ds.size()];
+        Match[] matches = new Match[ds.size()];
         Set<String> replaced = new HashSet<>();
         for (int i = 0; i < ds.size(); i++) {
             CheckRequest.Descriptor d = ds.get(i);
@@ -129,7 +131,7 @@ final class RequestPlanner {
                 // envoy's limit of 0 requests per unit: every hit is over, as a configured 'requests_per_unit: 0'
                 Duration w = RateUnit.fromConfigName(d.overrideUnit()).length();
                 matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.BLOCKED, null,
-                        Algorithm.FIXED_WINDOW, 0, d.overrideUnit(), w, 0, false, false, "request");
+                        Algorithm.FIXED_WINDOW, 0, d.overrideUnit(), w, 0, false, false, false, null, "request");
             } else if (d.override() != null) {
                 Limit l = d.override();
                 if (maxClientLimits == 0) {
@@ -148,9 +150,11 @@ final class RequestPlanner {
                     }
                 }
                 matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.LIMITED, l, l.algorithm(),
-                        l.rate().permits(), d.overrideUnit(), l.rate().period(), l.capacity(), false, false, "request");
+                        l.rate().permits(), d.overrideUnit(), l.rate().period(), l.capacity(), false, false, false,
+                        null, "request");
             } else if (dr != null) {
-                matched[i] = dr.match(d.entries());
+                matches[i] = dr.match(d.entries());
+                matched[i] = matches[i] == null ? null : matches[i].rule();
                 if (matched[i] != null) {
                     replaced.addAll(matched[i].replaces());
                 }
@@ -167,12 +171,12 @@ final class RequestPlanner {
                 items.add(new Item(Kind.NONE, null, null, null, d.hits(), "none"));
                 continue;
             }
-            String metricRule = r.detailedMetric() ? StoreKeys.metricLabel(domain, d.entries()) : r.id();
+            String metricRule = matches[i] != null ? matches[i].metricLabel() : r.id();
             switch (r.kind()) {
                 case UNLIMITED -> items.add(new Item(Kind.UNLIMITED, r, null, null, d.hits(), metricRule));
                 case BLOCKED -> items.add(new Item(Kind.BLOCKED, r, null, null, d.hits(), metricRule));
                 case LIMITED -> {
-                    String key = StoreKeys.storeKey(domain, d.entries());
+                    String key = StoreKeys.storeKey(domain, matches[i] != null ? matches[i].keyEntries() : d.entries());
                     long hits = d.hits();
                     try {
                         if (hits > 0 && deciding) {

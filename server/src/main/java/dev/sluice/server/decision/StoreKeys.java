@@ -11,7 +11,8 @@ import java.util.List;
 /**
  * The store key of a descriptor: its domain and its entries as sent ({@code api|plan=free|user=42}, with
  * {@code \ | =} escaped so that no two descriptors share a key), so every distinct value of a key-only rule gets its
- * own bucket, as in envoy. Keys over the store's {@value Permit#MAX_KEY_LENGTH}-character bound are replaced by
+ * own bucket, as in envoy; an entry matched through a {@code share_threshold} wildcard comes with the pattern as its
+ * value ({@link dev.sluice.server.config.Match#keyEntries()}), so the values matching it share one bucket. Keys over the store's {@value Permit#MAX_KEY_LENGTH}-character bound are replaced by
  * their SHA-256.
  */
 final class StoreKeys {
@@ -48,17 +49,5 @@ final class StoreKeys {
             }
             sb.append(c);
         }
-    }
-
-    /** {@code domain.key_value.key_value}: the metric label of a rule with {@code detailed_metric}. */
-    static String metricLabel(String domain, List<Entry> entries) {
-        StringBuilder sb = new StringBuilder(domain);
-        for (Entry e : entries) {
-            sb.append('.').append(e.key());
-            if (!e.value().isEmpty()) {
-                sb.append('_').append(e.value());
-            }
-        }
-        return sb.toString();
     }
 }

@@ -297,7 +297,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     }
 
     private static boolean quotaMode(Rule rule) {
-        return false; // MERGE: rule != null && rule.quotaMode() once the config loader has it
+        return rule != null && rule.quotaMode();
     }
 
     private static void header(RateLimitResponse.Builder b, String key, String value) {
@@ -349,8 +349,38 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         return m;
     }
 
+    /** A rule's {@code metadata:} as the protobuf Struct envoy makes of it ({@code structpb.NewStruct}). */
     private static Struct ruleMetadata(Rule rule) {
-        return null; // MERGE: the rule's 'metadata:' once the config loader has it
+        return rule.metadata() == null ? null : struct(rule.metadata());
+    }
+
+    private static Struct struct(Map<String, Object> map) {
+        Struct.Builder b = Struct.newBuilder();
+        map.forEach((k, v) -> b.putFields(k, value(v)));
+        return b.build();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Value value(Object v) {
+        Value.Builder b = Value.newBuilder();
+        if (v == null) {
+            b.setNullValue(com.google.protobuf.NullValue.NULL_VALUE);
+        } else if (v instanceof String s) {
+            b.setStringValue(s);
+        } else if (v instanceof Boolean bool) {
+            b.setBoolValue(bool);
+        } else if (v instanceof Number n) {
+            b.setNumberValue(n.doubleValue()); // a Struct number is a double, as in envoy
+        } else if (v instanceof Map<?, ?> m) {
+            b.setStructValue(struct((Map<String, Object>) m));
+        } else if (v instanceof List<?> list) {
+            ListValue.Builder l = ListValue.newBuilder();
+            list.forEach(x -> l.addValues(value(x)));
+            b.setListValue(l);
+        } else {
+            b.setStringValue(v.toString());
+        }
+        return b.build();
     }
 
     /** envoy's {@code mergeMetadata}: new keys are added, structs merged recursively, the first value kept. */
