@@ -57,6 +57,12 @@ public class SluiceAutoConfiguration {
         return new RateLimitedMethods(RuleFactory.namedLimits(p), p.isShadowMode(), proxyTargetClass);
     }
 
+    /** What the filter's rules did, for the {@code ratelimits} endpoint. */
+    @Bean
+    RuleCounts sluiceRuleCounts() {
+        return new RuleCounts();
+    }
+
     /** Servlet applications: the filter and its registration. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -66,14 +72,14 @@ public class SluiceAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(RateLimitFilter.class)
         RateLimitFilter sluiceRateLimitFilter(RateLimiter limiter, SluiceProperties p,
-                ObjectProvider<RateLimitListener> listener) {
+                ObjectProvider<RateLimitListener> listener, RuleCounts counts) {
             List<RateLimitRule> rules = RuleFactory.rules(p);
             RateLimitFilter.Builder b = RateLimitFilter.builder(limiter)
                     .shadowMode(p.isShadowMode())
                     .tierAttribute(p.getTierAttribute())
                     .defaultTier(p.getDefaultTier())
                     .problemType(p.getProblemType())
-                    .listener(listener.getIfAvailable(() -> RateLimitListener.NONE));
+                    .listener(counts.listener(listener.getIfAvailable(() -> RateLimitListener.NONE)));
             try {
                 b.clientIp(p.getTrustedProxies().isEmpty() ? ClientIpResolver.peerOnly()
                         : ClientIpResolver.trusting(p.getForwardedHeader(), p.getTrustedProxies()));

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.ManualTicker;
-import dev.sluice.spring.methodapp.ExportsApp;
 import dev.sluice.spring.methodapp.ExportsApp.ExportService;
+import dev.sluice.spring.methodapp.ExportsAppTest;
 import dev.sluice.spring.methodapp.ExportsApp.User;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -14,7 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import reactor.core.publisher.Mono;
 
@@ -24,18 +23,7 @@ import reactor.core.publisher.Mono;
  * several permits, and futures and Monos fail without running the method. One context for every test: each test
  * uses its own users. Time is the application's {@link ManualTicker}; nothing sleeps.
  */
-@SpringBootTest(classes = ExportsApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "sluice.limits.exports.requests_per_unit=5",
-        "sluice.limits.exports.unit=hour",
-        "sluice.limits.exports.algorithm=token_bucket",
-        "sluice.limits.reports.requests_per_unit=1",
-        "sluice.limits.reports.unit=minute",
-        "sluice.limits.reports.algorithm=token_bucket",
-        "sluice.rules[0].name=per-ip",
-        "sluice.rules[0].paths=/api/**",
-        "sluice.rules[0].requests_per_unit=1000",
-        "sluice.rules[0].unit=minute",
-        "management.endpoints.web.exposure.include=ratelimits"})
+@ExportsAppTest
 class RateLimitedHttpTest {
     @LocalServerPort
     int port;
