@@ -90,7 +90,14 @@ final class RateLimitedInterceptor implements MethodInterceptor {
         try {
             MethodBasedEvaluationContext context = m.context(invocation.getArguments(), beans);
             String key = m.key(context);
-            call = new Call(m, key, m.storeKey(key), m.cost(context));
+            long cost;
+            try {
+                cost = m.cost(context);
+            } catch (IllegalArgumentException e) {
+                m.counts.add(Outcome.BAD_COST);
+                throw e;
+            }
+            call = new Call(m, key, m.storeKey(key), cost);
         } catch (IllegalArgumentException e) {
             switch (m.returns) {
                 case COMPLETION_STAGE:

@@ -157,6 +157,9 @@ class RateLimitedMethodsTest {
             assertThatThrownBy(() -> s.spend(null, 1)).isInstanceOf(IllegalArgumentException.class)
                     .hasMessage("@RateLimited key of Service.spend(String, Object): '#user' gave null; every call"
                             + " needs a key (use #user?.id ?: 'anonymous' to give one)");
+            RateLimitedMethod spend = ctx.getBean(RateLimitedMethods.class).methods().stream()
+                    .filter(x -> x.description.equals("Service.spend(String, Object)")).findFirst().orElseThrow();
+            assertThat(spend.counts.count(Outcome.BAD_COST)).isEqualTo(4);
             CompletableFuture<String> f = s.report(null);
             assertThat(f).as("a future-returning method fails its future").isCompletedExceptionally();
             assertThatThrownBy(f::join).cause().isInstanceOf(IllegalArgumentException.class);
