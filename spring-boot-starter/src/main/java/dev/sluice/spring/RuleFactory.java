@@ -27,9 +27,15 @@ final class RuleFactory {
     private RuleFactory() {
     }
 
-    static List<RateLimitRule> rules(SluiceProperties p) {
+    /** The limits under {@code sluice.limits}, in order, each named by its key. */
+    static Map<String, Limit> namedLimits(SluiceProperties p) {
         Map<String, Limit> limits = new LinkedHashMap<>();
         p.getLimits().forEach((name, spec) -> limits.put(name, limit("sluice.limits." + name, spec).named(name)));
+        return limits;
+    }
+
+    static List<RateLimitRule> rules(SluiceProperties p) {
+        Map<String, Limit> limits = namedLimits(p);
         Set<String> tiers = new HashSet<>(p.getTiers());
         if (!tiers.isEmpty() && !tiers.contains(p.getDefaultTier())) {
             throw new SluiceConfigException("sluice.default-tier", "default tier '" + p.getDefaultTier()

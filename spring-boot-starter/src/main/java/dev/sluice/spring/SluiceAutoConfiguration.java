@@ -15,17 +15,21 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.Environment;
 
 /**
  * Rate limiting for a Spring Boot application from {@code sluice.*}: a {@link RateLimiter} from
  * {@code sluice.store} (remote stores behind {@code FailSafeRateLimiter} with {@code sluice.failure-policy}), a
- * {@link RateLimitFilter} from {@code sluice.rules} registered for every request, and Micrometer counters when
- * Micrometer is present. Every bean backs off when the application defines its own; {@code sluice.enabled=false}
- * defines none. Rules are checked at startup: a bad one stops the application with the property path and the fix.
+ * {@link RateLimitFilter} from {@code sluice.rules} registered for every request, {@link RateLimited} methods
+ * (answered 429 in Spring MVC and WebFlux applications), and Micrometer counters when Micrometer is present. Every
+ * bean backs off when the application defines its own; {@code sluice.enabled=false} defines none. Rules and
+ * annotations are checked at startup: a bad one stops the application with the property path (or the method) and
+ * the fix.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
@@ -42,6 +46,23 @@ public class SluiceAutoConfiguration {
         return StoreFactory.create(properties, ticker.getIfUnique(), dataSource::getIfUnique);
     }
 
+    /**
+     * {@link RateLimited} methods, checked and advised as their beans are created. Static, as a post-processor is
+     * created before other beans: it binds {@code sluice.*} itself rather than asking for the properties bean.
+     */
+    @Bean
+    static RateLimitedMethods sluiceRateLimitedMethods(Environment environment) {
+        SluiceProperties p = Binder.get(environment).bindOrCreate("sluice", SluiceProperties.class);
+        boolean proxyTargetClass = environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true);
+        return new RateLimitedMethods(RuleFactory.namedLimits(p), p.isShadowMode(), proxyTargetClass);
+    }
+
+    /** What the filter's rules did, for the {@code ratelimits} endpoint. */
+    @Bean
+    RuleCounts sluiceRuleCounts() {
+        return new RuleCounts();
+    }
+
     /** Servlet applications: the filter and its registration. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
@@ -51,14 +72,14 @@ public class SluiceAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(RateLimitFilter.class)
         RateLimitFilter sluiceRateLimitFilter(RateLimiter limiter, SluiceProperties p,
-                ObjectProvider<RateLimitListener> listener) {
+                ObjectProvider<RateLimitListener> listener, RuleCounts counts) {
             List<RateLimitRule> rules = RuleFactory.rules(p);
             RateLimitFilter.Builder b = RateLimitFilter.builder(limiter)
                     .shadowMode(p.isShadowMode())
                     .tierAttribute(p.getTierAttribute())
                     .defaultTier(p.getDefaultTier())
                     .problemType(p.getProblemType())
-                    .listener(listener.getIfAvailable(() -> RateLimitListener.NONE));
+                    .listener(counts.listener(listener.getIfAvailable(() -> RateLimitListener.NONE)));
             try {
                 b.clientIp(p.getTrustedProxies().isEmpty() ? ClientIpResolver.peerOnly()
                         : ClientIpResolver.trusting(p.getForwardedHeader(), p.getTrustedProxies()));
@@ -78,6 +99,32 @@ public class SluiceAutoConfiguration {
             r.setOrder(p.getFilterOrder());
             r.addUrlPatterns("/*");
             return r;
+        }
+    }
+
+    /** Spring MVC: a {@link RateLimitExceededException} is answered 429, as the filter answers. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
+    @ConditionalOnClass(name = "org.springframework.web.servlet.DispatcherServlet")
+    static class MvcAnswers {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "sluiceRateLimitExceededHandler")
+        RateLimitExceededMvcHandler sluiceRateLimitExceededHandler(SluiceProperties p) {
+            return new RateLimitExceededMvcHandler(p.getProblemType());
+        }
+    }
+
+    /** Spring WebFlux: a {@link RateLimitExceededException} is answered 429, as the filter answers. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.REACTIVE)
+    @ConditionalOnClass(name = "org.springframework.web.server.WebExceptionHandler")
+    static class WebFluxAnswers {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "sluiceRateLimitExceededHandler")
+        RateLimitExceededWebFluxHandler sluiceRateLimitExceededHandler(SluiceProperties p) {
+            return new RateLimitExceededWebFluxHandler(p.getProblemType());
         }
     }
 

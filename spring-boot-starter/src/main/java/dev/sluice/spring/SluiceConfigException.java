@@ -17,7 +17,10 @@ public class SluiceConfigException extends IllegalStateException {
         this.problem = problem;
     }
 
-    /** The property path, such as {@code sluice.rules[0].tiers.pro}. */
+    /**
+     * The property path, such as {@code sluice.rules[0].tiers.pro}; for an annotation, the annotation and its
+     * method, such as {@code @RateLimited(limit = "gold") on ExportService.export(User, List)}.
+     */
     public String property() {
         return property;
     }

@@ -1,0 +1,161 @@
+package dev.sluice.spring;
+
+import dev.sluice.Degradation;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.http.RateLimitFields;
+import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.servlet.RateLimitRule;
+import dev.sluice.spring.SluiceProperties.RuleSpec;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+
+/**
+ * {@code GET /actuator/ratelimits}: what Sluice enforces in this application and how it is going. The configured
+ * rules (paths, methods, key, cost, limit or tiers with their numbers) with how many requests each applied to by
+ * outcome; the named limits; the {@link RateLimited} methods with their calls by outcome; and the store: its kind,
+ * whether it is healthy and, for a remote store, how many decisions its failure policy made by cause.
+ *
+ * <p>Counts are kept in {@link OutcomeCounts} ({@code LongAdder}s) whether or not Micrometer is present, since the
+ * application started. Nothing here names a store's address or credentials: a Redis URI may carry a password.
+ */
+@Endpoint(id = "ratelimits")
+class RateLimitsEndpoint {
+    private final SluiceProperties properties;
+    private final Supplier<RateLimiter> limiter;
+    private final RuleCounts ruleCounts;
+    private final RateLimitedMethods methods;
+    private final BooleanSupplier filterPresent;
+
+    /**
+     * @param limiter the application's limiter, or null when Sluice is off
+     * @param ruleCounts the filter's counts, or null when Sluice is off
+     * @param methods the annotated methods, or null when Sluice is off
+     * @param filterPresent whether a {@code RateLimitFilter} applies the rules (a servlet application)
+     */
+    RateLimitsEndpoint(SluiceProperties properties, Supplier<RateLimiter> limiter, RuleCounts ruleCounts,
+            RateLimitedMethods methods, BooleanSupplier filterPresent) {
+        this.properties = properties;
+        this.limiter = limiter;
+        this.ruleCounts = ruleCounts;
+        this.methods = methods;
+        this.filterPresent = filterPresent;
+    }
+
+    @ReadOperation
+    public Map<String, Object> rateLimits() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("enabled", properties.isEnabled());
+        m.put("shadowMode", properties.isShadowMode());
+        if (!properties.isEnabled()) {
+            return m; // sluice.enabled=false: nothing is limited, and the rules need not even be valid
+        }
+        m.put("store", store(limiter.get()));
+        Map<String, Object> limits = new LinkedHashMap<>();
+        RuleFactory.namedLimits(properties).forEach((name, l) -> limits.put(name, limit(l)));
+        m.put("limits", limits);
+        m.put("filter", filterPresent.getAsBoolean());
+        m.put("rules", rules());
+        List<Object> annotated = new ArrayList<>();
+        if (methods != null) {
+            for (RateLimitedMethod rm : methods.methods()) {
+                Map<String, Object> d = new LinkedHashMap<>();
+                d.put("method", rm.method.getDeclaringClass().getName() + '.' + rm.description.substring(
+                        rm.description.indexOf('.') + 1));
+                d.put("limit", rm.limitName);
+                d.put("key", rm.keySource.isEmpty() ? null : rm.keySource);
+                d.put("cost", rm.costSource.isEmpty() ? "1" : rm.costSource);
+                d.put("scope", rm.scope);
+                d.put("returns", rm.returns.name().toLowerCase(Locale.ROOT));
+                d.put("counts", rm.counts.toMap());
+                annotated.add(d);
+            }
+        }
+        m.put("methods", annotated);
+        return m;
+    }
+
+    private List<Object> rules() {
+        List<RateLimitRule> built = RuleFactory.rules(properties); // checked at startup: it builds
+        List<Object> out = new ArrayList<>();
+        for (int i = 0; i < built.size(); i++) {
+            RateLimitRule r = built.get(i);
+            RuleSpec spec = properties.getRules().get(i);
+            Map<String, Object> d = new LinkedHashMap<>();
+            d.put("name", r.name());
+            d.put("paths", r.paths().stream().map(Object::toString).toList());
+            d.put("methods", List.copyOf(r.methods()));
+            d.put("key", spec.getKey());
+            if (spec.getCostHeader() != null && !spec.getCostHeader().isBlank()) {
+                d.put("costHeader", spec.getCostHeader().strip());
+            }
+            d.put("cost", spec.getCost());
+            if (r.limit() != null) {
+                d.put("limit", limit(r.limit()));
+            } else {
+                Map<String, Object> tiers = new LinkedHashMap<>();
+                r.tiers().forEach((tier, l) -> tiers.put(tier, limit(l)));
+                d.put("tiers", tiers);
+            }
+            d.put("counts", (ruleCounts == null ? new OutcomeCounts() : ruleCounts.rule(r.name())).toMap());
+            out.add(d);
+        }
+        return out;
+    }
+
+    /**
+     * {@code {"name": "per-ip", "algorithm": "fixed_window", "capacity": 100, "permits": 100, "period": "PT1M",
+     * "policy": "\"per-ip\";q=100;w=60"}}: capacity is the bucket size, burst or window's permits; permits per period
+     * the refill rate (token bucket, GCRA) or the window; policy the {@code RateLimit-Policy} item clients see.
+     */
+    static Map<String, Object> limit(Limit l) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        d.put("name", l.name());
+        d.put("algorithm", l.algorithm().configName());
+        d.put("capacity", l.capacity());
+        d.put("permits", l.rate().permits());
+        d.put("period", l.rate().period().toString());
+        d.put("policy", RateLimitFields.appendPolicy(new StringBuilder(), l.name() == null ? "" : l.name(), l)
+                .toString());
+        return d;
+    }
+
+    private Map<String, Object> store(RateLimiter l) {
+        Map<String, Object> d = new LinkedHashMap<>();
+        if (l instanceof InMemoryRateLimiter) {
+            d.put("kind", "memory");
+            d.put("healthy", true);
+        } else if (l instanceof FailSafeRateLimiter f) {
+            d.put("kind", remoteKind());
+            d.put("healthy", f.storeHealthy());
+            d.put("failurePolicy", f.policy().name().toLowerCase(Locale.ROOT));
+            Map<String, Long> degraded = new LinkedHashMap<>();
+            for (Degradation cause : Degradation.values()) {
+                if (cause != Degradation.NONE) {
+                    degraded.put(cause.label(), f.degradedCount(cause));
+                }
+            }
+            d.put("degradedDecisions", degraded);
+        } else {
+            d.put("kind", l == null ? "none" : l.getClass().getSimpleName());
+        }
+        return d;
+    }
+
+    /** redis or datasource, from sluice.store: the URI itself may carry a password. */
+    private String remoteKind() {
+        String s = properties.getStore() == null ? "" : properties.getStore().strip().toLowerCase(Locale.ROOT);
+        if (s.startsWith("redis")) {
+            return "redis";
+        }
+        return s.equals("datasource") ? "datasource" : "fail-safe";
+    }
+}
