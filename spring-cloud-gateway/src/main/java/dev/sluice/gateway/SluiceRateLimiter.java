@@ -45,9 +45,12 @@ import reactor.core.publisher.Mono;
  * {@code Retry-After} (whole seconds, rounded up) on a denial. {@code include-headers: false} leaves all of them out.
  *
  * <p><b>Never blocks the event loop.</b> Every decision goes through {@link RateLimiter#tryAcquireAsync}: the
- * in-memory store answers at once, Redis and PostgreSQL complete a future on their own threads, and a failing
- * store is answered by the {@code FailSafeRateLimiter} the auto-configuration puts in front of it (its failure
- * policy, {@code sluice.failure-policy}), within the store's time budget.
+ * in-memory store answers at once, on the request's own thread; Redis and PostgreSQL complete a future on their own
+ * threads, and a failing store is answered by the {@code FailSafeRateLimiter} the auto-configuration puts in front
+ * of it (its failure policy, {@code sluice.failure-policy}), within the store's time budget. The rest of the filter
+ * chain then continues on the thread that completed the future (for Redis, a Lettuce I/O thread) until its next
+ * asynchronous step, as it does after SCG's RedisRateLimiter: no thread hop per request, and filters must not
+ * block there, as anywhere in a gateway.
  */
 @ConfigurationProperties(GatewayProperties.PREFIX + "." + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME)
 public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Config> {
