@@ -19,6 +19,8 @@ import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
 import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
 import org.springframework.cloud.gateway.support.ConfigurationService;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationContextAware;
 import reactor.core.publisher.Mono;
 
 /**
@@ -53,7 +55,8 @@ import reactor.core.publisher.Mono;
  * block there, as anywhere in a gateway.
  */
 @ConfigurationProperties(GatewayProperties.PREFIX + "." + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME)
-public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Config> {
+public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Config>
+        implements ApplicationContextAware {
 
     /** The prefix of this limiter's route arguments, as {@code redis-rate-limiter} is RedisRateLimiter's. */
     public static final String CONFIGURATION_PROPERTY_NAME = "sluice-rate-limiter";
@@ -69,6 +72,8 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
 
     private final RateLimiter store;
     private final Config defaultConfig;
+    /** Whether the constructor was given the gateway's ConfigurationService (else the context may give it). */
+    private final boolean hasConfigurationService;
 
     /** Whether answers carry the rate-limit headers (RedisRateLimiter's, the IETF draft's and Retry-After). */
     private boolean includeHeaders = true;
@@ -89,6 +94,7 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
         super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
         this.store = Objects.requireNonNull(store, "store must not be null");
         this.defaultConfig = null;
+        this.hasConfigurationService = configurationService != null;
     }
 
     /**
@@ -101,7 +107,19 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
         super(Config.class, CONFIGURATION_PROPERTY_NAME, null);
         this.store = Objects.requireNonNull(store, "store must not be null");
         this.defaultConfig = Objects.requireNonNull(defaultConfig, "defaultConfig must not be null");
+        this.hasConfigurationService = false;
         defaultConfig.resolve("default config");
+    }
+
+    /**
+     * A limiter built with a default config and defined as a bean still reads the routes' own arguments: it takes
+     * the gateway's ConfigurationService from the context, as RedisRateLimiter does.
+     */
+    @Override
+    public void setApplicationContext(ApplicationContext context) {
+        if (!hasConfigurationService && context.getBeanNamesForType(ConfigurationService.class).length > 0) {
+            setConfigurationService(context.getBean(ConfigurationService.class));
+        }
     }
 
     /** Binds a route's arguments (see AbstractRateLimiter) and checks them now, so a bad route fails as it loads. */

@@ -152,6 +152,24 @@ class SluiceRateLimiterTest {
     }
 
     @Test
+    void aLimiterWithADefaultConfigDefinedAsABeanReadsRouteArgumentsToo() {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(memory,
+                new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(3));
+        org.springframework.context.support.GenericApplicationContext context =
+                new org.springframework.context.support.GenericApplicationContext();
+        context.registerBean(ConfigurationService.class, SluiceRateLimiterTest::configurationService);
+        context.refresh();
+        limiter.setApplicationContext(context);
+        limiter.onApplicationEvent(args("special", Map.of("sluice-rate-limiter.replenishRate", "1",
+                "sluice-rate-limiter.burstCapacity", "9")));
+        assertThat(limiter.isAllowed("special", "alice").block().getHeaders())
+                .containsEntry("X-RateLimit-Burst-Capacity", "9");
+        assertThat(limiter.isAllowed("any", "alice").block().getHeaders())
+                .containsEntry("X-RateLimit-Burst-Capacity", "3");
+        context.close();
+    }
+
+    @Test
     void anIdTooLongForAKeyIsHashedAndKeepsABucketOfItsOwn() {
         String longId = "x".repeat(Permit.MAX_KEY_LENGTH);
         String key = SluiceRateLimiter.key("api", longId);
