@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.context.SmartLifecycle;
@@ -20,7 +21,7 @@ import org.springframework.stereotype.Component;
  */
 @Component
 @ConditionalOnProperty(prefix = "example.backend", name = "enabled", havingValue = "true", matchIfMissing = true)
-public class DemoBackend implements SmartLifecycle {
+public class DemoBackend implements SmartLifecycle, DisposableBean {
     private final int port;
     private final AtomicLong served = new AtomicLong();
     private HttpServer server;
@@ -56,6 +57,12 @@ public class DemoBackend implements SmartLifecycle {
             server.stop(0);
             server = null;
         }
+    }
+
+    /** Stops it when startup fails after it started (a failed refresh destroys beans without stopping them). */
+    @Override
+    public void destroy() {
+        stop();
     }
 
     @Override
