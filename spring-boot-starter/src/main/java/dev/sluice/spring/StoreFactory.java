@@ -13,12 +13,13 @@ import org.springframework.util.ClassUtils;
  * Opens the store {@code sluice.store} names. Remote stores are opened on a background thread by
  * {@link FailSafeRateLimiter}, so the application starts while Redis or the database is down, and their failures
  * are decided by {@code sluice.failure-policy}; each call waits at most the store's budget ({@code sluice.budget}).
+ * Public so that other Spring integrations (sluice-spring-cloud-gateway) open their store from the same settings.
  */
-final class StoreFactory {
+public final class StoreFactory {
     private StoreFactory() {
     }
 
-    static RateLimiter create(SluiceProperties p, Ticker ticker, Supplier<DataSource> dataSource) {
+    public static RateLimiter create(SluiceProperties p, Ticker ticker, Supplier<DataSource> dataSource) {
         String store = p.getStore() == null ? "memory" : p.getStore().strip();
         String lower = store.toLowerCase(Locale.ROOT);
         if (lower.equals("memory")) {

@@ -1,0 +1,102 @@
+package dev.sluice.example.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sluice.ManualTicker;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Instant;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * The example as shipped, over real HTTP: its YAML starts, the gateway passes five requests of a caller to the demo
+ * backend and answers the sixth 429 itself, with RedisRateLimiter's headers and Sluice's. The limiter's clock is
+ * frozen (a {@link ManualTicker} bean, which the in-memory store picks up) so no token comes back mid-test.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@Import(GatewayApplicationTest.FrozenClock.class)
+class GatewayApplicationTest {
+    private static final int BACKEND_PORT = freePort();
+
+    @TestConfiguration
+    static class FrozenClock {
+        @Bean
+        ManualTicker ticker() {
+            return ManualTicker.at(Instant.parse("2026-01-01T00:00:00Z"));
+        }
+    }
+
+    @DynamicPropertySource
+    static void backend(DynamicPropertyRegistry registry) {
+        registry.add("example.backend.port", () -> BACKEND_PORT);
+        registry.add("BACKEND_URI", () -> "http://127.0.0.1:" + BACKEND_PORT);
+    }
+
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    @LocalServerPort
+    int port;
+    @Autowired
+    DemoBackend backend;
+
+    private HttpResponse<String> get(String path, String apiKey) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .header("X-Api-Key", apiKey).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void fivePassToTheBackendAndTheSixthIsAnswered429ByTheGateway() throws Exception {
+        long before = backend.served();
+        for (int i = 1; i <= 5; i++) {
+            HttpResponse<String> ok = get("/api/hello", "demo");
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.body()).startsWith("{\"path\":\"/api/hello\"");
+            assertThat(ok.headers().firstValue("X-RateLimit-Remaining")).hasValue(Integer.toString(5 - i));
+        }
+        HttpResponse<String> denied = get("/api/hello", "demo");
+        assertThat(denied.statusCode()).isEqualTo(429);
+        assertThat(denied.headers().firstValue("X-RateLimit-Remaining")).hasValue("0");
+        assertThat(denied.headers().firstValue("X-RateLimit-Replenish-Rate")).hasValue("1");
+        assertThat(denied.headers().firstValue("X-RateLimit-Burst-Capacity")).hasValue("5");
+        assertThat(denied.headers().firstValue("X-RateLimit-Requested-Tokens")).hasValue("1");
+        assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=5;w=5");
+        assertThat(denied.headers().firstValue("RateLimit")).hasValue("\"api\";r=0;t=5");
+        assertThat(denied.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(backend.served() - before).isEqualTo(5);
+
+        assertThat(get("/api/hello", "another").statusCode()).as("another caller, another bucket").isEqualTo(200);
+    }
+
+    @Test
+    void reportsCostTenOfAHundredAnHour() throws Exception {
+        for (int i = 1; i <= 10; i++) {
+            HttpResponse<String> ok = get("/reports/daily", "reporter");
+            assertThat(ok.statusCode()).isEqualTo(200);
+            assertThat(ok.headers().firstValue("X-RateLimit-Remaining")).hasValue(Integer.toString(100 - 10 * i));
+        }
+        HttpResponse<String> denied = get("/reports/daily", "reporter");
+        assertThat(denied.statusCode()).isEqualTo(429);
+        assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"reports\";q=100;w=3600");
+    }
+
+    private static int freePort() {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

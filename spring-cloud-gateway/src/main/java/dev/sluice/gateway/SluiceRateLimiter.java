@@ -1,0 +1,380 @@
+package dev.sluice.gateway;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.http.RateLimitFields;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.cloud.gateway.config.GatewayProperties;
+import org.springframework.cloud.gateway.event.FilterArgsEvent;
+import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
+import org.springframework.cloud.gateway.route.RouteDefinitionRouteLocator;
+import org.springframework.cloud.gateway.support.ConfigurationService;
+import org.springframework.context.ApplicationContext;
+import org.springframework.context.ApplicationContextAware;
+import reactor.core.publisher.Mono;
+
+/**
+ * Spring Cloud Gateway's {@code RequestRateLimiter} filter deciding with Sluice: the limiter behind
+ * {@code rate-limiter: "#{@sluiceRateLimiter}"}, or the gateway's default one when it is its only limiter.
+ *
+ * <p><b>Configuration</b> is read as {@code RedisRateLimiter} reads it: per route from the filter's
+ * {@code sluice-rate-limiter.*} arguments, else from a {@code RequestRateLimiter} in {@code default-filters}, else
+ * from the default config given to the constructor (the Java DSL's way). The arguments are RedisRateLimiter's
+ * ({@code replenishRate}, {@code burstCapacity}, {@code requestedTokens}: same meaning, same defaults) or Sluice's
+ * ({@code requests_per_unit}, {@code unit} or {@code window}, {@code algorithm}, {@code burst}); see
+ * {@link RouteLimit}. The switches and header names RedisRateLimiter takes under
+ * {@code spring.cloud.gateway.server.webflux.redis-rate-limiter.*} this class takes under
+ * {@code ...sluice-rate-limiter.*}.
+ *
+ * <p><b>State</b> is per route and key, as with RedisRateLimiter: the key resolver's {@code id} on route
+ * {@code routeId} is the Sluice key {@code routeId.id}. An id too long for a key (more than
+ * {@value Permit#MAX_KEY_LENGTH} characters with the route) is replaced by its SHA-256, so it still has a bucket of
+ * its own.
+ *
+ * <p><b>Answers</b> carry RedisRateLimiter's headers with its values ({@code X-RateLimit-Remaining}: tokens left,
+ * floored; {@code -Replenish-Rate}, {@code -Burst-Capacity}, {@code -Requested-Tokens}: the route's settings) and
+ * Sluice's: {@code RateLimit-Policy} and {@code RateLimit} in the IETF draft's syntax, named by the route id, and
+ * {@code Retry-After} (whole seconds, rounded up) on a denial. {@code include-headers: false} leaves all of them out.
+ *
+ * <p><b>Never blocks the event loop.</b> Every decision goes through {@link RateLimiter#tryAcquireAsync}: the
+ * in-memory store answers at once, on the request's own thread; Redis and PostgreSQL complete a future on their own
+ * threads, and a failing store is answered by the {@code FailSafeRateLimiter} the auto-configuration puts in front
+ * of it (its failure policy, {@code sluice.failure-policy}), within the store's time budget. The rest of the filter
+ * chain then continues on the thread that completed the future (for Redis, a Lettuce I/O thread) until its next
+ * asynchronous step, as it does after SCG's RedisRateLimiter: no thread hop per request, and filters must not
+ * block there, as anywhere in a gateway.
+ */
+@ConfigurationProperties(GatewayProperties.PREFIX + "." + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME)
+public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Config>
+        implements ApplicationContextAware {
+
+    /** The prefix of this limiter's route arguments, as {@code redis-rate-limiter} is RedisRateLimiter's. */
+    public static final String CONFIGURATION_PROPERTY_NAME = "sluice-rate-limiter";
+
+    /** Tokens left after this request, floored (RedisRateLimiter's header). */
+    public static final String REMAINING_HEADER = "X-RateLimit-Remaining";
+    /** The route's replenishRate (RedisRateLimiter's header). */
+    public static final String REPLENISH_RATE_HEADER = "X-RateLimit-Replenish-Rate";
+    /** The route's burstCapacity (RedisRateLimiter's header). */
+    public static final String BURST_CAPACITY_HEADER = "X-RateLimit-Burst-Capacity";
+    /** The route's requestedTokens (RedisRateLimiter's header). */
+    public static final String REQUESTED_TOKENS_HEADER = "X-RateLimit-Requested-Tokens";
+
+    private final RateLimiter store;
+    private final Config defaultConfig;
+    /** Whether the constructor was given the gateway's ConfigurationService (else the context may give it). */
+    private final boolean hasConfigurationService;
+
+    /** Whether answers carry the rate-limit headers (RedisRateLimiter's, the IETF draft's and Retry-After). */
+    private boolean includeHeaders = true;
+    /** The name of the header of the tokens left. */
+    private String remainingHeader = REMAINING_HEADER;
+    /** The name of the header of the route's replenish rate. */
+    private String replenishRateHeader = REPLENISH_RATE_HEADER;
+    /** The name of the header of the route's burst capacity. */
+    private String burstCapacityHeader = BURST_CAPACITY_HEADER;
+    /** The name of the header of the tokens each request spends. */
+    private String requestedTokensHeader = REQUESTED_TOKENS_HEADER;
+
+    /**
+     * A limiter configured per route by the gateway's {@code ConfigurationService}, deciding on {@code store}
+     * (put a remote store behind a {@code FailSafeRateLimiter}: its failures are then decided by a policy).
+     */
+    public SluiceRateLimiter(RateLimiter store, ConfigurationService configurationService) {
+        super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
+        this.store = Objects.requireNonNull(store, "store must not be null");
+        this.defaultConfig = null;
+        this.hasConfigurationService = configurationService != null;
+    }
+
+    /**
+     * A limiter with one configuration for every route that has none of its own, for the Java DSL
+     * ({@code new SluiceRateLimiter(store, new Config().setReplenishRate(10).setBurstCapacity(20))}).
+     *
+     * @throws IllegalArgumentException when {@code defaultConfig} cannot work, naming the setting
+     */
+    public SluiceRateLimiter(RateLimiter store, Config defaultConfig) {
+        super(Config.class, CONFIGURATION_PROPERTY_NAME, null);
+        this.store = Objects.requireNonNull(store, "store must not be null");
+        this.defaultConfig = Objects.requireNonNull(defaultConfig, "defaultConfig must not be null");
+        this.hasConfigurationService = false;
+        defaultConfig.resolve("default config");
+    }
+
+    /**
+     * A limiter built with a default config and defined as a bean still reads the routes' own arguments: it takes
+     * the gateway's ConfigurationService from the context, as RedisRateLimiter does.
+     */
+    @Override
+    public void setApplicationContext(ApplicationContext context) {
+        if (!hasConfigurationService && context.getBeanNamesForType(ConfigurationService.class).length > 0) {
+            setConfigurationService(context.getBean(ConfigurationService.class));
+        }
+    }
+
+    /** Binds a route's arguments (see AbstractRateLimiter) and checks them now, so a bad route fails as it loads. */
+    @Override
+    public void onApplicationEvent(FilterArgsEvent event) {
+        super.onApplicationEvent(event);
+        Config c = getConfig().get(event.getRouteId());
+        if (c != null) {
+            c.resolve(where(event.getRouteId()));
+        }
+    }
+
+    @Override
+    public Mono<Response> isAllowed(String routeId, String id) {
+        RouteLimit route = loadConfiguration(routeId).resolve(where(routeId));
+        if (route.deniesAll()) {
+            return Mono.just(new Response(false, headers(routeId, route, null)));
+        }
+        String key = key(routeId, id);
+        return Mono.fromFuture(() -> store.tryAcquireAsync(key, route.limit(), route.cost()))
+                .map(d -> new Response(d.allowed(), headers(routeId, route, d)));
+    }
+
+    /** The route's own configuration, else the default config, else default-filters' (RedisRateLimiter's order). */
+    Config loadConfiguration(String routeId) {
+        Config c = getConfig().getOrDefault(routeId, defaultConfig);
+        if (c == null) {
+            c = getConfig().get(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
+        }
+        if (c == null) {
+            throw new IllegalArgumentException("No Configuration found for route " + routeId + " or defaultFilters:"
+                    + " give the route's RequestRateLimiter " + CONFIGURATION_PROPERTY_NAME + ".* arguments");
+        }
+        return c;
+    }
+
+    /** RedisRateLimiter's headers, then RateLimit-Policy, RateLimit and (when denied) Retry-After. */
+    Map<String, String> headers(String routeId, RouteLimit route, Decision d) {
+        Map<String, String> h = new LinkedHashMap<>();
+        if (!includeHeaders) {
+            return h;
+        }
+        h.put(remainingHeader, Long.toString(d == null ? 0 : d.remaining()));
+        if (route.replenishRate() != null) {
+            h.put(replenishRateHeader, route.replenishRate());
+        }
+        h.put(burstCapacityHeader, route.burstCapacity());
+        h.put(requestedTokensHeader, route.requestedTokens());
+        if (d != null) {
+            Limit limit = route.limit();
+            h.put(RateLimitFields.POLICY, RateLimitFields.appendPolicy(new StringBuilder(), routeId, limit).toString());
+            h.put(RateLimitFields.STATE, RateLimitFields.appendState(new StringBuilder(), routeId, d).toString());
+            if (d.denied()) {
+                h.put(RateLimitFields.RETRY_AFTER, Long.toString(RateLimitFields.retryAfterSeconds(d)));
+            }
+        }
+        return h;
+    }
+
+    /** {@code routeId.id}, or {@code routeId.sha256:<hex of id>} when that would be longer than a key may be. */
+    static String key(String routeId, String id) {
+        String key = routeId + '.' + id;
+        if (key.length() <= Permit.MAX_KEY_LENGTH) {
+            return key;
+        }
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8));
+            return routeId + ".sha256:" + HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JVM has SHA-256", e);
+        }
+    }
+
+    private static String where(String routeId) {
+        return RouteDefinitionRouteLocator.DEFAULT_FILTERS.equals(routeId) ? "default-filters"
+                : "route '" + routeId + "'";
+    }
+
+    /** The store deciding. */
+    public RateLimiter getStore() {
+        return store;
+    }
+
+    public boolean isIncludeHeaders() {
+        return includeHeaders;
+    }
+
+    public void setIncludeHeaders(boolean includeHeaders) {
+        this.includeHeaders = includeHeaders;
+    }
+
+    public String getRemainingHeader() {
+        return remainingHeader;
+    }
+
+    public void setRemainingHeader(String remainingHeader) {
+        this.remainingHeader = remainingHeader;
+    }
+
+    public String getReplenishRateHeader() {
+        return replenishRateHeader;
+    }
+
+    public void setReplenishRateHeader(String replenishRateHeader) {
+        this.replenishRateHeader = replenishRateHeader;
+    }
+
+    public String getBurstCapacityHeader() {
+        return burstCapacityHeader;
+    }
+
+    public void setBurstCapacityHeader(String burstCapacityHeader) {
+        this.burstCapacityHeader = burstCapacityHeader;
+    }
+
+    public String getRequestedTokensHeader() {
+        return requestedTokensHeader;
+    }
+
+    public void setRequestedTokensHeader(String requestedTokensHeader) {
+        this.requestedTokensHeader = requestedTokensHeader;
+    }
+
+    /**
+     * One route's limit: RedisRateLimiter's words ({@code replenishRate}, {@code burstCapacity},
+     * {@code requestedTokens}) or Sluice's ({@code requests_per_unit}, {@code unit} or {@code window},
+     * {@code algorithm}, {@code burst}, and {@code requestedTokens} as the cost); see {@link RouteLimit}. The
+     * setters return the config, as RedisRateLimiter.Config's do.
+     */
+    public static class Config {
+        private Integer replenishRate;
+        private Integer burstCapacity;
+        private int requestedTokens = 1;
+        private Long requestsPerUnit;
+        private String unit;
+        private Duration window;
+        private String algorithm;
+        private Long burst;
+        /** What the settings above read as; dropped by every setter. */
+        private volatile RouteLimit resolved;
+
+        /** Tokens added per second (RedisRateLimiter's replenishRate); 0 when unset. */
+        public int getReplenishRate() {
+            return replenishRate == null ? 0 : replenishRate;
+        }
+
+        public Config setReplenishRate(int replenishRate) {
+            this.replenishRate = replenishRate;
+            resolved = null;
+            return this;
+        }
+
+        /** Tokens the bucket holds (RedisRateLimiter's burstCapacity); default 1; 0 denies every request. */
+        public int getBurstCapacity() {
+            return burstCapacity == null ? 1 : burstCapacity;
+        }
+
+        public Config setBurstCapacity(int burstCapacity) {
+            this.burstCapacity = burstCapacity;
+            resolved = null;
+            return this;
+        }
+
+        /** Tokens each request spends, in either vocabulary; default 1. */
+        public int getRequestedTokens() {
+            return requestedTokens;
+        }
+
+        public Config setRequestedTokens(int requestedTokens) {
+            this.requestedTokens = requestedTokens;
+            resolved = null;
+            return this;
+        }
+
+        /** How many requests per unit (or window), Sluice's words. */
+        public Long getRequestsPerUnit() {
+            return requestsPerUnit;
+        }
+
+        public Config setRequestsPerUnit(Long requestsPerUnit) {
+            this.requestsPerUnit = requestsPerUnit;
+            resolved = null;
+            return this;
+        }
+
+        /** The period of requests_per_unit: second, minute, hour, day (or week, month, year). */
+        public String getUnit() {
+            return unit;
+        }
+
+        public Config setUnit(String unit) {
+            this.unit = unit;
+            resolved = null;
+            return this;
+        }
+
+        /** Any period instead of unit, such as 90s or 1500ms. */
+        public Duration getWindow() {
+            return window;
+        }
+
+        public Config setWindow(Duration window) {
+            this.window = window;
+            resolved = null;
+            return this;
+        }
+
+        /** token_bucket, gcra, fixed_window (the default, as everywhere in Sluice), sliding_window or sliding_log. */
+        public String getAlgorithm() {
+            return algorithm;
+        }
+
+        public Config setAlgorithm(String algorithm) {
+            this.algorithm = algorithm;
+            resolved = null;
+            return this;
+        }
+
+        /** How many may pass at once when idle (token_bucket and gcra); defaults to requests_per_unit. */
+        public Long getBurst() {
+            return burst;
+        }
+
+        public Config setBurst(Long burst) {
+            this.burst = burst;
+            resolved = null;
+            return this;
+        }
+
+        Integer replenishRateIfSet() {
+            return replenishRate;
+        }
+
+        Integer burstCapacityIfSet() {
+            return burstCapacity;
+        }
+
+        /** The settings as a limit, read once (they change only while the gateway binds them). */
+        RouteLimit resolve(String where) {
+            RouteLimit r = resolved;
+            if (r == null) {
+                r = RouteLimit.of(where, this);
+                resolved = r;
+            }
+            return r;
+        }
+
+        @Override
+        public String toString() {
+            return requestsPerUnit != null || unit != null || window != null || algorithm != null || burst != null
+                    ? "Config[requestsPerUnit=" + requestsPerUnit + ", unit=" + unit + ", window=" + window
+                            + ", algorithm=" + algorithm + ", burst=" + burst + ", requestedTokens=" + requestedTokens
+                            + "]"
+                    : "Config[replenishRate=" + getReplenishRate() + ", burstCapacity=" + getBurstCapacity()
+                            + ", requestedTokens=" + requestedTokens + "]";
+        }
+    }
+}

@@ -1,0 +1,41 @@
+package dev.sluice.gateway;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/** {@code java.net.http} against the gateway's random port. */
+final class Http {
+    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private Http() {
+    }
+
+    static HttpResponse<String> get(int port, String path, String... headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10));
+        if (headers.length > 0) {
+            b.headers(headers);
+        }
+        try {
+            return CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** A GET as user {@code user} (the test app's key resolver reads X-User). */
+    static HttpResponse<String> as(String user, int port, String path) {
+        return get(port, path, "X-User", user);
+    }
+
+    /** The one value of {@code name}, or null. */
+    static String header(HttpResponse<?> r, String name) {
+        return r.headers().firstValue(name).orElse(null);
+    }
+}

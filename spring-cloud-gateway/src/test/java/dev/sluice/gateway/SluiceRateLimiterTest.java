@@ -1,0 +1,212 @@
+package dev.sluice.gateway;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.ManualTicker;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.memory.InMemoryRateLimiter;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.boot.convert.ApplicationConversionService;
+import org.springframework.cloud.gateway.event.FilterArgsEvent;
+import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter.Response;
+import org.springframework.cloud.gateway.support.ConfigurationService;
+
+/** The limiter without a gateway: how it reads route arguments, what it refuses, and how it asks the store. */
+class SluiceRateLimiterTest {
+    private final InMemoryRateLimiter memory = InMemoryRateLimiter.builder()
+            .ticker(ManualTicker.at(Instant.parse("2025-01-01T00:00:00Z"))).build();
+
+    private static ConfigurationService configurationService() {
+        return new ConfigurationService(new DefaultListableBeanFactory(), ApplicationConversionService::new,
+                () -> null);
+    }
+
+    private static FilterArgsEvent args(String routeId, Map<String, Object> args) {
+        return new FilterArgsEvent(new Object(), routeId, args);
+    }
+
+    @Test
+    void routeArgumentsBindInEitherSpelling() {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(memory, configurationService());
+        limiter.onApplicationEvent(args("snake", Map.of("sluice-rate-limiter.requests_per_unit", "7",
+                "sluice-rate-limiter.unit", "minute", "sluice-rate-limiter.algorithm", "gcra",
+                "sluice-rate-limiter.burst", "3")));
+        limiter.onApplicationEvent(args("camel", Map.of("sluice-rate-limiter.replenishRate", "2",
+                "sluice-rate-limiter.burstCapacity", "4", "sluice-rate-limiter.requestedTokens", "2")));
+        limiter.onApplicationEvent(args("kebab", Map.of("sluice-rate-limiter.requests-per-unit", "5",
+                "sluice-rate-limiter.window", "1500ms")));
+        limiter.onApplicationEvent(args("other", Map.of("redis-rate-limiter.replenishRate", "2")));
+
+        assertThat(limiter.getConfig().get("snake").resolve("snake").limit())
+                .isEqualTo(Limit.gcra(dev.sluice.Rate.perMinute(7), 3));
+        RouteLimit camel = limiter.getConfig().get("camel").resolve("camel");
+        assertThat(camel.limit()).isEqualTo(Limit.tokenBucket(4, dev.sluice.Rate.perSecond(2)));
+        assertThat(camel.cost()).isEqualTo(2);
+        assertThat(limiter.getConfig().get("kebab").resolve("kebab").limit())
+                .as("fixed_window: Sluice's default algorithm").isEqualTo(Limit.fixedWindow(5, Duration.ofMillis(1500)));
+        assertThat(limiter.getConfig()).as("another limiter's arguments are not ours").doesNotContainKey("other");
+    }
+
+    @Test
+    void aBadRouteFailsAsItLoadsNamingTheRouteAndTheFix() {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(memory, configurationService());
+        assertThatThrownBy(() -> limiter.onApplicationEvent(args("api", Map.of(
+                "sluice-rate-limiter.replenishRate", "1", "sluice-rate-limiter.burstCapacity", "2",
+                "sluice-rate-limiter.requestedTokens", "3"))))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("route 'api': sluice-rate-limiter.requestedTokens 3 exceeds burstCapacity 2: no request"
+                        + " could ever pass; raise burstCapacity or lower requestedTokens");
+        assertThatThrownBy(() -> limiter.onApplicationEvent(args("api", Map.of(
+                "sluice-rate-limiter.burstCapacity", "2"))))
+                .hasMessageStartingWith("route 'api': sluice-rate-limiter.replenishRate 0 must be at least 1");
+        assertThatThrownBy(() -> limiter.onApplicationEvent(args("api", Map.of(
+                "sluice-rate-limiter.replenishRate", "1", "sluice-rate-limiter.unit", "minute"))))
+                .hasMessageContaining("has both replenishRate/burstCapacity (RedisRateLimiter's words) and"
+                        + " requests_per_unit/unit/window/algorithm/burst (Sluice's)");
+        assertThatThrownBy(() -> limiter.onApplicationEvent(args("api", Map.of(
+                "sluice-rate-limiter.requests_per_unit", "5", "sluice-rate-limiter.unit", "fortnight"))))
+                .hasMessageStartingWith("route 'api': sluice-rate-limiter.unit: unknown unit 'fortnight'");
+        assertThatThrownBy(() -> limiter.onApplicationEvent(args("api", Map.of(
+                "sluice-rate-limiter.requests_per_unit", "5", "sluice-rate-limiter.unit", "minute",
+                "sluice-rate-limiter.window", "90s"))))
+                .hasMessageContaining("both unit and window are set");
+        assertThatThrownBy(() -> limiter.onApplicationEvent(args("api", Map.of(
+                "sluice-rate-limiter.requests_per_unit", "5", "sluice-rate-limiter.unit", "minute",
+                "sluice-rate-limiter.burst", "9"))))
+                .hasMessageContaining("'burst' applies to token_bucket and gcra, not fixed_window");
+        assertThatThrownBy(() -> limiter.onApplicationEvent(args("defaultFilters", Map.of(
+                "sluice-rate-limiter.unit", "minute"))))
+                .hasMessageStartingWith("default-filters: sluice-rate-limiter.requests_per_unit is missing");
+    }
+
+    @Test
+    void decisionsGoThroughTheAsyncCallAndNothingWaitsForTheStore() {
+        CompletableFuture<Decision> pending = new CompletableFuture<>();
+        AtomicReference<String> asked = new AtomicReference<>();
+        RateLimiter store = new RefusingBlockingCalls() {
+            @Override
+            public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+                asked.set(key + " " + limit + " cost " + cost);
+                return pending;
+            }
+        };
+        SluiceRateLimiter limiter = new SluiceRateLimiter(store,
+                new SluiceRateLimiter.Config().setReplenishRate(10).setBurstCapacity(20).setRequestedTokens(2));
+        AtomicReference<Response> answer = new AtomicReference<>();
+
+        limiter.isAllowed("api", "alice").subscribe(answer::set); // returns at once, on this thread
+
+        assertThat(asked.get()).isEqualTo("api.alice tokenBucket(20, 10/1s) cost 2");
+        assertThat(answer.get()).as("no answer before the store's").isNull();
+        pending.complete(new Decision(true, 20, 18, 0, 200_000_000));
+        assertThat(answer.get().isAllowed()).isTrue();
+        assertThat(answer.get().getHeaders()).containsExactly(
+                Map.entry("X-RateLimit-Remaining", "18"),
+                Map.entry("X-RateLimit-Replenish-Rate", "10"),
+                Map.entry("X-RateLimit-Burst-Capacity", "20"),
+                Map.entry("X-RateLimit-Requested-Tokens", "2"),
+                Map.entry("RateLimit-Policy", "\"api\";q=20;w=2"),
+                Map.entry("RateLimit", "\"api\";r=18;t=1"));
+    }
+
+    @Test
+    void includeHeadersFalseLeavesEveryHeaderOut() {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(memory,
+                new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(1));
+        limiter.setIncludeHeaders(false);
+        assertThat(limiter.isAllowed("api", "alice").block().getHeaders()).isEmpty();
+        Response denied = limiter.isAllowed("api", "alice").block();
+        assertThat(denied.isAllowed()).isFalse();
+        assertThat(denied.getHeaders()).isEmpty();
+    }
+
+    @Test
+    void headerNamesAreRedisRateLimitersAndCanBeRenamedAsThere() {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(memory,
+                new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(3));
+        limiter.setRemainingHeader("X-Left");
+        assertThat(limiter.isAllowed("api", "alice").block().getHeaders()).containsEntry("X-Left", "2")
+                .doesNotContainKey("X-RateLimit-Remaining");
+    }
+
+    @Test
+    void aRouteOwnConfigWinsOverTheDefaultOne() {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(memory,
+                new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(3));
+        limiter.getConfig().put("special", new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(9));
+        assertThat(limiter.isAllowed("special", "alice").block().getHeaders())
+                .containsEntry("X-RateLimit-Remaining", "8");
+        assertThat(limiter.isAllowed("any", "alice").block().getHeaders())
+                .containsEntry("X-RateLimit-Remaining", "2");
+    }
+
+    @Test
+    void aLimiterWithADefaultConfigDefinedAsABeanReadsRouteArgumentsToo() {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(memory,
+                new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(3));
+        org.springframework.context.support.GenericApplicationContext context =
+                new org.springframework.context.support.GenericApplicationContext();
+        context.registerBean(ConfigurationService.class, SluiceRateLimiterTest::configurationService);
+        context.refresh();
+        limiter.setApplicationContext(context);
+        limiter.onApplicationEvent(args("special", Map.of("sluice-rate-limiter.replenishRate", "1",
+                "sluice-rate-limiter.burstCapacity", "9")));
+        assertThat(limiter.isAllowed("special", "alice").block().getHeaders())
+                .containsEntry("X-RateLimit-Burst-Capacity", "9");
+        assertThat(limiter.isAllowed("any", "alice").block().getHeaders())
+                .containsEntry("X-RateLimit-Burst-Capacity", "3");
+        context.close();
+    }
+
+    @Test
+    void anIdTooLongForAKeyIsHashedAndKeepsABucketOfItsOwn() {
+        String longId = "x".repeat(Permit.MAX_KEY_LENGTH);
+        String key = SluiceRateLimiter.key("api", longId);
+        assertThat(key).startsWith("api.sha256:").hasSize("api.sha256:".length() + 64);
+        assertThat(SluiceRateLimiter.key("api", longId + "y")).isNotEqualTo(key);
+        assertThat(SluiceRateLimiter.key("api", "alice")).isEqualTo("api.alice");
+    }
+
+    /** A store whose blocking calls fail the test: the gateway must use only the async one. */
+    private abstract static class RefusingBlockingCalls implements RateLimiter {
+        @Override
+        public Decision tryAcquire(String key, Limit limit, long cost) {
+            throw new AssertionError("tryAcquire blocks: the gateway must call tryAcquireAsync");
+        }
+
+        @Override
+        public Decision tryAcquire(List<Permit> permits) {
+            throw new AssertionError("blocking multi-permit call");
+        }
+
+        @Override
+        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+            throw new AssertionError("reserve");
+        }
+
+        @Override
+        public Decision peek(String key, Limit limit, long cost) {
+            throw new AssertionError("peek");
+        }
+
+        @Override
+        public void reset(String key, Limit limit) {
+            throw new AssertionError("reset");
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
