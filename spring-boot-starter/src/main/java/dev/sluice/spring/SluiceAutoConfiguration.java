@@ -79,7 +79,7 @@ public class SluiceAutoConfiguration {
                     .tierAttribute(p.getTierAttribute())
                     .defaultTier(p.getDefaultTier())
                     .problemType(p.getProblemType())
-                    .listener(counts.listener(listener.getIfAvailable(() -> RateLimitListener.NONE)));
+                    .listener(counted(counts, listener.getIfAvailable(() -> RateLimitListener.NONE)));
             try {
                 b.clientIp(p.getTrustedProxies().isEmpty() ? ClientIpResolver.peerOnly()
                         : ClientIpResolver.trusting(p.getForwardedHeader(), p.getTrustedProxies()));
@@ -88,6 +88,20 @@ public class SluiceAutoConfiguration {
             }
             rules.forEach(b::rule);
             return b.build();
+        }
+
+        /**
+         * The listener the filter tells: the endpoint's counts, then the application's (or the Micrometer one).
+         * Here, in the servlet-only configuration, because it names servlet types: {@link RuleCounts} is defined in
+         * every application, reactive ones (Spring Cloud Gateway) included, where those types are absent.
+         */
+        private static RateLimitListener counted(RuleCounts counts, RateLimitListener next) {
+            return (request, rules, outcome, decision) -> {
+                for (int i = 0; i < rules.size(); i++) {
+                    counts.rule(rules.get(i)).add(outcome);
+                }
+                next.onDecision(request, rules, outcome, decision);
+            };
         }
 
         @Bean
