@@ -94,6 +94,47 @@ class BadInputHttpTest {
         assertProblem(r, "body-too-large", "exceeds 65536 bytes");
     }
 
+    /**
+     * After a 413 the server lingers: it shuts its side down and discards the rest of the body until the client is
+     * done, instead of closing at once. A close at once made the kernel answer the unread bytes with a reset, and a
+     * client still sending its body could lose the 413 it had not read yet (seen as "received no bytes" in
+     * {@link #oversizedBodyIs413} now and then). Here the client reads the 413 first, then sends the rest of its
+     * body: with a lingering close every write goes through and the server's end of stream follows; with a close at
+     * once the writes meet a reset.
+     */
+    @Test
+    void after413TheServerLingersSoTheRestOfTheBodyMeetsNoReset() throws Exception {
+        int length = 300_000;
+        try (java.net.Socket c = new java.net.Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+            c.setSoTimeout(10_000);
+            var out = c.getOutputStream();
+            out.write(("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
+                    + length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            var in = c.getInputStream();
+            StringBuilder head = new StringBuilder();
+            byte[] buf = new byte[8192];
+            while (!head.toString().contains("body-too-large")) {
+                int n = in.read(buf);
+                assertThat(n).as("the 413 arrives: %s", head).isPositive();
+                head.append(new String(buf, 0, n, StandardCharsets.ISO_8859_1));
+            }
+            assertThat(head.toString()).startsWith("HTTP/1.1 413");
+            byte[] chunk = new byte[16 * 1024];
+            java.util.Arrays.fill(chunk, (byte) 'x');
+            for (int sent = 0; sent < length; sent += chunk.length) {
+                out.write(chunk); // throws "Connection reset" / "Broken pipe" once the server has closed outright
+            }
+            out.flush();
+            while (true) {
+                int n = in.read(buf);
+                if (n < 0) {
+                    break; // the server's end of stream, after it discarded the body
+                }
+            }
+        }
+    }
+
     /** Found by HttpFuzzTest: Netty's own 413 for an 'Expect: 100-continue' request had no body at all. */
     @Test
     void expectContinueWithAnOversizedLengthIs413Problem() throws Exception {

@@ -1,7 +1,12 @@
 package dev.sluice.server.http;
 
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.ReferenceCountUtil;
+import java.util.concurrent.TimeUnit;
+
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
@@ -17,6 +22,11 @@ import io.netty.handler.codec.http.HttpVersion;
  * Netty's aggregator with a problem+json 413 for bodies over the bound. The answer is sent as soon as the
  * declared length (or the bytes received) exceed it, and the connection is closed: the rest of an oversized body
  * is never read into memory.
+ *
+ * <p>The close lingers ({@link #LINGER_SECONDS} at most): the server shuts its side down after the answer and
+ * discards what the client still sends until the client closes. Closing at once, while the client is still
+ * sending its body, made the kernel answer the unread bytes with a reset, and a client that had not read the 413
+ * yet lost it ("received no bytes").
  */
 final class BoundedAggregator extends HttpObjectAggregator {
     private final int maxBodyBytes;
@@ -26,9 +36,29 @@ final class BoundedAggregator extends HttpObjectAggregator {
         this.maxBodyBytes = maxBodyBytes;
     }
 
+    /** The longest an oversized request's connection stays open after its 413, discarding what arrives. */
+    static final int LINGER_SECONDS = 2;
+
     @Override
     protected void handleOversizedMessage(ChannelHandlerContext ctx, HttpMessage oversized) {
-        ctx.writeAndFlush(tooLarge()).addListener(ChannelFutureListener.CLOSE);
+        // from now on nothing the client sends is read into anything: not the rest of the body, not another request
+        ctx.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext c, Object msg) {
+                ReferenceCountUtil.release(msg);
+            }
+        });
+        ctx.writeAndFlush(tooLarge()).addListener(f -> lingeringClose(ctx.channel()));
+    }
+
+    private static void lingeringClose(Channel ch) {
+        if (!(ch instanceof DuplexChannel duplex) || !ch.isActive()) {
+            ch.close();
+            return;
+        }
+        duplex.shutdownOutput().addListener(f -> ch.eventLoop().schedule(() -> {
+            ch.close();
+        }, LINGER_SECONDS, TimeUnit.SECONDS));
     }
 
     /**
