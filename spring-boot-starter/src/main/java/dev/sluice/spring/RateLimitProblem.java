@@ -1,5 +1,6 @@
 package dev.sluice.spring;
 
+import dev.sluice.http.JsonText;
 import dev.sluice.Decision;
 import dev.sluice.http.RateLimitFields;
 import java.nio.charset.StandardCharsets;
@@ -22,39 +23,19 @@ record RateLimitProblem(String policy, String state, long retryAfterSeconds, byt
                         + ") and the failure policy denies: retry in " + retry + " s."
                 : "Rate limit '" + name + "' exceeded: retry in " + retry + " s.";
         StringBuilder json = new StringBuilder(256).append("{\"type\":");
-        jsonString(json, problemType).append(",\"title\":\"Too Many Requests\",\"status\":").append(STATUS)
+        JsonText.string(json, problemType).append(",\"title\":\"Too Many Requests\",\"status\":").append(STATUS)
                 .append(",\"detail\":");
-        jsonString(json, detail).append(",\"instance\":");
-        jsonString(json, instance).append(",\"limit\":");
-        jsonString(json, name).append(",\"retryAfterSeconds\":").append(retry);
+        JsonText.string(json, detail).append(",\"instance\":");
+        JsonText.string(json, instance).append(",\"limit\":");
+        JsonText.string(json, name).append(",\"retryAfterSeconds\":").append(retry);
         if (d.degraded()) {
             json.append(",\"degradation\":");
-            jsonString(json, d.degradation().label());
+            JsonText.string(json, d.degradation().label());
         }
         json.append('}');
         return new RateLimitProblem(
                 RateLimitFields.appendPolicy(new StringBuilder(), name, e.limit()).toString(),
                 RateLimitFields.appendState(new StringBuilder(), name, d).toString(),
                 retry, json.toString().getBytes(StandardCharsets.UTF_8));
-    }
-
-    /** A JSON string, as the filter's problem bodies write it. */
-    private static StringBuilder jsonString(StringBuilder sb, String s) {
-        sb.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"' -> sb.append("\\\"");
-                case '\\' -> sb.append("\\\\");
-                default -> {
-                    if (c < 0x20 || c == 0x2028 || c == 0x2029) {
-                        sb.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        sb.append(c);
-                    }
-                }
-            }
-        }
-        return sb.append('"');
     }
 }

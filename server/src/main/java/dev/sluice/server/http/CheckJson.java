@@ -87,9 +87,14 @@ public final class CheckJson {
     }
 
     static JsonNode tree(InputStream body) {
+        return tree(MAPPER.reader(), body, "send a JSON object with 'domain' and 'descriptors'");
+    }
+
+    /** Reads a body into a tree with {@code reader}; bad JSON or an empty body is a {@link BadRequestException}. */
+    static JsonNode tree(com.fasterxml.jackson.databind.ObjectReader reader, InputStream body, String emptyHint) {
         JsonNode root;
         try {
-            root = MAPPER.readTree(body);
+            root = reader.readTree(body);
         } catch (JsonProcessingException e) {
             throw new BadRequestException("malformed-json", "the body is not valid JSON: " + e.getOriginalMessage()
                     + (e.getLocation() != null ? " (line " + e.getLocation().getLineNr() + ", column "
@@ -98,7 +103,7 @@ public final class CheckJson {
             throw new BadRequestException("malformed-json", "the body could not be read: " + e.getMessage());
         }
         if (root == null || root.isMissingNode()) {
-            throw new BadRequestException("malformed-json", "the body is empty: send a JSON object with 'domain' and 'descriptors'");
+            throw new BadRequestException("malformed-json", "the body is empty: " + emptyHint);
         }
         return root;
     }

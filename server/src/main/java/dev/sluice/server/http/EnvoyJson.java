@@ -1,6 +1,5 @@
 package dev.sluice.server.http;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectReader;
@@ -11,7 +10,6 @@ import com.google.protobuf.util.JsonFormat;
 import dev.sluice.server.decision.BadRequestException;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
-import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -47,20 +45,8 @@ final class EnvoyJson {
 
     /** Reads a request body; throws {@link BadRequestException} naming what is wrong. */
     static RateLimitRequest parse(InputStream body) {
-        JsonNode root;
-        try {
-            root = READER.readTree(body);
-        } catch (JsonProcessingException e) {
-            throw new BadRequestException("malformed-json", "the body is not valid JSON: " + e.getOriginalMessage()
-                    + (e.getLocation() != null ? " (line " + e.getLocation().getLineNr() + ", column "
-                    + e.getLocation().getColumnNr() + ")" : ""));
-        } catch (IOException e) {
-            throw new BadRequestException("malformed-json", "the body could not be read: " + e.getMessage());
-        }
-        if (root == null || root.isMissingNode()) {
-            throw new BadRequestException("malformed-json", "the body is empty: send an " + MESSAGE + " as JSON, e.g. "
-                    + "{\"domain\":\"dummy\",\"descriptors\":[{\"entries\":[{\"key\":\"perday\"}]}]}");
-        }
+        JsonNode root = CheckJson.tree(READER, body, "send an " + MESSAGE + " as JSON, e.g. "
+                + "{\"domain\":\"dummy\",\"descriptors\":[{\"entries\":[{\"key\":\"perday\"}]}]}");
         if (!root.isObject()) {
             throw new BadRequestException("invalid-type", "the body must be a JSON object (an " + MESSAGE + "), not "
                     + kind(root));
