@@ -26,7 +26,8 @@ import java.util.List;
  *       over, or another descriptor is.</li>
  * </ul>
  * Token bucket, GCRA and the sliding algorithms (Sluice's additions) count a denied call by draining what is left.
- * A decision made by the failure policy instead of the store is passed on as it is (nothing else to count).
+ * When the failure policy decides instead of the store, its decision is read the same way and stays marked
+ * degraded ({@code fallback_local} keeps the same counters in memory, so it limits as the store would).
  */
 final class EnvoyDecider {
     private final RateLimiter limiter;
@@ -111,10 +112,9 @@ final class EnvoyDecider {
             return drain(it, l, h);
         }
         // envoy's counter (RequestPlanner#counting): add the hits, then compare the count with the limit
+        // a failure policy's answer reads the same way: fail_open as a fresh counter, fail_closed as one over,
+        // fallback_local as the local counter it keeps with the same limit (and stays marked degraded)
         Decision d = h == 0 ? peeker.peek(it, 1) : limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
-        if (d.degraded()) {
-            return d; // the failure policy's answer: the store counted nothing
-        }
         long count = h > 0 && !d.allowed() ? Long.MAX_VALUE : l.capacity() - d.remaining();
         if (count > c) {
             return over(d, c);

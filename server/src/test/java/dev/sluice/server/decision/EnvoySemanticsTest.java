@@ -181,6 +181,69 @@ class EnvoySemanticsTest {
         assertThat(r.statuses().get(0).rule().requestsPerUnit()).isZero();
     }
 
+    /** A store that is down: every call fails, as a refused connection does. */
+    static final class DownStore implements dev.sluice.RateLimiter {
+        @Override
+        public Decision tryAcquire(String key, dev.sluice.Limit limit, long cost) {
+            throw new IllegalStateException("connection refused");
+        }
+
+        @Override
+        public java.util.concurrent.CompletableFuture<Decision> tryAcquireAsync(String key, dev.sluice.Limit limit,
+                                                                               long cost) {
+            return java.util.concurrent.CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
+        }
+
+        @Override
+        public Decision tryAcquire(List<dev.sluice.Permit> permits) {
+            throw new IllegalStateException("connection refused");
+        }
+
+        @Override
+        public Decision reserve(String key, dev.sluice.Limit limit, long cost, Duration maxWait) {
+            throw new IllegalStateException("connection refused");
+        }
+
+        @Override
+        public Decision peek(String key, dev.sluice.Limit limit, long cost) {
+            throw new IllegalStateException("connection refused");
+        }
+
+        @Override
+        public void reset(String key, dev.sluice.Limit limit) {
+            throw new IllegalStateException("connection refused");
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    /**
+     * With the store down, {@code fallback_local} limits envoy's counting as the store would (its counters in
+     * memory), {@code fail_closed} denies, {@code fail_open} admits: each answer marked degraded.
+     */
+    @Test
+    void failurePoliciesKeepEnvoysCountingMeaningful() throws Exception {
+        for (dev.sluice.failsafe.FailurePolicy policy : dev.sluice.failsafe.FailurePolicy.values()) {
+            DecisionService down = new DecisionService(dev.sluice.failsafe.FailSafeRateLimiter.builder(new DownStore())
+                    .policy(policy).ticker(clock).build(), "down", RuleSet.parse("test", RULES), null,
+                    Duration.ofMillis(250).toNanos(), 64, new ServerMetrics());
+            int ok = 0;
+            for (int i = 0; i < 8; i++) {
+                CheckResult r = down.checkEnvoy(new CheckRequest("api", List.of(d("user", "f", 1))), Semantics.ENVOY)
+                        .join();
+                assertThat(r.degradation()).as(policy.name()).isNotEqualTo(dev.sluice.Degradation.NONE);
+                ok += r.allowed() ? 1 : 0;
+            }
+            assertThat(ok).as(policy.name()).isEqualTo(switch (policy) {
+                case FAIL_OPEN -> 8;
+                case FAIL_CLOSED -> 0;
+                case FALLBACK_LOCAL -> 5;
+            });
+        }
+    }
+
     /** Envoy's counting is exact too: 8 threads hammering one key never get more than the limit answered OK. */
     @Test
     void concurrentCountingNeverAdmitsMoreThanTheLimit() throws Exception {
