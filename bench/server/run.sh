@@ -43,6 +43,7 @@ if ! curl -s --http2-prior-knowledge -D - -o /dev/null -H 'content-type: applica
   echo "gRPC call did not answer grpc-status 0; is the service up?" >&2; exit 1
 fi
 grpc_h2load() { # connections, calls in flight per connection
+  rm -f "$tmp/h2.log"
   h2load -D "$secs" -c "$1" -m "$2" -t 1 --log-file="$tmp/h2.log" -H 'content-type: application/grpc' \
     -H 'te: trailers' -d "$tmp/rls.bin" "$rls" | grep -E 'finished in|requests:|status codes'
   cut -f3 "$tmp/h2.log" | sort -n | awk '{a[NR]=$1} END {printf "latency (us): p50 %d, p99 %d, p99.9 %d, max %d (%d calls)\n", a[int(NR*0.5)], a[int(NR*0.99)], a[int(NR*0.999)], a[NR], NR}'
