@@ -16,7 +16,8 @@ import java.util.Locale;
  * <ul>
  *   <li>{@code sluice_decisions_total{domain,rule,outcome}} — one per descriptor evaluated; {@code rule} is the
  *       rule's place in its file ({@code api.plan_free.user}), or with {@code detailed_metric: true} the values
- *       actually sent; {@code outcome} is ok, over_limit, shadow_over_limit, unlimited, blocked, no_rule, checked;</li>
+ *       actually sent (at most {@link #MAX_RULE_LABELS} label pairs, then {@value #OTHER_RULE}); {@code outcome} is
+ *       ok, over_limit, shadow_over_limit, unlimited, blocked, no_rule, checked;</li>
  *   <li>{@code sluice_decision_duration_seconds} — histogram of decision latency by {@code protocol} (http, grpc),
  *       from parsed request to answer;</li>
  *   <li>{@code sluice_degraded_decisions_total{cause}} — decisions a failure policy made instead of the store, by
@@ -51,8 +52,27 @@ public final class ServerMetrics {
             new java.util.concurrent.ConcurrentHashMap<>();
     private static final CheckResult.Outcome[] OUTCOMES = CheckResult.Outcome.values();
 
+    /**
+     * The most (domain, rule) label pairs the decisions metric keeps. {@code detailed_metric} and
+     * {@code value_to_metric} put the values callers send into the {@code rule} label; past this bound further ones
+     * are counted under {@value #OTHER_RULE}, so a caller cannot grow the service's memory (or the scrape) without
+     * bound.
+     */
+    public static final int MAX_RULE_LABELS = 10_000;
+
+    /** The {@code rule} label of decisions past {@link #MAX_RULE_LABELS}. */
+    public static final String OTHER_RULE = "_other";
+
     public void decision(String domain, String rule, CheckResult.Outcome outcome) {
-        Counter[] byOutcome = decisions.computeIfAbsent(domain + '\u0000' + rule, k -> new Counter[OUTCOMES.length]);
+        String key = domain + '\u0000' + rule;
+        Counter[] byOutcome = decisions.get(key);
+        if (byOutcome == null) {
+            if (decisions.size() >= MAX_RULE_LABELS) {
+                rule = OTHER_RULE;
+                key = domain + '\u0000' + OTHER_RULE;
+            }
+            byOutcome = decisions.computeIfAbsent(key, k -> new Counter[OUTCOMES.length]);
+        }
         Counter c = byOutcome[outcome.ordinal()];
         if (c == null) {
             c = Counter.builder("sluice.decisions").description("Descriptors decided, by domain, rule and outcome")
