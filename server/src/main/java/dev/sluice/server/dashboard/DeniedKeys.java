@@ -1,6 +1,8 @@
 package dev.sluice.server.dashboard;
 
 import dev.sluice.Ticker;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -37,7 +39,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <h2>Memory</h2>
  * stripes × {@value #STEPS} steps × {@value #DEFAULT_COUNTERS} counters (stripes: twice the processors, a power of
  * two, at most {@value #MAX_STRIPES}), each holding a reference to a key of at most {@value #MAX_KEY_CHARS}
- * characters: under 1 MB with 4 stripes, whatever the number of keys denied.
+ * characters (then {@code …}): with 4 stripes (2 processors) 3,072 counters, about 200 KB of arrays plus the keys
+ * they hold, under 2 MB even when every key is that long, whatever the number of keys denied.
  */
 public final class DeniedKeys {
     /** Counters in each stripe's summary of one step. */
@@ -202,16 +205,39 @@ public final class DeniedKeys {
         return stripes.length;
     }
 
+    /** Padding before a stripe's flag: whatever precedes the stripe in memory stays off the flag's cache line. */
+    @SuppressWarnings("unused")
+    private static class StripePadding {
+        private long p1, p2, p3, p4, p5, p6, p7;
+    }
+
+    /** A stripe's flag: 1 taken, 0 free. */
+    private static class StripeFlag extends StripePadding {
+        volatile int taken;
+    }
+
+    private static final VarHandle TAKEN;
+
+    static {
+        try {
+            TAKEN = MethodHandles.lookup().findVarHandle(StripeFlag.class, "taken", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     /**
-     * One stripe: a summary per step slot, each with the step it counts. The flag (this object's value: 1 taken,
-     * 0 free) is set with one CAS; padding keeps two stripes' flags off one cache line.
+     * One stripe: a summary per step slot, each with the step it counts, and the flag that confines them to one thread
+     * at a time, set with one CAS and cleared with a release store (all a lock needs: what the holder wrote is seen by
+     * the next holder, whose CAS reads the cleared flag). The flag is padded on both sides (superclass fields come
+     * first): without it, a thread writing the first stripe's flag slowed every other thread reading the stripes
+     * array beside it by half (measured: 15 → 31 ns a denial, two threads).
      */
     @SuppressWarnings("unused")
-    private static final class Stripe extends AtomicInteger {
-        private long p1, p2, p3, p4, p5, p6, p7;
+    private static final class Stripe extends StripeFlag {
+        private long q1, q2, q3, q4, q5, q6, q7;
         final SpaceSaving[] summaries = new SpaceSaving[STEPS];
         final long[] steps = new long[STEPS];
-        private long q1, q2, q3, q4, q5, q6, q7;
 
         Stripe(int counters) {
             for (int i = 0; i < STEPS; i++) {
@@ -221,7 +247,7 @@ public final class DeniedKeys {
         }
 
         boolean tryAcquire() {
-            return get() == 0 && compareAndSet(0, 1);
+            return taken == 0 && TAKEN.compareAndSet(this, 0, 1);
         }
 
         void acquireForRead() {
@@ -231,7 +257,7 @@ public final class DeniedKeys {
         }
 
         void release() {
-            set(0);
+            TAKEN.setRelease(this, 0);
         }
 
         /** The summary of {@code step}, cleared first when its slot last counted another step. */
