@@ -307,6 +307,8 @@ class HttpFuzzTest {
         }
         if (a.status() == 200 && String.valueOf(a.header("content-type")).startsWith("text/plain")) {
             assertThat(a.body()).as("/metrics for %s", input).contains("# TYPE");
+        } else if (a.status() == 200 && String.valueOf(a.header("content-type")).startsWith("text/html")) {
+            assertThat(a.body()).as("the dashboard page for %s", input).contains("<title>Sluice");
         } else if (a.status() == 200 && !a.body().contains("overall_code")) {
             assertThat(json(a.body(), input).path("status").asText()).as("/healthz or /readyz for %s", input)
                     .isIn("ok", "ready");

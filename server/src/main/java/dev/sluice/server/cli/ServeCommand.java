@@ -222,6 +222,7 @@ final class ServeCommand implements Callable<Integer> {
         if (h != null) {
             String base = "http://" + host(h) + ":" + h.getPort();
             b.append("  HTTP  ").append(base).append("   POST /v1/check · GET /healthz /readyz /metrics\n");
+            b.append("  Dashboard  ").append(base).append("/   (live rules, decisions and denied keys)\n");
         }
         InetSocketAddress g = server.grpcAddress();
         if (g != null) {

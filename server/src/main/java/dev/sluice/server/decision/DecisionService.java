@@ -8,6 +8,7 @@ import dev.sluice.failsafe.LogThrottle;
 import dev.sluice.server.config.DomainRules;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.config.Semantics;
+import dev.sluice.server.dashboard.DeniedKeys;
 import dev.sluice.Ticker;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.lease.LeasedRateLimiter;
@@ -96,6 +97,7 @@ public final class DecisionService {
     private final PlanDecider decider;
     private final EnvoyDecider envoyDecider;
     private final Ticker clock;
+    private final DeniedKeys deniedKeys;
 
     /**
      * @param storeExecutor null to decide on the caller's thread (the in-memory store); otherwise the bounded
@@ -114,6 +116,12 @@ public final class DecisionService {
         this.envoyDecider = new EnvoyDecider(counter, metrics,
                 counter == limiter ? decider : new PlanDecider(counter, storeName, metrics, logThrottle));
         this.clock = limiter instanceof InMemoryRateLimiter m ? m.ticker() : Ticker.system();
+        this.deniedKeys = new DeniedKeys(clock);
+    }
+
+    /** The keys denied most over the last minute (the dashboard's top denied keys), on {@link #clock()}. */
+    public DeniedKeys deniedKeys() {
+        return deniedKeys;
     }
 
     /**
@@ -193,7 +201,7 @@ public final class DecisionService {
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return decideAsync(plan);
+        return decideAsync(plan, request);
     }
 
     /**
@@ -212,12 +220,12 @@ public final class DecisionService {
             return CompletableFuture.failedFuture(e);
         }
         if (semantics == Semantics.STRICT) {
-            return decideAsync(plan);
+            return decideAsync(plan, request);
         }
         if (!plan.needsStore()) {
-            return CompletableFuture.completedFuture(envoyDecider.decide(plan));
+            return CompletableFuture.completedFuture(noted(request, plan, envoyDecider.decide(plan)));
         }
-        return calls.run(EnvoyDecider.storeCalls(plan), () -> envoyDecider.decide(plan));
+        return calls.run(EnvoyDecider.storeCalls(plan), () -> noted(request, plan, envoyDecider.decide(plan)));
     }
 
     private Semantics semanticsOf(String domain, Semantics fallback) {
@@ -238,18 +246,42 @@ public final class DecisionService {
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return decideAsync(plan);
+        return decideAsync(plan, null);
     }
 
-    private CompletableFuture<CheckResult> decideAsync(Plan plan) {
+    /** @param request the request decided, whose denials are noted; null for looks (nothing is denied) */
+    private CompletableFuture<CheckResult> decideAsync(Plan plan, CheckRequest request) {
         if (!plan.needsStore()) {
             try {
-                return CompletableFuture.completedFuture(decider.decide(plan));
+                return CompletableFuture.completedFuture(noted(request, plan, decider.decide(plan)));
             } catch (RuntimeException e) {
                 return CompletableFuture.failedFuture(calls.translate(e));
             }
         }
-        return calls.run(plan.storeCalls(), () -> decider.decide(plan));
+        return calls.run(plan.storeCalls(), () -> noted(request, plan, decider.decide(plan)));
+    }
+
+    /**
+     * The dashboard's hook, the one place where both deciders' answers meet the store keys: each descriptor answered
+     * over its limit, or blocked with hits ≥ 1, is counted in {@link #deniedKeys()}. A descriptor that passed costs a
+     * comparison and allocates nothing; shadow-mode denials ({@code shadow_over_limit}) are answered OK and are not
+     * counted, nor are check-only looks.
+     */
+    private CheckResult noted(CheckRequest request, Plan plan, CheckResult result) {
+        if (request == null) {
+            return result;
+        }
+        List<Status> statuses = result.statuses();
+        for (int i = 0; i < statuses.size(); i++) {
+            Status s = statuses.get(i);
+            if (s.outcome() == Outcome.OVER_LIMIT) {
+                deniedKeys.record(plan.items().get(i).key());
+            } else if (s.outcome() == Outcome.BLOCKED && s.hits() > 0) {
+                // answered without the store, so no store key was built: the entries as sent (one item per descriptor)
+                deniedKeys.record(StoreKeys.storeKey(request.domain(), request.descriptors().get(i).entries()));
+            }
+        }
+        return result;
     }
 
     /**
@@ -299,7 +331,7 @@ public final class DecisionService {
             Decision d = limiter.reserve(it.key(), it.limit(), it.hits(), java.time.Duration.ofNanos(maxWaitNanos));
             Status st = PlanDecider.status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
             metrics.decision(plan.metricDomain(), it.metricRule(), st.outcome());
-            return new CheckResult(d.allowed(), List.of(st), d);
+            return noted(request, plan, new CheckResult(d.allowed(), List.of(st), d));
         });
     }
 

@@ -83,6 +83,34 @@ public final class ServerMetrics {
         c.increment();
     }
 
+    /**
+     * The decisions counted so far for one {@code (domain, rule)} label pair: {@code byOutcome[o.ordinal()]} for each
+     * {@link CheckResult.Outcome} (the dashboard turns them into rates).
+     */
+    public record DecisionCounts(String domain, String rule, long[] byOutcome) {
+        public long of(CheckResult.Outcome outcome) {
+            return byOutcome[outcome.ordinal()];
+        }
+    }
+
+    /**
+     * A reading of every decision counter (those of {@code sluice_decisions_total}), for the dashboard: the counters
+     * the decision path already increments, read here, so the dashboard adds nothing to that path for them.
+     */
+    public java.util.List<DecisionCounts> decisionCounts() {
+        java.util.List<DecisionCounts> out = new java.util.ArrayList<>(decisions.size());
+        decisions.forEach((k, byOutcome) -> {
+            int z = k.indexOf('\u0000');
+            long[] n = new long[OUTCOMES.length];
+            for (int i = 0; i < n.length; i++) {
+                Counter c = byOutcome[i];
+                n[i] = c == null ? 0 : (long) c.count();
+            }
+            out.add(new DecisionCounts(k.substring(0, z), k.substring(z + 1), n));
+        });
+        return out;
+    }
+
     public Timer timer(boolean grpc) {
         return grpc ? grpcTimer : httpTimer;
     }

@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * {@code /v1/reset}, {@code GET /healthz}, {@code GET /readyz}, {@code GET /metrics}, and envoyproxy/ratelimit's
  * own: {@code POST /json} (its {@code RateLimitRequest} as protobuf JSON in, the {@code RateLimitResponse} out, the
  * same answer as gRPC {@code ShouldRateLimit}: 200, 429 when over the limit) and {@code GET /healthcheck}
- * ({@code OK}, 500 once shutting down).
+ * ({@code OK}, 500 once shutting down); and the dashboard: its page at {@code GET /} and {@code /ui}, its data at
+ * {@code GET /v1/dashboard}.
  *
  * <p>Every refusal is an {@code application/problem+json} body naming what was wrong; an unexpected failure is
  * logged with its stack trace and answered with a bare 500 problem that contains none. While a decision is
@@ -159,9 +160,25 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                     methodNotAllowed(ctx, keepAlive, "GET");
                 }
             }
+            case "/", "/ui", "/ui/dashboard.js", "/ui/dashboard.css", "/v1/dashboard" -> dashboard(ctx, req, keepAlive, path);
             default -> problem(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "not-found", "no route " + Messages.shorten(path)
                     + ": use POST /v1/check, /v1/peek, /v1/reserve, /v1/reset, /json, GET /healthz, GET /readyz, "
-                    + "GET /healthcheck or GET /metrics", Map.of());
+                    + "GET /healthcheck, GET /metrics, or GET / for the dashboard", Map.of());
+        }
+    }
+
+    /**
+     * The dashboard: its page and files ({@link DashboardAssets}, no token: they hold no data) and its data,
+     * {@code GET /v1/dashboard} ({@link DashboardJson}), which needs the token like the rest of {@code /v1}.
+     */
+    private void dashboard(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive, String path) {
+        if (!req.method().equals(HttpMethod.GET)) {
+            methodNotAllowed(ctx, keepAlive, "GET");
+        } else if (!path.equals("/v1/dashboard")) {
+            DashboardAssets.Asset a = DashboardAssets.at(path);
+            respond(ctx, keepAlive, HttpResponseStatus.OK, a.contentType(), a.body(), a.headers());
+        } else if (authorized(ctx, req, keepAlive)) {
+            respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, DashboardJson.write(service), DashboardAssets.DATA_HEADERS);
         }
     }
 
