@@ -139,7 +139,7 @@ public class BoundLimit {
         }
         checkInterrupt();
         if (limit.algorithm().isTat()) {
-            Decision d = limiter.reserve(key, limit, cost, timeout);
+            Decision d = reserveInterruptibly(cost, timeout);
             if (!d.allowed()) {
                 return false;
             }
@@ -149,7 +149,7 @@ public class BoundLimit {
         long budget = timeout.compareTo(FOREVER) >= 0 ? Long.MAX_VALUE : timeout.toNanos();
         long waited = 0;
         for (;;) {
-            Decision d = tryAcquire(cost);
+            Decision d = tryAcquireInterruptibly(cost);
             if (d.allowed()) {
                 return true;
             }
@@ -176,7 +176,7 @@ public class BoundLimit {
         limit.checkCost(cost);
         checkInterrupt();
         if (limit.algorithm().isTat()) {
-            Decision d = limiter.reserve(key, limit, cost, FOREVER);
+            Decision d = reserveInterruptibly(cost, FOREVER);
             if (d.allowed()) {
                 sleeper.sleep(d.retryAfterNanos());
                 return;
@@ -184,7 +184,7 @@ public class BoundLimit {
             // a wait longer than the store can book (centuries at this rate): wait in steps instead
         }
         for (;;) {
-            Decision d = tryAcquire(cost);
+            Decision d = tryAcquireInterruptibly(cost);
             if (d.allowed()) {
                 return;
             }
@@ -194,6 +194,36 @@ public class BoundLimit {
 
     /** The longest wait a reservation may book: the store clamps it to what it can represent. */
     private static final Duration FOREVER = Duration.ofNanos(Long.MAX_VALUE);
+
+    /**
+     * A store call of a blocking method: a remote store interrupted while waiting for its answer keeps the thread's
+     * interrupt and fails the call with its own exception; a blocking method then throws
+     * {@link InterruptedException}, as it promises (a reservation the store made stays taken: strict, never over).
+     */
+    private Decision reserveInterruptibly(long cost, Duration wait) throws InterruptedException {
+        try {
+            return limiter.reserve(key, limit, cost, wait);
+        } catch (RuntimeException e) {
+            throw interruptedOr(e);
+        }
+    }
+
+    private Decision tryAcquireInterruptibly(long cost) throws InterruptedException {
+        try {
+            return tryAcquire(cost);
+        } catch (RuntimeException e) {
+            throw interruptedOr(e);
+        }
+    }
+
+    private static RuntimeException interruptedOr(RuntimeException e) throws InterruptedException {
+        if (Thread.interrupted()) {
+            InterruptedException ie = new InterruptedException("interrupted while the store decided");
+            ie.initCause(e);
+            throw ie;
+        }
+        return e;
+    }
 
     private static void checkInterrupt() throws InterruptedException {
         if (Thread.interrupted()) {
