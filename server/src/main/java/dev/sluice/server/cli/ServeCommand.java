@@ -221,7 +221,7 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress h = server.httpAddress();
         if (h != null) {
             String base = "http://" + host(h) + ":" + h.getPort();
-            b.append("  HTTP  ").append(base).append("   POST /v1/check · GET /healthz /readyz /metrics\n");
+            b.append("  HTTP  ").append(base).append("   POST /v1/check /json · GET /healthz /readyz /healthcheck /metrics\n");
             b.append("  Dashboard  ").append(base).append("/   (live rules, decisions and denied keys)\n");
         }
         InetSocketAddress g = server.grpcAddress();
