@@ -112,6 +112,14 @@ public abstract class HotKey {
         return ok;
     }
 
+    /** The bound handle's verdict-only call, {@code bound.tryAcquirePermit()}: no Decision is built. */
+    @Benchmark
+    public boolean sluiceBoundPermit(Outcomes outcomes) {
+        boolean ok = bound.tryAcquirePermit();
+        outcomes.count(ok);
+        return ok;
+    }
+
     @Benchmark
     public Decision sluiceFailSafeTokenBucket(Outcomes outcomes) {
         Decision d = failSafe.tryAcquire(key, tokenBucket);

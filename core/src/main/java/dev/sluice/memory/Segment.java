@@ -117,6 +117,22 @@ final class Segment {
         }
     }
 
+    /** The slot of (h, r) on a table fit to decide at {@code nowRead}: rebases, and inserts a fresh key, if need be. */
+    MemoryBound.Where locate(long h, Registered r, long nowRead) {
+        for (;;) {
+            Slots s = slots;
+            if (nowRead - s.base > owner.rebaseIntervalNanos) {
+                rebase(nowRead);
+                continue;
+            }
+            int i = s.find(h, r.index);
+            if (i >= 0) {
+                return new MemoryBound.Where(s, i);
+            }
+            insert(h, r, Math.max(nowRead, s.base));
+        }
+    }
+
     Decision acquireObject(long h, Registered r, long cost, long now) {
         for (;;) {
             Slots s = slots;
