@@ -31,8 +31,12 @@ final class MemoryBound extends BoundLimit {
     /** {@link #step}'s answer when the remembered slot is gone (evicted, reset, moved) or its table is due for a rebase. */
     private static final long RELOCATE = Long.MIN_VALUE;
 
-    /** A slot of one table generation: immutable, so a racing reader sees both fields or neither. */
-    record Where(Slots slots, int index) {
+    /**
+     * Slot {@code index} of the segment's table {@code generation} ({@link Slots#generation}): immutable, so a racing
+     * reader sees both fields or neither. It names the table rather than holding it, so that a handle, kept by its
+     * user, never keeps a replaced table (hundreds of kilobytes) alive.
+     */
+    record Where(long generation, int index) {
     }
 
     private final InMemoryRateLimiter owner;
@@ -96,11 +100,11 @@ final class MemoryBound extends BoundLimit {
      */
     private long step(long cost, long nowRead) {
         Where w = where;
-        if (w == null) {
+        Slots s = segment.slots;
+        if (w == null || w.generation() != s.generation) {
             return RELOCATE;
         }
         Registered r = registered;
-        Slots s = w.slots();
         long base = s.base;
         if (nowRead - base > r.rebaseIntervalNanos) {
             return RELOCATE;

@@ -44,7 +44,7 @@ class MemoryBoundTest {
                 Limit.slidingWindow(5, Duration.ofSeconds(1)), Limit.gcra(Rate.perSecond(3), 4), SLOW_BASE}) {
             BoundLimit hot = withHandle.bind("hot", l);
             long evictions = 0;
-            java.util.Set<Slots> tables = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+            java.util.Set<Long> tables = new java.util.HashSet<>();
             AtomicLong others = new AtomicLong();
             for (int round = 0; round < 300; round++) {
                 // every other round the verdict-only call, which on the token bucket and GCRA builds no Decision
@@ -69,7 +69,7 @@ class MemoryBoundTest {
                 }
                 MemoryBound.Where where = ((MemoryBound) hot).where;
                 if (where != null) {
-                    tables.add(where.slots());
+                    tables.add(where.generation());
                 }
                 assertThat(withHandle.peek("hot", l)).as("round %d: the handle wrote where the keyed call reads", round)
                         .isEqualTo(twin.peek("hot", l));
@@ -96,6 +96,28 @@ class MemoryBoundTest {
             assertThat(evictions).as("an evicted hot key starts fresh: generous, never strict (checked above)")
                     .isLessThan(300);
         }
+    }
+
+    @Test
+    void aHandleDoesNotKeepAReplacedTableAlive() throws InterruptedException {
+        ManualTicker t = ManualTicker.atEpochNanos(1_767_225_600_000_000_000L);
+        Limit l = Limit.tokenBucket(5, Rate.perHour(1));
+        InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build(); // one segment
+        BoundLimit hot = rl.bind("hot", l);
+        assertThat(hot.tryAcquirePermit()).isTrue();
+        Segment segment = rl.segmentFor(rl.hash("hot", rl.register(l)));
+        java.lang.ref.WeakReference<Slots> first = new java.lang.ref.WeakReference<>(segment.slots);
+        for (int i = 0; i < 200; i++) {
+            // the table grows and evicts (these keys, which are closer to fresh than the hot one): it is replaced
+            rl.tryAcquire("other:" + i, Limit.tokenBucket(5, Rate.perSecond(1)));
+        }
+        assertThat(segment.slots).isNotSameAs(first.get());
+        for (int i = 0; i < 200 && first.get() != null; i++) {
+            System.gc();
+            Thread.sleep(5);
+        }
+        assertThat(first.get()).as("the replaced table was collected while the handle lives").isNull();
+        assertThat(hot.peek().remaining()).isEqualTo(4);
     }
 
     /** The README's example ("One limit as an object"): a burst of 100, then 50 a second. */
