@@ -34,7 +34,7 @@ final class MemoryBound extends BoundLimit {
     /**
      * Slot {@code index} of the segment's table {@code generation} ({@link Slots#generation}): immutable, so a racing
      * reader sees both fields or neither. It names the table rather than holding it, so that a handle, kept by its
-     * user, never keeps a replaced table (hundreds of kilobytes) alive.
+     * user or by the keyed calls' {@link HotKeys}, never keeps a replaced table (hundreds of kilobytes) alive.
      */
     record Where(long generation, int index) {
     }
@@ -43,16 +43,28 @@ final class MemoryBound extends BoundLimit {
     private final Registered registered;
     private final boolean tat;
     private final long hash;
+    /** The key's {@link String#hashCode()}, for {@link HotKeys}. */
+    final int keyHash;
     private final Segment segment;
     /** The slot the key was last found in, or null; a plain field: a stale value is checked before it is used. */
     Where where;
 
     MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper) {
+        this(owner, key, limit, sleeper, owner.register(limit));
+    }
+
+    private MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper, Registered registered) {
+        this(owner, key, limit, sleeper, registered, owner.hash(key, registered));
+    }
+
+    /** For a key whose registration and hash the caller has already resolved. */
+    MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper, Registered registered, long hash) {
         super(owner, key, limit, sleeper);
         this.owner = owner;
-        this.registered = owner.register(limit);
+        this.registered = registered;
         this.tat = registered.algorithm.isTat();
-        this.hash = owner.hash(key, registered);
+        this.hash = hash;
+        this.keyHash = key.hashCode();
         this.segment = owner.segmentFor(hash);
     }
 
