@@ -13,6 +13,7 @@ import java.util.concurrent.locks.LockSupport;
  * <pre>{@code
  * BoundLimit exports = limiter.bind("exports", Limit.tokenBucket(10, Rate.perSecond(2)));
  * if (exports.tryAcquire().allowed()) { ... }       // never waits
+ * if (exports.tryAcquirePermit()) { ... }            // the same verdict, no Decision built
  * exports.acquire();                                // waits its turn: blocks until granted
  * if (exports.tryAcquire(1, Duration.ofMillis(200))) { ... }   // waits at most 200 ms, else false at once
  * }</pre>
@@ -101,6 +102,21 @@ public class BoundLimit {
     /** Takes {@code cost} permits if they are free now, all or none; never waits. */
     public Decision tryAcquire(long cost) {
         return limiter.tryAcquire(key, limit, cost);
+    }
+
+    /**
+     * Takes one permit if it is free now and says only whether it did; never waits. The same verdict and the same
+     * state change as {@code tryAcquire().allowed()}, for callers that need nothing else: the in-memory store then
+     * builds no {@link Decision} at all (nothing allocated, no remaining or retry time computed). Guava's
+     * {@code tryAcquire()}, Bucket4j's {@code tryConsume(1)}, Resilience4j's {@code acquirePermission()}.
+     */
+    public final boolean tryAcquirePermit() {
+        return tryAcquirePermits(1);
+    }
+
+    /** {@link #tryAcquirePermit()} for {@code cost} permits, all or none: {@code tryAcquire(cost).allowed()}. */
+    public boolean tryAcquirePermits(long cost) {
+        return tryAcquire(cost).allowed();
     }
 
     /** {@link #tryAcquire(long)} without blocking on I/O: a remote store's future, a completed one in memory. */

@@ -4,6 +4,7 @@ import dev.sluice.BoundLimit;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
 import dev.sluice.memory.InMemoryRateLimiter;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.ConsumptionProbe;
@@ -21,7 +22,9 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
 
+import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -58,6 +61,13 @@ public abstract class HotKey {
     RateLimiter failSafe;
     /** Sluice's handle of the key under {@link #tokenBucket}: {@code sluice.bind(key, tokenBucket)}. */
     BoundLimit bound;
+    /**
+     * Sluice on the opt-in {@code Ticker.coarse(1 ms)} (a volatile read instead of a clock read; not exact in time, see
+     * its Javadoc), and its handle: what the clock costs the others. Built only for the benchmarks named
+     * {@code …Coarse}, so that no other starts the ticker's thread.
+     */
+    RateLimiter sluiceCoarse;
+    BoundLimit boundCoarse;
     ConcurrentHashMap<String, Bucket> buckets;
     /** One Bucket4j bucket held by the caller, no map: what the bound handle compares with. */
     Bucket bucket;
@@ -67,7 +77,7 @@ public abstract class HotKey {
     CasGcra floor;
 
     @Setup(Level.Trial)
-    public void setUp() {
+    public void setUp(BenchmarkParams params) {
         key = "user:" + 4242;
         tokenBucket = mix.sluiceTokenBucket();
         gcra = mix.sluiceGcra();
@@ -81,12 +91,19 @@ public abstract class HotKey {
         guava = mix.guava();
         resilience4j = mix.resilience4j();
         floor = mix.casGcra();
+        if (params.getBenchmark().endsWith("Coarse")) {
+            sluiceCoarse = InMemoryRateLimiter.builder().ticker(Ticker.coarse(Duration.ofMillis(1))).build();
+            boundCoarse = sluiceCoarse.bind(key, tokenBucket);
+        }
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
         sluice.close();
         failSafe.close();
+        if (sluiceCoarse != null) {
+            sluiceCoarse.close();
+        }
     }
 
     @Benchmark
@@ -110,6 +127,30 @@ public abstract class HotKey {
         boolean ok = bound.tryAcquire().allowed();
         outcomes.count(ok);
         return ok;
+    }
+
+    /** The bound handle's verdict-only call, {@code bound.tryAcquirePermit()}: no Decision is built. */
+    @Benchmark
+    public boolean sluiceBoundPermit(Outcomes outcomes) {
+        boolean ok = bound.tryAcquirePermit();
+        outcomes.count(ok);
+        return ok;
+    }
+
+    /** {@link #sluiceBound} on the coarse ticker. */
+    @Benchmark
+    public Decision sluiceBoundCoarse(Outcomes outcomes) {
+        Decision d = boundCoarse.tryAcquire();
+        outcomes.count(d.allowed());
+        return d;
+    }
+
+    /** {@link #sluiceTokenBucket} (the keyed call) on the coarse ticker. */
+    @Benchmark
+    public Decision sluiceTokenBucketCoarse(Outcomes outcomes) {
+        Decision d = sluiceCoarse.tryAcquire(key, tokenBucket);
+        outcomes.count(d.allowed());
+        return d;
     }
 
     @Benchmark

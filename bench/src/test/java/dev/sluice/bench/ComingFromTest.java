@@ -36,9 +36,11 @@ class ComingFromTest {
                 .isEqualTo(sluice.tryAcquire(1, Duration.ofMillis(10))).isFalse();
 
         assertThat(guava.tryAcquire(1)).isEqualTo(sluice.tryAcquire(1).allowed()).isFalse();
+        assertThat(guava.tryAcquire()).isEqualTo(sluice.tryAcquirePermit()).isFalse();
+        assertThat(guava.tryAcquire(1)).isEqualTo(sluice.tryAcquirePermits(1)).isFalse();
         guava.setRate(1000);
         BoundLimit faster = limiter.bind("guava", Limit.gcra(Rate.perSecond(1000), 1)); // a new limit: its own state
-        assertThat(faster.tryAcquire().allowed()).isTrue();
+        assertThat(faster.tryAcquirePermit()).isTrue();
 
         com.google.common.util.concurrent.RateLimiter fastGuava = com.google.common.util.concurrent.RateLimiter.create(1000);
         BoundLimit fast = limiter.bind("guava-fast", Limit.tokenBucket(1000, Rate.perSecond(1000)));
@@ -59,6 +61,9 @@ class ComingFromTest {
         assertThat(probe.getRemainingTokens()).isEqualTo(d.remaining()).isEqualTo(5);
         assertThat(bucket.getAvailableTokens()).isEqualTo(sluice.peek().remaining()).isEqualTo(5);
         assertThat(bucket.tryConsume(6)).isEqualTo(sluice.tryAcquire(6).allowed()).isFalse();
+        assertThat(bucket.tryConsume(6)).isEqualTo(sluice.tryAcquirePermits(6)).isFalse();
+        assertThat(bucket.tryConsume(1)).isEqualTo(sluice.tryAcquirePermits(1)).isTrue();
+        assertThat(bucket.getAvailableTokens()).isEqualTo(sluice.peek().remaining()).isEqualTo(4);
         assertThat(bucket.asBlocking().tryConsume(6, Duration.ofMillis(10)))
                 .isEqualTo(sluice.tryAcquire(6, Duration.ofMillis(10))).isFalse();
         bucket.reset();
@@ -83,6 +88,8 @@ class ComingFromTest {
         assertThat(r4j.acquirePermission()).isEqualTo(sluice.tryAcquire().allowed()).isTrue();
         assertThat(r4j.acquirePermission(1)).isEqualTo(sluice.tryAcquire(1).allowed()).isTrue();
         assertThat(r4j.acquirePermission()).isEqualTo(sluice.tryAcquire().allowed()).isFalse();
+        assertThat(r4j.acquirePermission()).isEqualTo(sluice.tryAcquirePermit()).isFalse();
+        assertThat(r4j.acquirePermission(1)).isEqualTo(sluice.tryAcquirePermits(1)).isFalse();
         io.github.resilience4j.ratelimiter.RateLimiter waiting = io.github.resilience4j.ratelimiter.RateLimiter.of("r4j-wait",
                 RateLimiterConfig.from(config).timeoutDuration(Duration.ofMillis(10)).build());
         waiting.acquirePermission(2);

@@ -72,6 +72,18 @@ public final class Gcra {
                 toNanos(excessScaled, limit), toNanos(backlogScaled, limit));
     }
 
+    /**
+     * The decision of a call for {@code cost} that met backlog {@code backlogScaled}: when allowed, the backlog after
+     * the take ({@link #allowed(long, long, Limit)} with no wait); when denied, the backlog as found
+     * ({@link #denied}). One constructor call for both verdicts, so a caller that keeps only
+     * {@link Decision#allowed()} lets the JIT drop the record (it cannot when two branches each build one).
+     */
+    public static Decision decision(boolean allowed, long backlogScaled, long cost, Limit limit) {
+        long retryAfterNanos = allowed ? 0 : toNanos(excess(backlogScaled, cost, limit), limit);
+        return new Decision(allowed, limit.capacity(), remaining(backlogScaled, limit), retryAfterNanos,
+                toNanos(backlogScaled, limit));
+    }
+
     /** Whole tokens left: {@code floor((CP − B) / P)}; no division when less than one token's room is left. */
     private static long remaining(long backlogScaled, Limit limit) {
         long room = limit.capacityScaled() - backlogScaled;

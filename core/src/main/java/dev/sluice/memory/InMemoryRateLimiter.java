@@ -39,6 +39,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * Sliding windows and sliding logs need more than a long; their slots point to immutable state objects
  * swapped by CAS.
  *
+ * <p>A key the keyed calls meet often gets a {@link BoundLimit handle} of its own ({@link HotKeys}: at most 256,
+ * found by the key's {@code String} hash, checked by equality), so its next calls skip the SipHash and the lookup of
+ * its slot and decide as {@link #bind} handles do.
+ *
  * <h2>Concurrency</h2>
  * A single-key decision reads the state, applies the pure step from {@code dev.sluice.algorithm} and
  * publishes the result with one compare-and-set, retrying on contention; a denied call writes nothing.
@@ -64,6 +68,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     private final Ticker ticker;
     private final KeyHasher hasher = new KeyHasher();
+    /** The handles of the keys the keyed calls meet most: see {@link HotKeys}. */
+    final HotKeys hotKeys = new HotKeys();
     private final Segment[] segments;
     private final int segmentMask;
     private final int maxKeys;
@@ -127,7 +133,18 @@ public final class InMemoryRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        return acquire(key, register(limit), cost, -1);
+        MemoryBound kept = hotKeys.get(key, limit);
+        if (kept != null) {
+            return kept.tryAcquire(cost);
+        }
+        Registered r = register(limit);
+        long h = hasher.hash(key, r.index);
+        if (HotKeys.admit(key)) {
+            MemoryBound b = new MemoryBound(this, key, limit, BoundLimit.Sleeper.PARK, r, h);
+            hotKeys.put(b);
+            return b.tryAcquire(cost);
+        }
+        return acquire(h, r, cost, -1);
     }
 
     @Override
@@ -200,7 +217,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
     // internals shared with Segment and MultiPermit
 
     private Decision acquire(String key, Registered r, long cost, long maxWaitScaled) {
-        long h = hasher.hash(key, r.index);
+        return acquire(hasher.hash(key, r.index), r, cost, maxWaitScaled);
+    }
+
+    private Decision acquire(long h, Registered r, long cost, long maxWaitScaled) {
         long now = ticker.read();
         Segment seg = segmentFor(h);
         return r.packed ? seg.acquirePacked(h, r, cost, now, maxWaitScaled) : seg.acquireObject(h, r, cost, now);

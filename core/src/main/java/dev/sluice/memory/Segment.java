@@ -38,7 +38,7 @@ final class Segment {
     Segment(InMemoryRateLimiter owner, int maxLive, long now) {
         this.owner = owner;
         this.maxLive = Math.max(1, maxLive);
-        this.slots = new Slots(Slots.capacityFor(Math.min(this.maxLive, 8)), false, now);
+        this.slots = new Slots(Slots.capacityFor(Math.min(this.maxLive, 8)), false, now, 0);
     }
 
     synchronized int liveCount() {
@@ -65,7 +65,7 @@ final class Segment {
             long now = Math.max(nowRead, s.base);
             MemoryBound.Where w = bound == null ? null : bound.where;
             int i;
-            if (w != null && w.slots() == s) {
+            if (w != null && w.generation() == s.generation) {
                 i = w.index(); // the key's slot on this table until it is found dead
             } else {
                 i = s.find(h, r.index);
@@ -74,7 +74,7 @@ final class Segment {
                     continue;
                 }
                 if (bound != null) {
-                    bound.where = new MemoryBound.Where(s, i);
+                    bound.where = new MemoryBound.Where(s.generation, i);
                 }
             }
             long[] states = s.states;
@@ -114,6 +114,22 @@ final class Segment {
                     return Gcra.allowed(after, reserve ? excess : 0, limit);
                 }
             }
+        }
+    }
+
+    /** The slot of (h, r) on a table fit to decide at {@code nowRead}: rebases, and inserts a fresh key, if need be. */
+    MemoryBound.Where locate(long h, Registered r, long nowRead) {
+        for (;;) {
+            Slots s = slots;
+            if (nowRead - s.base > owner.rebaseIntervalNanos) {
+                rebase(nowRead);
+                continue;
+            }
+            int i = s.find(h, r.index);
+            if (i >= 0) {
+                return new MemoryBound.Where(s.generation, i);
+            }
+            insert(h, r, Math.max(nowRead, s.base));
         }
     }
 
@@ -290,7 +306,8 @@ final class Segment {
         if (live >= maxLive) {
             live -= Eviction.evict(old, base, live, maxLive, owner::registered);
         }
-        Slots next = new Slots(Slots.capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs, base);
+        Slots next = new Slots(Slots.capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs, base,
+                old.generation + 1);
         int moved = 0;
         for (int i = 0; i < old.capacity; i++) {
             long h = old.keys[i];

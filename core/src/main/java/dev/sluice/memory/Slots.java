@@ -30,10 +30,16 @@ final class Slots {
     final int threshold;
     /** Packed token bucket values count from this instant (epoch ns); see {@link Registered#tat}. */
     final long base;
+    /**
+     * This table's place in its segment's succession of tables (0, 1, 2, …): what a handle remembers of the table its
+     * key was found on, rather than the table itself, so that a handle never keeps a replaced table alive.
+     */
+    final long generation;
 
-    Slots(int capacity, boolean withRefs, long base) {
+    Slots(int capacity, boolean withRefs, long base, long generation) {
         this.capacity = capacity;
         this.base = base;
+        this.generation = generation;
         this.threshold = capacity * 3 / 4;
         this.keys = new long[capacity];
         this.states = new long[capacity];

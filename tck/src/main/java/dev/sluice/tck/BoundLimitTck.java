@@ -47,6 +47,44 @@ public interface BoundLimitTck extends StoreUnderTest {
     }
 
     @Test
+    default void theVerdictOnlyCallDecidesAndTakesAsTryAcquireDoes() {
+        for (Limit l : new Limit[] {Limit.tokenBucket(3, Rate.perSecond(1)), Limit.gcra(Rate.perSecond(1), 3),
+                Limit.fixedWindow(3, Duration.ofSeconds(1)), Limit.slidingWindow(3, Duration.ofSeconds(1)),
+                Limit.slidingLog(3, Duration.ofSeconds(1))}) {
+            ManualTicker t = Tck.ticker();
+            String k = Tck.key("bound-permit-" + l.algorithm().shortName());
+            try (RateLimiter rl = newLimiter(t)) {
+                BoundLimit b = rl.bind(k, l);
+                assertThat(verdictMatchesKeyedCall(rl, b, 1)).as("%s", l).isTrue();
+                assertThat(verdictMatchesKeyedCall(rl, b, 2)).as("%s", l).isTrue();
+                assertThat(verdictMatchesKeyedCall(rl, b, 1)).as("%s: all three taken", l).isFalse();
+                t.advance(Duration.ofSeconds(2));
+                verdictMatchesKeyedCall(rl, b, 2);
+                verdictMatchesKeyedCall(rl, b, 1);
+                verdictMatchesKeyedCall(rl, b, 1);
+                t.advance(Duration.ofMillis(500));
+                verdictMatchesKeyedCall(rl, b, 1);
+                verdictMatchesKeyedCall(rl, b, 3);
+            }
+        }
+    }
+
+    /**
+     * {@code b.tryAcquirePermits(cost)}, and the same keyed call on a twin key of its own: the verdicts must agree
+     * and so must the two keys' states afterwards. Returns the verdict.
+     */
+    private static boolean verdictMatchesKeyedCall(RateLimiter rl, BoundLimit b, long cost) {
+        String twin = b.key() + "-twin";
+        boolean viaHandle = cost == 1 ? b.tryAcquirePermit() : b.tryAcquirePermits(cost);
+        boolean keyed = rl.tryAcquire(twin, b.limit(), cost).allowed();
+        assertThat(viaHandle).as("%s, cost %d: the handle's verdict is the keyed call's", b.limit(), cost)
+                .isEqualTo(keyed);
+        assertThat(rl.peek(b.key(), b.limit())).as("%s, cost %d: the handle took what the keyed call took", b.limit(), cost)
+                .isEqualTo(rl.peek(twin, b.limit()));
+        return viaHandle;
+    }
+
+    @Test
     default void waitersOnATokenBucketAreReleasedAtTheLimitsRateOneStoreCallEach() throws Exception {
         ManualTicker t = Tck.ticker();
         Limit l = Limit.tokenBucket(1, Rate.perSecond(10)); // one permit every 100 ms
