@@ -259,7 +259,8 @@ public final class CheckJson {
         return n.textValue();
     }
 
-    private static String kind(JsonNode n) {
+    /** What a JSON value is, for messages: "a string", "a list", "null", … */
+    static String kind(JsonNode n) {
         if (n == null || n.isNull()) {
             return "null";
         }

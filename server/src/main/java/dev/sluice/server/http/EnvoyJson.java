@@ -49,7 +49,7 @@ final class EnvoyJson {
                 + "{\"domain\":\"dummy\",\"descriptors\":[{\"entries\":[{\"key\":\"perday\"}]}]}");
         if (!root.isObject()) {
             throw new BadRequestException("invalid-type", "the body must be a JSON object (an " + MESSAGE + "), not "
-                    + kind(root));
+                    + CheckJson.kind(root));
         }
         message(root, RateLimitRequest.getDescriptor(), "");
         RateLimitRequest.Builder b = RateLimitRequest.newBuilder();
@@ -85,11 +85,11 @@ final class EnvoyJson {
             }
             if (fd.isMapField()) {
                 if (!v.isObject()) {
-                    throw new BadRequestException("invalid-type", path + " must be a JSON object, not " + kind(v));
+                    throw new BadRequestException("invalid-type", path + " must be a JSON object, not " + CheckJson.kind(v));
                 }
             } else if (fd.isRepeated()) {
                 if (!v.isArray()) {
-                    throw new BadRequestException("invalid-type", path + " must be a list, not " + kind(v));
+                    throw new BadRequestException("invalid-type", path + " must be a list, not " + CheckJson.kind(v));
                 }
                 for (int i = 0; i < v.size(); i++) {
                     value(v.get(i), fd, path + "[" + i + "]");
@@ -135,7 +135,7 @@ final class EnvoyJson {
 
     private static void expect(boolean ok, JsonNode v, String path, String what) {
         if (!ok) {
-            throw new BadRequestException("invalid-type", path + " must be " + what + ", not " + kind(v)
+            throw new BadRequestException("invalid-type", path + " must be " + what + ", not " + CheckJson.kind(v)
                     + (v.isValueNode() && !v.isNull() ? " (" + v + ")" : ""));
         }
     }
@@ -160,24 +160,5 @@ final class EnvoyJson {
             names.add(f.getJsonName().equals(f.getName()) ? f.getName() : f.getJsonName() + " (" + f.getName() + ")");
         }
         return String.join(", ", names);
-    }
-
-    private static String kind(JsonNode n) {
-        if (n.isTextual()) {
-            return "a string";
-        }
-        if (n.isNumber()) {
-            return "a number";
-        }
-        if (n.isBoolean()) {
-            return "a boolean";
-        }
-        if (n.isArray()) {
-            return "a list";
-        }
-        if (n.isObject()) {
-            return "an object";
-        }
-        return "null";
     }
 }
