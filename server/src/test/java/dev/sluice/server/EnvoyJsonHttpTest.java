@@ -251,7 +251,7 @@ class EnvoyJsonHttpTest {
 
     @Test
     void aStoreThatCannotAnswerIs503() {
-        try (TestServer down = TestServer.startWith(new RulesAndOperationsTest.DownStore(),
+        try (TestServer down = TestServer.startWith(new DownStore(),
                 t -> t.withStore(t.limiter(), "down", true, Duration.ofSeconds(1)), "envoy/example5.yaml")) {
             TestServer.Resp r = json(down, one("internal", "azure", "x"));
             assertThat(r.status()).as(r.body()).isEqualTo(503);

@@ -3,11 +3,9 @@ package dev.sluice.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
-import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreException;
 import dev.sluice.failsafe.FailSafeRateLimiter;
@@ -21,7 +19,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -185,47 +182,15 @@ class GrafanaDashboardTest {
     }
 
     /** An in-memory store whose resets fail as a remote store's do when it is down. */
-    static final class ResetRefusingStore implements RateLimiter {
-        private final RateLimiter delegate;
-
+    static final class ResetRefusingStore extends ForwardingStore {
         ResetRefusingStore(RateLimiter delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public Decision tryAcquire(String key, Limit limit, long cost) {
-            return delegate.tryAcquire(key, limit, cost);
-        }
-
-        @Override
-        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-            return delegate.tryAcquireAsync(key, limit, cost);
-        }
-
-        @Override
-        public Decision tryAcquire(List<Permit> permits) {
-            return delegate.tryAcquire(permits);
-        }
-
-        @Override
-        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-            return delegate.reserve(key, limit, cost, maxWait);
-        }
-
-        @Override
-        public Decision peek(String key, Limit limit, long cost) {
-            return delegate.peek(key, limit, cost);
+            super(delegate);
         }
 
         @Override
         public void reset(String key, Limit limit) {
             throw new StoreException("reset refused: the test's store is down for resets", null,
                     Degradation.UNAVAILABLE);
-        }
-
-        @Override
-        public void close() {
-            delegate.close();
         }
     }
 }

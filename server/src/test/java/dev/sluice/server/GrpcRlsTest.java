@@ -189,7 +189,7 @@ class GrpcRlsTest {
 
     @Test
     void aStoreThatIsDownIsUnavailable() throws InterruptedException {
-        try (TestServer down = TestServer.startWith(new RulesAndOperationsTest.DownStore(),
+        try (TestServer down = TestServer.startWith(new DownStore(),
                 t -> t.withStore(t.limiter(), "down", true, java.time.Duration.ofSeconds(1)), "envoy/example5.yaml")) {
             ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", down.server.grpcAddress().getPort())
                     .usePlaintext().build();

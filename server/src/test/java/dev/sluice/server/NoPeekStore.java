@@ -2,56 +2,21 @@ package dev.sluice.server;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
-import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
-import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * A store that decides like the one it wraps but whose {@code peek} throws {@link UnsupportedOperationException}:
  * what a third-party store without check-only support looks like to the service. Exercises the 501 /
  * UNIMPLEMENTED and combined-numbers fallbacks.
  */
-final class NoPeekStore implements RateLimiter {
-    private final RateLimiter delegate;
+final class NoPeekStore extends ForwardingStore {
 
     NoPeekStore(RateLimiter delegate) {
-        this.delegate = delegate;
-    }
-
-    @Override
-    public Decision tryAcquire(String key, Limit limit, long cost) {
-        return delegate.tryAcquire(key, limit, cost);
+        super(delegate);
     }
 
     @Override
     public Decision peek(String key, Limit limit, long cost) {
         throw new UnsupportedOperationException("NoPeekStore does not support peek");
-    }
-
-    @Override
-    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        return delegate.tryAcquireAsync(key, limit, cost);
-    }
-
-    @Override
-    public Decision tryAcquire(List<Permit> permits) {
-        return delegate.tryAcquire(permits);
-    }
-
-    @Override
-    public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        return delegate.reserve(key, limit, cost, maxWait);
-    }
-
-    @Override
-    public void reset(String key, Limit limit) {
-        delegate.reset(key, limit);
-    }
-
-    @Override
-    public void close() {
-        delegate.close();
     }
 }

@@ -179,42 +179,6 @@ class RulesAndOperationsTest {
         }
     }
 
-    /** A store that is down: every call fails. */
-    static class DownStore implements RateLimiter {
-        @Override
-        public Decision tryAcquire(String key, Limit limit, long cost) {
-            throw new IllegalStateException("connection refused");
-        }
-
-        @Override
-        public Decision peek(String key, Limit limit, long cost) {
-            throw new IllegalStateException("connection refused");
-        }
-
-        @Override
-        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-            return CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
-        }
-
-        @Override
-        public Decision tryAcquire(List<Permit> permits) {
-            throw new IllegalStateException("connection refused");
-        }
-
-        @Override
-        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-            throw new IllegalStateException("connection refused");
-        }
-
-        @Override
-        public void reset(String key, Limit limit) {
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     /** A store that takes its time. */
     static final class SlowStore implements RateLimiter {
         private final long sleepMillis;

@@ -181,44 +181,6 @@ class EnvoySemanticsTest {
         assertThat(r.statuses().get(0).rule().requestsPerUnit()).isZero();
     }
 
-    /** A store that is down: every call fails, as a refused connection does. */
-    static final class DownStore implements dev.sluice.RateLimiter {
-        @Override
-        public Decision tryAcquire(String key, dev.sluice.Limit limit, long cost) {
-            throw new IllegalStateException("connection refused");
-        }
-
-        @Override
-        public java.util.concurrent.CompletableFuture<Decision> tryAcquireAsync(String key, dev.sluice.Limit limit,
-                                                                               long cost) {
-            return java.util.concurrent.CompletableFuture.failedFuture(new IllegalStateException("connection refused"));
-        }
-
-        @Override
-        public Decision tryAcquire(List<dev.sluice.Permit> permits) {
-            throw new IllegalStateException("connection refused");
-        }
-
-        @Override
-        public Decision reserve(String key, dev.sluice.Limit limit, long cost, Duration maxWait) {
-            throw new IllegalStateException("connection refused");
-        }
-
-        @Override
-        public Decision peek(String key, dev.sluice.Limit limit, long cost) {
-            throw new IllegalStateException("connection refused");
-        }
-
-        @Override
-        public void reset(String key, dev.sluice.Limit limit) {
-            throw new IllegalStateException("connection refused");
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     /**
      * With the store down, {@code fallback_local} limits envoy's counting as the store would (its counters in
      * memory), {@code fail_closed} denies, {@code fail_open} admits: each answer marked degraded.
@@ -226,7 +188,7 @@ class EnvoySemanticsTest {
     @Test
     void failurePoliciesKeepEnvoysCountingMeaningful() throws Exception {
         for (dev.sluice.failsafe.FailurePolicy policy : dev.sluice.failsafe.FailurePolicy.values()) {
-            DecisionService down = new DecisionService(dev.sluice.failsafe.FailSafeRateLimiter.builder(new DownStore())
+            DecisionService down = new DecisionService(dev.sluice.failsafe.FailSafeRateLimiter.builder(new dev.sluice.server.DownStore())
                     .policy(policy).ticker(clock).build(), "down", RuleSet.parse("test", RULES), null,
                     Duration.ofMillis(250).toNanos(), 64, new ServerMetrics());
             int ok = 0;
