@@ -283,6 +283,31 @@ class HttpFuzzTest {
         }
     }
 
+    /** The token-stream reading of the common body and the tree reading agree: same request, or same refusal. */
+    @Property
+    void theFastParserAgreesWithTheTree(@ForAll long seed) {
+        Random rnd = new Random(seed);
+        byte[] body = switch (rnd.nextInt(3)) {
+            case 0 -> mutatedBody("/v1/check", rnd);
+            case 1 -> toBytes(randomObjectWithKnownFields(rnd));
+            default -> Mutations.mutate(CheckJson.PLAIN_SAMPLE.getBytes(StandardCharsets.UTF_8), rnd,
+                    rnd.nextInt(3), WORDS);
+        };
+        Object fast;
+        Object tree;
+        try {
+            fast = CheckJson.parse(body, 2);
+        } catch (BadRequestException e) {
+            fast = e.type() + ": " + e.getMessage();
+        }
+        try {
+            tree = CheckJson.parseTree(body, 2);
+        } catch (BadRequestException e) {
+            tree = e.type() + ": " + e.getMessage();
+        }
+        assertThat(fast).as(new String(body, StandardCharsets.UTF_8)).isEqualTo(tree);
+    }
+
     // ---- sending and judging
 
     @Provide

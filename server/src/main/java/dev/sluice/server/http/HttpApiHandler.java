@@ -15,13 +15,15 @@ import io.grpc.StatusRuntimeException;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
-import io.netty.buffer.ByteBufOutputStream;
+import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
+import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -59,6 +61,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     static final String PROBLEM_JSON = "application/problem+json";
     private static final Logger log = LoggerFactory.getLogger(HttpApiHandler.class);
     private static final String JSON = "application/json";
+    /** Headers whose names are this class's constants: checking each name on every answer cost ~5% of a check. */
+    private static final HttpHeadersFactory CONSTANT_NAMES =
+            DefaultHttpHeadersFactory.headersFactory().withNameValidation(false);
     /** The last answer this connection is waiting to write, if any (see {@link #inTurn}). */
     private static final io.netty.util.AttributeKey<CompletableFuture<Void>> PENDING =
             io.netty.util.AttributeKey.valueOf("sluice.pending");
@@ -205,12 +210,13 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             if (ct != null && !ct.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
                 throw new UnsupportedMediaType(ct);
             }
-            ByteBufInputStream body = new ByteBufInputStream(req.content());
+            byte[] body = ByteBufUtil.getBytes(req.content());
             switch (path) {
                 case "/v1/check" -> f = service.check(CheckJson.parse(body, service.maxDescriptors()));
                 case "/v1/peek" -> f = service.peek(CheckJson.parse(body, service.maxDescriptors()));
                 case "/v1/reserve" -> {
-                    CheckJson.Reserve r = CheckJson.parseReserve(body, service.maxDescriptors());
+                    CheckJson.Reserve r = CheckJson.parseReserve(new java.io.ByteArrayInputStream(body),
+                            service.maxDescriptors());
                     f = service.reserve(r.request(), r.maxWaitNanos());
                 }
                 default -> f = service.reset(CheckJson.parse(body, service.maxDescriptors())).thenApply(v -> null);
@@ -402,16 +408,17 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             send(ctx, keepAlive, resp);
             return;
         }
-        ByteBuf buf = ctx.alloc().buffer(256);
-        try (ByteBufOutputStream out = new ByteBufOutputStream(buf)) {
-            CheckJson.write(r, out);
-        } catch (IOException | RuntimeException e) {
+        ByteBuf buf = ctx.alloc().buffer(512);
+        try {
+            CheckJson.write(r, buf);
+        } catch (RuntimeException e) {
             buf.release();
             internalError(ctx, e);
             return;
         }
         FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-                r.allowed() ? HttpResponseStatus.OK : HttpResponseStatus.TOO_MANY_REQUESTS, buf);
+                r.allowed() ? HttpResponseStatus.OK : HttpResponseStatus.TOO_MANY_REQUESTS, buf, CONSTANT_NAMES,
+                CONSTANT_NAMES);
         resp.headers().set(HttpHeaderNames.CONTENT_TYPE, JSON).setInt(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
         RateLimitHeaders.of(r).forEach((k, v) -> resp.headers().set(k, v));
         Timer timer = service.metrics().timer(false);
