@@ -21,8 +21,10 @@ cleanup() {
 trap cleanup EXIT
 
 store="${STORE:-memory}"
+# one HTTP event loop, as nginx.conf has one worker: the same share of this machine for both (HTTP_THREADS=0 gives
+# the service's default, one loop per core)
 java ${SLUICE_JAVA_OPTS:-} -jar "$jar" serve --config "$root/bench/server/bench-rules.yaml" --store "$store" \
-  --http 127.0.0.1:8088 --grpc 127.0.0.1:8089 >"$tmp/sluice.out" 2>"$tmp/sluice.err" &
+  --http 127.0.0.1:8088 --grpc 127.0.0.1:8089 --http-threads "${HTTP_THREADS:-1}" >"$tmp/sluice.out" 2>"$tmp/sluice.err" &
 sluice_pid=$!
 cp "$root/bench/server/nginx.conf" "$tmp/nginx.conf"
 nginx -p "$tmp" -c "$tmp/nginx.conf" && nginx_started=1

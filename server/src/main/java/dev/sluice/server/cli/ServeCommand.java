@@ -116,7 +116,7 @@ final class ServeCommand implements Callable<Integer> {
     int maxClientLimits;
 
     @Option(names = "--http-threads", defaultValue = "0",
-            description = "HTTP event-loop threads; 0 = twice the cores (default ${DEFAULT-VALUE})")
+            description = "HTTP event-loop threads; 0 = one per core (default ${DEFAULT-VALUE})")
     int httpThreads;
 
     @Option(names = "--shutdown-grace", defaultValue = "10s", description = "Time in-flight requests get on shutdown (default ${DEFAULT-VALUE})")
