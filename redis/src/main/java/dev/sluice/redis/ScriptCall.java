@@ -19,6 +19,7 @@ import dev.sluice.algorithm.WindowState;
 import dev.sluice.store.StoreClock;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -244,24 +245,46 @@ final class ScriptCall {
     static ScriptCall batch(List<ScriptCall> calls) {
         int n = calls.size();
         byte[][] keys = new byte[n][];
-        byte[][] argv = new byte[3 + STRIDE * n][];
-        ScriptCall first = calls.get(0);
-        argv[0] = first.argv[0];
-        argv[1] = first.argv[1];
+        // the six fields of a decision are sent once per distinct set (most batches: one limit, one cost), and each
+        // decision names its set with one character: a batch of 64 sends 64 keys and ~5 arguments, not 64 * 6
+        List<byte[]> groups = new ArrayList<>(2 + STRIDE);
+        groups.add(calls.get(0).argv[0]);
+        groups.add(calls.get(0).argv[1]);
+        byte[] groupOf = new byte[n];
         java.util.Map<java.nio.ByteBuffer, Integer> firstOf = new java.util.HashMap<>(2 * n);
         byte[] shared = new byte[n];
         for (int i = 0; i < n; i++) {
             ScriptCall c = calls.get(i);
             keys[i] = c.keys[0];
-            System.arraycopy(c.argv, 2, argv, 2 + i * STRIDE, STRIDE);
+            int g = 0;
+            int m = (groups.size() - 2) / STRIDE;
+            while (g < m && !sameFields(groups, 2 + g * STRIDE, c.argv)) {
+                g++;
+            }
+            if (g == m) {
+                for (int f = 0; f < STRIDE; f++) {
+                    groups.add(c.argv[2 + f]);
+                }
+            }
+            groupOf[i] = (byte) ('0' + g); // at most MAX_BATCH sets: '0' .. 'o'
             Integer earlier = firstOf.putIfAbsent(java.nio.ByteBuffer.wrap(keys[i]), i);
             shared[i] = (byte) (earlier == null ? '0' : '1');
             if (earlier != null) {
                 shared[earlier] = '1';
             }
         }
-        argv[2 + STRIDE * n] = shared; // which decisions share their key with another (batch.lua)
-        return new ScriptCall(keys, argv);
+        groups.add(shared); // which decisions share their key with another (batch.lua)
+        groups.add(groupOf); // the field set of each decision
+        return new ScriptCall(keys, groups.toArray(new byte[0][]));
+    }
+
+    private static boolean sameFields(List<byte[]> groups, int at, byte[][] argv) {
+        for (int f = 0; f < STRIDE; f++) {
+            if (!Arrays.equals(groups.get(at + f), argv[2 + f])) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** A batch: only its keys, fields and script; each of its calls decodes its own part of the reply. */

@@ -6,28 +6,32 @@ permit is decided on its own, in order, exactly as if it had been its own call: 
 same key see each other's effect (a working copy of the state), an allowed one takes its permits, a
 denied one takes nothing, and each key that changed is written once at the end.
 
-KEYS, ARGV  as for the other scripts (see common.lua): one key and six fields per decision, then one
-            more ARGV saying which decisions share their key with another of the batch
+KEYS        one key per decision, as for the other scripts (see common.lua)
+ARGV        now and the least expiry as for the other scripts, then the distinct sets of six fields the
+            decisions use (most batches: one), then two strings of one character per decision: whether
+            it shares its key with another decision of the batch, and which field set is its own
 Reply:      { now_us, then per decision: allowed (1/0), r1, r2, r3 } as for run.lua, except that a
             decision whose key holds another Redis type reports -1 and one whose key holds a value Sluice
             did not write reports -2 (then r1..r3 are 0): that one decision fails, the others stand.
 ]]
 local n = #KEYS
--- after the decisions' fields, one character per decision: '1' when another decision of the batch names the same
--- key (it takes the working-copy path), '0' when it is the key's only one (decided and written at once)
-local shared = ARGV[3 + n * STRIDE]
+-- one character per decision: '1' when another decision of the batch names the same key (it takes the
+-- working-copy path), '0' when it is the key's only one (decided and written at once)
+local shared = ARGV[#ARGV - 1]
+-- one character per decision: its field set, '0' for the first (ARGV[3..8]), '1' for the next, ...
+local sets = ARGV[#ARGV]
 local out = { now_us }
 local w1, w2, w3, seen, dirty, order = {}, {}, {}, {}, {}, {}
 for i = 1, n do
   local key = KEYS[i]
-  local base = 2 + (i - 1) * STRIDE
+  local base = 2 + (string.byte(sets, i) - 48) * STRIDE
   local algo = ALGOS[ARGV[base + 1]]
   local alone = string.byte(shared, i) == 48
   local loaded, s1, s2, s3 = true, nil, nil, nil
   if seen[key] then
     s1, s2, s3 = w1[key], w2[key], w3[key]
   else
-    loaded, s1, s2, s3 = pcall(algo[1], key, i)
+    loaded, s1, s2, s3 = pcall(algo[1], key, i, base)
     if loaded and not alone then
       seen[key] = true
       w1[key], w2[key], w3[key] = s1, s2, s3

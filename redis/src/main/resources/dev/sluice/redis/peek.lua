@@ -16,7 +16,7 @@ Errors:     'SLUICEWRONGTYPE 1', 'SLUICECORRUPT 1' as for the other scripts.
 ]]
 local code = ARGV[3]
 if code == 'l' then
-  local times, costs = ALGOS['l'][1](KEYS[1], 1)
+  local times, costs = ALGOS['l'][1](KEYS[1], 1, 2)
   local out = { now_us }
   for j = 1, #times do
     out[#out + 1] = times[j]
@@ -24,5 +24,5 @@ if code == 'l' then
   end
   return out
 end
-local s1, s2, s3 = ALGOS[code][1](KEYS[1], 1)
+local s1, s2, s3 = ALGOS[code][1](KEYS[1], 1, 2)
 return { now_us, s1, s2, s3 }

@@ -2,7 +2,7 @@
 Sluice: the driver, appended after the algorithm files. Tries every permit in order against a working
 copy of the state (permits naming the same key see each other's effect), then commits all of them
 only if every one was allowed: a multi-permit is all or nothing, and a denied call writes nothing.
-Each algorithm gives three functions: load(key, i) -> state (three values); try(state, base) ->
+Each algorithm gives three functions: load(key, i, base) -> state (three values); try(state, base) ->
 allowed, three values to report, the state after; save(key, state after, base).
 ]]
 local n = #KEYS
@@ -10,7 +10,7 @@ if n == 1 then
   -- one permit: no working copy needed
   local algo = ALGOS[ARGV[3]]
   local key = KEYS[1]
-  local s1, s2, s3 = algo[1](key, 1)
+  local s1, s2, s3 = algo[1](key, 1, 2)
   local ok, r1, r2, r3, a1, a2, a3 = algo[2](s1, s2, s3, 2)
   if ok then
     algo[3](key, a1, a2, a3, 2)
@@ -30,7 +30,7 @@ for i = 1, n do
   if first[key] then
     s1, s2, s3 = w1[key], w2[key], w3[key]
   else
-    s1, s2, s3 = algo[1](key, i)
+    s1, s2, s3 = algo[1](key, i, base)
     first[key] = base
     order[#order + 1] = key
   end

@@ -13,15 +13,8 @@ State reported:               sum of the live costs, time_us of the entry whose 
                               (-1 when allowed or never), time_us of the newest entry (-1 when none)
 Working state (between permits naming the same key): the live times, their costs, their sum.
 ]]
-local function l_load(key, i)
-  local wc = 0
-  -- the same key always comes with the same limit, so Wc of any permit naming it will do
-  for j = 1, #KEYS do
-    if KEYS[j] == key then
-      wc = tonumber(ARGV[2 + (j - 1) * STRIDE + 4])
-      break
-    end
-  end
+local function l_load(key, i, base)
+  local wc = tonumber(ARGV[base + 4])
   local r = redis.pcall('ZRANGEBYSCORE', key, string.format('(%d', now_us - wc), '+inf', 'WITHSCORES')
   if r.err then error('SLUICEWRONGTYPE ' .. i, 0) end
   local times, costs, sum = {}, {}, 0

@@ -94,6 +94,43 @@ class BatchingTest {
         }
     }
 
+    /** A batch sends each distinct set of fields once; 64 limits in one batch, each decision still under its own. */
+    @Test
+    void aBatchOfManyLimitsDecidesEachUnderItsOwn() {
+        ManualTicker t = Tck.ticker();
+        try (RedisRateLimiter rl = limiter(t).build()) {
+            admin.sync().configResetstat();
+            List<CompletableFuture<Decision>> first = new ArrayList<>();
+            List<CompletableFuture<Decision>> queued = new ArrayList<>();
+            server.pause();
+            try {
+                for (int i = 0; i < Coalescer.MAX_IN_FLIGHT; i++) {
+                    first.add(rl.tryAcquireAsync("alone" + i, Limit.fixedWindow(1, Duration.ofMinutes(1)), 1));
+                }
+                for (int round = 0; round < 2; round++) {
+                    for (int k = 0; k < Coalescer.MAX_BATCH; k++) {
+                        // 64 limits, so 64 sets of fields in each batch: fixed windows and token buckets of k + 1
+                        Limit l = k % 2 == 0 ? Limit.fixedWindow(k + 1, Duration.ofMinutes(1 + k))
+                                : Limit.tokenBucket(k + 1, Rate.perHour(1));
+                        queued.add(rl.tryAcquireAsync("many" + k, l, 1));
+                    }
+                }
+            } finally {
+                server.resume();
+            }
+            first.forEach(f -> assertThat(f.join().allowed()).isTrue());
+            for (int i = 0; i < queued.size(); i++) {
+                int k = i % Coalescer.MAX_BATCH;
+                boolean second = i >= Coalescer.MAX_BATCH;
+                Decision d = queued.get(i).join();
+                assertThat(d.allowed()).as("call %d", i).isEqualTo(!second || k >= 1);
+                assertThat(d.limit()).as("call %d", i).isEqualTo(k + 1);
+                assertThat(d.remaining()).as("call %d", i).isEqualTo(second ? Math.max(0, k - 1) : k);
+            }
+            assertThat(evalshaCalls()).isEqualTo(Coalescer.MAX_IN_FLIGHT + 2);
+        }
+    }
+
     @Test
     void withoutBatchingEveryDecisionIsItsOwnEvalsha() {
         ManualTicker t = Tck.ticker();

@@ -165,7 +165,9 @@ public final class RedisLoadBenchmark {
                     new Client("bucket4j-lettuce", i -> bucket4j.builder().build(openKeyB4j,
                             () -> CompletableFuture.completedFuture(openB4j)).tryConsume(1)));
 
-            ceiling(uri, admin, minimalSha, run, seconds, inFlight);
+            if (System.getProperty("scenarios") == null) {
+                ceiling(uri, admin, minimalSha, run, seconds, inFlight);
+            }
         } finally {
             bareConn.close();
             b4jConn.close();
@@ -239,6 +241,19 @@ public final class RedisLoadBenchmark {
     static void compare(String title, StatefulRedisConnection<String, String> admin, int inFlight, Duration warmup,
             Duration measure, int rounds, int keys, Client... clients) throws Exception {
         System.out.println("-- " + title);
+        // -Dclients=<regex>: only the clients whose name matches (the first, the ratio's baseline, always runs);
+        // -Dscenarios=<regex>: only the scenarios whose title matches
+        if (!title.matches(System.getProperty("scenarios", ".*"))) {
+            return;
+        }
+        String only = System.getProperty("clients", ".*");
+        List<Client> chosen = new ArrayList<>(List.of(clients[0]));
+        for (int c = 1; c < clients.length; c++) {
+            if (clients[c].name().matches(only)) {
+                chosen.add(clients[c]);
+            }
+        }
+        clients = chosen.toArray(new Client[0]);
         Run[] best = new Run[clients.length];
         for (int r = 0; r < rounds; r++) {
             for (int c = 0; c < clients.length; c++) {
@@ -273,11 +288,15 @@ public final class RedisLoadBenchmark {
         }
         Thread.sleep(warmup.toMillis());
         Map<String, Long> before = commandStats(admin);
+        double redisCpu0 = redisCpuSeconds(admin);
+        long jvmCpu0 = jvmCpuNanos();
         counting.set(true);
         long t0 = System.nanoTime();
         Thread.sleep(measure.toMillis());
         counting.set(false);
         long t1 = System.nanoTime();
+        long jvmCpu1 = jvmCpuNanos();
+        double redisCpu1 = redisCpuSeconds(admin);
         Map<String, Long> after = commandStats(admin);
         stop.set(true);
         drained.await(30, TimeUnit.SECONDS);
@@ -291,6 +310,9 @@ public final class RedisLoadBenchmark {
             }
         }
         deltas.sort((a, b) -> Long.compare(b.getValue(), a.getValue()));
+        // CPU per decision: where the time goes (Redis's own, and this JVM's: the client and the callers)
+        cmds.append(String.format(Locale.ROOT, "cpu/decision: redis %.1f us, jvm %.1f us;  ",
+                (redisCpu1 - redisCpu0) * 1e6 / Math.max(1, n), (jvmCpu1 - jvmCpu0) / 1e3 / Math.max(1, n)));
         for (Map.Entry<String, Long> e : deltas) {
             cmds.append(String.format(Locale.ROOT, "%s %.2f  ", e.getKey(), e.getValue() / (double) Math.max(1, n)));
         }
@@ -330,6 +352,23 @@ public final class RedisLoadBenchmark {
     }
 
     /** calls per command from {@code INFO commandstats}. */
+    /** Redis's CPU time so far (user + system, INFO cpu), in seconds. */
+    static double redisCpuSeconds(StatefulRedisConnection<String, String> admin) {
+        double t = 0;
+        for (String line : admin.sync().info("cpu").split("\r?\n")) {
+            if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
+                t += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
+            }
+        }
+        return t;
+    }
+
+    /** This JVM's CPU time so far, all threads. */
+    static long jvmCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                .getOperatingSystemMXBean()).getProcessCpuTime();
+    }
+
     static Map<String, Long> commandStats(StatefulRedisConnection<String, String> admin) {
         Map<String, Long> out = new LinkedHashMap<>();
         for (String line : admin.sync().info("commandstats").split("\r?\n")) {
