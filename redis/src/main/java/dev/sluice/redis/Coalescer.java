@@ -36,8 +36,10 @@ final class Coalescer {
     /**
      * How many script calls of one limiter may be at Redis at once before calls queue for a batch: enough to keep the
      * connection busy while a reply travels back (pipelining), few enough that a busy limiter forms batches.
+     * Measured (RedisLoadBenchmark, 100,000 keys, 50 in flight, two interleaved rounds): 4 gave 145k and 153k
+     * decisions/s, 6 gave 167k and 162k, 8 gave 165k and 161k; one hot key the same within noise.
      */
-    static final int MAX_IN_FLIGHT = 4;
+    static final int MAX_IN_FLIGHT = 6;
 
     /**
      * The most calls that may wait for a batch; past it a call fails at once ({@link dev.sluice.Degradation#OVERLOADED}).
