@@ -44,7 +44,7 @@ import java.util.regex.Pattern;
  *
  * <p>Not a test and not JMH: a closed-loop load generator, {@code --callers} threads (64) deciding as fast
  * as they can through one HikariCP pool of {@code --connections} (16) connections, the same for every
- * store; by default the limiter sends its batches over {@code threads / 2} of those connections. With
+ * store; by default the limiter sends its batches over {@code threads / 4} of those connections. With
  * {@code --callers 1} it measures a lone caller (decisions/s = 1 / latency). The limit admits everything (capacity and rate 1,000,000/s), so
  * every decision writes: the worst case for a database store. Run it (see bench/README.md):
  * <pre>
