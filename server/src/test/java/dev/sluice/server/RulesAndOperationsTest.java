@@ -271,6 +271,14 @@ class RulesAndOperationsTest {
             }
             return new Decision(true, limit.capacity(), slow ? 1 : 2, 0, 0);
         }
+
+        /** The same answers, asynchronously: the slow ones complete 400 ms later, on another thread. */
+        @Override
+        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+            return key.contains("slow")
+                    ? CompletableFuture.supplyAsync(() -> tryAcquire(key, limit, cost))
+                    : CompletableFuture.completedFuture(tryAcquire(key, limit, cost));
+        }
     }
 
     @Test

@@ -9,6 +9,7 @@ import dev.sluice.server.decision.CheckResult.Outcome;
 import dev.sluice.server.decision.CheckResult.Status;
 import dev.sluice.server.decision.Plan.Item;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Decides a {@link Plan.Mode#ENVOY} plan as envoyproxy/ratelimit does by default: each descriptor on its own (one
@@ -55,6 +56,28 @@ final class EnvoyDecider {
     }
 
     CheckResult decide(Plan plan) {
+        return decide(plan, -1, null);
+    }
+
+    /**
+     * A plan whose only store work is one enforced descriptor with hits ≥ 1 ({@link Plan#loneEnforced}): its call
+     * (and, for Sluice's other algorithms, the drain of a denial) made with {@link RateLimiter#tryAcquireAsync}, so no
+     * thread waits for a remote store; the answer is built as {@link #decide(Plan)} builds it.
+     */
+    CompletableFuture<CheckResult> decideLoneAsync(Plan plan, int index) {
+        Item it = plan.items().get(index);
+        Limit l = it.limit();
+        CompletableFuture<Decision> first = limiter.tryAcquireAsync(it.key(), l, Math.min(it.hits(), l.capacity()));
+        if (!counter(l)) {
+            first = first.thenCompose(d -> drains(d)
+                    ? limiter.tryAcquireAsync(it.key(), l, d.remaining()).thenApply(ignored -> d)
+                    : CompletableFuture.completedFuture(d));
+        }
+        return first.thenApply(d -> decide(plan, index, d));
+    }
+
+    /** @param lone the index of the descriptor whose store decision {@code loneDecision} already is, or -1 */
+    private CheckResult decide(Plan plan, int lone, Decision loneDecision) {
         List<Item> items = plan.items();
         Status[] out = new Status[items.size()];
         int over = 0;
@@ -70,7 +93,7 @@ final class EnvoyDecider {
                     long w = rule.window().toNanos();
                     yield new Decision(it.hits() == 0, 0, 0, it.hits() == 0 ? 0 : w, w);
                 }
-                case ENFORCED, SHADOW -> count(it);
+                case ENFORCED, SHADOW -> i == lone ? counted(it, loneDecision) : count(it);
                 default -> throw new IllegalStateException("not an envoy plan item: " + it.kind());
             };
             Status s;
@@ -103,18 +126,33 @@ final class EnvoyDecider {
         return new CheckResult(allowed, List.of(out), combined);
     }
 
+    /** Whether {@code l} is envoy's counter ({@link RequestPlanner#counting}) rather than one of Sluice's algorithms. */
+    private static boolean counter(Limit l) {
+        return l.capacity() == Limit.MAX_WINDOW_PERMITS && l.algorithm() == dev.sluice.Algorithm.FIXED_WINDOW;
+    }
+
     /** One descriptor, counted; the decision carries envoy's numbers (limit {@code C}, remaining {@code C − count}). */
     private Decision count(Item it) {
         Limit l = it.limit();
-        long c = it.rule().limit().capacity();
         long h = it.hits();
-        if (l.capacity() != Limit.MAX_WINDOW_PERMITS || l.algorithm() != dev.sluice.Algorithm.FIXED_WINDOW) {
+        if (!counter(l)) {
             return drain(it, l, h);
+        }
+        Decision d = h == 0 ? peeker.peek(it, 1) : limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
+        return counted(it, d);
+    }
+
+    /** What the store answered for one descriptor's hits (its drain made, if one was due), read as envoy counts. */
+    private Decision counted(Item it, Decision d) {
+        Limit l = it.limit();
+        if (!counter(l)) {
+            return d.degraded() ? d : it.hits() > l.capacity() || !d.allowed() ? over(d, l.capacity()) : d;
         }
         // envoy's counter (RequestPlanner#counting): add the hits, then compare the count with the limit
         // a failure policy's answer reads the same way: fail_open as a fresh counter, fail_closed as one over,
         // fallback_local as the local counter it keeps with the same limit (and stays marked degraded)
-        Decision d = h == 0 ? peeker.peek(it, 1) : limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
+        long c = it.rule().limit().capacity();
+        long h = it.hits();
         long count = h > 0 && !d.allowed() ? Long.MAX_VALUE : l.capacity() - d.remaining();
         if (count > c) {
             return over(d, c);
@@ -128,13 +166,15 @@ final class EnvoyDecider {
             return peeker.peek(it, 1);
         }
         Decision d = limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
-        if (d.degraded()) {
-            return d;
-        }
-        if (!d.allowed() && d.remaining() > 0) {
+        if (drains(d)) {
             limiter.tryAcquire(it.key(), l, d.remaining());
         }
-        return h > l.capacity() || !d.allowed() ? over(d, l.capacity()) : d;
+        return counted(it, d);
+    }
+
+    /** A denial by the store (not by a failure policy) with permits left: they are drained, so the hits count. */
+    private static boolean drains(Decision d) {
+        return !d.degraded() && !d.allowed() && d.remaining() > 0;
     }
 
     private static Decision over(Decision d, long c) {

@@ -49,6 +49,27 @@ record Plan(String metricDomain, List<Item> items) {
             return others + (enforced == 0 ? 0 : enforced == 1 ? 1 : 1 + enforced);
         }
 
+        /**
+         * The index of the plan's one store call when that is its only one and nothing else in the plan can deny (one
+         * enforced descriptor beside descriptors with no rule or an unlimited one): the call may then be made before
+         * the rest is looked at, asynchronously. -1 otherwise.
+         */
+        int loneEnforced() {
+            int found = -1;
+            for (int k = 0; k < items.size(); k++) {
+                Kind kind = items.get(k).kind;
+                if (kind == Kind.ENFORCED) {
+                    if (found >= 0) {
+                        return -1;
+                    }
+                    found = k;
+                } else if (kind != Kind.NONE && kind != Kind.UNLIMITED) {
+                    return -1;
+                }
+            }
+            return found;
+        }
+
         boolean needsStore() {
             for (Item i : items) {
                 if (i.kind == Kind.ENFORCED || i.kind == Kind.SHADOW || i.kind == Kind.PEEK

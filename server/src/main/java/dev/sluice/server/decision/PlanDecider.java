@@ -11,6 +11,7 @@ import dev.sluice.server.decision.Plan.Item;
 import dev.sluice.server.decision.Plan.Kind;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -32,6 +33,21 @@ final class PlanDecider {
     }
 
     CheckResult decide(Plan plan) {
+        return decide(plan, null);
+    }
+
+    /**
+     * A plan whose only store call is one enforced descriptor ({@link Plan#loneEnforced}): that call made with
+     * {@link RateLimiter#tryAcquireAsync}, so no thread waits for a remote store; the answer is built as
+     * {@link #decide(Plan)} builds it.
+     */
+    CompletableFuture<CheckResult> decideLoneAsync(Plan plan, int index) {
+        Item it = plan.items().get(index);
+        return limiter.tryAcquireAsync(it.key(), it.limit(), it.hits()).thenApply(d -> decide(plan, d));
+    }
+
+    /** @param lone the decision of the plan's lone enforced descriptor, already made, or null to make it here */
+    private CheckResult decide(Plan plan, Decision lone) {
         List<Item> items = plan.items();
         Status[] out = new Status[items.size()];
         boolean allowed = true;
@@ -85,7 +101,7 @@ final class PlanDecider {
         } else if (enforced.size() == 1) {
             int i = enforced.get(0);
             Item it = items.get(i);
-            Decision d = limiter.tryAcquire(it.key(), it.limit(), it.hits());
+            Decision d = lone != null ? lone : limiter.tryAcquire(it.key(), it.limit(), it.hits());
             out[i] = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
             allowed = d.allowed();
         } else if (enforced.size() > 1) {

@@ -52,6 +52,29 @@ final class StoreCalls {
             return CompletableFuture.failedFuture(new StoreUnavailableException("store-overloaded",
                     "the " + storeName + " store has too many requests waiting: retry shortly", e));
         }
+        return bounded(f, storeCalls);
+    }
+
+    /** True when the store is remote: its calls leave the event loop. */
+    boolean remote() {
+        return storeExecutor != null;
+    }
+
+    /**
+     * {@link #run} for work that makes one asynchronous store call and returns its future at once (it must not block):
+     * called on the caller's thread, under the same deadline, its failures translated the same way.
+     */
+    <T> CompletableFuture<T> runAsync(int storeCalls, Supplier<CompletableFuture<T>> work) {
+        CompletableFuture<T> f;
+        try {
+            f = work.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(translate(e));
+        }
+        return bounded(f, storeCalls);
+    }
+
+    private <T> CompletableFuture<T> bounded(CompletableFuture<T> f, int storeCalls) {
         long deadline = deadlineNanos(storeCalls);
         return f.orTimeout(deadline, TimeUnit.NANOSECONDS).handle((r, t) -> {
             if (t == null) {

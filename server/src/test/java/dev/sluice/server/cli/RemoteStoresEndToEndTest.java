@@ -22,6 +22,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -46,6 +47,11 @@ class RemoteStoresEndToEndTest {
                 rate_limit:
                   window: 90s
                   requests_per_unit: 2
+              - key: burst
+                rate_limit:
+                  algorithm: token_bucket
+                  unit: hour
+                  requests_per_unit: 25
             """;
 
     @Test
@@ -136,8 +142,39 @@ class RemoteStoresEndToEndTest {
             assertThat(ready.statusCode()).isEqualTo(200);
             assertThat(ready.body()).contains(store.name());
 
+            // 80 requests at once on one key of 25 per hour, over HTTP (strict semantics) and gRPC (envoy's): decided
+            // asynchronously on the store, concurrently, and never more than 25 answered OK on either
+            String hot = UUID.randomUUID().toString();
+            List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> many = new java.util.ArrayList<>();
+            for (int i = 0; i < 80; i++) {
+                many.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create(base + "/v1/check")).timeout(Duration.ofSeconds(20))
+                        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
+                                "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"burst\",\"value\":\""
+                                        + hot + "\"}]}]}")).build(), HttpResponse.BodyHandlers.ofString()));
+            }
+            long httpOk = 0;
+            for (var f : many) {
+                int code = f.get(30, TimeUnit.SECONDS).statusCode();
+                assertThat(code).isIn(200, 429);
+                httpOk += code == 200 ? 1 : 0;
+            }
+            assertThat(httpOk).as("HTTP answers OK on a limit of 25").isEqualTo(25);
+
             ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcAddress().getPort()).usePlaintext().build();
             try {
+                var stub = RateLimitServiceGrpc.newFutureStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS);
+                List<com.google.common.util.concurrent.ListenableFuture<RateLimitResponse>> calls = new java.util.ArrayList<>();
+                for (int i = 0; i < 80; i++) {
+                    calls.add(stub.shouldRateLimit(RateLimitRequest.newBuilder().setDomain("e2e").addDescriptors(
+                            RateLimitDescriptor.newBuilder().addEntries(RateLimitDescriptor.Entry.newBuilder()
+                                    .setKey("burst").setValue("grpc-" + hot))).build()));
+                }
+                long grpcOk = 0;
+                for (var f : calls) {
+                    grpcOk += f.get(30, TimeUnit.SECONDS).getOverallCode() == RateLimitResponse.Code.OK ? 1 : 0;
+                }
+                assertThat(grpcOk).as("gRPC answers OK on a limit of 25").isEqualTo(25);
+
                 RateLimitResponse g = RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(20, TimeUnit.SECONDS)
                         .shouldRateLimit(RateLimitRequest.newBuilder().setDomain("e2e").addDescriptors(
                                 RateLimitDescriptor.newBuilder().addEntries(RateLimitDescriptor.Entry.newBuilder()
