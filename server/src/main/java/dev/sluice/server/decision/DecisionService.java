@@ -65,15 +65,17 @@ import java.util.concurrent.ExecutorService;
  * their SHA-256.
  *
  * <h2>Store failures</h2>
- * Memory decisions run on the calling (event-loop) thread: they never block. Remote stores run on a bounded
- * executor. {@code sluice serve} wraps them in a {@link FailSafeRateLimiter}: each store call is bounded by the
+ * Memory decisions run on the calling (event-loop) thread: they never block. On a remote store a request whose only
+ * store call is one enforced descriptor asks it with {@code tryAcquireAsync} (no thread waits); the others run on a
+ * bounded executor. {@code sluice serve} wraps them in a {@link FailSafeRateLimiter}: each store call is bounded by the
  * store's own time budget ({@code --store-timeout}), and when the store times out, is down or fails, the failure
  * policy decides instead (fail open, fail closed, local limits) and the decision says so
  * ({@link Decision#degradation()}, shown as {@code degraded} in the answer). So a decision does not fail because of
  * the store. What remains a 503 / UNAVAILABLE ({@link StoreUnavailableException}):
  * <ul>
  *   <li>{@code reset}, which has no policy to apply (a reset that did not happen must not look as if it had);</li>
- *   <li>the bounded pool is full ({@code store-overloaded}): the service itself is overloaded;</li>
+ *   <li>the bounded pool is full ({@code store-overloaded}): the service itself is overloaded (asynchronous calls
+ *       meet the store's own queue bound instead, which its failure policy answers);</li>
  *   <li>the service's own deadline passes ({@code store-timeout}): a budget per store call the request makes plus
  *       {@value #DEADLINE_SLACK_MILLIS} ms; only a store that broke its budget, or a backed-up pool, gets there;</li>
  *   <li>a store not wrapped in a policy (embedding the service with a bare store) that throws.</li>
