@@ -112,7 +112,7 @@ public final class SluiceServer implements AutoCloseable {
 
     /**
      * Starts with a bound on the distinct limits callers may send (0 refuses caller-sent limits) and a number of
-     * HTTP event-loop threads (0: Netty's default, twice the cores).
+     * HTTP event-loop threads (0: one per core).
      */
     public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads)
             throws IOException, InterruptedException {
