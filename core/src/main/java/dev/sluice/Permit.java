@@ -53,6 +53,24 @@ public record Permit(String key, Limit limit, long cost) {
         }
     }
 
+    /**
+     * {@code prefix + value} as a key, or {@code prefix + "sha256:" + }the hex SHA-256 of {@code value}'s UTF-8 when
+     * that would be longer than {@value #MAX_KEY_LENGTH}: a key for a caller's value of any length (a header, an
+     * expression's result), distinct values staying distinct. The integrations build their keys with it.
+     */
+    public static String boundedKey(String prefix, String value) {
+        if (prefix.length() + value.length() <= MAX_KEY_LENGTH) {
+            return prefix + value;
+        }
+        try {
+            byte[] h = java.security.MessageDigest.getInstance("SHA-256")
+                    .digest(value.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return prefix + "sha256:" + java.util.HexFormat.of().formatHex(h);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
+    }
+
     /** How a key appears in a message: its first 64 characters, then "…". */
     public static String abbreviate(String key) {
         return key.length() <= 64 ? key : key.substring(0, 64) + "…";

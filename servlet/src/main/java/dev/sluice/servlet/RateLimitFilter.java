@@ -14,11 +14,7 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
@@ -227,15 +223,7 @@ public final class RateLimitFilter implements Filter {
 
     /** {@code rule:value}; a value that would make the key too long is replaced by its SHA-256. */
     static String key(String rule, String value) {
-        if (rule.length() + 1 + value.length() <= Permit.MAX_KEY_LENGTH) {
-            return rule + ':' + value;
-        }
-        try {
-            byte[] h = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
-            return rule + ":sha256:" + HexFormat.of().formatHex(h);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
-        }
+        return Permit.boundedKey(rule + ':', value);
     }
 
     private static String path(HttpServletRequest request) {

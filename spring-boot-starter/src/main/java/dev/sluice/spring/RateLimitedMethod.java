@@ -7,12 +7,8 @@ import java.lang.reflect.Modifier;
 import java.lang.reflect.Parameter;
 import java.math.BigDecimal;
 import java.math.BigInteger;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletionStage;
@@ -200,15 +196,7 @@ final class RateLimitedMethod {
 
     /** {@code <limit>:<scope>:<key>}; a key that would make it too long is replaced by its SHA-256. */
     String storeKey(String callerKey) {
-        if (keyPrefix.length() + callerKey.length() <= Permit.MAX_KEY_LENGTH) {
-            return keyPrefix + callerKey;
-        }
-        try {
-            byte[] h = MessageDigest.getInstance("SHA-256").digest(callerKey.getBytes(StandardCharsets.UTF_8));
-            return keyPrefix + "sha256:" + HexFormat.of().formatHex(h);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
-        }
+        return Permit.boundedKey(keyPrefix, callerKey);
     }
 
     /**

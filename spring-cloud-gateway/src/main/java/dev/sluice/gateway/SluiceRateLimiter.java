@@ -5,11 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.http.RateLimitFields;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -181,16 +177,7 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
 
     /** {@code routeId.id}, or {@code routeId.sha256:<hex of id>} when that would be longer than a key may be. */
     static String key(String routeId, String id) {
-        String key = routeId + '.' + id;
-        if (key.length() <= Permit.MAX_KEY_LENGTH) {
-            return key;
-        }
-        try {
-            byte[] digest = MessageDigest.getInstance("SHA-256").digest(id.getBytes(StandardCharsets.UTF_8));
-            return routeId + ".sha256:" + HexFormat.of().formatHex(digest);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JVM has SHA-256", e);
-        }
+        return Permit.boundedKey(routeId + '.', id);
     }
 
     private static String where(String routeId) {
