@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /** A store that decides as the one it wraps: tests override the one call they make misbehave. */
-class ForwardingStore implements RateLimiter {
+public class ForwardingStore implements RateLimiter {
     protected final RateLimiter delegate;
 
-    ForwardingStore(RateLimiter delegate) {
+    public ForwardingStore(RateLimiter delegate) {
         this.delegate = delegate;
     }
 

@@ -1,20 +1,16 @@
 package dev.sluice.server.client;
 
-import dev.sluice.Decision;
 import dev.sluice.client.RemoteRateLimiter;
-import dev.sluice.Limit;
-import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.server.ForwardingStore;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.tck.RateLimiterTck;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 
 /**
  * The whole conformance suite, run against {@link RemoteRateLimiter} talking HTTP to a real {@code sluice serve}
@@ -51,40 +47,17 @@ class RemoteConformanceTest implements RateLimiterTck {
     }
 
     /** The remote limiter, closing its private server with it. */
-    private record ClosingServer(RemoteRateLimiter remote, SluiceServer server) implements RateLimiter {
-        @Override
-        public Decision tryAcquire(String key, Limit limit, long cost) {
-            return remote.tryAcquire(key, limit, cost);
-        }
+    private static final class ClosingServer extends ForwardingStore {
+        private final SluiceServer server;
 
-        @Override
-        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-            return remote.tryAcquireAsync(key, limit, cost);
-        }
-
-        @Override
-        public Decision tryAcquire(List<Permit> permits) {
-            return remote.tryAcquire(permits);
-        }
-
-        @Override
-        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-            return remote.reserve(key, limit, cost, maxWait);
-        }
-
-        @Override
-        public Decision peek(String key, Limit limit, long cost) {
-            return remote.peek(key, limit, cost);
-        }
-
-        @Override
-        public void reset(String key, Limit limit) {
-            remote.reset(key, limit);
+        ClosingServer(RemoteRateLimiter remote, SluiceServer server) {
+            super(remote);
+            this.server = server;
         }
 
         @Override
         public void close() {
-            remote.close();
+            delegate.close();
             server.close();
         }
     }
