@@ -227,8 +227,8 @@ public final class DecisionService {
         if (!plan.needsStore()) {
             return CompletableFuture.completedFuture(noted(request, plan, envoyDecider.decide(plan)));
         }
-        int lone = plan.loneEnforced();
-        if (lone >= 0 && plan.items().get(lone).hits() > 0 && calls.remote()) {
+        int lone = calls.remote() ? plan.loneEnforced() : -1;
+        if (lone >= 0 && plan.items().get(lone).hits() > 0) {
             // one counted descriptor on a remote store: asked asynchronously, as decideAsync does
             return calls.runAsync(EnvoyDecider.storeCalls(plan), () -> envoyDecider.decideLoneAsync(plan, lone))
                     .thenApply(r -> noted(request, plan, r));
@@ -266,8 +266,8 @@ public final class DecisionService {
                 return CompletableFuture.failedFuture(calls.translate(e));
             }
         }
-        int lone = plan.loneEnforced();
-        if (lone >= 0 && calls.remote()) {
+        int lone = calls.remote() ? plan.loneEnforced() : -1;
+        if (lone >= 0) {
             // the common request, one descriptor with a rule, on a remote store: asked asynchronously, so that no
             // pool thread waits for Redis or PostgreSQL and concurrent requests can share its batches
             return calls.runAsync(1, () -> decider.decideLoneAsync(plan, lone))

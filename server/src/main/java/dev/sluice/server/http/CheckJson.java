@@ -21,6 +21,7 @@ import dev.sluice.server.decision.BadRequestException;
 import dev.sluice.server.decision.CheckRequest;
 import dev.sluice.server.decision.CheckResult;
 import io.netty.buffer.ByteBuf;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -65,15 +66,6 @@ public final class CheckJson {
     }
 
     /** Parses a request body; throws {@link BadRequestException} naming what is wrong. */
-    public static CheckRequest parse(InputStream body, int maxDescriptors) {
-        try {
-            return parse(body.readAllBytes(), maxDescriptors);
-        } catch (IOException e) {
-            throw new BadRequestException("malformed-json", "the body could not be read: " + e.getMessage());
-        }
-    }
-
-    /** Parses a request body; throws {@link BadRequestException} naming what is wrong. */
     public static CheckRequest parse(byte[] body, int maxDescriptors) {
         CheckRequest r = plain(body, maxDescriptors);
         return r != null ? r : parseTree(body, maxDescriptors);
@@ -81,13 +73,8 @@ public final class CheckJson {
 
     /** {@link #parse(byte[], int)} through the tree alone (the tests compare both ways). */
     public static CheckRequest parseTree(byte[] body, int maxDescriptors) {
-        return parse(tree(new java.io.ByteArrayInputStream(body)), maxDescriptors, REQUEST_FIELDS);
+        return parse(tree(new ByteArrayInputStream(body)), maxDescriptors, REQUEST_FIELDS);
     }
-
-    /** A body of the common shape, for tests that mutate one. */
-    public static final String PLAIN_SAMPLE = "{\"domain\":\"api\",\"hits\":2,\"descriptors\":[{\"entries\":"
-            + "[{\"key\":\"plan\",\"value\":\"free\"},{\"key\":\"user\",\"value\":\"42\"}]},"
-            + "{\"entries\":[{\"key\":\"ip\"}],\"hits_addend\":0}]}";
 
     /**
      * The common request (domain, hits, descriptors of string entries, no caller-sent limit) read as a stream of
@@ -228,8 +215,8 @@ public final class CheckJson {
     public record Reserve(CheckRequest request, long maxWaitNanos) {
     }
 
-    public static Reserve parseReserve(InputStream body, int maxDescriptors) {
-        JsonNode root = tree(body);
+    public static Reserve parseReserve(byte[] body, int maxDescriptors) {
+        JsonNode root = tree(new ByteArrayInputStream(body));
         CheckRequest r = parse(root, maxDescriptors, RESERVE_FIELDS);
         JsonNode w = root.get("max_wait_ns");
         if (w == null || !w.isIntegralNumber() || !w.canConvertToLong() || w.asLong() < 0) {

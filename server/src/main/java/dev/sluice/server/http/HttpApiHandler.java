@@ -215,8 +215,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 case "/v1/check" -> f = service.check(CheckJson.parse(body, service.maxDescriptors()));
                 case "/v1/peek" -> f = service.peek(CheckJson.parse(body, service.maxDescriptors()));
                 case "/v1/reserve" -> {
-                    CheckJson.Reserve r = CheckJson.parseReserve(new java.io.ByteArrayInputStream(body),
-                            service.maxDescriptors());
+                    CheckJson.Reserve r = CheckJson.parseReserve(body, service.maxDescriptors());
                     f = service.reserve(r.request(), r.maxWaitNanos());
                 }
                 default -> f = service.reset(CheckJson.parse(body, service.maxDescriptors())).thenApply(v -> null);
