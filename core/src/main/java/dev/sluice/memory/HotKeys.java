@@ -37,6 +37,9 @@ final class HotKeys {
 
     /** The handle of {@code key} under {@code limit} if it is kept, else null. */
     MemoryBound get(String key, Limit limit) {
+        if (key.length() > MAX_KEY_LENGTH) {
+            return null; // never kept: not worth hashing up to 4,096 characters to find that out
+        }
         int keyHash = key.hashCode();
         int i = index(keyHash, limit);
         if (keyHashes[i] != keyHash) {

@@ -70,7 +70,7 @@ final class MemoryBound extends BoundLimit {
 
     @Override
     public BoundLimit withSleeper(Sleeper sleeper) {
-        return new MemoryBound(owner, key(), limit(), sleeper);
+        return new MemoryBound(owner, key(), limit(), sleeper, registered, hash);
     }
 
     @Override

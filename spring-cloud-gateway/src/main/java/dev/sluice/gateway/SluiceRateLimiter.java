@@ -130,7 +130,7 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
 
     @Override
     public Mono<Response> isAllowed(String routeId, String id) {
-        RouteLimit route = loadConfiguration(routeId).resolve(where(routeId));
+        RouteLimit route = loadConfiguration(routeId).forRoute(routeId);
         if (route.deniesAll()) {
             return Mono.just(new Response(false, headers(routeId, route, null)));
         }
@@ -342,6 +342,12 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
 
         Integer burstCapacityIfSet() {
             return burstCapacity;
+        }
+
+        /** {@link #resolve} for a request of route {@code routeId}: its name is only built for the first read. */
+        RouteLimit forRoute(String routeId) {
+            RouteLimit r = resolved;
+            return r != null ? r : resolve(where(routeId));
         }
 
         /** The settings as a limit, read once (they change only while the gateway binds them). */
