@@ -9,6 +9,9 @@ final class BatchCall extends DecisionCall {
     BatchCall(long deadlineNanos, List<Batcher.Request> batch) {
         super(deadlineNanos);
         this.batch = batch;
+        for (Batcher.Request r : batch) {
+            r.call().batch = this; // a caller who stops waiting cancels this call's statement (see DecisionCall.cancel)
+        }
     }
 
     @Override

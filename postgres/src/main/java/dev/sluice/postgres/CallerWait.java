@@ -126,11 +126,16 @@ final class CallerWait {
         long budget = this.budget.millis();
         if (call.phase() == DecisionCall.SENT) {
             health.seen(Degradation.TIMEOUT);
+            String fate = call.cancelReachesStatement()
+                    ? "the statement was sent and is cancelled now, so nothing was taken (unless the database committed"
+                    + " it before the cancel reached it)"
+                    : "the statement was sent in a batch with other callers' decisions, which still wait for it, so it"
+                    + " is not cancelled and takes this decision's permits if it commits (the store's own timeout, "
+                    + AttemptLoop.SENT_PATIENCE + " budgets, ends it otherwise)";
             return new PostgresStoreException("the decision" + KeyText.about(key, limit) + " got no answer within its time"
-                    + " budget of " + budget + " ms while the database answered nothing else: the statement was sent"
-                    + " and is cancelled now, so nothing was taken (unless the database committed it before the"
-                    + " cancel reached it); the database is slow, paused or the row locked by another transaction:"
-                    + " check the database, or raise RetryPolicy.budget", null, cause, Degradation.TIMEOUT);
+                    + " budget of " + budget + " ms while the database answered nothing else: " + fate + "; the"
+                    + " database is slow, paused or the row locked by another transaction: check the database, or raise"
+                    + " RetryPolicy.budget", null, cause, Degradation.TIMEOUT);
         }
         return failures.notSent("the decision" + KeyText.about(key, limit) + " waited its whole time budget of " + budget + " ms for "
                 + (call.phase() == DecisionCall.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);

@@ -20,6 +20,8 @@ class DecisionCall {
     volatile long sentLimitNanos;
     /** The statement under way, for a caller who stops waiting to cancel. */
     volatile Statement statement;
+    /** The batch this decision travels in (its statement is the batch's), or null when it goes alone. */
+    volatile DecisionCall batch;
     private volatile int phase = QUEUED;
 
     /** True for the limiter's own work (warm-up, expiry sweeps): not a decision, not counted as one. */
@@ -59,8 +61,27 @@ class DecisionCall {
         sentLimitNanos = limit;
     }
 
-    /** Asks the server to cancel the statement under way, if any: its caller stopped waiting. */
+    /**
+     * Whether {@link #cancel()} reaches a statement: always for a decision sent alone; for one in a batch, only once
+     * every caller of the batch stopped waiting (the others still want their decisions).
+     */
+    boolean cancelReachesStatement() {
+        DecisionCall b = batch;
+        return b == null || b.allAbandoned();
+    }
+
+    /**
+     * Asks the server to cancel the statement under way, if any: its caller stopped waiting. A batch's statement is
+     * cancelled when the last of its callers stops waiting.
+     */
     void cancel() {
+        DecisionCall b = batch;
+        if (b != null) {
+            if (b.allAbandoned()) {
+                b.cancel();
+            }
+            return;
+        }
         Statement st = statement;
         if (st != null) {
             try {

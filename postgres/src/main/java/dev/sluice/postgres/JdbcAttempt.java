@@ -45,6 +45,12 @@ final class JdbcAttempt {
             PreparedStatement ps = connection.prepareStatement(sql);
             setQueryTimeoutMillis(ps, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
             call.statement = ps;
+            if (call.allAbandoned()) {
+                // its callers stopped waiting after the attempt checked, before this statement was there to cancel
+                ps.close();
+                throw new SQLException("the caller stopped waiting before the statement was sent: nothing was sent",
+                        "57014");
+            }
             return ps;
         }
     }

@@ -102,6 +102,76 @@ class BudgetTest {
         }
     }
 
+    /**
+     * Connections whose statements ignore their query timeout (neither the driver's millisecond one nor JDBC's
+     * seconds), so that only a caller's cancel can end a statement waiting for a row lock.
+     */
+    static final class NoQueryTimeouts extends TestDataSource {
+        @Override
+        public Connection getConnection() throws SQLException {
+            Connection real = TestDatabase.dataSource().getConnection();
+            return proxy(Connection.class, real, (m, args) -> {
+                Object r = m.invoke(real, args);
+                return r instanceof PreparedStatement ps ? proxy(PreparedStatement.class, ps, (sm, sargs) -> switch (sm.getName()) {
+                    case "setQueryTimeout" -> null;
+                    case "isWrapperFor" -> false; // JdbcAttempt then sets JDBC's timeout, which this ignores
+                    default -> sm.invoke(ps, sargs);
+                }) : r;
+            });
+        }
+
+        interface Call {
+            Object on(java.lang.reflect.Method m, Object[] args) throws Exception;
+        }
+
+        private static <T> T proxy(Class<T> type, T real, Call call) {
+            return type.cast(java.lang.reflect.Proxy.newProxyInstance(BudgetTest.class.getClassLoader(), new Class<?>[] {type},
+                    (p, m, args) -> {
+                        try {
+                            return call.on(m, args);
+                        } catch (java.lang.reflect.InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                    }));
+        }
+    }
+
+    /**
+     * A caller who stops waiting cancels its statement, alone or in a batch (the default): with the statement's own
+     * query timeout out of the way, a statement waiting for a locked row ends only by that cancel, and takes nothing.
+     * (Before, a batched decision's cancel went to no statement: the batch's is the batch call's.)
+     */
+    @Test
+    void aCallerWhoStopsWaitingCancelsItsStatementBatchedOrNot() throws Exception {
+        for (boolean batching : new boolean[] {true, false}) {
+            String key = key();
+            Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
+            PostgresRateLimiter.Builder b = TestDatabase.builder(new NoQueryTimeouts()).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
+            if (!batching) {
+                b.batching(false);
+            }
+            try (PostgresRateLimiter rl = b.build(); Connection holder = TestDatabase.dataSource().getConnection()) {
+                assertThat(rl.tryAcquire(key, limit).remaining()).isEqualTo(4);
+                holder.setAutoCommit(false);
+                try (PreparedStatement ps = holder.prepareStatement(
+                        "select 1 from sluice_bucket where key_hash = sluice_key_hash(?) for update")) {
+                    ps.setString(1, key);
+                    ps.executeQuery().close();
+                }
+                assertTimeoutPreemptively(HANG_GUARD, () -> assertThatThrownBy(() -> rl.tryAcquire(key, limit))
+                        .as("batching %s", batching)
+                        .isInstanceOf(PostgresStoreException.class)
+                        .hasMessageContaining("is cancelled now")
+                        .satisfies(e -> assertThat(((PostgresStoreException) e).degradation()).isEqualTo(Degradation.TIMEOUT)));
+                // nothing else ends the statement: without the caller's cancel this gives up after its 10 s guard
+                TestDatabase.awaitNoLockWaiters();
+                holder.rollback();
+                assertThat(rl.tryAcquire(key, limit).remaining()).as("batching %s: the cancelled call took nothing", batching)
+                        .isEqualTo(3);
+            }
+        }
+    }
+
     /** A pool with no free connection, while the database answers nothing, fails an async caller. */
     @Test
     void anAsyncDecisionWaitingForAPooledConnectionFailsWhenTheDatabaseAnswersNothing() throws Exception {
