@@ -19,6 +19,8 @@ import io.netty.handler.codec.http.HttpServerCodec;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP/JSON endpoint on Netty (epoll on Linux, NIO elsewhere): a few event-loop threads serve every
@@ -27,6 +29,10 @@ import java.util.concurrent.TimeUnit;
  * connections are closed) and a body bound (larger bodies get 413 before they are buffered).
  */
 public final class HttpServer implements AutoCloseable {
+    /** The longest a step of {@link #stop} waits: the event loops' own timeout is 2 s. */
+    private static final long STOP_WAIT_SECONDS = 5;
+    private static final Logger log = LoggerFactory.getLogger(HttpServer.class);
+
     private final EventLoopGroup boss;
     private final EventLoopGroup workers;
     private final Channel channel;
@@ -95,7 +101,12 @@ public final class HttpServer implements AutoCloseable {
      * connection.
      */
     public void stop(Duration grace) {
-        channel.close().syncUninterruptibly();
+        // every wait here is bounded: a stop that waited for ever on a future would keep the process from exiting on
+        // SIGTERM (seen once after minutes of load: the worker group's termination future never completed although
+        // its threads had ended)
+        if (!channel.close().awaitUninterruptibly(STOP_WAIT_SECONDS, TimeUnit.SECONDS)) {
+            log.warn("event=http_stop_slow step=close_listener waited_s={}", STOP_WAIT_SECONDS);
+        }
         handler.draining(true);
         long deadline = System.nanoTime() + grace.toNanos();
         while (handler.inFlight() > 0 && System.nanoTime() < deadline) {
@@ -107,7 +118,9 @@ public final class HttpServer implements AutoCloseable {
             }
         }
         boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+        if (!workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(STOP_WAIT_SECONDS, TimeUnit.SECONDS)) {
+            log.warn("event=http_stop_slow step=event_loops waited_s={}", STOP_WAIT_SECONDS);
+        }
     }
 
     @Override
