@@ -74,6 +74,16 @@ class BudgetTest {
         }
     }
 
+    /** Opens a transaction on {@code holder} that holds the key's row lock until it ends. */
+    private static void lockRow(Connection holder, String key) throws SQLException {
+        holder.setAutoCommit(false);
+        try (PreparedStatement ps = holder.prepareStatement(
+                "select 1 from sluice_bucket where key_hash = sluice_key_hash(?) for update")) {
+            ps.setString(1, key);
+            ps.executeQuery().close();
+        }
+    }
+
     private static String key() {
         return "budget-" + UUID.randomUUID();
     }
@@ -87,12 +97,7 @@ class BudgetTest {
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET)).build();
                 Connection holder = TestDatabase.dataSource().getConnection()) {
             assertThat(rl.tryAcquire(key, limit).allowed()).isTrue();
-            holder.setAutoCommit(false);
-            try (PreparedStatement ps = holder.prepareStatement(
-                    "select 1 from sluice_bucket where key_hash = sluice_key_hash(?) for update")) {
-                ps.setString(1, key);
-                ps.executeQuery().close();
-            }
+            lockRow(holder, key);
             assertTimeoutPreemptively(HANG_GUARD, () -> assertThatThrownBy(() -> rl.tryAcquire(key, limit))
                     .isInstanceOf(PostgresStoreException.class)
                     .satisfies(e -> assertThat(((PostgresStoreException) e).degradation()).isEqualTo(Degradation.TIMEOUT)));
@@ -152,12 +157,7 @@ class BudgetTest {
             }
             try (PostgresRateLimiter rl = b.build(); Connection holder = TestDatabase.dataSource().getConnection()) {
                 assertThat(rl.tryAcquire(key, limit).remaining()).isEqualTo(4);
-                holder.setAutoCommit(false);
-                try (PreparedStatement ps = holder.prepareStatement(
-                        "select 1 from sluice_bucket where key_hash = sluice_key_hash(?) for update")) {
-                    ps.setString(1, key);
-                    ps.executeQuery().close();
-                }
+                lockRow(holder, key);
                 assertTimeoutPreemptively(HANG_GUARD, () -> assertThatThrownBy(() -> rl.tryAcquire(key, limit))
                         .as("batching %s", batching)
                         .isInstanceOf(PostgresStoreException.class)
