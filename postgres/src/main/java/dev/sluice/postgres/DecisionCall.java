@@ -21,7 +21,7 @@ class DecisionCall {
     /** The statement under way, for a caller who stops waiting to cancel. */
     volatile Statement statement;
     /** The batch this decision travels in (its statement is the batch's), or null when it goes alone. */
-    volatile DecisionCall batch;
+    volatile DecisionCall inBatch;
     private volatile int phase = QUEUED;
 
     /** True for the limiter's own work (warm-up, expiry sweeps): not a decision, not counted as one. */
@@ -66,7 +66,7 @@ class DecisionCall {
      * every caller of the batch stopped waiting (the others still want their decisions).
      */
     boolean cancelReachesStatement() {
-        DecisionCall b = batch;
+        DecisionCall b = inBatch;
         return b == null || b.allAbandoned();
     }
 
@@ -75,7 +75,7 @@ class DecisionCall {
      * cancelled when the last of its callers stops waiting.
      */
     void cancel() {
-        DecisionCall b = batch;
+        DecisionCall b = inBatch;
         if (b != null) {
             if (b.allAbandoned()) {
                 b.cancel();
