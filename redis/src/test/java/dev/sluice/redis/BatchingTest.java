@@ -58,6 +58,16 @@ class BatchingTest {
         return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 
+    /** Makes {@code calls} while Redis is paused, so that what they send queues behind the calls already in flight. */
+    private static void whilePaused(Runnable calls) {
+        server.pause();
+        try {
+            calls.run();
+        } finally {
+            server.resume();
+        }
+    }
+
     @Test
     void queuedDecisionsGoAsBatchesDecidedExactlyAndInArrivalOrder() {
         ManualTicker t = Tck.ticker();
@@ -68,15 +78,12 @@ class BatchingTest {
             admin.sync().configResetstat();
             List<CompletableFuture<Decision>> hotCalls = new ArrayList<>();
             List<CompletableFuture<Decision>> userCalls = new ArrayList<>();
-            server.pause();
-            try {
+            whilePaused(() -> {
                 for (int i = 0; i < calls / 2; i++) {
                     hotCalls.add(rl.tryAcquireAsync("hot", hot, 1));
                     userCalls.add(rl.tryAcquireAsync("user:" + (i % 100), perUser, 1));
                 }
-            } finally {
-                server.resume();
-            }
+            });
             // the hot key admits exactly its 500 permits, to the first 500 callers in the order they called
             for (int i = 0; i < hotCalls.size(); i++) {
                 assertThat(hotCalls.get(i).join().allowed()).as("hot call %d", i).isEqualTo(i < 500);
@@ -102,8 +109,7 @@ class BatchingTest {
             admin.sync().configResetstat();
             List<CompletableFuture<Decision>> first = new ArrayList<>();
             List<CompletableFuture<Decision>> queued = new ArrayList<>();
-            server.pause();
-            try {
+            whilePaused(() -> {
                 for (int i = 0; i < Coalescer.MAX_IN_FLIGHT; i++) {
                     first.add(rl.tryAcquireAsync("alone" + i, Limit.fixedWindow(1, Duration.ofMinutes(1)), 1));
                 }
@@ -115,9 +121,7 @@ class BatchingTest {
                         queued.add(rl.tryAcquireAsync("many" + k, l, 1));
                     }
                 }
-            } finally {
-                server.resume();
-            }
+            });
             first.forEach(f -> assertThat(f.join().allowed()).isTrue());
             for (int i = 0; i < queued.size(); i++) {
                 int k = i % Coalescer.MAX_BATCH;
@@ -138,14 +142,11 @@ class BatchingTest {
         try (RedisRateLimiter rl = limiter(t).batching(false).build()) {
             admin.sync().configResetstat();
             List<CompletableFuture<Decision>> all = new ArrayList<>();
-            server.pause();
-            try {
+            whilePaused(() -> {
                 for (int i = 0; i < 200; i++) {
                     all.add(rl.tryAcquireAsync("k" + (i % 7), l, 1));
                 }
-            } finally {
-                server.resume();
-            }
+            });
             assertThat(all.stream().filter(f -> f.join().allowed()).count()).isEqualTo(70);
             assertThat(evalshaCalls()).isEqualTo(200);
         }
@@ -159,8 +160,7 @@ class BatchingTest {
             admin.sync().set(RedisKeys.of("sluice:", "bad", l), "x".getBytes(StandardCharsets.UTF_8));
             List<CompletableFuture<Decision>> good = new ArrayList<>();
             List<CompletableFuture<Decision>> bad = new ArrayList<>();
-            server.pause();
-            try {
+            whilePaused(() -> {
                 for (int i = 0; i < Coalescer.MAX_IN_FLIGHT; i++) {
                     good.add(rl.tryAcquireAsync("first" + i, l, 1)); // these go alone
                 }
@@ -168,9 +168,7 @@ class BatchingTest {
                     good.add(rl.tryAcquireAsync("good", l, 1));
                     bad.add(rl.tryAcquireAsync("bad", l, 1));
                 }
-            } finally {
-                server.resume();
-            }
+            });
             for (CompletableFuture<Decision> f : bad) {
                 assertThat(f).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(Exception.class)
                         .havingRootCause().isInstanceOf(io.lettuce.core.RedisCommandExecutionException.class);
@@ -191,8 +189,7 @@ class BatchingTest {
         Limit l = Limit.tokenBucket(100, Rate.perHour(1));
         try (RedisRateLimiter rl = limiter(t).timeBudget(Duration.ofMillis(100)).build()) {
             List<CompletableFuture<Decision>> all = new ArrayList<>();
-            server.pause();
-            try {
+            whilePaused(() -> {
                 for (int i = 0; i < 50; i++) {
                     all.add(rl.tryAcquireAsync("expiring", l, 1));
                 }
@@ -200,9 +197,7 @@ class BatchingTest {
                     assertThat(f).failsWithin(Duration.ofSeconds(10));
                     assertThat(((RedisStoreException) unwrap(f)).degradation()).isEqualTo(Degradation.TIMEOUT);
                 }
-            } finally {
-                server.resume();
-            }
+            });
             // the calls already at Redis when it froze were applied when it resumed; the queued ones never went
             Decision after = rl.tryAcquire("expiring", l);
             assertThat(after.remaining()).isEqualTo(100 - Coalescer.MAX_IN_FLIGHT - 1);
