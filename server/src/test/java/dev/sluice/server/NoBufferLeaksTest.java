@@ -13,6 +13,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
+import java.net.URI;
+import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -56,14 +58,14 @@ class NoBufferLeaksTest {
                 assertThat(s.post("{\"domain\":").status()).isEqualTo(400);
                 assertThat(s.post("{\"domain\":\"nope\",\"descriptors\":[]}").status()).isBetween(400, 499);
                 assertThat(s.post("{\"domain\":\"algos\",\"pad\":\"" + "x".repeat(70_000) + "\"}").status()).isEqualTo(413);
-                assertThat(TestServer.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.base + "/v1/check"))
-                        .header("Content-Type", "text/plain").POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}"))
+                assertThat(TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/v1/check"))
+                        .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString("{}"))
                         .build()).status()).isEqualTo(415);
                 assertThat(s.get("/nowhere").status()).isEqualTo(404);
                 assertThat(s.get("/healthz").status()).isEqualTo(200);
                 assertThat(s.get("/metrics").status()).isEqualTo(200);
-                assertThat(TestServer.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.base + "/json"))
-                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                assertThat(TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/json"))
+                        .POST(HttpRequest.BodyPublishers.ofString(
                                 "{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[{\"key\":\"database\",\"value\":\"users\"}]}]}"))
                         .build()).status()).isEqualTo(200);
                 byte[] one = RawHttp.post("/v1/check", "application/json",
