@@ -3,7 +3,7 @@ package dev.sluice.failsafe;
 /**
  * What {@link FailSafeRateLimiter} decides when its store cannot: the store timed out, is down, is
  * overloaded or answered with an error. Every such decision carries the cause in
- * {@link Decision#degradation()}.
+ * {@link dev.sluice.Decision#degradation()}.
  */
 public enum FailurePolicy {
     /** Allow the call. Availability first: an outage of the store never takes the application down. */
