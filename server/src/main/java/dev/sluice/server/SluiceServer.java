@@ -183,7 +183,7 @@ public final class SluiceServer implements AutoCloseable {
 
     @Override
     public void close() {
-        log.info("event=shutdown_started grace_ms={}", grace.toMillis());
+        log.atInfo().addKeyValue("event", "shutdown_started").addKeyValue("grace", grace).log();
         if (watcher != null) {
             watcher.close();
         }
@@ -202,6 +202,6 @@ public final class SluiceServer implements AutoCloseable {
             }
         }
         service.limiter().close();
-        log.info("event=shutdown_finished");
+        log.atInfo().addKeyValue("event", "shutdown_finished").log();
     }
 }

@@ -7,6 +7,8 @@ import dev.sluice.server.config.Durations;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.config.Semantics;
 import dev.sluice.server.envoy.EnvoyOptions;
+import dev.sluice.server.log.LogFormat;
+import dev.sluice.server.log.Logging;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -20,6 +22,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.spi.LoggingEventBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -122,6 +125,16 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--shutdown-grace", defaultValue = "10s", description = "Time in-flight requests get on shutdown (default ${DEFAULT-VALUE})")
     String shutdownGrace;
 
+    @Option(names = "--log-format", paramLabel = "FORMAT", defaultValue = "${env:LOG_FORMAT}",
+            description = "Log lines on stderr: logfmt or json, one event a line, every library's too (default: "
+                    + "$LOG_FORMAT, else logfmt)")
+    String logFormat;
+
+    @Option(names = "--log-level", paramLabel = "[LOGGER=]LEVEL",
+            description = "trace, debug, info, warn, error or off, of every logger (LEVEL) or of one and those under "
+                    + "it (LOGGER=LEVEL, e.g. io.lettuce=debug); repeatable (default: $SLUICE_LOG_LEVEL, else info)")
+    List<String> logLevels = new ArrayList<>();
+
     /**
      * Netty's sampled buffer-leak detection (its default, SIMPLE) costs the HTTP event loop ~0.5 µs of a ~4 µs check
      * (bench/server/README.md). The service is held leak-free by NoBufferLeaksTest, every request path under PARANOID
@@ -142,6 +155,12 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        try {
+            Logging.start(LogFormat.parse("--log-format (or $LOG_FORMAT)", logFormat));
+            Logging.levels(logLevels);
+        } catch (IllegalArgumentException e) {
+            return refuse(2, e.getMessage()); // in the format asked for, or logfmt if that was the mistake
+        }
         leakDetectionOff();
         List<Path> paths = new ArrayList<>(config);
         if (paths.isEmpty() && Files.isRegularFile(Path.of("sluice.yaml"))) {
@@ -156,15 +175,19 @@ final class ServeCommand implements Callable<Integer> {
             try {
                 rules = RuleSet.load(paths);
             } catch (ConfigException e) {
-                e.problems().forEach(p -> System.err.println(p));
-                System.err.println("sluice: refusing to start: " + e.problems().size() + " problem(s) in the rules");
-                return 1;
+                e.problems().forEach(p -> log.atError().addKeyValue("event", "rules_problem").addKeyValue("problem", p)
+                        .log());
+                return refuse(1, e.problems().size() + " problem(s) in the rules");
             }
             rulesFrom = paths.toString();
         }
         String bearer = token == null || token.isBlank() ? null : token.trim();
         if (tokenFile != null) {
-            bearer = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
+            try {
+                bearer = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
+            } catch (IOException e) {
+                return refuse(2, "--token-file " + tokenFile + " cannot be read: " + e);
+            }
         }
         Stores.Opened opened;
         EnvoyOptions envoy;
@@ -178,11 +201,9 @@ final class ServeCommand implements Callable<Integer> {
             opened = Stores.leased(Stores.open(store, maxKeys, storeTimeout == null ? null
                     : Durations.parse(storeTimeout), poolSize, policy(failurePolicy)), leases);
         } catch (IllegalArgumentException e) {
-            System.err.println("sluice: " + e.getMessage());
-            return 2;
+            return refuse(2, e.getMessage());
         } catch (RuntimeException e) {
-            System.err.println("sluice: cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
-            return 2;
+            return refuse(2, "cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
         }
         SluiceServer.Settings s0 = SluiceServer.Settings.defaults(opened.limiter(), rules);
         SluiceServer.Settings s = s0
@@ -199,10 +220,9 @@ final class ServeCommand implements Callable<Integer> {
         try {
             server = SluiceServer.start(s, maxClientLimits, httpThreads);
         } catch (IOException e) {
-            System.err.println("sluice: cannot listen: " + e.getMessage()
-                    + " (is another sluice running? choose other ports with --http/--grpc)");
             opened.close();
-            return 2;
+            return refuse(2, "cannot listen: " + e.getMessage()
+                    + " (is another sluice running? choose other ports with --http/--grpc)");
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -210,15 +230,29 @@ final class ServeCommand implements Callable<Integer> {
             opened.closeResources();
             stopped.countDown();
         }, "sluice-shutdown"));
-        log.info("event=started store={} store_budget_ms={} failure_policy={} http={} grpc={} domains={} rules={} auth={}",
-                opened.name(), opened.budget() == null ? "-" : opened.budget().toMillis(),
-                opened.budget() == null ? "-" : failurePolicy.toLowerCase(Locale.ROOT), server.httpAddress(),
-                server.grpcAddress(), rules.domains().keySet(), rules.ruleCount(), bearer != null ? "bearer" : "none");
+        LoggingEventBuilder started = log.atInfo().addKeyValue("event", "started").addKeyValue("store", opened.name());
+        if (opened.budget() != null) {
+            started = started.addKeyValue("store_budget", opened.budget())
+                    .addKeyValue("failure_policy", policy(failurePolicy));
+        }
+        started.addKeyValue("http", orOff(server.httpAddress())).addKeyValue("grpc", orOff(server.grpcAddress()))
+                .addKeyValue("domains", rules.domains().keySet()).addKeyValue("rules", rules.ruleCount())
+                .addKeyValue("auth", bearer != null ? "bearer" : "none").log();
         banner(server, rules, rulesFrom, opened.budget() == null ? opened.name() : opened.name() + " (budget "
                 + opened.budget().toMillis() + " ms a call, then " + failurePolicy.toLowerCase(Locale.ROOT) + ")",
                 bearer != null);
         stopped.await();
         return 0;
+    }
+
+    /** A start that cannot go on: one {@code event=start_refused} line saying why, and the exit code. */
+    static int refuse(int exitCode, String reason) {
+        log.atError().addKeyValue("event", "start_refused").addKeyValue("reason", reason).log();
+        return exitCode;
+    }
+
+    private static Object orOff(InetSocketAddress address) {
+        return address == null ? "off" : address;
     }
 
     /** {@code --failure-policy}: fail_open, fail_closed or fallback_local (any case, - or _). */

@@ -14,7 +14,6 @@ import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -165,9 +164,11 @@ final class Stores {
         } catch (IllegalArgumentException e) {
             throw e; // a configuration mistake: no retry fixes it
         } catch (RuntimeException e) {
-            log.warn("event=store_unavailable_at_start store={} uri={} policy={} cause=\"{}\" action=\"serving by the "
-                    + "failure policy; the store is retried in the background\"", name, redact(spec),
-                    policy.name().toLowerCase(Locale.ROOT), redact(String.valueOf(e.getMessage())));
+            log.atWarn().addKeyValue("event", "store_unavailable_at_start").addKeyValue("store", name)
+                    .addKeyValue("uri", redact(spec)).addKeyValue("policy", policy)
+                    .addKeyValue("cause", redact(String.valueOf(e.getMessage())))
+                    .addKeyValue("action", "serving by the failure policy; the store is retried in the background")
+                    .log();
             store = null;
         }
         // the foreground attempt just failed: the wrapper need not wait for a second one before serving

@@ -389,8 +389,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, b.type(), b.getMessage(), Map.of());
             } else if (t instanceof StoreUnavailableException s) {
                 if (service.logThrottle().allow(s.type())) {
-                    log.warn("event=store_unavailable protocol=http type={} detail=\"{}\" suppressed_since_last={}",
-                            s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
+                    log.atWarn().addKeyValue("event", "store_unavailable").addKeyValue("protocol", "http")
+                            .addKeyValue("type", s.type()).addKeyValue("detail", s.getMessage())
+                            .addKeyValue("suppressed_since_last", service.logThrottle().suppressedSinceLast()).log();
                 }
                 problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, s.type(), s.getMessage(),
                         Map.of("Retry-After", "1"));
@@ -464,7 +465,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     private void internalError(ChannelHandlerContext ctx, Throwable t) {
-        log.error("event=internal_error", t);
+        log.atError().addKeyValue("event", "internal_error").addKeyValue("protocol", "http").setCause(t).log();
         problem(ctx, false, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal-error",
                 "the service failed to answer; the cause is in its log", Map.of());
     }
@@ -512,7 +513,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             ctx.close(); // the peer went away
             return;
         }
-        log.warn("event=connection_error cause=\"{}\"", cause.toString());
+        log.atWarn().addKeyValue("event", "connection_error").addKeyValue("cause", cause).log();
         ctx.close();
     }
 
