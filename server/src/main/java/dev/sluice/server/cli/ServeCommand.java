@@ -131,8 +131,9 @@ final class ServeCommand implements Callable<Integer> {
     String logFormat;
 
     @Option(names = "--log-level", paramLabel = "[LOGGER=]LEVEL",
-            description = "trace, debug, info, warn, error or off, of every logger (LEVEL) or of one and those under "
-                    + "it (LOGGER=LEVEL, e.g. io.lettuce=debug); repeatable (default: $SLUICE_LOG_LEVEL, else info)")
+            description = "trace, debug, info, warn, error or off: LEVEL for the root logger (every logger without a "
+                    + "level of its own), LOGGER=LEVEL for one and those under it (e.g. io.lettuce=debug); repeatable "
+                    + "(default: root at $SLUICE_LOG_LEVEL, else info; Netty and grpc-java at warn)")
     List<String> logLevels = new ArrayList<>();
 
     /**

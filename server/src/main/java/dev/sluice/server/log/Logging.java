@@ -48,12 +48,17 @@ public final class Logging {
         }
     }
 
-    /** Every stream appender of the root logger (logback.xml's STDERR) writes {@code format} from now on. */
+    /**
+     * Every appender of the root logger that writes Sluice's lines (logback.xml's STDERR) writes {@code format} from
+     * now on; an appender of one's own configuration ({@code -Dlogback.configurationFile}) with an encoder of its
+     * own keeps it.
+     */
     static void use(LogFormat format) {
         LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
         for (Iterator<Appender<ILoggingEvent>> it = context.getLogger(Logger.ROOT_LOGGER_NAME).iteratorForAppenders();
                 it.hasNext(); ) {
-            if (it.next() instanceof OutputStreamAppender<ILoggingEvent> stream) {
+            if (it.next() instanceof OutputStreamAppender<ILoggingEvent> stream
+                    && stream.getEncoder() instanceof LineEncoder) {
                 Encoder<ILoggingEvent> encoder = format.encoder();
                 encoder.setContext(context);
                 encoder.start();

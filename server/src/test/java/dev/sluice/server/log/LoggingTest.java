@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.OutputStreamAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.ByteArrayOutputStream;
@@ -61,6 +65,31 @@ class LoggingTest {
         assertThat(jul.get("msg").asText()).isEqualTo("line one\nline two");
         JsonNode platform = json.readTree(lines.get(1));
         assertThat(platform.get("exception").asText()).startsWith("java.lang.IllegalStateException: cause\n\tat ");
+    }
+
+    @Test
+    void anAppenderOfOnesOwnConfigurationKeepsItsEncoder() {
+        LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+        PatternLayoutEncoder pattern = new PatternLayoutEncoder();
+        pattern.setContext(context);
+        pattern.setPattern("%msg%n");
+        pattern.start();
+        OutputStreamAppender<ILoggingEvent> own = new OutputStreamAppender<>();
+        own.setContext(context);
+        own.setEncoder(pattern);
+        own.setOutputStream(new ByteArrayOutputStream());
+        own.start();
+        Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
+        root.addAppender(own);
+        try {
+            Logging.start(LogFormat.JSON);
+            assertThat(own.getEncoder()).isSameAs(pattern);
+            assertThat(((OutputStreamAppender<ILoggingEvent>) root.getAppender("STDERR")).getEncoder())
+                    .isInstanceOf(JsonLinesEncoder.class);
+        } finally {
+            root.detachAppender(own);
+            own.stop();
+        }
     }
 
     @Test
