@@ -83,7 +83,7 @@ public final class Logging {
             Level level = level(spec, spec.substring(eq + 1).trim());
             if (name.isEmpty()) {
                 throw new IllegalArgumentException("--log-level '" + spec + "' names no logger: write LEVEL for "
-                        + "every logger or LOGGER=LEVEL, e.g. --log-level io.lettuce=debug");
+                        + "the root logger or LOGGER=LEVEL, e.g. --log-level io.lettuce=debug");
             }
             changes.add(() -> context.getLogger(name).setLevel(level));
         }
