@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -59,15 +58,11 @@ public final class LeasedRateLimiter implements RateLimiter {
     /** By default at most this many keys have a lease at once; more keys take the plain path. */
     public static final int DEFAULT_MAX_KEYS = 100_000;
 
-    private record Key(String key, Limit limit) {
-    }
-
     private final RateLimiter store;
     private final Ticker ticker;
     private final long horizonNanos;
     private final long maxLease;
-    private final int maxKeys;
-    private final ConcurrentHashMap<Key, Lease> leases = new ConcurrentHashMap<>();
+    private final LeaseTable leases;
     private final AtomicLong storeCalls = new AtomicLong();
     private final AtomicLong localDecisions = new AtomicLong();
 
@@ -76,7 +71,7 @@ public final class LeasedRateLimiter implements RateLimiter {
         this.ticker = b.ticker;
         this.horizonNanos = b.horizon.toNanos();
         this.maxLease = b.maxLease;
-        this.maxKeys = b.maxKeys;
+        this.leases = new LeaseTable(b.ticker, horizonNanos, b.maxKeys);
     }
 
     /** Leases over {@code store} with the defaults. */
@@ -207,24 +202,7 @@ public final class LeasedRateLimiter implements RateLimiter {
 
     /** The lease of a leasable key, or null when {@link Builder#maxKeys} leases exist already (after evicting idle ones). */
     private Lease lease(String key, Limit limit) {
-        Key k = new Key(key, limit);
-        Lease l = leases.get(k);
-        if (l != null) {
-            return l;
-        }
-        if (leases.size() >= maxKeys) {
-            evictIdle();
-            if (leases.size() >= maxKeys) {
-                return null;
-            }
-        }
-        return leases.computeIfAbsent(k, x -> new Lease(limit, ticker.read()));
-    }
-
-    /** Drops leases unused for ten horizons: what they held has expired or is about to (a bounded loss). */
-    private void evictIdle() {
-        long cutoff = ticker.read() - 10 * horizonNanos;
-        leases.values().removeIf(l -> l.lastUsed < cutoff);
+        return leases.lease(key, limit);
     }
 
     /**
@@ -297,7 +275,7 @@ public final class LeasedRateLimiter implements RateLimiter {
     @Override
     public void reset(String key, Limit limit) {
         store.reset(key, limit);
-        Lease l = leases.get(new Key(key, limit));
+        Lease l = leases.existing(key, limit);
         if (l != null) {
             synchronized (l) {
                 l.clear();
@@ -317,7 +295,7 @@ public final class LeasedRateLimiter implements RateLimiter {
 
     /** Permits of {@code key} under {@code limit} held here now (0 when none). */
     public long held(String key, Limit limit) {
-        Lease l = leases.get(new Key(key, limit));
+        Lease l = leases.existing(key, limit);
         if (l == null) {
             return 0;
         }
