@@ -5,9 +5,11 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.failsafe.StoreHealth;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -43,13 +45,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * and reset go to the store unchanged (a reset also forgets this node's lease of that key, not other nodes'). A
  * decision the store made degraded ({@link Decision#degraded()}, e.g. under a {@code FailSafeRateLimiter}) takes
  * nothing and is returned as it is. A local admission's {@code remaining} is an estimate (the store's remaining at
- * the last take plus what is held here).
+ * the last take plus what is held here). {@link #storeHealth()} is the health of the store's failure policy, if it has
+ * one: leases change how often the store is asked, not whether it answers.
  *
  * <pre>{@code
  * RateLimiter limiter = LeasedRateLimiter.builder(RedisRateLimiter.create("redis://localhost:6379")).build();
  * }</pre>
  */
-public final class LeasedRateLimiter implements RateLimiter {
+public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source {
 
     /** By default a lease is sized to the demand of this long. */
     public static final Duration DEFAULT_HORIZON = Duration.ofMillis(20);
@@ -85,6 +88,12 @@ public final class LeasedRateLimiter implements RateLimiter {
      */
     public RateLimiter store() {
         return store;
+    }
+
+    /** The health of the store these leases are taken from, as its failure policy reports it (empty without one). */
+    @Override
+    public Optional<StoreHealth> storeHealth() {
+        return StoreHealth.of(store);
     }
 
     /** A builder for leases over {@code store} (closed with this limiter). */
