@@ -177,7 +177,7 @@ public final class DecisionService {
         return storeName;
     }
 
-    /** The key and limit of the health probe: a key no caller can send (callers' keys start with their domain). */
+    /** The key and limit of the health probe: no request's key (those always hold a '|' after the domain). */
     static final String PROBE_KEY = "sluice:readyz";
     private static final Limit PROBE_LIMIT = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
 

@@ -143,7 +143,7 @@ public final class ServerMetrics {
         Gauge.builder("sluice.store.info", () -> 1)
                 .description("The store and its failure policy (none: the in-memory store needs none); always 1")
                 .tag("store", storeName)
-                .tag("failure_policy", health.map(h -> h.policy().name().toLowerCase(Locale.ROOT)).orElse("none"))
+                .tag("failure_policy", health.isEmpty() ? "none" : StoreReport.of(storeName, health).policyName())
                 .register(registry);
         if (health.isEmpty()) {
             return;
