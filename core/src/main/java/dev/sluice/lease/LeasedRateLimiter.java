@@ -5,11 +5,12 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.failsafe.StoreHealth;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -44,13 +45,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * and reset go to the store unchanged (a reset also forgets this node's lease of that key, not other nodes'). A
  * decision the store made degraded ({@link Decision#degraded()}, e.g. under a {@code FailSafeRateLimiter}) takes
  * nothing and is returned as it is. A local admission's {@code remaining} is an estimate (the store's remaining at
- * the last take plus what is held here).
+ * the last take plus what is held here). {@link #storeHealth()} is the health of the store's failure policy, if it has
+ * one: leases change how often the store is asked, not whether it answers.
  *
  * <pre>{@code
  * RateLimiter limiter = LeasedRateLimiter.builder(RedisRateLimiter.create("redis://localhost:6379")).build();
  * }</pre>
  */
-public final class LeasedRateLimiter implements RateLimiter {
+public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source {
 
     /** By default a lease is sized to the demand of this long. */
     public static final Duration DEFAULT_HORIZON = Duration.ofMillis(20);
@@ -59,15 +61,11 @@ public final class LeasedRateLimiter implements RateLimiter {
     /** By default at most this many keys have a lease at once; more keys take the plain path. */
     public static final int DEFAULT_MAX_KEYS = 100_000;
 
-    private record Key(String key, Limit limit) {
-    }
-
     private final RateLimiter store;
     private final Ticker ticker;
     private final long horizonNanos;
     private final long maxLease;
-    private final int maxKeys;
-    private final ConcurrentHashMap<Key, Lease> leases = new ConcurrentHashMap<>();
+    private final LeaseTable leases;
     private final AtomicLong storeCalls = new AtomicLong();
     private final AtomicLong localDecisions = new AtomicLong();
 
@@ -76,7 +74,7 @@ public final class LeasedRateLimiter implements RateLimiter {
         this.ticker = b.ticker;
         this.horizonNanos = b.horizon.toNanos();
         this.maxLease = b.maxLease;
-        this.maxKeys = b.maxKeys;
+        this.leases = new LeaseTable(b.ticker, horizonNanos, b.maxKeys);
     }
 
     /** Leases over {@code store} with the defaults. */
@@ -90,6 +88,12 @@ public final class LeasedRateLimiter implements RateLimiter {
      */
     public RateLimiter store() {
         return store;
+    }
+
+    /** The health of the store these leases are taken from, as its failure policy reports it (empty without one). */
+    @Override
+    public Optional<StoreHealth> storeHealth() {
+        return StoreHealth.of(store);
     }
 
     /** A builder for leases over {@code store} (closed with this limiter). */
@@ -207,24 +211,7 @@ public final class LeasedRateLimiter implements RateLimiter {
 
     /** The lease of a leasable key, or null when {@link Builder#maxKeys} leases exist already (after evicting idle ones). */
     private Lease lease(String key, Limit limit) {
-        Key k = new Key(key, limit);
-        Lease l = leases.get(k);
-        if (l != null) {
-            return l;
-        }
-        if (leases.size() >= maxKeys) {
-            evictIdle();
-            if (leases.size() >= maxKeys) {
-                return null;
-            }
-        }
-        return leases.computeIfAbsent(k, x -> new Lease(limit, ticker.read()));
-    }
-
-    /** Drops leases unused for ten horizons: what they held has expired or is about to (a bounded loss). */
-    private void evictIdle() {
-        long cutoff = ticker.read() - 10 * horizonNanos;
-        leases.values().removeIf(l -> l.lastUsed < cutoff);
+        return leases.lease(key, limit);
     }
 
     /**
@@ -297,7 +284,7 @@ public final class LeasedRateLimiter implements RateLimiter {
     @Override
     public void reset(String key, Limit limit) {
         store.reset(key, limit);
-        Lease l = leases.get(new Key(key, limit));
+        Lease l = leases.existing(key, limit);
         if (l != null) {
             synchronized (l) {
                 l.clear();
@@ -317,7 +304,7 @@ public final class LeasedRateLimiter implements RateLimiter {
 
     /** Permits of {@code key} under {@code limit} held here now (0 when none). */
     public long held(String key, Limit limit) {
-        Lease l = leases.get(new Key(key, limit));
+        Lease l = leases.existing(key, limit);
         if (l == null) {
             return 0;
         }
