@@ -318,6 +318,7 @@ public final class LeasedRateLimiter implements RateLimiter {
 
     /** Permits of {@code key} under {@code limit} held here now (0 when none). */
     public long held(String key, Limit limit) {
+        Permit.checkKeyAndLimit(key, limit);
         Lease l = leases.get(new Key(key, limit));
         if (l == null) {
             return 0;
