@@ -39,7 +39,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--store", defaultValue = "memory", paramLabel = "STORE",
             description = "memory (default) | redis://host:6379 | postgresql://user:password@host:5432/db "
-                    + "(run 'sluice migrate' first)")
+                    + "(creates Sluice's tables if they are missing)")
     String store;
 
     @Option(names = "--pool-size", defaultValue = "16",
