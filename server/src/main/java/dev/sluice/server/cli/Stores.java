@@ -111,9 +111,12 @@ final class Stores {
                     PostgresRateLimiter store = PostgresRateLimiter.builder(ds)
                             .retryPolicy(RetryPolicy.DEFAULT.withBudget(b)).threads(poolSize).build();
                     if (store.schemaCreated()) {
-                        log.info("event=schema_created store=postgres uri={} schema={} prefix={} action=\"Sluice's tables"
-                                + " and functions were missing: created them, as sluice migrate does\"", redact(s),
-                                store.schema(), store.tablePrefix());
+                        log.atInfo().addKeyValue("event", "schema_created").addKeyValue("store", "postgres")
+                                .addKeyValue("uri", redact(s)).addKeyValue("schema", store.schema())
+                                .addKeyValue("prefix", store.tablePrefix())
+                                .addKeyValue("action", "Sluice's tables and functions were missing: created them, as "
+                                        + "sluice migrate does")
+                                .log();
                     }
                     store.cleaner(CLEANER_INTERVAL); // expired rows go; without it the table only grows
                     HikariDataSource old = pool.getAndSet(ds);

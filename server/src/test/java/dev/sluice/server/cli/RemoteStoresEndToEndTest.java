@@ -102,10 +102,11 @@ class RemoteStoresEndToEndTest {
         } finally {
             storesLog.detachAppender(logged);
         }
-        List<String> created = logged.list.stream().map(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
-                .filter(m -> m.startsWith("event=schema_created")).toList();
+        List<String> created = logged.list.stream()
+                .map(e -> e.getKeyValuePairs() == null ? "" : e.getKeyValuePairs().toString())
+                .filter(kv -> kv.contains("event=\"schema_created\"")).toList();
         assertThat(created).as("one line when the tables were created, none when they were there").singleElement()
-                .asString().contains("schema=public prefix=sluice_").contains("created them");
+                .asString().contains("schema=\"public\"").contains("prefix=\"sluice_\"").contains("created them");
     }
 
     /** The service runs the expiry cleaner: a key back to a fresh state leaves the table without being asked. */
