@@ -208,8 +208,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */
     @Override
     public void reset(String key, Limit limit) {
-        Permit.checkKey(key);
-        Objects.requireNonNull(limit, "limit must not be null");
+        Permit.checkKeyAndLimit(key, limit);
         RateLimiter local = byPolicy.fallbackIfAny();
         if (local != null) {
             local.reset(key, limit);
@@ -227,6 +226,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     /** Decisions the policy made instead of the store because of {@code cause}, since this limiter was built. */
     public long degradedCount(Degradation cause) {
+        Objects.requireNonNull(cause, "cause must not be null: e.g. Degradation.TIMEOUT");
         return byPolicy.count(cause);
     }
 

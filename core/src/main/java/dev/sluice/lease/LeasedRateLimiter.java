@@ -21,10 +21,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>How: when a key's held permits do not cover a call, the call goes to the store asking for its cost plus
  * {@code extra} more (one {@code tryAcquire}); the extra permits are held here and later calls spend them without
  * the store. {@code extra} is the key's demand here over the last {@link Builder#horizon(Duration) horizon} (0 for
- * a cold key: its call is exactly one plain store call), at most {@link Builder#maxLease(long) maxLease}, an eighth
- * of the limit's capacity and (token bucket, GCRA) what the limit refills in one horizon, and it grows only while
- * takes are granted. When fewer than half of the last take are left, the next take is asked ahead, asynchronously,
- * while callers go on spending; no caller waits for another's take (with nothing held, it asks for its cost alone).
+ * a cold key: its call is exactly one plain store call), at most {@link Builder#maxLease(long) maxLease} less what is
+ * held here and under way, an eighth of the limit's capacity and (token bucket, GCRA) what the limit refills in one
+ * horizon, and it grows only while takes are granted. When fewer than half of the last take are left, the next take
+ * is asked ahead, asynchronously, while callers go on spending; no caller waits for another's take (with nothing
+ * held, it asks for its cost alone).
  * No monitor is held across a store call. A held permit is spent only while one shared limiter would still admit it
  * (see {@link Lease}: a token-bucket or GCRA permit expires when its place in the shared schedule has come, a
  * fixed-window permit at the end of its window), so every local admission is one the shared state allowed. A denial
@@ -34,12 +35,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * has all of them (at most a horizon's refill; what this leaves in the store stays there for any node); a fixed
  * window short of the extra is asked again for the cost alone.
  *
- * <p><b>What it costs: under-admission, bounded.</b> Permits held and not spent are permits no other node can use:
- * at any instant the fleet may admit up to {@code N × maxLease} fewer than one shared limiter would (N nodes), each
- * held permit for at most its own life (for the token bucket and GCRA the time until its place in the schedule comes,
- * at most the time to refill {@code maxLease} permits; for the fixed window the rest of its window). Unspent permits
- * are not given back to the store: they expire (giving back is only exact under conditions a store would have to
- * check; not built). A node that crashes loses what it held, within the same bound.
+ * <p><b>What it costs: under-admission, bounded.</b> A node holds at most {@code maxLease} permits of a key at any
+ * instant, takes under way included; no other node can use them, and one not spent before it expires is lost (the
+ * shared state counts it as admitted). A held permit lives at most until its place in the shared schedule comes (token
+ * bucket, GCRA: at most the time the limit takes to refill what is held) or its window ends (fixed window). Unspent
+ * permits are not given back to the store: they expire (giving back is only exact under conditions a store would have
+ * to check; not built). A node that crashes loses what it held, within the same bound.
  *
  * <p>Token bucket, GCRA and fixed window are leased; sliding window, sliding log, multi-permit calls, reserve, peek
  * and reset go to the store unchanged (a reset also forgets this node's lease of that key, not other nodes'). A
@@ -304,6 +305,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
 
     /** Permits of {@code key} under {@code limit} held here now (0 when none). */
     public long held(String key, Limit limit) {
+        Permit.checkKeyAndLimit(key, limit);
         Lease l = leases.existing(key, limit);
         if (l == null) {
             return 0;
@@ -361,8 +363,8 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         }
 
         /**
-         * The most permits of one key this node holds beyond a call's cost (default 1024): the under-admission bound
-         * is this times the number of nodes. 0 turns leasing off (remembered denials remain).
+         * The most permits of one key this node holds (default 1024): a node holds at most {@code maxLease} permits
+         * of a key at any instant, takes under way included. 0 turns leasing off (remembered denials remain).
          */
         public Builder maxLease(long maxLease) {
             if (maxLease < 0 || maxLease > 1L << 40) {

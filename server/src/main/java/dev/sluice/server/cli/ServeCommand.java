@@ -39,7 +39,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--store", defaultValue = "memory", paramLabel = "STORE",
             description = "memory (default) | redis://host:6379 | postgresql://user:password@host:5432/db "
-                    + "(run 'sluice migrate' first)")
+                    + "(creates Sluice's tables if they are missing)")
     String store;
 
     @Option(names = "--pool-size", defaultValue = "16",
@@ -85,9 +85,9 @@ final class ServeCommand implements Callable<Integer> {
     String failurePolicy;
 
     @Option(names = "--leases", arity = "0..1", defaultValue = "0", fallbackValue = "1024", paramLabel = "MAX",
-            description = "Remote store: decide hot keys here from permits taken in advance, at most MAX of a key "
-                    + "held (--leases alone: 1024); never admits more than the store alone would, may under-admit "
-                    + "by at most MAX per sluice instance for a key (default off)")
+            description = "Remote store: decide hot keys here from permits taken in advance (--leases alone: "
+                    + "1024); never admits more than the store alone would; an instance holds at most MAX permits "
+                    + "of a key at any instant, takes under way included (default off)")
     long leases;
 
     @Option(names = "--semantics", defaultValue = "envoy", paramLabel = "MODE",
