@@ -27,6 +27,20 @@ import java.util.concurrent.locks.LockSupport;
  * permits can be free) and tries again; waiters then race, as they do on Bucket4j's blocking bucket.
  * A reservation is spent once made: a thread interrupted while it waits for it gets an
  * {@link InterruptedException} and its permits are not given back, which errs on the strict side, never over.
+ * A thread already interrupted when it calls a blocking method gets an {@link InterruptedException} at once, with its
+ * interrupt status cleared, and nothing is taken.
+ *
+ * <h2>More than the capacity at once</h2>
+ * {@link #tryAcquire(long)}, {@link #tryAcquirePermits(long)} and {@link #tryAcquire(long, Duration)} reject a cost
+ * above the limit's capacity with an {@link IllegalArgumentException}: no bucket ever holds that many, so the call
+ * could never be granted, and a timed call cannot take part of it and then give up. {@link #acquire(long)} waits as
+ * long as it takes, so on the token bucket and GCRA it accepts any cost: it books the permits in portions of at most
+ * the capacity, back to back (one store reservation each), and parks until the last portion is free, so the permits
+ * pass at the limit's rate (from a full bucket: the capacity at once, then the rest at the rate). Guava's
+ * {@code acquire(n)} instead lets a call of any size through at once and makes the <i>next</i> caller wait for it;
+ * here each caller waits for its own permits, so the limit holds for every call, the first included, at the same
+ * throughput. Each portion is one store call: give the limit a capacity near the largest cost you acquire. The
+ * window algorithms cannot book the future and reject such a cost.
  *
  * <p>Time is the store's (its ticker, Redis's {@code TIME}, the database's clock); the wait itself is a
  * {@link Sleeper}, {@link Sleeper#PARK} unless {@link #withSleeper} says otherwise (tests and simulations give one
@@ -61,10 +75,10 @@ public class BoundLimit {
 
     /** For stores that resolve the key themselves ({@link RateLimiter#bind}); others get {@link #of}. */
     protected BoundLimit(RateLimiter limiter, String key, Limit limit, Sleeper sleeper) {
-        this.limiter = Objects.requireNonNull(limiter, "limiter must not be null");
-        Permit.checkKey(key);
+        this.limiter = Objects.requireNonNull(limiter, "limiter must not be null: e.g. InMemoryRateLimiter.create()");
+        Permit.checkKeyAndLimit(key, limit);
         this.key = key;
-        this.limit = Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
+        this.limit = limit;
         this.sleeper = Objects.requireNonNull(sleeper, "sleeper must not be null: e.g. BoundLimit.Sleeper.PARK");
     }
 
@@ -145,7 +159,11 @@ public class BoundLimit {
     /**
      * Takes {@code cost} permits if they are free within {@code timeout}, waiting for them; returns false at once
      * (taking nothing, not waiting) when they cannot be had by then. Guava's {@code tryAcquire(permits, timeout)},
-     * Bucket4j's {@code asBlocking().tryConsume(n, maxWait)}.
+     * Bucket4j's {@code asBlocking().tryConsume(n, maxWait)}. A cost above the capacity is an
+     * {@link IllegalArgumentException} (see the class comment).
+     *
+     * @throws InterruptedException when the thread is interrupted while it waits (its permits stay taken), or at
+     *     once, taking nothing, when it was interrupted before the call
      */
     public final boolean tryAcquire(long cost, Duration timeout) throws InterruptedException {
         limit.checkCost(cost);
@@ -178,7 +196,12 @@ public class BoundLimit {
         }
     }
 
-    /** Takes one permit, waiting as long as it takes. */
+    /**
+     * Takes one permit, waiting as long as it takes.
+     *
+     * @throws InterruptedException when the thread is interrupted while it waits (its permit stays taken), or at
+     *     once, taking nothing, when it was interrupted before the call
+     */
     public final void acquire() throws InterruptedException {
         acquire(1);
     }
@@ -186,9 +209,17 @@ public class BoundLimit {
     /**
      * Takes {@code cost} permits, waiting as long as it takes (see the class comment: reserve, then park exactly
      * until they are free). Guava's {@code acquire(permits)}, Bucket4j's {@code asBlocking().consume(n)}, but
-     * interruptible.
+     * interruptible. On the token bucket and GCRA any cost of 1 or more: above the capacity it is booked in portions
+     * of the capacity and this call waits for the last one.
+     *
+     * @throws InterruptedException when the thread is interrupted while it waits (the permits it booked stay taken),
+     *     or at once, taking nothing, when it was interrupted before the call
      */
     public final void acquire(long cost) throws InterruptedException {
+        if (cost > limit.capacity() && limit.algorithm().isTat()) {
+            acquireInPortions(cost);
+            return;
+        }
         limit.checkCost(cost);
         checkInterrupt();
         if (limit.algorithm().isTat()) {
@@ -206,6 +237,32 @@ public class BoundLimit {
             }
             sleeper.sleep(Math.max(1, d.retryAfterNanos()));
         }
+    }
+
+    /**
+     * {@link #acquire(long)} of more than the capacity (token bucket, GCRA): books portions of at most the capacity
+     * back to back, each at the first instant it is free, then parks until the last one is (the one furthest out).
+     */
+    private void acquireInPortions(long cost) throws InterruptedException {
+        long left = cost;
+        long wait = 0;
+        while (left > 0) {
+            checkInterrupt(); // stop booking: what is booked stays taken
+            long portion = Math.min(left, limit.capacity());
+            Decision d = reserveInterruptibly(portion, FOREVER);
+            if (!d.allowed()) {
+                // further out than the store can book (centuries at this rate): what is booked first, then the rest
+                sleeper.sleep(wait);
+                for (; left > 0; left -= portion) {
+                    portion = Math.min(left, limit.capacity());
+                    acquire(portion);
+                }
+                return;
+            }
+            wait = Math.max(wait, d.retryAfterNanos());
+            left -= portion;
+        }
+        sleeper.sleep(wait);
     }
 
     /** The longest wait a reservation may book: the store clamps it to what it can represent. */

@@ -28,9 +28,20 @@ public record Permit(String key, Limit limit, long cost) {
      * @throws NullPointerException when {@code key} or {@code limit} is null
      */
     public static void check(String key, Limit limit, long cost) {
+        checkKeyAndLimit(key, limit);
+        limit.checkCost(cost);
+    }
+
+    /**
+     * Validates the key and limit of a call that takes no cost ({@code reset}, {@code bind}), with the same messages
+     * as {@link #check}; every store calls it before touching state.
+     *
+     * @throws IllegalArgumentException for an empty or over-long key
+     * @throws NullPointerException when {@code key} or {@code limit} is null
+     */
+    public static void checkKeyAndLimit(String key, Limit limit) {
         checkKey(key);
         Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
-        limit.checkCost(cost);
     }
 
     /**

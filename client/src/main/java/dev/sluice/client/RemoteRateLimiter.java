@@ -179,8 +179,7 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     @Override
     public void reset(String key, Limit limit) {
-        Permit.checkKey(key);
-        Objects.requireNonNull(limit, "limit must not be null");
+        Permit.checkKeyAndLimit(key, limit);
         join(send(reset, body(List.of(new Permit(key, limit, 1)), null)));
     }
 

@@ -54,6 +54,12 @@ final class Circuit {
         return openCause == null;
     }
 
+    /** {@link Degradation#NONE} while the circuit is closed, else the cause that opened it (or holds it open). */
+    Degradation state() {
+        Degradation c = openCause;
+        return c == null ? Degradation.NONE : c;
+    }
+
     /** The cause decisions are degraded for while the circuit is open ({@code UNAVAILABLE} when it is not). */
     Degradation cause() {
         Degradation c = openCause;

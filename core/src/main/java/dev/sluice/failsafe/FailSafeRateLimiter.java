@@ -13,6 +13,7 @@ import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -48,10 +49,14 @@ import java.util.function.Supplier;
  * application can thus start while its Redis or database is down, at the price of one failed connection
  * attempt (or at most the startup wait, for a store that neither answers nor refuses).
  *
+ * <p><b>Health.</b> {@link #storeHealth()} is a live view of all this ({@link StoreHealth}: whether the store
+ * decides, the cause when it does not, the policy, the degraded decisions by cause), which limiters wrapping this one
+ * forward, so that a service reports the remote store's health however it is wrapped.
+ *
  * <p>{@link #reset(String, Limit)} is not a decision: its failures propagate (after resetting the local
  * fallback too, if it exists).
  */
-public final class FailSafeRateLimiter implements RateLimiter {
+public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Source {
 
     /**
      * How long {@code build()} waits for a supplier's first attempt: longer than a store's own connect timeout
@@ -66,6 +71,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
     private final Ticker ticker;
     private final Circuit circuit;
     private final PolicyDecisions byPolicy;
+    private final Optional<StoreHealth> health = Optional.of(new Health());
     private final Object lock = new Object();
 
     private volatile RateLimiter store;
@@ -202,8 +208,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */
     @Override
     public void reset(String key, Limit limit) {
-        Permit.checkKey(key);
-        Objects.requireNonNull(limit, "limit must not be null");
+        Permit.checkKeyAndLimit(key, limit);
         RateLimiter local = byPolicy.fallbackIfAny();
         if (local != null) {
             local.reset(key, limit);
@@ -221,6 +226,7 @@ public final class FailSafeRateLimiter implements RateLimiter {
 
     /** Decisions the policy made instead of the store because of {@code cause}, since this limiter was built. */
     public long degradedCount(Degradation cause) {
+        Objects.requireNonNull(cause, "cause must not be null: e.g. Degradation.TIMEOUT");
         return byPolicy.count(cause);
     }
 
@@ -232,6 +238,35 @@ public final class FailSafeRateLimiter implements RateLimiter {
     /** The policy applied when the store cannot decide. */
     public FailurePolicy policy() {
         return policy;
+    }
+
+    /** A live view of the store's health, the policy and its decisions; always present. */
+    @Override
+    public Optional<StoreHealth> storeHealth() {
+        return health;
+    }
+
+    /** {@link StoreHealth} read from this limiter's fields: the store, the circuit, the policy's counts. */
+    private final class Health implements StoreHealth {
+        @Override
+        public Degradation cause() {
+            return circuit.state(); // open (with its cause) from build() until the store is installed
+        }
+
+        @Override
+        public boolean opened() {
+            return store != null;
+        }
+
+        @Override
+        public FailurePolicy policy() {
+            return policy;
+        }
+
+        @Override
+        public long degradedCount(Degradation cause) {
+            return byPolicy.count(cause);
+        }
     }
 
     @Override

@@ -51,10 +51,12 @@ final class Lease {
     private long extraCap = 1;
     /** The extra permits of the last granted take: a take ahead starts when fewer than half of that are left. */
     private long lastGrant;
-    /** A caller's take with extra permits is under way (at most one; other callers meanwhile ask for their cost). */
+    /** A caller's take of {@code takingExtra} extra permits is under way (at most one; others ask for their cost). */
     private boolean taking;
-    /** A take ahead is under way (at most one), sent no earlier than {@code sentAhead}. */
+    private long takingExtra;
+    /** A take ahead of {@code aheadExtra} permits is under way (at most one), sent no earlier than {@code sentAhead}. */
     private boolean ahead;
+    private long aheadExtra;
     private long sentAhead;
     /** Last use, local epoch ns, for evicting idle leases. */
     volatile long lastUsed;
@@ -128,14 +130,17 @@ final class Lease {
 
     /**
      * How many permits beyond {@code cost} the next take asks for: the calls seen here in the last interval (the
-     * demand expected in the next), at most {@code maxExtra}, at most an eighth of the capacity, for the token bucket
-     * and GCRA at most what the limit refills in one horizon (so a denied take is worth waiting for: its permits come
-     * back within a horizon), and at most what recent takes were granted (it doubles with each granted take; for the
-     * fixed window it falls to 0 after a denied one). 0 for a cold key: then a call is exactly one plain store call.
+     * demand expected in the next), at most {@code maxHeld} less what is held and what takes under way will bring (so
+     * this node never holds more than {@code maxHeld}), at most an eighth of the capacity, for the token bucket and
+     * GCRA at most what the limit refills in one horizon (so a denied take is worth waiting for: its permits come back
+     * within a horizon), and at most what recent takes were granted (it doubles with each granted take; for the fixed
+     * window it falls to 0 after a denied one). 0 for a cold key: then a call is exactly one plain store call. Call
+     * it just after {@link #usable}, which drops what has expired.
      */
-    long extra(long cost, long maxExtra, long horizonNanos) {
+    long extra(long cost, long maxHeld, long horizonNanos) {
         long want = Math.max(callsLastInterval, callsThisInterval) - 1;
-        long cap = Math.min(Math.min(maxExtra, extraCap), limit.capacity() / 8);
+        long room = maxHeld - olderHeld - held - (taking ? takingExtra : 0) - (ahead ? aheadExtra : 0);
+        long cap = Math.min(Math.min(room, extraCap), limit.capacity() / 8);
         if (tat) {
             cap = Math.min(cap, cellsBefore(horizonNanos, limit));
         }
@@ -144,12 +149,13 @@ final class Lease {
     }
 
     /** The extra permits a caller's take asks for now: 0 while another caller's take is under way. Marks it. */
-    long beginTake(long cost, long maxExtra, long horizonNanos) {
+    long beginTake(long cost, long maxHeld, long horizonNanos) {
         if (taking) {
             return 0;
         }
-        long e = extra(cost, maxExtra, horizonNanos);
+        long e = extra(cost, maxHeld, horizonNanos);
         taking = e > 0;
+        takingExtra = e;
         return e;
     }
 
@@ -164,7 +170,7 @@ final class Lease {
      * The size of a take ahead to start now, or 0: when no take is under way, no denial is remembered, some permits
      * are still held but fewer than half of the last grant, and the demand asks for more. Marks it under way.
      */
-    long prefetch(long now, long maxExtra, long horizonNanos) {
+    long prefetch(long now, long maxHeld, long horizonNanos) {
         if (ahead || now < deniedUntil) {
             return 0;
         }
@@ -172,9 +178,10 @@ final class Lease {
         if (u == 0 || 2 * u > lastGrant) {
             return 0;
         }
-        long n = extra(0, maxExtra, horizonNanos);
+        long n = extra(0, maxHeld, horizonNanos);
         if (n > 0) {
             ahead = true;
+            aheadExtra = n;
             sentAhead = now;
         }
         return n;

@@ -5,11 +5,12 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.failsafe.StoreHealth;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -20,10 +21,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>How: when a key's held permits do not cover a call, the call goes to the store asking for its cost plus
  * {@code extra} more (one {@code tryAcquire}); the extra permits are held here and later calls spend them without
  * the store. {@code extra} is the key's demand here over the last {@link Builder#horizon(Duration) horizon} (0 for
- * a cold key: its call is exactly one plain store call), at most {@link Builder#maxLease(long) maxLease}, an eighth
- * of the limit's capacity and (token bucket, GCRA) what the limit refills in one horizon, and it grows only while
- * takes are granted. When fewer than half of the last take are left, the next take is asked ahead, asynchronously,
- * while callers go on spending; no caller waits for another's take (with nothing held, it asks for its cost alone).
+ * a cold key: its call is exactly one plain store call), at most {@link Builder#maxLease(long) maxLease} less what is
+ * held here and under way, an eighth of the limit's capacity and (token bucket, GCRA) what the limit refills in one
+ * horizon, and it grows only while takes are granted. When fewer than half of the last take are left, the next take
+ * is asked ahead, asynchronously, while callers go on spending; no caller waits for another's take (with nothing
+ * held, it asks for its cost alone).
  * No monitor is held across a store call. A held permit is spent only while one shared limiter would still admit it
  * (see {@link Lease}: a token-bucket or GCRA permit expires when its place in the shared schedule has come, a
  * fixed-window permit at the end of its window), so every local admission is one the shared state allowed. A denial
@@ -33,24 +35,25 @@ import java.util.concurrent.atomic.AtomicLong;
  * has all of them (at most a horizon's refill; what this leaves in the store stays there for any node); a fixed
  * window short of the extra is asked again for the cost alone.
  *
- * <p><b>What it costs: under-admission, bounded.</b> Permits held and not spent are permits no other node can use:
- * at any instant the fleet may admit up to {@code N × maxLease} fewer than one shared limiter would (N nodes), each
- * held permit for at most its own life (for the token bucket and GCRA the time until its place in the schedule comes,
- * at most the time to refill {@code maxLease} permits; for the fixed window the rest of its window). Unspent permits
- * are not given back to the store: they expire (giving back is only exact under conditions a store would have to
- * check; not built). A node that crashes loses what it held, within the same bound.
+ * <p><b>What it costs: under-admission, bounded.</b> A node holds at most {@code maxLease} permits of a key at any
+ * instant, takes under way included; no other node can use them, and one not spent before it expires is lost (the
+ * shared state counts it as admitted). A held permit lives at most until its place in the shared schedule comes (token
+ * bucket, GCRA: at most the time the limit takes to refill what is held) or its window ends (fixed window). Unspent
+ * permits are not given back to the store: they expire (giving back is only exact under conditions a store would have
+ * to check; not built). A node that crashes loses what it held, within the same bound.
  *
  * <p>Token bucket, GCRA and fixed window are leased; sliding window, sliding log, multi-permit calls, reserve, peek
  * and reset go to the store unchanged (a reset also forgets this node's lease of that key, not other nodes'). A
  * decision the store made degraded ({@link Decision#degraded()}, e.g. under a {@code FailSafeRateLimiter}) takes
  * nothing and is returned as it is. A local admission's {@code remaining} is an estimate (the store's remaining at
- * the last take plus what is held here).
+ * the last take plus what is held here). {@link #storeHealth()} is the health of the store's failure policy, if it has
+ * one: leases change how often the store is asked, not whether it answers.
  *
  * <pre>{@code
  * RateLimiter limiter = LeasedRateLimiter.builder(RedisRateLimiter.create("redis://localhost:6379")).build();
  * }</pre>
  */
-public final class LeasedRateLimiter implements RateLimiter {
+public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source {
 
     /** By default a lease is sized to the demand of this long. */
     public static final Duration DEFAULT_HORIZON = Duration.ofMillis(20);
@@ -59,15 +62,11 @@ public final class LeasedRateLimiter implements RateLimiter {
     /** By default at most this many keys have a lease at once; more keys take the plain path. */
     public static final int DEFAULT_MAX_KEYS = 100_000;
 
-    private record Key(String key, Limit limit) {
-    }
-
     private final RateLimiter store;
     private final Ticker ticker;
     private final long horizonNanos;
     private final long maxLease;
-    private final int maxKeys;
-    private final ConcurrentHashMap<Key, Lease> leases = new ConcurrentHashMap<>();
+    private final LeaseTable leases;
     private final AtomicLong storeCalls = new AtomicLong();
     private final AtomicLong localDecisions = new AtomicLong();
 
@@ -76,7 +75,7 @@ public final class LeasedRateLimiter implements RateLimiter {
         this.ticker = b.ticker;
         this.horizonNanos = b.horizon.toNanos();
         this.maxLease = b.maxLease;
-        this.maxKeys = b.maxKeys;
+        this.leases = new LeaseTable(b.ticker, horizonNanos, b.maxKeys);
     }
 
     /** Leases over {@code store} with the defaults. */
@@ -90,6 +89,12 @@ public final class LeasedRateLimiter implements RateLimiter {
      */
     public RateLimiter store() {
         return store;
+    }
+
+    /** The health of the store these leases are taken from, as its failure policy reports it (empty without one). */
+    @Override
+    public Optional<StoreHealth> storeHealth() {
+        return StoreHealth.of(store);
     }
 
     /** A builder for leases over {@code store} (closed with this limiter). */
@@ -207,24 +212,7 @@ public final class LeasedRateLimiter implements RateLimiter {
 
     /** The lease of a leasable key, or null when {@link Builder#maxKeys} leases exist already (after evicting idle ones). */
     private Lease lease(String key, Limit limit) {
-        Key k = new Key(key, limit);
-        Lease l = leases.get(k);
-        if (l != null) {
-            return l;
-        }
-        if (leases.size() >= maxKeys) {
-            evictIdle();
-            if (leases.size() >= maxKeys) {
-                return null;
-            }
-        }
-        return leases.computeIfAbsent(k, x -> new Lease(limit, ticker.read()));
-    }
-
-    /** Drops leases unused for ten horizons: what they held has expired or is about to (a bounded loss). */
-    private void evictIdle() {
-        long cutoff = ticker.read() - 10 * horizonNanos;
-        leases.values().removeIf(l -> l.lastUsed < cutoff);
+        return leases.lease(key, limit);
     }
 
     /**
@@ -297,7 +285,7 @@ public final class LeasedRateLimiter implements RateLimiter {
     @Override
     public void reset(String key, Limit limit) {
         store.reset(key, limit);
-        Lease l = leases.get(new Key(key, limit));
+        Lease l = leases.existing(key, limit);
         if (l != null) {
             synchronized (l) {
                 l.clear();
@@ -317,7 +305,8 @@ public final class LeasedRateLimiter implements RateLimiter {
 
     /** Permits of {@code key} under {@code limit} held here now (0 when none). */
     public long held(String key, Limit limit) {
-        Lease l = leases.get(new Key(key, limit));
+        Permit.checkKeyAndLimit(key, limit);
+        Lease l = leases.existing(key, limit);
         if (l == null) {
             return 0;
         }
@@ -374,8 +363,8 @@ public final class LeasedRateLimiter implements RateLimiter {
         }
 
         /**
-         * The most permits of one key this node holds beyond a call's cost (default 1024): the under-admission bound
-         * is this times the number of nodes. 0 turns leasing off (remembered denials remain).
+         * The most permits of one key this node holds (default 1024): a node holds at most {@code maxLease} permits
+         * of a key at any instant, takes under way included. 0 turns leasing off (remembered denials remain).
          */
         public Builder maxLease(long maxLease) {
             if (maxLease < 0 || maxLease > 1L << 40) {

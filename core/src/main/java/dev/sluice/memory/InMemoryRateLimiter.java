@@ -178,8 +178,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     @Override
     public void reset(String key, Limit limit) {
-        Permit.checkKey(key);
-        Objects.requireNonNull(limit, "limit must not be null");
+        Permit.checkKeyAndLimit(key, limit);
         Registered r = registry.get(limit);
         if (r == null) {
             return;
@@ -191,6 +190,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
     /** The key's hash, limit and segment resolved once, and its slot remembered: see {@link BoundLimit}. */
     @Override
     public BoundLimit bind(String key, Limit limit) {
+        Permit.checkKeyAndLimit(key, limit); // before the limit is registered
         return new MemoryBound(this, key, limit, BoundLimit.Sleeper.PARK);
     }
 

@@ -358,7 +358,7 @@ class FailSafeRateLimiterTest {
     }
 
     /** An in-memory store that throws what it is told to instead of deciding. */
-    private static final class FlakyStore implements RateLimiter {
+    static final class FlakyStore implements RateLimiter {
         private final InMemoryRateLimiter memory;
         final AtomicInteger calls = new AtomicInteger();
         volatile RuntimeException failure;

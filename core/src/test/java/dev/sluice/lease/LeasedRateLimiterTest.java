@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
+import dev.sluice.Permit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
@@ -12,9 +13,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -127,6 +132,103 @@ class LeasedRateLimiterTest {
             node.reset("b", bucket);
             assertThat(node.held("b", bucket)).isZero();
             assertThat(shared.peek("b", bucket).remaining()).isEqualTo(1_000);
+        }
+    }
+
+    @Test
+    void aNodeNeverHoldsMoreThanMaxLeaseOfAKeyTakesUnderWayIncluded() throws Exception {
+        ManualTicker clock = ManualTicker.atEpochNanos(START); // time stands still: nothing held expires or refills
+        InMemoryRateLimiter memory = InMemoryRateLimiter.builder().ticker(clock).build();
+        ExecutorService storeThreads = Executors.newFixedThreadPool(2);
+        // the store answers takes ahead on its own threads, later, as a remote store does: takes overlap
+        RateLimiter shared = new AnsweredElsewhere(memory, storeThreads);
+        Limit limit = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
+        long maxLease = 64;
+        LeasedRateLimiter node = LeasedRateLimiter.builder(shared).ticker(clock).maxLease(maxLease).build();
+        AtomicLong admitted = new AtomicLong();
+        AtomicLong mostHeld = new AtomicLong();
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread watcher = new Thread(() -> {
+            while (running.get()) {
+                mostHeld.accumulateAndGet(node.held("hot", limit), Math::max);
+            }
+        });
+        watcher.start();
+        ExecutorService callers = Executors.newFixedThreadPool(4);
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Callable<Void>> tasks = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                long cost = 1 + t % 3;
+                tasks.add(() -> {
+                    go.await();
+                    for (int i = 0; i < 20_000; i++) {
+                        if (node.tryAcquire("hot", limit, cost).allowed()) {
+                            admitted.addAndGet(cost);
+                        }
+                    }
+                    return null;
+                });
+            }
+            List<Future<Void>> done = new ArrayList<>();
+            for (Callable<Void> task : tasks) {
+                done.add(callers.submit(task));
+            }
+            go.countDown();
+            for (Future<Void> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            callers.shutdown();
+            running.set(false);
+            watcher.join();
+            storeThreads.shutdown();
+            assertThat(storeThreads.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+        }
+        assertThat(node.localDecisions()).as("decided from held permits").isPositive();
+        assertThat(mostHeld.get()).as("the most this node held at once").isLessThanOrEqualTo(maxLease);
+        // every take has been answered: what the store gave out and this node did not admit was held here (or is
+        // lost to it), and no more than maxLease of it
+        long givenOut = limit.capacity() - memory.peek("hot", limit).remaining();
+        assertThat(givenOut - admitted.get()).as("taken from the store and not admitted").isBetween(0L, maxLease);
+        node.close();
+    }
+
+    /** A real in-memory store whose async calls are decided later, on another thread, as a remote store's are. */
+    private record AnsweredElsewhere(RateLimiter store, ExecutorService threads) implements RateLimiter {
+        @Override
+        public Decision tryAcquire(String key, Limit limit, long cost) {
+            return store.tryAcquire(key, limit, cost);
+        }
+
+        @Override
+        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+            return CompletableFuture.supplyAsync(() -> store.tryAcquire(key, limit, cost), threads);
+        }
+
+        @Override
+        public Decision tryAcquire(List<Permit> permits) {
+            return store.tryAcquire(permits);
+        }
+
+        @Override
+        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+            return store.reserve(key, limit, cost, maxWait);
+        }
+
+        @Override
+        public Decision peek(String key, Limit limit, long cost) {
+            return store.peek(key, limit, cost);
+        }
+
+        @Override
+        public void reset(String key, Limit limit) {
+            store.reset(key, limit);
+        }
+
+        @Override
+        public void close() {
+            store.close();
         }
     }
 }

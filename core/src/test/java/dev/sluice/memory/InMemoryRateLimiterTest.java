@@ -227,6 +227,26 @@ class InMemoryRateLimiterTest {
     }
 
     @Test
+    void aRejectedCallRegistersNoLimit() {
+        // a limit once registered counts against MAX_LIMITS for good: were rejected calls to register theirs, this
+        // many of them would leave no room for one more limit
+        try (InMemoryRateLimiter rl = InMemoryRateLimiter.create()) {
+            for (int i = 1; i <= InMemoryRateLimiter.MAX_LIMITS; i++) {
+                Limit l = Limit.tokenBucket(i, Rate.perSecond(1));
+                long tooMuch = i + 1;
+                String key = i % 3 == 0 ? "" : i % 3 == 1 ? "k".repeat(4097) : null;
+                assertThatThrownBy(() -> rl.bind(key, l)).isInstanceOf(key == null ? NullPointerException.class
+                        : IllegalArgumentException.class).hasMessageStartingWith("key ");
+                assertThatThrownBy(() -> rl.reserve(key, l, 1, Duration.ZERO)).hasMessageStartingWith("key ");
+                assertThatThrownBy(() -> rl.tryAcquire("k", l, tooMuch)).hasMessageContaining("exceeds capacity");
+            }
+            Limit another = Limit.tokenBucket(1, Rate.perMinute(1));
+            assertThat(rl.bind("k", another).tryAcquire().allowed()).isTrue();
+            assertThat(rl.tryAcquire("k", Limit.tokenBucket(2, Rate.perMinute(1))).allowed()).isTrue();
+        }
+    }
+
+    @Test
     void badBuilderArgumentsAreRejected() {
         assertThatThrownBy(() -> InMemoryRateLimiter.builder().maxKeys(0))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxKeys 0");

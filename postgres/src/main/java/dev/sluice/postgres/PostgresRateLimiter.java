@@ -104,6 +104,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final CallerWait waits;
     private final TimeBudget budget;
     private volatile boolean closed;
+    /** build() found Sluice's tables or functions missing and created them. */
+    private final boolean schemaCreated;
 
     private PostgresRateLimiter(Builder b) {
         this.budget = TimeBudget.of("RetryPolicy.budget", b.retryPolicy.budget());
@@ -134,7 +136,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         // 25 ms budget). Built and dropped here instead.
         failures.notSent("warm-up", new TimeoutException()).getStackTrace();
         try {
-            Startup.warmUp(attempts, statements, clock, where, b.migrateIfMissing, this::migrate);
+            this.schemaCreated = Startup.warmUp(attempts, statements, clock, where, b.migrateIfMissing, this::migrate);
         } catch (RuntimeException | Error e) {
             close();
             throw e;
@@ -321,6 +323,14 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     public String tablePrefix() {
         return prefix;
+    }
+
+    /**
+     * Whether building this limiter created Sluice's schema: its tables or functions were missing and
+     * {@link Builder#migrateIfMissing} (the default) let it {@link #migrate()}. For the application to say so once.
+     */
+    public boolean schemaCreated() {
+        return schemaCreated;
     }
 
     // ------------------------------------------------------------------ migrations

@@ -40,9 +40,9 @@ final class Startup {
     /**
      * One real round trip before {@code build()} returns: the schema is there (created now by {@code migrate} if it
      * is missing and {@code migrateIfMissing}), the statement runs, the first connection is made; so the first
-     * caller's decision pays for none of it. A peek: it writes nothing.
+     * caller's decision pays for none of it. A peek: it writes nothing. Returns whether it created the schema.
      */
-    static void warmUp(AttemptLoop attempts, DecisionStatements statements, StoreClock clock, String where,
+    static boolean warmUp(AttemptLoop attempts, DecisionStatements statements, StoreClock clock, String where,
             boolean migrateIfMissing, Runnable migrate) {
         Limit probe = Limit.fixedWindow(1, Duration.ofSeconds(1));
         long end = System.nanoTime() + WARM_UP_BUDGET.toNanos();
@@ -52,7 +52,7 @@ final class Startup {
             try {
                 attempts.run(null, probe, call, WARM_UP_BUDGET.toNanos(),
                         c -> statements.peek(c, "sluice:warm-up", probe, 1, clock.read()));
-                return;
+                return migrated;
             } catch (PostgresStoreException e) {
                 if (!migrated && migrateIfMissing && SCHEMA_MISSING.contains(String.valueOf(e.sqlState()))) {
                     migrate.run();

@@ -118,8 +118,9 @@ final class RedisConnection implements AutoCloseable {
             }
             return new RedisConnection(c, conn, conn.async(), conn.async(), false, own);
         } catch (RedisException e) {
-            throw new RedisStoreException("cannot connect to Redis at " + where + " within " + connectTimeout
-                    + " (the connect timeout): " + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(rawUri))
+            throw new RedisStoreException("cannot connect to Redis at " + where + " within "
+                    + connectTimeout.toMillis() + " ms (the connect timeout): "
+                    + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(rawUri))
                     + "; check that Redis is running and the URI is right", e, RedisFailures.classify(e));
         }
     }
@@ -191,7 +192,8 @@ final class RedisConnection implements AutoCloseable {
             return c.sync().info("cluster").contains("cluster_enabled:1");
         } catch (RedisException e) {
             throw new RedisStoreException("cannot connect to Redis at " + where
-                    + " within " + connectTimeout + " (the connect timeout): " + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(rawUri))
+                    + " within " + connectTimeout.toMillis() + " ms (the connect timeout): "
+                    + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(rawUri))
                     + "; check that Redis is running and the URI is right", e, RedisFailures.classify(e));
         } finally {
             probe.shutdown(Duration.ZERO, Duration.ofSeconds(1));

@@ -159,8 +159,9 @@ final class ScriptRunner {
             throw new RedisStoreException("interrupted while loading the Sluice scripts into " + where, e,
                     Degradation.UNAVAILABLE);
         } catch (TimeoutException e) {
-            throw new RedisStoreException("Redis at " + where + " did not answer SCRIPT LOAD within " + connectTimeout
-                    + " (the connect timeout): it is overloaded or paused; check it, or raise connectTimeout", e,
+            throw new RedisStoreException("Redis at " + where + " did not answer SCRIPT LOAD within "
+                    + connectTimeout.toMillis() + " ms (the connect timeout): it is overloaded or paused; check it, or "
+                    + "raise connectTimeout", e,
                     Degradation.TIMEOUT);
         } catch (ExecutionException | RuntimeException e) {
             throw failures.translate(e, null);
@@ -201,7 +202,8 @@ final class ScriptRunner {
         } catch (ExecutionException | RuntimeException e) {
             RuntimeException t = failures.translate(e, null);
             throw t instanceof RedisStoreException r ? new RedisStoreException("Redis at " + where + " did not answer"
-                    + " the first decision within " + connectTimeout + " (the connect timeout): " + r.getMessage(), e,
+                    + " the first decision within " + connectTimeout.toMillis() + " ms (the connect timeout): "
+                    + r.getMessage(), e,
                     r.degradation()) : t;
         }
     }

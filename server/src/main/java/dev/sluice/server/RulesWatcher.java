@@ -57,7 +57,7 @@ final class RulesWatcher implements AutoCloseable {
             lastSeen = now;
             reload();
         } catch (RuntimeException e) {
-            log.error("event=rules_watch_failed", e);
+            log.atError().addKeyValue("event", "rules_watch_failed").setCause(e).log();
         }
     }
 
@@ -67,12 +67,14 @@ final class RulesWatcher implements AutoCloseable {
             RuleSet next = RuleSet.load(paths);
             service.rules(next);
             service.metrics().reload(true);
-            log.info("event=rules_reloaded domains={} rules={}", next.domains().keySet(), next.ruleCount());
+            log.atInfo().addKeyValue("event", "rules_reloaded").addKeyValue("domains", next.domains().keySet())
+                    .addKeyValue("rules", next.ruleCount()).log();
             return true;
         } catch (ConfigException e) {
             service.metrics().reload(false);
-            log.error("event=rules_reload_refused reason=\"invalid rules; the previous rules stay in force\" problems=\"{}\"",
-                    String.join(" | ", e.problems()));
+            log.atError().addKeyValue("event", "rules_reload_refused")
+                    .addKeyValue("reason", "invalid rules; the previous rules stay in force")
+                    .addKeyValue("problems", String.join(" | ", e.problems())).log();
             return false;
         }
     }

@@ -32,15 +32,17 @@ public final class SluiceServer implements AutoCloseable {
     private final HttpServer http;
     private final GrpcServer grpc;
     private final RulesWatcher watcher;
+    private final StoreWatch storeWatch;
     private final ExecutorService storeExecutor;
     private final Duration grace;
 
     private SluiceServer(DecisionService service, HttpServer http, GrpcServer grpc, RulesWatcher watcher,
-                         ExecutorService storeExecutor, Duration grace) {
+                         StoreWatch storeWatch, ExecutorService storeExecutor, Duration grace) {
         this.service = service;
         this.http = http;
         this.grpc = grpc;
         this.watcher = watcher;
+        this.storeWatch = storeWatch;
         this.storeExecutor = storeExecutor;
         this.grace = grace;
     }
@@ -129,9 +131,7 @@ public final class SluiceServer implements AutoCloseable {
         DecisionService service = new DecisionService(s.limiter(), s.storeName(), s.rules(), pool,
                 s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
         service.maxClientLimits(maxClientLimits);
-        if (service.failSafe() != null) {
-            metrics.failSafe(service.failSafe());
-        }
+        metrics.store(s.storeName(), service.storeHealth());
         RlsService rls = new RlsService(service, s.envoy());
         HttpServer http = null;
         GrpcServer grpc = null;
@@ -159,7 +159,12 @@ public final class SluiceServer implements AutoCloseable {
             }
             throw e;
         }
-        return new SluiceServer(service, http, grpc, watcher, pool, s.shutdownGrace());
+        StoreWatch storeWatch = null;
+        if (service.storeHealth().isPresent()) {
+            GrpcServer g = grpc;
+            storeWatch = new StoreWatch(service, g == null ? healthy -> { } : g::serving);
+        }
+        return new SluiceServer(service, http, grpc, watcher, storeWatch, pool, s.shutdownGrace());
     }
 
     public DecisionService service() {
@@ -183,9 +188,12 @@ public final class SluiceServer implements AutoCloseable {
 
     @Override
     public void close() {
-        log.info("event=shutdown_started grace_ms={}", grace.toMillis());
+        log.atInfo().addKeyValue("event", "shutdown_started").addKeyValue("grace", grace).log();
         if (watcher != null) {
             watcher.close();
+        }
+        if (storeWatch != null) {
+            storeWatch.close();
         }
         if (http != null) {
             http.stop(grace);
@@ -202,6 +210,6 @@ public final class SluiceServer implements AutoCloseable {
             }
         }
         service.limiter().close();
-        log.info("event=shutdown_finished");
+        log.atInfo().addKeyValue("event", "shutdown_finished").log();
     }
 }

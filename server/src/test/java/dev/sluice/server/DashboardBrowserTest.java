@@ -2,6 +2,16 @@ package dev.sluice.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.Decision;
+import dev.sluice.Degradation;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.StoreException;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.lease.LeasedRateLimiter;
+import dev.sluice.memory.InMemoryRateLimiter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -11,6 +21,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -236,6 +247,63 @@ class DashboardBrowserTest {
             browser.findElement(By.id("try-entries")).sendKeys("user=ann");
             browser.findElement(By.cssSelector("#try-form button")).click();
             await("the form's answer, with the token", b -> b.findElement(By.id("try-status")).getText().startsWith("200"));
+        }
+    }
+
+    /**
+     * A remote store that cannot be reached, behind a failure policy and leases ({@code --leases}): the page says so,
+     * with the cause and the policy, and counts the policy's decisions.
+     */
+    @Test
+    void showsTheRemoteStoresOutageAndItsPolicyThroughLeases() {
+        RateLimiter failSafe = FailSafeRateLimiter.builder(new UnreachableStore())
+                .policy(FailurePolicy.FALLBACK_LOCAL).build();
+        try (TestServer s = TestServer.startWith(LeasedRateLimiter.over(failSafe),
+                t -> t.withStore(t.limiter(), "redis+leases", true, Duration.ofSeconds(1)), "dashboard-rules.yaml")) {
+            times(3, () -> s.check("shop", "user=ann")); // three unreachable in a row open the circuit
+            browser.get(s.base + "/");
+            await("the first poll", b -> polls() >= 1);
+            assertThat(browser.findElement(By.id("store-name")).getText()).isEqualTo("redis+leases");
+            WebElement healthy = browser.findElement(By.id("store-healthy"));
+            assertThat(healthy.getText())
+                    .isEqualTo("no (unavailable): its circuit is open, fallback_local decides until it answers");
+            assertThat(healthy.getAttribute("class")).isEqualTo("error");
+            assertThat(browser.findElement(By.id("store-policy")).getText()).isEqualTo("fallback_local");
+            WebElement unavailable = browser.findElement(By.cssSelector("#degraded-body tr[data-cause=unavailable]"));
+            assertThat(Long.parseLong(cells(unavailable).get(1))).as("the three checks, and any probe")
+                    .isGreaterThanOrEqualTo(3);
+        }
+    }
+
+    /** A remote store whose connection is refused: every decision fails {@code unavailable}. */
+    static final class UnreachableStore extends ForwardingStore {
+        UnreachableStore() {
+            super(InMemoryRateLimiter.create());
+        }
+
+        private static StoreException refused() {
+            return new StoreException("connection refused (the test's store is unreachable)", null,
+                    Degradation.UNAVAILABLE);
+        }
+
+        @Override
+        public Decision tryAcquire(String key, Limit limit, long cost) {
+            throw refused();
+        }
+
+        @Override
+        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+            return CompletableFuture.failedFuture(refused());
+        }
+
+        @Override
+        public Decision tryAcquire(List<Permit> permits) {
+            throw refused();
+        }
+
+        @Override
+        public Decision peek(String key, Limit limit, long cost) {
+            throw refused();
         }
     }
 }

@@ -129,6 +129,8 @@ class DashboardHttpTest {
             JsonNode store = d.get("store");
             assertThat(store.get("name").asText()).isEqualTo("memory");
             assertThat(store.get("healthy").asBoolean()).isTrue();
+            assertThat(store.get("cause").isNull()).isTrue();
+            assertThat(store.get("opened").asBoolean()).isTrue();
             assertThat(store.get("failure_policy").isNull()).isTrue();
             assertThat(store.get("degraded").isNull()).isTrue();
         }

@@ -9,6 +9,7 @@ import dev.sluice.ManualTicker;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreException;
 import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.lease.LeasedRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -23,13 +24,16 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code examples/grafana/sluice-dashboard.json} against a real server: every metric that a panel's PromQL (or a
  * dashboard variable's query) names must be exported by {@code GET /metrics}. The server runs a fail-safe store (an
- * in-memory one behind {@link FailSafeRateLimiter}, so that the store-health and degraded-decision metrics exist)
- * and is driven until every metric has appeared: allowed and denied decisions, a rejected request, a reset the store
- * refuses, an applied and a refused reload. A panel naming a metric the service does not export fails this test.
+ * in-memory one behind {@link FailSafeRateLimiter}, so that the store-health and degraded-decision metrics exist;
+ * bare, and under {@link LeasedRateLimiter} as {@code --leases} wraps it) and is driven until every metric has appeared:
+ * allowed and denied decisions, a rejected request, a reset the store refuses, an applied and a refused reload. A
+ * panel naming a metric the service does not export fails this test, and so does a wrapper that hides the store.
  */
 class GrafanaDashboardTest {
     static final Path DASHBOARD = Path.of("..", "examples", "grafana", "sluice-dashboard.json");
@@ -143,8 +147,9 @@ class GrafanaDashboardTest {
                 .containsExactly("sluice_decision_total (in panel 'typo')");
     }
 
-    @Test
-    void everyMetricTheDashboardUsesIsExported(@TempDir Path dir) throws Exception {
+    @ParameterizedTest(name = "leases: {0}")
+    @ValueSource(booleans = {false, true})
+    void everyMetricTheDashboardUsesIsExported(boolean leases, @TempDir Path dir) throws Exception {
         JsonNode dashboard = TestServer.JSON.readTree(Files.readString(DASHBOARD));
         assertThat(dashboard.path("__inputs").get(0).path("name").asText()).isEqualTo("DS_PROMETHEUS");
         List<String[]> expressions = expressions(dashboard);
@@ -152,15 +157,16 @@ class GrafanaDashboardTest {
         expressions.forEach(e -> used.addAll(metricNames(e[1])));
         assertThat(used).as("the panels the dashboard promises").contains("sluice_decisions_total",
                 "sluice_decision_duration_seconds_bucket", "sluice_degraded_decisions_total", "sluice_store_healthy",
-                "sluice_config_reloads_total", "sluice_requests_rejected_total");
+                "sluice_store_info", "sluice_config_reloads_total", "sluice_requests_rejected_total");
 
         Path rules = dir.resolve("rules.yaml");
         Files.writeString(rules, "domain: live\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: hour\n"
                 + "      requests_per_unit: 1\n");
         RateLimiter store = new ResetRefusingStore(InMemoryRateLimiter.builder()
                 .ticker(ManualTicker.atEpochNanos(TestServer.T0)).build());
-        FailSafeRateLimiter failSafe = FailSafeRateLimiter.builder(store).build(); // the server closes it
-        try (TestServer s = TestServer.startWith(failSafe, t -> t.withConfigPaths(List.of(rules), Duration.ofHours(1)),
+        RateLimiter failSafe = FailSafeRateLimiter.builder(store).build(); // the server closes it
+        RateLimiter limiter = leases ? LeasedRateLimiter.over(failSafe) : failSafe;
+        try (TestServer s = TestServer.startWith(limiter, t -> t.withConfigPaths(List.of(rules), Duration.ofHours(1)),
                 "envoy/example5.yaml")) {
             assertThat(s.server.reload()).as("applied").isTrue();
             assertThat(s.check("live", "user=ann").status()).isEqualTo(200);

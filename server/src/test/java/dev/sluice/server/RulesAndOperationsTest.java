@@ -127,7 +127,9 @@ class RulesAndOperationsTest {
             assertThat(captured.toString(StandardCharsets.UTF_8)).contains("unknown store 'cassandra://127.0.0.1'");
             captured.reset();
             assertThat(SluiceCommand.commandLine().execute("serve", "--config", bad.toString())).isEqualTo(1);
-            assertThat(captured.toString(StandardCharsets.UTF_8)).contains("refusing to start");
+            assertThat(captured.toString(StandardCharsets.UTF_8))
+                    .contains("event=rules_problem problem=\"" + bad + ":6: 'requests_per_unit' -3 is negative")
+                    .contains("event=start_refused reason=\"1 problem(s) in the rules\"");
         } finally {
             System.setErr(err);
             System.setOut(out);

@@ -186,12 +186,41 @@ public interface BoundLimitTck extends StoreUnderTest {
             waiter.join(10_000);
             assertThat(waiter.isAlive()).as("hang guard").isFalse();
             assertThat(thrown).singleElement().isInstanceOf(InterruptedException.class);
-            assertThatThrownBy(() -> b.acquire(2)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> b.tryAcquire(2, Duration.ofDays(1))).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("exceeds capacity 1");
             assertThatThrownBy(() -> b.tryAcquire(1, Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("negative");
             assertThatThrownBy(() -> rl.bind("", l)).isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> rl.bind(k, null)).isInstanceOf(NullPointerException.class);
+        }
+    }
+
+    @Test
+    default void acquireAboveTheCapacityBooksItsPortionsBackToBackAndWaitsForTheLast() throws Exception {
+        for (Limit l : new Limit[] {Limit.tokenBucket(2, Rate.perSecond(10)), Limit.gcra(Rate.perSecond(10), 2)}) {
+            ManualTicker t = Tck.ticker();
+            String k = Tck.key("bound-portions-" + l.algorithm().shortName());
+            List<Long> parked = new ArrayList<>();
+            try (RateLimiter rl = newLimiter(t)) {
+                BoundLimit b = rl.bind(k, l).withSleeper(parked::add);
+                // a full bucket of 2, one permit every 100 ms: 2 now, then 2 more by 200 ms and the 5th at 300 ms
+                b.acquire(5);
+                assertThat(parked).as("%s: one park, until the last portion is free", l).containsExactly(ms(300));
+                assertThat(rl.tryAcquire(k, l).retryAfterNanos()).as("%s: all five spoken for", l).isEqualTo(ms(400));
+
+                String idle = k + "-interrupted";
+                Thread.currentThread().interrupt();
+                assertThatThrownBy(() -> rl.bind(idle, l).acquire(5))
+                        .isInstanceOf(InterruptedException.class);
+                assertThat(Thread.interrupted()).as("the interrupt status is cleared").isFalse();
+                assertThat(rl.peek(idle, l).remaining()).as("%s: an interrupted caller takes nothing", l).isEqualTo(2);
+            }
+        }
+        Limit window = Limit.fixedWindow(2, Duration.ofSeconds(1));
+        try (RateLimiter rl = newLimiter(Tck.ticker())) {
+            assertThatThrownBy(() -> rl.bind(Tck.key("bound-portions-window"), window).acquire(3))
+                    .as("a window cannot book the future").isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("cost 3 exceeds capacity 2");
         }
     }
 }

@@ -85,8 +85,8 @@ public final class ReferenceRateLimiter implements RateLimiter {
 
     @Override
     public synchronized void reset(String key, Limit limit) {
-        Permit.checkKey(key);
-        states.remove(new Id(key, Objects.requireNonNull(limit, "limit")));
+        Permit.checkKeyAndLimit(key, limit);
+        states.remove(new Id(key, limit));
     }
 
     private State state(Id id) {

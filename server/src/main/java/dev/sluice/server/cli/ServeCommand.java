@@ -7,6 +7,8 @@ import dev.sluice.server.config.Durations;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.config.Semantics;
 import dev.sluice.server.envoy.EnvoyOptions;
+import dev.sluice.server.log.LogFormat;
+import dev.sluice.server.log.Logging;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -20,6 +22,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.spi.LoggingEventBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -36,7 +39,7 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--store", defaultValue = "memory", paramLabel = "STORE",
             description = "memory (default) | redis://host:6379 | postgresql://user:password@host:5432/db "
-                    + "(run 'sluice migrate' first)")
+                    + "(creates Sluice's tables if they are missing)")
     String store;
 
     @Option(names = "--pool-size", defaultValue = "16",
@@ -82,9 +85,9 @@ final class ServeCommand implements Callable<Integer> {
     String failurePolicy;
 
     @Option(names = "--leases", arity = "0..1", defaultValue = "0", fallbackValue = "1024", paramLabel = "MAX",
-            description = "Remote store: decide hot keys here from permits taken in advance, at most MAX of a key "
-                    + "held (--leases alone: 1024); never admits more than the store alone would, may under-admit "
-                    + "by at most MAX per sluice instance for a key (default off)")
+            description = "Remote store: decide hot keys here from permits taken in advance (--leases alone: "
+                    + "1024); never admits more than the store alone would; an instance holds at most MAX permits "
+                    + "of a key at any instant, takes under way included (default off)")
     long leases;
 
     @Option(names = "--semantics", defaultValue = "envoy", paramLabel = "MODE",
@@ -122,6 +125,17 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--shutdown-grace", defaultValue = "10s", description = "Time in-flight requests get on shutdown (default ${DEFAULT-VALUE})")
     String shutdownGrace;
 
+    @Option(names = "--log-format", paramLabel = "FORMAT", defaultValue = "${env:LOG_FORMAT}",
+            description = "Log lines on stderr: logfmt or json, one event a line, every library's too (default: "
+                    + "$LOG_FORMAT, else logfmt)")
+    String logFormat;
+
+    @Option(names = "--log-level", paramLabel = "[LOGGER=]LEVEL",
+            description = "trace, debug, info, warn, error or off: LEVEL for the root logger (every logger without a "
+                    + "level of its own), LOGGER=LEVEL for one and those under it (e.g. io.lettuce=debug); repeatable "
+                    + "(default: root at $SLUICE_LOG_LEVEL, else info; Netty and grpc-java at warn)")
+    List<String> logLevels = new ArrayList<>();
+
     /**
      * Netty's sampled buffer-leak detection (its default, SIMPLE) costs the HTTP event loop ~0.5 µs of a ~4 µs check
      * (bench/server/README.md). The service is held leak-free by NoBufferLeaksTest, every request path under PARANOID
@@ -142,6 +156,12 @@ final class ServeCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        try {
+            Logging.start(LogFormat.parse("--log-format (or $LOG_FORMAT)", logFormat));
+            Logging.levels(logLevels);
+        } catch (IllegalArgumentException e) {
+            return refuse(2, e.getMessage()); // in the format asked for, or logfmt if that was the mistake
+        }
         leakDetectionOff();
         List<Path> paths = new ArrayList<>(config);
         if (paths.isEmpty() && Files.isRegularFile(Path.of("sluice.yaml"))) {
@@ -156,15 +176,19 @@ final class ServeCommand implements Callable<Integer> {
             try {
                 rules = RuleSet.load(paths);
             } catch (ConfigException e) {
-                e.problems().forEach(p -> System.err.println(p));
-                System.err.println("sluice: refusing to start: " + e.problems().size() + " problem(s) in the rules");
-                return 1;
+                e.problems().forEach(p -> log.atError().addKeyValue("event", "rules_problem").addKeyValue("problem", p)
+                        .log());
+                return refuse(1, e.problems().size() + " problem(s) in the rules");
             }
             rulesFrom = paths.toString();
         }
         String bearer = token == null || token.isBlank() ? null : token.trim();
         if (tokenFile != null) {
-            bearer = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
+            try {
+                bearer = Files.readString(tokenFile, StandardCharsets.UTF_8).trim();
+            } catch (IOException e) {
+                return refuse(2, "--token-file " + tokenFile + " cannot be read: " + e);
+            }
         }
         Stores.Opened opened;
         EnvoyOptions envoy;
@@ -178,11 +202,9 @@ final class ServeCommand implements Callable<Integer> {
             opened = Stores.leased(Stores.open(store, maxKeys, storeTimeout == null ? null
                     : Durations.parse(storeTimeout), poolSize, policy(failurePolicy)), leases);
         } catch (IllegalArgumentException e) {
-            System.err.println("sluice: " + e.getMessage());
-            return 2;
+            return refuse(2, e.getMessage());
         } catch (RuntimeException e) {
-            System.err.println("sluice: cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
-            return 2;
+            return refuse(2, "cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
         }
         SluiceServer.Settings s0 = SluiceServer.Settings.defaults(opened.limiter(), rules);
         SluiceServer.Settings s = s0
@@ -199,10 +221,9 @@ final class ServeCommand implements Callable<Integer> {
         try {
             server = SluiceServer.start(s, maxClientLimits, httpThreads);
         } catch (IOException e) {
-            System.err.println("sluice: cannot listen: " + e.getMessage()
-                    + " (is another sluice running? choose other ports with --http/--grpc)");
             opened.close();
-            return 2;
+            return refuse(2, "cannot listen: " + e.getMessage()
+                    + " (is another sluice running? choose other ports with --http/--grpc)");
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -210,15 +231,29 @@ final class ServeCommand implements Callable<Integer> {
             opened.closeResources();
             stopped.countDown();
         }, "sluice-shutdown"));
-        log.info("event=started store={} store_budget_ms={} failure_policy={} http={} grpc={} domains={} rules={} auth={}",
-                opened.name(), opened.budget() == null ? "-" : opened.budget().toMillis(),
-                opened.budget() == null ? "-" : failurePolicy.toLowerCase(Locale.ROOT), server.httpAddress(),
-                server.grpcAddress(), rules.domains().keySet(), rules.ruleCount(), bearer != null ? "bearer" : "none");
+        LoggingEventBuilder started = log.atInfo().addKeyValue("event", "started").addKeyValue("store", opened.name());
+        if (opened.budget() != null) {
+            started = started.addKeyValue("store_budget", opened.budget())
+                    .addKeyValue("failure_policy", policy(failurePolicy));
+        }
+        started.addKeyValue("http", orOff(server.httpAddress())).addKeyValue("grpc", orOff(server.grpcAddress()))
+                .addKeyValue("domains", rules.domains().keySet()).addKeyValue("rules", rules.ruleCount())
+                .addKeyValue("auth", bearer != null ? "bearer" : "none").log();
         banner(server, rules, rulesFrom, opened.budget() == null ? opened.name() : opened.name() + " (budget "
                 + opened.budget().toMillis() + " ms a call, then " + failurePolicy.toLowerCase(Locale.ROOT) + ")",
                 bearer != null);
         stopped.await();
         return 0;
+    }
+
+    /** A start that cannot go on: one {@code event=start_refused} line saying why, and the exit code. */
+    static int refuse(int exitCode, String reason) {
+        log.atError().addKeyValue("event", "start_refused").addKeyValue("reason", reason).log();
+        return exitCode;
+    }
+
+    private static Object orOff(InetSocketAddress address) {
+        return address == null ? "off" : address;
     }
 
     /** {@code --failure-policy}: fail_open, fail_closed or fallback_local (any case, - or _). */

@@ -18,7 +18,7 @@ public final class SluiceCommand implements Runnable {
     @Override
     public void run() {
         // no subcommand: serve with defaults
-        int code = new CommandLine(new ServeCommand()).execute();
+        int code = ServeErrors.logErrors(new CommandLine(new ServeCommand())).execute();
         if (code != 0) {
             System.exit(code);
         }
@@ -30,7 +30,7 @@ public final class SluiceCommand implements Runnable {
 
     /** The command line, for tests: {@code commandLine().execute("validate", "rules.yaml")}. */
     public static CommandLine commandLine() {
-        return new CommandLine(new SluiceCommand());
+        return ServeErrors.logErrors(new CommandLine(new SluiceCommand()));
     }
 
     static final class Version implements CommandLine.IVersionProvider {

@@ -14,7 +14,6 @@ import java.net.URI;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -27,7 +26,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code redis://[user:password@]host:port[/db]}, {@code rediss://…}, several comma-separated addresses
  *       for a Redis Cluster (a single address is asked whether it is one);</li>
  *   <li>{@code postgresql://[user[:password]@]host[:port]/database[?param=value…]} or a {@code jdbc:postgresql:}
- *       URL — a HikariCP pool of {@code poolSize} connections; the schema comes from {@code sluice migrate}.</li>
+ *       URL — a HikariCP pool of {@code poolSize} connections; a missing schema is created (one log line says
+ *       so), as {@code sluice migrate} does.</li>
  * </ul>
  * Remote stores are marked blocking (the service calls them on its bounded pool), get a time budget per call
  * ({@code --store-timeout}, by default {@link #REDIS_BUDGET} or {@link #POSTGRES_BUDGET}) and are wrapped in a
@@ -110,6 +110,14 @@ final class Stores {
                 try {
                     PostgresRateLimiter store = PostgresRateLimiter.builder(ds)
                             .retryPolicy(RetryPolicy.DEFAULT.withBudget(b)).threads(poolSize).build();
+                    if (store.schemaCreated()) {
+                        log.atInfo().addKeyValue("event", "schema_created").addKeyValue("store", "postgres")
+                                .addKeyValue("uri", redact(s)).addKeyValue("schema", store.schema())
+                                .addKeyValue("prefix", store.tablePrefix())
+                                .addKeyValue("action", "Sluice's tables and functions were missing: created them, as "
+                                        + "sluice migrate does")
+                                .log();
+                    }
                     store.cleaner(CLEANER_INTERVAL); // expired rows go; without it the table only grows
                     HikariDataSource old = pool.getAndSet(ds);
                     if (old != null) {
@@ -165,9 +173,11 @@ final class Stores {
         } catch (IllegalArgumentException e) {
             throw e; // a configuration mistake: no retry fixes it
         } catch (RuntimeException e) {
-            log.warn("event=store_unavailable_at_start store={} uri={} policy={} cause=\"{}\" action=\"serving by the "
-                    + "failure policy; the store is retried in the background\"", name, redact(spec),
-                    policy.name().toLowerCase(Locale.ROOT), redact(String.valueOf(e.getMessage())));
+            log.atWarn().addKeyValue("event", "store_unavailable_at_start").addKeyValue("store", name)
+                    .addKeyValue("uri", redact(spec)).addKeyValue("policy", policy)
+                    .addKeyValue("cause", redact(String.valueOf(e.getMessage())))
+                    .addKeyValue("action", "serving by the failure policy; the store is retried in the background")
+                    .log();
             store = null;
         }
         // the foreground attempt just failed: the wrapper need not wait for a second one before serving

@@ -5,6 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.LogThrottle;
+import dev.sluice.failsafe.StoreHealth;
 import dev.sluice.server.config.DomainRules;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.config.Semantics;
@@ -18,6 +19,7 @@ import dev.sluice.server.decision.Plan.Item;
 import dev.sluice.server.decision.Plan.Kind;
 import dev.sluice.server.decision.Plan.Mode;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 
@@ -100,6 +102,7 @@ public final class DecisionService {
     private final EnvoyDecider envoyDecider;
     private final Ticker clock;
     private final DeniedKeys deniedKeys;
+    private final Optional<StoreHealth> storeHealth;
 
     /**
      * @param storeExecutor null to decide on the caller's thread (the in-memory store); otherwise the bounded
@@ -119,6 +122,7 @@ public final class DecisionService {
                 counter == limiter ? decider : new PlanDecider(counter, storeName, metrics, logThrottle));
         this.clock = limiter instanceof InMemoryRateLimiter m ? m.ticker() : Ticker.system();
         this.deniedKeys = new DeniedKeys(clock);
+        this.storeHealth = StoreHealth.of(limiter);
     }
 
     /** The keys denied most over the last minute (the dashboard's top denied keys), on {@link #clock()}. */
@@ -173,21 +177,33 @@ public final class DecisionService {
         return storeName;
     }
 
-    private static final Limit READY_PROBE = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
+    /** The key and limit of the health probe: no request's key (those always hold a '|' after the domain). */
+    static final String PROBE_KEY = "sluice:readyz";
+    private static final Limit PROBE_LIMIT = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
 
     /**
-     * Readiness: one decision on a probe key under a limit no caller uses, under the store budget. Completes with
-     * that decision, {@linkplain Decision#degraded() degraded} when the failure policy answered for the store
-     * (the service is still ready: it answers every request, by its policy), and exceptionally
+     * The health probe of {@code /readyz} and of the service's own store watch: a {@link RateLimiter#peek} of a probe
+     * key, which writes nothing to any store (no key or row is created, none is updated), through whatever wraps the
+     * store, under the store's budget and the service's deadline. It completes with that decision,
+     * {@linkplain Decision#degraded() degraded} when the failure policy answered for the store (a probe that reaches
+     * the store while its circuit is open is the one that closes it once the store is back), and exceptionally
      * ({@link StoreUnavailableException}) when not even that was possible.
      */
     public CompletableFuture<Decision> probe() {
-        return calls.run(1, () -> limiter.tryAcquire("sluice:readyz", READY_PROBE, 1));
+        return calls.run(1, () -> limiter.peek(PROBE_KEY, PROBE_LIMIT, 1));
     }
 
-    /** The failure-safe wrapper around the store, or null when the store is used bare (the in-memory store). */
-    public FailSafeRateLimiter failSafe() {
-        return limiter instanceof FailSafeRateLimiter f ? f : null;
+    /**
+     * The health of the remote store behind whatever wraps it (leases, a failure policy), asked once of the limiter
+     * ({@link StoreHealth#of}); empty for a store with no failure policy in front of it (the in-memory store).
+     */
+    public Optional<StoreHealth> storeHealth() {
+        return storeHealth;
+    }
+
+    /** What the service says of its store now, without asking it (the dashboard, {@code /healthcheck}, gRPC health). */
+    public StoreReport storeReport() {
+        return StoreReport.of(storeName, storeHealth);
     }
 
     /**

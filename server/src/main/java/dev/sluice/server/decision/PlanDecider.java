@@ -212,9 +212,9 @@ final class PlanDecider {
         } catch (RuntimeException e) {
             metrics.storeError("detail");
             if (logThrottle.allow("detail")) {
-                LoggerFactory.getLogger(DecisionService.class).warn(
-                        "event=detail_unavailable store={} cause=\"{}\" suppressed_since_last={}", storeName, e,
-                        logThrottle.suppressedSinceLast());
+                LoggerFactory.getLogger(DecisionService.class).atWarn().addKeyValue("event", "detail_unavailable")
+                        .addKeyValue("store", storeName).addKeyValue("cause", e)
+                        .addKeyValue("suppressed_since_last", logThrottle.suppressedSinceLast()).log();
             }
             return null;
         }

@@ -1,7 +1,7 @@
 package dev.sluice.server.decision;
 
 import dev.sluice.Degradation;
-import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.StoreHealth;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -10,6 +10,7 @@ import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * The service's Prometheus metrics:
@@ -21,11 +22,13 @@ import java.util.Locale;
  *   <li>{@code sluice_decision_duration_seconds} — histogram of decision latency by {@code protocol} (http, grpc),
  *       from parsed request to answer;</li>
  *   <li>{@code sluice_degraded_decisions_total{cause}} — decisions a failure policy made instead of the store, by
- *       {@link Degradation#label() cause} ({@code timeout}, {@code unavailable}, {@code overloaded},
- *       {@code store_error}), read from {@link FailSafeRateLimiter#degradedCount}; remote stores only;</li>
+ *       {@link Degradation#label() cause} (every value of {@link Degradation} but {@code NONE}: {@code timeout},
+ *       {@code unavailable}, …), read from the store's {@link StoreHealth#degradedCount}; remote stores only;</li>
  *   <li>{@code sluice_store_healthy} — 0 while the remote store's circuit is open (it timed out or refused
- *       connections) or it has not been opened since the start, else 1 ({@link FailSafeRateLimiter#storeHealthy});
- *       remote stores only;</li>
+ *       connections) or it has not been opened since the start, else 1 ({@link StoreHealth#healthy}); remote stores
+ *       only;</li>
+ *   <li>{@code sluice_store_info{store,failure_policy}} — always 1: the store's name ({@code redis+leases}) and its
+ *       failure policy ({@code fail_open}, …, {@code none} for the in-memory store);</li>
  *   <li>{@code sluice_store_errors_total{kind}} — failures the failure policy cannot absorb: resets, a full store
  *       pool, the service's own deadline, readiness probes;</li>
  *   <li>{@code sluice_requests_rejected_total{reason}} — requests refused before a decision (bad input, auth);</li>
@@ -131,18 +134,29 @@ public final class ServerMetrics {
     }
 
     /**
-     * Exposes a failure-safe store's counts: one counter per degradation cause (all present from the start, at 0,
-     * so that dashboards and alerts need no "absent" case) and the store-health gauge.
+     * Exposes the store: its name and failure policy ({@code sluice_store_info}) and, for a store behind a failure
+     * policy, however wrapped, its health as {@code health} reports it: one counter per degradation cause (every
+     * cause there is, all present from the start at 0, so that dashboards and alerts need no "absent" case) and the
+     * store-health gauge. Read at each scrape; nothing is added to the decisions' path.
      */
-    public void failSafe(FailSafeRateLimiter limiter) {
+    public void store(String storeName, Optional<StoreHealth> health) {
+        Gauge.builder("sluice.store.info", () -> 1)
+                .description("The store and its failure policy (none: the in-memory store needs none); always 1")
+                .tag("store", storeName)
+                .tag("failure_policy", health.isEmpty() ? "none" : StoreReport.of(storeName, health).policyName())
+                .register(registry);
+        if (health.isEmpty()) {
+            return;
+        }
+        StoreHealth h = health.get();
         for (Degradation cause : Degradation.values()) {
             if (cause != Degradation.NONE) {
-                FunctionCounter.builder("sluice.degraded.decisions", limiter, l -> l.degradedCount(cause))
+                FunctionCounter.builder("sluice.degraded.decisions", h, x -> x.degradedCount(cause))
                         .description("Decisions made by the failure policy instead of the store, by cause")
                         .tag("cause", cause.label()).register(registry);
             }
         }
-        Gauge.builder("sluice.store.healthy", limiter, l -> l.storeHealthy() ? 1 : 0)
+        Gauge.builder("sluice.store.healthy", h, x -> x.healthy() ? 1 : 0)
                 .description("0 while the store's circuit is open or it is not open yet, else 1")
                 .register(registry);
     }

@@ -117,7 +117,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
                 try {
                     return toResponse(request, r, options, service.clock().read());
                 } catch (RuntimeException e) {
-                    log.error("event=internal_error protocol=grpc", e);
+                    internalError(e);
                     throw Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
                             .asRuntimeException();
                 }
@@ -132,17 +132,22 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             return Status.INVALID_ARGUMENT.withDescription(b.type() + ": " + b.getMessage()).asRuntimeException();
         } else if (c instanceof StoreUnavailableException s) {
             if (service.logThrottle().allow(s.type())) {
-                log.warn("event=store_unavailable protocol=grpc type={} detail=\"{}\" suppressed_since_last={}",
-                        s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
+                log.atWarn().addKeyValue("event", "store_unavailable").addKeyValue("protocol", "grpc")
+                        .addKeyValue("type", s.type()).addKeyValue("detail", s.getMessage())
+                        .addKeyValue("suppressed_since_last", service.logThrottle().suppressedSinceLast()).log();
             }
             return Status.UNAVAILABLE.withDescription(s.type() + ": " + s.getMessage()).asRuntimeException();
         } else if (c instanceof UnsupportedByStoreException u) {
             service.metrics().rejected(u.type());
             return Status.UNIMPLEMENTED.withDescription(u.type() + ": " + u.getMessage()).asRuntimeException();
         }
-        log.error("event=internal_error protocol=grpc", c);
+        internalError(c);
         return Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
                 .asRuntimeException();
+    }
+
+    private static void internalError(Throwable t) {
+        log.atError().addKeyValue("event", "internal_error").addKeyValue("protocol", "grpc").setCause(t).log();
     }
 
     private CheckRequest toCheck(RateLimitRequest request) {

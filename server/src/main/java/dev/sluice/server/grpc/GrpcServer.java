@@ -23,8 +23,10 @@ import java.util.concurrent.TimeUnit;
  * The gRPC endpoint: {@link RlsService} on grpc-java's Netty transport. Calls run on the transport's event loop
  * (decisions never block it: remote stores run on the decision service's pool), messages are bounded by
  * the same body limit as HTTP, and an optional bearer token is required in the {@code authorization} metadata.
- * {@code grpc.health.v1.Health} answers SERVING for {@code ""} and {@code "ratelimit"} (as envoyproxy/ratelimit)
- * until shutdown begins; it needs no token, like HTTP's {@code /healthz}.
+ * {@code grpc.health.v1.Health} answers as envoyproxy/ratelimit's: {@code "ratelimit"} is SERVING while the store is
+ * healthy ({@link #serving(boolean)}, the same verdict as HTTP's {@code /healthcheck}) and NOT_SERVING otherwise,
+ * {@code ""} (the server) is SERVING; both are NOT_SERVING once shutdown begins. It needs no token, like HTTP's
+ * {@code /healthz}.
  */
 public final class GrpcServer implements AutoCloseable {
     private static final Metadata.Key<String> AUTHORIZATION =
@@ -54,9 +56,10 @@ public final class GrpcServer implements AutoCloseable {
         // with h2load (64 in flight on 1 connection, bench/server/README.md): about 1.5-2x the calls per second of
         // the ForkJoinPool this replaced. (An earlier measurement found directExecutor ten times slower: calls then
         // waited on the store in place.)
-        // grpc.health.v1.Health as envoy's service answers it: SERVING for "" and "ratelimit" until shutdown begins
+        // grpc.health.v1.Health as envoy's service answers it: "ratelimit" follows the store's health (envoy's Redis
+        // component), "" is SERVING; both NOT_SERVING once shutdown begins
         HealthStatusManager health = new HealthStatusManager();
-        health.setStatus(HEALTH_SERVICE, HealthCheckResponse.ServingStatus.SERVING);
+        health.setStatus(HEALTH_SERVICE, status(service.storeReport().healthy()));
         Server s = NettyServerBuilder.forAddress(address)
                 .directExecutor()
                 .maxInboundMessageSize(maxMessageBytes)
@@ -68,6 +71,15 @@ public final class GrpcServer implements AutoCloseable {
                 .build()
                 .start();
         return new GrpcServer(s, health);
+    }
+
+    /** Whether {@code "ratelimit"} is SERVING: the store's health changed (ignored once shutdown has begun). */
+    public void serving(boolean storeHealthy) {
+        health.setStatus(HEALTH_SERVICE, status(storeHealthy));
+    }
+
+    private static HealthCheckResponse.ServingStatus status(boolean storeHealthy) {
+        return storeHealthy ? HealthCheckResponse.ServingStatus.SERVING : HealthCheckResponse.ServingStatus.NOT_SERVING;
     }
 
     public InetSocketAddress address() {

@@ -2,7 +2,7 @@ package dev.sluice.server.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.Degradation;
-import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.StoreHealth;
 import dev.sluice.server.config.Durations;
 import dev.sluice.server.config.DomainRules;
 import dev.sluice.server.config.Rule;
@@ -10,6 +10,7 @@ import dev.sluice.server.dashboard.DeniedKeys;
 import dev.sluice.server.decision.CheckResult.Outcome;
 import dev.sluice.server.decision.DecisionService;
 import dev.sluice.server.decision.ServerMetrics.DecisionCounts;
+import dev.sluice.server.decision.StoreReport;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -27,7 +28,8 @@ import java.util.Locale;
  *             "capacity": 20, "shadow_mode": false, "quota_mode": false, "detailed_metric": false, "source": "…"}],
  *  "series": [{"domain": "api", "rule": "api.remote_address",   // sluice_decisions_total's labels
  *              "ok": 120, "over_limit": 7, "shadow_over_limit": 0, "unlimited": 0, "blocked": 0, "checked": 1, …}],
- *  "store": {"name": "redis", "healthy": true, "failure_policy": "fail_open",
+ *  "store": {"name": "redis+leases", "healthy": false, "cause": "unavailable", "opened": true,
+ *            "failure_policy": "fail_open",
  *            "degraded": {"timeout": 0, "unavailable": 3, "overloaded": 0, "store_error": 0}},
  *  "top_denied": {"window_seconds": 60, "step_seconds": 10, "denials": 7,
  *                 "keys": [{"key": "api|remote_address=198.51.100.1", "count": 7, "lower": 7, "upper": 7}]}}
@@ -35,7 +37,9 @@ import java.util.Locale;
  *
  * Counts are totals since the start (the page turns them into per-second rates); {@code series} are the decision
  * counters of {@code /metrics}, the {@value #MAX_SERIES} with the most decisions. Keys are the store keys as callers
- * made them: the page must show them as text, never as markup. A lone surrogate in a key (a caller may send one
+ * made them: the page must show them as text, never as markup. {@code store} is the {@link StoreReport} of the remote
+ * store however it is wrapped ({@code cause} null while it is healthy) and its degraded decisions by cause, one field
+ * per cause there is; {@code failure_policy} and {@code degraded} are null for the in-memory store. A lone surrogate in a key (a caller may send one
  * escaped in JSON) is written as U+FFFD, so that one odd key cannot make this body unwritable.
  */
 final class DashboardJson {
@@ -124,19 +128,21 @@ final class DashboardJson {
     }
 
     private static void store(JsonGenerator g, DecisionService service) throws IOException {
-        FailSafeRateLimiter f = service.failSafe();
+        StoreReport report = service.storeReport();
         g.writeObjectFieldStart("store");
-        g.writeStringField("name", service.storeName());
-        // a store used bare (the in-memory one) has no circuit: it answers while the process does
-        g.writeBooleanField("healthy", f == null || f.storeHealthy());
-        g.writeStringField("failure_policy", f == null ? null : f.policy().name().toLowerCase(Locale.ROOT));
-        if (f == null) {
+        g.writeStringField("name", report.store());
+        g.writeBooleanField("healthy", report.healthy());
+        g.writeStringField("cause", report.causeLabel());
+        g.writeBooleanField("opened", report.opened());
+        g.writeStringField("failure_policy", report.policyName());
+        if (service.storeHealth().isEmpty()) {
             g.writeNullField("degraded");
         } else {
+            StoreHealth health = service.storeHealth().get();
             g.writeObjectFieldStart("degraded");
             for (Degradation cause : Degradation.values()) {
                 if (cause != Degradation.NONE) {
-                    g.writeNumberField(cause.label(), f.degradedCount(cause));
+                    g.writeNumberField(cause.label(), health.degradedCount(cause));
                 }
             }
             g.writeEndObject();

@@ -48,8 +48,8 @@ import org.slf4j.LoggerFactory;
  * {@code /v1/reset}, {@code GET /healthz}, {@code GET /readyz}, {@code GET /metrics}, and envoyproxy/ratelimit's
  * own: {@code POST /json} (its {@code RateLimitRequest} as protobuf JSON in, the {@code RateLimitResponse} out, the
  * same answer as gRPC {@code ShouldRateLimit}: 200, 429 when over the limit) and {@code GET /healthcheck}
- * ({@code OK}, 500 once shutting down); and the dashboard: its page at {@code GET /} and {@code /ui}, its data at
- * {@code GET /v1/dashboard}.
+ * ({@code OK}; 500 while the store is unhealthy and once shutting down); and the dashboard: its page at
+ * {@code GET /} and {@code /ui}, its data at {@code GET /v1/dashboard}.
  *
  * <p>Every refusal is an {@code application/problem+json} body naming what was wrong; an unexpected failure is
  * logged with its stack trace and answered with a bare 500 problem that contains none. While a decision is
@@ -310,13 +310,17 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     /**
-     * envoy's {@code GET /healthcheck} (its health.go): {@code OK} as text while the service serves, 500 with no body
-     * once it is shutting down (envoy fails it on SIGTERM so that load balancers stop sending). Like {@code /healthz}
-     * it never looks at the store; the rules are always loaded while serving ({@code serve} refuses to start without
-     * valid rules and a reload that fails keeps the rules in force).
+     * envoy's {@code GET /healthcheck} (its health.go): {@code OK} as text while every component is healthy, else 500
+     * with no body. envoy's components are its Redis (unhealthy until it first connects, and, with
+     * {@code REDIS_HEALTH_CHECK_ACTIVE_CONNECTION}, while it has no connection), SIGTERM (failed so that load
+     * balancers stop sending) and the config (always loaded here: {@code serve} refuses to start without valid rules
+     * and a failed reload keeps the rules in force). Here: 500 while the store is unhealthy as its failure policy sees
+     * it ({@link dev.sluice.server.decision.StoreReport#healthy()}: not opened yet, or its circuit is open) and once
+     * shutting down. It reads the store's health, it does not call the store (the service's store watch keeps that
+     * health current without traffic).
      */
     private void healthcheck(ChannelHandlerContext ctx, boolean keepAlive) {
-        if (draining) {
+        if (draining || !service.storeReport().healthy()) {
             respond(ctx, keepAlive, HttpResponseStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
                     new byte[0], Map.of());
         } else {
@@ -389,8 +393,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, b.type(), b.getMessage(), Map.of());
             } else if (t instanceof StoreUnavailableException s) {
                 if (service.logThrottle().allow(s.type())) {
-                    log.warn("event=store_unavailable protocol=http type={} detail=\"{}\" suppressed_since_last={}",
-                            s.type(), s.getMessage(), service.logThrottle().suppressedSinceLast());
+                    log.atWarn().addKeyValue("event", "store_unavailable").addKeyValue("protocol", "http")
+                            .addKeyValue("type", s.type()).addKeyValue("detail", s.getMessage())
+                            .addKeyValue("suppressed_since_last", service.logThrottle().suppressedSinceLast()).log();
                 }
                 problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, s.type(), s.getMessage(),
                         Map.of("Retry-After", "1"));
@@ -426,13 +431,14 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     /**
-     * {@code /readyz}: 200 whenever the service can answer decisions, which with a failure policy includes a store
-     * that is down (the policy answers); the body tells which: {@code "status":"ready"} when the store decided the
-     * probe, {@code "status":"degraded"} with the cause when the policy did. Failing readiness because the shared
-     * store is down would take every instance out of its load balancer at once, which is exactly the outage a
-     * fail-open policy exists to prevent; alert on {@code store_healthy} or {@code sluice_store_healthy} instead.
-     * 503 only when not even the policy could answer (the store pool is full or past its deadline). Liveness
-     * ({@code /healthz}) never looks at the store.
+     * {@code /readyz}: one probe of the store that writes nothing ({@link DecisionService#probe()}: a peek under the
+     * store's budget), then 200 whenever the service can answer decisions, which with a failure policy includes a
+     * store that is down or not opened yet (the policy answers); the body ({@link HealthJson}) says which, with the
+     * store's health, the cause and the policy. Failing readiness because the shared store is down would take every
+     * instance out of its load balancer at once, which turns the policy the operator chose (fail closed, local
+     * limits) into whatever the callers do without the service; alert on {@code store_healthy} or
+     * {@code sluice_store_healthy} instead. 503 only when not even the policy could answer (the store pool is full or
+     * past its deadline, or a store without a policy failed). Liveness ({@code /healthz}) never looks at the store.
      */
     private void ready(ChannelHandlerContext ctx, boolean keepAlive) {
         CompletableFuture<dev.sluice.Decision> probe = service.probe();
@@ -440,19 +446,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             Throwable t = probe.isCompletedExceptionally() ? probe.handle((v, e) -> e).join() : null;
             if (t == null) {
                 dev.sluice.Decision d = probe.join();
-                dev.sluice.failsafe.FailSafeRateLimiter f = service.failSafe();
-                StringBuilder b = new StringBuilder("{\"status\":\"").append(d.degraded() ? "degraded" : "ready")
-                        .append("\",\"store\":\"").append(service.storeName()).append('"');
-                if (f != null) {
-                    b.append(",\"store_healthy\":").append(!d.degraded() && f.storeHealthy())
-                            .append(",\"failure_policy\":\"").append(f.policy().name().toLowerCase(java.util.Locale.ROOT))
-                            .append('"');
-                }
-                if (d.degraded()) {
-                    b.append(",\"degraded\":\"").append(d.degradation().label()).append('"');
-                }
-                b.append('}');
-                respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, b.toString().getBytes(StandardCharsets.UTF_8),
+                respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, HealthJson.ready(d, service.storeReport()),
                         d.degraded() ? Map.of(RateLimitHeaders.DEGRADED, d.degradation().label()) : Map.of());
             } else {
                 Throwable c = t instanceof CompletionException ? t.getCause() : t;
@@ -464,7 +458,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     }
 
     private void internalError(ChannelHandlerContext ctx, Throwable t) {
-        log.error("event=internal_error", t);
+        log.atError().addKeyValue("event", "internal_error").addKeyValue("protocol", "http").setCause(t).log();
         problem(ctx, false, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal-error",
                 "the service failed to answer; the cause is in its log", Map.of());
     }
@@ -512,7 +506,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             ctx.close(); // the peer went away
             return;
         }
-        log.warn("event=connection_error cause=\"{}\"", cause.toString());
+        log.atWarn().addKeyValue("event", "connection_error").addKeyValue("cause", cause).log();
         ctx.close();
     }
 

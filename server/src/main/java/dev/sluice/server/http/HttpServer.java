@@ -105,7 +105,7 @@ public final class HttpServer implements AutoCloseable {
         // SIGTERM (seen once after minutes of load: the worker group's termination future never completed although
         // its threads had ended)
         if (!channel.close().awaitUninterruptibly(STOP_WAIT_SECONDS, TimeUnit.SECONDS)) {
-            log.warn("event=http_stop_slow step=close_listener waited_s={}", STOP_WAIT_SECONDS);
+            stopSlow("close_listener");
         }
         handler.draining(true);
         long deadline = System.nanoTime() + grace.toNanos();
@@ -119,8 +119,13 @@ public final class HttpServer implements AutoCloseable {
         }
         boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
         if (!workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(STOP_WAIT_SECONDS, TimeUnit.SECONDS)) {
-            log.warn("event=http_stop_slow step=event_loops waited_s={}", STOP_WAIT_SECONDS);
+            stopSlow("event_loops");
         }
+    }
+
+    private static void stopSlow(String step) {
+        log.atWarn().addKeyValue("event", "http_stop_slow").addKeyValue("step", step)
+                .addKeyValue("waited", Duration.ofSeconds(STOP_WAIT_SECONDS)).log();
     }
 
     @Override

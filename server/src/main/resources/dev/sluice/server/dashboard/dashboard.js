@@ -388,7 +388,9 @@
   function renderStore(store, prev, seconds) {
     $('store-name').textContent = store.name;
     const healthy = $('store-healthy');
-    healthy.textContent = store.healthy ? 'yes' : 'no: its circuit is open, or it has not answered since the start';
+    healthy.textContent = store.healthy ? 'yes'
+        : 'no (' + store.cause + '): ' + (store.opened ? 'its circuit is open' : 'not opened since the start')
+          + ', ' + store.failure_policy + ' decides until it answers';
     healthy.className = store.healthy ? 'ok' : 'error';
     $('store-policy').textContent = store.failure_policy
         || 'none needed: the store is in this process';

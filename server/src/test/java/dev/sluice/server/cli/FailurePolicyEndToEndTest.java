@@ -24,8 +24,6 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -221,10 +219,7 @@ class FailurePolicyEndToEndTest {
 
         /** A sample's value in the Prometheus text, e.g. {@code sluice_store_healthy} or one with its labels. */
         double metric(String sample) throws IOException, InterruptedException {
-            String text = get("/metrics").json.get("text").asText();
-            Matcher m = Pattern.compile("(?m)^" + Pattern.quote(sample) + " (\\S+)$").matcher(text);
-            assertThat(m.find()).as(sample + " in\n" + text).isTrue();
-            return Double.parseDouble(m.group(1));
+            return PrometheusSamples.value(get("/metrics").json.get("text").asText(), sample);
         }
 
         double degradedTotal(Degradation cause) throws IOException, InterruptedException {
@@ -290,7 +285,7 @@ class FailurePolicyEndToEndTest {
             assertThat(ready.json.get("status").asText()).isEqualTo("degraded");
             assertThat(ready.json.get("store_healthy").asBoolean()).isFalse();
             assertThat(ready.json.get("failure_policy").asText())
-                    .isEqualTo(server.service().failSafe().policy().name().toLowerCase(java.util.Locale.ROOT));
+                    .isEqualTo(server.service().storeHealth().orElseThrow().policy().name().toLowerCase(java.util.Locale.ROOT));
             assertThat(get("/healthz").status).isEqualTo(200);
             if (seen.keySet().stream().allMatch(Degradation::storeUnhealthy)) {
                 assertThat(metric("sluice_store_healthy")).as("the circuit is open").isZero();

@@ -81,6 +81,34 @@ class RemoteStoresEndToEndTest {
         }
     }
 
+    @Test
+    void aDatabaseWithoutTheSchemaGetsItAtStartAndTheLogSaysSo() throws Exception {
+        ch.qos.logback.classic.Logger storesLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+                Stores.class);
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
+                new ch.qos.logback.core.read.ListAppender<>();
+        logged.start();
+        storesLog.addAppender(logged);
+        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
+            String uri = "postgresql://postgres@localhost:" + pg.getPort() + "/postgres";
+            try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
+                assertThat(store.limiter().tryAcquire("k", Limit.tokenBucket(1, Rate.perHour(1))).allowed())
+                        .as("decided by the store on the tables serve created").isTrue();
+                assertThat(store.limiter().tryAcquire("k", Limit.tokenBucket(1, Rate.perHour(1))).allowed()).isFalse();
+            }
+            try (Stores.Opened again = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
+                assertThat(again.name()).isEqualTo("postgres");
+            }
+        } finally {
+            storesLog.detachAppender(logged);
+        }
+        List<String> created = logged.list.stream()
+                .map(e -> e.getKeyValuePairs() == null ? "" : e.getKeyValuePairs().toString())
+                .filter(kv -> kv.contains("event=\"schema_created\"")).toList();
+        assertThat(created).as("one line when the tables were created, none when they were there").singleElement()
+                .asString().contains("schema=\"public\"").contains("prefix=\"sluice_\"").contains("created them");
+    }
+
     /** The service runs the expiry cleaner: a key back to a fresh state leaves the table without being asked. */
     private static void expiredRowsAreDeleted(Stores.Opened store, EmbeddedPostgres pg) throws Exception {
         String key = "expiring:" + UUID.randomUUID();
