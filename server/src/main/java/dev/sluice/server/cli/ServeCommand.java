@@ -1,6 +1,7 @@
 package dev.sluice.server.cli;
 
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.server.CannotListenException;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.Durations;
@@ -220,10 +221,9 @@ final class ServeCommand implements Callable<Integer> {
         SluiceServer server;
         try {
             server = SluiceServer.start(s, maxClientLimits, httpThreads);
-        } catch (IOException e) {
+        } catch (CannotListenException e) {
             opened.close();
-            return refuse(2, "cannot listen: " + e.getMessage()
-                    + " (is another sluice running? choose other ports with --http/--grpc)");
+            return refuse(2, cannotListen(e));
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -254,6 +254,22 @@ final class ServeCommand implements Callable<Integer> {
 
     private static Object orOff(InetSocketAddress address) {
         return address == null ? "off" : address;
+    }
+
+    /**
+     * The port and the flag that chose it, e.g. {@code 127.0.0.1:8080 is in use (--http): Address already in use; stop
+     * what listens there (another sluice serve?) or choose another port, e.g. --http 127.0.0.1:8180 (--http off: no
+     * HTTP)}: the reason of the {@code event=start_refused} line.
+     */
+    static String cannotListen(CannotListenException e) {
+        String flag = "--" + e.endpoint();
+        InetSocketAddress a = e.address();
+        String where = host(a) + ":" + a.getPort();
+        String other = host(a) + ":" + (a.getPort() == 0 || a.getPort() > 65535 - 100 ? 0 : a.getPort() + 100);
+        return where + (e.inUse() ? " is in use (" : " cannot be listened on (") + flag + "): "
+                + e.reason() + (e.inUse() ? "; stop what listens there (another sluice serve?) or choose another port"
+                : "; choose another address") + ", e.g. " + flag + " " + other + " (" + flag + " off: no "
+                + ("http".equals(e.endpoint()) ? "HTTP" : "gRPC") + ")";
     }
 
     /** {@code --failure-policy}: fail_open, fail_closed or fallback_local (any case, - or _). */
