@@ -120,6 +120,15 @@ public final class SluiceServer implements AutoCloseable {
      */
     public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads)
             throws IOException, InterruptedException {
+        return start(s, maxClientLimits, httpThreads, true);
+    }
+
+    /**
+     * As {@link #start(Settings, int, int)}, with gRPC server reflection on or off ({@code sluice serve
+     * --grpc-reflection=false}).
+     */
+    public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads, boolean grpcReflection)
+            throws IOException, InterruptedException {
         ServerMetrics metrics = new ServerMetrics();
         ExecutorService pool = null;
         if (s.blockingStore()) {
@@ -147,7 +156,8 @@ public final class SluiceServer implements AutoCloseable {
             }
             if (s.grpc() != null) {
                 binding = "grpc";
-                grpc = GrpcServer.start(s.grpc(), service, rls, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout());
+                grpc = GrpcServer.start(s.grpc(), service, rls, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout(),
+                        grpcReflection);
             }
             binding = null;
             if (!s.configPaths().isEmpty()) {

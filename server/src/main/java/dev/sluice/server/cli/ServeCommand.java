@@ -55,6 +55,12 @@ final class ServeCommand implements Callable<Integer> {
             description = "gRPC address (default ${DEFAULT-VALUE}; off to disable)")
     String grpc;
 
+    @Option(names = "--grpc-reflection", arity = "0..1", defaultValue = "true", fallbackValue = "true",
+            paramLabel = "true|false",
+            description = "gRPC server reflection, so that grpcurl and other clients need no .proto files "
+                    + "(default ${DEFAULT-VALUE}; --grpc-reflection=false to turn it off)")
+    boolean grpcReflection;
+
     @Option(names = "--token", paramLabel = "TOKEN", defaultValue = "${env:SLUICE_TOKEN}",
             description = "Require 'Authorization: Bearer TOKEN' on /v1/* and gRPC (default: $SLUICE_TOKEN, else none)")
     String token;
@@ -220,7 +226,7 @@ final class ServeCommand implements Callable<Integer> {
                 s.readTimeout(), s.idleTimeout(), s.bearerToken(), Durations.parse(shutdownGrace), envoy);
         SluiceServer server;
         try {
-            server = SluiceServer.start(s, maxClientLimits, httpThreads);
+            server = SluiceServer.start(s, maxClientLimits, httpThreads, grpcReflection);
         } catch (CannotListenException e) {
             opened.close();
             return refuse(2, cannotListen(e));
@@ -241,7 +247,7 @@ final class ServeCommand implements Callable<Integer> {
                 .addKeyValue("auth", bearer != null ? "bearer" : "none").log();
         banner(server, rules, rulesFrom, opened.budget() == null ? opened.name() : opened.name() + " (budget "
                 + opened.budget().toMillis() + " ms a call, then " + failurePolicy.toLowerCase(Locale.ROOT) + ")",
-                bearer != null);
+                bearer != null, grpcReflection);
         stopped.await();
         return 0;
     }
@@ -284,7 +290,8 @@ final class ServeCommand implements Callable<Integer> {
                 + "or fallback_local");
     }
 
-    private static void banner(SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth) {
+    private static void banner(SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth,
+                               boolean reflection) {
         StringBuilder b = new StringBuilder();
         b.append("sluice is serving ").append(rules.domains().size()).append(" domain(s), ").append(rules.ruleCount())
                 .append(" rule(s) from ").append(rulesFrom).append(", store: ").append(store).append('\n');
@@ -297,7 +304,9 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress g = server.grpcAddress();
         if (g != null) {
             b.append("  gRPC  ").append(host(g)).append(':').append(g.getPort())
-                    .append("   envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit\n");
+                    .append("   envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit")
+                    .append(reflection ? " · server reflection (grpcurl -plaintext " + host(g) + ":" + g.getPort()
+                            + " list)\n" : "\n");
         }
         if (h != null) {
             boolean builtin = rules.domains().containsKey("example") && rules.domains().containsKey("api");
