@@ -13,8 +13,23 @@ public final class Launcher {
 
     public static void main(String[] args) {
         if (args.length > 0 && args[0].equals("check")) {
+            quietLogging();
             System.exit(CheckCommand.run(Arrays.copyOfRange(args, 1, args.length)));
         }
         SluiceCommand.main(args);
+    }
+
+    /**
+     * {@code check} logs nothing, but {@link java.net.HttpURLConnection} asks the JDK's {@code System.Logger} whether
+     * to, which the jar routes to SLF4J (slf4j-jdk-platform-logging), whose search would start logback: a third of the
+     * classes a call loaded. SLF4J is told its provider instead, one that logs nothing, and not to say so.
+     */
+    private static void quietLogging() {
+        if (System.getProperty("slf4j.provider") == null) {
+            System.setProperty("slf4j.provider", "org.slf4j.helpers.NOP_FallbackServiceProvider");
+        }
+        if (System.getProperty("slf4j.internal.verbosity") == null) {
+            System.setProperty("slf4j.internal.verbosity", "WARN");
+        }
     }
 }
