@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs the example API on 127.0.0.1:${PORT:-8080}. Extra arguments go to Spring Boot, e.g.
+# Builds and runs the example API on 127.0.0.1:${PORT:-8090} (beside `sluice serve`'s 8080 and 8081). Extra arguments
+# go to Spring Boot, e.g.
 #   examples/spring-boot-api/run.sh --sluice.shadow-mode=true
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

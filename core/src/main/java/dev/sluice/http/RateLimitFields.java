@@ -24,6 +24,11 @@ public final class RateLimitFields {
     public static final String STATE = "RateLimit";
     /** Header name of the wait, in whole seconds. */
     public static final String RETRY_AFTER = "Retry-After";
+    /**
+     * Header name of Sluice's mark on an answer its store did not decide (a failure policy did), valued with the
+     * cause's {@code Degradation.label()}: {@code timeout}, {@code unavailable}, …
+     */
+    public static final String DEGRADED = "Sluice-Degraded";
 
     private RateLimitFields() {
     }

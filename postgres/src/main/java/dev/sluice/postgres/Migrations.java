@@ -6,9 +6,14 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
@@ -111,6 +116,43 @@ public final class Migrations {
         return all.toString();
     }
 
+    /**
+     * Sluice's objects in the schema, {@code kind name} to a digest of their definition (functions; empty for the
+     * rest, which the files only ever create): the schema itself, relations and functions named with the prefix.
+     */
+    private static Map<String, String> catalog(Connection c, String schema, String prefix) throws SQLException {
+        String named = prefix.replace("_", "\\_") + "%"; // a LIKE pattern: the prefix's _ taken literally
+        Map<String, String> objects = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement(CATALOG)) {
+            ps.setString(1, schema);
+            ps.setString(2, schema);
+            ps.setString(3, named);
+            ps.setString(4, schema);
+            ps.setString(5, named);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    objects.put(rs.getString(1) + " " + rs.getString(2), rs.getString(3));
+                }
+            }
+        }
+        return objects;
+    }
+
+    private static final String CATALOG = """
+            select 'schema', nspname::text, '' from pg_catalog.pg_namespace where nspname = ?  -- text: a name is 63 bytes
+            union all
+            select case c.relkind when 'r' then 'table' when 'i' then 'index' when 'S' then 'sequence'
+                                  when 'v' then 'view' else 'relation' end, c.relname::text, ''
+              from pg_catalog.pg_class c join pg_catalog.pg_namespace n on n.oid = c.relnamespace
+             where n.nspname = ? and c.relname like ?
+            union all
+            select 'function', p.proname || '(' || pg_catalog.pg_get_function_identity_arguments(p.oid) || ')',
+                   md5(pg_catalog.pg_get_functiondef(p.oid))
+              from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+             where n.nspname = ? and p.proname like ?
+             order by 1, 2
+            """;
+
     static String quote(String identifier) {
         return '"' + identifier + '"';
     }
@@ -124,9 +166,14 @@ public final class Migrations {
 
     /**
      * Creates (or brings up to date) the tables, indexes and functions in {@code schema}, in one transaction,
-     * serialized between instances on an advisory lock where the database has them. Idempotent.
+     * serialized between instances on an advisory lock where the database has them. Idempotent: on a schema
+     * already up to date it changes nothing, and the report says so.
+     *
+     * @return what it created and changed, read from the catalog before and after (in the same transaction)
      */
-    static void apply(DataSource dataSource, String schema, String prefix) {
+    public static MigrationReport apply(DataSource dataSource, String schema, String prefix) {
+        checkSchema(schema);
+        checkPrefix(prefix);
         try (Connection c = dataSource.getConnection()) {
             boolean auto = c.getAutoCommit();
             c.setAutoCommit(false);
@@ -136,10 +183,22 @@ public final class Migrations {
                 } catch (SQLException noAdvisoryLocks) {
                     c.rollback(); // e.g. a YugabyteDB without advisory locks: go on without
                 }
+                Map<String, String> before = catalog(c, schema, prefix);
                 for (String file : FILES) {
                     st.execute(render(file, schema, prefix));
                 }
+                Map<String, String> after = catalog(c, schema, prefix);
                 c.commit();
+                List<String> created = new ArrayList<>();
+                List<String> updated = new ArrayList<>();
+                after.forEach((object, definition) -> {
+                    if (!before.containsKey(object)) {
+                        created.add(object);
+                    } else if (!before.get(object).equals(definition)) {
+                        updated.add(object);
+                    }
+                });
+                return new MigrationReport(schema, created, updated);
             } catch (SQLException e) {
                 c.rollback();
                 throw e;

@@ -339,10 +339,12 @@ public final class PostgresRateLimiter implements RateLimiter {
      * Creates (or brings up to date) the tables, indexes and functions in the configured schema, in one
      * transaction. Idempotent and safe to call from several instances at once (they serialize on an
      * advisory lock where the database has them).
+     *
+     * @return what it created or changed; {@link MigrationReport#nothingToDo()} when the schema was up to date
      */
-    public void migrate() {
+    public MigrationReport migrate() {
         checkOpen();
-        Migrations.apply(dataSource, schema, prefix);
+        return Migrations.apply(dataSource, schema, prefix);
     }
 
     // ------------------------------------------------------------------ decisions

@@ -40,6 +40,42 @@ class MigrationsTest {
         }
     }
 
+    @Test
+    void migrateReportsWhatItCreatedThenThatNothingWasNeeded() {
+        String schema = "rep_" + UUID.randomUUID().toString().substring(0, 8);
+        try {
+            MigrationReport first = Migrations.apply(TestDatabase.dataSource(), schema, "app_rl_");
+            assertThat(first.created()).contains("schema " + schema, "table app_rl_bucket", "table app_rl_window",
+                    "table app_rl_log");
+            assertThat(first.created()).filteredOn(o -> o.startsWith("function app_rl_")).hasSize(15);
+            assertThat(first.updated()).isEmpty();
+            assertThat(first.describe()).isEqualTo("created schema " + schema + ", 3 tables (app_rl_bucket, app_rl_log, "
+                    + "app_rl_window), " + count(first, "index") + " indexes and 15 functions in schema " + schema);
+
+            MigrationReport second = Migrations.apply(TestDatabase.dataSource(), schema, "app_rl_");
+            assertThat(second.nothingToDo()).isTrue();
+            assertThat(second.describe()).isEqualTo("nothing to do: the Sluice schema in " + schema
+                    + " was already up to date");
+
+            // one function missing, another of a different definition (as left by another version): said so
+            List<String> functions = first.created().stream().filter(o -> o.startsWith("function ")).toList();
+            String dropped = functions.get(0).substring("function ".length());
+            String altered = functions.get(1).substring("function ".length());
+            TestDatabase.execute("drop function " + schema + "." + dropped);
+            TestDatabase.execute("alter function " + schema + "." + altered + " cost 999");
+            MigrationReport third = Migrations.apply(TestDatabase.dataSource(), schema, "app_rl_");
+            assertThat(third.created()).containsExactly("function " + dropped);
+            assertThat(third.updated()).containsExactly("function " + altered);
+            assertThat(third.describe()).isEqualTo("created 1 function; updated 1 function in schema " + schema);
+        } finally {
+            TestDatabase.execute("drop schema if exists " + schema + " cascade");
+        }
+    }
+
+    private static long count(MigrationReport r, String kind) {
+        return r.created().stream().filter(o -> o.startsWith(kind + " ")).count();
+    }
+
     /**
      * A least-privilege role: it owns its schema but may not create schemas in the database (no CREATE on
      * it). CREATE SCHEMA IF NOT EXISTS would be refused even though the schema exists.

@@ -115,8 +115,19 @@ public final class SluiceServer implements AutoCloseable {
     /**
      * Starts with a bound on the distinct limits callers may send (0 refuses caller-sent limits) and a number of
      * HTTP event-loop threads (0: one per core).
+     *
+     * @throws CannotListenException when the HTTP or gRPC address cannot be bound (nothing is left running)
      */
     public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads)
+            throws IOException, InterruptedException {
+        return start(s, maxClientLimits, httpThreads, true);
+    }
+
+    /**
+     * As {@link #start(Settings, int, int)}, with gRPC server reflection on or off ({@code sluice serve
+     * --grpc-reflection=false}).
+     */
+    public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads, boolean grpcReflection)
             throws IOException, InterruptedException {
         ServerMetrics metrics = new ServerMetrics();
         ExecutorService pool = null;
@@ -136,14 +147,19 @@ public final class SluiceServer implements AutoCloseable {
         HttpServer http = null;
         GrpcServer grpc = null;
         RulesWatcher watcher = null;
+        String binding = null; // the endpoint being bound, for the error that names it
         try {
             if (s.http() != null) {
+                binding = "http";
                 http = HttpServer.start(s.http(), service, rls, new HttpServer.Options(s.maxBodyBytes(), s.readTimeout(),
                         s.idleTimeout(), s.bearerToken(), httpThreads));
             }
             if (s.grpc() != null) {
-                grpc = GrpcServer.start(s.grpc(), service, rls, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout());
+                binding = "grpc";
+                grpc = GrpcServer.start(s.grpc(), service, rls, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout(),
+                        grpcReflection);
             }
+            binding = null;
             if (!s.configPaths().isEmpty()) {
                 watcher = new RulesWatcher(s.configPaths(), service, s.reloadInterval());
             }
@@ -156,6 +172,9 @@ public final class SluiceServer implements AutoCloseable {
             }
             if (pool != null) {
                 pool.shutdownNow();
+            }
+            if (binding != null && e instanceof IOException) { // Netty's bind rethrows the OS's error unchecked
+                throw new CannotListenException(binding, "http".equals(binding) ? s.http() : s.grpc(), e);
             }
             throw e;
         }

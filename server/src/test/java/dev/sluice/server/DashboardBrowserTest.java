@@ -14,6 +14,8 @@ import dev.sluice.lease.LeasedRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -222,12 +225,62 @@ class DashboardBrowserTest {
         }
     }
 
+    /**
+     * At 1280 × 900 nothing scrolls sideways: not the page, and not a section inside it (the rules table once
+     * overflowed its section, whose own scroll bar hid the Denied column), with an "other series" row shown too.
+     */
+    @Test
+    void fitsA1280By900WindowWithoutScrollingSideways() {
+        try (TestServer s = TestServer.start("dashboard-rules.yaml")) {
+            browser.manage().window().setSize(new Dimension(1280, 900));
+            browser.get(s.base + "/");
+            long width = (Long) script("return window.innerWidth");
+            assertThat(width).as("the viewport").isEqualTo(1280L);
+
+            times(4, () -> s.check("shop", "user=hot"));
+            // a domain no rules file has, through envoy's API (which answers it OK): the _unknown series
+            TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/json")).header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(TestServer.check("no-such-domain", -1, "user=a"))).build());
+            await("the unknown domain's series", b -> b.findElement(By.id("other-series")).isDisplayed());
+            await("its decision, counted as admitted", b -> otherSeries().contains(List.of("_unknown", "none", "1")));
+            assertThat(browser.findElement(By.cssSelector("#other-series p")).getText())
+                    .contains("domain _unknown", "a domain no rules file defines");
+
+            long viewport = (Long) script("return document.documentElement.clientWidth");
+            assertThat((Long) script("return document.documentElement.scrollWidth")).as("the page").isLessThanOrEqualTo(viewport);
+            @SuppressWarnings("unchecked")
+            List<String> overflowing = (List<String>) script("return Array.from(document.querySelectorAll('section, table'))"
+                    + ".filter(e => e.offsetParent !== null && (e.scrollWidth > e.clientWidth"
+                    + " || e.getBoundingClientRect().right > document.documentElement.clientWidth))"
+                    + ".map(e => e.id + ': ' + e.scrollWidth + ' wide in ' + e.clientWidth)");
+            assertThat(overflowing).as("sections and tables wider than their room").isEmpty();
+            await("the denial counted", b -> cells(ruleRow("shop", "shop.user")).get(11).equals("1"));
+            WebElement denied = ruleRow("shop", "shop.user").findElements(By.tagName("td")).get(11);
+            assertThat(denied.getRect().getX() + denied.getRect().getWidth()).as("the Denied column, in view")
+                    .isLessThanOrEqualTo((int) viewport);
+        }
+    }
+
+    Object script(String js) {
+        return ((JavascriptExecutor) browser).executeScript(js);
+    }
+
+    /** The other series' rows as [domain, label, admitted total]. */
+    @SuppressWarnings("unchecked")
+    List<List<String>> otherSeries() {
+        return (List<List<String>>) script("return Array.from(document.querySelectorAll('#series-body tr'), "
+                + "tr => [tr.cells[0].textContent, tr.cells[1].textContent, tr.cells[5].textContent])");
+    }
+
     @Test
     void asksForTheTokenAndKeepsItForTheTab() {
         try (TestServer s = TestServer.start(x -> x.withToken("s3cret"), "dashboard-rules.yaml")) {
             browser.get(s.base + "/ui");
             await("the token form", b -> b.findElement(By.id("token-section")).isDisplayed());
             assertThat(browser.findElements(By.cssSelector("#rules-body tr"))).isEmpty();
+            // no data yet: the page says it waits, and does not claim that nothing was denied
+            assertThat(browser.findElement(By.id("top-empty")).isDisplayed()).isFalse();
+            assertThat(browser.findElement(By.id("top-waiting")).isDisplayed()).isTrue();
 
             browser.findElement(By.id("token-input")).sendKeys("wrong");
             browser.findElement(By.cssSelector("#token-form button")).click();
@@ -238,6 +291,8 @@ class DashboardBrowserTest {
             browser.findElement(By.cssSelector("#token-form button")).click();
             await("the rules", b -> b.findElements(By.cssSelector("#rules-body tr")).size() == 7);
             assertThat(browser.findElement(By.id("token-section")).isDisplayed()).isFalse();
+            assertThat(browser.findElement(By.id("top-empty")).isDisplayed()).as("data: no denials").isTrue();
+            assertThat(browser.findElement(By.id("top-waiting")).isDisplayed()).isFalse();
 
             browser.navigate().refresh(); // same tab: the token is still in its session storage
             await("the rules after a reload", b -> b.findElements(By.cssSelector("#rules-body tr")).size() == 7);

@@ -42,6 +42,7 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     private volatile BeanFactory beanFactory;
     private volatile BeanFactoryResolver beans;
     private volatile RateLimiter limiter;
+    private volatile DecisionCounts counts;
     private volatile Executor executor;
 
     RateLimitedInterceptor(RateLimitedMethods methods, boolean shadowMode) {
@@ -62,6 +63,16 @@ final class RateLimitedInterceptor implements MethodInterceptor {
             limiter = l;
         }
         return l;
+    }
+
+    /** Where calls are counted: the application's {@link DecisionCounts}, looked up once. */
+    private DecisionCounts counts() {
+        DecisionCounts c = counts;
+        if (c == null) {
+            c = beanFactory.getBeanProvider(DecisionCounts.class).getIfAvailable(DecisionCounts::new);
+            counts = c;
+        }
+        return c;
     }
 
     private Executor executor() {
@@ -94,7 +105,7 @@ final class RateLimitedInterceptor implements MethodInterceptor {
             try {
                 cost = m.cost(context);
             } catch (IllegalArgumentException e) {
-                m.counts.add(Outcome.BAD_COST);
+                counts().call(m, Outcome.BAD_COST, null);
                 throw e;
             }
             call = new Call(m, key, m.storeKey(key), cost);
@@ -186,7 +197,7 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     RateLimitExceededException verdict(Call call, Decision d) {
         RateLimitedMethod m = call.method();
         if (d == null) {
-            m.counts.add(Outcome.LIMITER_FAILED);
+            counts().call(m, Outcome.LIMITER_FAILED, null);
             return null;
         }
         if (d.degraded() && logThrottle.allow("degraded")) {
@@ -194,18 +205,18 @@ final class RateLimitedInterceptor implements MethodInterceptor {
                     + d.degradation().label() + "): " + d + leftOut());
         }
         if (d.allowed()) {
-            m.counts.add(Outcome.ALLOWED);
+            counts().call(m, Outcome.ALLOWED, d);
             return null;
         }
         if (shadowMode) {
-            m.counts.add(Outcome.SHADOW_DENIED);
+            counts().call(m, Outcome.SHADOW_DENIED, d);
             if (logThrottle.allow("shadow")) {
                 LOG.log(System.Logger.Level.INFO, "shadow mode: would deny a call of " + m.description + " by limit '"
                         + m.limitName + "': " + d + leftOut());
             }
             return null;
         }
-        m.counts.add(Outcome.DENIED);
+        counts().call(m, Outcome.DENIED, d);
         return new RateLimitExceededException(m.limitName, m.limit, call.key(), d, m.description);
     }
 

@@ -46,6 +46,8 @@ final class RateLimitedMethod {
     final String keySource;
     final String costSource;
     final String scope;
+    /** {@code ExportService.export}: the {@code method} tag of the {@code sluice.calls} meter. */
+    final String metricName;
     final Returns returns;
     final OutcomeCounts counts = new OutcomeCounts();
     private final Expression key;
@@ -60,8 +62,8 @@ final class RateLimitedMethod {
         this.limit = limit;
         this.keySource = a.key().strip();
         this.costSource = a.cost().strip();
-        this.scope = a.scope().isBlank() ? method.getDeclaringClass().getSimpleName() + '.' + method.getName()
-                : a.scope().strip();
+        this.metricName = method.getDeclaringClass().getSimpleName() + '.' + method.getName();
+        this.scope = a.scope().isBlank() ? metricName : a.scope().strip();
         this.returns = returns(method.getReturnType());
         this.key = keySource.isEmpty() ? null : parse("key", keySource);
         this.cost = costSource.isEmpty() ? null : parse("cost", costSource);

@@ -19,33 +19,34 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 
 /**
- * {@code GET /actuator/ratelimits}: what Sluice enforces in this application and how it is going. The configured
- * rules (paths, methods, key, cost, limit or tiers with their numbers) with how many requests each applied to by
- * outcome; the named limits; the {@link RateLimited} methods with their calls by outcome; and the store: its kind,
- * whether it is healthy and, for a remote store, how many decisions its failure policy made by cause.
+ * {@code GET /actuator/ratelimits}: what Sluice enforces in this application and how it is going. The servlet
+ * filter's rules (paths, methods, key, cost, limit or tiers with their numbers) with how many requests each applied
+ * to by outcome; the named limits; the {@link RateLimited} methods with their calls by outcome; in a Spring Cloud
+ * Gateway, its routes with their limits and requests by outcome; and the store: its kind, whether it is healthy and,
+ * for a remote store, how many decisions its failure policy made by cause.
  *
- * <p>Counts are kept in {@link OutcomeCounts} ({@code LongAdder}s) whether or not Micrometer is present, since the
+ * <p>Counts are kept by {@link DecisionCounts} ({@code LongAdder}s) whether or not Micrometer is present, since the
  * application started. Nothing here names a store's address or credentials: a Redis URI may carry a password.
  */
 @Endpoint(id = "ratelimits")
 class RateLimitsEndpoint {
     private final SluiceProperties properties;
     private final Supplier<RateLimiter> limiter;
-    private final RuleCounts ruleCounts;
+    private final DecisionCounts counts;
     private final RateLimitedMethods methods;
     private final BooleanSupplier filterPresent;
 
     /**
      * @param limiter the application's limiter, or null when Sluice is off
-     * @param ruleCounts the filter's counts, or null when Sluice is off
+     * @param counts the decisions counted, or null when Sluice is off
      * @param methods the annotated methods, or null when Sluice is off
      * @param filterPresent whether a {@code RateLimitFilter} applies the rules (a servlet application)
      */
-    RateLimitsEndpoint(SluiceProperties properties, Supplier<RateLimiter> limiter, RuleCounts ruleCounts,
+    RateLimitsEndpoint(SluiceProperties properties, Supplier<RateLimiter> limiter, DecisionCounts counts,
             RateLimitedMethods methods, BooleanSupplier filterPresent) {
         this.properties = properties;
         this.limiter = limiter;
-        this.ruleCounts = ruleCounts;
+        this.counts = counts;
         this.methods = methods;
         this.filterPresent = filterPresent;
     }
@@ -62,8 +63,14 @@ class RateLimitsEndpoint {
         Map<String, Object> limits = new LinkedHashMap<>();
         RuleFactory.namedLimits(properties).forEach((name, l) -> limits.put(name, limit(l)));
         m.put("limits", limits);
-        m.put("filter", filterPresent.getAsBoolean());
-        m.put("rules", rules());
+        boolean filter = filterPresent.getAsBoolean();
+        m.put("filter", filter);
+        // the rules are the servlet filter's: built (and so the servlet API touched) only where there is one
+        m.put("rules", filter ? rules() : List.of());
+        List<DecisionCounts.Route> routes = counts == null ? List.of() : counts.routes();
+        if (!routes.isEmpty()) {
+            m.put("routes", routes(routes));
+        }
         List<Object> annotated = new ArrayList<>();
         if (methods != null) {
             for (RateLimitedMethod rm : methods.methods()) {
@@ -105,7 +112,24 @@ class RateLimitsEndpoint {
                 r.tiers().forEach((tier, l) -> tiers.put(tier, limit(l)));
                 d.put("tiers", tiers);
             }
-            d.put("counts", (ruleCounts == null ? new OutcomeCounts() : ruleCounts.rule(r.name())).toMap());
+            d.put("counts", counts == null ? new OutcomeCounts().toMap() : counts.outcomes(r.name()));
+            out.add(d);
+        }
+        return out;
+    }
+
+    /**
+     * The gateway's routes: {@code {"id": "api", "limit": {...}, "cost": 1, "counts": {...}}}, the limit null for a
+     * route that denies every request ({@code burstCapacity: 0}).
+     */
+    private List<Object> routes(List<DecisionCounts.Route> routes) {
+        List<Object> out = new ArrayList<>();
+        for (DecisionCounts.Route r : routes) {
+            Map<String, Object> d = new LinkedHashMap<>();
+            d.put("id", r.id());
+            d.put("limit", r.limit() == null ? null : limit(r.limit()));
+            d.put("cost", r.cost());
+            d.put("counts", counts.outcomes(r.id()));
             out.add(d);
         }
         return out;

@@ -25,11 +25,12 @@ import org.springframework.core.env.Environment;
 /**
  * Rate limiting for a Spring Boot application from {@code sluice.*}: a {@link RateLimiter} from
  * {@code sluice.store} (remote stores behind {@code FailSafeRateLimiter} with {@code sluice.failure-policy}), a
- * {@link RateLimitFilter} from {@code sluice.rules} registered for every request, {@link RateLimited} methods
- * (answered 429 in Spring MVC and WebFlux applications), and Micrometer counters when Micrometer is present. Every
- * bean backs off when the application defines its own; {@code sluice.enabled=false} defines none. Rules and
- * annotations are checked at startup: a bad one stops the application with the property path (or the method) and
- * the fix.
+ * {@link RateLimitFilter} from {@code sluice.rules} registered for every request (servlet applications only),
+ * {@link RateLimited} methods (answered 429 in Spring MVC and WebFlux applications), their {@link DecisionCounts} and
+ * Micrometer counters when Micrometer is present. Each bean is defined only where what it uses is: nothing that
+ * names the servlet API is loaded in a reactive application. Every bean backs off when the application defines its
+ * own; {@code sluice.enabled=false} defines none. Rules and annotations are checked at startup: a bad one stops the
+ * application with the property path (or the method) and the fix.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
@@ -57,10 +58,14 @@ public class SluiceAutoConfiguration {
         return new RateLimitedMethods(RuleFactory.namedLimits(p), p.isShadowMode(), proxyTargetClass);
     }
 
-    /** What the filter's rules did, for the {@code ratelimits} endpoint. */
+    /**
+     * Where the filter, {@link RateLimited} methods and the gateway count their decisions: the {@code ratelimits}
+     * endpoint's counts, and the meters when there are some ({@code sluice.requests}, {@code sluice.calls}).
+     */
     @Bean
-    RuleCounts sluiceRuleCounts() {
-        return new RuleCounts();
+    @ConditionalOnMissingBean
+    DecisionCounts sluiceDecisionCounts(ObjectProvider<DecisionMeters> meters) {
+        return new DecisionCounts(meters.getIfAvailable(() -> DecisionMeters.NONE));
     }
 
     /** Servlet applications: the filter and its registration. */
@@ -72,7 +77,7 @@ public class SluiceAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(RateLimitFilter.class)
         RateLimitFilter sluiceRateLimitFilter(RateLimiter limiter, SluiceProperties p,
-                ObjectProvider<RateLimitListener> listener, RuleCounts counts) {
+                ObjectProvider<RateLimitListener> listener, DecisionCounts counts) {
             List<RateLimitRule> rules = RuleFactory.rules(p);
             RateLimitFilter.Builder b = RateLimitFilter.builder(limiter)
                     .shadowMode(p.isShadowMode())
@@ -91,15 +96,13 @@ public class SluiceAutoConfiguration {
         }
 
         /**
-         * The listener the filter tells: the endpoint's counts, then the application's (or the Micrometer one).
-         * Here, in the servlet-only configuration, because it names servlet types: {@link RuleCounts} is defined in
-         * every application, reactive ones (Spring Cloud Gateway) included, where those types are absent.
+         * The listener the filter tells: the counts (and through them the meters), then the application's own
+         * {@link RateLimitListener} bean if it has one. Here, in the servlet-only configuration, because it names
+         * servlet types: {@link DecisionCounts} is defined in every application, reactive ones included.
          */
-        private static RateLimitListener counted(RuleCounts counts, RateLimitListener next) {
+        private static RateLimitListener counted(DecisionCounts counts, RateLimitListener next) {
             return (request, rules, outcome, decision) -> {
-                for (int i = 0; i < rules.size(); i++) {
-                    counts.rule(rules.get(i)).add(outcome);
-                }
+                counts.request(rules, outcome, decision);
                 next.onDecision(request, rules, outcome, decision);
             };
         }
@@ -142,16 +145,20 @@ public class SluiceAutoConfiguration {
         }
     }
 
-    /** Counters of what the filter did, when Micrometer is on the classpath. */
+    /**
+     * Micrometer's counters of what the filter, the methods and the gateway did, when Micrometer is on the class path
+     * and the application has a registry. {@link SluiceMetrics} names no servlet type: reactive applications have it
+     * too.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "io.micrometer.core.instrument.MeterRegistry")
     static class Metrics {
 
         @Bean
-        @ConditionalOnMissingBean(RateLimitListener.class)
-        RateLimitListener sluiceMetrics(ObjectProvider<MeterRegistry> registry) {
+        @ConditionalOnMissingBean(DecisionMeters.class)
+        DecisionMeters sluiceMetrics(ObjectProvider<MeterRegistry> registry) {
             MeterRegistry r = registry.getIfUnique();
-            return r == null ? RateLimitListener.NONE : new SluiceMetrics(r);
+            return r == null ? DecisionMeters.NONE : new SluiceMetrics(r);
         }
     }
 }

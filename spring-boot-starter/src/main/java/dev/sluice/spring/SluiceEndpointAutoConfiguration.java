@@ -27,7 +27,7 @@ public class SluiceEndpointAutoConfiguration {
     @ConditionalOnMissingBean
     @ConditionalOnAvailableEndpoint
     RateLimitsEndpoint sluiceRateLimitsEndpoint(SluiceProperties properties, ObjectProvider<RateLimiter> limiter,
-            ObjectProvider<RuleCounts> counts, ObjectProvider<RateLimitedMethods> methods,
+            ObjectProvider<DecisionCounts> counts, ObjectProvider<RateLimitedMethods> methods,
             ListableBeanFactory beans) {
         return new RateLimitsEndpoint(properties, limiter::getIfUnique, counts.getIfAvailable(),
                 methods.getIfAvailable(), () -> Filters.present(beans));

@@ -89,7 +89,7 @@ class MemoryStoreHttpTest {
                 + "\"limit\":\"per-ip\",\"retryAfterSeconds\":50}");
         assertThat(status("/api/hello", "X-Forwarded-For", "198.51.100.11")).isEqualTo(200);
         assertThat(status("/health", "X-Forwarded-For", "198.51.100.10")).isEqualTo(200);
-        assertThat(meters.counter(SluiceMetrics.NAME, "rules", "per-ip", "outcome", "denied", "degradation", "none")
+        assertThat(meters.counter(SluiceMetrics.REQUESTS, "rules", "per-ip", "outcome", "denied", "degradation", "none")
                 .count()).isGreaterThanOrEqualTo(1.0);
     }
 

@@ -57,7 +57,7 @@ class RedisStoreHttpTest {
     }
 
     private double count(String outcome, String degradation) {
-        return meters.counter(SluiceMetrics.NAME, "rules", "redis-per-ip", "outcome", outcome, "degradation",
+        return meters.counter(SluiceMetrics.REQUESTS, "rules", "redis-per-ip", "outcome", outcome, "degradation",
                 degradation).count();
     }
 
@@ -92,7 +92,7 @@ class RedisStoreHttpTest {
             degraded += cause == Degradation.NONE ? 0 : failSafe.degradedCount(cause);
         }
         assertThat(degraded).isEqualTo(5);
-        assertThat(meters.find(SluiceMetrics.NAME).tag("outcome", "allowed").counters().stream()
+        assertThat(meters.find(SluiceMetrics.REQUESTS).tag("outcome", "allowed").counters().stream()
                 .filter(c -> !"none".equals(c.getId().getTag("degradation"))).mapToDouble(c -> c.count()).sum())
                 .isEqualTo(5.0);
     }

@@ -16,11 +16,15 @@ import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.WebApplicationContextRunner;
+import org.springframework.mock.web.MockHttpServletRequest;
+import org.springframework.mock.web.MockHttpServletResponse;
 
 /** Wiring without a server: what backs off, what fails at startup and how the failure reads. */
 class SluiceAutoConfigurationTest {
@@ -32,7 +36,7 @@ class SluiceAutoConfigurationTest {
         runner.run(ctx -> {
             assertThat(ctx).hasSingleBean(InMemoryRateLimiter.class);
             assertThat(ctx.getBean(RateLimitFilter.class).rules()).isEmpty();
-            assertThat(ctx.getBean(RateLimitListener.class)).isSameAs(RateLimitListener.NONE);
+            assertThat(ctx).doesNotHaveBean(RateLimitListener.class);
         });
     }
 
@@ -53,7 +57,29 @@ class SluiceAutoConfigurationTest {
     @Test
     void micrometerCountersWhenARegistryExists() {
         runner.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
-                .run(ctx -> assertThat(ctx.getBean(RateLimitListener.class)).isInstanceOf(SluiceMetrics.class));
+                .run(ctx -> assertThat(ctx.getBean(DecisionMeters.class)).isInstanceOf(SluiceMetrics.class));
+        runner.run(ctx -> assertThat(ctx.getBean(DecisionMeters.class)).isSameAs(DecisionMeters.NONE));
+    }
+
+    @Test
+    void theApplicationsOwnListenerIsToldAndTheRequestIsStillCounted() {
+        List<String> told = new CopyOnWriteArrayList<>();
+        runner.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
+                .withBean(RateLimitListener.class, () -> (request, rules, outcome, decision) -> told.add(
+                        rules + " " + outcome))
+                .withPropertyValues("sluice.rules[0].name=r", "sluice.rules[0].requests_per_unit=1",
+                        "sluice.rules[0].unit=hour")
+                .run(ctx -> {
+                    for (int i = 0; i < 2; i++) {
+                        ctx.getBean(RateLimitFilter.class).doFilter(new MockHttpServletRequest("GET", "/x"),
+                                new MockHttpServletResponse(), (req, res) -> { });
+                    }
+                    assertThat(told).containsExactly("[r] ALLOWED", "[r] DENIED");
+                    assertThat(ctx.getBean(SimpleMeterRegistry.class).counter(SluiceMetrics.REQUESTS, "rules", "r",
+                            "outcome", "denied", "degradation", "none").count()).isEqualTo(1.0);
+                    assertThat(ctx.getBean(DecisionCounts.class).outcomes("r"))
+                            .containsEntry("allowed", 1L).containsEntry("denied", 1L);
+                });
     }
 
     @Test

@@ -6,6 +6,7 @@ import dev.sluice.LimitSpec;
 import dev.sluice.Rate;
 import dev.sluice.RateUnit;
 import java.time.Duration;
+import java.util.Collection;
 
 /**
  * A route's {@link SluiceRateLimiter.Config} read into what a decision needs: the {@link Limit}, the cost of one
@@ -59,6 +60,27 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
                     + " must be at least 1: the tokens each request spends");
         }
         return sluiceWords ? sluice(where, arg, c, cost) : redis(arg, c, cost);
+    }
+
+    /**
+     * The message for a route whose {@code RequestRateLimiter} decides with Sluice but that has no
+     * {@code sluice-rate-limiter.*} arguments (and no default config or default-filters' to fall back on).
+     *
+     * @param others the route's arguments of another rate limiter ({@code redis-rate-limiter.replenishRate}), or
+     *               null
+     */
+    static String missing(String where, Collection<String> others) {
+        String p = SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + ".";
+        StringBuilder m = new StringBuilder(where).append(": its RequestRateLimiter decides with Sluice but it has no ")
+                .append(p).append("* arguments");
+        if (others != null && !others.isEmpty()) {
+            m.append(" (it has ").append(String.join(", ", others)).append(", another rate limiter's: rename them ")
+                    .append(p).append("*)");
+        }
+        return m.append(": give ").append(p).append("replenishRate and ").append(p).append("burstCapacity")
+                .append(" (RedisRateLimiter's words) or ").append(p).append("requests_per_unit with ").append(p)
+                .append("unit or ").append(p).append("window (Sluice's), on the route or in default-filters")
+                .toString();
     }
 
     private static RouteLimit redis(String arg, SluiceRateLimiter.Config c, long cost) {

@@ -2,6 +2,7 @@ package dev.sluice.gateway;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.spring.DecisionCounts;
 import dev.sluice.spring.SluiceAutoConfiguration;
 import dev.sluice.spring.SluiceProperties;
 import dev.sluice.spring.StoreFactory;
@@ -30,7 +31,10 @@ import org.springframework.web.reactive.DispatcherHandler;
  * that the gateway sees a rate limiter and defines the {@code RequestRateLimiter} filter and its default key
  * resolver; and before the starter's, whose store bean (also named {@code sluiceRateLimiter}, for servlet
  * applications) steps back for the one defined here, {@code sluiceStore}. Both beans step back for the
- * application's own. {@code sluice.enabled=false} defines neither.
+ * application's own. Decisions are counted in the starter's {@link DecisionCounts}, so the {@code ratelimits}
+ * endpoint lists the routes and Micrometer's {@code sluice.requests} counts them, and a route limited by Sluice
+ * without its arguments fails as the routes load ({@link RouteArgumentsCheck}). {@code sluice.enabled=false}
+ * defines none of these.
  */
 @AutoConfiguration(before = {GatewayAutoConfiguration.class, SluiceAutoConfiguration.class},
         afterName = "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration")
@@ -47,10 +51,23 @@ public class SluiceGatewayAutoConfiguration {
         return StoreFactory.create(properties, ticker.getIfUnique(), dataSource::getIfUnique);
     }
 
-    /** The gateway's rate limiter, configured per route by {@code sluice-rate-limiter.*} arguments. */
+    /**
+     * The gateway's rate limiter, configured per route by {@code sluice-rate-limiter.*} arguments, counting its
+     * decisions where the starter counts the filter's and the methods' (the {@code ratelimits} endpoint,
+     * {@code sluice.requests}).
+     */
     @Bean
     @ConditionalOnMissingBean(SluiceRateLimiter.class)
-    public SluiceRateLimiter sluiceRateLimiter(RateLimiter sluiceStore, ConfigurationService configurationService) {
-        return new SluiceRateLimiter(sluiceStore, configurationService);
+    public SluiceRateLimiter sluiceRateLimiter(RateLimiter sluiceStore, ConfigurationService configurationService,
+            ObjectProvider<DecisionCounts> counts) {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(sluiceStore, configurationService);
+        counts.ifAvailable(limiter::countingIn);
+        return limiter;
+    }
+
+    /** A route limited by Sluice without its arguments fails as the routes load, naming them. */
+    @Bean
+    static RouteArgumentsCheck sluiceRouteArgumentsCheck() {
+        return new RouteArgumentsCheck();
     }
 }

@@ -1,13 +1,10 @@
 package dev.sluice.gateway;
 
-import dev.sluice.Decision;
-import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
-import dev.sluice.http.RateLimitFields;
+import dev.sluice.spring.DecisionCounts;
 import java.time.Duration;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.Collection;
 import java.util.Objects;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.cloud.gateway.config.GatewayProperties;
@@ -40,7 +37,14 @@ import reactor.core.publisher.Mono;
  * <p><b>Answers</b> carry RedisRateLimiter's headers with its values ({@code X-RateLimit-Remaining}: tokens left,
  * floored; {@code -Replenish-Rate}, {@code -Burst-Capacity}, {@code -Requested-Tokens}: the route's settings) and
  * Sluice's: {@code RateLimit-Policy} and {@code RateLimit} in the IETF draft's syntax, named by the route id, and
- * {@code Retry-After} (whole seconds, rounded up) on a denial. {@code include-headers: false} leaves all of them out.
+ * {@code Retry-After} (whole seconds, rounded up) on a denial. A decision the store did not make answers
+ * {@code X-RateLimit-Remaining: -1}, as RedisRateLimiter does on a Redis error, with no {@code RateLimit} and with
+ * {@code Sluice-Degraded: <cause>} (see {@link GatewayAnswers}). {@code include-headers: false} leaves all of them
+ * out. Every decision is counted in the application's {@link DecisionCounts}, under the route's id.
+ *
+ * <p><b>A route without arguments</b> ({@code redis-rate-limiter.*} left unrenamed, say) fails as the routes load,
+ * naming the route and the arguments it needs ({@link RouteArgumentsCheck}), rather than answering 500 to every
+ * request.
  *
  * <p><b>Never blocks the event loop.</b> Every decision goes through {@link RateLimiter#tryAcquireAsync}: the
  * in-memory store answers at once, on the request's own thread; Redis and PostgreSQL complete a future on their own
@@ -71,16 +75,8 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
     /** Whether the constructor was given the gateway's ConfigurationService (else the context may give it). */
     private final boolean hasConfigurationService;
 
-    /** Whether answers carry the rate-limit headers (RedisRateLimiter's, the IETF draft's and Retry-After). */
-    private boolean includeHeaders = true;
-    /** The name of the header of the tokens left. */
-    private String remainingHeader = REMAINING_HEADER;
-    /** The name of the header of the route's replenish rate. */
-    private String replenishRateHeader = REPLENISH_RATE_HEADER;
-    /** The name of the header of the route's burst capacity. */
-    private String burstCapacityHeader = BURST_CAPACITY_HEADER;
-    /** The name of the header of the tokens each request spends. */
-    private String requestedTokensHeader = REQUESTED_TOKENS_HEADER;
+    /** What answers carry, under which names, and where they are counted. */
+    private final GatewayAnswers answers = new GatewayAnswers();
 
     /**
      * A limiter configured per route by the gateway's {@code ConfigurationService}, deciding on {@code store}
@@ -116,6 +112,18 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
         if (!hasConfigurationService && context.getBeanNamesForType(ConfigurationService.class).length > 0) {
             setConfigurationService(context.getBean(ConfigurationService.class));
         }
+        if (!answers.counting()) {
+            context.getBeanProvider(DecisionCounts.class).ifAvailable(answers::countIn);
+        }
+    }
+
+    /**
+     * Where the decisions are counted, for the {@code ratelimits} endpoint and the {@code sluice.requests} meter
+     * (the auto-configuration gives the application's; a limiter defined as a bean takes it from the context).
+     */
+    public SluiceRateLimiter countingIn(DecisionCounts counts) {
+        answers.countIn(Objects.requireNonNull(counts, "counts must not be null"));
+        return this;
     }
 
     /** Binds a route's arguments (see AbstractRateLimiter) and checks them now, so a bad route fails as it loads. */
@@ -128,51 +136,47 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
         }
     }
 
+    /**
+     * Told (by {@link RouteArgumentsCheck}) that route {@code routeId} has loaded with a {@code RequestRateLimiter}
+     * deciding with this limiter: checks that the route has a configuration and records its limit for the
+     * {@code ratelimits} endpoint. Throwing here fails the route as it loads, as any bad argument does: the gateway
+     * does not start, or with {@code fail-on-route-definition-error: false} leaves the route out with a warning.
+     *
+     * @param otherArguments the route's arguments of another rate limiter ({@code redis-rate-limiter.*}), to name
+     *                       in the message
+     * @throws IllegalArgumentException naming the route and the arguments it needs
+     */
+    public void routeLoaded(String routeId, Collection<String> otherArguments) {
+        RouteLimit route = configuration(routeId, otherArguments).resolve(where(routeId));
+        answers.counts().route(routeId, route.limit(), route.cost());
+    }
+
     @Override
     public Mono<Response> isAllowed(String routeId, String id) {
         RouteLimit route = loadConfiguration(routeId).forRoute(routeId);
         if (route.deniesAll()) {
-            return Mono.just(new Response(false, headers(routeId, route, null)));
+            return Mono.just(answers.closed(routeId, route));
         }
         String key = key(routeId, id);
         return Mono.fromFuture(() -> store.tryAcquireAsync(key, route.limit(), route.cost()))
-                .map(d -> new Response(d.allowed(), headers(routeId, route, d)));
+                .map(d -> answers.decided(routeId, route, d))
+                .onErrorResume(e -> Mono.just(answers.failed(routeId, route, e)));
     }
 
     /** The route's own configuration, else the default config, else default-filters' (RedisRateLimiter's order). */
     Config loadConfiguration(String routeId) {
+        return configuration(routeId, null);
+    }
+
+    private Config configuration(String routeId, Collection<String> foreign) {
         Config c = getConfig().getOrDefault(routeId, defaultConfig);
         if (c == null) {
             c = getConfig().get(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
         }
         if (c == null) {
-            throw new IllegalArgumentException("No Configuration found for route " + routeId + " or defaultFilters:"
-                    + " give the route's RequestRateLimiter " + CONFIGURATION_PROPERTY_NAME + ".* arguments");
+            throw new IllegalArgumentException(RouteLimit.missing(where(routeId), foreign));
         }
         return c;
-    }
-
-    /** RedisRateLimiter's headers, then RateLimit-Policy, RateLimit and (when denied) Retry-After. */
-    Map<String, String> headers(String routeId, RouteLimit route, Decision d) {
-        Map<String, String> h = new LinkedHashMap<>();
-        if (!includeHeaders) {
-            return h;
-        }
-        h.put(remainingHeader, Long.toString(d == null ? 0 : d.remaining()));
-        if (route.replenishRate() != null) {
-            h.put(replenishRateHeader, route.replenishRate());
-        }
-        h.put(burstCapacityHeader, route.burstCapacity());
-        h.put(requestedTokensHeader, route.requestedTokens());
-        if (d != null) {
-            Limit limit = route.limit();
-            h.put(RateLimitFields.POLICY, RateLimitFields.appendPolicy(new StringBuilder(), routeId, limit).toString());
-            h.put(RateLimitFields.STATE, RateLimitFields.appendState(new StringBuilder(), routeId, d).toString());
-            if (d.denied()) {
-                h.put(RateLimitFields.RETRY_AFTER, Long.toString(RateLimitFields.retryAfterSeconds(d)));
-            }
-        }
-        return h;
     }
 
     /** {@code routeId.id}, or {@code routeId.sha256:<hex of id>} when that would be longer than a key may be. */
@@ -190,44 +194,49 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
         return store;
     }
 
+    /** Whether answers carry the rate-limit headers (RedisRateLimiter's, the IETF draft's, Retry-After, ours). */
     public boolean isIncludeHeaders() {
-        return includeHeaders;
+        return answers.include;
     }
 
     public void setIncludeHeaders(boolean includeHeaders) {
-        this.includeHeaders = includeHeaders;
+        answers.include = includeHeaders;
     }
 
+    /** The name of the header of the tokens left. */
     public String getRemainingHeader() {
-        return remainingHeader;
+        return answers.remaining;
     }
 
     public void setRemainingHeader(String remainingHeader) {
-        this.remainingHeader = remainingHeader;
+        answers.remaining = remainingHeader;
     }
 
+    /** The name of the header of the route's replenish rate. */
     public String getReplenishRateHeader() {
-        return replenishRateHeader;
+        return answers.replenishRate;
     }
 
     public void setReplenishRateHeader(String replenishRateHeader) {
-        this.replenishRateHeader = replenishRateHeader;
+        answers.replenishRate = replenishRateHeader;
     }
 
+    /** The name of the header of the route's burst capacity. */
     public String getBurstCapacityHeader() {
-        return burstCapacityHeader;
+        return answers.burstCapacity;
     }
 
     public void setBurstCapacityHeader(String burstCapacityHeader) {
-        this.burstCapacityHeader = burstCapacityHeader;
+        answers.burstCapacity = burstCapacityHeader;
     }
 
+    /** The name of the header of the tokens each request spends. */
     public String getRequestedTokensHeader() {
-        return requestedTokensHeader;
+        return answers.requestedTokens;
     }
 
     public void setRequestedTokensHeader(String requestedTokensHeader) {
-        this.requestedTokensHeader = requestedTokensHeader;
+        answers.requestedTokens = requestedTokensHeader;
     }
 
     /**

@@ -26,7 +26,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * The same gateway on a real redis-server ({@code sluice.store: redis://…}, behind {@code fail_closed}), over HTTP.
  * Time is Redis's own, so the routes tested here refill too slowly for a slow machine to change an outcome: the
  * {@code scg-slow} route gives back a request's worth of tokens in 20 minutes, {@code sluice-words} in 8 hours.
- * Last, the server is killed and the failure policy answers.
+ * Last, the server is killed and the failure policy answers, saying so.
  */
 @SpringBootTest(classes = GatewayTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "sluice.failure-policy=fail_closed")
@@ -139,9 +139,17 @@ class GatewayOnRedisTest {
         assertThat(header(r, "Retry-After")).as("the probe interval, 200 ms, rounded up").isEqualTo("1");
         assertThat(BACKEND.hits("/slow/down")).isZero();
         long degraded = 0;
+        String counted = null;
         for (Degradation cause : Degradation.values()) {
-            degraded += cause == Degradation.NONE ? 0 : store().degradedCount(cause);
+            long n = cause == Degradation.NONE ? 0 : store().degradedCount(cause);
+            degraded += n;
+            counted = n > 0 ? cause.label() : counted;
         }
         assertThat(degraded).isEqualTo(1);
+        // the policy's answer claims nothing it does not know: remaining unknown, as RedisRateLimiter says it
+        assertThat(header(r, "X-RateLimit-Remaining")).isEqualTo("-1");
+        assertThat(header(r, "Sluice-Degraded")).isEqualTo(counted);
+        assertThat(header(r, "RateLimit")).isNull();
+        assertThat(header(r, "RateLimit-Policy")).isEqualTo("\"scg-slow\";q=3600;w=3600");
     }
 }

@@ -8,7 +8,12 @@ import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
+import dev.sluice.failsafe.FailSafeRateLimiter;
+import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.redis.RedisRateLimiter;
+import dev.sluice.redis.RedisServer;
+import dev.sluice.spring.DecisionCounts;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -167,6 +172,87 @@ class SluiceRateLimiterTest {
         assertThat(limiter.isAllowed("any", "alice").block().getHeaders())
                 .containsEntry("X-RateLimit-Burst-Capacity", "3");
         context.close();
+    }
+
+    @Test
+    void aFailurePolicysAnswerClaimsNothingItDoesNotKnow() throws Exception {
+        int closed = RedisServer.freePort(); // nothing listens: the store is down from the start
+        for (FailurePolicy policy : List.of(FailurePolicy.FAIL_OPEN, FailurePolicy.FAIL_CLOSED)) {
+            try (FailSafeRateLimiter store = FailSafeRateLimiter.builder(
+                    () -> RedisRateLimiter.create("redis://127.0.0.1:" + closed)).policy(policy)
+                    .startupWait(Duration.ZERO).build()) {
+                DecisionCounts counts = new DecisionCounts();
+                SluiceRateLimiter limiter = new SluiceRateLimiter(store,
+                        new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(5)).countingIn(counts);
+                Response r = limiter.isAllowed("api", "alice").block(Duration.ofSeconds(30));
+
+                assertThat(r.isAllowed()).isEqualTo(policy == FailurePolicy.FAIL_OPEN);
+                Map<String, String> expected = new java.util.LinkedHashMap<>();
+                expected.put("X-RateLimit-Remaining", "-1"); // RedisRateLimiter's answer on a Redis error
+                expected.put("X-RateLimit-Replenish-Rate", "1");
+                expected.put("X-RateLimit-Burst-Capacity", "5");
+                expected.put("X-RateLimit-Requested-Tokens", "1");
+                expected.put("RateLimit-Policy", "\"api\";q=5;w=5"); // configuration: known
+                if (policy == FailurePolicy.FAIL_CLOSED) {
+                    expected.put("Retry-After", "1"); // the policy's: the store is tried again in 200 ms
+                }
+                expected.put("Sluice-Degraded", "unavailable");
+                assertThat(r.getHeaders()).as("%s: no RateLimit, whose remaining value is unknown", policy)
+                        .containsExactlyEntriesOf(expected);
+                assertThat(counts.outcomes("api")).containsEntry(
+                        policy == FailurePolicy.FAIL_OPEN ? "allowed" : "denied", 1L);
+            }
+        }
+    }
+
+    @Test
+    void aStoreThatThrowsLetsTheRequestThroughMarkedDegraded() {
+        try (RedisServer redis = RedisServer.start();
+                RedisRateLimiter store = RedisRateLimiter.create(redis.uri())) {
+            DecisionCounts counts = new DecisionCounts();
+            SluiceRateLimiter limiter = new SluiceRateLimiter(store,
+                    new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(5)).countingIn(counts);
+            assertThat(limiter.isAllowed("api", "alice").block(Duration.ofSeconds(30)).getHeaders())
+                    .containsEntry("X-RateLimit-Remaining", "4").containsKey("RateLimit");
+            redis.stop(); // no failure policy in front of it: the store's call fails
+
+            Response r = limiter.isAllowed("api", "alice").block(Duration.ofSeconds(30));
+            assertThat(r.isAllowed()).as("as RedisRateLimiter and the servlet filter: a limiter that fails lets"
+                    + " the request through").isTrue();
+            assertThat(r.getHeaders()).containsEntry("X-RateLimit-Remaining", "-1")
+                    .containsEntry("RateLimit-Policy", "\"api\";q=5;w=5")
+                    .doesNotContainKeys("RateLimit", "Retry-After");
+            assertThat(r.getHeaders().get("Sluice-Degraded")).isIn("unavailable", "timeout");
+            assertThat(counts.outcomes("api")).containsEntry("allowed", 1L)
+                    .containsEntry("limiter_failed", 1L);
+        }
+    }
+
+    @Test
+    void aRouteWithoutArgumentsFailsAsItLoadsNamingThemAndTheOnesItHas() {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(memory, configurationService());
+        assertThatThrownBy(() -> limiter.routeLoaded("api",
+                List.of("redis-rate-limiter.burstCapacity", "redis-rate-limiter.replenishRate")))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("route 'api': its RequestRateLimiter decides with Sluice but it has no"
+                        + " sluice-rate-limiter.* arguments (it has redis-rate-limiter.burstCapacity,"
+                        + " redis-rate-limiter.replenishRate, another rate limiter's: rename them"
+                        + " sluice-rate-limiter.*): give sluice-rate-limiter.replenishRate and"
+                        + " sluice-rate-limiter.burstCapacity (RedisRateLimiter's words) or"
+                        + " sluice-rate-limiter.requests_per_unit with sluice-rate-limiter.unit or"
+                        + " sluice-rate-limiter.window (Sluice's), on the route or in default-filters");
+        assertThatThrownBy(() -> limiter.routeLoaded("bare", null))
+                .hasMessageStartingWith("route 'bare': its RequestRateLimiter decides with Sluice but it has no"
+                        + " sluice-rate-limiter.* arguments: give");
+
+        DecisionCounts counts = new DecisionCounts();
+        limiter.countingIn(counts);
+        limiter.onApplicationEvent(args("api", Map.of("sluice-rate-limiter.replenishRate", "1",
+                "sluice-rate-limiter.burstCapacity", "2")));
+        limiter.routeLoaded("api", null);
+        assertThat(counts.routes()).hasSize(1);
+        assertThat(counts.routes().get(0).limit()).isEqualTo(Limit.tokenBucket(2, dev.sluice.Rate.perSecond(1)));
+        assertThat(counts.routes().get(0).limit().name()).as("named as its RateLimit-Policy item").isEqualTo("api");
     }
 
     @Test

@@ -1,14 +1,15 @@
 package dev.sluice.server.cli;
 
-import dev.sluice.postgres.PostgresRateLimiter;
+import dev.sluice.postgres.MigrationReport;
+import dev.sluice.postgres.Migrations;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
  * {@code sluice migrate --store postgresql://…}: creates or updates the PostgreSQL schema (tables, indexes and
- * functions; idempotent, safe to run from several instances at once). Only PostgreSQL has a schema; for the
- * other stores it says so.
+ * functions; idempotent, safe to run from several instances at once) and says what it created or changed, or that
+ * nothing was needed. Only PostgreSQL has a schema; for the other stores it says so.
  */
 @Command(name = "migrate", mixinStandardHelpOptions = true,
         description = "Apply the PostgreSQL schema (only meaningful with --store postgresql://…).")
@@ -28,9 +29,11 @@ final class MigrateCommand implements Callable<Integer> {
                     + "sluice migrate --store postgresql://user@host:5432/db");
             return 2;
         }
-        try (var ds = Stores.dataSource(store, 1, MIGRATION_CONNECT_TIMEOUT); PostgresRateLimiter pg = PostgresRateLimiter.create(ds)) {
-            pg.migrate();
-            System.out.println("migrated: the Sluice schema is up to date on " + Stores.redact(store));
+        // Migrations directly, not through a PostgresRateLimiter: building one creates a missing schema itself, and
+        // this command could then only ever say that nothing was left to do
+        try (var ds = Stores.dataSource(store, 1, MIGRATION_CONNECT_TIMEOUT)) {
+            MigrationReport report = Migrations.apply(ds, Migrations.DEFAULT_SCHEMA, Migrations.DEFAULT_PREFIX);
+            System.out.println("sluice migrate: " + report.describe() + " on " + Stores.redact(store));
             return 0;
         } catch (RuntimeException e) {
             System.err.println("sluice migrate: " + e.getMessage());

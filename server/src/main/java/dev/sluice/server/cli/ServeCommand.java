@@ -1,6 +1,7 @@
 package dev.sluice.server.cli;
 
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.server.CannotListenException;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.Durations;
@@ -53,6 +54,12 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--grpc", defaultValue = "127.0.0.1:8081", paramLabel = "HOST:PORT",
             description = "gRPC address (default ${DEFAULT-VALUE}; off to disable)")
     String grpc;
+
+    @Option(names = "--grpc-reflection", arity = "0..1", defaultValue = "true", fallbackValue = "true",
+            paramLabel = "true|false",
+            description = "gRPC server reflection, so that grpcurl and other clients need no .proto files "
+                    + "(default ${DEFAULT-VALUE}; --grpc-reflection=false to turn it off)")
+    boolean grpcReflection;
 
     @Option(names = "--token", paramLabel = "TOKEN", defaultValue = "${env:SLUICE_TOKEN}",
             description = "Require 'Authorization: Bearer TOKEN' on /v1/* and gRPC (default: $SLUICE_TOKEN, else none)")
@@ -219,11 +226,10 @@ final class ServeCommand implements Callable<Integer> {
                 s.readTimeout(), s.idleTimeout(), s.bearerToken(), Durations.parse(shutdownGrace), envoy);
         SluiceServer server;
         try {
-            server = SluiceServer.start(s, maxClientLimits, httpThreads);
-        } catch (IOException e) {
+            server = SluiceServer.start(s, maxClientLimits, httpThreads, grpcReflection);
+        } catch (CannotListenException e) {
             opened.close();
-            return refuse(2, "cannot listen: " + e.getMessage()
-                    + " (is another sluice running? choose other ports with --http/--grpc)");
+            return refuse(2, cannotListen(e));
         }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -241,7 +247,7 @@ final class ServeCommand implements Callable<Integer> {
                 .addKeyValue("auth", bearer != null ? "bearer" : "none").log();
         banner(server, rules, rulesFrom, opened.budget() == null ? opened.name() : opened.name() + " (budget "
                 + opened.budget().toMillis() + " ms a call, then " + failurePolicy.toLowerCase(Locale.ROOT) + ")",
-                bearer != null);
+                bearer != null, grpcReflection);
         stopped.await();
         return 0;
     }
@@ -256,6 +262,22 @@ final class ServeCommand implements Callable<Integer> {
         return address == null ? "off" : address;
     }
 
+    /**
+     * The port and the flag that chose it, e.g. {@code 127.0.0.1:8080 is in use (--http): Address already in use; stop
+     * what listens there (another sluice serve?) or choose another port, e.g. --http 127.0.0.1:8180 (--http off: no
+     * HTTP)}: the reason of the {@code event=start_refused} line.
+     */
+    static String cannotListen(CannotListenException e) {
+        String flag = "--" + e.endpoint();
+        InetSocketAddress a = e.address();
+        String where = host(a) + ":" + a.getPort();
+        String other = host(a) + ":" + (a.getPort() == 0 || a.getPort() > 65535 - 100 ? 0 : a.getPort() + 100);
+        return where + (e.inUse() ? " is in use (" : " cannot be listened on (") + flag + "): "
+                + e.reason() + (e.inUse() ? "; stop what listens there (another sluice serve?) or choose another port"
+                : "; choose another address") + ", e.g. " + flag + " " + other + " (" + flag + " off: no "
+                + ("http".equals(e.endpoint()) ? "HTTP" : "gRPC") + ")";
+    }
+
     /** {@code --failure-policy}: fail_open, fail_closed or fallback_local (any case, - or _). */
     static FailurePolicy policy(String name) {
         String n = name == null ? "" : name.trim().toUpperCase(Locale.ROOT).replace('-', '_');
@@ -268,7 +290,8 @@ final class ServeCommand implements Callable<Integer> {
                 + "or fallback_local");
     }
 
-    private static void banner(SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth) {
+    private static void banner(SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth,
+                               boolean reflection) {
         StringBuilder b = new StringBuilder();
         b.append("sluice is serving ").append(rules.domains().size()).append(" domain(s), ").append(rules.ruleCount())
                 .append(" rule(s) from ").append(rulesFrom).append(", store: ").append(store).append('\n');
@@ -281,7 +304,9 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress g = server.grpcAddress();
         if (g != null) {
             b.append("  gRPC  ").append(host(g)).append(':').append(g.getPort())
-                    .append("   envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit\n");
+                    .append("   envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit")
+                    .append(reflection ? " · server reflection (grpcurl -plaintext " + host(g) + ":" + g.getPort()
+                            + " list)\n" : "\n");
         }
         if (h != null) {
             boolean builtin = rules.domains().containsKey("example") && rules.domains().containsKey("api");

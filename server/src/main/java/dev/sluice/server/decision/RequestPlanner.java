@@ -200,7 +200,9 @@ final class RequestPlanner {
                 default -> throw new IllegalStateException("unknown rule kind " + r.kind());
             }
         }
-        // a domain without rules (caller-sent limits only) is named by the caller: keep it out of metric labels
+        // a domain without rules is named by the caller: keep it out of metric labels. "_client": every descriptor
+        // sent its own limit; "_unknown": the rest (the Envoy APIs answer OK and limit nothing, as envoy does; on the
+        // dashboard and in server/README.md's metrics, often the sign of a caller's misspelt domain)
         return new Plan(dr != null ? domain : allOverridden ? "_client" : "_unknown", items);
     }
 }

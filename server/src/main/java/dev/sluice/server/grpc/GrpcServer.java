@@ -5,6 +5,8 @@ import dev.sluice.server.envoy.RlsService;
 import io.grpc.Metadata;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionService;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
@@ -27,6 +29,10 @@ import java.util.concurrent.TimeUnit;
  * healthy ({@link #serving(boolean)}, the same verdict as HTTP's {@code /healthcheck}) and NOT_SERVING otherwise,
  * {@code ""} (the server) is SERVING; both are NOT_SERVING once shutdown begins. It needs no token, like HTTP's
  * {@code /healthz}.
+ * Server reflection (both {@code grpc.reflection.v1} and the older {@code v1alpha} that many clients still ask
+ * first) is on unless switched off, so that {@code grpcurl} and reflection-driven clients can call the service without
+ * envoy's {@code .proto} files; it tells only what the protocols are (the public RLS and health schemas), so it needs
+ * no token either.
  */
 public final class GrpcServer implements AutoCloseable {
     private static final Metadata.Key<String> AUTHORIZATION =
@@ -44,8 +50,8 @@ public final class GrpcServer implements AutoCloseable {
     }
 
     public static GrpcServer start(InetSocketAddress address, DecisionService service, RlsService rls,
-                                   int maxMessageBytes,
-                                   String bearerToken, Duration idleTimeout) throws IOException {
+                                   int maxMessageBytes, String bearerToken, Duration idleTimeout,
+                                   boolean reflection) throws IOException {
         var definition = rls.bindService();
         if (bearerToken != null) {
             definition = ServerInterceptors.intercept(definition, new TokenCheck(bearerToken, service));
@@ -60,16 +66,19 @@ public final class GrpcServer implements AutoCloseable {
         // component), "" is SERVING; both NOT_SERVING once shutdown begins
         HealthStatusManager health = new HealthStatusManager();
         health.setStatus(HEALTH_SERVICE, status(service.storeReport().healthy()));
-        Server s = NettyServerBuilder.forAddress(address)
+        NettyServerBuilder builder = NettyServerBuilder.forAddress(address)
                 .directExecutor()
                 .maxInboundMessageSize(maxMessageBytes)
                 .maxInboundMetadataSize(8192)
                 .maxConnectionIdle(idleTimeout.toMillis(), TimeUnit.MILLISECONDS)
                 .withChildOption(io.grpc.netty.shaded.io.netty.channel.ChannelOption.TCP_NODELAY, true)
                 .addService(definition)
-                .addService(health.getHealthService())
-                .build()
-                .start();
+                .addService(health.getHealthService());
+        if (reflection) {
+            builder.addService(ProtoReflectionServiceV1.newInstance());
+            builder.addService(v1alphaReflection());
+        }
+        Server s = builder.build().start();
         return new GrpcServer(s, health);
     }
 
@@ -80,6 +89,12 @@ public final class GrpcServer implements AutoCloseable {
 
     private static HealthCheckResponse.ServingStatus status(boolean storeHealthy) {
         return storeHealthy ? HealthCheckResponse.ServingStatus.SERVING : HealthCheckResponse.ServingStatus.NOT_SERVING;
+    }
+
+    /** grpc.reflection.v1alpha: deprecated by grpc-java for v1, but grpcurl before 1.8.8 and Python's client ask it. */
+    @SuppressWarnings("deprecation")
+    private static io.grpc.BindableService v1alphaReflection() {
+        return ProtoReflectionService.newInstance();
     }
 
     public InetSocketAddress address() {

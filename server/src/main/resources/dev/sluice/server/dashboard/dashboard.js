@@ -146,7 +146,7 @@
     const counts = new Map();
     for (const s of d.series) {
       counts.set(seriesId(s.domain, s.rule), {
-        admitted: s.ok + s.unlimited,
+        admitted: s.ok + s.unlimited + s.no_rule,   // answered OK: within a limit, unlimited, or no rule to apply
         denied: s.over_limit + s.blocked,
         shadow: s.shadow_over_limit,
       });
@@ -382,6 +382,8 @@
       tr.appendChild(el('td', top.denials ? Math.round((1000 * k.count) / top.denials) / 10 + '%' : '', 'num'));
       body.appendChild(tr);
     });
+    // "no denials" is said only from data: before the first answer the page says it is waiting
+    $('top-waiting').hidden = true;
     $('top-empty').hidden = top.keys.length > 0;
   }
 

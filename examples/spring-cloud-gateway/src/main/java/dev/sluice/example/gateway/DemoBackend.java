@@ -15,7 +15,7 @@ import org.springframework.context.SmartLifecycle;
 import org.springframework.stereotype.Component;
 
 /**
- * The service behind the gateway, so that the example runs alone: a JDK HTTP server on 127.0.0.1:8081
+ * The service behind the gateway, so that the example runs alone: a JDK HTTP server on 127.0.0.1:8093
  * ({@code example.backend.port}) answering every path with a line of JSON and counting what reached it.
  * {@code example.backend.enabled=false} leaves it out (point {@code BACKEND_URI} at a service of yours).
  */
@@ -26,7 +26,7 @@ public class DemoBackend implements SmartLifecycle, DisposableBean {
     private final AtomicLong served = new AtomicLong();
     private HttpServer server;
 
-    public DemoBackend(@Value("${example.backend.port:8081}") int port) {
+    public DemoBackend(@Value("${example.backend.port:8093}") int port) {
         this.port = port;
     }
 

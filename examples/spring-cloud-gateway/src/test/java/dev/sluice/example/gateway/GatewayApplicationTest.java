@@ -2,7 +2,10 @@ package dev.sluice.example.gateway;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.ManualTicker;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -22,9 +25,11 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * The example as shipped, over real HTTP: its YAML starts, the gateway passes five requests of a caller to the demo
- * backend and answers the sixth 429 itself, with RedisRateLimiter's headers and Sluice's. The limiter's clock is
- * frozen (a {@link ManualTicker} bean, which the in-memory store picks up) so no token comes back mid-test.
+ * The example as shipped, with Actuator and Micrometer on its class path as most gateways have them, over real HTTP:
+ * its YAML starts, the gateway passes five requests of a caller to the demo backend and answers the sixth 429
+ * itself, with RedisRateLimiter's headers and Sluice's, and {@code /actuator/ratelimits} lists its routes. The
+ * limiter's clock is frozen (a {@link ManualTicker} bean, which the in-memory store picks up) so no token comes back
+ * mid-test.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @Import(GatewayApplicationTest.FrozenClock.class)
@@ -51,6 +56,8 @@ class GatewayApplicationTest {
     int port;
     @Autowired
     DemoBackend backend;
+    @Autowired
+    MeterRegistry meters;
 
     private HttpResponse<String> get(String path, String apiKey) throws Exception {
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
@@ -78,6 +85,23 @@ class GatewayApplicationTest {
         assertThat(backend.served() - before).isEqualTo(5);
 
         assertThat(get("/api/hello", "another").statusCode()).as("another caller, another bucket").isEqualTo(200);
+    }
+
+    @Test
+    void withActuatorTheRoutesAreListedAndEveryDecisionIsCounted() throws Exception {
+        for (int i = 0; i < 6; i++) {
+            get("/api/hello", "counted");
+        }
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/actuator/ratelimits")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).isEqualTo(200);
+        JsonNode routes = new ObjectMapper().readTree(r.body()).get("routes");
+        assertThat(routes.get(0).get("id").asText()).isEqualTo("api");
+        assertThat(routes.get(0).get("limit").get("policy").asText()).isEqualTo("\"api\";q=5;w=5");
+        assertThat(routes.get(0).get("counts").get("denied").asLong()).isGreaterThanOrEqualTo(1);
+        assertThat(routes.get(1).get("id").asText()).isEqualTo("reports");
+        assertThat(meters.get("sluice.requests").tags("rules", "api", "outcome", "denied").counter().count())
+                .isGreaterThanOrEqualTo(1.0);
     }
 
     @Test
