@@ -8,7 +8,12 @@ import java.util.Locale;
  * <p>A degraded decision comes from a {@code FailurePolicy} applied by {@code FailSafeRateLimiter}: allowed
  * ({@code FAIL_OPEN}), denied ({@code FAIL_CLOSED}) or decided by a local in-memory limiter
  * ({@code FALLBACK_LOCAL}). The cause is what the store did, so that metrics can count degraded decisions
- * by cause and an operator can tell a slow store from a dead one.
+ * by cause and an operator can tell a slow store from a dead one, and an outage from a mistake.
+ *
+ * <p>Two families: an <em>outage</em> ({@link #TIMEOUT}, {@link #UNAVAILABLE}) heals by itself, so a service may
+ * start during one and wait for the store; a <em>misconfiguration</em> ({@link #MISCONFIGURED}) heals only when an
+ * operator fixes it, so it fails startup at once and loudly, and after a good start (a rotated password) its
+ * reconnections back off instead of hammering the store with logins.
  */
 public enum Degradation {
     /** The store decided; nothing was degraded. */
@@ -20,7 +25,13 @@ public enum Degradation {
     /** The client side was full: no pooled connection or queue slot within the budget. Nothing was sent. */
     OVERLOADED,
     /** The store answered with an error (a script or statement failed, a key holds foreign data). */
-    STORE_ERROR;
+    STORE_ERROR,
+    /**
+     * The store refused this client's configuration: authentication or authorization refused, an unknown host, a
+     * server that speaks another protocol (a Redis URL at PostgreSQL's port), a TLS mismatch, a missing database,
+     * schema or privilege. No retry fixes it; an operator must.
+     */
+    MISCONFIGURED;
 
     private final String label = name().toLowerCase(Locale.ROOT);
 
@@ -29,8 +40,11 @@ public enum Degradation {
         return label;
     }
 
-    /** Whether the store's health is in doubt, so that further calls should not wait on it for a while. */
+    /**
+     * Whether the store cannot serve this client for a while (timed out, unreachable, or refusing its
+     * configuration), so that further calls should not wait on it: the circuit opens on these.
+     */
     public boolean storeUnhealthy() {
-        return this == TIMEOUT || this == UNAVAILABLE;
+        return this == TIMEOUT || this == UNAVAILABLE || this == MISCONFIGURED;
     }
 }

@@ -4,8 +4,8 @@ import java.util.Objects;
 
 /**
  * A remote store could not decide. {@link #degradation()} says how it failed (timed out, unreachable,
- * overloaded, answered with an error), which is what {@code FailSafeRateLimiter} applies its
- * {@code FailurePolicy} to and what it counts. Each store's own exception extends this one and its message
+ * overloaded, answered with an error, refused this client's configuration), which is what
+ * {@code FailSafeRateLimiter} applies its {@code FailurePolicy} to and what it counts. Each store's own exception extends this one and its message
  * names the store's address or key and what to do.
  */
 public class StoreException extends RuntimeException {

@@ -1,9 +1,11 @@
 package dev.sluice.failsafe;
 
 import dev.sluice.Degradation;
+import dev.sluice.StoreException;
 import dev.sluice.Ticker;
 import java.lang.System.Logger.Level;
-import java.time.Duration;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -13,10 +15,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * probe per interval).
  *
  * <p>After {@value #FAILURES_TO_OPEN} consecutive failures whose cause puts the store's health in doubt
- * ({@link Degradation#storeUnhealthy()}: a timeout or an unreachable store) the circuit opens; a failed probe keeps
- * it open for another interval; the first success closes it. A failure that says nothing about the store's health
- * (a script failing on one key's foreign data, an overloaded client) is not counted. Lock-free: the probe is
- * claimed by one compare-and-set on its due time, so racing callers send exactly one probe per interval.
+ * ({@link Degradation#storeUnhealthy()}: a timeout or an unreachable store) the circuit opens; a misconfiguration
+ * (the store refused this client's credentials or privileges) opens it at once, since no second try will differ. A
+ * failed probe keeps it open for another interval; the first success closes it. A failure that says nothing about
+ * the store's health (a script failing on one key's foreign data, an overloaded client) is not counted. Lock-free:
+ * the probe is claimed by one compare-and-set on its due time, so racing callers send exactly one probe per
+ * interval. Opening, each failed probe and closing are told to the {@link OutageLog}, which decides what is written.
  */
 final class Circuit {
 
@@ -25,18 +29,18 @@ final class Circuit {
 
     private static final System.Logger LOG = System.getLogger(FailSafeRateLimiter.class.getName());
 
+    private final OutageLog outages;
     private final long probeIntervalNanos;
     private final Ticker ticker;
-    private final FailurePolicy policy;
     private final AtomicInteger consecutiveFailures = new AtomicInteger();
     private final AtomicLong nextProbeAt = new AtomicLong();
     /** Null while the circuit is closed; otherwise the cause that opened it. */
     private volatile Degradation openCause;
 
-    Circuit(long probeIntervalNanos, Ticker ticker, FailurePolicy policy, Degradation openCause) {
+    Circuit(long probeIntervalNanos, Ticker ticker, OutageLog outages, Degradation openCause) {
         this.probeIntervalNanos = probeIntervalNanos;
         this.ticker = ticker;
-        this.policy = policy;
+        this.outages = outages;
         this.openCause = openCause;
     }
 
@@ -71,12 +75,37 @@ final class Circuit {
         if (consecutiveFailures.get() != 0) {
             consecutiveFailures.set(0);
         }
-        Degradation was = openCause;
-        if (was != null) {
+        if (openCause != null) {
             openCause = null;
-            logOffThePath(Level.INFO, "store answers again: decisions come from it again (was degraded: "
-                    + was.label() + ")");
+            outages.recovered("store answers again");
         }
+    }
+
+    /**
+     * Read once here: the first question to a logger initializes the logging backend (milliseconds), which a
+     * decision at the end of its budget must not pay.
+     */
+    private final boolean debug = LOG.isLoggable(Level.DEBUG);
+
+    /**
+     * Classifies what a store call failed with (a {@link StoreException}'s cause, {@code STORE_ERROR} for anything
+     * else) and counts it; the caller's own mistakes propagate.
+     */
+    Degradation failed(Throwable thrown) {
+        Throwable e = thrown;
+        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+            e = e.getCause();
+        }
+        if (e instanceof IllegalArgumentException || e instanceof UnsupportedOperationException
+                || e instanceof NullPointerException) {
+            throw (RuntimeException) e; // the caller's mistake, not the store's
+        }
+        Degradation cause = e instanceof StoreException se ? se.degradation() : Degradation.STORE_ERROR;
+        failed(cause, e.getMessage());
+        if (!cause.storeUnhealthy() && debug) {
+            logOffThePath(Level.DEBUG, "store could not decide one call (" + cause.label() + "): " + e.getMessage());
+        }
+        return cause;
     }
 
     /** The store failed a call with {@code cause}; opens the circuit when that is the last straw. */
@@ -85,14 +114,11 @@ final class Circuit {
             return;
         }
         boolean probe = openCause != null;
-        if (probe || consecutiveFailures.incrementAndGet() >= FAILURES_TO_OPEN) {
+        if (probe || consecutiveFailures.incrementAndGet() >= FAILURES_TO_OPEN || cause == Degradation.MISCONFIGURED) {
             nextProbeAt.set(ticker.read() + probeIntervalNanos);
-            if (openCause == null) {
-                logOffThePath(Level.WARNING, "store failing (" + cause.label() + "): decisions follow " + policy
-                        + " until it answers; probing every " + Duration.ofNanos(probeIntervalNanos).toMillis()
-                        + " ms. Cause: " + message);
-            }
             openCause = cause;
+            outages.failing(cause, message, "one call tries it every "
+                    + OutageLog.words(probeIntervalNanos));
         }
     }
 

@@ -15,8 +15,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
 
 /**
@@ -29,8 +27,8 @@ import java.util.function.Supplier;
  * not even that while the store is known to be unhealthy.
  *
  * <p><b>Circuit.</b> After {@value Circuit#FAILURES_TO_OPEN} consecutive calls fail with a cause that puts the
- * store's health in doubt ({@link Degradation#storeUnhealthy()}: a timeout or an unreachable store), the
- * {@link Circuit} opens: calls go straight to the policy without touching the store, except that once per probe
+ * store's health in doubt ({@link Degradation#storeUnhealthy()}; a misconfiguration at once), the {@link Circuit}
+ * opens: calls go straight to the policy without touching the store, except that once per probe
  * interval one call tries the store. The first success closes the circuit and the store decides again with
  * its own state, without a restart. A store error for one key (a script failing on foreign data) or an
  * overloaded client is degraded for that call only: it says nothing about the store's health.
@@ -42,12 +40,14 @@ import java.util.function.Supplier;
  * the same {@link IllegalArgumentException} the store would throw.
  *
  * <p><b>Starting with or without the store.</b> Built from a {@link Supplier}, {@code build()} opens the store
- * and waits for that first attempt up to the startup wait (default {@value #DEFAULT_STARTUP_WAIT_SECONDS} s):
- * over a healthy store the first decision is the store's, not a degraded one. If the attempt fails, or does not
- * return within the wait, {@code build()} returns anyway and the {@link StoreOpener} keeps trying on its thread, again
- * every probe interval until it succeeds; meanwhile decisions are degraded {@link Degradation#UNAVAILABLE}. An
- * application can thus start while its Redis or database is down, at the price of one failed connection
- * attempt (or at most the startup wait, for a store that neither answers nor refuses).
+ * and waits for that first attempt up to the startup wait (default {@value #DEFAULT_STARTUP_WAIT_SECONDS} s), so
+ * that over a healthy store the first decision is the store's. A store the attempt finds <b>misconfigured</b>
+ * ({@link Degradation#MISCONFIGURED}: a refused password, an unknown host, another protocol at that port) makes
+ * {@code build()} throw the store's exception, and nothing is retried (unless
+ * {@link Builder#startDespiteMisconfiguration(boolean)}); a store that is <b>unavailable</b>, or an attempt that
+ * outlasts the wait, leaves the {@link StoreOpener} trying on its thread while the policy decides, so that an
+ * application starts while its store is down ({@link StoreOpener} says when it retries and how it backs off). An
+ * outage is a few log lines, not one per failure ({@link OutageLog}).
  *
  * <p><b>Health.</b> {@link #storeHealth()} is a live view of all this ({@link StoreHealth}: whether the store
  * decides, the cause when it does not, the policy, the degraded decisions by cause), which limiters wrapping this one
@@ -64,11 +64,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
      */
     static final long DEFAULT_STARTUP_WAIT_SECONDS = 10;
 
-    private static final System.Logger LOG = System.getLogger(FailSafeRateLimiter.class.getName());
-
     private final FailurePolicy policy;
-    private final long probeIntervalNanos;
-    private final Ticker ticker;
     private final Circuit circuit;
     private final PolicyDecisions byPolicy;
     private final Optional<StoreHealth> health = Optional.of(new Health());
@@ -77,24 +73,23 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     private volatile RateLimiter store;
     private volatile boolean closed;
     private StoreOpener opener;
-    /**
-     * Read once here: the first question to a logger initializes the logging backend (milliseconds), which a
-     * decision at the end of its budget must not pay.
-     */
-    private final boolean debug = LOG.isLoggable(Level.DEBUG);
 
     private FailSafeRateLimiter(Builder b) {
         this.policy = b.policy;
-        this.probeIntervalNanos = b.probeInterval.toNanos();
-        this.ticker = b.ticker;
-        this.byPolicy = new PolicyDecisions(policy, probeIntervalNanos, ticker, b.fallback);
-        this.circuit = new Circuit(probeIntervalNanos, ticker, policy,
+        long probeIntervalNanos = b.probeInterval.toNanos();
+        this.byPolicy = new PolicyDecisions(policy, probeIntervalNanos, b.ticker, b.fallback);
+        OutageLog outages = new OutageLog(b.ticker, policy, b.logSink);
+        this.circuit = new Circuit(probeIntervalNanos, b.ticker, outages,
                 b.store != null ? null : Degradation.UNAVAILABLE);
         if (b.store != null) {
             store = b.store;
         } else {
-            opener = new StoreOpener(b.supplier, b.probeInterval, policy, this::install, circuit::holdOpen);
-            opener.start(b.startupWait);
+            opener = new StoreOpener(b.supplier, b.probeInterval, b.startDespiteMisconfiguration, this::install,
+                    circuit::holdOpen, outages, b.pause);
+            String late = opener.start(b.startupWait);
+            if (late != null) {
+                b.logSink.accept(Level.WARNING, late);
+            }
         }
     }
 
@@ -118,9 +113,9 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     /**
      * A fail-safe limiter in front of a store that {@code opener} opens (say,
      * {@code () -> RedisRateLimiter.create(uri)}). {@code build()} waits for its first attempt up to the
-     * {@linkplain Builder#startupWait(Duration) startup wait}; if that fails or takes longer, it is called again
-     * on a background thread every probe interval until it returns, and the limiter decides by its policy until
-     * then.
+     * {@linkplain Builder#startupWait(Duration) startup wait}; if that finds the store misconfigured, {@code build()}
+     * throws the store's exception; if it finds it unavailable or takes longer, it is called again on a background
+     * thread every probe interval until it returns, and the limiter decides by its policy until then.
      */
     public static Builder builder(Supplier<? extends RateLimiter> opener) {
         return new Builder(null, Objects.requireNonNull(opener, "opener must not be null"));
@@ -159,7 +154,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         }
         return f.handle((d, e) -> {
             return e == null ? succeeded(d)
-                    : byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, failed(unwrap(e)));
+                    : byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
         });
     }
 
@@ -301,24 +296,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     /** Classifies a store failure and tells the circuit; the caller's own mistakes propagate. */
     private Degradation failed(Throwable e) {
-        if (e instanceof IllegalArgumentException || e instanceof UnsupportedOperationException
-                || e instanceof NullPointerException) {
-            throw (RuntimeException) e; // the caller's mistake, not the store's
-        }
-        Degradation cause = e instanceof StoreException se ? se.degradation() : Degradation.STORE_ERROR;
-        circuit.failed(cause, e.getMessage());
-        if (!cause.storeUnhealthy() && debug) {
-            Circuit.logOffThePath(Level.DEBUG, "store could not decide one call (" + cause.label() + "): "
-                    + e.getMessage());
-        }
-        return cause;
-    }
-
-    private static Throwable unwrap(Throwable e) {
-        while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
-            e = e.getCause();
-        }
-        return e;
+        return circuit.failed(e);
     }
 
     /** Configures a {@link FailSafeRateLimiter}. */
@@ -330,6 +308,9 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         private Duration startupWait = Duration.ofSeconds(DEFAULT_STARTUP_WAIT_SECONDS);
         private Ticker ticker = Ticker.system();
         private RateLimiter fallback;
+        private boolean startDespiteMisconfiguration;
+        private StoreOpener.Pause pause = StoreOpener.Pause.SLEEP;
+        private java.util.function.BiConsumer<Level, String> logSink = Circuit::logOffThePath;
 
         private Builder(RateLimiter store, Supplier<? extends RateLimiter> supplier) {
             this.store = store;
@@ -389,6 +370,29 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
             return this;
         }
 
+        /**
+         * Whether {@code build()} returns although the supplier's first attempt found the store misconfigured
+         * (decisions are then degraded {@link Degradation#MISCONFIGURED}, the store retried 1 s to 30 s apart);
+         * default false: {@code build()} throws, so that rate limiting is never silently off because of a typo.
+         */
+        public Builder startDespiteMisconfiguration(boolean start) {
+            this.startDespiteMisconfiguration = start;
+            return this;
+        }
+
+        /** Tests: how the opener waits between attempts, and where the outage lines go. */
+        Builder seams(StoreOpener.Pause pause, java.util.function.BiConsumer<Level, String> logSink) {
+            this.pause = Objects.requireNonNull(pause, "pause");
+            this.logSink = Objects.requireNonNull(logSink, "logSink");
+            return this;
+        }
+
+        /**
+         * Builds the limiter; from a supplier, waits for its first attempt ({@link #startupWait(Duration)}).
+         *
+         * @throws StoreException the store's own, when the first attempt found it misconfigured (or the supplier's
+         *                        {@link IllegalArgumentException}), unless {@link #startDespiteMisconfiguration}
+         */
         public FailSafeRateLimiter build() {
             return new FailSafeRateLimiter(this);
         }

@@ -3,34 +3,57 @@ package dev.sluice.failsafe;
 import dev.sluice.Degradation;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreException;
-import java.lang.System.Logger.Level;
+import dev.sluice.store.ReconnectBackoff;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 /**
- * Opens a store from a {@link Supplier} on its own daemon thread ({@code sluice-store-opener}), again every pause
- * until it returns one, and lets the builder wait for the first attempt.
+ * Opens a store from a {@link Supplier} on its own daemon thread ({@code sluice-store-opener}), again after each
+ * failure until it returns one, and lets the builder wait for the first attempt.
  *
  * <p>The first attempt is what makes the first decision over a healthy store the store's own: the builder waits
- * for it up to a startup wait. A failing attempt ends the wait at once (a refused connection says all there is to
- * say), and so the price of starting beside a dead store is one failed attempt, or at most the startup wait for a
- * store that neither answers nor refuses.
+ * for it up to a startup wait. A failing attempt ends the wait at once, and what happens then depends on why:
+ * <ul>
+ * <li>the store is <b>misconfigured</b> ({@link Degradation#MISCONFIGURED}: a refused password, an unknown host,
+ *     another protocol at that port; or an {@link IllegalArgumentException}, a URL that cannot work): the builder
+ *     throws the store's exception and nothing is retried, since no retry would differ; unless it was told to start
+ *     despite it;</li>
+ * <li>the store is <b>unavailable</b> (down, restarting, not answering): the builder returns, decisions follow the
+ *     policy, and the store is tried again every probe interval, so that a store restarting beside the
+ *     application is used as soon as it is back.</li>
+ * </ul>
+ * A misconfiguration met later (after the startup wait, or started despite it) is retried with the
+ * {@link ReconnectBackoff} (1 s doubling to 30 s), never in a login storm. The {@link OutageLog} writes one line
+ * when opening starts failing, one when the store opens, and reminders in between.
  */
 final class StoreOpener {
 
-    private static final System.Logger LOG = System.getLogger(FailSafeRateLimiter.class.getName());
+    /** Waits between attempts; a seam so that tests step the opener instead of sleeping. */
+    @FunctionalInterface
+    interface Pause {
+        Pause SLEEP = TimeUnit.NANOSECONDS::sleep;
+
+        void pause(long nanos) throws InterruptedException;
+    }
 
     private final Supplier<? extends RateLimiter> supplier;
-    private final long pauseMillis;
-    private final FailurePolicy policy;
+    private final long probeIntervalNanos;
+    private final boolean startDespiteMisconfiguration;
     private final Predicate<RateLimiter> install;
     private final Consumer<Degradation> onFailure;
+    private final OutageLog outages;
+    private final Pause pause;
     /** Counted down when the first attempt has returned or thrown. */
     private final CountDownLatch firstAttempt = new CountDownLatch(1);
+    /** True while the builder still waits for the first attempt; whoever clears it decides what the attempt means. */
+    private final AtomicBoolean builderWaits = new AtomicBoolean(true);
+    /** The misconfiguration the first attempt met, for the builder to throw. */
+    private volatile RuntimeException refusedAtStart;
     private final Thread thread;
 
     /**
@@ -38,28 +61,43 @@ final class StoreOpener {
      *                then closed here)
      * @param onFailure told the cause of each failed attempt
      */
-    StoreOpener(Supplier<? extends RateLimiter> supplier, Duration pause, FailurePolicy policy,
-                Predicate<RateLimiter> install, Consumer<Degradation> onFailure) {
+    StoreOpener(Supplier<? extends RateLimiter> supplier, Duration probeInterval, boolean startDespiteMisconfiguration,
+                Predicate<RateLimiter> install, Consumer<Degradation> onFailure, OutageLog outages, Pause pause) {
         this.supplier = supplier;
-        this.pauseMillis = Math.max(1, pause.toMillis());
-        this.policy = policy;
+        this.probeIntervalNanos = Math.max(1, probeInterval.toNanos());
+        this.startDespiteMisconfiguration = startDespiteMisconfiguration;
         this.install = install;
         this.onFailure = onFailure;
+        this.outages = outages;
+        this.pause = pause;
         this.thread = new Thread(this::run, "sluice-store-opener");
         thread.setDaemon(true);
     }
 
-    /** Starts opening and waits, up to {@code wait}, for the first attempt; an interrupt ends the wait early. */
-    void start(Duration wait) {
+    /**
+     * Starts opening and waits, up to {@code wait}, for the first attempt; an interrupt ends the wait early.
+     *
+     * @return null, or a line for the log when the first attempt did not end within the wait
+     * @throws RuntimeException the store's own exception when the first attempt found it misconfigured (the opener
+     *                          has stopped: nothing is retried)
+     */
+    String start(Duration wait) {
         thread.start();
         try {
-            if (!firstAttempt.await(wait.toNanos(), TimeUnit.NANOSECONDS)) {
-                LOG.log(Level.WARNING, "the store did not open within the startup wait of " + wait.toMillis()
-                        + " ms: decisions follow " + policy + " until it does (it keeps opening in the background)");
+            if (!firstAttempt.await(wait.toNanos(), TimeUnit.NANOSECONDS) && builderWaits.compareAndSet(true, false)) {
+                return "the store did not open within the startup wait of " + OutageLog.words(wait.toNanos())
+                        + ": decisions follow the failure policy until it does (it keeps opening in the background)";
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            builderWaits.set(false);
+            return null;
         }
+        RuntimeException refused = refusedAtStart;
+        if (refused != null) {
+            throw refused;
+        }
+        return null;
     }
 
     /** Stops opening; a store opened meanwhile is closed by {@code install}'s refusal. */
@@ -68,29 +106,54 @@ final class StoreOpener {
     }
 
     private void run() {
+        int refusals = 0;
         while (!Thread.currentThread().isInterrupted()) {
+            long waitNanos;
             try {
                 RateLimiter s = supplier.get();
                 if (install.test(s)) {
-                    LOG.log(Level.INFO, "store opened: decisions come from it");
+                    outages.recovered("store opened");
                 } else {
                     s.close();
                 }
+                builderWaits.set(false);
                 firstAttempt.countDown();
                 return;
             } catch (RuntimeException e) {
-                Degradation cause = e instanceof StoreException se && se.degradation().storeUnhealthy()
-                        ? se.degradation() : Degradation.UNAVAILABLE;
+                Degradation cause = causeOf(e);
+                if (cause == Degradation.MISCONFIGURED && !startDespiteMisconfiguration
+                        && builderWaits.compareAndSet(true, false)) {
+                    refusedAtStart = e; // the builder throws it: an application must not start on a typo
+                    firstAttempt.countDown();
+                    return;
+                }
+                builderWaits.set(false);
+                refusals = cause == Degradation.MISCONFIGURED ? refusals + 1 : 0;
+                waitNanos = refusals > 0 ? ReconnectBackoff.nanosAfter(refusals) : probeIntervalNanos;
                 onFailure.accept(cause);
+                outages.failing(cause, "cannot open the store: " + e.getMessage(), refusals > 0
+                        ? "trying again in " + OutageLog.words(waitNanos) + ", backing off to "
+                                + OutageLog.words(ReconnectBackoff.MAX.toNanos())
+                        : "trying again every " + OutageLog.words(probeIntervalNanos));
                 firstAttempt.countDown();
-                LOG.log(Level.WARNING, "cannot open the store (" + e.getMessage() + "): decisions follow " + policy
-                        + "; retrying every " + pauseMillis + " ms");
             }
             try {
-                Thread.sleep(pauseMillis);
+                pause.pause(waitNanos);
             } catch (InterruptedException e) {
                 return;
             }
         }
+    }
+
+    /**
+     * Why an attempt failed: the store's own cause when it says the store cannot serve ({@code TIMEOUT},
+     * {@code UNAVAILABLE}, {@code MISCONFIGURED}), a misconfiguration for an {@link IllegalArgumentException} (a
+     * setting that cannot work), else unavailable.
+     */
+    static Degradation causeOf(RuntimeException e) {
+        if (e instanceof StoreException se && se.degradation().storeUnhealthy()) {
+            return se.degradation();
+        }
+        return e instanceof IllegalArgumentException ? Degradation.MISCONFIGURED : Degradation.UNAVAILABLE;
     }
 }
