@@ -19,7 +19,6 @@ import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.protocol.RedisCommand;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
-import io.lettuce.core.resource.Delay;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
@@ -68,15 +67,13 @@ final class RedisConnection implements AutoCloseable {
      * @param given the caller's client resources, or null to create (and own) them
      */
     static RedisConnection open(String rawUri, List<RedisURI> uris, String where, Boolean clusterHint,
-            ClientResources given, Duration connectTimeout) {
-        ClientResources own = given != null ? null : DefaultClientResources.builder()
-                .reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS))
-                .build();
+            ClientResources given, Duration connectTimeout, ReconnectWatch watch) {
+        ClientResources own = given != null ? null : DefaultClientResources.builder().reconnectDelay(watch).build();
         ClientResources resources = given != null ? given : own;
         boolean useCluster;
         try {
             useCluster = clusterHint != null ? clusterHint
-                    : (uris.size() > 1 || isCluster(uris.get(0), resources, connectTimeout, rawUri, where));
+                    : (uris.size() > 1 || isCluster(uris.get(0), resources, connectTimeout, rawUri, uris, where));
         } catch (RuntimeException e) {
             shutdown(own);
             throw e;
@@ -118,11 +115,16 @@ final class RedisConnection implements AutoCloseable {
             }
             return new RedisConnection(c, conn, conn.async(), conn.async(), false, own);
         } catch (RedisException e) {
-            throw new RedisStoreException("cannot connect to Redis at " + where + " within "
-                    + connectTimeout.toMillis() + " ms (the connect timeout): "
-                    + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(rawUri))
-                    + "; check that Redis is running and the URI is right", e, RedisFailures.classify(e));
+            throw RedisFailures.cannotConnect(e, rawUri, uris, where, connectTimeout);
         }
+    }
+
+    /** Starts watching this connection's reconnections, when the limiter made its client resources. */
+    RedisConnection watchedBy(ReconnectWatch watch) {
+        if (ownResources != null) {
+            watch.watch(ownResources);
+        }
+        return this;
     }
 
     @Override
@@ -183,7 +185,7 @@ final class RedisConnection implements AutoCloseable {
     }
 
     private static boolean isCluster(RedisURI uri, ClientResources resources, Duration connectTimeout, String rawUri,
-                                     String where) {
+                                     List<RedisURI> uris, String where) {
         RedisClient probe = RedisClient.create(resources);
         probe.setOptions(ClientOptions.builder()
                 .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
@@ -191,10 +193,7 @@ final class RedisConnection implements AutoCloseable {
         try (StatefulRedisConnection<String, String> c = probe.connect(uri)) {
             return c.sync().info("cluster").contains("cluster_enabled:1");
         } catch (RedisException e) {
-            throw new RedisStoreException("cannot connect to Redis at " + where
-                    + " within " + connectTimeout.toMillis() + " ms (the connect timeout): "
-                    + RedisUris.scrub(e.getMessage(), RedisUris.userInfo(rawUri))
-                    + "; check that Redis is running and the URI is right", e, RedisFailures.classify(e));
+            throw RedisFailures.cannotConnect(e, rawUri, uris, where, connectTimeout);
         } finally {
             probe.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         }

@@ -23,11 +23,47 @@ final class RedisFailures {
 
     private final String where;
     private final TimeBudget budget;
+    private final ReconnectWatch reconnects;
 
-    /** @param where the server(s), as {@link RedisUris#describe} shows them; @param budget the call's budget */
-    RedisFailures(String where, TimeBudget budget) {
+    /**
+     * @param where the server(s), as {@link RedisUris#describe} shows them; @param budget the call's budget
+     * @param reconnects what Lettuce's reconnections met (a refused login makes "not connected" a misconfiguration)
+     */
+    RedisFailures(String where, TimeBudget budget, ReconnectWatch reconnects) {
         this.where = where;
         this.budget = budget;
+        this.reconnects = reconnects;
+    }
+
+    /**
+     * Why {@code create()} could not connect: a misconfiguration ({@link RedisRefusals}: what was refused, with the
+     * fix; or, when the server closed or never answered the handshake, what {@link dev.sluice.store.ServerProbe}
+     * finds there instead of Redis) fails at once as {@code MISCONFIGURED}; anything else is an outage.
+     */
+    static RedisStoreException cannotConnect(RuntimeException e, String rawUri, List<io.lettuce.core.RedisURI> uris,
+                                             String where, java.time.Duration connectTimeout) {
+        String secret = RedisUris.userInfo(rawUri);
+        String refused = RedisRefusals.of(e);
+        String at = "Redis at " + where + " ";
+        if (refused == null) {
+            refused = RedisRefusals.wrongServer(e, uris, connectTimeout);
+            at = where + " ";
+        }
+        if (refused != null) {
+            return new RedisStoreException(at + RedisUris.scrub(refused, secret), e, Degradation.MISCONFIGURED);
+        }
+        return new RedisStoreException("cannot connect to Redis at " + where + " within " + connectTimeout.toMillis()
+                + " ms (the connect timeout): " + RedisUris.scrub(e.getMessage(), secret) + causes(e, secret)
+                + "; check that Redis is running and the URI is right", e, classify(e));
+    }
+
+    /** The messages of {@code e}'s causes, which Lettuce's "Unable to connect" leaves out. */
+    private static String causes(Throwable e, String secret) {
+        StringBuilder b = new StringBuilder();
+        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+            b.append(" (").append(RedisUris.scrub(String.valueOf(t.getMessage()), secret)).append(')');
+        }
+        return b.toString();
     }
 
     /** The limiter's exception for what a call (or {@code create()}) failed with; {@code call} may be null. */
@@ -62,8 +98,18 @@ final class RedisFailures {
                     + " Lettuce reconnects in the background", c, Degradation.UNAVAILABLE);
         }
         if (c instanceof RedisException && msg.startsWith("Currently not connected")) {
+            String refused = reconnects.refusal();
+            if (refused != null) {
+                return new RedisStoreException("not connected to Redis at " + where + ": when this client reconnected,"
+                        + " Redis " + refused + "; nothing was sent, and reconnections back off up to 30 s until the"
+                        + " configuration is fixed", c, Degradation.MISCONFIGURED);
+            }
             return new RedisStoreException("not connected to Redis at " + where + " (Lettuce is reconnecting in the"
                     + " background): nothing was sent", c, Degradation.UNAVAILABLE);
+        }
+        String refused = RedisRefusals.of(c);
+        if (refused != null) {
+            return new RedisStoreException("Redis at " + where + " " + refused, c, Degradation.MISCONFIGURED);
         }
         if (c instanceof RedisConnectionException) {
             return new RedisStoreException("cannot reach Redis at " + where + ": " + msg, c, Degradation.UNAVAILABLE);
@@ -89,10 +135,14 @@ final class RedisFailures {
      * How a Redis failure degrades a decision: an error reply is the store's answer ({@code STORE_ERROR},
      * the store is healthy), except the replies by which Redis says it cannot serve now (loading its data,
      * busy with a long script, a cluster without a master for the slot), which, like every failure to talk
-     * to it, are {@code UNAVAILABLE}.
+     * to it, are {@code UNAVAILABLE}; and a refused login, privilege or address ({@link RedisRefusals}), which is
+     * {@code MISCONFIGURED}.
      */
     static Degradation classify(Throwable e) {
         Throwable c = unwrap(e);
+        if (RedisRefusals.of(c) != null) {
+            return Degradation.MISCONFIGURED;
+        }
         if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
             return Degradation.TIMEOUT;
         }

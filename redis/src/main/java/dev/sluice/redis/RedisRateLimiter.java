@@ -91,6 +91,7 @@ public final class RedisRateLimiter implements RateLimiter {
     private final long minTtlMillis;
     private final String where;
     private final RedisFailures failures;
+    private final ReconnectWatch reconnects;
     private final java.util.concurrent.Executor callbackExecutor;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
 
@@ -103,8 +104,10 @@ public final class RedisRateLimiter implements RateLimiter {
         this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
         List<RedisURI> uris = RedisUris.parse(b.uri, b.connectTimeout);
         this.where = RedisUris.describe(uris);
-        this.failures = new RedisFailures(where, budget);
-        RedisConnection redis = RedisConnection.open(b.uri, uris, where, b.cluster, b.resources, b.connectTimeout);
+        this.reconnects = new ReconnectWatch();
+        this.failures = new RedisFailures(where, budget, reconnects);
+        RedisConnection redis = RedisConnection.open(b.uri, uris, where, b.cluster, b.resources, b.connectTimeout,
+                reconnects).watchedBy(reconnects);
         this.redis = redis;
         this.cluster = redis.cluster;
         this.scripting = redis.scripting;
@@ -273,6 +276,7 @@ public final class RedisRateLimiter implements RateLimiter {
         if (!closed.compareAndSet(false, true)) {
             return;
         }
+        reconnects.stop();
         redis.close();
     }
 

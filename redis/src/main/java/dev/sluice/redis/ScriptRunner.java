@@ -201,10 +201,10 @@ final class ScriptRunner {
             throw new RedisStoreException("interrupted while warming up on " + where, e, Degradation.UNAVAILABLE);
         } catch (ExecutionException | RuntimeException e) {
             RuntimeException t = failures.translate(e, null);
-            throw t instanceof RedisStoreException r ? new RedisStoreException("Redis at " + where + " did not answer"
-                    + " the first decision within " + connectTimeout.toMillis() + " ms (the connect timeout): "
-                    + r.getMessage(), e,
-                    r.degradation()) : t;
+            throw t instanceof RedisStoreException r && r.degradation() != Degradation.MISCONFIGURED
+                    ? new RedisStoreException("Redis at " + where + " did not answer the first decision within "
+                            + connectTimeout.toMillis() + " ms (the connect timeout): " + r.getMessage(), e,
+                            r.degradation()) : t;
         }
     }
 

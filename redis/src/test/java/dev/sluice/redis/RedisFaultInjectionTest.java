@@ -274,26 +274,34 @@ class RedisFaultInjectionTest {
         awaitExact(limiter);
     }
 
+    /**
+     * A host name that does not resolve is a misconfiguration, not an outage: {@code create()} and a fail-safe
+     * {@code build()} fail at once naming it; started despite it, every call is degraded MISCONFIGURED by the policy
+     * while the opener tries the name again with a backoff.
+     */
     @Test
-    void aNameThatDoesNotResolveDegradesEveryCallUnavailable() {
+    void aNameThatDoesNotResolveFailsStartupAndDegradesEveryCallMisconfiguredWhenStartedDespiteIt() {
         Set<Thread> before = liveThreads();
         String uri = "redis://sluice-fault-test.invalid:6379";
         Throwable direct = catchThrowable(() -> RedisRateLimiter.builder(uri).cluster(false)
                 .connectTimeout(Duration.ofMillis(500)).build());
         assertThat(direct).isInstanceOf(RedisStoreException.class).hasMessageContaining("sluice-fault-test.invalid");
-        assertThat(((RedisStoreException) direct).degradation()).isEqualTo(Degradation.UNAVAILABLE);
+        assertThat(((RedisStoreException) direct).degradation()).isEqualTo(Degradation.MISCONFIGURED);
+        java.util.function.Supplier<dev.sluice.RateLimiter> open = () -> RedisRateLimiter.builder(uri).cluster(false)
+                .connectTimeout(Duration.ofMillis(500)).build();
+        assertThat(catchThrowable(() -> FailSafeRateLimiter.builder(open).build()))
+                .isInstanceOf(RedisStoreException.class).hasMessageContaining("does not resolve");
 
-        try (FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> RedisRateLimiter.builder(uri)
-                .cluster(false).connectTimeout(Duration.ofMillis(500)).build())
+        try (FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(open).startDespiteMisconfiguration(true)
                 .policy(FailurePolicy.FAIL_CLOSED).probeInterval(PROBE).build()) {
             Load load = new Load(limiter, FailurePolicy.FAIL_CLOSED, 4, "unresolvable");
-            load.awaitCalls("unresolvable", 100); // the opener retries the name meanwhile
+            load.awaitCalls("unresolvable", 100);
             load.stop();
             load.assertPolicyFollowed();
             assertThat(load.degradedIn("unresolvable")).isEqualTo(load.calls("unresolvable"));
-            assertThat(load.degraded.keySet()).containsOnly(Degradation.UNAVAILABLE);
+            assertThat(load.degraded.keySet()).containsOnly(Degradation.MISCONFIGURED);
             assertThat(limiter.storeHealthy()).isFalse();
-            assertThat(limiter.degradedCount(Degradation.UNAVAILABLE)).isEqualTo(load.calls("unresolvable"));
+            assertThat(limiter.degradedCount(Degradation.MISCONFIGURED)).isEqualTo(load.calls("unresolvable"));
         }
         awaitNoNewThreads(before); // the opener and the client threads of every attempt end
     }

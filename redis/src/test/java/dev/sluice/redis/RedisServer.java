@@ -187,6 +187,35 @@ public final class RedisServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Sends inline commands on a connection of its own (after {@code AUTH password} unless it is null) and returns
+     * Redis's replies as text, e.g. {@code command(null, "CONFIG SET requirepass s3cret")}.
+     */
+    public String command(String password, String... commands) {
+        try (Socket s = new Socket("127.0.0.1", port)) {
+            s.setSoTimeout(2000);
+            StringBuilder out = new StringBuilder(password == null ? "" : "AUTH " + password + "\r\n");
+            for (String c : commands) {
+                out.append(c).append("\r\n");
+            }
+            out.append("QUIT\r\n");
+            s.getOutputStream().write(out.toString().getBytes(StandardCharsets.UTF_8));
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** How many connections this server accepted since it started ({@code INFO stats}), this question's included. */
+    public long connectionsReceived(String password) {
+        String info = command(password, "INFO stats");
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("total_connections_received:(\\d+)").matcher(info);
+        if (!m.find()) {
+            throw new IllegalStateException("INFO stats answered " + info);
+        }
+        return Long.parseLong(m.group(1));
+    }
+
     /** Kills the process (SIGKILL: like a crash) and waits for it. */
     public synchronized void stop() {
         if (process != null) {
