@@ -38,6 +38,13 @@ final class AttemptLoop {
         this.failures = failures;
     }
 
+    /** Zeroes the counters: what ran before (the limiter's warm-up) was no caller's decision. */
+    void forget() {
+        decisions.reset();
+        retries.reset();
+        retriesExhausted.reset();
+    }
+
     /**
      * Runs {@code work} on a fresh connection, retrying 40001/40P01 under the policy until the call's
      * deadline (System.nanoTime), on the calling (worker) thread; nothing is sent once the deadline has passed.

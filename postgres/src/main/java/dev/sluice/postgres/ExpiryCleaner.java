@@ -1,5 +1,6 @@
 package dev.sluice.postgres;
 
+import dev.sluice.Degradation;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
@@ -80,16 +81,53 @@ public final class ExpiryCleaner implements AutoCloseable {
         s.scheduleWithFixedDelay(this::sweepQuietly, ms, ms, TimeUnit.MILLISECONDS);
     }
 
+    /** The least time between two lines about sweeps failing for the same outage of the database. */
+    private static final long REMINDER_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    /** Since when sweeps fail because the database cannot serve (System.nanoTime), and the last line said so. */
+    private long failingSince;
+    private long lastLineAt;
+    private boolean failing;
+
+    /**
+     * A scheduled sweep. A database that is down (or refusing the login) fails every sweep: that is one line when
+     * it starts, a reminder at most every 30 s, and one when sweeps work again, not a stack trace every interval;
+     * any other failure is logged with its stack trace. An outage's lines are DEBUG: the limiter's decisions tell it
+     * already (FailSafeRateLimiter's one line when it starts, one when it ends); a misconfiguration (a privilege the
+     * cleaner lacks) is a WARNING, since decisions may not meet it.
+     */
     private void sweepQuietly() {
         try {
             sweep();
+            if (failing) {
+                failing = false;
+                LOG.log(System.Logger.Level.DEBUG, "expiry sweeps work again after "
+                        + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSince) + " s");
+            }
         } catch (RuntimeException e) {
             if (limiterClosed.getAsBoolean()) {
                 return; // the limiter closed under this sweep: it is being stopped, not failing
             }
             failures.incrementAndGet();
             lastFailure.set(e);
-            LOG.log(System.Logger.Level.WARNING, "expiry sweep failed; the next one will try again", e);
+            if (!(e instanceof PostgresStoreException p) || !p.degradation().storeUnhealthy()) {
+                LOG.log(System.Logger.Level.WARNING, "expiry sweep failed; the next one will try again", e);
+                return;
+            }
+            long now = System.nanoTime();
+            System.Logger.Level level = p.degradation() == Degradation.MISCONFIGURED ? System.Logger.Level.WARNING
+                    : System.Logger.Level.DEBUG;
+            if (!failing) {
+                failing = true;
+                failingSince = now;
+                lastLineAt = now;
+                LOG.log(level, "expiry sweeps fail (" + p.degradation().label() + "); each interval tries again: "
+                        + e.getMessage());
+            } else if (now - lastLineAt >= REMINDER_NANOS) {
+                lastLineAt = now;
+                LOG.log(level, "expiry sweeps still fail (" + p.degradation().label() + ") after "
+                        + TimeUnit.NANOSECONDS.toSeconds(now - failingSince) + " s: " + e.getMessage());
+            }
         }
     }
 

@@ -39,19 +39,26 @@ final class PostgresFailures {
                     Degradation.OVERLOADED);
         }
         return new PostgresStoreException(what + "; the database was last seen " + (d == Degradation.TIMEOUT
-                ? "not answering in time (slow or paused)" : "unreachable (down or restarting)")
+                ? "not answering in time (slow or paused)" : d == Degradation.MISCONFIGURED
+                ? "refusing this client's login or privileges" : "unreachable (down or restarting)")
                 + ": check the database", null, cause, d);
     }
 
     /**
-     * Why the DataSource gave no connection. The database down or restarting (class 08, refused, reset,
-     * 57P0x), a pool that timed out because it could not connect (HikariCP then gives the last connection
-     * failure as the cause): UNAVAILABLE; a login that timed out: TIMEOUT; a pool that timed out with the
-     * database up (no cause), or the server's {@code too_many_connections}: OVERLOADED; anything else
-     * (bad password, no such database, a closed pool): STORE_ERROR.
+     * Why the DataSource gave no connection. The login, database or address refused ({@link #refusal}): a
+     * misconfiguration; the database down or restarting (class 08, refused, reset, 57P0x), a pool that timed out
+     * because it could not connect (HikariCP then gives the last connection failure as the cause): UNAVAILABLE; a
+     * login that timed out: TIMEOUT; a pool that timed out with the database up (no cause), or the server's
+     * {@code too_many_connections}: OVERLOADED; anything else (a closed pool): STORE_ERROR.
      */
     PostgresStoreException connectionFailure(SQLException e) {
         String state = sqlState(e);
+        String refused = refusal(e);
+        if (refused != null) {
+            health.seen(Degradation.MISCONFIGURED);
+            return new PostgresStoreException("cannot get a PostgreSQL connection from the DataSource: the database "
+                    + refused, stateOfRefusal(e, state), e, Degradation.MISCONFIGURED);
+        }
         Degradation d;
         if (isTimeout(e)) {
             d = Degradation.TIMEOUT;
@@ -94,9 +101,14 @@ final class PostgresFailures {
         String cause = e.getMessage() + " (SQLSTATE " + state + ")";
         if ("42P01".equals(state) || "42883".equals(state) || "3F000".equals(state)) {
             return new PostgresStoreException("Sluice's tables or functions are missing in schema " + schema
-                    + " (prefix " + prefix + "): run PostgresRateLimiter.migrate() once, or apply the SQL files"
-                    + " dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; " + cause, state, e,
-                    Degradation.STORE_ERROR);
+                    + " (prefix " + prefix + "): run PostgresRateLimiter.migrate() once (sluice migrate), or apply the"
+                    + " SQL files dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; " + cause,
+                    state, e, Degradation.MISCONFIGURED);
+        }
+        String refused = refusal(e);
+        if (refused != null) {
+            return new PostgresStoreException("the database " + refused + KeyText.about(key, limit), state, e,
+                    Degradation.MISCONFIGURED);
         }
         if ("57014".equals(state)) {
             // the driver's cancel at the budget, or the server's own statement_timeout: rolled back either way
@@ -122,6 +134,62 @@ final class PostgresFailures {
         }
         return new PostgresStoreException("PostgreSQL failed" + KeyText.about(key, limit) + ": " + cause, state, e,
                 Degradation.STORE_ERROR);
+    }
+
+    private static final String CREDENTIALS = "fix the user and password in the URL (user=…&password=… or"
+            + " postgresql://user:password@host/database), or the role's password in PostgreSQL";
+
+    /**
+     * What the database (or whatever answers at its address) refused of this client's configuration, with the fix,
+     * or null when the failure is an outage: the password or the role (28P01, 28000: also pg_hba.conf refusing the
+     * client, or its encryption), a database that does not exist (3D000), a privilege (42501), a server refusing
+     * SSL that the URL requires (08004), a host name that does not resolve, a failed TLS handshake
+     * (sslmode=verify-full without the CA). SQLSTATEs are the contract; the text is only quoted.
+     */
+    static String refusal(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String state = t instanceof SQLException s ? sqlState(s) : null;
+            String m = String.valueOf(t.getMessage());
+            if ("28P01".equals(state)) {
+                return "refused the password (" + m + ", SQLSTATE 28P01): " + CREDENTIALS;
+            }
+            if ("28000".equals(state)) {
+                return "refused this client (" + m + ", SQLSTATE 28000): check the user name, and that pg_hba.conf"
+                        + " admits it from this host with this encryption (sslmode)";
+            }
+            if ("3D000".equals(state)) {
+                return "has no such database (" + m + ", SQLSTATE 3D000): check the database name in the URL, or"
+                        + " create it";
+            }
+            if ("42501".equals(state)) {
+                return "refused a privilege Sluice needs (" + m + ", SQLSTATE 42501): grant the role USAGE and CREATE"
+                        + " on its schema (to migrate) and SELECT, INSERT, UPDATE, DELETE on Sluice's tables and"
+                        + " EXECUTE on its functions, or run sluice migrate as the schema's owner";
+            }
+            if ("08004".equals(state)) {
+                return "refused the connection as the URL asks for it (" + m + ", SQLSTATE 08004): check sslmode"
+                        + " in the URL against the server's ssl setting";
+            }
+            if (t instanceof java.net.UnknownHostException) {
+                return "host does not resolve (" + m + "): check the host name in the URL";
+            }
+            if (t instanceof javax.net.ssl.SSLException) {
+                return "failed the TLS handshake (" + m + "): check sslmode and the server's certificate (sslrootcert)";
+            }
+        }
+        return null;
+    }
+
+    private static final java.util.Set<String> REFUSALS = java.util.Set.of("28P01", "28000", "3D000", "42501", "08004");
+
+    /** The SQLSTATE of the refusal in {@code e}'s causes (HikariCP wraps the driver's), else {@code state}. */
+    private static String stateOfRefusal(Throwable e, String state) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException s && REFUSALS.contains(s.getSQLState())) {
+                return s.getSQLState();
+            }
+        }
+        return state;
     }
 
     static boolean isTimeout(Throwable e) {

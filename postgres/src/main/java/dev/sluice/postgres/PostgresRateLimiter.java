@@ -137,6 +137,11 @@ public final class PostgresRateLimiter implements RateLimiter {
         failures.notSent("warm-up", new TimeoutException()).getStackTrace();
         try {
             this.schemaCreated = Startup.warmUp(attempts, statements, clock, where, b.migrateIfMissing, this::migrate);
+            if (ownedPool != null) {
+                Pools.fill(ownedPool, Startup.WARM_UP_BUDGET);
+            }
+            Startup.warmPaths(this);
+            attempts.forget(); // stats() counts the callers' decisions, not the warm-up's
         } catch (RuntimeException | Error e) {
             close();
             throw e;

@@ -2,9 +2,15 @@ package dev.sluice.postgres;
 
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
 import dev.sluice.store.StoreClock;
+import dev.sluice.store.ServerProbe;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import javax.sql.DataSource;
 
 /**
@@ -31,10 +37,72 @@ final class Startup {
                 throw e;
             }
             String where = jdbcUrl != null ? Pools.redact(jdbcUrl) : Pools.describe(given);
-            throw new PostgresStoreException("cannot connect to PostgreSQL at " + where + ": " + rootMessage(e)
-                    + "; check that the database is up and the URL, user and password are right", null, e,
-                    Degradation.UNAVAILABLE);
+            throw cannotConnect(where, e);
         }
+    }
+
+    /**
+     * Why the first connection failed: a refused login, database or address ({@link PostgresFailures#refusal}) or,
+     * when the server closed, reset or never answered the handshake, another server at that address
+     * ({@link ServerProbe}): a misconfiguration, which fails at once; anything else is an outage.
+     */
+    static PostgresStoreException cannotConnect(String where, Throwable e) {
+        String refused = PostgresFailures.refusal(e);
+        String state = e instanceof SQLException s ? PostgresFailures.sqlState(s) : firstState(e);
+        if (refused != null) {
+            return new PostgresStoreException("cannot connect to PostgreSQL at " + where + ": the database " + refused,
+                    state, e, Degradation.MISCONFIGURED);
+        }
+        String wrong = wrongServer(where, e);
+        if (wrong != null) {
+            return new PostgresStoreException(where + " " + wrong, state, e, Degradation.MISCONFIGURED);
+        }
+        return new PostgresStoreException("cannot connect to PostgreSQL at " + where + ": " + rootMessage(e)
+                + "; check that the database is up and the URL is right", state, e,
+                PostgresFailures.isTimeout(e) ? Degradation.TIMEOUT : Degradation.UNAVAILABLE);
+    }
+
+    /** The longest the probe of a failed first connection waits for each of its questions. */
+    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(1);
+
+    private static final Pattern HOST_PORT = Pattern.compile("^jdbc:postgresql://(\\[[^\\]]+\\]|[^:/,?]+)(?::(\\d+))?");
+
+    /**
+     * When nothing PostgreSQL said explains the failure (no SQLSTATE but the driver's own class 08: the server
+     * closed, reset or never answered), what {@link ServerProbe} finds at the URL's first host, if it is not
+     * PostgreSQL; else null. Not asked when nothing listens there or the host does not resolve.
+     */
+    static String wrongServer(String where, Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof java.net.ConnectException || t instanceof java.net.NoRouteToHostException
+                    || t instanceof java.net.UnknownHostException) {
+                return null;
+            }
+            if (t instanceof SQLException s && s.getSQLState() != null && !s.getSQLState().startsWith("08")) {
+                return null; // PostgreSQL itself answered
+            }
+        }
+        Matcher m = HOST_PORT.matcher(where);
+        if (!m.find()) {
+            return null; // a DataSource whose URL is unknown
+        }
+        String host = m.group(1).startsWith("[") ? m.group(1).substring(1, m.group(1).length() - 1) : m.group(1);
+        int port = m.group(2) != null ? Integer.parseInt(m.group(2)) : 5432;
+        ServerProbe.Speaks speaks = ServerProbe.identify(host, port, PROBE_TIMEOUT);
+        return switch (speaks) {
+            case REDIS, REDIS_TLS, HTTP, TLS -> "is " + speaks.description() + ", not PostgreSQL: check the host and"
+                    + " port in the URL";
+            default -> null;
+        };
+    }
+
+    private static String firstState(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof SQLException s && s.getSQLState() != null) {
+                return s.getSQLState();
+            }
+        }
+        return null;
     }
 
     /**
@@ -68,6 +136,28 @@ final class Startup {
                 throw new PostgresStoreException("cannot use PostgreSQL at " + where + ": " + e.getMessage(),
                         e.sqlState(), e, e.degradation());
             }
+        }
+    }
+
+    /** The key of the limiter's own warm-up decision (the service's keys are {@code domain:…}, never this). */
+    static final String WARM_UP_KEY = "sluice:warm-up";
+
+    /**
+     * One decision along each path a caller's takes, after {@link #warmUp} proved the database: a token bucket
+     * through the batcher (or a worker, without batching), a window peek and a reset through the workers. The first
+     * caller's decision then pays for no class loading, statement preparation or function compilation, which on a
+     * busy machine took a fresh service's first burst past its budget ({@code OVERLOADED}). The row of
+     * {@link #WARM_UP_KEY} it writes is deleted again (the reset), and the limiter forgets these calls in its
+     * {@code stats()}; a failure here fails nothing.
+     */
+    static void warmPaths(RateLimiter limiter) {
+        Limit instant = Limit.tokenBucket(1, Rate.of(1, Duration.ofMillis(1)));
+        try {
+            limiter.tryAcquire(WARM_UP_KEY, instant);
+            limiter.peek(WARM_UP_KEY, Limit.fixedWindow(1, Duration.ofSeconds(1)), 1);
+            limiter.reset(WARM_UP_KEY, instant);
+        } catch (RuntimeException e) {
+            // the database answered warmUp's round trip: a slow first decision is no reason to fail build()
         }
     }
 
