@@ -1,6 +1,7 @@
 package dev.sluice.spring;
 
 import dev.sluice.RateLimiter;
+import dev.sluice.StoreException;
 import dev.sluice.Ticker;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
@@ -13,6 +14,8 @@ import org.springframework.util.ClassUtils;
  * Opens the store {@code sluice.store} names. Remote stores are opened on a background thread by
  * {@link FailSafeRateLimiter}, so the application starts while Redis or the database is down, and their failures
  * are decided by {@code sluice.failure-policy}; each call waits at most the store's budget ({@code sluice.budget}).
+ * A store that refuses the configuration (a wrong password, an unknown host, another server at that port) fails
+ * the start with its own message, as a {@link SluiceConfigException} on {@code sluice.store}.
  * Public so that other Spring integrations (sluice-spring-cloud-gateway) open their store from the same settings.
  */
 public final class StoreFactory {
@@ -54,7 +57,15 @@ public final class StoreFactory {
         if (ticker != null) {
             b.ticker(ticker);
         }
-        return b.build();
+        try {
+            return b.build();
+        } catch (StoreException e) {
+            // the store refused this configuration (a password, a host, a port): the application must not start
+            // with rate limiting silently off; Spring Boot's report shows the store's own message and its fix
+            SluiceConfigException c = new SluiceConfigException("sluice.store", e.getMessage());
+            c.initCause(e);
+            throw c;
+        }
     }
 
     private static void require(String className, String artifact, String store) {

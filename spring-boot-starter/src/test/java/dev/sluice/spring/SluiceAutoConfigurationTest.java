@@ -169,6 +169,10 @@ class SluiceAutoConfigurationTest {
                 + " 'mongodb://x': use memory, redis://host:6379 (or rediss://) or datasource");
         assertThat(startupFailure("sluice.store=datasource")).startsWith("sluice.store: 'datasource' but the"
                 + " application has no single DataSource bean");
+        // a store that refuses the configuration: its own message, not a background retry with rate limiting off
+        assertThat(startupFailure("sluice.store=redis://no-such-host.invalid:6379")).startsWith("sluice.store: Redis"
+                + " at redis://no-such-host.invalid:6379 names a host that does not resolve (")
+                .endsWith("): check the host name in the URI");
     }
 
     @Test

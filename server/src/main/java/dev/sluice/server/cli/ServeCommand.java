@@ -1,5 +1,7 @@
 package dev.sluice.server.cli;
 
+import dev.sluice.Degradation;
+import dev.sluice.StoreException;
 import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.server.CannotListenException;
 import dev.sluice.server.SluiceServer;
@@ -90,6 +92,14 @@ final class ServeCommand implements Callable<Integer> {
                     + "fail_closed (deny) or fallback_local (in-memory limits until the store is back); every such "
                     + "answer is marked degraded (default ${DEFAULT-VALUE}; the memory store needs none)")
     String failurePolicy;
+
+    @Option(names = "--start-despite-misconfigured-store",
+            description = "Start even when the remote store refuses this configuration (wrong password or privilege, "
+                    + "unknown host, another service at that port, TLS mismatch, missing database): answer by "
+                    + "--failure-policy, marked degraded 'misconfigured', and try the store again every 1 s to 30 s "
+                    + "until it is fixed. Without it such a store stops the start with its message (exit code 2); a "
+                    + "store that is down or restarting never does")
+    boolean startDespiteMisconfiguredStore;
 
     @Option(names = "--leases", arity = "0..1", defaultValue = "0", fallbackValue = "1024", paramLabel = "MAX",
             description = "Remote store: decide hot keys here from permits taken in advance (--leases alone: "
@@ -207,10 +217,16 @@ final class ServeCommand implements Callable<Integer> {
             httpAddress = Addresses.parse("--http", http);
             grpcAddress = Addresses.parse("--grpc", grpc);
             opened = Stores.leased(Stores.open(store, maxKeys, storeTimeout == null ? null
-                    : Durations.parse(storeTimeout), poolSize, policy(failurePolicy)), leases);
+                    : Durations.parse(storeTimeout), poolSize, policy(failurePolicy), startDespiteMisconfiguredStore),
+                    leases);
         } catch (IllegalArgumentException e) {
             return refuse(2, e.getMessage());
         } catch (RuntimeException e) {
+            if (e instanceof StoreException se && se.degradation() == Degradation.MISCONFIGURED) {
+                // the store's message names its URL without the password, and its fix may quote a URL's form
+                return refuse(2, e.getMessage() + ". To start anyway, answering by the failure policy until it is"
+                        + " fixed, pass --start-despite-misconfigured-store");
+            }
             return refuse(2, "cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
         }
         SluiceServer.Settings s0 = SluiceServer.Settings.defaults(opened.limiter(), rules);
@@ -231,6 +247,7 @@ final class ServeCommand implements Callable<Integer> {
             opened.close();
             return refuse(2, cannotListen(e));
         }
+        WarmUp.http(server.httpAddress(), bearer); // before it says it serves: the first client's call is not the cold one
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             server.close();

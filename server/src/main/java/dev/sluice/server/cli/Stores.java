@@ -12,9 +12,9 @@ import dev.sluice.postgres.RetryPolicy;
 import dev.sluice.redis.RedisRateLimiter;
 import java.net.URI;
 import java.net.URLDecoder;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,11 +34,15 @@ import org.slf4j.LoggerFactory;
  * {@link FailSafeRateLimiter} with the {@code --failure-policy}: when the store is slow, down or failing, the
  * policy decides and the decision says so. The memory store is never wrapped: it cannot be down.
  *
- * <p><b>A store that is down at startup does not stop the service.</b> The store is built once, in the
- * foreground, so that a healthy store decides from the first request; when that fails, the service starts anyway
- * and serves by its policy while {@link FailSafeRateLimiter} keeps building the store in the background (every
- * probe interval) and switches to it once it answers. A mistake that no retry can fix (a malformed URI) still
- * refuses to start.
+ * <p><b>A store that is down at startup does not stop the service; a misconfigured one does.</b> The store is
+ * opened by {@link FailSafeRateLimiter}, which waits for the first attempt (up to {@link #STARTUP_WAIT}), so that a
+ * healthy store decides from the first request, warm (PostgreSQL's pool filled, each decision path run once). When
+ * the store is unavailable (down, restarting, not answering), the service starts anyway and serves by its policy
+ * while the store is opened again in the background every probe interval. When it is misconfigured (a refused
+ * password or privilege, an unknown host, another protocol at that port, a TLS mismatch, a missing database),
+ * opening throws the store's message and {@code serve} refuses to start, unless told to start despite it
+ * ({@code --start-despite-misconfigured-store}: then it serves by its policy, degraded {@code misconfigured}, and
+ * tries the store again with a backoff of 1 s to 30 s). A malformed URI always refuses to start.
  */
 final class Stores {
     private static final Logger log = LoggerFactory.getLogger(Stores.class);
@@ -47,8 +51,12 @@ final class Stores {
     static final Duration REDIS_BUDGET = RedisRateLimiter.DEFAULT_TIME_BUDGET;
     /** The default time budget of a PostgreSQL decision: the store's own default, sized from its benchmark. */
     static final Duration POSTGRES_BUDGET = RetryPolicy.DEFAULT.budget();
-    /** HikariCP refuses a connection timeout below this. */
-    private static final Duration HIKARI_MIN_CONNECTION_TIMEOUT = Duration.ofMillis(250);
+    /**
+     * How long {@code serve} waits for the store's first attempt before it starts by its policy: a healthy store
+     * opens well within it, its pool filled and warm; a store that neither answers nor refuses (a silent port)
+     * fails its login within the stores' own timeouts (Redis 2 s, PostgreSQL 10 s, then a probe of what answers).
+     */
+    static final Duration STARTUP_WAIT = Duration.ofSeconds(30);
 
     /**
      * How often the service deletes expired PostgreSQL rows: a sweep deletes at most 10 batches of 1,000, so
@@ -91,6 +99,15 @@ final class Stores {
      * @param policy what remote stores decide when they cannot
      */
     static Opened open(String spec, int maxKeys, Duration budget, int poolSize, FailurePolicy policy) {
+        return open(spec, maxKeys, budget, poolSize, policy, false);
+    }
+
+    /**
+     * Opens {@code spec}; a misconfigured store throws its exception (a {@link dev.sluice.StoreException} whose
+     * degradation is {@code MISCONFIGURED}) unless {@code startDespiteMisconfiguration}.
+     */
+    static Opened open(String spec, int maxKeys, Duration budget, int poolSize, FailurePolicy policy,
+                       boolean startDespiteMisconfiguration) {
         String s = spec == null ? "memory" : spec.trim();
         if (s.equals("memory")) {
             return new Opened(InMemoryRateLimiter.builder().maxKeys(maxKeys).build(), "memory", false, null, null);
@@ -99,40 +116,26 @@ final class Stores {
         if ("redis".equals(kind)) {
             Duration b = budget != null ? budget : REDIS_BUDGET;
             checkRedisUri(s);
-            return failSafe(s, "redis", b, policy, () -> RedisRateLimiter.builder(s).timeBudget(b).build(), null);
+            return failSafe("redis", b, policy, startDespiteMisconfiguration,
+                    () -> RedisRateLimiter.builder(s).timeBudget(b).build());
         }
         if ("postgres".equals(kind)) {
             Duration b = budget != null ? budget : POSTGRES_BUDGET;
-            dataSourceConfig(s, poolSize, b); // a malformed URI is refused now, not retried forever
-            AtomicReference<HikariDataSource> pool = new AtomicReference<>();
-            return failSafe(s, "postgres", b, policy, () -> {
-                HikariDataSource ds = dataSource(s, poolSize, b);
-                try {
-                    PostgresRateLimiter store = PostgresRateLimiter.builder(ds)
-                            .retryPolicy(RetryPolicy.DEFAULT.withBudget(b)).threads(poolSize).build();
-                    if (store.schemaCreated()) {
-                        log.atInfo().addKeyValue("event", "schema_created").addKeyValue("store", "postgres")
-                                .addKeyValue("uri", redact(s)).addKeyValue("schema", store.schema())
-                                .addKeyValue("prefix", store.tablePrefix())
-                                .addKeyValue("action", "Sluice's tables and functions were missing: created them, as "
-                                        + "sluice migrate does")
-                                .log();
-                    }
-                    store.cleaner(CLEANER_INTERVAL); // expired rows go; without it the table only grows
-                    HikariDataSource old = pool.getAndSet(ds);
-                    if (old != null) {
-                        old.close();
-                    }
-                    return store;
-                } catch (RuntimeException e) {
-                    ds.close();
-                    throw e;
+            String url = jdbcUrl(s); // a malformed URI is refused now, not retried forever
+            return failSafe("postgres", b, policy, startDespiteMisconfiguration, () -> {
+                // a pool of the limiter's own: fixed size, filled before it serves, logins backed off when refused
+                PostgresRateLimiter store = PostgresRateLimiter.builder(url)
+                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(b)).threads(poolSize).build();
+                if (store.schemaCreated()) {
+                    log.atInfo().addKeyValue("event", "schema_created").addKeyValue("store", "postgres")
+                            .addKeyValue("uri", redact(s)).addKeyValue("schema", store.schema())
+                            .addKeyValue("prefix", store.tablePrefix())
+                            .addKeyValue("action", "Sluice's tables and functions were missing: created them, as "
+                                    + "sluice migrate does")
+                            .log();
                 }
-            }, () -> {
-                HikariDataSource ds = pool.getAndSet(null);
-                if (ds != null) {
-                    ds.close();
-                }
+                store.cleaner(CLEANER_INTERVAL); // expired rows go; without it the table only grows
+                return store;
             });
         }
         throw new IllegalArgumentException("unknown store '" + spec + "': use memory, redis://host:6379 or "
@@ -162,28 +165,14 @@ final class Stores {
     }
 
     /**
-     * The store behind {@code policy}: built now if it can be, else (it is down) built in the background by the
-     * wrapper while the policy answers.
+     * The store behind {@code policy}, opened by {@link FailSafeRateLimiter}: now if it can be, else (it is down) in
+     * the background while the policy answers; a misconfiguration throws unless {@code startDespiteMisconfiguration}.
      */
-    private static Opened failSafe(String spec, String name, Duration budget, FailurePolicy policy,
-                                   Supplier<RateLimiter> build, AutoCloseable resources) {
-        RateLimiter store;
-        try {
-            store = build.get();
-        } catch (IllegalArgumentException e) {
-            throw e; // a configuration mistake: no retry fixes it
-        } catch (RuntimeException e) {
-            log.atWarn().addKeyValue("event", "store_unavailable_at_start").addKeyValue("store", name)
-                    .addKeyValue("uri", redact(spec)).addKeyValue("policy", policy)
-                    .addKeyValue("cause", redact(String.valueOf(e.getMessage())))
-                    .addKeyValue("action", "serving by the failure policy; the store is retried in the background")
-                    .log();
-            store = null;
-        }
-        // the foreground attempt just failed: the wrapper need not wait for a second one before serving
-        FailSafeRateLimiter.Builder b = store != null ? FailSafeRateLimiter.builder(store)
-                : FailSafeRateLimiter.builder(build).startupWait(Duration.ZERO);
-        return new Opened(b.policy(policy).build(), name, true, budget, resources);
+    private static Opened failSafe(String name, Duration budget, FailurePolicy policy,
+                                   boolean startDespiteMisconfiguration, Supplier<RateLimiter> build) {
+        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(build).policy(policy).startupWait(STARTUP_WAIT)
+                .startDespiteMisconfiguration(startDespiteMisconfiguration).build();
+        return new Opened(limiter, name, true, budget, null);
     }
 
     /** Refuses Redis URIs that can never work, before the service starts retrying them. */
@@ -219,49 +208,55 @@ final class Stores {
     }
 
     /**
-     * A pool for {@code postgresql://user:password@host:port/db?…} (libpq's URI form) or a JDBC URL. Its connection
-     * timeout is the budget, or HikariCP's least (250 ms) when the budget is shorter: the store bounds the wait
-     * for a connection to its budget itself.
+     * The JDBC URL of {@code postgresql://user:password@host:port/db?…} (libpq's URI form; user and password become
+     * the driver's {@code user} and {@code password} parameters), or a {@code jdbc:postgresql:} URL as it is.
      */
-    static HikariDataSource dataSource(String spec, int poolSize, Duration budget) {
-        return new HikariDataSource(dataSourceConfig(spec, poolSize, budget));
-    }
-
-    private static HikariConfig dataSourceConfig(String spec, int poolSize, Duration budget) {
-        HikariConfig c = new HikariConfig();
-        c.setPoolName("sluice-postgres");
-        c.setMaximumPoolSize(poolSize);
-        c.setMinimumIdle(Math.min(2, poolSize));
-        c.setConnectionTimeout(Math.max(HIKARI_MIN_CONNECTION_TIMEOUT.toMillis(), budget.toMillis()));
-        c.setValidationTimeout(HIKARI_MIN_CONNECTION_TIMEOUT.toMillis()); // HikariCP's least, as for the wait
-        c.addDataSourceProperty("cancelSignalTimeout", "1"); // a stopped server must not hold a worker 10 s
+    static String jdbcUrl(String spec) {
         if (spec.startsWith("jdbc:")) {
-            c.setJdbcUrl(spec);
-        } else {
-            URI u;
-            try {
-                u = URI.create(spec);
-            } catch (IllegalArgumentException e) {
-                throw new IllegalArgumentException("store '" + redact(spec) + "' is not a URI: write "
-                        + "postgresql://user:password@host:5432/database");
-            }
-            if (u.getHost() == null) {
-                throw new IllegalArgumentException("store '" + redact(spec) + "' names no host: write "
-                        + "postgresql://user:password@host:5432/database");
-            }
-            String db = u.getRawPath() == null || u.getRawPath().length() <= 1 ? "" : u.getRawPath();
-            c.setJdbcUrl("jdbc:postgresql://" + u.getHost() + (u.getPort() > 0 ? ":" + u.getPort() : "") + db
-                    + (u.getRawQuery() != null ? "?" + u.getRawQuery() : ""));
-            String info = u.getRawUserInfo();
-            if (info != null) {
-                int colon = info.indexOf(':');
-                c.setUsername(decode(colon < 0 ? info : info.substring(0, colon)));
-                if (colon >= 0) {
-                    c.setPassword(decode(info.substring(colon + 1)));
-                }
+            return spec;
+        }
+        URI u;
+        try {
+            u = URI.create(spec);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("store '" + redact(spec) + "' is not a URI: write "
+                    + "postgresql://user:password@host:5432/database");
+        }
+        if (u.getHost() == null) {
+            throw new IllegalArgumentException("store '" + redact(spec) + "' names no host: write "
+                    + "postgresql://user:password@host:5432/database");
+        }
+        String db = u.getRawPath() == null || u.getRawPath().length() <= 1 ? "/" : u.getRawPath();
+        StringBuilder url = new StringBuilder("jdbc:postgresql://").append(u.getHost())
+                .append(u.getPort() > 0 ? ":" + u.getPort() : "").append(db);
+        String query = u.getRawQuery() == null ? "" : u.getRawQuery();
+        String info = u.getRawUserInfo();
+        if (info != null) {
+            int colon = info.indexOf(':');
+            query = param(query, "user", decode(colon < 0 ? info : info.substring(0, colon)));
+            if (colon >= 0) {
+                query = param(query, "password", decode(info.substring(colon + 1)));
             }
         }
-        return c;
+        return url.append(query.isEmpty() ? "" : "?" + query).toString();
+    }
+
+    /**
+     * A pool for {@code sluice migrate} on {@code spec}'s JDBC URL: {@code poolSize} connections, a connection wait
+     * of {@code timeout}, and the driver's login timeout (a server that never answers must not hang the command).
+     */
+    static HikariDataSource dataSource(String spec, int poolSize, Duration timeout) {
+        HikariConfig c = new HikariConfig();
+        c.setPoolName("sluice-migrate");
+        c.setJdbcUrl(jdbcUrl(spec));
+        c.setMaximumPoolSize(poolSize);
+        c.setConnectionTimeout(Math.max(250, timeout.toMillis()));
+        c.addDataSourceProperty("loginTimeout", Long.toString(Math.max(1, timeout.toSeconds())));
+        return new HikariDataSource(c);
+    }
+
+    private static String param(String query, String name, String value) {
+        return (query.isEmpty() ? "" : query + "&") + name + "=" + URLEncoder.encode(value, StandardCharsets.UTF_8);
     }
 
     /** The URI with any password replaced, for messages and logs. */
