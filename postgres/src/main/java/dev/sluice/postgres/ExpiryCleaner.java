@@ -1,6 +1,5 @@
 package dev.sluice.postgres;
 
-import dev.sluice.Degradation;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
@@ -92,9 +91,9 @@ public final class ExpiryCleaner implements AutoCloseable {
     /**
      * A scheduled sweep. A database that is down (or refusing the login) fails every sweep: that is one line when
      * it starts, a reminder at most every 30 s, and one when sweeps work again, not a stack trace every interval;
-     * any other failure is logged with its stack trace. An outage's lines are DEBUG: the limiter's decisions tell it
-     * already (FailSafeRateLimiter's one line when it starts, one when it ends); a misconfiguration (a privilege the
-     * cleaner lacks) is a WARNING, since decisions may not meet it.
+     * any other failure is logged with its stack trace. These lines are DEBUG, since the limiter's decisions tell an
+     * outage or a refused login already (FailSafeRateLimiter's one line when it starts, one when it ends), except a
+     * privilege the cleaner lacks (SQLSTATE 42501, say DELETE), a WARNING: decisions may not meet it.
      */
     private void sweepQuietly() {
         try {
@@ -115,7 +114,8 @@ public final class ExpiryCleaner implements AutoCloseable {
                 return;
             }
             long now = System.nanoTime();
-            System.Logger.Level level = p.degradation() == Degradation.MISCONFIGURED ? System.Logger.Level.WARNING
+            // a privilege only the cleaner needs (DELETE) is its own to tell; a refused login, the decisions tell
+            System.Logger.Level level = "42501".equals(p.sqlState()) ? System.Logger.Level.WARNING
                     : System.Logger.Level.DEBUG;
             if (!failing) {
                 failing = true;
