@@ -136,8 +136,12 @@ class MisconfiguredRedisTest {
     @Test
     void aFailSafeLimiterRefusesToStartOnAMisconfiguredRedisWithItsMessage() {
         try (RedisServer server = RedisServer.start("--requirepass", PASSWORD)) {
-            Throwable e = catchThrowable(() -> FailSafeRateLimiter.builder(() -> RedisRateLimiter.create(server.uri()))
-                    .build());
+            Throwable e = catchThrowable(() -> {
+                try (FailSafeRateLimiter started = FailSafeRateLimiter.builder(() -> RedisRateLimiter.create(
+                        server.uri())).build()) {
+                    throw new AssertionError("build() returned; its first decision: " + started.tryAcquire("k", LIMIT));
+                }
+            });
             assertThat(e).isInstanceOf(RedisStoreException.class).hasMessageContaining("NOAUTH");
             assertThat(((RedisStoreException) e).degradation()).isEqualTo(Degradation.MISCONFIGURED);
         }

@@ -101,6 +101,12 @@ public final class RedisServer implements AutoCloseable {
                 throw new IllegalStateException("redis-server exited: " + Files.readString(dir.resolve("redis.log")));
             }
             if (ping()) {
+                if (answeringPid() != p.pid()) {
+                    // another test's server took the port between freePort() and this start: ours cannot bind
+                    p.destroyForcibly();
+                    throw new IllegalStateException("port " + port + " is another redis-server's (pid "
+                            + answeringPid() + "), not this one's (pid " + p.pid() + ")");
+                }
                 return;
             }
             sleep(20);
@@ -204,6 +210,14 @@ public final class RedisServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The process_id of the redis-server that answers on this port ({@code INFO server}, after AUTH when needed). */
+    private long answeringPid() {
+        int i = extraArgs.indexOf("--requirepass");
+        String info = command(i >= 0 && i + 1 < extraArgs.size() ? extraArgs.get(i + 1) : null, "INFO server");
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("process_id:(\\d+)").matcher(info);
+        return m.find() ? Long.parseLong(m.group(1)) : -1;
     }
 
     /** How many connections this server accepted since it started ({@code INFO stats}), this question's included. */
