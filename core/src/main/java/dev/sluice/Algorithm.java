@@ -38,7 +38,9 @@ public enum Algorithm {
 
     /** Parses a configuration name such as {@code sliding_window}; case and dashes are forgiven. */
     public static Algorithm fromConfigName(String name) {
-        String n = name == null ? "" : name.trim().toLowerCase(java.util.Locale.ROOT).replace('-', '_');
+        String n = name == null
+                ? ""
+                : name.trim().toLowerCase(java.util.Locale.ROOT).replace('-', '_');
         for (Algorithm a : values()) {
             if (a.configName.equals(n)) {
                 return a;

@@ -182,7 +182,7 @@ public class BoundLimit {
         }
         long budget = timeout.compareTo(FOREVER) >= 0 ? Long.MAX_VALUE : timeout.toNanos();
         long waited = 0;
-        for (;;) {
+        for (; ; ) {
             Decision d = tryAcquireInterruptibly(cost);
             if (d.allowed()) {
                 return true;
@@ -230,7 +230,7 @@ public class BoundLimit {
             }
             // a wait longer than the store can book (centuries at this rate): wait in steps instead
         }
-        for (;;) {
+        for (; ; ) {
             Decision d = tryAcquireInterruptibly(cost);
             if (d.allowed()) {
                 return;
@@ -306,7 +306,6 @@ public class BoundLimit {
 
     @Override
     public String toString() {
-        return "BoundLimit[key=" + Permit.abbreviate(key) + ", limit="
-                + limit.describe() + "]";
+        return "BoundLimit[key=" + Permit.abbreviate(key) + ", limit=" + limit.describe() + "]";
     }
 }

@@ -60,7 +60,7 @@ final class CoarseTicker implements Ticker {
 
         @Override
         public void run() {
-            for (;;) {
+            for (; ; ) {
                 CoarseTicker t = ticker.get();
                 if (t == null) {
                     return;

@@ -19,7 +19,12 @@ import java.util.List;
  * Durations are kept as nanoseconds so that deciding allocates nothing but this record;
  * {@link #retryAfter()} and {@link #resetAfter()} give them as {@link Duration}s.
  */
-public record Decision(boolean allowed, long limit, long remaining, long retryAfterNanos, long resetAfterNanos,
+public record Decision(
+        boolean allowed,
+        long limit,
+        long remaining,
+        long retryAfterNanos,
+        long resetAfterNanos,
         Degradation degradation) {
 
     public Decision {
@@ -62,7 +67,8 @@ public record Decision(boolean allowed, long limit, long remaining, long retryAf
 
     /** This decision marked as made in a degraded mode for {@code cause}. */
     public Decision withDegradation(Degradation cause) {
-        return cause == degradation ? this
+        return cause == degradation
+                ? this
                 : new Decision(allowed, limit, remaining, retryAfterNanos, resetAfterNanos, cause);
     }
 
@@ -77,7 +83,9 @@ public record Decision(boolean allowed, long limit, long remaining, long retryAf
         long retry = Math.max(retryAfterNanos, other.retryAfterNanos);
         long reset = Math.max(resetAfterNanos, other.resetAfterNanos);
         Degradation cause = degradation != Degradation.NONE ? degradation : other.degradation;
-        if (ok == tighter.allowed && retry == tighter.retryAfterNanos && reset == tighter.resetAfterNanos
+        if (ok == tighter.allowed
+                && retry == tighter.retryAfterNanos
+                && reset == tighter.resetAfterNanos
                 && cause == tighter.degradation) {
             return tighter;
         }

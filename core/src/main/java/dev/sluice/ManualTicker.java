@@ -22,8 +22,8 @@ public final class ManualTicker implements Ticker {
 
     /** A ticker frozen at the given instant. */
     public static ManualTicker at(Instant instant) {
-        return new ManualTicker(Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000_000L),
-                instant.getNano()));
+        return new ManualTicker(
+                Math.addExact(Math.multiplyExact(instant.getEpochSecond(), 1_000_000_000L), instant.getNano()));
     }
 
     @Override
@@ -47,8 +47,8 @@ public final class ManualTicker implements Ticker {
     public ManualTicker set(long epochNanos) {
         long cur = nanos.get();
         if (epochNanos < cur) {
-            throw new IllegalArgumentException("epochNanos " + epochNanos + " is before the ticker's " + cur
-                    + ": a ticker never goes backwards");
+            throw new IllegalArgumentException(
+                    "epochNanos " + epochNanos + " is before the ticker's " + cur + ": a ticker never goes backwards");
         }
         nanos.set(epochNanos);
         return this;

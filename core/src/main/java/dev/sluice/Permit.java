@@ -94,8 +94,8 @@ public record Permit(String key, Limit limit, long cost) {
         }
         int n = key.length();
         if (n == 0) {
-            throw new IllegalArgumentException("key \"\" is empty: use 1 to " + MAX_KEY_LENGTH
-                    + " characters, such as \"user:42\"");
+            throw new IllegalArgumentException(
+                    "key \"\" is empty: use 1 to " + MAX_KEY_LENGTH + " characters, such as \"user:42\"");
         }
         if (n > MAX_KEY_LENGTH) {
             throw new IllegalArgumentException("key of " + n + " characters (starting \"" + key.substring(0, 32)

@@ -54,12 +54,12 @@ public record Rate(long permits, Duration period) {
 
     static void checkDuration(String what, Duration d) {
         if (d.compareTo(MIN_PERIOD) < 0) {
-            throw new IllegalArgumentException(what + " " + d + " is shorter than 1 ms: use a " + what
-                    + " of at least Duration.ofMillis(1)");
+            throw new IllegalArgumentException(
+                    what + " " + d + " is shorter than 1 ms: use a " + what + " of at least Duration.ofMillis(1)");
         }
         if (d.compareTo(MAX_PERIOD) > 0) {
-            throw new IllegalArgumentException(what + " " + d + " is longer than " + MAX_PERIOD.toDays()
-                    + " days: use a shorter " + what);
+            throw new IllegalArgumentException(
+                    what + " " + d + " is longer than " + MAX_PERIOD.toDays() + " days: use a shorter " + what);
         }
     }
 

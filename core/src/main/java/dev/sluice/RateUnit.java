@@ -46,8 +46,8 @@ public enum RateUnit {
                 return u;
             }
         }
-        throw new IllegalArgumentException("unknown unit '" + name + "': use one of " + names()
-                + ", or a window (e.g. 90s) for any other length");
+        throw new IllegalArgumentException(
+                "unknown unit '" + name + "': use one of " + names() + ", or a window (e.g. 90s) for any other length");
     }
 
     /** The unit exactly {@code window} long, or null (a window that is no envoy unit). */

@@ -13,8 +13,11 @@ class CoarseTickerTest {
     void readingsFollowTheSystemClockAndNeverDecrease() throws InterruptedException {
         Ticker coarse = Ticker.coarse(Duration.ofMillis(1));
         long first = coarse.read();
-        assertThat(first).as("starts at the system clock's reading, not at zero")
-                .isBetween(Ticker.system().read() - Duration.ofSeconds(1).toNanos(), Ticker.system().read());
+        assertThat(first)
+                .as("starts at the system clock's reading, not at zero")
+                .isBetween(
+                        Ticker.system().read() - Duration.ofSeconds(1).toNanos(),
+                        Ticker.system().read());
         long last = first;
         for (int i = 0; i < 10_000 && last == first; i++) {
             long now = coarse.read();
@@ -23,18 +26,22 @@ class CoarseTickerTest {
             Thread.sleep(1);
         }
         assertThat(last).as("the daemon thread moves it on").isGreaterThan(first);
-        assertThat(last).as("never ahead of the exact clock").isLessThanOrEqualTo(Ticker.system().read());
+        assertThat(last)
+                .as("never ahead of the exact clock")
+                .isLessThanOrEqualTo(Ticker.system().read());
     }
 
     @Test
     void aLimiterOnACoarseTickerDecidesByItsReadings() {
         Ticker coarse = Ticker.coarse(Duration.ofSeconds(1));
-        InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().ticker(coarse).build();
+        InMemoryRateLimiter limiter =
+                InMemoryRateLimiter.builder().ticker(coarse).build();
         BoundLimit b = limiter.bind("coarse", Limit.tokenBucket(3, Rate.perHour(1)));
         assertThat(b.tryAcquirePermits(3)).isTrue();
         Decision denied = b.tryAcquire();
         assertThat(denied.allowed()).isFalse();
-        assertThat(denied.retryAfterNanos()).as("an hour, less what the readings moved between the two calls")
+        assertThat(denied.retryAfterNanos())
+                .as("an hour, less what the readings moved between the two calls")
                 .isBetween(Duration.ofMinutes(59).toNanos(), Duration.ofHours(1).toNanos());
     }
 
@@ -53,13 +60,16 @@ class CoarseTickerTest {
 
     @Test
     void resolutionsOutsideTenMicrosecondsToOneSecondAreRefused() {
-        assertThatThrownBy(() -> Ticker.coarse(Duration.ofNanos(9_999))).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Ticker.coarse(Duration.ofNanos(9_999)))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("PT0.000009999S is outside");
         assertThatThrownBy(() -> Ticker.coarse(Duration.ofSeconds(2))).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> Ticker.coarse(null)).isInstanceOf(NullPointerException.class);
     }
 
     private static long updaters(String name) {
-        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals(name)).count();
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().equals(name))
+                .count();
     }
 }

@@ -16,8 +16,11 @@ class LimitSpecTest {
         assertThat(RateUnit.MONTH.length()).isEqualTo(Duration.ofDays(30));
         assertThat(RateUnit.YEAR.length()).isEqualTo(Duration.ofDays(365));
         assertThat(RateUnit.ofLength(Duration.ofDays(7))).isEqualTo(RateUnit.WEEK);
-        assertThat(RateUnit.ofLength(Duration.ofSeconds(90))).as("a window that is no unit").isNull();
-        assertThatThrownBy(() -> RateUnit.fromConfigName("fortnight")).isInstanceOf(IllegalArgumentException.class)
+        assertThat(RateUnit.ofLength(Duration.ofSeconds(90)))
+                .as("a window that is no unit")
+                .isNull();
+        assertThatThrownBy(() -> RateUnit.fromConfigName("fortnight"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("unknown unit 'fortnight': use one of second, minute, hour, day, week, month, year,"
                         + " or a window (e.g. 90s) for any other length");
     }
@@ -34,7 +37,8 @@ class LimitSpecTest {
         assertThat(new LimitSpec(Algorithm.TOKEN_BUCKET, 10, minute, 25L).toLimit())
                 .isEqualTo(Limit.tokenBucket(25, Rate.of(10, minute)));
         assertThat(LimitSpec.of(Algorithm.GCRA, 10, RateUnit.MINUTE).toLimit())
-                .as("the burst defaults to requests per unit").isEqualTo(Limit.gcra(Rate.of(10, minute), 10));
+                .as("the burst defaults to requests per unit")
+                .isEqualTo(Limit.gcra(Rate.of(10, minute), 10));
     }
 
     @Test

@@ -12,25 +12,31 @@ class LimitTest {
 
     @Test
     void ratesAndWindowsOutsideTheirRangeAreRejectedWithTheValueAndTheFix() {
-        assertThatThrownBy(() -> Rate.perSecond(0)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> Rate.perSecond(0))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("permits 0 must be at least 1");
         assertThatThrownBy(() -> Rate.of(-3, Duration.ofSeconds(1))).hasMessageContaining("permits -3");
-        assertThatThrownBy(() -> Rate.of(1, Duration.ofNanos(999_999))).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("shorter than 1 ms").hasMessageContaining("Duration.ofMillis(1)");
+        assertThatThrownBy(() -> Rate.of(1, Duration.ofNanos(999_999)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("shorter than 1 ms")
+                .hasMessageContaining("Duration.ofMillis(1)");
         assertThatThrownBy(() -> Rate.of(1, Duration.ofDays(40_000))).hasMessageContaining("longer than");
         assertThatThrownBy(() -> Rate.of(1, null)).isInstanceOf(NullPointerException.class);
         assertThatThrownBy(() -> Limit.fixedWindow(10, Duration.ZERO)).hasMessageContaining("window PT0S");
-        assertThatThrownBy(() -> Limit.slidingWindow(10, Duration.ofMillis(-5))).hasMessageContaining("shorter than 1 ms");
+        assertThatThrownBy(() -> Limit.slidingWindow(10, Duration.ofMillis(-5)))
+                .hasMessageContaining("shorter than 1 ms");
     }
 
     @Test
     void capacitiesOutsideTheirRangeAreRejected() {
-        assertThatThrownBy(() -> Limit.tokenBucket(0, Rate.perSecond(1))).hasMessageContaining("capacity 0 must be at least 1");
+        assertThatThrownBy(() -> Limit.tokenBucket(0, Rate.perSecond(1)))
+                .hasMessageContaining("capacity 0 must be at least 1");
         assertThatThrownBy(() -> Limit.gcra(Rate.perSecond(1), -1)).hasMessageContaining("burst -1");
         assertThatThrownBy(() -> Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS + 1, Duration.ofSeconds(1)))
                 .hasMessageContaining("permits 2147483648 exceeds the maximum 2147483647");
         assertThatThrownBy(() -> Limit.slidingLog(10_001, Duration.ofSeconds(1)))
-                .hasMessageContaining("10001").hasMessageContaining("slidingWindow");
+                .hasMessageContaining("10001")
+                .hasMessageContaining("slidingWindow");
         assertThatThrownBy(() -> Limit.tokenBucket(Long.MAX_VALUE / 2, Rate.of(999_983, Duration.ofSeconds(1))))
                 .hasMessageContaining("too large to compute exactly");
     }
@@ -38,7 +44,8 @@ class LimitTest {
     @Test
     void costsAreCheckedAgainstTheLimit() {
         Limit l = Limit.tokenBucket(100, Rate.perSecond(1)).named("api-default");
-        assertThatThrownBy(() -> l.checkCost(150)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> l.checkCost(150))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("cost 150 exceeds capacity 100 of limit 'api-default': it can never be granted; "
                         + "raise the capacity or lower the cost");
         assertThatThrownBy(() -> l.checkCost(0)).hasMessageContaining("cost 0 must be at least 1");
@@ -48,7 +55,8 @@ class LimitTest {
     @Test
     void keysAreOneTo4096Characters() {
         assertThatThrownBy(() -> Permit.checkKey("")).hasMessageContaining("empty");
-        assertThatThrownBy(() -> Permit.checkKey("x".repeat(4097))).hasMessageContaining("4097 characters")
+        assertThatThrownBy(() -> Permit.checkKey("x".repeat(4097)))
+                .hasMessageContaining("4097 characters")
                 .hasMessageContaining("hash it");
         assertThatThrownBy(() -> Permit.checkKey(null)).isInstanceOf(NullPointerException.class);
         Permit.checkKey("x".repeat(4096));
@@ -72,7 +80,8 @@ class LimitTest {
     @Test
     void algorithmsParseFromTheirConfigNames() {
         assertThat(Algorithm.fromConfigName("Sliding-Window")).isEqualTo(Algorithm.SLIDING_WINDOW);
-        assertThatThrownBy(() -> Algorithm.fromConfigName("leaky")).hasMessageContaining("unknown algorithm 'leaky'")
+        assertThatThrownBy(() -> Algorithm.fromConfigName("leaky"))
+                .hasMessageContaining("unknown algorithm 'leaky'")
                 .hasMessageContaining("token_bucket, gcra, fixed_window, sliding_window, sliding_log");
     }
 
@@ -84,7 +93,8 @@ class LimitTest {
         assertThat(Decision.mostRestrictive(List.of(a, b, c))).isEqualTo(new Decision(false, 10, 0, 7, 9));
         assertThat(a.mostRestrictive(c)).isEqualTo(new Decision(true, 50, 20, 0, 9));
         assertThatThrownBy(() -> new Decision(true, 1, -1, 0, 0)).hasMessageContaining("remaining -1");
-        assertThat(new Decision(true, 1, 0, Duration.ZERO, Duration.ofSeconds(2)).resetAfterNanos()).isEqualTo(2_000_000_000L);
+        assertThat(new Decision(true, 1, 0, Duration.ZERO, Duration.ofSeconds(2)).resetAfterNanos())
+                .isEqualTo(2_000_000_000L);
     }
 
     @Test

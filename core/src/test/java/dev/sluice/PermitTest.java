@@ -21,7 +21,10 @@ class PermitTest {
                 .isEqualTo(prefix + "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         String a = Permit.boundedKey("rule:", "x".repeat(Permit.MAX_KEY_LENGTH));
         String b = Permit.boundedKey("rule:", "x".repeat(Permit.MAX_KEY_LENGTH) + "y");
-        assertThat(a).startsWith("rule:sha256:").hasSize("rule:sha256:".length() + 64).isNotEqualTo(b);
+        assertThat(a)
+                .startsWith("rule:sha256:")
+                .hasSize("rule:sha256:".length() + 64)
+                .isNotEqualTo(b);
         Permit.checkKey(a);
     }
 }

@@ -5,6 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.memory.InMemoryRateLimiter;
+import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -19,8 +20,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
-import java.util.concurrent.TimeUnit;
-
 /**
  * Where a hot-key decision's time goes, one thread: the clocks every limiter reads (Sluice and Guava read
  * {@code System.nanoTime}, Bucket4j by default {@code System.currentTimeMillis}), Sluice's decision with a
@@ -33,7 +32,9 @@ import java.util.concurrent.TimeUnit;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 3, time = 2)
 @Measurement(iterations = 3, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
 @Threads(1)
 @State(Scope.Thread)
 public class Breakdown {
@@ -52,6 +53,7 @@ public class Breakdown {
     public static class FreeClock {
         @Param({"ADMITTING", "DENYING"})
         public Mix mix;
+
         String key;
         Limit tokenBucket;
         RateLimiter sluice;

@@ -21,7 +21,7 @@ public final class CasGcra {
     /** Allowed iff {@code max(TAT, now) + T − now ≤ burst·T}; then {@code TAT' = max(TAT, now) + T}. */
     public boolean tryAcquire() {
         long now = System.nanoTime();
-        for (;;) {
+        for (; ; ) {
             long current = tat.get();
             long next = Math.max(current, now) + intervalNanos;
             if (next - now > toleranceNanos) {

@@ -55,7 +55,9 @@ import org.openjdk.jmh.annotations.Warmup;
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
 @State(Scope.Benchmark)
 public abstract class DashboardRecording {
     static final String RULES = """
@@ -69,7 +71,10 @@ public abstract class DashboardRecording {
     static final int SPREAD_KEYS = 1_000_000;
 
     /** Which keys are denied. */
-    public enum Keys { HOT, SPREAD }
+    public enum Keys {
+        HOT,
+        SPREAD
+    }
 
     @Param({"HOT", "SPREAD"})
     public Keys keys;
@@ -103,7 +108,8 @@ public abstract class DashboardRecording {
 
     /** The key of this call: the hot one, or one of a million built now. */
     String key() {
-        return keys == Keys.HOT ? "shop|user=hot"
+        return keys == Keys.HOT
+                ? "shop|user=hot"
                 : "shop|user=" + ThreadLocalRandom.current().nextInt(SPREAD_KEYS);
     }
 
@@ -151,7 +157,8 @@ public abstract class DashboardRecording {
 
     @Benchmark
     public CheckResult checkDenied(Outcomes outcomes) {
-        CheckRequest request = keys == Keys.HOT ? deniedHot
+        CheckRequest request = keys == Keys.HOT
+                ? deniedHot
                 : request("user", Integer.toString(ThreadLocalRandom.current().nextInt(SPREAD_KEYS)));
         CheckResult r = service.check(request).join();
         outcomes.count(r.allowed());

@@ -9,6 +9,10 @@ import dev.sluice.memory.InMemoryRateLimiter;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.ConsumptionProbe;
 import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -23,11 +27,6 @@ import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-
-import java.time.Duration;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * One hot key, every contender side by side: Sluice's in-memory limiter (token bucket and GCRA, both
@@ -45,7 +44,9 @@ import java.util.function.Function;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
 @State(Scope.Benchmark)
 public abstract class HotKey {
 
@@ -54,6 +55,7 @@ public abstract class HotKey {
 
     /** Not a constant: read from a field, as a request's key would be. */
     String key;
+
     Limit tokenBucket;
     Limit gcra;
     RateLimiter sluice;
@@ -67,10 +69,12 @@ public abstract class HotKey {
      * {@code …Coarse}, so that no other starts the ticker's thread.
      */
     RateLimiter sluiceCoarse;
+
     BoundLimit boundCoarse;
     ConcurrentHashMap<String, Bucket> buckets;
     /** One Bucket4j bucket held by the caller, no map: what the bound handle compares with. */
     Bucket bucket;
+
     Function<String, Bucket> newBucket;
     com.google.common.util.concurrent.RateLimiter guava;
     AtomicRateLimiter resilience4j;
@@ -82,7 +86,8 @@ public abstract class HotKey {
         tokenBucket = mix.sluiceTokenBucket();
         gcra = mix.sluiceGcra();
         sluice = InMemoryRateLimiter.create();
-        failSafe = dev.sluice.failsafe.FailSafeRateLimiter.builder(InMemoryRateLimiter.create()).build();
+        failSafe = dev.sluice.failsafe.FailSafeRateLimiter.builder(InMemoryRateLimiter.create())
+                .build();
         bound = sluice.bind(key, tokenBucket);
         buckets = new ConcurrentHashMap<>();
         bucket = mix.bucket4j();
@@ -92,7 +97,9 @@ public abstract class HotKey {
         resilience4j = mix.resilience4j();
         floor = mix.casGcra();
         if (params.getBenchmark().endsWith("Coarse")) {
-            sluiceCoarse = InMemoryRateLimiter.builder().ticker(Ticker.coarse(Duration.ofMillis(1))).build();
+            sluiceCoarse = InMemoryRateLimiter.builder()
+                    .ticker(Ticker.coarse(Duration.ofMillis(1)))
+                    .build();
             boundCoarse = sluiceCoarse.bind(key, tokenBucket);
         }
     }

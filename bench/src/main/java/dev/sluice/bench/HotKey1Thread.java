@@ -4,5 +4,4 @@ import org.openjdk.jmh.annotations.Threads;
 
 /** {@link HotKey} with one thread: the cost of one decision, uncontended. */
 @Threads(1)
-public class HotKey1Thread extends HotKey {
-}
+public class HotKey1Thread extends HotKey {}

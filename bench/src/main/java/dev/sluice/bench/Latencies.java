@@ -62,8 +62,13 @@ public final class Latencies {
 
     /** {@code p50 0.41 ms, p99 1.20 ms, p99.9 2.31 ms, max 7.80 ms (n=123456)}. */
     public String summary() {
-        return String.format("p50 %s, p99 %s, p99.9 %s, max %s (n=%d)", ms(percentileNanos(0.50)),
-                ms(percentileNanos(0.99)), ms(percentileNanos(0.999)), ms(maxNanos()), count());
+        return String.format(
+                "p50 %s, p99 %s, p99.9 %s, max %s (n=%d)",
+                ms(percentileNanos(0.50)),
+                ms(percentileNanos(0.99)),
+                ms(percentileNanos(0.999)),
+                ms(maxNanos()),
+                count());
     }
 
     /** Milliseconds with two decimals. */

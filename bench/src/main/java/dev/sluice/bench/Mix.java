@@ -6,7 +6,6 @@ import io.github.bucket4j.Bucket;
 import io.github.bucket4j.local.SynchronizationStrategy;
 import io.github.resilience4j.ratelimiter.RateLimiterConfig;
 import io.github.resilience4j.ratelimiter.internal.AtomicRateLimiter;
-
 import java.time.Duration;
 
 /**
@@ -69,10 +68,16 @@ public enum Mix {
 
     public AtomicRateLimiter resilience4j() {
         RateLimiterConfig config = this == ADMITTING
-                ? RateLimiterConfig.custom().limitForPeriod(Integer.MAX_VALUE)
-                        .limitRefreshPeriod(Duration.ofSeconds(1)).timeoutDuration(Duration.ZERO).build()
-                : RateLimiterConfig.custom().limitForPeriod(1)
-                        .limitRefreshPeriod(Duration.ofMillis(1)).timeoutDuration(Duration.ZERO).build();
+                ? RateLimiterConfig.custom()
+                        .limitForPeriod(Integer.MAX_VALUE)
+                        .limitRefreshPeriod(Duration.ofSeconds(1))
+                        .timeoutDuration(Duration.ZERO)
+                        .build()
+                : RateLimiterConfig.custom()
+                        .limitForPeriod(1)
+                        .limitRefreshPeriod(Duration.ofMillis(1))
+                        .timeoutDuration(Duration.ZERO)
+                        .build();
         return new AtomicRateLimiter("bench-" + name().toLowerCase(java.util.Locale.ROOT), config);
     }
 

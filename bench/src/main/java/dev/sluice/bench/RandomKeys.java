@@ -7,6 +7,11 @@ import dev.sluice.RateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.local.SynchronizationStrategy;
+import java.time.Duration;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -20,12 +25,6 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
-
-import java.time.Duration;
-import java.util.SplittableRandom;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * 1,000,000 keys drawn uniformly at random: Sluice's in-memory limiter against Bucket4j lock-free buckets
@@ -47,7 +46,9 @@ import java.util.function.Function;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 5, time = 2)
 @Measurement(iterations = 5, time = 2)
-@Fork(value = 1, jvmArgsAppend = {"-Xms4g", "-Xmx4g"})
+@Fork(
+        value = 1,
+        jvmArgsAppend = {"-Xms4g", "-Xmx4g"})
 public abstract class RandomKeys {
     public static final int KEYS = 1_000_000;
     static final String PREFIX = "user:";
@@ -56,7 +57,8 @@ public abstract class RandomKeys {
     @State(Scope.Thread)
     public static class Ids {
         private static final int LENGTH = 1 << 22;
-        private static final java.util.concurrent.atomic.AtomicLong SEEDS = new java.util.concurrent.atomic.AtomicLong(42);
+        private static final java.util.concurrent.atomic.AtomicLong SEEDS =
+                new java.util.concurrent.atomic.AtomicLong(42);
         private final int[] ids = new int[LENGTH];
         private int next;
 
@@ -86,10 +88,14 @@ public abstract class RandomKeys {
 
         Bucket bucket4j() {
             return mix.equals("ADMITTING")
-                    ? Bucket.builder().addLimit(l -> l.capacity(1000).refillGreedy(1000, Duration.ofHours(1)))
-                            .withSynchronizationStrategy(SynchronizationStrategy.LOCK_FREE).build()
-                    : Bucket.builder().addLimit(l -> l.capacity(1).refillGreedy(1, Duration.ofHours(1)))
-                            .withSynchronizationStrategy(SynchronizationStrategy.LOCK_FREE).build();
+                    ? Bucket.builder()
+                            .addLimit(l -> l.capacity(1000).refillGreedy(1000, Duration.ofHours(1)))
+                            .withSynchronizationStrategy(SynchronizationStrategy.LOCK_FREE)
+                            .build()
+                    : Bucket.builder()
+                            .addLimit(l -> l.capacity(1).refillGreedy(1, Duration.ofHours(1)))
+                            .withSynchronizationStrategy(SynchronizationStrategy.LOCK_FREE)
+                            .build();
         }
     }
 
@@ -114,7 +120,8 @@ public abstract class RandomKeys {
         @TearDown(Level.Trial)
         public void tearDown() {
             // shown in the run's log: the keys were still tracked at the end, not evicted and re-inserted
-            System.out.println("Sluice tracked " + ((InMemoryRateLimiter) limiter).trackedKeys() + " keys after the run");
+            System.out.println(
+                    "Sluice tracked " + ((InMemoryRateLimiter) limiter).trackedKeys() + " keys after the run");
             limiter.close();
         }
     }

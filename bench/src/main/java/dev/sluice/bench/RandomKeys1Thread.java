@@ -4,5 +4,4 @@ import org.openjdk.jmh.annotations.Threads;
 
 /** {@link RandomKeys} with one thread. */
 @Threads(1)
-public class RandomKeys1Thread extends RandomKeys {
-}
+public class RandomKeys1Thread extends RandomKeys {}

@@ -23,12 +23,10 @@ import java.util.Map;
  * <pre>java -cp bench/target/benchmarks.jar dev.sluice.bench.Report bench/target/jmh.json</pre>
  */
 public final class Report {
-    private Report() {
-    }
+    private Report() {}
 
     /** One benchmark × mix. */
-    private record Row(double score, double error, double allocNorm, double allowed, double denied,
-            double cpuNanos) {
+    private record Row(double score, double error, double allocNorm, double allowed, double denied, double cpuNanos) {
         double allowedShare() {
             return allowed / (allowed + denied);
         }
@@ -65,9 +63,15 @@ public final class Report {
             String mix = params == null ? "N/A" : (String) params.get("mix");
             Map<String, Object> primary = (Map<String, Object>) result.get("primaryMetric");
             Map<String, Object> secondary = (Map<String, Object>) result.get("secondaryMetrics");
-            rows.put(name + "|" + mix, new Row(num(primary.get("score")), num(primary.get("scoreError")),
-                    secondary(secondary, "gc.alloc.rate.norm"), secondary(secondary, "allowed"),
-                    secondary(secondary, "denied"), secondary(secondary, "cpuNanos")));
+            rows.put(
+                    name + "|" + mix,
+                    new Row(
+                            num(primary.get("score")),
+                            num(primary.get("scoreError")),
+                            secondary(secondary, "gc.alloc.rate.norm"),
+                            secondary(secondary, "allowed"),
+                            secondary(secondary, "denied"),
+                            secondary(secondary, "cpuNanos")));
         }
     }
 
@@ -90,8 +94,9 @@ public final class Report {
         }
     }
 
-    private static final String[] HOT = {"sluiceTokenBucket", "sluiceGcra", "bucket4j", "bucket4jProbe", "guava",
-            "resilience4j", "casGcraFloor"};
+    private static final String[] HOT = {
+        "sluiceTokenBucket", "sluiceGcra", "bucket4j", "bucket4jProbe", "guava", "resilience4j", "casGcraFloor"
+    };
     private static final String[] MIXES = {"ADMITTING", "DENYING"};
     private static final String ONE = "HotKey1Thread";
     private static final String TWO = "HotKey2Threads";
@@ -102,7 +107,8 @@ public final class Report {
 
         System.out.println("### Hot key: ops/µs (mean ± 99.9% error), CPU ns per call, bytes allocated per call,"
                 + " share of calls allowed\n");
-        System.out.println("| contender | mix | 1 thread ops/µs | CPU ns | B/op | allowed | 2 threads ops/µs | CPU ns | B/op | allowed |");
+        System.out.println(
+                "| contender | mix | 1 thread ops/µs | CPU ns | B/op | allowed | 2 threads ops/µs | CPU ns | B/op | allowed |");
         System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (String mix : MIXES) {
             for (String m : HOT) {
@@ -111,13 +117,24 @@ public final class Report {
                 if (one == null && two == null) {
                     continue;
                 }
-                System.out.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", m, lower(mix),
-                        score(one), cpu(one), alloc(one), share(one), score(two), cpu(two), alloc(two), share(two));
+                System.out.printf(
+                        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        m,
+                        lower(mix),
+                        score(one),
+                        cpu(one),
+                        alloc(one),
+                        share(one),
+                        score(two),
+                        cpu(two),
+                        alloc(two),
+                        share(two));
             }
         }
 
         System.out.println("\n### Hot key: Sluice ÷ anchor, same run (ops/µs means; CPU time per call in brackets)\n");
-        System.out.println("| Sluice | mix | threads | ÷ Bucket4j | ÷ Bucket4j probe | ÷ Guava | ÷ Resilience4j | ÷ CAS floor |");
+        System.out.println(
+                "| Sluice | mix | threads | ÷ Bucket4j | ÷ Bucket4j probe | ÷ Guava | ÷ Resilience4j | ÷ CAS floor |");
         System.out.println("|---|---|---:|---:|---:|---:|---:|---:|");
         for (String sluice : new String[] {"sluiceTokenBucket", "sluiceGcra"}) {
             for (String mix : MIXES) {
@@ -126,10 +143,15 @@ public final class Report {
                     if (s == null) {
                         continue;
                     }
-                    System.out.printf("| %s | %s | %d | %s | %s | %s | %s | %s |%n", sluice, lower(mix),
+                    System.out.printf(
+                            "| %s | %s | %d | %s | %s | %s | %s | %s |%n",
+                            sluice,
+                            lower(mix),
                             group.equals(ONE) ? 1 : 2,
-                            ratio(s, get(group, "bucket4j", mix)), ratio(s, get(group, "bucket4jProbe", mix)),
-                            ratio(s, get(group, "guava", mix)), ratio(s, get(group, "resilience4j", mix)),
+                            ratio(s, get(group, "bucket4j", mix)),
+                            ratio(s, get(group, "bucket4jProbe", mix)),
+                            ratio(s, get(group, "guava", mix)),
+                            ratio(s, get(group, "resilience4j", mix)),
                             ratio(s, get(group, "casGcraFloor", mix)));
                 }
             }
@@ -137,7 +159,8 @@ public final class Report {
 
         System.out.println("\n### 1,000,000 random keys: ops/µs (mean ± error), CPU ns per call, bytes allocated"
                 + " per call (key included), allowed\n");
-        System.out.println("| contender | mix | 1 thread ops/µs | CPU ns | B/op | allowed | 2 threads ops/µs | CPU ns | B/op | allowed |");
+        System.out.println(
+                "| contender | mix | 1 thread ops/µs | CPU ns | B/op | allowed | 2 threads ops/µs | CPU ns | B/op | allowed |");
         System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for (String mix : new String[] {"ADMITTING", "DENYING", "N/A"}) {
             for (String m : new String[] {"sluiceTokenBucket", "bucket4j", "keyOnly"}) {
@@ -146,17 +169,32 @@ public final class Report {
                 if (one == null && two == null) {
                     continue;
                 }
-                System.out.printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", m,
-                        mix.equals("N/A") ? "—" : lower(mix), score(one), cpu(one), alloc(one), share(one),
-                        score(two), cpu(two), alloc(two), share(two));
+                System.out.printf(
+                        "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        m,
+                        mix.equals("N/A") ? "—" : lower(mix),
+                        score(one),
+                        cpu(one),
+                        alloc(one),
+                        share(one),
+                        score(two),
+                        cpu(two),
+                        alloc(two),
+                        share(two));
             }
         }
         System.out.println("\n| Sluice ÷ Bucket4j+CHM, 1M keys | mix | 1 thread | 2 threads |");
         System.out.println("|---|---|---:|---:|");
         for (String mix : MIXES) {
-            System.out.printf("| sluiceTokenBucket ÷ bucket4j | %s | %s | %s |%n", lower(mix),
-                    ratio(get("RandomKeys1Thread", "sluiceTokenBucket", mix), get("RandomKeys1Thread", "bucket4j", mix)),
-                    ratio(get("RandomKeys2Threads", "sluiceTokenBucket", mix), get("RandomKeys2Threads", "bucket4j", mix)));
+            System.out.printf(
+                    "| sluiceTokenBucket ÷ bucket4j | %s | %s | %s |%n",
+                    lower(mix),
+                    ratio(
+                            get("RandomKeys1Thread", "sluiceTokenBucket", mix),
+                            get("RandomKeys1Thread", "bucket4j", mix)),
+                    ratio(
+                            get("RandomKeys2Threads", "sluiceTokenBucket", mix),
+                            get("RandomKeys2Threads", "bucket4j", mix)));
         }
 
         System.out.println("\n### Breakdown, 1 thread: ops/µs, ns per call (1000 ÷ ops/µs), CPU ns per call\n");
@@ -170,35 +208,62 @@ public final class Report {
             breakdown("HotKey1Thread.sluiceTokenBucket (system clock)", get(ONE, "sluiceTokenBucket", mix), lower(mix));
         }
 
-        System.out.printf("%n### Targets (issue 2), judged on this run's ops/µs means (CPU-time ratio in brackets)%n%n");
+        System.out.printf(
+                "%n### Targets (issue 2), judged on this run's ops/µs means (CPU-time ratio in brackets)%n%n");
         System.out.println("| target | mix | measured | met? |");
         System.out.println("|---|---|---:|---|");
         for (String mix : MIXES) {
-            target("hot key, 1 thread: token bucket ≥ 1.3× Bucket4j", mix, get(ONE, "sluiceTokenBucket", mix),
-                    get(ONE, "bucket4j", mix), 1.3);
-            target("hot key, 2 threads: token bucket ≥ 1.5× Bucket4j", mix, get(TWO, "sluiceTokenBucket", mix),
-                    get(TWO, "bucket4j", mix), 1.5);
-            target("hot key, 2 threads: token bucket ≥ 2× Guava", mix, get(TWO, "sluiceTokenBucket", mix),
-                    get(TWO, "guava", mix), 2.0);
-            target("1M keys, 2 threads: token bucket ≥ 2× Bucket4j+CHM", mix,
-                    get("RandomKeys2Threads", "sluiceTokenBucket", mix), get("RandomKeys2Threads", "bucket4j", mix),
+            target(
+                    "hot key, 1 thread: token bucket ≥ 1.3× Bucket4j",
+                    mix,
+                    get(ONE, "sluiceTokenBucket", mix),
+                    get(ONE, "bucket4j", mix),
+                    1.3);
+            target(
+                    "hot key, 2 threads: token bucket ≥ 1.5× Bucket4j",
+                    mix,
+                    get(TWO, "sluiceTokenBucket", mix),
+                    get(TWO, "bucket4j", mix),
+                    1.5);
+            target(
+                    "hot key, 2 threads: token bucket ≥ 2× Guava",
+                    mix,
+                    get(TWO, "sluiceTokenBucket", mix),
+                    get(TWO, "guava", mix),
+                    2.0);
+            target(
+                    "1M keys, 2 threads: token bucket ≥ 2× Bucket4j+CHM",
+                    mix,
+                    get("RandomKeys2Threads", "sluiceTokenBucket", mix),
+                    get("RandomKeys2Threads", "bucket4j", mix),
                     2.0);
         }
         for (String mix : MIXES) {
             for (String group : new String[] {ONE, TWO}) {
                 Row s = get(group, "sluiceTokenBucket", mix);
                 if (s != null) {
-                    allocTarget(String.format("allocation ≤ one Decision (%.0f B): hot key, %s", budget,
-                            group.equals(ONE) ? "1 thread" : "2 threads"), mix, s.allocNorm, budget);
+                    allocTarget(
+                            String.format(
+                                    "allocation ≤ one Decision (%.0f B): hot key, %s",
+                                    budget, group.equals(ONE) ? "1 thread" : "2 threads"),
+                            mix,
+                            s.allocNorm,
+                            budget);
                 }
             }
             for (String group : new String[] {"RandomKeys1Thread", "RandomKeys2Threads"}) {
                 Row s = get(group, "sluiceTokenBucket", mix);
                 Row key = get(group, "keyOnly", "N/A");
                 if (s != null && key != null) {
-                    allocTarget(String.format("allocation ≤ one Decision (%.0f B): 1M keys, %s, less the key's %.0f B",
-                            budget, group.equals("RandomKeys1Thread") ? "1 thread" : "2 threads", key.allocNorm),
-                            mix, s.allocNorm - key.allocNorm, budget);
+                    allocTarget(
+                            String.format(
+                                    "allocation ≤ one Decision (%.0f B): 1M keys, %s, less the key's %.0f B",
+                                    budget,
+                                    group.equals("RandomKeys1Thread") ? "1 thread" : "2 threads",
+                                    key.allocNorm),
+                            mix,
+                            s.allocNorm - key.allocNorm,
+                            budget);
                 }
             }
         }
@@ -208,21 +273,31 @@ public final class Report {
         if (r == null) {
             return;
         }
-        System.out.printf("| %s | %s | %.2f | %.1f | %s | %s | %s |%n", name, mix, r.score, 1000 / r.score, cpu(r),
-                alloc(r), share(r));
+        System.out.printf(
+                "| %s | %s | %.2f | %.1f | %s | %s | %s |%n",
+                name, mix, r.score, 1000 / r.score, cpu(r), alloc(r), share(r));
     }
 
     private static void target(String what, String mix, Row a, Row b, double goal) {
         double mean = a == null || b == null ? Double.NaN : a.score / b.score;
         double cpu = a == null || b == null ? Double.NaN : b.cpuPerCall() / a.cpuPerCall();
-        System.out.printf("| %s | %s | %s | %s |%n", what, lower(mix),
+        System.out.printf(
+                "| %s | %s | %s | %s |%n",
+                what,
+                lower(mix),
                 Double.isNaN(mean) ? "—" : String.format("%.2f× (%.2f×)", mean, cpu),
                 Double.isNaN(mean) ? "not run" : mean >= goal ? "met" : "**not met**");
     }
 
     private static void allocTarget(String what, String mix, double measured, double budget) {
-        System.out.printf("| %s | %s | %.1f B/op | %s |%n", what, lower(mix), measured,
-                Double.isNaN(budget) || Double.isNaN(measured) ? "?" : measured <= budget + 0.5 ? "met" : "**not met**");
+        System.out.printf(
+                "| %s | %s | %.1f B/op | %s |%n",
+                what,
+                lower(mix),
+                measured,
+                Double.isNaN(budget) || Double.isNaN(measured)
+                        ? "?"
+                        : measured <= budget + 0.5 ? "met" : "**not met**");
     }
 
     private static String lower(String mix) {
@@ -280,7 +355,7 @@ public final class Report {
                         i++;
                         return m;
                     }
-                    for (;;) {
+                    for (; ; ) {
                         skip();
                         String k = string();
                         skip();
@@ -300,7 +375,7 @@ public final class Report {
                         i++;
                         return l;
                     }
-                    for (;;) {
+                    for (; ; ) {
                         l.add(value());
                         skip();
                         if (s.charAt(i++) == ']') {

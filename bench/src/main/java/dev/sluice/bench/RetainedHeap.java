@@ -7,7 +7,6 @@ import dev.sluice.Rate;
 import dev.sluice.memory.InMemoryRateLimiter;
 import io.github.bucket4j.Bucket;
 import io.github.bucket4j.local.SynchronizationStrategy;
-
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryMXBean;
 import java.lang.ref.Reference;
@@ -38,8 +37,7 @@ public final class RetainedHeap {
     private static final String PREFIX = "user:";
     private static final MemoryMXBean MEMORY = ManagementFactory.getMemoryMXBean();
 
-    private RetainedHeap() {
-    }
+    private RetainedHeap() {}
 
     /** A contender: fills itself with keys, and tells whether a key's state was kept. */
     private interface Contender {
@@ -109,8 +107,7 @@ public final class RetainedHeap {
         }
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     public static void main(String[] args) throws InterruptedException {
@@ -118,11 +115,15 @@ public final class RetainedHeap {
         int keys = args.length > 1 ? Integer.parseInt(args[1]) : 1_000_000;
         int repeats = args.length > 2 ? Integer.parseInt(args[2]) : 3;
         HotSpotDiagnosticMXBean hotspot = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
-        System.out.printf("JVM %s %s, max heap %d MiB, UseCompressedOops=%s, GC %s%n",
-                System.getProperty("java.vm.name"), System.getProperty("java.vm.version"),
-                Runtime.getRuntime().maxMemory() >> 20, hotspot.getVMOption("UseCompressedOops").getValue(),
+        System.out.printf(
+                "JVM %s %s, max heap %d MiB, UseCompressedOops=%s, GC %s%n",
+                System.getProperty("java.vm.name"),
+                System.getProperty("java.vm.version"),
+                Runtime.getRuntime().maxMemory() >> 20,
+                hotspot.getVMOption("UseCompressedOops").getValue(),
                 ManagementFactory.getGarbageCollectorMXBeans().get(0).getName());
-        System.out.printf("%d keys, %d repeats; bytes per key = (heap used after the fill − before) / keys, after full GCs%n",
+        System.out.printf(
+                "%d keys, %d repeats; bytes per key = (heap used after the fill − before) / keys, after full GCs%n",
                 keys, repeats);
         List<String> names = which.equals("all") ? List.of("sluice", "bucket4j") : List.of(which);
         for (String name : names) {
@@ -132,7 +133,10 @@ public final class RetainedHeap {
                 perKey.add(measure(name, keys, "run " + r));
             }
             perKey.sort(null);
-            System.out.printf("%-9s median %.1f bytes/key  (runs: %s)%n", name, perKey.get(perKey.size() / 2),
+            System.out.printf(
+                    "%-9s median %.1f bytes/key  (runs: %s)%n",
+                    name,
+                    perKey.get(perKey.size() / 2),
                     perKey.stream().map(v -> String.format("%.1f", v)).toList());
         }
     }
@@ -165,8 +169,9 @@ public final class RetainedHeap {
         long dropped = settledHeapUsed();
         double grew = (double) (after - before) / keys;
         double released = (double) (after - dropped) / keys;
-        System.out.printf("  %-9s %-8s heap before %,d B, filled %,d B, dropped %,d B: grew %.1f, released %.1f"
-                + " bytes/key; state kept for %d of %d sampled keys%s%n",
+        System.out.printf(
+                "  %-9s %-8s heap before %,d B, filled %,d B, dropped %,d B: grew %.1f, released %.1f"
+                        + " bytes/key; state kept for %d of %d sampled keys%s%n",
                 name, label, before, after, dropped, grew, released, kept, sampled, ", tracked " + size);
         return grew;
     }

@@ -75,8 +75,12 @@ public final class RemoteRateLimiter implements RateLimiter {
         this.authorization = b.token == null ? null : "Bearer " + b.token;
         this.budget = b.budget;
         this.timeBudget = TimeBudget.of("timeBudget", b.budget);
-        this.http = b.client != null ? b.client : HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(b.budget).build();
+        this.http = b.client != null
+                ? b.client
+                : HttpClient.newBuilder()
+                        .version(HttpClient.Version.HTTP_1_1)
+                        .connectTimeout(b.budget)
+                        .build();
     }
 
     /** A limiter on the service at {@code baseUrl}, e.g. {@code http://127.0.0.1:8080}. */
@@ -174,7 +178,8 @@ public final class RemoteRateLimiter implements RateLimiter {
     @Override
     public Decision peek(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        return join(send(peek, body(List.of(new Permit(key, limit, cost)), null)).thenApply(RemoteRateLimiter::decision));
+        return join(send(peek, body(List.of(new Permit(key, limit, cost)), null))
+                .thenApply(RemoteRateLimiter::decision));
     }
 
     @Override
@@ -185,8 +190,7 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     /** Holds no connections of its own beyond the shared HTTP client: nothing to release. */
     @Override
-    public void close() {
-    }
+    public void close() {}
 
     private String body(List<Permit> permits, Long maxWaitNanos) {
         ObjectNode root = JSON.createObjectNode().put("domain", domain);
@@ -199,7 +203,8 @@ public final class RemoteRateLimiter implements RateLimiter {
             d.putArray("entries").addObject().put("key", "key").put("value", p.key());
             d.put("hits", p.cost());
             Limit l = p.limit();
-            ObjectNode lj = d.putObject("limit").put("algorithm", l.algorithm().configName())
+            ObjectNode lj = d.putObject("limit")
+                    .put("algorithm", l.algorithm().configName())
                     .put("requests_per_unit", l.rate().permits())
                     .put("window", l.rate().periodNanos() + "ns");
             if (l.algorithm().isTat()) {
@@ -210,15 +215,21 @@ public final class RemoteRateLimiter implements RateLimiter {
     }
 
     private CompletableFuture<JsonNode> send(URI uri, String body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(uri).timeout(budget)
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri)
+                .timeout(budget)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         if (authorization != null) {
             b.header("Authorization", authorization);
         }
-        CompletableFuture<HttpResponse<String>> exchange = http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
+        CompletableFuture<HttpResponse<String>> exchange =
+                http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
         // the JDK's request timeout ends at the response headers: this bounds the whole call, body included
-        CompletableFuture<HttpResponse<String>> bounded = timeBudget.bound(exchange.copy(), timeBudget.deadline(),
-                TimeBudget.Patience.NONE, f -> f.completeExceptionally(new TimeoutException()));
+        CompletableFuture<HttpResponse<String>> bounded = timeBudget.bound(
+                exchange.copy(),
+                timeBudget.deadline(),
+                TimeBudget.Patience.NONE,
+                f -> f.completeExceptionally(new TimeoutException()));
         return bounded.handle((resp, t) -> {
             if (t != null) {
                 Throwable c = t instanceof CompletionException ? t.getCause() : t;
@@ -226,9 +237,12 @@ public final class RemoteRateLimiter implements RateLimiter {
                     exchange.cancel(true);
                 }
                 if (RemoteRateLimiterException.classify(c) == Degradation.TIMEOUT) {
-                    throw RemoteRateLimiterException.noAnswer("sluice service " + uri + " did not answer within "
-                            + budget.toMillis() + " ms, the client's time budget (" + c + "): raise timeBudget if "
-                            + "the service is just slow", c);
+                    throw RemoteRateLimiterException.noAnswer(
+                            "sluice service " + uri + " did not answer within "
+                                    + budget.toMillis() + " ms, the client's time budget (" + c
+                                    + "): raise timeBudget if "
+                                    + "the service is just slow",
+                            c);
                 }
                 throw RemoteRateLimiterException.noAnswer("sluice service " + uri + " could not be reached: " + c, c);
             }
@@ -240,8 +254,10 @@ public final class RemoteRateLimiter implements RateLimiter {
             try {
                 json = JSON.readTree(resp.body());
             } catch (IOException e) {
-                throw RemoteRateLimiterException.answered("sluice service " + uri + " answered " + status
-                        + " with a body that is not JSON", status, null);
+                throw RemoteRateLimiterException.answered(
+                        "sluice service " + uri + " answered " + status + " with a body that is not JSON",
+                        status,
+                        null);
             }
             if (status == 200 || status == 429) {
                 return json;
@@ -257,8 +273,10 @@ public final class RemoteRateLimiter implements RateLimiter {
             if (status == 501) {
                 throw new UnsupportedOperationException(detail);
             }
-            throw RemoteRateLimiterException.answered("sluice service " + uri + " answered " + status + ": " + detail,
-                    status, type.isEmpty() ? null : type);
+            throw RemoteRateLimiterException.answered(
+                    "sluice service " + uri + " answered " + status + ": " + detail,
+                    status,
+                    type.isEmpty() ? null : type);
         });
     }
 
@@ -267,8 +285,13 @@ public final class RemoteRateLimiter implements RateLimiter {
         if (d == null) {
             throw RemoteRateLimiterException.answered("the service's answer has no decision: " + json, 200, null);
         }
-        return new Decision(d.get("allowed").asBoolean(), d.get("limit").asLong(), d.get("remaining").asLong(),
-                d.get("retry_after_ns").asLong(), d.get("reset_after_ns").asLong(), degradation(json.get("degraded")));
+        return new Decision(
+                d.get("allowed").asBoolean(),
+                d.get("limit").asLong(),
+                d.get("remaining").asLong(),
+                d.get("retry_after_ns").asLong(),
+                d.get("reset_after_ns").asLong(),
+                degradation(json.get("degraded")));
     }
 
     /**

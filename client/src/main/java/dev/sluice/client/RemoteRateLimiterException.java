@@ -31,8 +31,8 @@ public final class RemoteRateLimiterException extends StoreException {
     private final int httpStatus;
     private final String problemType;
 
-    RemoteRateLimiterException(String message, Throwable cause, Degradation degradation, int httpStatus,
-                               String problemType) {
+    RemoteRateLimiterException(
+            String message, Throwable cause, Degradation degradation, int httpStatus, String problemType) {
         super(message, cause, degradation);
         this.httpStatus = httpStatus;
         this.problemType = problemType;
@@ -51,7 +51,8 @@ public final class RemoteRateLimiterException extends StoreException {
 
     static Degradation classify(Throwable t) {
         // HttpConnectTimeoutException is an HttpTimeoutException: no connection within the budget is a timeout
-        if (t instanceof HttpTimeoutException || t instanceof TimeoutException
+        if (t instanceof HttpTimeoutException
+                || t instanceof TimeoutException
                 || t instanceof java.net.SocketTimeoutException) {
             return Degradation.TIMEOUT;
         }

@@ -10,8 +10,7 @@ import dev.sluice.Permit;
  * runs random sequences through a store and through these steps and requires identical decisions.
  */
 public final class Algorithms {
-    private Algorithms() {
-    }
+    private Algorithms() {}
 
     /** The state of a key never seen (or reset). */
     public static State fresh(Limit limit) {

@@ -8,8 +8,7 @@ import java.math.BigInteger;
  * {@link BigInteger} (allocation only on that path).
  */
 public final class Exact {
-    private Exact() {
-    }
+    private Exact() {}
 
     /** {@code ceil(a / b)} for {@code a >= 0}, {@code b > 0}. */
     public static long ceilDiv(long a, long b) {
@@ -24,7 +23,10 @@ public final class Exact {
         if (hi == 0 && lo >= 0) {
             return lo / c;
         }
-        return BigInteger.valueOf(a).multiply(BigInteger.valueOf(b)).divide(BigInteger.valueOf(c)).longValueExact();
+        return BigInteger.valueOf(a)
+                .multiply(BigInteger.valueOf(b))
+                .divide(BigInteger.valueOf(c))
+                .longValueExact();
     }
 
     /** {@code ceil(a * b / c)} for non-negative {@code a}, {@code b} and positive {@code c}; the result must fit a long. */
@@ -34,7 +36,8 @@ public final class Exact {
         if (hi == 0 && lo >= 0) {
             return ceilDiv(lo, c);
         }
-        BigInteger[] qr = BigInteger.valueOf(a).multiply(BigInteger.valueOf(b)).divideAndRemainder(BigInteger.valueOf(c));
+        BigInteger[] qr =
+                BigInteger.valueOf(a).multiply(BigInteger.valueOf(b)).divideAndRemainder(BigInteger.valueOf(c));
         return qr[1].signum() == 0 ? qr[0].longValueExact() : qr[0].longValueExact() + 1;
     }
 

@@ -13,8 +13,7 @@ import dev.sluice.Limit;
  * Cheapest of all and what envoy's ratelimit does; allows up to {@code 2C} across a window boundary.
  */
 public final class FixedWindow {
-    private FixedWindow() {
-    }
+    private FixedWindow() {}
 
     /** The window number of {@code nowNanos}. */
     public static long windowOf(long nowNanos, Limit limit) {
@@ -40,7 +39,11 @@ public final class FixedWindow {
     public static Decision peek(WindowState state, long nowNanos, Limit limit, long cost) {
         long count = state.window() == windowOf(nowNanos, limit) ? state.count() : 0;
         if (count + cost <= limit.capacity()) {
-            return new Decision(true, limit.capacity(), limit.capacity() - count, 0,
+            return new Decision(
+                    true,
+                    limit.capacity(),
+                    limit.capacity() - count,
+                    0,
                     count > 0 ? untilWindowEnd(nowNanos, limit) : 0);
         }
         return denied(count, nowNanos, limit);

@@ -29,8 +29,7 @@ import dev.sluice.Limit;
  * Fractions of a token stay in {@code B}: nothing is rounded away between calls.
  */
 public final class Gcra {
-    private Gcra() {
-    }
+    private Gcra() {}
 
     /**
      * The backlog at {@code nowNanos} of a backlog measured at {@code atNanos}: it drains at
@@ -62,14 +61,22 @@ public final class Gcra {
 
     /** The decision for an allowed call that left {@code backlogAfter} (may exceed capacity after a reserve). */
     public static Decision allowed(long backlogAfter, long waitScaled, Limit limit) {
-        return new Decision(true, limit.capacity(), remaining(backlogAfter, limit),
-                waitScaled == 0 ? 0 : toNanos(waitScaled, limit), toNanos(backlogAfter, limit));
+        return new Decision(
+                true,
+                limit.capacity(),
+                remaining(backlogAfter, limit),
+                waitScaled == 0 ? 0 : toNanos(waitScaled, limit),
+                toNanos(backlogAfter, limit));
     }
 
     /** The decision for a denied call: nothing taken, {@code retryAfter} until {@code excessScaled} has drained. */
     public static Decision denied(long backlogScaled, long excessScaled, Limit limit) {
-        return new Decision(false, limit.capacity(), remaining(backlogScaled, limit),
-                toNanos(excessScaled, limit), toNanos(backlogScaled, limit));
+        return new Decision(
+                false,
+                limit.capacity(),
+                remaining(backlogScaled, limit),
+                toNanos(excessScaled, limit),
+                toNanos(backlogScaled, limit));
     }
 
     /**
@@ -80,7 +87,11 @@ public final class Gcra {
      */
     public static Decision decision(boolean allowed, long backlogScaled, long cost, Limit limit) {
         long retryAfterNanos = allowed ? 0 : toNanos(excess(backlogScaled, cost, limit), limit);
-        return new Decision(allowed, limit.capacity(), remaining(backlogScaled, limit), retryAfterNanos,
+        return new Decision(
+                allowed,
+                limit.capacity(),
+                remaining(backlogScaled, limit),
+                retryAfterNanos,
                 toNanos(backlogScaled, limit));
     }
 

@@ -14,7 +14,8 @@ public final class LogState implements State {
 
     public LogState(long[] times, long[] costs) {
         if (times.length != costs.length) {
-            throw new IllegalArgumentException("times and costs differ in length: " + times.length + " vs " + costs.length);
+            throw new IllegalArgumentException(
+                    "times and costs differ in length: " + times.length + " vs " + costs.length);
         }
         this.times = times;
         this.costs = costs;

@@ -13,8 +13,7 @@ import dev.sluice.Limit;
  * permits logged (hence {@link Limit#MAX_SLIDING_LOG_PERMITS}).
  */
 public final class SlidingLog {
-    private SlidingLog() {
-    }
+    private SlidingLog() {}
 
     /** The pure step for {@code peek}: what {@code tryAcquire} would decide, taking nothing; remaining and reset as now. */
     public static Decision peek(LogState state, long nowNanos, Limit limit, long cost) {
@@ -25,7 +24,11 @@ public final class SlidingLog {
         long w = limit.periodNanos();
         int n = state.size();
         boolean any = n > 0 && state.time(n - 1) > nowNanos - w;
-        return new Decision(true, limit.capacity(), step.decision().remaining() + cost, 0,
+        return new Decision(
+                true,
+                limit.capacity(),
+                step.decision().remaining() + cost,
+                0,
                 any ? state.time(n - 1) + w - nowNanos : 0);
     }
 
@@ -74,8 +77,8 @@ public final class SlidingLog {
      * by it, and so does a store that keeps the log itself and answers with the summary (Redis's sorted set), so the
      * two cannot drift apart.
      */
-    public static Decision decide(long liveSum, long admitsAtNanos, long newestNanos, long nowNanos, Limit limit,
-            long cost) {
+    public static Decision decide(
+            long liveSum, long admitsAtNanos, long newestNanos, long nowNanos, Limit limit, long cost) {
         long w = limit.periodNanos();
         long c = limit.capacity();
         if (liveSum + cost <= c) {

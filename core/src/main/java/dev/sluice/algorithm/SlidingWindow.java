@@ -20,8 +20,7 @@ import dev.sluice.Limit;
  * </ul>
  */
 public final class SlidingWindow {
-    private SlidingWindow() {
-    }
+    private SlidingWindow() {}
 
     /** The pure step for {@code peek}: what {@code tryAcquire} would decide, taking nothing; remaining and reset as now. */
     public static Decision peek(SlidingWindowState state, long nowNanos, Limit limit, long cost) {
@@ -33,7 +32,8 @@ public final class SlidingWindow {
         long k = Math.floorDiv(nowNanos, w);
         SlidingWindowState now = (SlidingWindowState) step.state();
         long curr = now.current() - cost;
-        long remaining = Math.max(0, limit.capacity() - curr - Exact.mulDivCeil(now.previous(), w - (nowNanos - k * w), w));
+        long remaining =
+                Math.max(0, limit.capacity() - curr - Exact.mulDivCeil(now.previous(), w - (nowNanos - k * w), w));
         return new Decision(true, limit.capacity(), remaining, 0, resetAfter(now.previous(), curr, k, w, nowNanos));
     }
 
@@ -58,12 +58,19 @@ public final class SlidingWindow {
         if (room >= 0 && Exact.productLessOrEqual(prev, w - e, room, w)) {
             long after = curr + cost;
             long remaining = Math.max(0, c - after - Exact.mulDivCeil(prev, w - e, w));
-            return new Step(new Decision(true, c, remaining, 0, resetAfter(prev, after, k, w, nowNanos)),
+            return new Step(
+                    new Decision(true, c, remaining, 0, resetAfter(prev, after, k, w, nowNanos)),
                     new SlidingWindowState(k, prev, after));
         }
         long remaining = Math.max(0, c - curr - Exact.mulDivCeil(prev, w - e, w));
-        return new Step(new Decision(false, c, remaining, retryAfter(prev, curr, cost, c, k, w, e, nowNanos),
-                resetAfter(prev, curr, k, w, nowNanos)), state);
+        return new Step(
+                new Decision(
+                        false,
+                        c,
+                        remaining,
+                        retryAfter(prev, curr, cost, c, k, w, e, nowNanos),
+                        resetAfter(prev, curr, k, w, nowNanos)),
+                state);
     }
 
     private static long resetAfter(long prev, long curr, long k, long w, long now) {

@@ -12,8 +12,7 @@ import dev.sluice.Limit;
  * users know: the conformance suite asserts the two decide identically.
  */
 public final class TokenBucket {
-    private TokenBucket() {
-    }
+    private TokenBucket() {}
 
     /** See {@link Gcra#tryAcquire(TatState, long, Limit, long)}. */
     public static Step tryAcquire(TatState state, long nowNanos, Limit limit, long cost) {

@@ -96,7 +96,8 @@ final class Circuit {
         while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
             e = e.getCause();
         }
-        if (e instanceof IllegalArgumentException || e instanceof UnsupportedOperationException
+        if (e instanceof IllegalArgumentException
+                || e instanceof UnsupportedOperationException
                 || e instanceof NullPointerException) {
             throw (RuntimeException) e; // the caller's mistake, not the store's
         }
@@ -117,8 +118,7 @@ final class Circuit {
         if (probe || consecutiveFailures.incrementAndGet() >= FAILURES_TO_OPEN || cause == Degradation.MISCONFIGURED) {
             nextProbeAt.set(ticker.read() + probeIntervalNanos);
             openCause = cause;
-            outages.failing(cause, message, "one call tries it every "
-                    + OutageLog.words(probeIntervalNanos));
+            outages.failing(cause, message, "one call tries it every " + OutageLog.words(probeIntervalNanos));
         }
     }
 

@@ -79,13 +79,19 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         long probeIntervalNanos = b.probeInterval.toNanos();
         this.byPolicy = new PolicyDecisions(policy, probeIntervalNanos, b.ticker, b.fallback);
         OutageLog outages = new OutageLog(b.ticker, policy, b.logSink);
-        this.circuit = new Circuit(probeIntervalNanos, b.ticker, outages,
-                b.store != null ? null : Degradation.UNAVAILABLE);
+        this.circuit =
+                new Circuit(probeIntervalNanos, b.ticker, outages, b.store != null ? null : Degradation.UNAVAILABLE);
         if (b.store != null) {
             store = b.store;
         } else {
-            opener = new StoreOpener(b.supplier, b.probeInterval, b.startDespiteMisconfiguration, this::install,
-                    circuit::holdOpen, outages, b.pause);
+            opener = new StoreOpener(
+                    b.supplier,
+                    b.probeInterval,
+                    b.startDespiteMisconfiguration,
+                    this::install,
+                    circuit::holdOpen,
+                    outages,
+                    b.pause);
             String late = opener.start(b.startupWait);
             if (late != null) {
                 b.logSink.accept(Level.WARNING, late);
@@ -153,7 +159,8 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
             f = CompletableFuture.failedFuture(e);
         }
         return f.handle((d, e) -> {
-            return e == null ? succeeded(d)
+            return e == null
+                    ? succeeded(d)
                     : byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
         });
     }
@@ -210,8 +217,10 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         }
         RateLimiter s = store;
         if (s == null) {
-            throw new StoreException("the store is not open yet (" + circuit.cause().label()
-                    + "): the reset of '" + key + "' was not applied; retry when storeHealthy() is true", null,
+            throw new StoreException(
+                    "the store is not open yet (" + circuit.cause().label() + "): the reset of '" + key
+                            + "' was not applied; retry when storeHealthy() is true",
+                    null,
                     Degradation.UNAVAILABLE);
         }
         s.reset(key, limit);
@@ -319,8 +328,8 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
         /** What decides when the store cannot; default {@link FailurePolicy#FAIL_OPEN}. */
         public Builder policy(FailurePolicy policy) {
-            this.policy = Objects.requireNonNull(policy, "policy must not be null: FAIL_OPEN, FAIL_CLOSED or"
-                    + " FALLBACK_LOCAL");
+            this.policy = Objects.requireNonNull(
+                    policy, "policy must not be null: FAIL_OPEN, FAIL_CLOSED or" + " FALLBACK_LOCAL");
             return this;
         }
 

@@ -12,7 +12,8 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class LogThrottle {
     private static final Limit LINES = Limit.tokenBucket(5, Rate.perSecond(1)).named("log-lines");
-    private final InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().maxKeys(64).build();
+    private final InMemoryRateLimiter limiter =
+            InMemoryRateLimiter.builder().maxKeys(64).build();
     private final AtomicLong suppressed = new AtomicLong();
 
     /** True when a line for {@code kind} may be written now; else counts it as suppressed. */

@@ -28,6 +28,7 @@ final class OutageLog {
     private final BiConsumer<Level, String> sink;
     /** Null while the store is healthy. */
     private Degradation cause;
+
     private long downSince;
     private long lastLineAt;
     private long failuresSinceLine;
@@ -50,17 +51,27 @@ final class OutageLog {
         if (this.cause == null) {
             this.cause = cause;
             downSince = now;
-            line(Level.WARNING, now, "store failing (" + cause.label() + "): decisions follow " + policy
-                    + " until it answers; " + retry + ". Cause: " + detail);
+            line(
+                    Level.WARNING,
+                    now,
+                    "store failing (" + cause.label() + "): decisions follow " + policy + " until it answers; " + retry
+                            + ". Cause: " + detail);
         } else if (this.cause != cause) {
             Degradation was = this.cause;
             this.cause = cause;
-            line(Level.WARNING, now, "store now failing (" + cause.label() + ", was " + was.label()
-                    + "): decisions follow " + policy + "; " + retry + ". Cause: " + detail);
+            line(
+                    Level.WARNING,
+                    now,
+                    "store now failing (" + cause.label() + ", was " + was.label() + "): decisions follow " + policy
+                            + "; " + retry + ". Cause: " + detail);
         } else if (now - lastLineAt >= REMINDER_NANOS) {
-            line(Level.WARNING, now, "store still failing (" + cause.label() + ") for " + words(now - downSince)
-                    + ", " + (failuresSinceLine + 1) + " failure(s) since the last line: decisions follow " + policy
-                    + "; " + retry + ". Cause: " + detail);
+            line(
+                    Level.WARNING,
+                    now,
+                    "store still failing (" + cause.label() + ") for " + words(now - downSince)
+                            + ", " + (failuresSinceLine + 1) + " failure(s) since the last line: decisions follow "
+                            + policy
+                            + "; " + retry + ". Cause: " + detail);
         } else {
             failuresSinceLine++;
         }
@@ -74,8 +85,11 @@ final class OutageLog {
         long now = ticker.read();
         Degradation was = cause;
         cause = null;
-        line(Level.INFO, now, what + " after " + words(now - downSince) + " (was degraded: " + was.label()
-                + "): decisions come from it again");
+        line(
+                Level.INFO,
+                now,
+                what + " after " + words(now - downSince) + " (was degraded: " + was.label()
+                        + "): decisions come from it again");
     }
 
     /** The cause of the outage under way, or null when the store is healthy. */

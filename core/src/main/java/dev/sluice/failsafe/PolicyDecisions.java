@@ -47,7 +47,11 @@ final class PolicyDecisions implements AutoCloseable {
     }
 
     /** The calls a local fallback can be asked to make in the store's place. */
-    enum Call { TRY_ACQUIRE, RESERVE, PEEK }
+    enum Call {
+        TRY_ACQUIRE,
+        RESERVE,
+        PEEK
+    }
 
     /** The policy's decision for one call the store could not make, counted under {@code cause}. */
     Decision decide(Call call, String key, Limit limit, long cost, Duration maxWait, Degradation cause) {

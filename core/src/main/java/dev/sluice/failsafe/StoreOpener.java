@@ -54,6 +54,7 @@ final class StoreOpener {
     private final AtomicBoolean builderWaits = new AtomicBoolean(true);
     /** The misconfiguration the first attempt met, for the builder to throw. */
     private volatile RuntimeException refusedAtStart;
+
     private final Thread thread;
 
     /**
@@ -61,8 +62,14 @@ final class StoreOpener {
      *                then closed here)
      * @param onFailure told the cause of each failed attempt
      */
-    StoreOpener(Supplier<? extends RateLimiter> supplier, Duration probeInterval, boolean startDespiteMisconfiguration,
-                Predicate<RateLimiter> install, Consumer<Degradation> onFailure, OutageLog outages, Pause pause) {
+    StoreOpener(
+            Supplier<? extends RateLimiter> supplier,
+            Duration probeInterval,
+            boolean startDespiteMisconfiguration,
+            Predicate<RateLimiter> install,
+            Consumer<Degradation> onFailure,
+            OutageLog outages,
+            Pause pause) {
         this.supplier = supplier;
         this.probeIntervalNanos = Math.max(1, probeInterval.toNanos());
         this.startDespiteMisconfiguration = startDespiteMisconfiguration;
@@ -121,7 +128,8 @@ final class StoreOpener {
                 return;
             } catch (RuntimeException e) {
                 Degradation cause = causeOf(e);
-                if (cause == Degradation.MISCONFIGURED && !startDespiteMisconfiguration
+                if (cause == Degradation.MISCONFIGURED
+                        && !startDespiteMisconfiguration
                         && builderWaits.compareAndSet(true, false)) {
                     refusedAtStart = e; // the builder throws it: an application must not start on a typo
                     firstAttempt.countDown();
@@ -131,10 +139,13 @@ final class StoreOpener {
                 refusals = cause == Degradation.MISCONFIGURED ? refusals + 1 : 0;
                 waitNanos = refusals > 0 ? ReconnectBackoff.nanosAfter(refusals) : probeIntervalNanos;
                 onFailure.accept(cause);
-                outages.failing(cause, "cannot open the store: " + e.getMessage(), refusals > 0
-                        ? "trying again in " + OutageLog.words(waitNanos) + ", backing off to "
-                                + OutageLog.words(ReconnectBackoff.MAX.toNanos())
-                        : "trying again every " + OutageLog.words(probeIntervalNanos));
+                outages.failing(
+                        cause,
+                        "cannot open the store: " + e.getMessage(),
+                        refusals > 0
+                                ? "trying again in " + OutageLog.words(waitNanos) + ", backing off to "
+                                        + OutageLog.words(ReconnectBackoff.MAX.toNanos())
+                                : "trying again every " + OutageLog.words(probeIntervalNanos));
                 firstAttempt.countDown();
             }
             try {

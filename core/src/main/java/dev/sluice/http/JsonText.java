@@ -10,8 +10,7 @@ package dev.sluice.http;
 public final class JsonText {
     private static final char[] HEX = "0123456789abcdef".toCharArray();
 
-    private JsonText() {
-    }
+    private JsonText() {}
 
     /** Appends {@code s} as a quoted JSON string; returns {@code sb}. */
     public static StringBuilder string(StringBuilder sb, String s) {
@@ -25,12 +24,19 @@ public final class JsonText {
                 case '\r' -> sb.append("\\r");
                 case '\t' -> sb.append("\\t");
                 default -> {
-                    if (Character.isHighSurrogate(c) && i + 1 < s.length()
+                    if (Character.isHighSurrogate(c)
+                            && i + 1 < s.length()
                             && Character.isLowSurrogate(s.charAt(i + 1))) {
                         sb.append(c).append(s.charAt(++i));
-                    } else if (c < 0x20 || c >= 0x7f && c <= 0x9f || c == 0x2028 || c == 0x2029
+                    } else if (c < 0x20
+                            || c >= 0x7f && c <= 0x9f
+                            || c == 0x2028
+                            || c == 0x2029
                             || Character.isSurrogate(c)) {
-                        sb.append("\\u").append(HEX[c >> 12]).append(HEX[c >> 8 & 0xf]).append(HEX[c >> 4 & 0xf])
+                        sb.append("\\u")
+                                .append(HEX[c >> 12])
+                                .append(HEX[c >> 8 & 0xf])
+                                .append(HEX[c >> 4 & 0xf])
                                 .append(HEX[c & 0xf]);
                     } else {
                         sb.append(c);

@@ -30,19 +30,25 @@ public final class RateLimitFields {
      */
     public static final String DEGRADED = "Sluice-Degraded";
 
-    private RateLimitFields() {
-    }
+    private RateLimitFields() {}
 
     /** Appends {@code "name";q=..;w=..} for {@code limit}, after a {@code ", "} when {@code list} is not empty. */
     public static StringBuilder appendPolicy(StringBuilder list, String name, Limit limit) {
         separate(list);
-        return sfString(list, name).append(";q=").append(limit.capacity()).append(";w=").append(windowSeconds(limit));
+        return sfString(list, name)
+                .append(";q=")
+                .append(limit.capacity())
+                .append(";w=")
+                .append(windowSeconds(limit));
     }
 
     /** Appends {@code "name";r=..;t=..} for {@code decision}, after a {@code ", "} when {@code list} is not empty. */
     public static StringBuilder appendState(StringBuilder list, String name, Decision decision) {
         separate(list);
-        return sfString(list, name).append(";r=").append(decision.remaining()).append(";t=")
+        return sfString(list, name)
+                .append(";r=")
+                .append(decision.remaining())
+                .append(";t=")
                 .append(ceilSeconds(decision.resetAfterNanos()));
     }
 
@@ -58,7 +64,9 @@ public final class RateLimitFields {
     public static long windowSeconds(Limit limit) {
         long nanos;
         if (limit.algorithm().isTat()) {
-            double n = (double) limit.capacity() * limit.periodNanos() / limit.rate().permits();
+            double n = (double) limit.capacity()
+                    * limit.periodNanos()
+                    / limit.rate().permits();
             nanos = n >= Long.MAX_VALUE ? Long.MAX_VALUE : (long) Math.ceil(n);
         } else {
             nanos = limit.periodNanos();

@@ -33,18 +33,21 @@ final class Lease {
     private long anchor;
     /** What the take before the last left held, and its anchor: earlier cells, spent first. */
     private long olderHeld;
+
     private long olderAnchor;
     /** Remaining permits of the shared state after the last take, as the store reported them. */
     private long storeRemaining;
 
     /** A store denial of {@code deniedCost}: the store denies such a call at least until {@code deniedUntil}. */
     private long deniedUntil = Long.MIN_VALUE;
+
     private long deniedCost;
     /** When the denied call may be retried, never earlier than the store would admit it. */
     private long retryAt;
 
     /** Calls here in the current interval of {@code horizon}, and in the last complete one. */
     private long intervalStart;
+
     private long callsThisInterval;
     private long callsLastInterval;
     /** The most a take may ask for beyond its cost: grows while takes succeed, back to 0 after one is denied. */
@@ -53,9 +56,11 @@ final class Lease {
     private long lastGrant;
     /** A caller's take of {@code takingExtra} extra permits is under way (at most one; others ask for their cost). */
     private boolean taking;
+
     private long takingExtra;
     /** A take ahead of {@code aheadExtra} permits is under way (at most one), sent no earlier than {@code sentAhead}. */
     private boolean ahead;
+
     private long aheadExtra;
     private long sentAhead;
     /** Last use, local epoch ns, for evicting idle leases. */
@@ -119,7 +124,11 @@ final class Lease {
             long fromOlder = Math.min(olderHeld, cost); // the earlier cells first: they expire first
             olderHeld -= fromOlder;
             held -= cost - fromOlder;
-            return new Decision(true, limit.capacity(), Math.min(limit.capacity(), storeRemaining + olderHeld + held), 0,
+            return new Decision(
+                    true,
+                    limit.capacity(),
+                    Math.min(limit.capacity(), storeRemaining + olderHeld + held),
+                    0,
                     Math.max(0, anchor - now));
         }
         if (now < deniedUntil && cost >= deniedCost) {
@@ -188,8 +197,7 @@ final class Lease {
     }
 
     /** The store's answer to the take ahead of {@code n} (null: it failed), received at {@code received}. */
-    private record Arrival(Decision decision, long n, long received) {
-    }
+    private record Arrival(Decision decision, long n, long received) {}
 
     /** Set by whichever thread completes the take ahead (without the monitor); applied by the next caller. */
     private volatile Arrival arrival;
@@ -270,5 +278,4 @@ final class Lease {
         olderHeld = 0;
         deniedUntil = Long.MIN_VALUE;
     }
-
 }

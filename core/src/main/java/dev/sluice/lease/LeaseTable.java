@@ -10,8 +10,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * if that frees nothing a new key gets no lease (it takes the plain path).
  */
 final class LeaseTable {
-    private record Key(String key, Limit limit) {
-    }
+    private record Key(String key, Limit limit) {}
 
     private final ConcurrentHashMap<Key, Lease> leases = new ConcurrentHashMap<>();
     private final Ticker ticker;

@@ -142,8 +142,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     }
 
     /** A call's start: its local decision, or the extra permits its take asks for and when that take is sent. */
-    private record Start(Decision local, long extra, long sent) {
-    }
+    private record Start(Decision local, long extra, long sent) {}
 
     /**
      * Decides the call here (then starts a take ahead if one is due, outside the monitor) or begins its take.
@@ -201,7 +200,12 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
 
     /** The caller's view of a granted take of {@code cost + extra}: the extra permits are this node's to spend. */
     private static Decision asked(Decision d, Limit limit, long cost, long extra) {
-        return new Decision(true, d.limit(), Math.min(limit.capacity(), d.remaining() + extra), 0, d.resetAfterNanos(),
+        return new Decision(
+                true,
+                d.limit(),
+                Math.min(limit.capacity(), d.remaining() + extra),
+                0,
+                d.resetAfterNanos(),
                 d.degradation());
     }
 

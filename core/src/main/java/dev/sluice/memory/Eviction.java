@@ -11,8 +11,7 @@ import java.util.function.IntFunction;
  * admitted), found from a random sample of 64 slots. A slot a multi-permit request holds is never evicted.
  */
 final class Eviction {
-    private Eviction() {
-    }
+    private Eviction() {}
 
     /** Kills slots of {@code s} holding {@code live} of at most {@code maxLive} keys; returns how many it killed. */
     static int evict(Slots s, long now, int live, int maxLive, IntFunction<Registered> registry) {
@@ -33,7 +32,9 @@ final class Eviction {
         }
         Arrays.sort(sample, 0, n);
         int left = live - killed;
-        long cut = n == 0 ? Long.MAX_VALUE : sample[Math.min(n - 1, (int) ((long) n * (target - killed) / Math.max(1, left)))];
+        long cut = n == 0
+                ? Long.MAX_VALUE
+                : sample[Math.min(n - 1, (int) ((long) n * (target - killed) / Math.max(1, left)))];
         killed += killWhere(s, now, cut, target - killed, registry);
         if (killed == 0) {
             killed += killWhere(s, now, Long.MAX_VALUE, 1, registry);

@@ -70,6 +70,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
     private final KeyHasher hasher = new KeyHasher();
     /** The handles of the keys the keyed calls meet most: see {@link HotKeys}. */
     final HotKeys hotKeys = new HotKeys();
+
     private final Segment[] segments;
     private final int segmentMask;
     private final int maxKeys;
@@ -104,8 +105,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
         private Ticker ticker = Ticker.system();
         private int maxKeys = DEFAULT_MAX_KEYS;
 
-        private Builder() {
-        }
+        private Builder() {}
 
         /** Where time comes from (epoch nanoseconds); tests pass a {@link dev.sluice.ManualTicker}. */
         public Builder ticker(Ticker ticker) {
@@ -196,8 +196,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     /** Holds no threads or connections: nothing to release. */
     @Override
-    public void close() {
-    }
+    public void close() {}
 
     /** How many (key, limit) pairs are tracked now. */
     public int trackedKeys() {
@@ -288,6 +287,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
         final Algorithm algorithm;
         /** State fits the slot's long (token bucket, GCRA, fixed window). */
         final boolean packed;
+
         final long timeScale;
         final long windowNanos;
         /**
@@ -342,7 +342,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
         long untilFresh(long packed, long now, long base) {
             if (algorithm == Algorithm.FIXED_WINDOW) {
                 return (packed >>> 32) == window(now, base) && windowCount(packed) > 0
-                        ? FixedWindow.untilWindowEnd(now, limit) : 0;
+                        ? FixedWindow.untilWindowEnd(now, limit)
+                        : 0;
             }
             return Exact.ceilDiv(backlog(packed, now, base), timeScale);
         }
@@ -389,7 +390,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
     static State unpack(Registered r, long packed, long now, long base) {
         if (r.algorithm == Algorithm.FIXED_WINDOW) {
             return (packed >>> 32) == r.window(now, base)
-                    ? new WindowState(FixedWindow.windowOf(now, r.limit), windowCount(packed)) : WindowState.FRESH;
+                    ? new WindowState(FixedWindow.windowOf(now, r.limit), windowCount(packed))
+                    : WindowState.FRESH;
         }
         return new TatState(r.backlog(packed, now, base), now);
     }
@@ -397,7 +399,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
     /** The packed value of a pure state produced at {@code now}, on a table based at {@code base}. */
     static long pack(Registered r, State state, long now, long base) {
         if (state instanceof WindowState w) {
-            return w == WindowState.FRESH ? r.freshPacked(now, base)
+            return w == WindowState.FRESH
+                    ? r.freshPacked(now, base)
                     : packWindow(w.window() - FixedWindow.windowOf(base, r.limit), w.count());
         }
         TatState t = (TatState) state;

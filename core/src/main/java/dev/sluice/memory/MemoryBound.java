@@ -36,8 +36,7 @@ final class MemoryBound extends BoundLimit {
      * reader sees both fields or neither. It names the table rather than holding it, so that a handle, kept by its
      * user or by the keyed calls' {@link HotKeys}, never keeps a replaced table (hundreds of kilobytes) alive.
      */
-    record Where(long generation, int index) {
-    }
+    record Where(long generation, int index) {}
 
     private final InMemoryRateLimiter owner;
     private final Registered registered;
@@ -45,6 +44,7 @@ final class MemoryBound extends BoundLimit {
     private final long hash;
     /** The key's {@link String#hashCode()}, for {@link HotKeys}. */
     final int keyHash;
+
     private final Segment segment;
     /** The slot the key was last found in, or null; a plain field: a stale value is checked before it is used. */
     Where where;
@@ -79,7 +79,9 @@ final class MemoryBound extends BoundLimit {
         r.limit.checkCost(cost);
         long now = owner.now();
         if (!tat) {
-            return r.packed ? segment.acquirePacked(hash, r, cost, now, -1, this) : segment.acquireObject(hash, r, cost, now);
+            return r.packed
+                    ? segment.acquirePacked(hash, r, cost, now, -1, this)
+                    : segment.acquireObject(hash, r, cost, now);
         }
         long v;
         while ((v = step(cost, now)) == RELOCATE) {
@@ -127,7 +129,7 @@ final class MemoryBound extends BoundLimit {
         long[] states = s.states;
         int i = w.index();
         long cur = (long) LONGS.getVolatile(states, i);
-        for (;;) {
+        for (; ; ) {
             if (cur < 0) { // packed values are never negative: dead (look again) or held by a multi-permit request
                 if (cur != LOCKED) {
                     return RELOCATE;

@@ -18,8 +18,7 @@ import java.util.Objects;
  * state if all permits were granted, or with its old one if any was not.
  */
 final class MultiPermit {
-    private MultiPermit() {
-    }
+    private MultiPermit() {}
 
     /** One distinct (key, limit) of the request. */
     private static final class Target {
@@ -52,7 +51,8 @@ final class MultiPermit {
     }
 
     private static final Comparator<Target> ORDER = Comparator.<Target>comparingInt(t -> t.segmentIndex)
-            .thenComparingLong(t -> t.hash).thenComparingInt(t -> t.registered.index);
+            .thenComparingLong(t -> t.hash)
+            .thenComparingInt(t -> t.registered.index);
 
     static Decision acquire(InMemoryRateLimiter owner, List<Permit> permits) {
         int n = permits.size();
@@ -79,7 +79,7 @@ final class MultiPermit {
         Target[] targets = Arrays.copyOf(distinct, d);
         Arrays.sort(targets, ORDER);
         long now = owner.now();
-        for (;;) {
+        for (; ; ) {
             for (Target t : targets) {
                 t.segment.ensure(t.hash, t.registered, now);
             }
@@ -103,14 +103,16 @@ final class MultiPermit {
                 at = Math.max(at, t.where[0].base);
             }
             for (Target t : targets) {
-                t.scratch = t.registered.packed ? InMemoryRateLimiter.unpack(t.registered, (Long) t.held, at, t.where[0].base)
+                t.scratch = t.registered.packed
+                        ? InMemoryRateLimiter.unpack(t.registered, (Long) t.held, at, t.where[0].base)
                         : (State) t.held;
             }
             Decision result = null;
             boolean all = true;
             for (int p = 0; p < n; p++) {
                 Target t = byPermit[p];
-                Step step = InMemoryRateLimiter.step(t.registered, t.scratch, at, permits.get(p).cost());
+                Step step = InMemoryRateLimiter.step(
+                        t.registered, t.scratch, at, permits.get(p).cost());
                 t.scratch = step.state();
                 result = result == null ? step.decision() : result.mostRestrictive(step.decision());
                 all &= step.decision().allowed();

@@ -55,7 +55,7 @@ final class Segment {
     /** With {@code bound}, the slot it remembers is tried first, and the slot found is remembered for next time. */
     Decision acquirePacked(long h, Registered r, long cost, long nowRead, long maxWaitScaled, MemoryBound bound) {
         Limit limit = r.limit;
-        for (;;) {
+        for (; ; ) {
             Slots s = slots;
             if (nowRead - s.base > owner.rebaseIntervalNanos) {
                 rebase(nowRead);
@@ -78,7 +78,7 @@ final class Segment {
                 }
             }
             long[] states = s.states;
-            for (;;) {
+            for (; ; ) {
                 long cur = (long) LONGS.getVolatile(states, i);
                 if (cur == DEAD) {
                     if (bound != null) {
@@ -87,8 +87,10 @@ final class Segment {
                     break; // evicted or moved: look again
                 }
                 if (cur == LOCKED) {
-                    // a multi-permit request holds it for a moment; yield rather than spin, since on a busy machine the holder
-                    // may be descheduled and spinning would keep it off the CPU (8 threads on 2 cores: 534 → 185k ops/s)
+                    // a multi-permit request holds it for a moment; yield rather than spin, since on a busy machine the
+                    // holder
+                    // may be descheduled and spinning would keep it off the CPU (8 threads on 2 cores: 534 → 185k
+                    // ops/s)
                     Thread.yield();
                     continue;
                 }
@@ -119,7 +121,7 @@ final class Segment {
 
     /** The slot of (h, r) on a table fit to decide at {@code nowRead}: rebases, and inserts a fresh key, if need be. */
     MemoryBound.Where locate(long h, Registered r, long nowRead) {
-        for (;;) {
+        for (; ; ) {
             Slots s = slots;
             if (nowRead - s.base > owner.rebaseIntervalNanos) {
                 rebase(nowRead);
@@ -134,7 +136,7 @@ final class Segment {
     }
 
     Decision acquireObject(long h, Registered r, long cost, long now) {
-        for (;;) {
+        for (; ; ) {
             Slots s = slots;
             int i = s.find(h, r.index);
             if (i < 0) {
@@ -142,7 +144,7 @@ final class Segment {
                 continue;
             }
             Object[] refs = s.refs;
-            for (;;) {
+            for (; ; ) {
                 Object cur = REFS.getVolatile(refs, i);
                 if (cur == DEAD_REF) {
                     break;
@@ -164,7 +166,7 @@ final class Segment {
 
     /** Reads the key's state and decides without writing; an unknown key is read as fresh and not created. */
     Decision peek(long h, Registered r, long cost, long nowRead) {
-        for (;;) {
+        for (; ; ) {
             Slots s = slots;
             if (r.packed && nowRead - s.base > owner.rebaseIntervalNanos) {
                 rebase(nowRead);
@@ -206,7 +208,7 @@ final class Segment {
 
     /** Locks the slot of (h, r) for a multi-permit request: returns the held packed value or state, or null. */
     Object hold(long h, Registered r, long now, Slots[] where, int[] slot) {
-        for (;;) {
+        for (; ; ) {
             Slots s = slots;
             if (r.packed && now - s.base > owner.rebaseIntervalNanos) {
                 return null;
@@ -306,8 +308,8 @@ final class Segment {
         if (live >= maxLive) {
             live -= Eviction.evict(old, base, live, maxLive, owner::registered);
         }
-        Slots next = new Slots(Slots.capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs, base,
-                old.generation + 1);
+        Slots next = new Slots(
+                Slots.capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs, base, old.generation + 1);
         int moved = 0;
         for (int i = 0; i < old.capacity; i++) {
             long h = old.keys[i];
@@ -343,6 +345,4 @@ final class Segment {
         slots = next; // volatile: publishes the whole table
         return next;
     }
-
-
 }

@@ -26,6 +26,7 @@ final class Slots {
     final short[] limits;
     /** Object states (sliding window, sliding log); allocated only once such a limit is used. */
     final Object[] refs;
+
     final int capacity;
     final int threshold;
     /** Packed token bucket values count from this instant (epoch ns); see {@link Registered#tat}. */
@@ -114,7 +115,7 @@ final class Slots {
      */
     Object kill(int i, boolean wait, Registered r) {
         if (r.packed) {
-            for (;;) {
+            for (; ; ) {
                 long v = (long) LONGS.getVolatile(states, i);
                 if (v == DEAD) {
                     return null;
@@ -134,7 +135,7 @@ final class Slots {
                 }
             }
         }
-        for (;;) {
+        for (; ; ) {
             Object ref = REFS.getVolatile(refs, i);
             if (ref == DEAD_REF || ref == null) {
                 return null;

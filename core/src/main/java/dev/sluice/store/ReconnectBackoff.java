@@ -20,8 +20,7 @@ public final class ReconnectBackoff {
     private static final long FIRST_NANOS = FIRST.toNanos();
     private static final long MAX_NANOS = MAX.toNanos();
 
-    private ReconnectBackoff() {
-    }
+    private ReconnectBackoff() {}
 
     /** The wait after {@code refusals} refused attempts in a row (1 or more): 1 s, 2 s, 4 s, 8 s, 16 s, 30 s, 30 s… */
     public static long nanosAfter(int refusals) {

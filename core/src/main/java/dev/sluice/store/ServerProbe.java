@@ -62,12 +62,12 @@ public final class ServerProbe {
 
     /** PostgreSQL's SSLRequest: length 8, then the code 80877103. */
     private static final byte[] SSL_REQUEST = {0, 0, 0, 8, 4, (byte) 0xd2, 0x16, 0x2f};
+
     private static final byte[] PING = "PING\r\n".getBytes(StandardCharsets.US_ASCII);
     /** A TLS record of type alert (21) with a TLS version byte 3: what a TLS server answers to plain text. */
     private static final int TLS_ALERT = 0x15;
 
-    private ServerProbe() {
-    }
+    private ServerProbe() {}
 
     /** Asks what speaks at {@code host:port}, waiting at most {@code timeout} for each of its three questions. */
     public static Speaks identify(String host, int port, Duration timeout) {
@@ -162,22 +162,27 @@ public final class ServerProbe {
     /** Only to learn whether a port speaks TLS: nothing is trusted to it but {@code PING}. */
     private static SSLContext trustingAnyone() throws GeneralSecurityException {
         SSLContext c = SSLContext.getInstance("TLS");
-        c.init(null, new TrustManager[] {new X509TrustManager() {
-            @Override
-            public void checkClientTrusted(X509Certificate[] chain, String authType) {
-                // not asked: this side is the client
-            }
+        c.init(
+                null,
+                new TrustManager[] {
+                    new X509TrustManager() {
+                        @Override
+                        public void checkClientTrusted(X509Certificate[] chain, String authType) {
+                            // not asked: this side is the client
+                        }
 
-            @Override
-            public void checkServerTrusted(X509Certificate[] chain, String authType) {
-                // any: the probe only asks whether the port speaks TLS
-            }
+                        @Override
+                        public void checkServerTrusted(X509Certificate[] chain, String authType) {
+                            // any: the probe only asks whether the port speaks TLS
+                        }
 
-            @Override
-            public X509Certificate[] getAcceptedIssuers() {
-                return new X509Certificate[0];
-            }
-        }}, null);
+                        @Override
+                        public X509Certificate[] getAcceptedIssuers() {
+                            return new X509Certificate[0];
+                        }
+                    }
+                },
+                null);
         return c;
     }
 }

@@ -66,8 +66,8 @@ public final class TimeBudget {
     public static TimeBudget of(String what, Duration duration) {
         Objects.requireNonNull(duration, what + " must not be null: e.g. Duration.ofMillis(100)");
         if (duration.compareTo(Duration.ofMillis(1)) < 0 || duration.compareTo(MAX) > 0) {
-            throw new IllegalArgumentException(what + " " + duration + " is out of range: give 1 ms to 1 hour,"
-                    + " e.g. Duration.ofMillis(100)");
+            throw new IllegalArgumentException(
+                    what + " " + duration + " is out of range: give 1 ms to 1 hour," + " e.g. Duration.ofMillis(100)");
         }
         return new TimeBudget(duration);
     }
@@ -157,8 +157,9 @@ public final class TimeBudget {
      * {@code expire} must complete it exceptionally with the store's timeout (it may lose to the answer),
      * and its outcome is returned or thrown as by {@link CompletableFuture#get()}.
      */
-    public <T> T await(CompletableFuture<T> call, long deadline, Patience patience,
-            Consumer<? super CompletableFuture<T>> expire) throws InterruptedException, ExecutionException {
+    public <T> T await(
+            CompletableFuture<T> call, long deadline, Patience patience, Consumer<? super CompletableFuture<T>> expire)
+            throws InterruptedException, ExecutionException {
         boolean stallGranted = false;
         while (true) {
             try {
@@ -182,7 +183,10 @@ public final class TimeBudget {
      * {@code expire}, without any thread waiting for it; returns {@code call}. The check runs on one shared
      * daemon timer thread and is cancelled when the call completes first.
      */
-    public <T> CompletableFuture<T> bound(CompletableFuture<T> call, long deadline, Patience patience,
+    public <T> CompletableFuture<T> bound(
+            CompletableFuture<T> call,
+            long deadline,
+            Patience patience,
             Consumer<? super CompletableFuture<T>> expire) {
         if (!call.isDone()) {
             new Expiry<>(this, call, patience, expire).schedule(deadline, false);
@@ -199,7 +203,10 @@ public final class TimeBudget {
         private long deadline;
         private boolean stallGranted;
 
-        Expiry(TimeBudget budget, CompletableFuture<T> call, Patience patience,
+        Expiry(
+                TimeBudget budget,
+                CompletableFuture<T> call,
+                Patience patience,
                 Consumer<? super CompletableFuture<T>> expire) {
             this.budget = budget;
             this.call = call;
@@ -210,8 +217,8 @@ public final class TimeBudget {
         void schedule(long at, boolean stalled) {
             deadline = at;
             stallGranted |= stalled;
-            ScheduledFuture<?> check = Timer.INSTANCE.schedule(this, Math.max(0, at - System.nanoTime()),
-                    TimeUnit.NANOSECONDS);
+            ScheduledFuture<?> check =
+                    Timer.INSTANCE.schedule(this, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
             call.whenComplete((v, e) -> check.cancel(false));
         }
 

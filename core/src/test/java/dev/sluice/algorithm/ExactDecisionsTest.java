@@ -52,19 +52,29 @@ class ExactDecisionsTest {
                     assertThat(d.remaining()).isLessThanOrEqualTo(limit.capacity() - cost);
                 } else {
                     denials++;
-                    assertThat(step.state()).as("a denied call consumes nothing").isSameAs(state);
+                    assertThat(step.state())
+                            .as("a denied call consumes nothing")
+                            .isSameAs(state);
                     long r = d.retryAfterNanos();
                     assertThat(r).isPositive();
-                    assertThat(Algorithms.tryAcquire(state, now + r, limit, cost).decision().allowed())
-                            .as("%s allowed at retryAfter %d", limit, r).isTrue();
-                    assertThat(Algorithms.tryAcquire(state, now + r - 1, limit, cost).decision().allowed())
-                            .as("%s denied 1 ns before retryAfter %d", limit, r).isFalse();
+                    assertThat(Algorithms.tryAcquire(state, now + r, limit, cost)
+                                    .decision()
+                                    .allowed())
+                            .as("%s allowed at retryAfter %d", limit, r)
+                            .isTrue();
+                    assertThat(Algorithms.tryAcquire(state, now + r - 1, limit, cost)
+                                    .decision()
+                                    .allowed())
+                            .as("%s denied 1 ns before retryAfter %d", limit, r)
+                            .isFalse();
                 }
                 long reset = d.resetAfterNanos();
                 long probe = 1 + random.nextLong(limit.capacity());
-                assertThat(Algorithms.tryAcquire(step.state(), now + reset, limit, probe).decision())
+                assertThat(Algorithms.tryAcquire(step.state(), now + reset, limit, probe)
+                                .decision())
                         .as("%s fresh at resetAfter", limit)
-                        .isEqualTo(Algorithms.tryAcquire(Algorithms.fresh(limit), now + reset, limit, probe).decision());
+                        .isEqualTo(Algorithms.tryAcquire(Algorithms.fresh(limit), now + reset, limit, probe)
+                                .decision());
                 state = step.state();
             }
             assertThat(denials).as("%s saw denials", limit).isGreaterThan(100);
@@ -77,8 +87,10 @@ class ExactDecisionsTest {
         long b = 7_000_000_000_000L;
         long c = 11_000_000_007L;
         BigInteger p = BigInteger.valueOf(a).multiply(BigInteger.valueOf(b));
-        assertThat(Exact.mulDivFloor(a, b, c)).isEqualTo(p.divide(BigInteger.valueOf(c)).longValueExact());
-        assertThat(Exact.mulDivCeil(a, b, c)).isEqualTo(p.divide(BigInteger.valueOf(c)).longValueExact() + 1);
+        assertThat(Exact.mulDivFloor(a, b, c))
+                .isEqualTo(p.divide(BigInteger.valueOf(c)).longValueExact());
+        assertThat(Exact.mulDivCeil(a, b, c))
+                .isEqualTo(p.divide(BigInteger.valueOf(c)).longValueExact() + 1);
         assertThat(Exact.productLessOrEqual(a, b, b, a)).isTrue();
         assertThat(Exact.productLessOrEqual(a, b + 1, b, a)).isFalse();
         assertThat(Exact.ceilDiv(10, 3)).isEqualTo(4);

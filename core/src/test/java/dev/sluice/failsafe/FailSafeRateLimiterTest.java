@@ -1,5 +1,9 @@
 package dev.sluice.failsafe;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
@@ -9,10 +13,6 @@ import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreException;
 import dev.sluice.Ticker;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-
 import dev.sluice.memory.InMemoryRateLimiter;
 import java.time.Duration;
 import java.time.Instant;
@@ -34,7 +34,11 @@ class FailSafeRateLimiterTest {
     private final FlakyStore store = new FlakyStore(ticker);
 
     private FailSafeRateLimiter limiter(FailurePolicy policy) {
-        return FailSafeRateLimiter.builder(store).policy(policy).probeInterval(PROBE).ticker(ticker).build();
+        return FailSafeRateLimiter.builder(store)
+                .policy(policy)
+                .probeInterval(PROBE)
+                .ticker(ticker)
+                .build();
     }
 
     @Test
@@ -110,7 +114,9 @@ class FailSafeRateLimiterTest {
         store.failWith(Degradation.TIMEOUT);
         limiter.tryAcquire("a", THREE_PER_MINUTE);
         limiter.tryAcquire("a", THREE_PER_MINUTE);
-        assertThat(limiter.storeHealthy()).as("the count restarted after the success").isTrue();
+        assertThat(limiter.storeHealthy())
+                .as("the count restarted after the success")
+                .isTrue();
     }
 
     @Test
@@ -135,7 +141,9 @@ class FailSafeRateLimiterTest {
         ticker.advance(PROBE);
         Decision fromStore = limiter.tryAcquire("k", THREE_PER_MINUTE);
         assertThat(fromStore.degraded()).isFalse();
-        assertThat(fromStore.remaining()).as("the store's own state: its first take of this key").isEqualTo(2);
+        assertThat(fromStore.remaining())
+                .as("the store's own state: its first take of this key")
+                .isEqualTo(2);
         assertThat(limiter.storeHealthy()).isTrue();
         assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degraded()).isFalse();
     }
@@ -162,7 +170,9 @@ class FailSafeRateLimiterTest {
             for (Thread t : threads) {
                 t.join();
             }
-            assertThat(store.calls.get() - before).as("probes in round " + round).isEqualTo(1);
+            assertThat(store.calls.get() - before)
+                    .as("probes in round " + round)
+                    .isEqualTo(1);
         }
         assertThat(limiter.degradedCount(Degradation.TIMEOUT)).isEqualTo(3 + 5 * 8_000);
     }
@@ -193,9 +203,11 @@ class FailSafeRateLimiterTest {
             limiter.tryAcquire("k", THREE_PER_MINUTE);
         }
         assertThatThrownBy(() -> limiter.tryAcquire("k", THREE_PER_MINUTE, 4))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("cost 4");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("cost 4");
         assertThatThrownBy(() -> limiter.tryAcquire("", THREE_PER_MINUTE))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("empty");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("empty");
         assertThatThrownBy(() -> limiter.reserve("k", Limit.fixedWindow(3, Duration.ofMinutes(1)), 1, Duration.ZERO))
                 .isInstanceOf(UnsupportedOperationException.class);
         assertThat(limiter.degradedCount(Degradation.TIMEOUT)).isEqualTo(3);
@@ -206,14 +218,16 @@ class FailSafeRateLimiterTest {
         FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_OPEN);
         store.failure = new IllegalArgumentException("key too long for this store");
         assertThatThrownBy(() -> limiter.tryAcquire("k", THREE_PER_MINUTE))
-                .isInstanceOf(IllegalArgumentException.class).hasMessage("key too long for this store");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("key too long for this store");
         assertThat(limiter.storeHealthy()).isTrue();
     }
 
     @Test
     void theAsyncPathAppliesThePolicyToo() {
         FailSafeRateLimiter limiter = limiter(FailurePolicy.FAIL_CLOSED);
-        assertThat(limiter.tryAcquireAsync("k", THREE_PER_MINUTE, 1).join().degraded()).isFalse();
+        assertThat(limiter.tryAcquireAsync("k", THREE_PER_MINUTE, 1).join().degraded())
+                .isFalse();
         store.failWith(Degradation.TIMEOUT);
         Decision d = limiter.tryAcquireAsync("k", THREE_PER_MINUTE, 1).join();
         assertThat(d.allowed()).isFalse();
@@ -233,7 +247,9 @@ class FailSafeRateLimiterTest {
         FailSafeRateLimiter local = limiter(FailurePolicy.FALLBACK_LOCAL);
         assertThat(local.tryAcquire(both).allowed()).isTrue();
         assertThat(local.tryAcquire(both).allowed()).isFalse();
-        assertThat(local.peek("ip", THREE_PER_MINUTE).remaining()).as("the denied pair took nothing").isEqualTo(2);
+        assertThat(local.peek("ip", THREE_PER_MINUTE).remaining())
+                .as("the denied pair took nothing")
+                .isEqualTo(2);
     }
 
     @Test
@@ -254,18 +270,24 @@ class FailSafeRateLimiterTest {
         store.failWith(Degradation.TIMEOUT);
         limiter.tryAcquire("k", THREE_PER_MINUTE, 3);
         assertThatThrownBy(() -> limiter.reset("k", THREE_PER_MINUTE)).isInstanceOf(StoreException.class);
-        assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE, 3).allowed()).as("local state was reset").isTrue();
+        assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE, 3).allowed())
+                .as("local state was reset")
+                .isTrue();
     }
 
     @Test
     void aStoreOpenedByASupplierIsRetriedUntilItOpens() throws InterruptedException {
         AtomicInteger attempts = new AtomicInteger();
         FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> {
-            if (attempts.incrementAndGet() < 3) {
-                throw new StoreException("no route to host", null, Degradation.UNAVAILABLE);
-            }
-            return store;
-        }).policy(FailurePolicy.FAIL_CLOSED).probeInterval(Duration.ofMillis(5)).ticker(ticker).build();
+                    if (attempts.incrementAndGet() < 3) {
+                        throw new StoreException("no route to host", null, Degradation.UNAVAILABLE);
+                    }
+                    return store;
+                })
+                .policy(FailurePolicy.FAIL_CLOSED)
+                .probeInterval(Duration.ofMillis(5))
+                .ticker(ticker)
+                .build();
         // build() waited for the first attempt, which failed: the limiter decides by its policy meanwhile
         assertThat(attempts.get()).isGreaterThanOrEqualTo(1);
         Decision before = limiter.tryAcquire("k", THREE_PER_MINUTE);
@@ -288,13 +310,19 @@ class FailSafeRateLimiterTest {
     void aSupplierOverAHealthyStoreMakesTheFirstDecisionItself() {
         AtomicInteger attempts = new AtomicInteger();
         try (FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> {
-            attempts.incrementAndGet();
-            return store;
-        }).ticker(ticker).build()) {
-            assertThat(limiter.storeHealthy()).as("build() waited for the store to open").isTrue();
+                    attempts.incrementAndGet();
+                    return store;
+                })
+                .ticker(ticker)
+                .build()) {
+            assertThat(limiter.storeHealthy())
+                    .as("build() waited for the store to open")
+                    .isTrue();
             Decision first = limiter.tryAcquire("k", THREE_PER_MINUTE);
             assertThat(first.degraded()).isFalse();
-            assertThat(store.calls.get()).as("the store made the first decision").isEqualTo(1);
+            assertThat(store.calls.get())
+                    .as("the store made the first decision")
+                    .isEqualTo(1);
             assertThat(attempts.get()).isEqualTo(1);
             for (Degradation cause : Degradation.values()) {
                 assertThat(limiter.degradedCount(cause)).isZero();
@@ -305,15 +333,20 @@ class FailSafeRateLimiterTest {
     @Test
     void aSupplierThatNeitherAnswersNorFailsIsLeftToTheBackgroundAfterTheStartupWait() throws InterruptedException {
         CountDownLatch release = new CountDownLatch(1);
-        FailSafeRateLimiter limiter = assertTimeoutPreemptively(Duration.ofSeconds(30), () -> FailSafeRateLimiter
-                .builder(() -> {
-                    try {
-                        release.await();
-                    } catch (InterruptedException e) {
-                        throw new StoreException("interrupted", e, Degradation.UNAVAILABLE);
-                    }
-                    return store;
-                }).policy(FailurePolicy.FAIL_CLOSED).startupWait(Duration.ofMillis(20)).ticker(ticker).build(),
+        FailSafeRateLimiter limiter = assertTimeoutPreemptively(
+                Duration.ofSeconds(30),
+                () -> FailSafeRateLimiter.builder(() -> {
+                            try {
+                                release.await();
+                            } catch (InterruptedException e) {
+                                throw new StoreException("interrupted", e, Degradation.UNAVAILABLE);
+                            }
+                            return store;
+                        })
+                        .policy(FailurePolicy.FAIL_CLOSED)
+                        .startupWait(Duration.ofMillis(20))
+                        .ticker(ticker)
+                        .build(),
                 "build() returns after the startup wait however long the supplier takes");
         Decision meanwhile = limiter.tryAcquire("k", THREE_PER_MINUTE);
         assertThat(meanwhile.degradation()).isEqualTo(Degradation.UNAVAILABLE);
@@ -331,24 +364,29 @@ class FailSafeRateLimiterTest {
     @Test
     void aStartupWaitOutOfRangeIsRejectedWithTheFix() {
         assertThatThrownBy(() -> FailSafeRateLimiter.builder(() -> store).startupWait(Duration.ofMillis(-1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-0.001S")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PT-0.001S")
                 .hasMessageContaining("Duration.ofSeconds(5)");
         assertThatThrownBy(() -> FailSafeRateLimiter.builder(() -> store).startupWait(Duration.ofHours(1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT1H");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PT1H");
     }
 
     @Test
     void closingBeforeTheSupplierSucceedsStopsTheOpenerThread() throws InterruptedException {
         FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> {
-            throw new StoreException("down", null, Degradation.UNAVAILABLE);
-        }).probeInterval(Duration.ofMillis(5)).build();
+                    throw new StoreException("down", null, Degradation.UNAVAILABLE);
+                })
+                .probeInterval(Duration.ofMillis(5))
+                .build();
         limiter.close();
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
         while (openerAlive() && System.nanoTime() < deadline) {
             Thread.sleep(1);
         }
         assertThat(openerAlive()).isFalse();
-        assertThatThrownBy(() -> limiter.reset("k", THREE_PER_MINUTE)).isInstanceOf(StoreException.class)
+        assertThatThrownBy(() -> limiter.reset("k", THREE_PER_MINUTE))
+                .isInstanceOf(StoreException.class)
                 .hasMessageContaining("not open yet");
     }
 

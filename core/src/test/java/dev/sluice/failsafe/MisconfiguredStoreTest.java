@@ -11,7 +11,6 @@ import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreException;
 import dev.sluice.store.ReconnectBackoff;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -41,13 +40,18 @@ class MisconfiguredStoreTest {
     private final List<String> lines = new CopyOnWriteArrayList<>();
 
     private FailSafeRateLimiter.Builder builder(java.util.function.Supplier<RateLimiter> supplier) {
-        return FailSafeRateLimiter.builder(supplier).policy(FailurePolicy.FAIL_CLOSED).probeInterval(PROBE)
-                .ticker(ticker).seams(pause, (level, line) -> lines.add(level + " " + line));
+        return FailSafeRateLimiter.builder(supplier)
+                .policy(FailurePolicy.FAIL_CLOSED)
+                .probeInterval(PROBE)
+                .ticker(ticker)
+                .seams(pause, (level, line) -> lines.add(level + " " + line));
     }
 
     private static StoreException refused() {
-        return new StoreException("Redis at redis://127.0.0.1:6379 refused the password (WRONGPASS): fix it in the"
-                + " URI", null, Degradation.MISCONFIGURED);
+        return new StoreException(
+                "Redis at redis://127.0.0.1:6379 refused the password (WRONGPASS): fix it in the" + " URI",
+                null,
+                Degradation.MISCONFIGURED);
     }
 
     @Test
@@ -55,9 +59,11 @@ class MisconfiguredStoreTest {
         AtomicInteger attempts = new AtomicInteger();
         StoreException refused = refused();
         assertThatThrownBy(() -> builder(() -> {
-            attempts.incrementAndGet();
-            throw refused;
-        }).build()).isSameAs(refused);
+                            attempts.incrementAndGet();
+                            throw refused;
+                        })
+                        .build())
+                .isSameAs(refused);
         assertThat(attempts.get()).isEqualTo(1);
         assertThat(pause.requested).as("no retry was scheduled").isEmpty();
         assertThat(lines).as("the exception says it all; nothing was logged").isEmpty();
@@ -67,8 +73,10 @@ class MisconfiguredStoreTest {
     void aSupplierRefusingItsSettingsFailsBuildToo() {
         IllegalArgumentException bad = new IllegalArgumentException("redisUri \"nonsense\" has no scheme");
         assertThatThrownBy(() -> builder(() -> {
-            throw bad;
-        }).build()).isSameAs(bad);
+                            throw bad;
+                        })
+                        .build())
+                .isSameAs(bad);
         assertThat(pause.requested).isEmpty();
     }
 
@@ -77,20 +85,23 @@ class MisconfiguredStoreTest {
         AtomicInteger attempts = new AtomicInteger();
         AtomicReference<RateLimiter> opens = new AtomicReference<>();
         FailSafeRateLimiter limiter = builder(() -> {
-            attempts.incrementAndGet();
-            RateLimiter s = opens.get();
-            if (s == null) {
-                throw refused();
-            }
-            return s;
-        }).startDespiteMisconfiguration(true).build();
+                    attempts.incrementAndGet();
+                    RateLimiter s = opens.get();
+                    if (s == null) {
+                        throw refused();
+                    }
+                    return s;
+                })
+                .startDespiteMisconfiguration(true)
+                .build();
         Decision d = limiter.tryAcquire("k", LIMIT);
         assertThat(d.degradation()).isEqualTo(Degradation.MISCONFIGURED);
         assertThat(d.allowed()).as("fail closed").isFalse();
         assertThat(limiter.degradedCount(Degradation.MISCONFIGURED)).isEqualTo(1);
         long[] expected = {1, 2, 4, 8, 16, 30, 30, 30};
         for (int i = 0; i < expected.length; i++) {
-            assertThat(pause.next()).as("wait after refusal " + (i + 1))
+            assertThat(pause.next())
+                    .as("wait after refusal " + (i + 1))
                     .isEqualTo(Duration.ofSeconds(expected[i]).toNanos());
             assertThat(attempts.get()).isEqualTo(i + 1);
             if (i < expected.length - 1) {
@@ -103,7 +114,9 @@ class MisconfiguredStoreTest {
         assertThat(attempts.get()).isEqualTo(expected.length + 1);
         assertThat(limiter.tryAcquire("k", LIMIT).degraded()).isFalse();
         assertThat(lines).hasSize(2);
-        assertThat(lines.get(0)).startsWith("WARNING store failing (misconfigured)").contains("WRONGPASS")
+        assertThat(lines.get(0))
+                .startsWith("WARNING store failing (misconfigured)")
+                .contains("WRONGPASS")
                 .contains("trying again in 1 s, backing off to 30 s");
         assertThat(lines.get(1)).startsWith("INFO store opened after").contains("was degraded: misconfigured");
         limiter.close();
@@ -113,11 +126,12 @@ class MisconfiguredStoreTest {
     void anUnavailableStoreAtStartIsRetriedEveryProbeIntervalAndAMisconfigurationThenBacksOff() throws Exception {
         AtomicInteger attempts = new AtomicInteger();
         FailSafeRateLimiter limiter = builder(() -> {
-            if (attempts.incrementAndGet() <= 3) {
-                throw new StoreException("connection refused", null, Degradation.UNAVAILABLE);
-            }
-            throw refused(); // it came back with another password
-        }).build();
+                    if (attempts.incrementAndGet() <= 3) {
+                        throw new StoreException("connection refused", null, Degradation.UNAVAILABLE);
+                    }
+                    throw refused(); // it came back with another password
+                })
+                .build();
         assertThat(limiter.tryAcquire("k", LIMIT).degradation()).isEqualTo(Degradation.UNAVAILABLE);
         for (int i = 0; i < 3; i++) {
             assertThat(pause.next()).isEqualTo(PROBE.toNanos());
@@ -128,7 +142,9 @@ class MisconfiguredStoreTest {
         pause.release();
         assertThat(pause.next()).isEqualTo(2 * ReconnectBackoff.FIRST.toNanos());
         assertThat(lines).hasSize(2);
-        assertThat(lines.get(0)).startsWith("WARNING store failing (unavailable)").contains("every 200 ms");
+        assertThat(lines.get(0))
+                .startsWith("WARNING store failing (unavailable)")
+                .contains("every 200 ms");
         assertThat(lines.get(1)).startsWith("WARNING store now failing (misconfigured, was unavailable)");
         limiter.close();
         pause.release();
@@ -136,17 +152,24 @@ class MisconfiguredStoreTest {
 
     @Test
     void aMisconfigurationAfterAGoodStartOpensTheCircuitAtOnce() {
-        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(store).policy(FailurePolicy.FAIL_OPEN)
-                .probeInterval(PROBE).ticker(ticker)
-                .seams(StoreOpener.Pause.SLEEP, (level, line) -> lines.add(level + " " + line)).build();
+        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(store)
+                .policy(FailurePolicy.FAIL_OPEN)
+                .probeInterval(PROBE)
+                .ticker(ticker)
+                .seams(StoreOpener.Pause.SLEEP, (level, line) -> lines.add(level + " " + line))
+                .build();
         assertThat(limiter.tryAcquire("k", LIMIT).degraded()).isFalse();
         store.failWith(Degradation.MISCONFIGURED); // say, a privilege revoked
         assertThat(limiter.tryAcquire("k", LIMIT).degradation()).isEqualTo(Degradation.MISCONFIGURED);
-        assertThat(limiter.storeHealthy()).as("no second try will differ: open after one").isFalse();
+        assertThat(limiter.storeHealthy())
+                .as("no second try will differ: open after one")
+                .isFalse();
         int calls = store.calls.get();
         Decision meanwhile = limiter.tryAcquire("k", LIMIT);
         assertThat(meanwhile.degradation()).isEqualTo(Degradation.MISCONFIGURED);
-        assertThat(store.calls.get()).as("the store is left alone until the next probe").isEqualTo(calls);
+        assertThat(store.calls.get())
+                .as("the store is left alone until the next probe")
+                .isEqualTo(calls);
         store.heal();
         ticker.advance(PROBE);
         assertThat(limiter.tryAcquire("k", LIMIT).degraded()).isFalse();

@@ -29,16 +29,19 @@ class OutageLogTest {
             ticker.advance(Duration.ofMillis(50));
         }
         assertThat(lines).hasSize(3);
-        assertThat(lines.get(0)).isEqualTo("store failing (unavailable): decisions follow FAIL_OPEN until it answers;"
-                + " trying again every 200 ms. Cause: connection refused");
-        assertThat(lines.get(1)).isEqualTo("store still failing (unavailable) for 30 s, 600 failure(s) since the last"
-                + " line: decisions follow FAIL_OPEN; trying again every 200 ms. Cause: connection refused");
+        assertThat(lines.get(0))
+                .isEqualTo("store failing (unavailable): decisions follow FAIL_OPEN until it answers;"
+                        + " trying again every 200 ms. Cause: connection refused");
+        assertThat(lines.get(1))
+                .isEqualTo("store still failing (unavailable) for 30 s, 600 failure(s) since the last"
+                        + " line: decisions follow FAIL_OPEN; trying again every 200 ms. Cause: connection refused");
         assertThat(lines.get(2)).startsWith("store still failing (unavailable) for 1 min, 600 failure(s)");
         log.recovered("store answers again");
         log.recovered("store answers again");
         assertThat(lines).hasSize(4);
-        assertThat(lines.get(3)).isEqualTo("store answers again after 1 min 5 s (was degraded: unavailable): decisions"
-                + " come from it again");
+        assertThat(lines.get(3))
+                .isEqualTo("store answers again after 1 min 5 s (was degraded: unavailable): decisions"
+                        + " come from it again");
         assertThat(log.cause()).isNull();
     }
 
@@ -63,15 +66,20 @@ class OutageLogTest {
     void theCircuitTellsTheOutageOnceWithRemindersNotOnceAProbe() {
         FailSafeRateLimiterTest.FlakyStore store = new FailSafeRateLimiterTest.FlakyStore(ticker);
         Duration probe = Duration.ofMillis(200);
-        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(store).probeInterval(probe).ticker(ticker)
-                .seams(StoreOpener.Pause.SLEEP, (level, line) -> lines.add(line)).build();
+        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(store)
+                .probeInterval(probe)
+                .ticker(ticker)
+                .seams(StoreOpener.Pause.SLEEP, (level, line) -> lines.add(line))
+                .build();
         Limit limit = Limit.tokenBucket(10, Rate.perSecond(1));
         store.failWith(Degradation.UNAVAILABLE);
         for (int i = 0; i < 325; i++) { // every call is a probe: 65 s
             assertThat(limiter.tryAcquire("k", limit).degradation()).isEqualTo(Degradation.UNAVAILABLE);
             ticker.advance(probe);
         }
-        assertThat(store.calls.get()).as("each call came a probe interval after the last").isEqualTo(325);
+        assertThat(store.calls.get())
+                .as("each call came a probe interval after the last")
+                .isEqualTo(325);
         assertThat(lines).hasSize(3);
         assertThat(lines.get(0)).startsWith("store failing (unavailable)").contains("one call tries it every 200 ms");
         store.heal();

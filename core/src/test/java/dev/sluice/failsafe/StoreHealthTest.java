@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
  */
 class StoreHealthTest {
     private static final Limit WINDOW = Limit.slidingWindow(5, Duration.ofMinutes(1)); // not leased: every call
-    private static final Limit BUCKET = Limit.tokenBucket(5, Rate.perMinute(5));       // leased
+    private static final Limit BUCKET = Limit.tokenBucket(5, Rate.perMinute(5)); // leased
     private static final Duration PROBE = Duration.ofMillis(200);
 
     private final ManualTicker ticker = ManualTicker.at(Instant.parse("2026-01-01T00:00:00Z"));
@@ -29,9 +29,13 @@ class StoreHealthTest {
 
     @Test
     void leasesOverAFailSafeStoreReportItsHealthItsCauseItsPolicyAndItsCounts() {
-        FailSafeRateLimiter failSafe = FailSafeRateLimiter.builder(store).policy(FailurePolicy.FALLBACK_LOCAL)
-                .probeInterval(PROBE).ticker(ticker).build();
-        try (LeasedRateLimiter leased = LeasedRateLimiter.builder(failSafe).ticker(ticker).build()) {
+        FailSafeRateLimiter failSafe = FailSafeRateLimiter.builder(store)
+                .policy(FailurePolicy.FALLBACK_LOCAL)
+                .probeInterval(PROBE)
+                .ticker(ticker)
+                .build();
+        try (LeasedRateLimiter leased =
+                LeasedRateLimiter.builder(failSafe).ticker(ticker).build()) {
             StoreHealth health = StoreHealth.of(leased).orElseThrow();
             assertThat(health.healthy()).isTrue();
             assertThat(health.cause()).isEqualTo(Degradation.NONE);
@@ -51,17 +55,21 @@ class StoreHealthTest {
 
             store.heal();
             ticker.advance(PROBE);
-            assertThat(leased.peek("k", WINDOW).degraded()).as("a peek is the probe that finds the store back")
+            assertThat(leased.peek("k", WINDOW).degraded())
+                    .as("a peek is the probe that finds the store back")
                     .isFalse();
             assertThat(health.healthy()).isTrue();
             assertThat(health.cause()).isEqualTo(Degradation.NONE);
-            assertThat(health.degradedCount(Degradation.UNAVAILABLE)).as("counts are totals").isEqualTo(8);
+            assertThat(health.degradedCount(Degradation.UNAVAILABLE))
+                    .as("counts are totals")
+                    .isEqualTo(8);
         }
     }
 
     @Test
     void everyCauseIsCountedUnderItsOwnName() {
-        try (FailSafeRateLimiter failSafe = FailSafeRateLimiter.builder(store).ticker(ticker).build()) {
+        try (FailSafeRateLimiter failSafe =
+                FailSafeRateLimiter.builder(store).ticker(ticker).build()) {
             StoreHealth health = failSafe.storeHealth().orElseThrow();
             for (Degradation cause : Degradation.values()) {
                 if (cause == Degradation.NONE) {
@@ -74,8 +82,7 @@ class StoreHealthTest {
                 failSafe.tryAcquire("k", WINDOW); // closes the circuit again (any other single failure never opens it)
             }
             for (Degradation cause : Degradation.values()) {
-                assertThat(health.degradedCount(cause)).as(cause.label())
-                        .isEqualTo(cause == Degradation.NONE ? 0 : 1);
+                assertThat(health.degradedCount(cause)).as(cause.label()).isEqualTo(cause == Degradation.NONE ? 0 : 1);
             }
         }
     }
@@ -84,12 +91,17 @@ class StoreHealthTest {
     void aStoreStillBeingOpenedIsUnhealthyAndNotOpenedUntilItOpens() throws InterruptedException {
         AtomicBoolean up = new AtomicBoolean();
         try (FailSafeRateLimiter failSafe = FailSafeRateLimiter.builder(() -> {
-            if (!up.get()) {
-                throw new StoreException("connection refused", null, Degradation.UNAVAILABLE);
-            }
-            return store;
-        }).policy(FailurePolicy.FAIL_CLOSED).probeInterval(Duration.ofMillis(5)).ticker(ticker).build()) {
-            StoreHealth health = StoreHealth.of(LeasedRateLimiter.over(failSafe)).orElseThrow();
+                    if (!up.get()) {
+                        throw new StoreException("connection refused", null, Degradation.UNAVAILABLE);
+                    }
+                    return store;
+                })
+                .policy(FailurePolicy.FAIL_CLOSED)
+                .probeInterval(Duration.ofMillis(5))
+                .ticker(ticker)
+                .build()) {
+            StoreHealth health =
+                    StoreHealth.of(LeasedRateLimiter.over(failSafe)).orElseThrow();
             assertThat(health.opened()).isFalse();
             assertThat(health.healthy()).isFalse();
             assertThat(health.cause()).isEqualTo(Degradation.UNAVAILABLE);
@@ -110,7 +122,9 @@ class StoreHealthTest {
     void aLimiterWithNoPolicyInFrontOfItsStoreHasNoHealth() {
         try (RateLimiter memory = InMemoryRateLimiter.create()) {
             assertThat(StoreHealth.of(memory)).isEmpty();
-            assertThat(StoreHealth.of(LeasedRateLimiter.over(memory))).as("leases over a bare store").isEmpty();
+            assertThat(StoreHealth.of(LeasedRateLimiter.over(memory)))
+                    .as("leases over a bare store")
+                    .isEmpty();
         }
     }
 }

@@ -27,8 +27,10 @@ class RateLimitFieldsTest {
 
     @Test
     void retryAfterIsAtLeastOneSecondAndNeverEarly() {
-        assertThat(RateLimitFields.retryAfterSeconds(new Decision(false, 1, 0, 1, 1))).isEqualTo(1);
-        assertThat(RateLimitFields.retryAfterSeconds(new Decision(false, 1, 0, 2_000_000_001L, 1))).isEqualTo(3);
+        assertThat(RateLimitFields.retryAfterSeconds(new Decision(false, 1, 0, 1, 1)))
+                .isEqualTo(1);
+        assertThat(RateLimitFields.retryAfterSeconds(new Decision(false, 1, 0, 2_000_000_001L, 1)))
+                .isEqualTo(3);
     }
 
     @Test

@@ -44,21 +44,36 @@ class LeaseSimulationTest {
         List<Scenario> out = new ArrayList<>();
         long seed = 1;
         for (int nodes : new int[] {1, 3, 8}) {
-            out.add(new Scenario("token bucket 50, 2000/s, " + nodes + " nodes", Limit.tokenBucket(50, Rate.perSecond(2000)),
-                    nodes, 16, seed++));
-            out.add(new Scenario("gcra 5000/s burst 400, " + nodes + " nodes", Limit.gcra(Rate.perSecond(5000), 400),
-                    nodes, 64, seed++));
-            out.add(new Scenario("token bucket 7 per 3 s, " + nodes + " nodes", Limit.tokenBucket(7, Rate.of(7,
-                    Duration.ofSeconds(3))), nodes, 4, seed++));
-            out.add(new Scenario("fixed window 300 per 100 ms, " + nodes + " nodes",
-                    Limit.fixedWindow(300, Duration.ofMillis(100)), nodes, 32, seed++));
+            out.add(new Scenario(
+                    "token bucket 50, 2000/s, " + nodes + " nodes",
+                    Limit.tokenBucket(50, Rate.perSecond(2000)),
+                    nodes,
+                    16,
+                    seed++));
+            out.add(new Scenario(
+                    "gcra 5000/s burst 400, " + nodes + " nodes",
+                    Limit.gcra(Rate.perSecond(5000), 400),
+                    nodes,
+                    64,
+                    seed++));
+            out.add(new Scenario(
+                    "token bucket 7 per 3 s, " + nodes + " nodes",
+                    Limit.tokenBucket(7, Rate.of(7, Duration.ofSeconds(3))),
+                    nodes,
+                    4,
+                    seed++));
+            out.add(new Scenario(
+                    "fixed window 300 per 100 ms, " + nodes + " nodes",
+                    Limit.fixedWindow(300, Duration.ofMillis(100)),
+                    nodes,
+                    32,
+                    seed++));
         }
         return out;
     }
 
     /** One call as the fleet made it, and what the fleet answered. */
-    record Call(long at, String key, long cost, boolean allowed) {
-    }
+    record Call(long at, String key, long cost, boolean allowed) {}
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("scenarios")
@@ -67,7 +82,8 @@ class LeaseSimulationTest {
         RateLimiter shared = InMemoryRateLimiter.builder().ticker(clock).build();
         // one shared limiter fed exactly the fleet's admissions, as they happen
         ManualTicker referenceClock = ManualTicker.atEpochNanos(START);
-        RateLimiter reference = InMemoryRateLimiter.builder().ticker(referenceClock).build();
+        RateLimiter reference =
+                InMemoryRateLimiter.builder().ticker(referenceClock).build();
         LeasedRateLimiter[] nodes = new LeasedRateLimiter[s.nodes];
         for (int i = 0; i < nodes.length; i++) {
             nodes[i] = node(shared, clock, s.maxLease);
@@ -103,13 +119,16 @@ class LeaseSimulationTest {
                 // 1. never over-admits: one shared limiter fed only the fleet's admissions admits each of them
                 if (c.allowed) {
                     assertThat(reference.tryAcquire(key, s.limit, cost).allowed())
-                            .as("%s step %d: the fleet admitted %s, which one shared limiter would not", s, step, c).isTrue();
+                            .as("%s step %d: the fleet admitted %s, which one shared limiter would not", s, step, c)
+                            .isTrue();
                 }
                 // 2. the shared state is behind that limiter by no more than the nodes' last two takes (held, or spent
                 // and queued behind them in the shared schedule), and what crashed nodes held
                 long bound = (s.nodes + crashes) * 2 * (s.maxLease + MAX_COST) + 1;
-                long deficit = reference.peek(key, s.limit).remaining() - shared.peek(key, s.limit).remaining();
-                assertThat(deficit).as("%s step %d key %s: permits the fleet cannot use", s, step, key)
+                long deficit = reference.peek(key, s.limit).remaining()
+                        - shared.peek(key, s.limit).remaining();
+                assertThat(deficit)
+                        .as("%s step %d key %s: permits the fleet cannot use", s, step, key)
                         .isLessThanOrEqualTo(bound);
                 worstDeficit = Math.max(worstDeficit, deficit);
             }
@@ -118,9 +137,12 @@ class LeaseSimulationTest {
             storeCalls += n.storeCalls();
         }
         // the measure of the run: one shared limiter fed every request vs the fleet (printed, not a bound)
-        StringBuilder report = new StringBuilder(s + ": " + decisions + " decisions, " + storeCalls + " store calls, worst"
-                + " deficit " + worstDeficit + " permits (bound without crashes " + s.nodes * 2 * (s.maxLease + MAX_COST)
-                + ", with the " + crashes + " crashes " + ((s.nodes + crashes) * 2 * (s.maxLease + MAX_COST) + 1) + ")");
+        StringBuilder report =
+                new StringBuilder(s + ": " + decisions + " decisions, " + storeCalls + " store calls, worst"
+                        + " deficit " + worstDeficit + " permits (bound without crashes "
+                        + s.nodes * 2 * (s.maxLease + MAX_COST)
+                        + ", with the " + crashes + " crashes "
+                        + ((s.nodes + crashes) * 2 * (s.maxLease + MAX_COST) + 1) + ")");
         for (String key : new String[] {"hot", "warm"}) {
             ManualTicker idealClock = ManualTicker.atEpochNanos(START);
             RateLimiter ideal = InMemoryRateLimiter.builder().ticker(idealClock).build();
@@ -133,7 +155,11 @@ class LeaseSimulationTest {
                     fleet += c.allowed ? c.cost : 0;
                 }
             }
-            report.append("; ").append(key).append(": fleet admitted ").append(fleet).append(", one shared limiter ")
+            report.append("; ")
+                    .append(key)
+                    .append(": fleet admitted ")
+                    .append(fleet)
+                    .append(", one shared limiter ")
                     .append(one);
         }
         System.out.println(report);
@@ -143,7 +169,10 @@ class LeaseSimulationTest {
     }
 
     private static LeasedRateLimiter node(RateLimiter shared, ManualTicker clock, long maxLease) {
-        return LeasedRateLimiter.builder(shared).ticker(clock).maxLease(maxLease).horizon(Duration.ofMillis(20))
+        return LeasedRateLimiter.builder(shared)
+                .ticker(clock)
+                .maxLease(maxLease)
+                .horizon(Duration.ofMillis(20))
                 .build();
     }
 }

@@ -31,13 +31,17 @@ class LeasedRateLimiterTest {
     void aHotKeyIsDecidedLocallyWithOneStoreCallPerManyDecisions() {
         ManualTicker clock = ManualTicker.atEpochNanos(START);
         Limit limit = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
-        try (LeasedRateLimiter node = LeasedRateLimiter.builder(InMemoryRateLimiter.builder().ticker(clock).build())
-                .ticker(clock).build()) {
+        try (LeasedRateLimiter node = LeasedRateLimiter.builder(
+                        InMemoryRateLimiter.builder().ticker(clock).build())
+                .ticker(clock)
+                .build()) {
             for (int i = 0; i < 100_000; i++) {
                 clock.advanceNanos(1_000); // 1M calls per second here, the limit's rate
                 assertThat(node.tryAcquire("hot", limit).allowed()).isTrue();
             }
-            assertThat(node.storeCalls()).as("store calls for 100,000 decisions").isLessThanOrEqualTo(100_000 / 64);
+            assertThat(node.storeCalls())
+                    .as("store calls for 100,000 decisions")
+                    .isLessThanOrEqualTo(100_000 / 64);
             // takes ahead are store calls without a caller: the callers waited for the store at most this often
             assertThat(node.localDecisions()).isGreaterThanOrEqualTo(100_000 - node.storeCalls());
         }
@@ -47,8 +51,10 @@ class LeasedRateLimiterTest {
     void aColdKeyIsExactlyOnePlainStoreCall() {
         ManualTicker clock = ManualTicker.atEpochNanos(START);
         Limit limit = Limit.tokenBucket(10, Rate.perSecond(1));
-        try (LeasedRateLimiter node = LeasedRateLimiter.builder(InMemoryRateLimiter.builder().ticker(clock).build())
-                .ticker(clock).build()) {
+        try (LeasedRateLimiter node = LeasedRateLimiter.builder(
+                        InMemoryRateLimiter.builder().ticker(clock).build())
+                .ticker(clock)
+                .build()) {
             Decision d = node.tryAcquire("cold", limit);
             assertThat(d.allowed()).isTrue();
             assertThat(d.remaining()).isEqualTo(9);
@@ -64,7 +70,8 @@ class LeasedRateLimiterTest {
         Limit limit = Limit.tokenBucket(5_000, Rate.perHour(1));
         List<LeasedRateLimiter> nodes = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            nodes.add(LeasedRateLimiter.builder(shared).ticker(clock).maxLease(64).build());
+            nodes.add(
+                    LeasedRateLimiter.builder(shared).ticker(clock).maxLease(64).build());
         }
         AtomicLong admitted = new AtomicLong();
         ExecutorService pool = Executors.newFixedThreadPool(6);
@@ -89,7 +96,9 @@ class LeasedRateLimiterTest {
         }
         long held = nodes.stream().mapToLong(n -> n.held("hot", limit)).sum();
         assertThat(admitted.get()).isLessThanOrEqualTo(5_000);
-        assertThat(admitted.get() + held).as("admitted plus held is what the shared state gave out").isEqualTo(5_000);
+        assertThat(admitted.get() + held)
+                .as("admitted plus held is what the shared state gave out")
+                .isEqualTo(5_000);
         assertThat(shared.peek("hot", limit).remaining()).isZero();
     }
 
@@ -98,7 +107,8 @@ class LeasedRateLimiterTest {
         ManualTicker clock = ManualTicker.atEpochNanos(START);
         RateLimiter shared = InMemoryRateLimiter.builder().ticker(clock).build();
         Limit limit = Limit.tokenBucket(2, Rate.perSecond(1));
-        try (LeasedRateLimiter node = LeasedRateLimiter.builder(shared).ticker(clock).build()) {
+        try (LeasedRateLimiter node =
+                LeasedRateLimiter.builder(shared).ticker(clock).build()) {
             node.tryAcquire("k", limit);
             node.tryAcquire("k", limit);
             Decision first = node.tryAcquire("k", limit);
@@ -108,7 +118,8 @@ class LeasedRateLimiterTest {
             Decision again = node.tryAcquire("k", limit);
             assertThat(again.denied()).isTrue();
             assertThat(node.storeCalls()).as("denied again without the store").isEqualTo(calls);
-            assertThat(again.retryAfterNanos()).isGreaterThanOrEqualTo(shared.peek("k", limit).retryAfterNanos());
+            assertThat(again.retryAfterNanos())
+                    .isGreaterThanOrEqualTo(shared.peek("k", limit).retryAfterNanos());
             clock.advanceNanos(again.retryAfterNanos());
             assertThat(node.tryAcquire("k", limit).allowed()).isTrue();
         }
@@ -120,7 +131,8 @@ class LeasedRateLimiterTest {
         RateLimiter shared = InMemoryRateLimiter.builder().ticker(clock).build();
         Limit window = Limit.slidingWindow(100, Duration.ofSeconds(1));
         Limit bucket = Limit.tokenBucket(1_000, Rate.perSecond(1_000));
-        try (LeasedRateLimiter node = LeasedRateLimiter.builder(shared).ticker(clock).build()) {
+        try (LeasedRateLimiter node =
+                LeasedRateLimiter.builder(shared).ticker(clock).build()) {
             for (int i = 0; i < 50; i++) {
                 node.tryAcquire("s", window);
             }
@@ -144,7 +156,10 @@ class LeasedRateLimiterTest {
         RateLimiter shared = new AnsweredElsewhere(memory, storeThreads);
         Limit limit = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
         long maxLease = 64;
-        LeasedRateLimiter node = LeasedRateLimiter.builder(shared).ticker(clock).maxLease(maxLease).build();
+        LeasedRateLimiter node = LeasedRateLimiter.builder(shared)
+                .ticker(clock)
+                .maxLease(maxLease)
+                .build();
         AtomicLong admitted = new AtomicLong();
         AtomicLong mostHeld = new AtomicLong();
         AtomicBoolean running = new AtomicBoolean(true);
@@ -190,7 +205,9 @@ class LeasedRateLimiterTest {
         // every take has been answered: what the store gave out and this node did not admit was held here (or is
         // lost to it), and no more than maxLease of it
         long givenOut = limit.capacity() - memory.peek("hot", limit).remaining();
-        assertThat(givenOut - admitted.get()).as("taken from the store and not admitted").isBetween(0L, maxLease);
+        assertThat(givenOut - admitted.get())
+                .as("taken from the store and not admitted")
+                .isBetween(0L, maxLease);
         node.close();
     }
 

@@ -22,10 +22,16 @@ class HotKeysTest {
     void aKeptKeyDecidesAsAKeyThatIsNeverKept() {
         ManualTicker t = ManualTicker.atEpochNanos(T0);
         // 64 keys at most: one segment, so the churn below evicts and rebuilds
-        InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build();
-        InMemoryRateLimiter twin = InMemoryRateLimiter.builder().ticker(t).maxKeys(1 << 20).build();
-        for (Limit l : new Limit[] {Limit.tokenBucket(5, Rate.perSecond(2)), Limit.gcra(Rate.perSecond(3), 4),
-                Limit.fixedWindow(5, Duration.ofSeconds(1)), Limit.slidingLog(5, Duration.ofSeconds(1))}) {
+        InMemoryRateLimiter rl =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build();
+        InMemoryRateLimiter twin =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(1 << 20).build();
+        for (Limit l : new Limit[] {
+            Limit.tokenBucket(5, Rate.perSecond(2)),
+            Limit.gcra(Rate.perSecond(3), 4),
+            Limit.fixedWindow(5, Duration.ofSeconds(1)),
+            Limit.slidingLog(5, Duration.ofSeconds(1))
+        }) {
             long evictions = 0;
             boolean kept = false;
             for (int round = 0; round < 3_000; round++) {
@@ -51,8 +57,7 @@ class HotKeysTest {
                         twin.reset(NEVER_KEPT, l);
                     }
                     case 2 -> t.advanceNanos(Duration.ofMillis(97).toNanos());
-                    default -> {
-                    }
+                    default -> {}
                 }
             }
             assertThat(twin.hotKeys.get(NEVER_KEPT, l)).isNull();
@@ -66,7 +71,9 @@ class HotKeysTest {
         // "Aa" and "BB" have the same String hash, so they take turns in one entry of the table
         assertThat("Aa".hashCode()).isEqualTo("BB".hashCode());
         Limit l = Limit.tokenBucket(1_000, Rate.perHour(1));
-        InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(ManualTicker.atEpochNanos(T0)).build();
+        InMemoryRateLimiter rl = InMemoryRateLimiter.builder()
+                .ticker(ManualTicker.atEpochNanos(T0))
+                .build();
         int aa = 0;
         int bb = 0;
         for (int i = 0; i < 3_000; i++) {
@@ -79,7 +86,9 @@ class HotKeysTest {
         }
         assertThat(aa).isEqualTo(1_000);
         assertThat(bb).isEqualTo(1_000);
-        assertThat(rl.hotKeys.get("Aa", l) != null || rl.hotKeys.get("BB", l) != null).as("one of them is kept").isTrue();
+        assertThat(rl.hotKeys.get("Aa", l) != null || rl.hotKeys.get("BB", l) != null)
+                .as("one of them is kept")
+                .isTrue();
     }
 
     @Test
@@ -90,7 +99,9 @@ class HotKeysTest {
         for (int c = 1_002; HotKeys.index("k".hashCode(), large) != HotKeys.index("k".hashCode(), small); c++) {
             large = Limit.tokenBucket(c, Rate.perHour(1)); // until both take turns in one entry of the table
         }
-        InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(ManualTicker.atEpochNanos(T0)).build();
+        InMemoryRateLimiter rl = InMemoryRateLimiter.builder()
+                .ticker(ManualTicker.atEpochNanos(T0))
+                .build();
         int viaSmall = 0;
         int viaLarge = 0;
         for (int i = 0; i < 3_000; i++) {

@@ -28,7 +28,8 @@ class InMemoryRateLimiterTest {
     void aFloodOfRandomKeysNeverTracksMoreThanMaxKeys() {
         ManualTicker t = ManualTicker.atEpochNanos(T0);
         Limit l = Limit.tokenBucket(5, Rate.perHour(1));
-        try (InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(t).maxKeys(1000).build()) {
+        try (InMemoryRateLimiter rl =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(1000).build()) {
             for (int i = 0; i < 200_000; i++) {
                 assertThat(rl.tryAcquire("flood-" + i, l).allowed()).isTrue();
             }
@@ -41,7 +42,8 @@ class InMemoryRateLimiterTest {
         ManualTicker t = ManualTicker.atEpochNanos(T0);
         Limit slow = Limit.tokenBucket(3, Rate.perHour(1));
         Limit fast = Limit.tokenBucket(3, Rate.perSecond(1000));
-        try (InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build()) {
+        try (InMemoryRateLimiter rl =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build()) {
             assertThat(rl.tryAcquire("important", slow, 3).allowed()).isTrue();
             for (int round = 0; round < 100; round++) {
                 for (int i = 0; i < 20; i++) {
@@ -52,7 +54,9 @@ class InMemoryRateLimiterTest {
             assertThat(rl.trackedKeys()).isLessThanOrEqualTo(64);
             Decision d = rl.tryAcquire("important", slow);
             assertThat(d.allowed()).as("the exhausted key was not forgotten").isFalse();
-            assertThat(d.retryAfterNanos()).isEqualTo(Duration.ofHours(1).toNanos() - Duration.ofMillis(500).toNanos());
+            assertThat(d.retryAfterNanos())
+                    .isEqualTo(Duration.ofHours(1).toNanos()
+                            - Duration.ofMillis(500).toNanos());
         }
     }
 
@@ -60,7 +64,8 @@ class InMemoryRateLimiterTest {
     void whenNothingIsFreshTheKeysClosestToFreshGoFirst() {
         ManualTicker t = ManualTicker.atEpochNanos(T0);
         Limit l = Limit.tokenBucket(10, Rate.perSecond(1));
-        try (InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(t).maxKeys(16).build()) {
+        try (InMemoryRateLimiter rl =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(16).build()) {
             assertThat(rl.tryAcquire("deep", l, 10).allowed()).isTrue(); // 10 s from fresh
             for (int i = 0; i < 200; i++) {
                 rl.tryAcquire("shallow-" + i, l, 1); // 1 s from fresh each
@@ -116,7 +121,8 @@ class InMemoryRateLimiterTest {
         Limit window = Limit.slidingWindow(300, Duration.ofHours(1));
         Limit churn = Limit.tokenBucket(1, Rate.perSecond(1));
         ExecutorService pool = Executors.newFixedThreadPool(6);
-        try (InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(t).maxKeys(4096).build()) {
+        try (InMemoryRateLimiter rl =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(4096).build()) {
             AtomicLong hotAdmitted = new AtomicLong();
             AtomicLong windowAdmitted = new AtomicLong();
             CountDownLatch start = new CountDownLatch(1);
@@ -164,21 +170,24 @@ class InMemoryRateLimiterTest {
         Limit b = Limit.slidingLog(50, Duration.ofHours(1));
         Limit churn = Limit.fixedWindow(1, Duration.ofSeconds(1));
         ExecutorService pool = Executors.newFixedThreadPool(5);
-        try (InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(t).maxKeys(1 << 16).build()) {
+        try (InMemoryRateLimiter rl =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(1 << 16).build()) {
             AtomicInteger multi = new AtomicInteger();
             AtomicInteger onlyA = new AtomicInteger();
             CountDownLatch start = new CountDownLatch(1);
             List<Future<?>> done = new ArrayList<>();
             done.add(pool.submit(() -> {
                 start.await();
-                while (rl.tryAcquire(List.of(Permit.of("a", a), Permit.of("b", b))).allowed()) {
+                while (rl.tryAcquire(List.of(Permit.of("a", a), Permit.of("b", b)))
+                        .allowed()) {
                     multi.incrementAndGet();
                 }
                 return null;
             }));
             done.add(pool.submit(() -> {
                 start.await();
-                while (rl.tryAcquire(List.of(Permit.of("b", b), Permit.of("a", a))).allowed()) {
+                while (rl.tryAcquire(List.of(Permit.of("b", b), Permit.of("a", a)))
+                        .allowed()) {
                     multi.incrementAndGet();
                 }
                 return null;
@@ -219,10 +228,12 @@ class InMemoryRateLimiterTest {
     void tooManyDistinctLimitsIsAClearError() {
         try (InMemoryRateLimiter rl = InMemoryRateLimiter.create()) {
             assertThatThrownBy(() -> {
-                for (int i = 1; i <= InMemoryRateLimiter.MAX_LIMITS + 1; i++) {
-                    rl.tryAcquire("k", Limit.tokenBucket(i, Rate.perSecond(1)));
-                }
-            }).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("create limits once");
+                        for (int i = 1; i <= InMemoryRateLimiter.MAX_LIMITS + 1; i++) {
+                            rl.tryAcquire("k", Limit.tokenBucket(i, Rate.perSecond(1)));
+                        }
+                    })
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("create limits once");
         }
     }
 
@@ -235,27 +246,33 @@ class InMemoryRateLimiterTest {
                 Limit l = Limit.tokenBucket(i, Rate.perSecond(1));
                 long tooMuch = i + 1;
                 String key = i % 3 == 0 ? "" : i % 3 == 1 ? "k".repeat(4097) : null;
-                assertThatThrownBy(() -> rl.bind(key, l)).isInstanceOf(key == null ? NullPointerException.class
-                        : IllegalArgumentException.class).hasMessageStartingWith("key ");
+                assertThatThrownBy(() -> rl.bind(key, l))
+                        .isInstanceOf(key == null ? NullPointerException.class : IllegalArgumentException.class)
+                        .hasMessageStartingWith("key ");
                 assertThatThrownBy(() -> rl.reserve(key, l, 1, Duration.ZERO)).hasMessageStartingWith("key ");
                 assertThatThrownBy(() -> rl.tryAcquire("k", l, tooMuch)).hasMessageContaining("exceeds capacity");
             }
             Limit another = Limit.tokenBucket(1, Rate.perMinute(1));
             assertThat(rl.bind("k", another).tryAcquire().allowed()).isTrue();
-            assertThat(rl.tryAcquire("k", Limit.tokenBucket(2, Rate.perMinute(1))).allowed()).isTrue();
+            assertThat(rl.tryAcquire("k", Limit.tokenBucket(2, Rate.perMinute(1)))
+                            .allowed())
+                    .isTrue();
         }
     }
 
     @Test
     void badBuilderArgumentsAreRejected() {
         assertThatThrownBy(() -> InMemoryRateLimiter.builder().maxKeys(0))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxKeys 0");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxKeys 0");
         assertThatThrownBy(() -> InMemoryRateLimiter.builder().ticker(null))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("ticker");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("ticker");
         try (InMemoryRateLimiter rl = InMemoryRateLimiter.create()) {
             Limit l = Limit.tokenBucket(1, Rate.perSecond(1));
             assertThatThrownBy(() -> rl.reserve("k", l, 1, Duration.ofSeconds(-1)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("negative");
         }
     }
 }

@@ -32,16 +32,24 @@ class MemoryBoundTest {
      * About one permit a second, counted in units of 1/1,000,000,007 ns: a table holding it is rebuilt on a new
      * base every 2.3 s of ticker time ({@code InMemoryRateLimiter.Registered#rebaseIntervalNanos}).
      */
-    private static final Limit SLOW_BASE = Limit.tokenBucket(4, Rate.of(1_000_000_007L, Duration.ofSeconds(1_000_000_000L)));
+    private static final Limit SLOW_BASE =
+            Limit.tokenBucket(4, Rate.of(1_000_000_007L, Duration.ofSeconds(1_000_000_000L)));
 
     @Test
     void aHandleKeepsDecidingOnTheKeysStateWhenItsSlotIsEvictedResetOrMoved() {
         ManualTicker t = ManualTicker.atEpochNanos(1_767_225_600_000_000_000L);
         // 64 keys at most: one segment, so other keys' inserts fill it and evict
-        InMemoryRateLimiter withHandle = InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build();
-        InMemoryRateLimiter twin = InMemoryRateLimiter.builder().ticker(t).maxKeys(1 << 20).build();
-        for (Limit l : new Limit[] {Limit.tokenBucket(5, Rate.perSecond(2)), Limit.fixedWindow(5, Duration.ofSeconds(1)),
-                Limit.slidingWindow(5, Duration.ofSeconds(1)), Limit.gcra(Rate.perSecond(3), 4), SLOW_BASE}) {
+        InMemoryRateLimiter withHandle =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build();
+        InMemoryRateLimiter twin =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(1 << 20).build();
+        for (Limit l : new Limit[] {
+            Limit.tokenBucket(5, Rate.perSecond(2)),
+            Limit.fixedWindow(5, Duration.ofSeconds(1)),
+            Limit.slidingWindow(5, Duration.ofSeconds(1)),
+            Limit.gcra(Rate.perSecond(3), 4),
+            SLOW_BASE
+        }) {
             BoundLimit hot = withHandle.bind("hot", l);
             long evictions = 0;
             java.util.Set<Long> tables = new java.util.HashSet<>();
@@ -59,7 +67,9 @@ class MemoryBoundTest {
                 if (!same || !keyed.equals(twinSecond)) {
                     // only an eviction may make the handle's key fresh: then it is generous, never strict
                     evictions++;
-                    assertThat(handleAllowed || !twinFirst.allowed()).as("round %d: stricter than the twin", round).isTrue();
+                    assertThat(handleAllowed || !twinFirst.allowed())
+                            .as("round %d: stricter than the twin", round)
+                            .isTrue();
                     if (!verdictOnly) {
                         assertThat(viaHandle.remaining()).isGreaterThanOrEqualTo(twinFirst.remaining());
                     }
@@ -71,7 +81,8 @@ class MemoryBoundTest {
                 if (where != null) {
                     tables.add(where.generation());
                 }
-                assertThat(withHandle.peek("hot", l)).as("round %d: the handle wrote where the keyed call reads", round)
+                assertThat(withHandle.peek("hot", l))
+                        .as("round %d: the handle wrote where the keyed call reads", round)
                         .isEqualTo(twin.peek("hot", l));
                 switch (round % 5) {
                     case 0 -> { // churn: 40 other keys, busy (not fresh), so the table fills and evicts
@@ -84,16 +95,20 @@ class MemoryBoundTest {
                         twin.reset("hot", l);
                     }
                     case 2 -> t.advanceNanos(Duration.ofMillis(137).toNanos());
-                    default -> {
-                    }
+                    default -> {}
                 }
             }
             assertThat(withHandle.trackedKeys()).isLessThanOrEqualTo(64);
-            assertThat(others.get()).as("the churn inserted far more keys than fit").isGreaterThan(64 * 10);
+            assertThat(others.get())
+                    .as("the churn inserted far more keys than fit")
+                    .isGreaterThan(64 * 10);
             if (l.algorithm() != dev.sluice.Algorithm.SLIDING_WINDOW) { // a packed state: the handle remembers its slot
-                assertThat(tables.size()).as("the remembered slot went stale: the table was rebuilt").isGreaterThan(1);
+                assertThat(tables.size())
+                        .as("the remembered slot went stale: the table was rebuilt")
+                        .isGreaterThan(1);
             }
-            assertThat(evictions).as("an evicted hot key starts fresh: generous, never strict (checked above)")
+            assertThat(evictions)
+                    .as("an evicted hot key starts fresh: generous, never strict (checked above)")
                     .isLessThan(300);
         }
     }
@@ -102,7 +117,8 @@ class MemoryBoundTest {
     void aHandleDoesNotKeepAReplacedTableAlive() throws InterruptedException {
         ManualTicker t = ManualTicker.atEpochNanos(1_767_225_600_000_000_000L);
         Limit l = Limit.tokenBucket(5, Rate.perHour(1));
-        InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build(); // one segment
+        InMemoryRateLimiter rl =
+                InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build(); // one segment
         BoundLimit hot = rl.bind("hot", l);
         assertThat(hot.tryAcquirePermit()).isTrue();
         Segment segment = rl.segmentFor(rl.hash("hot", rl.register(l)));
@@ -116,7 +132,9 @@ class MemoryBoundTest {
             System.gc();
             Thread.sleep(5);
         }
-        assertThat(first.get()).as("the replaced table was collected while the handle lives").isNull();
+        assertThat(first.get())
+                .as("the replaced table was collected while the handle lives")
+                .isNull();
         assertThat(hot.peek().remaining()).isEqualTo(4);
     }
 
@@ -133,7 +151,9 @@ class MemoryBoundTest {
         assertThat(admitted).isEqualTo(100);
         t.advance(Duration.ofMillis(100));
         assertThat(search.tryAcquirePermits(5)).isTrue();
-        assertThat(search.tryAcquirePermit()).as("5 permits refilled in 100 ms, all taken").isFalse();
+        assertThat(search.tryAcquirePermit())
+                .as("5 permits refilled in 100 ms, all taken")
+                .isFalse();
         assertThat(search.peek().retryAfterNanos()).isEqualTo(20_000_000L);
     }
 
@@ -144,16 +164,20 @@ class MemoryBoundTest {
         InMemoryRateLimiter twin = InMemoryRateLimiter.builder().ticker(t).build();
         BoundLimit hot = withHandle.bind("hot", SLOW_BASE);
         // nothing but the handle touches its table: only the handle's own check can see the base fall behind
-        for (long idleNanos : new long[] {0, 1_000_000_000L, 2_400_000_000L, 9_500_000_000L, 3_600_000_000_000L, 0, 7}) {
+        for (long idleNanos :
+                new long[] {0, 1_000_000_000L, 2_400_000_000L, 9_500_000_000L, 3_600_000_000_000L, 0, 7}) {
             t.advanceNanos(idleNanos);
             for (int i = 0; i < 6; i++) {
                 Decision twinDecision = twin.tryAcquire("hot", SLOW_BASE);
                 Decision handleDecision = i % 2 == 0 ? hot.tryAcquire() : null;
                 if (handleDecision == null) {
-                    assertThat(hot.tryAcquirePermit()).as("after %d ns idle, call %d", idleNanos, i)
+                    assertThat(hot.tryAcquirePermit())
+                            .as("after %d ns idle, call %d", idleNanos, i)
                             .isEqualTo(twinDecision.allowed());
                 } else {
-                    assertThat(handleDecision).as("after %d ns idle, call %d", idleNanos, i).isEqualTo(twinDecision);
+                    assertThat(handleDecision)
+                            .as("after %d ns idle, call %d", idleNanos, i)
+                            .isEqualTo(twinDecision);
                 }
             }
         }
@@ -169,9 +193,11 @@ class MemoryBoundTest {
     void handlesAdmitExactlyTheLimitUnderContentionWhileSlotsMoveAndTablesAreRebased() throws Exception {
         ManualTicker t = ManualTicker.atEpochNanos(1_767_225_600_000_000_000L);
         Limit churn = Limit.tokenBucket(1, Rate.perSecond(1));
-        for (Limit hot : new Limit[] {Limit.tokenBucket(300, Rate.perHour(1)), Limit.gcra(Rate.perHour(1), 300), SLOW_BASE}) {
+        for (Limit hot :
+                new Limit[] {Limit.tokenBucket(300, Rate.perHour(1)), Limit.gcra(Rate.perHour(1), 300), SLOW_BASE}) {
             ExecutorService pool = Executors.newFixedThreadPool(7);
-            try (InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(t).maxKeys(2048).build()) {
+            try (InMemoryRateLimiter rl =
+                    InMemoryRateLimiter.builder().ticker(t).maxKeys(2048).build()) {
                 long start = t.read();
                 BoundLimit shared = rl.bind("hot", hot);
                 AtomicLong admitted = new AtomicLong();

@@ -14,7 +14,8 @@ class StoreClockTest {
         StoreClock c = StoreClock.store();
         assertThat(c.isStore()).isTrue();
         assertThat(c.read()).isSameAs(StoreClock.Reading.STORE);
-        assertThatThrownBy(() -> c.read().clientNanos()).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> c.read().clientNanos())
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("read by the store");
     }
 
@@ -27,7 +28,8 @@ class StoreClockTest {
         t.advance(java.time.Duration.ofNanos(500));
         assertThat(first.clientNanos()).isEqualTo(1_000);
         assertThat(c.read().clientNanos()).isEqualTo(1_500);
-        assertThatThrownBy(() -> StoreClock.client(null)).isInstanceOf(NullPointerException.class)
+        assertThatThrownBy(() -> StoreClock.client(null))
+                .isInstanceOf(NullPointerException.class)
                 .hasMessageContaining("StoreClock.store()");
     }
 }

@@ -37,9 +37,11 @@ class TimeBudgetTest {
         CompletableFuture<String> call = new CompletableFuture<>();
         AtomicInteger expiries = new AtomicInteger();
         assertThatThrownBy(() -> BUDGET.await(call, BUDGET.deadline(), TimeBudget.Patience.NONE, f -> {
-            expiries.incrementAndGet();
-            f.completeExceptionally(new StoreTimeout());
-        })).isInstanceOf(ExecutionException.class).hasCauseInstanceOf(StoreTimeout.class);
+                    expiries.incrementAndGet();
+                    f.completeExceptionally(new StoreTimeout());
+                }))
+                .isInstanceOf(ExecutionException.class)
+                .hasCauseInstanceOf(StoreTimeout.class);
         assertThat(expiries).hasValue(1);
     }
 
@@ -75,8 +77,9 @@ class TimeBudgetTest {
         CompletableFuture<String> call = new CompletableFuture<>();
         AtomicInteger asked = new AtomicInteger();
         TimeBudget.Patience twice = (deadline, now) -> asked.incrementAndGet() <= 2 ? now + BUDGET.nanos() : deadline;
-        assertThatThrownBy(() -> BUDGET.await(call, BUDGET.deadline(), twice,
-                f -> f.completeExceptionally(new StoreTimeout()))).hasCauseInstanceOf(StoreTimeout.class);
+        assertThatThrownBy(() ->
+                        BUDGET.await(call, BUDGET.deadline(), twice, f -> f.completeExceptionally(new StoreTimeout())))
+                .hasCauseInstanceOf(StoreTimeout.class);
         assertThat(asked.get()).isGreaterThanOrEqualTo(3);
     }
 
@@ -104,8 +107,11 @@ class TimeBudgetTest {
         // a later call on the same timer thread runs after the first one's deadline would have
         CompletableFuture<String> later = new CompletableFuture<>();
         CountDownLatch laterExpired = new CountDownLatch(1);
-        longBudget.bound(later, longBudget.deadlineFrom(System.nanoTime() + longBudget.nanos()),
-                TimeBudget.Patience.NONE, f -> laterExpired.countDown());
+        longBudget.bound(
+                later,
+                longBudget.deadlineFrom(System.nanoTime() + longBudget.nanos()),
+                TimeBudget.Patience.NONE,
+                f -> laterExpired.countDown());
         assertThat(laterExpired.await(2, TimeUnit.SECONDS)).isTrue();
         assertThat(expired).isFalse();
         assertThat(call.get()).isEqualTo("answer");
@@ -116,7 +122,10 @@ class TimeBudgetTest {
         CompletableFuture<String> call = new CompletableFuture<>();
         AtomicInteger asked = new AtomicInteger();
         CountDownLatch expired = new CountDownLatch(1);
-        BUDGET.bound(call, BUDGET.deadline(), (deadline, now) -> asked.incrementAndGet() < 3 ? now + 1_000_000 : deadline,
+        BUDGET.bound(
+                call,
+                BUDGET.deadline(),
+                (deadline, now) -> asked.incrementAndGet() < 3 ? now + 1_000_000 : deadline,
                 f -> {
                     f.completeExceptionally(new StoreTimeout());
                     expired.countDown();
@@ -128,11 +137,14 @@ class TimeBudgetTest {
     @Test
     void budgetsOutsideOneMillisecondToOneHourAreRejectedByName() {
         assertThatThrownBy(() -> TimeBudget.of("timeBudget", Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("timeBudget PT0S");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("timeBudget PT0S");
         assertThatThrownBy(() -> TimeBudget.of("timeBudget", Duration.ofHours(2)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("1 hour");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("1 hour");
         assertThatThrownBy(() -> TimeBudget.of("timeBudget", null))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("timeBudget");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("timeBudget");
         assertThat(TimeBudget.of(Duration.ofMillis(100))).isEqualTo(TimeBudget.of(Duration.ofMillis(100)));
     }
 }

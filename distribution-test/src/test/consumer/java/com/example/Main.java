@@ -13,8 +13,8 @@ public final class Main {
         Limit perUser = Limit.tokenBucket(2, Rate.perHour(1));
         for (int call = 1; call <= 3; call++) {
             Decision d = limiter.tryAcquire("user:42", perUser);
-            System.out.println("call " + call + ": " + (d.allowed() ? "allowed" : "denied")
-                    + ", remaining " + d.remaining());
+            System.out.println(
+                    "call " + call + ": " + (d.allowed() ? "allowed" : "denied") + ", remaining " + d.remaining());
         }
     }
 }

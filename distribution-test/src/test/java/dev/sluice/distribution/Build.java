@@ -4,8 +4,7 @@ import java.nio.file.Path;
 
 /** What the Sluice build tells these tests (failsafe's systemPropertyVariables in distribution-test/pom.xml). */
 final class Build {
-    private Build() {
-    }
+    private Build() {}
 
     static String property(String name) {
         String value = System.getProperty(name);

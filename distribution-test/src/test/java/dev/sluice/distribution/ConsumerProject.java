@@ -25,6 +25,7 @@ final class ConsumerProject {
 
     /** Hang guards, far above the few seconds each takes: a consumer build, and one run of its main. */
     private static final long BUILD_GUARD_MINUTES = 5;
+
     private static final long RUN_GUARD_MINUTES = 1;
 
     final Path dir;
@@ -75,9 +76,19 @@ final class ConsumerProject {
         Path settings = work.resolve("settings.xml");
         Files.writeString(settings, settings(staging.root(), view));
         Path mvn = Path.of(Build.property("sluice.maven.home"), "bin", "mvn");
-        ProcessBuilder pb = new ProcessBuilder(mvn.toString(), "-B", "-fae", "-s", settings.toString(),
-                "-Dmaven.repo.local=" + localRepository, "-f", dir.resolve("pom.xml").toString(), "package")
-                .directory(dir.toFile()).redirectErrorStream(true).redirectOutput(buildLog().toFile());
+        ProcessBuilder pb = new ProcessBuilder(
+                        mvn.toString(),
+                        "-B",
+                        "-fae",
+                        "-s",
+                        settings.toString(),
+                        "-Dmaven.repo.local=" + localRepository,
+                        "-f",
+                        dir.resolve("pom.xml").toString(),
+                        "package")
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(buildLog().toFile());
         Map<String, String> env = pb.environment();
         env.put("JAVA_HOME", System.getProperty("java.home"));
         env.put("MAVEN_SKIP_RC", "true");
@@ -99,8 +110,11 @@ final class ConsumerProject {
     String run(String module) throws IOException, InterruptedException {
         Path out = work.resolve(module + ".out");
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-        Process p = new ProcessBuilder(java.toString(), "-jar", jar(module).toString()).directory(dir.toFile())
-                .redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        Process p = new ProcessBuilder(java.toString(), "-jar", jar(module).toString())
+                .directory(dir.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(out.toFile())
+                .start();
         int exit = waitFor(p, RUN_GUARD_MINUTES, "java -jar " + jar(module));
         return Files.readString(out, StandardCharsets.UTF_8) + "exit " + exit + "\n";
     }
@@ -161,7 +175,8 @@ final class ConsumerProject {
                 try (Stream<Path> groups = Files.list(entry)) {
                     for (Path group : (Iterable<Path>) groups::iterator) {
                         if (!group.getFileName().toString().equals("sluice")) {
-                            Files.createSymbolicLink(dev.resolve(group.getFileName().toString()), group);
+                            Files.createSymbolicLink(
+                                    dev.resolve(group.getFileName().toString()), group);
                         }
                     }
                 }

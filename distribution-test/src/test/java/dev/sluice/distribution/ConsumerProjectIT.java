@@ -39,22 +39,30 @@ class ConsumerProjectIT {
         staging = StagingRepository.fromBuild();
         Path readme = Build.root().resolve("README.md");
         List<Snippet> blocks = ReadmeSnippets.xmlBlocks(readme);
-        Snippet dependency = blocks.stream().filter(ConsumerProjectIT::isPlainCoreDependency).findFirst()
+        Snippet dependency = blocks.stream()
+                .filter(ConsumerProjectIT::isPlainCoreDependency)
+                .findFirst()
                 .orElseThrow(() -> new AssertionError(readme + " has no ```xml block that is one <dependency> on "
                         + "dev.sluice:sluice-core with its version (the \"Add the dependency\" snippet)"));
-        Snippet bom = blocks.stream().filter(ConsumerProjectIT::importsTheBom).findFirst()
+        Snippet bom = blocks.stream()
+                .filter(ConsumerProjectIT::importsTheBom)
+                .findFirst()
                 .orElseThrow(() -> new AssertionError(readme + " has no ```xml block importing dev.sluice:sluice-bom "
                         + "(<type>pom</type>, <scope>import</scope>) in <dependencyManagement>"));
         assertThat(versionlessSluiceDependencies(bom.parse()))
-                .as("%s: the BOM snippet's dependencies on dev.sluice, without a version", bom).isNotEmpty();
+                .as("%s: the BOM snippet's dependencies on dev.sluice, without a version", bom)
+                .isNotEmpty();
 
-        project = ConsumerProject.prepare(Path.of("src/test/consumer"), Path.of("target/consumer"), Map.of(
-                "@@README_DEPENDENCY@@", dependency.text(),
-                "@@README_BOM@@", bom.text(),
-                "@@RESOURCES@@", Build.property("sluice.plugin.resources"),
-                "@@COMPILER@@", Build.property("sluice.plugin.compiler"),
-                "@@SUREFIRE@@", Build.property("sluice.plugin.surefire"),
-                "@@JAR@@", Build.property("sluice.plugin.jar")));
+        project = ConsumerProject.prepare(
+                Path.of("src/test/consumer"),
+                Path.of("target/consumer"),
+                Map.of(
+                        "@@README_DEPENDENCY@@", dependency.text(),
+                        "@@README_BOM@@", bom.text(),
+                        "@@RESOURCES@@", Build.property("sluice.plugin.resources"),
+                        "@@COMPILER@@", Build.property("sluice.plugin.compiler"),
+                        "@@SUREFIRE@@", Build.property("sluice.plugin.surefire"),
+                        "@@JAR@@", Build.property("sluice.plugin.jar")));
         buildExit = project.build(staging);
     }
 
@@ -77,18 +85,24 @@ class ConsumerProjectIT {
         List<String> origins = new ArrayList<>();
         try (Stream<Path> files = Files.walk(resolved)) {
             for (Path f : (Iterable<Path>) files.filter(p -> p.endsWith("_remote.repositories"))::iterator) {
-                Files.readAllLines(f).stream().filter(l -> !l.startsWith("#") && !l.isBlank()).forEach(origins::add);
+                Files.readAllLines(f).stream()
+                        .filter(l -> !l.startsWith("#") && !l.isBlank())
+                        .forEach(origins::add);
             }
         }
         // each line is "file>repository=": every Sluice file the consumer resolved came from the staging repository
-        assertThat(origins).isNotEmpty().allMatch(l -> l.endsWith(">" + ConsumerProject.STAGING_ID + "="),
-                "ends with >" + ConsumerProject.STAGING_ID + "=");
+        assertThat(origins)
+                .isNotEmpty()
+                .allMatch(
+                        l -> l.endsWith(">" + ConsumerProject.STAGING_ID + "="),
+                        "ends with >" + ConsumerProject.STAGING_ID + "=");
         try (Stream<Path> dirs = Files.list(resolved)) {
             assertThat(dirs.map(p -> p.getFileName().toString()))
                     .containsExactlyInAnyOrder("sluice-parent", "sluice-bom", "sluice-core");
         }
         // the very bytes deployed, and the jar each consumer runs on is the one in its own local repository
-        Path jar = resolved.resolve("sluice-core").resolve(staging.version())
+        Path jar = resolved.resolve("sluice-core")
+                .resolve(staging.version())
                 .resolve("sluice-core-" + staging.version() + ".jar");
         assertThat(Files.mismatch(jar, staging.file("sluice-core", "", "jar"))).isEqualTo(-1L);
         for (String module : List.of("plain", "bom")) {
@@ -115,7 +129,8 @@ class ConsumerProjectIT {
     private static boolean isPlainCoreDependency(Snippet s) {
         Element root = s.parse();
         List<Element> deps = Xml.children(root, "dependency");
-        return deps.size() == 1 && Xml.children(root, "dependencyManagement").isEmpty()
+        return deps.size() == 1
+                && Xml.children(root, "dependencyManagement").isEmpty()
                 && "dev.sluice".equals(Xml.text(deps.get(0), "groupId"))
                 && "sluice-core".equals(Xml.text(deps.get(0), "artifactId"))
                 && Xml.text(deps.get(0), "version") != null;
@@ -123,16 +138,21 @@ class ConsumerProjectIT {
 
     private static boolean importsTheBom(Snippet s) {
         Element managed = Xml.child(s.parse(), "dependencyManagement", "dependencies");
-        return managed != null && Xml.children(managed, "dependency").stream()
-                .anyMatch(d -> "dev.sluice".equals(Xml.text(d, "groupId"))
-                        && "sluice-bom".equals(Xml.text(d, "artifactId"))
-                        && "pom".equals(Xml.text(d, "type")) && "import".equals(Xml.text(d, "scope")));
+        return managed != null
+                && Xml.children(managed, "dependency").stream()
+                        .anyMatch(d -> "dev.sluice".equals(Xml.text(d, "groupId"))
+                                && "sluice-bom".equals(Xml.text(d, "artifactId"))
+                                && "pom".equals(Xml.text(d, "type"))
+                                && "import".equals(Xml.text(d, "scope")));
     }
 
     private static List<String> versionlessSluiceDependencies(Element snippet) {
         Element deps = Xml.child(snippet, "dependencies");
-        return deps == null ? List.of() : Xml.children(deps, "dependency").stream()
-                .filter(d -> "dev.sluice".equals(Xml.text(d, "groupId")) && Xml.text(d, "version") == null)
-                .map(d -> Xml.text(d, "artifactId")).toList();
+        return deps == null
+                ? List.of()
+                : Xml.children(deps, "dependency").stream()
+                        .filter(d -> "dev.sluice".equals(Xml.text(d, "groupId")) && Xml.text(d, "version") == null)
+                        .map(d -> Xml.text(d, "artifactId"))
+                        .toList();
     }
 }

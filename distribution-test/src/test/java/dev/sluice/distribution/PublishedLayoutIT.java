@@ -36,9 +36,18 @@ class PublishedLayoutIT {
         List<String> published = new ArrayList<>(staging.artifactIds());
         published.removeAll(POMS_ONLY);
         assertThat(staging.artifactIds()).containsAll(POMS_ONLY);
-        assertThat(staging.bomArtifactIds()).containsExactlyInAnyOrderElementsOf(published)
-                .contains("sluice-core", "sluice-tck", "sluice-redis", "sluice-postgres", "sluice-client",
-                        "sluice-server", "sluice-servlet", "sluice-spring-boot-starter", "sluice-spring-cloud-gateway")
+        assertThat(staging.bomArtifactIds())
+                .containsExactlyInAnyOrderElementsOf(published)
+                .contains(
+                        "sluice-core",
+                        "sluice-tck",
+                        "sluice-redis",
+                        "sluice-postgres",
+                        "sluice-client",
+                        "sluice-server",
+                        "sluice-servlet",
+                        "sluice-spring-boot-starter",
+                        "sluice-spring-cloud-gateway")
                 .doesNotContain("sluice-bench", "sluice-distribution-test")
                 .noneMatch(a -> a.startsWith("sluice-example"));
     }
@@ -65,20 +74,31 @@ class PublishedLayoutIT {
             Path javadoc = staging.file(artifactId, "javadoc", "jar");
             assertThat(jar).as("%s's jar", artifactId).isNotNull();
             assertThat(sources).as("%s's sources jar", artifactId).isNotNull();
-            assertThat(javadoc).as("%s's javadoc jar (made in verify; a build with -Dmaven.javadoc.skip has none, "
-                    + "so skip this module's tests too: -DskipITs)", artifactId).isNotNull();
-            try (JarFile j = new JarFile(jar.toFile()); JarFile s = new JarFile(sources.toFile());
-                 JarFile d = new JarFile(javadoc.toFile())) {
+            assertThat(javadoc)
+                    .as(
+                            "%s's javadoc jar (made in verify; a build with -Dmaven.javadoc.skip has none, "
+                                    + "so skip this module's tests too: -DskipITs)",
+                            artifactId)
+                    .isNotNull();
+            try (JarFile j = new JarFile(jar.toFile());
+                    JarFile s = new JarFile(sources.toFile());
+                    JarFile d = new JarFile(javadoc.toFile())) {
                 String name = j.getManifest().getMainAttributes().getValue("Automatic-Module-Name");
-                assertThat(name).as("%s's Automatic-Module-Name", artifactId)
+                assertThat(name)
+                        .as("%s's Automatic-Module-Name", artifactId)
                         .matches("dev\\.sluice(\\.[a-z][a-z0-9]*)+");
-                assertThat(moduleNames.put(name, artifactId)).as("%s: module name %s taken", artifactId, name)
+                assertThat(moduleNames.put(name, artifactId))
+                        .as("%s: module name %s taken", artifactId, name)
                         .isNull();
                 assertThat(s.stream().filter(e -> e.getName().endsWith(".java")))
-                        .as("%s's sources", artifactId).isNotEmpty();
-                assertThat(d.getEntry("index.html")).as("%s's javadoc index.html", artifactId).isNotNull();
+                        .as("%s's sources", artifactId)
+                        .isNotEmpty();
+                assertThat(d.getEntry("index.html"))
+                        .as("%s's javadoc index.html", artifactId)
+                        .isNotNull();
             }
-            assertThat(Xml.text(staging.pom(artifactId), "description")).as("%s's description", artifactId)
+            assertThat(Xml.text(staging.pom(artifactId), "description"))
+                    .as("%s's description", artifactId)
                     .isNotBlank();
         }
     }
@@ -94,7 +114,8 @@ class PublishedLayoutIT {
         List<String> checked = new ArrayList<>();
         for (Path readme : ReadmeSnippets.readmes(Build.root())) {
             Path pom = readme.resolveSibling("pom.xml");
-            if (!readme.getParent().equals(Build.root()) && Files.isRegularFile(pom)
+            if (!readme.getParent().equals(Build.root())
+                    && Files.isRegularFile(pom)
                     && !staging.artifactIds().contains(Xml.text(Xml.parse(pom), "artifactId"))) {
                 continue;
             }
@@ -105,10 +126,12 @@ class PublishedLayoutIT {
                     }
                     String artifactId = Xml.text(d, "artifactId");
                     String version = Xml.text(d, "version");
-                    assertThat(staging.artifactIds()).as("%s: dev.sluice:%s is not published", block, artifactId)
+                    assertThat(staging.artifactIds())
+                            .as("%s: dev.sluice:%s is not published", block, artifactId)
                             .contains(artifactId);
                     if (version != null) {
-                        assertThat(version).as("%s: the version of dev.sluice:%s", block, artifactId)
+                        assertThat(version)
+                                .as("%s: the version of dev.sluice:%s", block, artifactId)
                                 .isEqualTo(staging.version());
                     }
                     checked.add(artifactId);
@@ -120,10 +143,18 @@ class PublishedLayoutIT {
     }
 
     private static void assertCentralMetadata(String artifactId, Element pom) {
-        for (String[] path : new String[][] {{"name"}, {"description"}, {"url"}, {"licenses", "license", "name"},
-                {"licenses", "license", "url"}, {"developers", "developer", "name"}, {"scm", "url"},
-                {"scm", "connection"}}) {
-            assertThat(Xml.text(pom, path)).as("%s's deployed pom: %s", artifactId, String.join("/", path))
+        for (String[] path : new String[][] {
+            {"name"},
+            {"description"},
+            {"url"},
+            {"licenses", "license", "name"},
+            {"licenses", "license", "url"},
+            {"developers", "developer", "name"},
+            {"scm", "url"},
+            {"scm", "connection"}
+        }) {
+            assertThat(Xml.text(pom, path))
+                    .as("%s's deployed pom: %s", artifactId, String.join("/", path))
                     .isNotBlank();
         }
     }

@@ -10,8 +10,7 @@ import org.w3c.dom.Element;
 
 /** The ```xml blocks of the README files, as a reader copies them. */
 final class ReadmeSnippets {
-    private ReadmeSnippets() {
-    }
+    private ReadmeSnippets() {}
 
     /** One fenced block: its file, the line its fence opens on, and its text. */
     record Snippet(Path file, int line, String text) {
@@ -30,9 +29,14 @@ final class ReadmeSnippets {
     static List<Path> readmes(Path root) throws IOException {
         List<Path> files = new ArrayList<>();
         files.add(root.resolve("README.md"));
-        try (Stream<Path> found = Files.find(root, 3, (p, a) -> p.getFileName().toString().equals("README.md")
-                && !p.getParent().equals(root) && !p.toString().contains("/target/")
-                && !p.toString().contains("/node_modules/") && !p.toString().contains("/src/"))) {
+        try (Stream<Path> found = Files.find(
+                root,
+                3,
+                (p, a) -> p.getFileName().toString().equals("README.md")
+                        && !p.getParent().equals(root)
+                        && !p.toString().contains("/target/")
+                        && !p.toString().contains("/node_modules/")
+                        && !p.toString().contains("/src/"))) {
             found.sorted().forEach(files::add);
         }
         return files;

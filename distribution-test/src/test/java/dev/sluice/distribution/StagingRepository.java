@@ -24,8 +24,10 @@ record StagingRepository(Path root, String version) {
     static StagingRepository fromBuild() {
         Path root = Path.of(Build.property("sluice.staging"));
         assertThat(root.resolve(GROUP_PATH))
-                .as("the staging repository %s holds no dev.sluice artifact: the published modules deploy there in "
-                        + "verify, so build them first (./mvnw -B verify, or -pl distribution-test -am)", root)
+                .as(
+                        "the staging repository %s holds no dev.sluice artifact: the published modules deploy there in "
+                                + "verify, so build them first (./mvnw -B verify, or -pl distribution-test -am)",
+                        root)
                 .isDirectory();
         return new StagingRepository(root, Build.property("sluice.version"));
     }
@@ -33,7 +35,8 @@ record StagingRepository(Path root, String version) {
     /** The artifactIds deployed under dev.sluice. */
     Set<String> artifactIds() throws IOException {
         try (Stream<Path> dirs = Files.list(root.resolve(GROUP_PATH))) {
-            return dirs.filter(Files::isDirectory).map(p -> p.getFileName().toString())
+            return dirs.filter(Files::isDirectory)
+                    .map(p -> p.getFileName().toString())
                     .collect(TreeSet::new, Set::add, Set::addAll);
         }
     }
@@ -70,6 +73,8 @@ record StagingRepository(Path root, String version) {
     /** The artifactIds the deployed BOM manages, in its order. */
     List<String> bomArtifactIds() throws IOException {
         Element bom = pom("sluice-bom");
-        return Xml.all(bom, "dependency").stream().map(d -> Xml.text(d, "artifactId")).toList();
+        return Xml.all(bom, "dependency").stream()
+                .map(d -> Xml.text(d, "artifactId"))
+                .toList();
     }
 }

@@ -15,8 +15,7 @@ import org.xml.sax.SAXException;
 
 /** The little DOM reading the distribution tests need: poms, Maven metadata and README snippets. */
 final class Xml {
-    private Xml() {
-    }
+    private Xml() {}
 
     static Element parse(Path file) throws IOException {
         return parse(Files.readString(file), file.toString());
@@ -27,7 +26,9 @@ final class Xml {
         try {
             DocumentBuilderFactory factory = DocumentBuilderFactory.newInstance();
             factory.setFeature("http://apache.org/xml/features/disallow-doctype-decl", true);
-            return factory.newDocumentBuilder().parse(new InputSource(new StringReader(text))).getDocumentElement();
+            return factory.newDocumentBuilder()
+                    .parse(new InputSource(new StringReader(text)))
+                    .getDocumentElement();
         } catch (ParserConfigurationException | SAXException | IOException e) {
             throw new AssertionError(source + " is not well-formed XML: " + e.getMessage() + "\n" + text, e);
         }

@@ -19,10 +19,14 @@ import java.util.regex.Pattern;
  * drift into a command this replay would not run as curl does.
  */
 final class Curl {
-    static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10)).followRedirects(HttpClient.Redirect.NEVER).build();
+    static final HttpClient CLIENT = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .followRedirects(HttpClient.Redirect.NEVER)
+            .build();
 
-    private static final Pattern AUTHORITY = Pattern.compile("^(?:https?://)?(?:127\\.0\\.0\\.1|localhost):\\d+(/.*)?$");
+    private static final Pattern AUTHORITY =
+            Pattern.compile("^(?:https?://)?(?:127\\.0\\.0\\.1|localhost):\\d+(/.*)?$");
 
     final String method;
     final String path;
@@ -32,8 +36,14 @@ final class Curl {
     final boolean discardBody;
     final String writeOut;
 
-    private Curl(String method, String path, List<String[]> headers, String body, boolean include,
-            boolean discardBody, String writeOut) {
+    private Curl(
+            String method,
+            String path,
+            List<String[]> headers,
+            String body,
+            boolean include,
+            boolean discardBody,
+            String writeOut) {
         this.method = method;
         this.path = path;
         this.headers = headers;
@@ -61,7 +71,9 @@ final class Curl {
             } else if (w.equals("-H") || w.equals("--header")) {
                 String h = words.get(++i);
                 int colon = h.indexOf(':');
-                headers.add(new String[] {h.substring(0, colon).trim(), h.substring(colon + 1).trim()});
+                headers.add(new String[] {
+                    h.substring(0, colon).trim(), h.substring(colon + 1).trim()
+                });
             } else if (w.equals("-d") || w.equals("--data") || w.equals("--data-raw")) {
                 body = words.get(++i);
                 if (body.startsWith("@")) {
@@ -96,7 +108,13 @@ final class Curl {
             headers.add(new String[] {"Content-Type", "application/x-www-form-urlencoded"}); // as curl -d does
         }
         String path = m.group(1) == null ? "/" : m.group(1);
-        return new Curl(method != null ? method : body != null ? "POST" : "GET", path, headers, body, include, discard,
+        return new Curl(
+                method != null ? method : body != null ? "POST" : "GET",
+                path,
+                headers,
+                body,
+                include,
+                discard,
                 writeOut);
     }
 
@@ -105,16 +123,19 @@ final class Curl {
         /** The status line and the headers, as {@code curl -i} prints them (without the reason phrase). */
         String head() {
             StringBuilder s = new StringBuilder("HTTP/1.1 ").append(status).append('\n');
-            headers.map().forEach((name, values) -> values.forEach(v -> s.append(name).append(": ").append(v)
-                    .append('\n')));
+            headers.map()
+                    .forEach((name, values) -> values.forEach(
+                            v -> s.append(name).append(": ").append(v).append('\n')));
             return s.toString();
         }
     }
 
     Answer send(URI base) throws IOException, InterruptedException {
-        HttpRequest.Builder r = HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(30))
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                        : HttpRequest.BodyPublishers.ofString(body));
+        HttpRequest.Builder r = HttpRequest.newBuilder(base.resolve(path))
+                .timeout(Duration.ofSeconds(30))
+                .method(
+                        method,
+                        body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         for (String[] h : headers) {
             r.header(h[0], h[1]);
         }
@@ -146,7 +167,9 @@ final class Curl {
             if (m.group().equals("%{http_code}")) {
                 s.append(a.status());
             } else if (m.group(1) != null) {
-                s.append(a.headers().firstValue(m.group(1).toLowerCase(Locale.ROOT)).orElse(""));
+                s.append(a.headers()
+                        .firstValue(m.group(1).toLowerCase(Locale.ROOT))
+                        .orElse(""));
             } else {
                 s.append('\n');
             }

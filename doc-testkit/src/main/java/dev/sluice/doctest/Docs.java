@@ -10,8 +10,7 @@ import java.util.stream.Stream;
 
 /** Where the repository's docs are, found from any module's directory (a test's working directory). */
 public final class Docs {
-    private Docs() {
-    }
+    private Docs() {}
 
     private static final Path ROOT = findRoot();
 

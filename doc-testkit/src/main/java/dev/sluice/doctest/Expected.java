@@ -12,8 +12,7 @@ import java.util.regex.Pattern;
  * else varies: the tests run the service on a frozen clock, so times and counts are exact.
  */
 final class Expected {
-    private Expected() {
-    }
+    private Expected() {}
 
     /** Whether {@code actual} is what {@code expected} shows. */
     static boolean matches(String expected, String actual) {

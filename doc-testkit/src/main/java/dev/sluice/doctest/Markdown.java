@@ -18,8 +18,7 @@ import java.util.stream.Stream;
  * with an info string ({@code ```java}); it ends at the next line of as many backticks.
  */
 public final class Markdown {
-    private Markdown() {
-    }
+    private Markdown() {}
 
     /** One fenced block: its file, the line its content starts on (1-based), its info string, marker and lines. */
     public record Fence(Path file, int line, String info, String marker, List<String> lines, int end) {

@@ -10,8 +10,7 @@ import java.util.Map;
  * {@code #} comments and the separators {@code ;} and {@code |}, each returned as a word of its own.
  */
 final class ShellWords {
-    private ShellWords() {
-    }
+    private ShellWords() {}
 
     /** The words of {@code line}, variables taken from {@code env}; a separator is the word ";" or "|". */
     static List<String> split(String line, Map<String, String> env) {

@@ -23,12 +23,10 @@ import java.util.regex.Pattern;
  * are commands and the lines up to the next one are their output. See {@link Expected} for what may differ.
  */
 public final class Transcript {
-    private Transcript() {
-    }
+    private Transcript() {}
 
     /** One command and the answer the doc shows for it (null: none shown; it must then merely be sent). */
-    public record Step(String where, String command, String expected, boolean statusAndBody) {
-    }
+    public record Step(String where, String command, String expected, boolean statusAndBody) {}
 
     /** The steps of every block of {@code file} marked {@code transcript: service}, in order. */
     public static List<Step> steps(Path file, String service) {
@@ -105,8 +103,8 @@ public final class Transcript {
         List<String> lines = fence.lines();
         for (int i = 0; i < lines.size(); i++) {
             if (!lines.get(i).startsWith("$ ")) {
-                throw new AssertionError(Docs.relative(fence.file()) + ":" + (fence.line() + i)
-                        + ": output before any $ command");
+                throw new AssertionError(
+                        Docs.relative(fence.file()) + ":" + (fence.line() + i) + ": output before any $ command");
             }
             String where = Docs.relative(fence.file()) + ":" + (fence.line() + i);
             String command = lines.get(i).substring(2);
@@ -136,8 +134,8 @@ public final class Transcript {
         return single || dbl || (s.length() > 0 && s.charAt(s.length() - 1) == '\\');
     }
 
-    private static final Pattern FOR = Pattern.compile("^for\\s+(\\w+)\\s+in\\s+(.+?)\\s*;\\s*do\\s+(.+?)\\s*;\\s*done\\b(.*)$",
-            Pattern.DOTALL);
+    private static final Pattern FOR =
+            Pattern.compile("^for\\s+(\\w+)\\s+in\\s+(.+?)\\s*;\\s*do\\s+(.+?)\\s*;\\s*done\\b(.*)$", Pattern.DOTALL);
 
     /**
      * Sends every step to the service at {@code base}, in order, and compares each answer with the doc's; returns
@@ -187,15 +185,16 @@ public final class Transcript {
             } else if (lastCurl.include && !lastCurl.discardBody && runs.size() == 1) {
                 differences.addAll(Expected.differencesWithHead(s.expected(), last));
             } else if (!Expected.matches(s.expected(), output.toString())) {
-                differences.add("output " + output.toString().strip() + "\n    the doc shows " + s.expected().strip());
+                differences.add("output " + output.toString().strip() + "\n    the doc shows "
+                        + s.expected().strip());
             }
             for (String d : differences) {
                 failures.add(s.where() + ": " + d);
             }
         }
         if (!failures.isEmpty()) {
-            throw new AssertionError("the docs show other answers than the service gives:\n  "
-                    + String.join("\n  ", failures));
+            throw new AssertionError(
+                    "the docs show other answers than the service gives:\n  " + String.join("\n  ", failures));
         }
         return sent;
     }

@@ -30,10 +30,14 @@ class ArchitectureTablesTest {
         unnamed.removeAll(named);
         Set<String> gone = new TreeSet<>(named);
         gone.removeAll(existing.keySet());
-        List<String> unnamedWithModule = unnamed.stream().map(p -> p + " (" + existing.get(p) + ")").toList();
-        assertThat(unnamedWithModule).as("packages of the main code that ARCHITECTURE.md's package tables do not name")
+        List<String> unnamedWithModule =
+                unnamed.stream().map(p -> p + " (" + existing.get(p) + ")").toList();
+        assertThat(unnamedWithModule)
+                .as("packages of the main code that ARCHITECTURE.md's package tables do not name")
                 .isEmpty();
-        assertThat(gone).as("packages ARCHITECTURE.md's package tables name that no main code has").isEmpty();
+        assertThat(gone)
+                .as("packages ARCHITECTURE.md's package tables name that no main code has")
+                .isEmpty();
         assertThat(named).as("the tables were read").hasSizeGreaterThan(20);
     }
 

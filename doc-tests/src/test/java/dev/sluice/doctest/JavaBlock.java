@@ -33,6 +33,7 @@ final class JavaBlock {
     final String typeName;
     /** The source, and for each of its lines the Markdown line it comes from (0: the preamble). */
     final String source;
+
     final int[] markdownLine;
 
     JavaBlock(Markdown.Fence fence, int index) {
@@ -65,8 +66,10 @@ final class JavaBlock {
         List<String> lines = fence.lines();
         int firstCode = 0;
         boolean showsImports = false;
-        while (firstCode < lines.size() && (IMPORT.matcher(lines.get(firstCode)).matches()
-                || lines.get(firstCode).isBlank() || lines.get(firstCode).strip().startsWith("//"))) {
+        while (firstCode < lines.size()
+                && (IMPORT.matcher(lines.get(firstCode)).matches()
+                        || lines.get(firstCode).isBlank()
+                        || lines.get(firstCode).strip().startsWith("//"))) {
             showsImports |= IMPORT.matcher(lines.get(firstCode)).matches();
             firstCode++;
         }

@@ -37,7 +37,9 @@ class JavaBlocksTest {
         }
         assertThat(blocks).as("java blocks found in %s", Docs.readmes()).hasSizeGreaterThan(20);
         List<String> errors = compile(blocks, out);
-        assertThat(errors).as("java blocks that do not compile (%d blocks compiled)", blocks.size()).isEmpty();
+        assertThat(errors)
+                .as("java blocks that do not compile (%d blocks compiled)", blocks.size())
+                .isEmpty();
     }
 
     /** Compiles every block in one javac run; returns each error as {@code README.md:42: message}. */
@@ -57,7 +59,9 @@ class JavaBlocksTest {
             if (d.getKind() != Diagnostic.Kind.ERROR) {
                 continue;
             }
-            String where = d.getSource() instanceof Source s ? s.block.where(d.getLineNumber()) : String.valueOf(d.getSource());
+            String where = d.getSource() instanceof Source s
+                    ? s.block.where(d.getLineNumber())
+                    : String.valueOf(d.getSource());
             errors.add(where + ": " + d.getMessage(Locale.ROOT));
         }
         return errors;
@@ -68,7 +72,8 @@ class JavaBlocksTest {
         final JavaBlock block;
 
         Source(JavaBlock block) {
-            super(URI.create("string:///" + block.packageName.replace('.', '/') + "/" + block.typeName + ".java"),
+            super(
+                    URI.create("string:///" + block.packageName.replace('.', '/') + "/" + block.typeName + ".java"),
                     Kind.SOURCE);
             this.block = block;
         }
@@ -83,27 +88,33 @@ class JavaBlocksTest {
     void aBlockThatDoesNotCompileIsReportedAtItsLine(@TempDir Path dir) throws IOException {
         // the check itself: a block using List.of without importing it, as postgres/README.md's quick start once did
         Path readme = dir.resolve("README.md");
-        Files.writeString(readme, String.join("\n",
-                "Text.",
-                "",
-                "```java",
-                "import dev.sluice.*;",
-                "",
-                "Limit perUser = Limit.tokenBucket(10, Rate.perSecond(1));",
-                "var permits = List.of(Permit.of(\"user:42\", perUser));",
-                "```",
-                "",
-                "<!-- java: given RateLimiter limiter; import dev.sluice.*, java.util.List -->",
-                "```java",
-                "Decision d = limiter.tryAcquire(List.of(Permit.of(\"user:42\", Limit.gcra(Rate.perSecond(1), 1))));",
-                "```",
-                ""));
+        Files.writeString(
+                readme,
+                String.join(
+                        "\n",
+                        "Text.",
+                        "",
+                        "```java",
+                        "import dev.sluice.*;",
+                        "",
+                        "Limit perUser = Limit.tokenBucket(10, Rate.perSecond(1));",
+                        "var permits = List.of(Permit.of(\"user:42\", perUser));",
+                        "```",
+                        "",
+                        "<!-- java: given RateLimiter limiter; import dev.sluice.*, java.util.List -->",
+                        "```java",
+                        "Decision d = limiter.tryAcquire(List.of(Permit.of(\"user:42\", Limit.gcra(Rate.perSecond(1), 1))));",
+                        "```",
+                        ""));
         List<JavaBlock> blocks = new ArrayList<>();
         for (Markdown.Fence f : Markdown.fences(readme)) {
             blocks.add(new JavaBlock(f, blocks.size()));
         }
         List<String> errors = compile(blocks, Files.createDirectories(dir.resolve("classes")));
-        assertThat(errors).singleElement().asString().endsWith("README.md:7: cannot find symbol\n"
-                + "  symbol:   variable List\n  location: class snippets.b0.Snippet");
+        assertThat(errors)
+                .singleElement()
+                .asString()
+                .endsWith("README.md:7: cannot find symbol\n"
+                        + "  symbol:   variable List\n  location: class snippets.b0.Snippet");
     }
 }

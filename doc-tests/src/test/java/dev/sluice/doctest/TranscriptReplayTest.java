@@ -33,7 +33,7 @@ class TranscriptReplayTest {
         service.createContext("/count", exchange -> {
             int n = calls.incrementAndGet();
             byte[] body = ("{\"n\":" + n + ",\"method\":\"" + exchange.getRequestMethod() + "\",\"sent\":"
-                    + new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8) + "}")
+                            + new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8) + "}")
                     .getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().add("Content-Type", "application/json");
             if (n > 3) {
@@ -52,7 +52,8 @@ class TranscriptReplayTest {
         service.stop(0);
     }
 
-    private static final String DOC = String.join("\n",
+    private static final String DOC = String.join(
+            "\n",
             "Count three times, then once more:",
             "",
             "<!-- transcript: counter -->",
@@ -86,8 +87,11 @@ class TranscriptReplayTest {
 
     @Test
     void anAnswerOtherThanTheDocsFailsAtItsLine(@TempDir Path dir) throws Exception {
-        Path doc = Files.writeString(dir.resolve("README.md"), DOC.replace("# 200 200", "# 200 429")
-                .replace("Retry-After: 7", "Retry-After: 8").replace("{\"n\":4,", "{\"n\":5,"));
+        Path doc = Files.writeString(
+                dir.resolve("README.md"),
+                DOC.replace("# 200 200", "# 200 429")
+                        .replace("Retry-After: 7", "Retry-After: 8")
+                        .replace("{\"n\":4,", "{\"n\":5,"));
         assertThatThrownBy(() -> Transcript.replay(Transcript.steps(doc, "counter"), base))
                 .isInstanceOf(AssertionError.class)
                 .hasMessageContaining("README.md:6: output 200 200\n    the doc shows 200 429")
@@ -97,12 +101,15 @@ class TranscriptReplayTest {
 
     @Test
     void aCommandTheReplayCannotRunAsCurlDoesIsRefused(@TempDir Path dir) throws IOException {
-        Path doc = Files.writeString(dir.resolve("README.md"), String.join("\n",
-                "<!-- transcript: counter -->",
-                "```bash",
-                "curl -s --compressed 127.0.0.1:8080/count",
-                "```",
-                ""));
+        Path doc = Files.writeString(
+                dir.resolve("README.md"),
+                String.join(
+                        "\n",
+                        "<!-- transcript: counter -->",
+                        "```bash",
+                        "curl -s --compressed 127.0.0.1:8080/count",
+                        "```",
+                        ""));
         assertThatThrownBy(() -> Transcript.replay(Transcript.steps(doc, "counter"), base))
                 .hasMessageContaining("curl option --compressed is not replayed");
     }

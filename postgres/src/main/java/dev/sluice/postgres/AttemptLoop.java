@@ -29,8 +29,12 @@ final class AttemptLoop {
     final LongAdder retries = new LongAdder();
     final LongAdder retriesExhausted = new LongAdder();
 
-    AttemptLoop(DataSource dataSource, RetryPolicy retryPolicy, TimeBudget budget, DatabaseHealth health,
-                PostgresFailures failures) {
+    AttemptLoop(
+            DataSource dataSource,
+            RetryPolicy retryPolicy,
+            TimeBudget budget,
+            DatabaseHealth health,
+            PostgresFailures failures) {
         this.dataSource = dataSource;
         this.retryPolicy = retryPolicy;
         this.budget = budget;
@@ -75,21 +79,26 @@ final class AttemptLoop {
                 }
                 long left = deadline - sentAt;
                 if (left <= 0) {
-                    throw failures.notSent("waited " + TimeUnit.NANOSECONDS.toMillis(sentAt - start)
-                            + " ms for a pooled connection" + KeyText.about(key, limit) + ", past the time budget of "
-                            + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent", null);
+                    throw failures.notSent(
+                            "waited " + TimeUnit.NANOSECONDS.toMillis(sentAt - start)
+                                    + " ms for a pooled connection" + KeyText.about(key, limit)
+                                    + ", past the time budget of "
+                                    + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms: nothing was sent",
+                            null);
                 }
                 if (call.allAbandoned()) {
-                    throw failures.notSent("the caller stopped waiting" + KeyText.about(key, limit) + " before a connection was free:"
-                            + " nothing was sent", null);
+                    throw failures.notSent(
+                            "the caller stopped waiting" + KeyText.about(key, limit) + " before a connection was free:"
+                                    + " nothing was sent",
+                            null);
                 }
                 call.sent(deadline);
                 // the server cancels the statement at its limit, SENT_PATIENCE budgets; the caller stops waiting
                 // (and cancels it) sooner unless the database keeps answering others (a lock convoy on a hot row)
                 long cancelAt = sentAt + budgetNanos * SENT_PATIENCE;
                 call.sentLimit(cancelAt);
-                T result = JdbcAttempt.attempt(c, cancelAt, Math.max(1, TimeUnit.NANOSECONDS.toMillis(cancelAt - sentAt)), call,
-                        work);
+                T result = JdbcAttempt.attempt(
+                        c, cancelAt, Math.max(1, TimeUnit.NANOSECONDS.toMillis(cancelAt - sentAt)), call, work);
                 health.answered();
                 if (!call.maintenance) {
                     decisions.increment();
@@ -107,15 +116,22 @@ final class AttemptLoop {
                     }
                     retriesExhausted.increment();
                     boolean outOfTime = attempt < retryPolicy.maxAttempts();
-                    throw new PostgresStoreException("gave up after " + attempt + " attempt(s) in "
-                            + TimeUnit.NANOSECONDS.toMillis(elapsed) + " ms on conflicts (SQLSTATE " + state + ": "
-                            + e.getMessage() + ")" + KeyText.about(key, limit) + ": the retry policy " + retryPolicy
-                            + " ran out of " + (outOfTime ? "time" : "attempts") + "; raise maxAttempts or the budget,"
-                            + " or spread the load over more keys", state, e,
+                    throw new PostgresStoreException(
+                            "gave up after " + attempt + " attempt(s) in "
+                                    + TimeUnit.NANOSECONDS.toMillis(elapsed) + " ms on conflicts (SQLSTATE " + state
+                                    + ": "
+                                    + e.getMessage() + ")" + KeyText.about(key, limit) + ": the retry policy "
+                                    + retryPolicy
+                                    + " ran out of " + (outOfTime ? "time" : "attempts")
+                                    + "; raise maxAttempts or the budget,"
+                                    + " or spread the load over more keys",
+                            state,
+                            e,
                             outOfTime ? Degradation.TIMEOUT : Degradation.STORE_ERROR);
                 }
                 PostgresStoreException x = failures.translate(e, state, elapsed, key, limit);
-                if (x.degradation() == Degradation.UNAVAILABLE && attempt < retryPolicy.maxAttempts()
+                if (x.degradation() == Degradation.UNAVAILABLE
+                        && attempt < retryPolicy.maxAttempts()
                         && deadline - System.nanoTime() > 0) {
                     // a broken connection, most often one the pool kept from before a restart: try another
                     // at once, so that after a restart the stale ones are weeded out within one decision
@@ -139,8 +155,8 @@ final class AttemptLoop {
             TimeUnit.NANOSECONDS.sleep(nanos);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new PostgresStoreException("interrupted while backing off before a retry", null, e,
-                    Degradation.STORE_ERROR);
+            throw new PostgresStoreException(
+                    "interrupted while backing off before a retry", null, e, Degradation.STORE_ERROR);
         }
     }
 }

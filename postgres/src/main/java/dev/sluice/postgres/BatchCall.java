@@ -10,7 +10,8 @@ final class BatchCall extends DecisionCall {
         super(deadlineNanos);
         this.batch = batch;
         for (Batcher.Request r : batch) {
-            r.call().inBatch = this; // a caller who stops waiting cancels this call's statement (see DecisionCall.cancel)
+            r.call().inBatch =
+                    this; // a caller who stops waiting cancels this call's statement (see DecisionCall.cancel)
         }
     }
 

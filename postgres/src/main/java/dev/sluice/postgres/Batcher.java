@@ -27,9 +27,14 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class Batcher implements AutoCloseable {
 
     /** One queued decision; {@code maxWaitNanos < 0} for tryAcquire. */
-    record Request(String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading now, DecisionCall call,
-                   CompletableFuture<Decision> result) {
-    }
+    record Request(
+            String key,
+            Limit limit,
+            long cost,
+            long maxWaitNanos,
+            StoreClock.Reading now,
+            DecisionCall call,
+            CompletableFuture<Decision> result) {}
 
     /** Builds the failure of a request that was not sent (queue full, or its budget passed while queued). */
     interface NotSent {
@@ -46,6 +51,7 @@ final class Batcher implements AutoCloseable {
     private final BlockingQueue<Request> queue;
     /** Requests queued and not yet taken by a dispatcher (the queue also holds close()'s markers). */
     private final AtomicInteger pending = new AtomicInteger();
+
     private final int maxQueued;
     private final int maxBatch;
     private final Sender sender;
@@ -58,7 +64,13 @@ final class Batcher implements AutoCloseable {
     }
 
     /** With a queue of the caller's: tests use one that stalls an {@code add} to open a race window. */
-    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, NotSent notSent, BlockingQueue<Request> queue) {
+    Batcher(
+            int maxBatch,
+            int dispatchers,
+            int maxQueued,
+            Sender sender,
+            NotSent notSent,
+            BlockingQueue<Request> queue) {
         this.queue = queue;
         this.notSent = notSent;
         this.maxQueued = maxQueued;
@@ -91,9 +103,13 @@ final class Batcher implements AutoCloseable {
         }
         if (pending.incrementAndGet() > maxQueued) {
             pending.decrementAndGet();
-            r.result().completeExceptionally(notSent.failure("the batching queue is full: " + maxQueued
-                    + " decisions are waiting, so nothing was sent for key \"" + Permit.abbreviate(r.key())
-                    + "\" (raise concurrentBatches with the pool size)", null));
+            r.result()
+                    .completeExceptionally(notSent.failure(
+                            "the batching queue is full: " + maxQueued
+                                    + " decisions are waiting, so nothing was sent for key \""
+                                    + Permit.abbreviate(r.key())
+                                    + "\" (raise concurrentBatches with the pool size)",
+                            null));
             return r.result();
         }
         queue.add(r);

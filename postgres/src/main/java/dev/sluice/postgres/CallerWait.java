@@ -22,6 +22,7 @@ import java.util.concurrent.TimeoutException;
 final class CallerWait {
     /** How long past the deadline a caller still waits for its worker's answer (see {@link PostgresRateLimiter#SLACK_MILLIS}). */
     static final long GRACE_MILLIS = 1;
+
     private static final long GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS);
 
     private final TimeBudget budget;
@@ -41,8 +42,7 @@ final class CallerWait {
     <T> T await(CompletableFuture<T> f, DecisionCall call, String key, Limit limit) {
         try {
             // expire: the worker, if it has not begun, now sends nothing
-            return budget.await(f, call.deadlineNanos + GRACE_NANOS, patience(call),
-                    g -> expire(g, call, key, limit));
+            return budget.await(f, call.deadlineNanos + GRACE_NANOS, patience(call), g -> expire(g, call, key, limit));
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
             if (cause instanceof RuntimeException re) {
@@ -51,13 +51,20 @@ final class CallerWait {
             if (cause instanceof Error err) {
                 throw err;
             }
-            throw new PostgresStoreException("the decision" + KeyText.about(key, limit) + " failed: " + cause, null, cause,
+            throw new PostgresStoreException(
+                    "the decision" + KeyText.about(key, limit) + " failed: " + cause,
+                    null,
+                    cause,
                     Degradation.STORE_ERROR);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             f.cancel(false);
-            throw new PostgresStoreException("interrupted while waiting for the decision" + KeyText.about(key, limit)
-                    + "; it may still be under way", null, e, Degradation.STORE_ERROR);
+            throw new PostgresStoreException(
+                    "interrupted while waiting for the decision" + KeyText.about(key, limit)
+                            + "; it may still be under way",
+                    null,
+                    e,
+                    Degradation.STORE_ERROR);
         }
     }
 
@@ -66,8 +73,7 @@ final class CallerWait {
      * {@link CallerWait#GRACE_MILLIS}, whatever the decision is waiting for.
      */
     CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, DecisionCall call, String key, Limit limit) {
-        return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call),
-                g -> expire(g, call, key, limit));
+        return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call), g -> expire(g, call, key, limit));
     }
 
     /**
@@ -92,7 +98,6 @@ final class CallerWait {
         };
     }
 
-
     /**
      * The caller stops waiting: its future fails with why, and a statement still under way is cancelled, off the
      * caller's thread (the driver sends a cancel on a new connection and waits for it, up to its
@@ -100,7 +105,8 @@ final class CallerWait {
      */
     private void expire(CompletableFuture<?> f, DecisionCall call, String key, Limit limit) {
         call.abandoned = true;
-        if (f.completeExceptionally(late(call, key, limit, new TimeoutException())) && call.phase() == DecisionCall.SENT) {
+        if (f.completeExceptionally(late(call, key, limit, new TimeoutException()))
+                && call.phase() == DecisionCall.SENT) {
             CANCELLER.execute(call::cancel);
         }
     }
@@ -112,11 +118,18 @@ final class CallerWait {
     private static final ThreadPoolExecutor CANCELLER = canceller();
 
     private static ThreadPoolExecutor canceller() {
-        ThreadPoolExecutor t = new ThreadPoolExecutor(2, 2, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(1024), r -> {
-            Thread thread = new Thread(r, "sluice-postgres-cancel");
-            thread.setDaemon(true);
-            return thread;
-        }, new ThreadPoolExecutor.DiscardPolicy());
+        ThreadPoolExecutor t = new ThreadPoolExecutor(
+                2,
+                2,
+                1,
+                TimeUnit.SECONDS,
+                new LinkedBlockingQueue<>(1024),
+                r -> {
+                    Thread thread = new Thread(r, "sluice-postgres-cancel");
+                    thread.setDaemon(true);
+                    return thread;
+                },
+                new ThreadPoolExecutor.DiscardPolicy());
         t.allowCoreThreadTimeOut(true);
         return t;
     }
@@ -128,16 +141,23 @@ final class CallerWait {
             health.seen(Degradation.TIMEOUT);
             String fate = call.cancelReachesStatement()
                     ? "the statement was sent and is cancelled now, so nothing was taken (unless the database committed"
-                    + " it before the cancel reached it)"
+                            + " it before the cancel reached it)"
                     : "the statement was sent in a batch with other callers' decisions, which still wait for it, so it"
-                    + " is not cancelled and takes this decision's permits if it commits (the store's own timeout, "
-                    + AttemptLoop.SENT_PATIENCE + " budgets, ends it otherwise)";
-            return new PostgresStoreException("the decision" + KeyText.about(key, limit) + " got no answer within its time"
-                    + " budget of " + budget + " ms while the database answered nothing else: " + fate + "; the"
-                    + " database is slow, paused or the row locked by another transaction: check the database, or raise"
-                    + " RetryPolicy.budget", null, cause, Degradation.TIMEOUT);
+                            + " is not cancelled and takes this decision's permits if it commits (the store's own timeout, "
+                            + AttemptLoop.SENT_PATIENCE + " budgets, ends it otherwise)";
+            return new PostgresStoreException(
+                    "the decision" + KeyText.about(key, limit) + " got no answer within its time"
+                            + " budget of " + budget + " ms while the database answered nothing else: " + fate + "; the"
+                            + " database is slow, paused or the row locked by another transaction: check the database, or raise"
+                            + " RetryPolicy.budget",
+                    null,
+                    cause,
+                    Degradation.TIMEOUT);
         }
-        return failures.notSent("the decision" + KeyText.about(key, limit) + " waited its whole time budget of " + budget + " ms for "
-                + (call.phase() == DecisionCall.QUEUED ? "a worker thread" : "a pooled connection") + ": nothing was sent", cause);
+        return failures.notSent(
+                "the decision" + KeyText.about(key, limit) + " waited its whole time budget of " + budget + " ms for "
+                        + (call.phase() == DecisionCall.QUEUED ? "a worker thread" : "a pooled connection")
+                        + ": nothing was sent",
+                cause);
     }
 }

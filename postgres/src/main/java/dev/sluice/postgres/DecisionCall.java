@@ -22,6 +22,7 @@ class DecisionCall {
     volatile Statement statement;
     /** The batch this decision travels in (its statement is the batch's), or null when it goes alone. */
     volatile DecisionCall inBatch;
+
     private volatile int phase = QUEUED;
 
     /** True for the limiter's own work (warm-up, expiry sweeps): not a decision, not counted as one. */

@@ -67,15 +67,21 @@ final class DecisionStatements {
                     }
                     case SLIDING_WINDOW -> {
                         long window = rs.getLong(2);
-                        yield rs.wasNull() ? SlidingWindowState.FRESH
+                        yield rs.wasNull()
+                                ? SlidingWindowState.FRESH
                                 : new SlidingWindowState(window, rs.getLong(3), rs.getLong(4));
                     }
                     case SLIDING_LOG -> {
                         Array times = rs.getArray(2);
-                        yield times == null ? LogState.FRESH : new LogState(MultiPermitTransaction.longs(times), MultiPermitTransaction.longs(rs.getArray(3)));
+                        yield times == null
+                                ? LogState.FRESH
+                                : new LogState(
+                                        MultiPermitTransaction.longs(times),
+                                        MultiPermitTransaction.longs(rs.getArray(3)));
                     }
                 };
-                long now = Math.max(reading.store() ? dbClock : reading.clientNanos(),
+                long now = Math.max(
+                        reading.store() ? dbClock : reading.clientNanos(),
                         MultiPermitTransaction.latestInstant(state, limit));
                 return Algorithms.peek(state, now, limit, cost);
             }
@@ -132,7 +138,10 @@ final class DecisionStatements {
                     case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(2), rs.getLong(3));
                     case FIXED_WINDOW -> new WindowState(rs.getLong(2), rs.getLong(3));
                     case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(2), rs.getLong(3), rs.getLong(4));
-                    case SLIDING_LOG -> new LogState(MultiPermitTransaction.longs(rs.getArray(2)), MultiPermitTransaction.longs(rs.getArray(3)));
+                    case SLIDING_LOG ->
+                        new LogState(
+                                MultiPermitTransaction.longs(rs.getArray(2)),
+                                MultiPermitTransaction.longs(rs.getArray(3)));
                 };
                 long now = rs.getLong(algorithm == Algorithm.SLIDING_WINDOW ? 5 : 4);
                 return decide(allowed, pre, now, limit, cost, maxWaitNanos);
@@ -155,7 +164,6 @@ final class DecisionStatements {
     }
 
     /** Decides a batch of token-bucket / GCRA requests in one statement (a batch of one: the single call). */
-
     List<Decision> acquireMany(Db c, List<Batcher.Request> batch) throws SQLException {
         int n = batch.size();
         String[] keys = new String[n];
@@ -192,8 +200,13 @@ final class DecisionStatements {
                 while (rs.next()) {
                     int i = rs.getInt(1) - 1;
                     Batcher.Request r = batch.get(i);
-                    out[i] = decide(rs.getBoolean(2), new TatState(rs.getLong(3), rs.getLong(4)), rs.getLong(5),
-                            r.limit(), r.cost(), r.maxWaitNanos());
+                    out[i] = decide(
+                            rs.getBoolean(2),
+                            new TatState(rs.getLong(3), rs.getLong(4)),
+                            rs.getLong(5),
+                            r.limit(),
+                            r.cost(),
+                            r.maxWaitNanos());
                 }
             }
         }

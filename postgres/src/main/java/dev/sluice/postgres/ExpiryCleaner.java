@@ -38,6 +38,7 @@ public final class ExpiryCleaner implements AutoCloseable {
     private final BooleanSupplier limiterClosed;
     /** Tells the limiter this cleaner stopped, so that closing the limiter does not close it again. */
     private final Consumer<ExpiryCleaner> onClose;
+
     private final int batchSize;
     private final int maxBatches;
     private final AtomicLong deleted = new AtomicLong();
@@ -46,13 +47,18 @@ public final class ExpiryCleaner implements AutoCloseable {
     private final AtomicReference<RuntimeException> lastFailure = new AtomicReference<>();
     private volatile ScheduledExecutorService scheduler;
 
-    ExpiryCleaner(ExpiredRows rows, BooleanSupplier limiterClosed, Consumer<ExpiryCleaner> onClose, int batchSize,
+    ExpiryCleaner(
+            ExpiredRows rows,
+            BooleanSupplier limiterClosed,
+            Consumer<ExpiryCleaner> onClose,
+            int batchSize,
             int maxBatches) {
         this.rows = Objects.requireNonNull(rows);
         this.limiterClosed = limiterClosed;
         this.onClose = onClose;
         if (batchSize < 1 || batchSize > 1_000_000) {
-            throw new IllegalArgumentException("batchSize " + batchSize + " must be between 1 and 1,000,000 rows: e.g. 1000");
+            throw new IllegalArgumentException(
+                    "batchSize " + batchSize + " must be between 1 and 1,000,000 rows: e.g. 1000");
         }
         if (maxBatches < 1) {
             throw new IllegalArgumentException("maxBatchesPerSweep " + maxBatches + " must be at least 1: e.g. 10");
@@ -64,7 +70,8 @@ public final class ExpiryCleaner implements AutoCloseable {
     static void checkInterval(Duration interval) {
         Objects.requireNonNull(interval, "interval must not be null: e.g. Duration.ofMinutes(1)");
         if (interval.toMillis() < 1) {
-            throw new IllegalArgumentException("cleaner interval " + interval + " is shorter than 1 ms: e.g. Duration.ofMinutes(1)");
+            throw new IllegalArgumentException(
+                    "cleaner interval " + interval + " is shorter than 1 ms: e.g. Duration.ofMinutes(1)");
         }
     }
 
@@ -85,6 +92,7 @@ public final class ExpiryCleaner implements AutoCloseable {
 
     /** Since when sweeps fail because the database cannot serve (System.nanoTime), and the last line said so. */
     private long failingSince;
+
     private long lastLineAt;
     private boolean failing;
 
@@ -100,8 +108,10 @@ public final class ExpiryCleaner implements AutoCloseable {
             sweep();
             if (failing) {
                 failing = false;
-                LOG.log(System.Logger.Level.DEBUG, "expiry sweeps work again after "
-                        + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSince) + " s");
+                LOG.log(
+                        System.Logger.Level.DEBUG,
+                        "expiry sweeps work again after "
+                                + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSince) + " s");
             }
         } catch (RuntimeException e) {
             if (limiterClosed.getAsBoolean()) {
@@ -115,18 +125,22 @@ public final class ExpiryCleaner implements AutoCloseable {
             }
             long now = System.nanoTime();
             // a privilege only the cleaner needs (DELETE) is its own to tell; a refused login, the decisions tell
-            System.Logger.Level level = "42501".equals(p.sqlState()) ? System.Logger.Level.WARNING
-                    : System.Logger.Level.DEBUG;
+            System.Logger.Level level =
+                    "42501".equals(p.sqlState()) ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG;
             if (!failing) {
                 failing = true;
                 failingSince = now;
                 lastLineAt = now;
-                LOG.log(level, "expiry sweeps fail (" + p.degradation().label() + "); each interval tries again: "
-                        + e.getMessage());
+                LOG.log(
+                        level,
+                        "expiry sweeps fail (" + p.degradation().label() + "); each interval tries again: "
+                                + e.getMessage());
             } else if (now - lastLineAt >= REMINDER_NANOS) {
                 lastLineAt = now;
-                LOG.log(level, "expiry sweeps still fail (" + p.degradation().label() + ") after "
-                        + TimeUnit.NANOSECONDS.toSeconds(now - failingSince) + " s: " + e.getMessage());
+                LOG.log(
+                        level,
+                        "expiry sweeps still fail (" + p.degradation().label() + ") after "
+                                + TimeUnit.NANOSECONDS.toSeconds(now - failingSince) + " s: " + e.getMessage());
             }
         }
     }

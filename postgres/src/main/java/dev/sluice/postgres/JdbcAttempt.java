@@ -23,8 +23,7 @@ final class JdbcAttempt {
      */
     static final long NETWORK_MARGIN_MILLIS = 250;
 
-    private JdbcAttempt() {
-    }
+    private JdbcAttempt() {}
 
     @FunctionalInterface
     interface SqlCall<T> {
@@ -48,8 +47,8 @@ final class JdbcAttempt {
             if (call.allAbandoned()) {
                 // its callers stopped waiting after the attempt checked, before this statement was there to cancel
                 ps.close();
-                throw new SQLException("the caller stopped waiting before the statement was sent: nothing was sent",
-                        "57014");
+                throw new SQLException(
+                        "the caller stopped waiting before the statement was sent: nothing was sent", "57014");
             }
             return ps;
         }
@@ -57,6 +56,7 @@ final class JdbcAttempt {
 
     /** The PostgreSQL driver's statement class and its millisecond query timeout, when that driver is there. */
     private static final Class<?> PG_STATEMENT;
+
     private static final java.lang.invoke.MethodHandle SET_QUERY_TIMEOUT_MS;
 
     static {
@@ -64,8 +64,9 @@ final class JdbcAttempt {
         java.lang.invoke.MethodHandle handle = null;
         try {
             type = Class.forName("org.postgresql.jdbc.PgStatement");
-            handle = java.lang.invoke.MethodHandles.publicLookup().findVirtual(type, "setQueryTimeoutMs",
-                    java.lang.invoke.MethodType.methodType(void.class, long.class));
+            handle = java.lang.invoke.MethodHandles.publicLookup()
+                    .findVirtual(
+                            type, "setQueryTimeoutMs", java.lang.invoke.MethodType.methodType(void.class, long.class));
         } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
             type = null; // another driver: JDBC's whole seconds
         }

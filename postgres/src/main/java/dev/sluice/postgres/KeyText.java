@@ -6,8 +6,7 @@ import java.util.Locale;
 
 /** What a key may hold in PostgreSQL {@code text}, and how keys appear in messages. */
 final class KeyText {
-    private KeyText() {
-    }
+    private KeyText() {}
 
     /** {@code " for key \"…\" under <limit>"}, or nothing for the limiter's own work (no key). */
     static String about(String key, Limit limit) {
@@ -26,16 +25,18 @@ final class KeyText {
         for (int i = 0, n = key.length(); i < n; i++) {
             char ch = key.charAt(i);
             if (ch == 0) {
-                throw new IllegalArgumentException("key \"" + Permit.abbreviate(key).replace("\0", "\\0")
-                        + "\" contains a NUL character (U+0000) at index " + i
-                        + ": PostgreSQL text cannot store it; remove it, or encode the key (e.g. hex or Base64) first");
+                throw new IllegalArgumentException(
+                        "key \"" + Permit.abbreviate(key).replace("\0", "\\0")
+                                + "\" contains a NUL character (U+0000) at index " + i
+                                + ": PostgreSQL text cannot store it; remove it, or encode the key (e.g. hex or Base64) first");
             }
             if (Character.isHighSurrogate(ch) && i + 1 < n && Character.isLowSurrogate(key.charAt(i + 1))) {
                 i++;
             } else if (Character.isSurrogate(ch)) {
-                throw new IllegalArgumentException("key \"" + Permit.abbreviate(key) + "\" contains an unpaired UTF-16 surrogate"
-                        + " (U+" + Integer.toHexString(ch).toUpperCase(Locale.ROOT) + ") at index " + i
-                        + ": it has no UTF-8 form, so PostgreSQL cannot store it; pass well-formed Unicode");
+                throw new IllegalArgumentException(
+                        "key \"" + Permit.abbreviate(key) + "\" contains an unpaired UTF-16 surrogate"
+                                + " (U+" + Integer.toHexString(ch).toUpperCase(Locale.ROOT) + ") at index " + i
+                                + ": it has no UTF-8 form, so PostgreSQL cannot store it; pass well-formed Unicode");
             }
         }
     }

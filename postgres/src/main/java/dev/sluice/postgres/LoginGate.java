@@ -64,10 +64,12 @@ final class LoginGate implements DataSource {
     private synchronized void admit() throws SQLException {
         long now = nanoTime.getAsLong();
         if (lastRefusal != null && now - nextLoginAt < 0) {
-            throw new SQLException(lastRefusal.getMessage() + " (no login is tried again for "
-                    + TimeUnit.NANOSECONDS.toMillis(nextLoginAt - now) + " ms, backing off up to "
-                    + ReconnectBackoff.MAX.toSeconds() + " s after " + refusals + " refused login(s))",
-                    lastRefusal.getSQLState(), lastRefusal);
+            throw new SQLException(
+                    lastRefusal.getMessage() + " (no login is tried again for "
+                            + TimeUnit.NANOSECONDS.toMillis(nextLoginAt - now) + " ms, backing off up to "
+                            + ReconnectBackoff.MAX.toSeconds() + " s after " + refusals + " refused login(s))",
+                    lastRefusal.getSQLState(),
+                    lastRefusal);
         }
     }
 

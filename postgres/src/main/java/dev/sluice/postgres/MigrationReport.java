@@ -47,17 +47,20 @@ public record MigrationReport(String schema, List<String> created, List<String> 
 
     /** {@code 3 tables (a, b, c), 3 indexes and 15 functions}: tables and the schema by name, the rest counted. */
     private static String summary(List<String> objects) {
-        Map<String, List<String>> byKind = new TreeMap<>((a, b) -> Integer.compare(rank(a), rank(b)) != 0
-                ? Integer.compare(rank(a), rank(b)) : a.compareTo(b));
+        Map<String, List<String>> byKind = new TreeMap<>(
+                (a, b) -> Integer.compare(rank(a), rank(b)) != 0 ? Integer.compare(rank(a), rank(b)) : a.compareTo(b));
         for (String o : objects) {
             int space = o.indexOf(' ');
-            byKind.computeIfAbsent(o.substring(0, space), k -> new ArrayList<>()).add(o.substring(space + 1));
+            byKind.computeIfAbsent(o.substring(0, space), k -> new ArrayList<>())
+                    .add(o.substring(space + 1));
         }
         List<String> parts = new ArrayList<>();
         byKind.forEach((kind, names) -> {
             String counted = names.size() + " " + kind + (names.size() == 1 ? "" : kind.endsWith("x") ? "es" : "s");
-            parts.add(kind.equals("schema") ? "schema " + names.get(0)
-                    : kind.equals("table") ? counted + " (" + String.join(", ", names) + ")" : counted);
+            parts.add(
+                    kind.equals("schema")
+                            ? "schema " + names.get(0)
+                            : kind.equals("table") ? counted + " (" + String.join(", ", names) + ")" : counted);
         });
         if (parts.size() == 1) {
             return parts.get(0);

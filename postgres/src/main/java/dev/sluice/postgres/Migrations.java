@@ -35,8 +35,13 @@ import javax.sql.DataSource;
 public final class Migrations {
 
     /** The migration files, in the order they are applied. */
-    public static final List<String> FILES = List.of("001_tables.sql", "002_token_bucket.sql",
-            "003_fixed_window.sql", "004_sliding_window.sql", "005_sliding_log.sql", "006_seed_function.sql");
+    public static final List<String> FILES = List.of(
+            "001_tables.sql",
+            "002_token_bucket.sql",
+            "003_fixed_window.sql",
+            "004_sliding_window.sql",
+            "005_sliding_log.sql",
+            "006_seed_function.sql");
 
     /** The default schema: where unqualified names resolve on most databases. */
     public static final String DEFAULT_SCHEMA = "public";
@@ -50,8 +55,7 @@ public final class Migrations {
     private static final Pattern CREATE_SCHEMA = Pattern.compile("create schema if not exists public;");
     private static final Pattern SCHEMA_LITERAL = Pattern.compile("nspname = 'public'");
 
-    private Migrations() {
-    }
+    private Migrations() {}
 
     /** Checks a schema name: lower-case letters, digits and underscores, not starting with a digit. */
     public static String checkSchema(String schema) {
@@ -111,7 +115,11 @@ public final class Migrations {
     public static String render(String schema, String prefix) {
         StringBuilder all = new StringBuilder();
         for (String f : FILES) {
-            all.append("-- ").append(f).append('\n').append(render(f, schema, prefix)).append('\n');
+            all.append("-- ")
+                    .append(f)
+                    .append('\n')
+                    .append(render(f, schema, prefix))
+                    .append('\n');
         }
         return all.toString();
     }
@@ -207,10 +215,16 @@ public final class Migrations {
             }
         } catch (SQLException e) {
             String state = e.getSQLState();
-            throw new PostgresStoreException("migration of schema " + schema + " (prefix " + prefix + ") failed: "
-                    + e.getMessage() + " (SQLSTATE " + state + ")", state, e,
-                    PostgresFailures.isTimeout(e) ? Degradation.TIMEOUT : PostgresFailures.isUnreachable(e, state) ? Degradation.UNAVAILABLE
-                    : Degradation.STORE_ERROR);
+            throw new PostgresStoreException(
+                    "migration of schema " + schema + " (prefix " + prefix + ") failed: " + e.getMessage()
+                            + " (SQLSTATE " + state + ")",
+                    state,
+                    e,
+                    PostgresFailures.isTimeout(e)
+                            ? Degradation.TIMEOUT
+                            : PostgresFailures.isUnreachable(e, state)
+                                    ? Degradation.UNAVAILABLE
+                                    : Degradation.STORE_ERROR);
         }
     }
 }

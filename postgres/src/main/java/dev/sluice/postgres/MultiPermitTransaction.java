@@ -41,8 +41,7 @@ final class MultiPermitTransaction {
         this.clock = clock;
     }
 
-    private record Id(String key, String limitId) {
-    }
+    private record Id(String key, String limitId) {}
 
     Decision acquireAll(Db c, List<Permit> permits) throws SQLException {
         Map<Id, Limit> limits = new LinkedHashMap<>();
@@ -50,7 +49,8 @@ final class MultiPermitTransaction {
         for (Permit p : permits) {
             Id id = new Id(p.key(), p.limit().id());
             if (limits.putIfAbsent(id, p.limit()) == null) {
-                byTable.computeIfAbsent(Table.of(p.limit()), t -> new ArrayList<>()).add(id);
+                byTable.computeIfAbsent(Table.of(p.limit()), t -> new ArrayList<>())
+                        .add(id);
             }
         }
         StoreClock.Reading reading = clock.read();
@@ -132,7 +132,8 @@ final class MultiPermitTransaction {
         }
         for (Id id : ids) {
             if (!states.containsKey(id)) {
-                throw new SQLException("the lock statement returned no row for key " + Permit.abbreviate(id.key()), "XX000");
+                throw new SQLException(
+                        "the lock statement returned no row for key " + Permit.abbreviate(id.key()), "XX000");
             }
         }
         return clock;
@@ -208,7 +209,8 @@ final class MultiPermitTransaction {
 
     /** expires_at is kept to the second, rounded up (never early), as the SQL functions keep it. */
     static long ceilToSecond(long nanos) {
-        return Math.floorDiv(nanos, 1_000_000_000L) * 1_000_000_000L + (Math.floorMod(nanos, 1_000_000_000L) > 0 ? 1_000_000_000L : 0);
+        return Math.floorDiv(nanos, 1_000_000_000L) * 1_000_000_000L
+                + (Math.floorMod(nanos, 1_000_000_000L) > 0 ? 1_000_000_000L : 0);
     }
 
     /** The latest instant a state was written at: a decision never happens before it. */

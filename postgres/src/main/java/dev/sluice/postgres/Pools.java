@@ -38,11 +38,9 @@ final class Pools {
     private static final Pattern POOLS = Pattern.compile("(?i).*(hikari|pool|c3p0|vibur|agroal|druid).*");
 
     /** What the limiter borrows from, the pool it made (null when the caller's DataSource pools) and where it is. */
-    record Resolved(DataSource dataSource, HikariDataSource owned, String where) {
-    }
+    record Resolved(DataSource dataSource, HikariDataSource owned, String where) {}
 
-    private Pools() {
-    }
+    private Pools() {}
 
     /** How long the driver waits for a login (connect, TLS, authentication) before it gives up. */
     static final int LOGIN_TIMEOUT_SECONDS = 10;
@@ -117,7 +115,8 @@ final class Pools {
     }
 
     private static int backendPid(DataSource ds) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement st = c.createStatement();
+        try (Connection c = ds.getConnection();
+                Statement st = c.createStatement();
                 ResultSet rs = st.executeQuery("select pg_backend_pid()")) {
             rs.next();
             return rs.getInt(1);

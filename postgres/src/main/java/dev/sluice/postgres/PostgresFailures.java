@@ -34,14 +34,24 @@ final class PostgresFailures {
     PostgresStoreException notSent(String what, Throwable cause) {
         Degradation d = health.lastSeen();
         if (d == Degradation.NONE) {
-            return new PostgresStoreException(what + "; the database is up but the client side is full: raise the"
-                    + " pool size, Builder.threads or Builder.maxQueuedDecisions, or shed load", null, cause,
+            return new PostgresStoreException(
+                    what + "; the database is up but the client side is full: raise the"
+                            + " pool size, Builder.threads or Builder.maxQueuedDecisions, or shed load",
+                    null,
+                    cause,
                     Degradation.OVERLOADED);
         }
-        return new PostgresStoreException(what + "; the database was last seen " + (d == Degradation.TIMEOUT
-                ? "not answering in time (slow or paused)" : d == Degradation.MISCONFIGURED
-                ? "refusing this client's login or privileges" : "unreachable (down or restarting)")
-                + ": check the database", null, cause, d);
+        return new PostgresStoreException(
+                what + "; the database was last seen "
+                        + (d == Degradation.TIMEOUT
+                                ? "not answering in time (slow or paused)"
+                                : d == Degradation.MISCONFIGURED
+                                        ? "refusing this client's login or privileges"
+                                        : "unreachable (down or restarting)")
+                        + ": check the database",
+                null,
+                cause,
+                d);
     }
 
     /**
@@ -56,8 +66,11 @@ final class PostgresFailures {
         String refused = refusal(e);
         if (refused != null) {
             health.seen(Degradation.MISCONFIGURED);
-            return new PostgresStoreException("cannot get a PostgreSQL connection from the DataSource: the database "
-                    + refused, stateOfRefusal(e, state), e, Degradation.MISCONFIGURED);
+            return new PostgresStoreException(
+                    "cannot get a PostgreSQL connection from the DataSource: the database " + refused,
+                    stateOfRefusal(e, state),
+                    e,
+                    Degradation.MISCONFIGURED);
         }
         Degradation d;
         if (isTimeout(e)) {
@@ -73,10 +86,15 @@ final class PostgresFailures {
         if (d.storeUnhealthy()) {
             health.seen(d);
         }
-        return new PostgresStoreException("cannot get a PostgreSQL connection from the DataSource ("
-                + e.getMessage() + ", SQLSTATE " + state + "): " + (d == Degradation.OVERLOADED
-                ? "the pool has no free connection; raise its size or shed load"
-                : "check that the database is up and the URL, user and password are right"), state, e, d);
+        return new PostgresStoreException(
+                "cannot get a PostgreSQL connection from the DataSource ("
+                        + e.getMessage() + ", SQLSTATE " + state + "): "
+                        + (d == Degradation.OVERLOADED
+                                ? "the pool has no free connection; raise its size or shed load"
+                                : "check that the database is up and the URL, user and password are right"),
+                state,
+                e,
+                d);
     }
 
     /** Class 08, the server shutting down or starting (57P01-57P03), or a refused, reset or closed socket. */
@@ -85,11 +103,13 @@ final class PostgresFailures {
             return true;
         }
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.SocketException || t instanceof java.io.EOFException
+            if (t instanceof java.net.SocketException
+                    || t instanceof java.io.EOFException
                     || t instanceof java.net.UnknownHostException) {
                 return true;
             }
-            if (t instanceof SQLException s && s.getSQLState() != null
+            if (t instanceof SQLException s
+                    && s.getSQLState() != null
                     && (s.getSQLState().startsWith("08") || s.getSQLState().startsWith("57P"))) {
                 return true;
             }
@@ -100,40 +120,63 @@ final class PostgresFailures {
     PostgresStoreException translate(SQLException e, String state, long elapsedNanos, String key, Limit limit) {
         String cause = e.getMessage() + " (SQLSTATE " + state + ")";
         if ("42P01".equals(state) || "42883".equals(state) || "3F000".equals(state)) {
-            return new PostgresStoreException("Sluice's tables or functions are missing in schema " + schema
-                    + " (prefix " + prefix + "): run PostgresRateLimiter.migrate() once (sluice migrate), or apply the"
-                    + " SQL files dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; " + cause,
-                    state, e, Degradation.MISCONFIGURED);
+            return new PostgresStoreException(
+                    "Sluice's tables or functions are missing in schema " + schema
+                            + " (prefix " + prefix
+                            + "): run PostgresRateLimiter.migrate() once (sluice migrate), or apply the"
+                            + " SQL files dev/sluice/postgres/001_tables.sql … 006_seed_function.sql with psql -f; "
+                            + cause,
+                    state,
+                    e,
+                    Degradation.MISCONFIGURED);
         }
         String refused = refusal(e);
         if (refused != null) {
-            return new PostgresStoreException("the database " + refused + KeyText.about(key, limit), state, e,
-                    Degradation.MISCONFIGURED);
+            return new PostgresStoreException(
+                    "the database " + refused + KeyText.about(key, limit), state, e, Degradation.MISCONFIGURED);
         }
         if ("57014".equals(state)) {
             // the driver's cancel at the budget, or the server's own statement_timeout: rolled back either way
-            return new PostgresStoreException("the decision" + KeyText.about(key, limit) + " was cancelled by the server after "
-                    + TimeUnit.NANOSECONDS.toMillis(elapsedNanos) + " ms (its time budget is "
-                    + budget.toMillis() + " ms, or the role's statement_timeout is shorter), so nothing"
-                    + " was taken (" + cause + "): the row is contended or the database slow; raise RetryPolicy.budget"
-                    + " or check the database", state, e, Degradation.TIMEOUT);
+            return new PostgresStoreException(
+                    "the decision" + KeyText.about(key, limit) + " was cancelled by the server after "
+                            + TimeUnit.NANOSECONDS.toMillis(elapsedNanos) + " ms (its time budget is "
+                            + budget.toMillis() + " ms, or the role's statement_timeout is shorter), so nothing"
+                            + " was taken (" + cause
+                            + "): the row is contended or the database slow; raise RetryPolicy.budget"
+                            + " or check the database",
+                    state,
+                    e,
+                    Degradation.TIMEOUT);
         }
         if (isTimeout(e)) {
-            return new PostgresStoreException("the decision" + KeyText.about(key, limit) + " got no answer on its connection"
-                    + " within its time budget of " + budget.toMillis() + " ms + " + JdbcAttempt.NETWORK_MARGIN_MILLIS
-                    + " ms (" + cause + "): the database stopped answering; check it", state, e, Degradation.TIMEOUT);
+            return new PostgresStoreException(
+                    "the decision" + KeyText.about(key, limit) + " got no answer on its connection"
+                            + " within its time budget of " + budget.toMillis() + " ms + "
+                            + JdbcAttempt.NETWORK_MARGIN_MILLIS
+                            + " ms (" + cause + "): the database stopped answering; check it",
+                    state,
+                    e,
+                    Degradation.TIMEOUT);
         }
         if (isUnreachable(e, state)) {
-            return new PostgresStoreException("lost the connection to PostgreSQL" + KeyText.about(key, limit) + ": " + cause
-                    + "; check that the database is up", state, e, Degradation.UNAVAILABLE);
+            return new PostgresStoreException(
+                    "lost the connection to PostgreSQL" + KeyText.about(key, limit) + ": " + cause
+                            + "; check that the database is up",
+                    state,
+                    e,
+                    Degradation.UNAVAILABLE);
         }
         if (elapsedNanos >= budget.toNanos()) {
-            return new PostgresStoreException("the decision" + KeyText.about(key, limit) + " ran past its time budget of "
-                    + budget.toMillis() + " ms (" + cause + "): the database is slow or the row"
-                    + " is locked; raise RetryPolicy.budget or check the database", state, e, Degradation.TIMEOUT);
+            return new PostgresStoreException(
+                    "the decision" + KeyText.about(key, limit) + " ran past its time budget of "
+                            + budget.toMillis() + " ms (" + cause + "): the database is slow or the row"
+                            + " is locked; raise RetryPolicy.budget or check the database",
+                    state,
+                    e,
+                    Degradation.TIMEOUT);
         }
-        return new PostgresStoreException("PostgreSQL failed" + KeyText.about(key, limit) + ": " + cause, state, e,
-                Degradation.STORE_ERROR);
+        return new PostgresStoreException(
+                "PostgreSQL failed" + KeyText.about(key, limit) + ": " + cause, state, e, Degradation.STORE_ERROR);
     }
 
     private static final String CREDENTIALS = "fix the user and password in the URL (user=…&password=… or"

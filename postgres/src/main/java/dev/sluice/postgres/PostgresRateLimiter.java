@@ -88,6 +88,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final String where;
     /** Whose clock decides: the database's by default, a client ticker's in tests. */
     private final StoreClock clock;
+
     private final String schema;
     private final String prefix;
     private final RetryPolicy retryPolicy;
@@ -128,8 +129,14 @@ public final class PostgresRateLimiter implements RateLimiter {
         // connections, 100k keys, synchronous_commit on: threads / 2 gave 28.7k and 25.9k decisions/s, threads / 4
         // 33.5k and 33.8k (hot key 17.6k / 19.6k against 27.0k / 29.2k); bench/README.md
         int concurrentBatches = b.concurrentBatches > 0 ? b.concurrentBatches : Math.max(1, b.threads / 4);
-        this.batcher = b.maxBatchSize > 0 ? new Batcher(b.maxBatchSize, concurrentBatches, b.maxQueued,
-                new BatchSend(attempts, statements), failures::notSent) : null;
+        this.batcher = b.maxBatchSize > 0
+                ? new Batcher(
+                        b.maxBatchSize,
+                        concurrentBatches,
+                        b.maxQueued,
+                        new BatchSend(attempts, statements),
+                        failures::notSent)
+                : null;
         this.workers = new Workers(b.asyncExecutor, b.threads, b.maxQueued, attempts, failures, () -> closed);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
@@ -154,8 +161,11 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     public static Builder builder(DataSource dataSource) {
-        return new Builder(Objects.requireNonNull(dataSource,
-                "dataSource must not be null: give a DataSource, e.g. a HikariDataSource, or a JDBC URL"), null);
+        return new Builder(
+                Objects.requireNonNull(
+                        dataSource,
+                        "dataSource must not be null: give a DataSource, e.g. a HikariDataSource, or a JDBC URL"),
+                null);
     }
 
     /**
@@ -169,8 +179,11 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** A builder for the database at {@code jdbcUrl}, over a pool of its own (see {@link #create(String)}). */
     public static Builder builder(String jdbcUrl) {
-        return new Builder(null, Objects.requireNonNull(jdbcUrl,
-                "jdbcUrl must not be null: e.g. jdbc:postgresql://localhost:5432/postgres?user=postgres"));
+        return new Builder(
+                null,
+                Objects.requireNonNull(
+                        jdbcUrl,
+                        "jdbcUrl must not be null: e.g. jdbc:postgresql://localhost:5432/postgres?user=postgres"));
     }
 
     /** Configures a {@link PostgresRateLimiter}. */
@@ -250,8 +263,8 @@ public final class PostgresRateLimiter implements RateLimiter {
          */
         public Builder threads(int n) {
             if (n < 1 || n > 1024) {
-                throw new IllegalArgumentException("threads " + n + " must be between 1 and 1024: e.g. the pool's"
-                        + " maximum size");
+                throw new IllegalArgumentException(
+                        "threads " + n + " must be between 1 and 1024: e.g. the pool's" + " maximum size");
             }
             this.threads = n;
             return this;
@@ -267,7 +280,8 @@ public final class PostgresRateLimiter implements RateLimiter {
          */
         public Builder batching(int maxBatchSize, int concurrentBatches) {
             if (maxBatchSize < 1 || maxBatchSize > 10_000) {
-                throw new IllegalArgumentException("maxBatchSize " + maxBatchSize + " must be between 1 and 10,000: e.g. 64");
+                throw new IllegalArgumentException(
+                        "maxBatchSize " + maxBatchSize + " must be between 1 and 10,000: e.g. 64");
             }
             if (concurrentBatches < 1 || concurrentBatches > 256) {
                 throw new IllegalArgumentException("concurrentBatches " + concurrentBatches
@@ -298,8 +312,8 @@ public final class PostgresRateLimiter implements RateLimiter {
          */
         public Builder maxQueuedDecisions(int max) {
             if (max < 1 || max > 1_000_000) {
-                throw new IllegalArgumentException("maxQueuedDecisions " + max
-                        + " must be between 1 and 1,000,000: e.g. 10,000");
+                throw new IllegalArgumentException(
+                        "maxQueuedDecisions " + max + " must be between 1 and 1,000,000: e.g. 10,000");
             }
             this.maxQueued = max;
             return this;
@@ -311,8 +325,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     /** Counters since this limiter was built. */
-    public record Stats(long decisions, long retries, long retriesExhausted) {
-    }
+    public record Stats(long decisions, long retries, long retriesExhausted) {}
 
     /**
      * Decisions made, retries taken after 40001/40P01, and decisions that gave up because the retry
@@ -380,12 +393,14 @@ public final class PostgresRateLimiter implements RateLimiter {
      * A tryAcquire ({@code maxWaitNanos < 0}) or a reserve: with batching, a token-bucket or GCRA decision joins the
      * batcher's queue (the batch completes it); else it is its own statement on a worker.
      */
-    private CompletableFuture<Decision> acquire(String key, Limit limit, long cost, long maxWaitNanos, DecisionCall call) {
+    private CompletableFuture<Decision> acquire(
+            String key, Limit limit, long cost, long maxWaitNanos, DecisionCall call) {
         if (batcher != null && limit.algorithm().isTat()) {
-            return batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call,
-                    new CompletableFuture<>()));
+            return batcher.submit(
+                    new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, new CompletableFuture<>()));
         }
-        return workers.submit(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
+        return workers.submit(
+                key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
     }
 
     /** Checks a call before anything is sent: the permit, the key as PostgreSQL text, and that this limiter is open. */
@@ -407,8 +422,11 @@ public final class PostgresRateLimiter implements RateLimiter {
     public Decision peek(String key, Limit limit, long cost) {
         check(key, limit, cost);
         DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(workers.submit(key, limit, call, c -> statements.peek(c, key, limit, cost, clock.read())), call,
-                key, limit);
+        return waits.await(
+                workers.submit(key, limit, call, c -> statements.peek(c, key, limit, cost, clock.read())),
+                call,
+                key,
+                limit);
     }
 
     @Override
@@ -434,8 +452,11 @@ public final class PostgresRateLimiter implements RateLimiter {
         }
         Permit first = permits.get(0);
         DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(workers.submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)), call,
-                first.key(), first.limit());
+        return waits.await(
+                workers.submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)),
+                call,
+                first.key(),
+                first.limit());
     }
 
     // ------------------------------------------------------------------ expiry
@@ -452,7 +473,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     public ExpiryCleaner cleaner(Duration interval, int batchSize, int maxBatchesPerSweep) {
         checkOpen();
         ExpiryCleaner.checkInterval(interval);
-        ExpiryCleaner cleaner = new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
+        ExpiryCleaner cleaner =
+                new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
         cleaners.add(cleaner);
         cleaner.start(interval);
         return cleaner;

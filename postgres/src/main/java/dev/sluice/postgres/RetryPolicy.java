@@ -40,8 +40,8 @@ import java.util.concurrent.ThreadLocalRandom;
 public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration maxBackoff, Duration budget) {
 
     /** 16 attempts, backoff from 1 ms doubling to at most 10 ms, within 250 ms a decision. */
-    public static final RetryPolicy DEFAULT = new RetryPolicy(16, Duration.ofMillis(1), Duration.ofMillis(10),
-            Duration.ofMillis(250));
+    public static final RetryPolicy DEFAULT =
+            new RetryPolicy(16, Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofMillis(250));
 
     public RetryPolicy {
         if (maxAttempts < 1) {
@@ -51,8 +51,8 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
         Objects.requireNonNull(maxBackoff, "maxBackoff must not be null: e.g. Duration.ofMillis(50)");
         Objects.requireNonNull(budget, "budget must not be null: e.g. Duration.ofMillis(25)");
         if (initialBackoff.isNegative() || maxBackoff.isNegative()) {
-            throw new IllegalArgumentException("backoffs " + initialBackoff + " and " + maxBackoff
-                    + " must not be negative");
+            throw new IllegalArgumentException(
+                    "backoffs " + initialBackoff + " and " + maxBackoff + " must not be negative");
         }
         TimeBudget.of("budget", budget); // 1 ms to 1 hour
     }

@@ -78,8 +78,7 @@ final class Sql {
                 + peekTail;
         windowPeek = "select n.now_ns, s.window_no, s.previous_count, s.current_count from (select " + now
                 + " as now_ns) n left join " + window + peekTail;
-        logPeek = "select n.now_ns, s.at_ns, s.costs from (select " + now + " as now_ns) n left join " + log
-                + peekTail;
+        logPeek = "select n.now_ns, s.at_ns, s.costs from (select " + now + " as now_ns) n left join " + log + peekTail;
 
         bucketReset = "delete from " + bucket + where;
         windowReset = "delete from " + window + where;
@@ -92,8 +91,8 @@ final class Sql {
                 + bucket + cleanTail;
         windowClean = "delete from " + window + " where (key_hash, limit_id) in (select key_hash, limit_id from "
                 + window + cleanTail;
-        logClean = "delete from " + log + " where (key_hash, limit_id) in (select key_hash, limit_id from "
-                + log + cleanTail;
+        logClean = "delete from " + log + " where (key_hash, limit_id) in (select key_hash, limit_id from " + log
+                + cleanTail;
         probe = "select " + now;
     }
 }

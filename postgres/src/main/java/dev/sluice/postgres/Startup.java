@@ -4,8 +4,8 @@ import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
-import dev.sluice.store.StoreClock;
 import dev.sluice.store.ServerProbe;
+import dev.sluice.store.StoreClock;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Set;
@@ -25,8 +25,7 @@ final class Startup {
     /** SQLSTATEs of a schema without Sluice's tables or functions: undefined table, function, schema. */
     private static final Set<String> SCHEMA_MISSING = Set.of("42P01", "42883", "3F000");
 
-    private Startup() {
-    }
+    private Startup() {}
 
     /** The pool to decide on: its own for {@code jdbcUrl} (when not null), else {@code given}, wrapped if it does not pool. */
     static Pools.Resolved connect(String jdbcUrl, DataSource given, int size, Duration budget) {
@@ -50,15 +49,21 @@ final class Startup {
         String refused = PostgresFailures.refusal(e);
         String state = e instanceof SQLException s ? PostgresFailures.sqlState(s) : firstState(e);
         if (refused != null) {
-            return new PostgresStoreException("cannot connect to PostgreSQL at " + where + ": the database " + refused,
-                    state, e, Degradation.MISCONFIGURED);
+            return new PostgresStoreException(
+                    "cannot connect to PostgreSQL at " + where + ": the database " + refused,
+                    state,
+                    e,
+                    Degradation.MISCONFIGURED);
         }
         String wrong = wrongServer(where, e);
         if (wrong != null) {
             return new PostgresStoreException(where + " " + wrong, state, e, Degradation.MISCONFIGURED);
         }
-        return new PostgresStoreException("cannot connect to PostgreSQL at " + where + ": " + rootMessage(e)
-                + "; check that the database is up and the URL is right", state, e,
+        return new PostgresStoreException(
+                "cannot connect to PostgreSQL at " + where + ": " + rootMessage(e)
+                        + "; check that the database is up and the URL is right",
+                state,
+                e,
                 PostgresFailures.isTimeout(e) ? Degradation.TIMEOUT : Degradation.UNAVAILABLE);
     }
 
@@ -74,11 +79,14 @@ final class Startup {
      */
     static String wrongServer(String where, Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof java.net.ConnectException || t instanceof java.net.NoRouteToHostException
+            if (t instanceof java.net.ConnectException
+                    || t instanceof java.net.NoRouteToHostException
                     || t instanceof java.net.UnknownHostException) {
                 return null;
             }
-            if (t instanceof SQLException s && s.getSQLState() != null && !s.getSQLState().startsWith("08")) {
+            if (t instanceof SQLException s
+                    && s.getSQLState() != null
+                    && !s.getSQLState().startsWith("08")) {
                 return null; // PostgreSQL itself answered
             }
         }
@@ -86,12 +94,13 @@ final class Startup {
         if (!m.find()) {
             return null; // a DataSource whose URL is unknown
         }
-        String host = m.group(1).startsWith("[") ? m.group(1).substring(1, m.group(1).length() - 1) : m.group(1);
+        String host =
+                m.group(1).startsWith("[") ? m.group(1).substring(1, m.group(1).length() - 1) : m.group(1);
         int port = m.group(2) != null ? Integer.parseInt(m.group(2)) : 5432;
         ServerProbe.Speaks speaks = ServerProbe.identify(host, port, PROBE_TIMEOUT);
         return switch (speaks) {
-            case REDIS, REDIS_TLS, HTTP, TLS -> "is " + speaks.description() + ", not PostgreSQL: check the host and"
-                    + " port in the URL";
+            case REDIS, REDIS_TLS, HTTP, TLS ->
+                "is " + speaks.description() + ", not PostgreSQL: check the host and" + " port in the URL";
             default -> null;
         };
     }
@@ -110,15 +119,24 @@ final class Startup {
      * is missing and {@code migrateIfMissing}), the statement runs, the first connection is made; so the first
      * caller's decision pays for none of it. A peek: it writes nothing. Returns whether it created the schema.
      */
-    static boolean warmUp(AttemptLoop attempts, DecisionStatements statements, StoreClock clock, String where,
-            boolean migrateIfMissing, Runnable migrate) {
+    static boolean warmUp(
+            AttemptLoop attempts,
+            DecisionStatements statements,
+            StoreClock clock,
+            String where,
+            boolean migrateIfMissing,
+            Runnable migrate) {
         Limit probe = Limit.fixedWindow(1, Duration.ofSeconds(1));
         long end = System.nanoTime() + WARM_UP_BUDGET.toNanos();
         boolean migrated = false;
         while (true) {
             DecisionCall call = DecisionCall.maintenance(end);
             try {
-                attempts.run(null, probe, call, WARM_UP_BUDGET.toNanos(),
+                attempts.run(
+                        null,
+                        probe,
+                        call,
+                        WARM_UP_BUDGET.toNanos(),
                         c -> statements.peek(c, "sluice:warm-up", probe, 1, clock.read()));
                 return migrated;
             } catch (PostgresStoreException e) {
@@ -133,8 +151,8 @@ final class Startup {
                     pause();
                     continue;
                 }
-                throw new PostgresStoreException("cannot use PostgreSQL at " + where + ": " + e.getMessage(),
-                        e.sqlState(), e, e.degradation());
+                throw new PostgresStoreException(
+                        "cannot use PostgreSQL at " + where + ": " + e.getMessage(), e.sqlState(), e, e.degradation());
             }
         }
     }
@@ -166,8 +184,8 @@ final class Startup {
             Thread.sleep(20);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new PostgresStoreException("interrupted while waiting for the pool's first connection", null, e,
-                    Degradation.UNAVAILABLE);
+            throw new PostgresStoreException(
+                    "interrupted while waiting for the pool's first connection", null, e, Degradation.UNAVAILABLE);
         }
     }
 

@@ -22,12 +22,18 @@ final class Workers {
     private final Executor executor;
     /** The pool this limiter made, shut down with it; or null for the caller's executor. */
     private final ExecutorService owned;
+
     private final int maxQueued;
     private final AttemptLoop attempts;
     private final PostgresFailures failures;
     private final BooleanSupplier closed;
 
-    Workers(Executor given, int threads, int maxQueued, AttemptLoop attempts, PostgresFailures failures,
+    Workers(
+            Executor given,
+            int threads,
+            int maxQueued,
+            AttemptLoop attempts,
+            PostgresFailures failures,
             BooleanSupplier closed) {
         this.maxQueued = maxQueued;
         this.attempts = attempts;
@@ -40,8 +46,8 @@ final class Workers {
             AtomicInteger n = new AtomicInteger();
             // bounded: past maxQueued waiting decisions a call is rejected instead of queueing work that
             // could only run after its budget
-            ThreadPoolExecutor pool = new ThreadPoolExecutor(threads, threads, 0L, TimeUnit.MILLISECONDS,
-                    new LinkedBlockingQueue<>(maxQueued), r -> {
+            ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                    threads, threads, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(maxQueued), r -> {
                         Thread t = new Thread(r, "sluice-postgres-" + n.incrementAndGet());
                         t.setDaemon(true);
                         return t;
@@ -75,11 +81,16 @@ final class Workers {
             });
         } catch (RejectedExecutionException e) {
             if (closed.getAsBoolean()) {
-                throw new IllegalStateException(PostgresRateLimiter.CLOSED, e); // close() shut the executor down meanwhile
+                throw new IllegalStateException(
+                        PostgresRateLimiter.CLOSED, e); // close() shut the executor down meanwhile
             }
-            f.completeExceptionally(failures.notSent("the worker queue rejected the decision" + KeyText.about(key, limit)
-                    + (owned != null ? ": its queue of " + maxQueued + " waiting decisions is full"
-                    : " (" + e.getMessage() + ")") + ", so nothing was sent", e));
+            f.completeExceptionally(failures.notSent(
+                    "the worker queue rejected the decision" + KeyText.about(key, limit)
+                            + (owned != null
+                                    ? ": its queue of " + maxQueued + " waiting decisions is full"
+                                    : " (" + e.getMessage() + ")")
+                            + ", so nothing was sent",
+                    e));
         }
         return f;
     }

@@ -23,8 +23,10 @@ class BadInputTest {
 
     @Test
     void aMissingSchemaWithoutMigrationSaysToRunMigrateAtBuild() {
-        assertThatThrownBy(() -> TestDatabase.builder(TestDatabase.dataSource()).schema("never_migrated")
-                .migrateIfMissing(false).build())
+        assertThatThrownBy(() -> TestDatabase.builder(TestDatabase.dataSource())
+                        .schema("never_migrated")
+                        .migrateIfMissing(false)
+                        .build())
                 .isInstanceOf(PostgresStoreException.class)
                 .hasMessageContaining("cannot use PostgreSQL at jdbc:postgresql://")
                 .hasMessageContaining("missing in schema never_migrated")
@@ -35,9 +37,13 @@ class BadInputTest {
     @Test
     void aMissingSchemaIsMigratedByDefaultSoTheFirstCallSucceeds() {
         String schema = "auto_" + UUID.randomUUID().toString().replace("-", "").substring(0, 12);
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource()).schema(schema).build()) {
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(TestDatabase.dataSource())
+                .schema(schema)
+                .build()) {
             assertThat(rl.tryAcquire("k", LIMIT).remaining()).isEqualTo(1);
-            assertThat(rl.tryAcquire(List.of(Permit.of("a", LIMIT), Permit.of("b", LIMIT))).allowed()).isTrue();
+            assertThat(rl.tryAcquire(List.of(Permit.of("a", LIMIT), Permit.of("b", LIMIT)))
+                            .allowed())
+                    .isTrue();
         }
     }
 
@@ -53,10 +59,12 @@ class BadInputTest {
         down.setDatabaseName("postgres");
         down.setUser("postgres");
         down.setConnectTimeout(2);
-        assertTimeoutPreemptively(Duration.ofSeconds(30), () ->
-                assertThatThrownBy(() -> PostgresRateLimiter.create(down))
+        assertTimeoutPreemptively(
+                Duration.ofSeconds(30),
+                () -> assertThatThrownBy(() -> PostgresRateLimiter.create(down))
                         .isInstanceOf(PostgresStoreException.class)
-                        .hasMessageContaining("cannot connect to PostgreSQL at jdbc:postgresql://127.0.0.1:" + closedPort)
+                        .hasMessageContaining(
+                                "cannot connect to PostgreSQL at jdbc:postgresql://127.0.0.1:" + closedPort)
                         .hasMessageContaining("check that the database is up")
                         .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
                                 .isEqualTo(Degradation.UNAVAILABLE)));
@@ -68,7 +76,8 @@ class BadInputTest {
         String key = "blocked:" + UUID.randomUUID();
         Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
         try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(1))).build()) {
+                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(1)))
+                .build()) {
             assertThat(rl.tryAcquire(key, limit).remaining()).isEqualTo(4);
             try (java.sql.Connection holder = TestDatabase.dataSource().getConnection()) {
                 holder.setAutoCommit(false);
@@ -77,8 +86,9 @@ class BadInputTest {
                     ps.setString(1, key);
                     ps.executeQuery().close();
                 }
-                assertTimeoutPreemptively(Duration.ofSeconds(30), () ->
-                        assertThatThrownBy(() -> rl.tryAcquire(key, limit))
+                assertTimeoutPreemptively(
+                        Duration.ofSeconds(30),
+                        () -> assertThatThrownBy(() -> rl.tryAcquire(key, limit))
                                 .isInstanceOf(PostgresStoreException.class)
                                 // the caller's deadline and the server's cancellation race at the budget:
                                 // either message names the budget, and both say nothing was taken
@@ -89,7 +99,9 @@ class BadInputTest {
                 TestDatabase.awaitNoLockWaiters(); // the server has cancelled it
                 holder.rollback();
             }
-            assertThat(rl.tryAcquire(key, limit).remaining()).as("the cancelled call took nothing").isEqualTo(3);
+            assertThat(rl.tryAcquire(key, limit).remaining())
+                    .as("the cancelled call took nothing")
+                    .isEqualTo(3);
         }
     }
 
@@ -104,7 +116,8 @@ class BadInputTest {
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("unpaired UTF-16 surrogate (U+D83D) at index 5");
             assertThatThrownBy(() -> rl.tryAcquire(List.of(Permit.of("ok", LIMIT), Permit.of("\0", LIMIT))))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("NUL");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("NUL");
             assertThatThrownBy(() -> rl.reset("\0", LIMIT)).isInstanceOf(IllegalArgumentException.class);
         }
     }
@@ -112,17 +125,24 @@ class BadInputTest {
     @Test
     void awkwardKeysAreStoredExactlyAndLimitedApart() {
         String base = "awk:" + UUID.randomUUID() + ":";
-        String[] keys = {base + "it's \"quoted\"; drop table sluice_bucket; --", base + "émoji 🚦🚦",
-                base + "x".repeat(4096 - base.length()),
-                base + "🚦".repeat((4096 - base.length()) / 2),
-                base + "\\back\\slash %_", base + "tab\tnewline\n"};
+        String[] keys = {
+            base + "it's \"quoted\"; drop table sluice_bucket; --",
+            base + "émoji 🚦🚦",
+            base + "x".repeat(4096 - base.length()),
+            base + "🚦".repeat((4096 - base.length()) / 2),
+            base + "\\back\\slash %_",
+            base + "tab\tnewline\n"
+        };
         ManualTicker t = ManualTicker.atEpochNanos(1_767_225_600L * 1_000_000_000L);
-        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource()).ticker(t).build()) {
+        try (PostgresRateLimiter rl =
+                TestDatabase.builder(TestDatabase.dataSource()).ticker(t).build()) {
             for (String k : keys) {
                 assertThat(rl.tryAcquire(k, LIMIT, 2)).isEqualTo(new Decision(true, 2, 0, 0, 120_000_000_000L));
             }
             for (String k : keys) {
-                assertThat(rl.tryAcquire(k, LIMIT).allowed()).as("second use of %s", k.substring(0, 50)).isFalse();
+                assertThat(rl.tryAcquire(k, LIMIT).allowed())
+                        .as("second use of %s", k.substring(0, 50))
+                        .isFalse();
                 Long chars = TestDatabase.queryLong(
                         "select length(key) from sluice_bucket where key_hash = sluice_key_hash(?) and key = ?", k, k);
                 assertThat(chars).as("stored as given").isEqualTo(k.codePointCount(0, k.length()));
@@ -133,16 +153,22 @@ class BadInputTest {
     @Test
     void badNamesAreRejectedByTheBuilder() {
         var b = TestDatabase.builder(TestDatabase.dataSource());
-        assertThatThrownBy(() -> b.schema("x\"; drop")).isInstanceOf(IllegalArgumentException.class)
-                .hasMessageContaining("schema 'x\"; drop'").hasMessageContaining("a-z, 0-9 and _");
-        assertThatThrownBy(() -> b.tablePrefix("Bad-")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> b.schema("x\"; drop"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("schema 'x\"; drop'")
+                .hasMessageContaining("a-z, 0-9 and _");
+        assertThatThrownBy(() -> b.tablePrefix("Bad-"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("table prefix 'Bad-'");
         assertThatThrownBy(() -> PostgresRateLimiter.builder((javax.sql.DataSource) null))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("dataSource");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("dataSource");
         assertThatThrownBy(() -> PostgresRateLimiter.builder((String) null))
-                .isInstanceOf(NullPointerException.class).hasMessageContaining("jdbcUrl");
+                .isInstanceOf(NullPointerException.class)
+                .hasMessageContaining("jdbcUrl");
         assertThatThrownBy(() -> PostgresRateLimiter.create("postgresql://user:secret@host/db"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("jdbc:postgresql://host:5432")
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("jdbc:postgresql://host:5432")
                 .hasMessageNotContaining("secret");
     }
 
@@ -151,7 +177,8 @@ class BadInputTest {
         PostgresRateLimiter rl = TestDatabase.limiter(TestDatabase.dataSource());
         rl.close();
         rl.close();
-        assertThatThrownBy(() -> rl.tryAcquire("k", LIMIT)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> rl.tryAcquire("k", LIMIT))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("closed");
     }
 }

@@ -55,14 +55,15 @@ class BatchingTest {
         String hot = "batch:" + UUID.randomUUID();
         Limit bucket = Limit.tokenBucket(8, Rate.perHour(1));
         Limit gcra = Limit.gcra(Rate.perHour(1), 3);
-        try (PostgresRateLimiter rl = TestDatabase.builder(gated).batching(64, 1).build()) {
+        try (PostgresRateLimiter rl =
+                TestDatabase.builder(gated).batching(64, 1).build()) {
             gated.armed = true;
             counting.calls.set(0);
             CompletableFuture<Decision> first = rl.tryAcquireAsync(hot, bucket, 1);
             assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue(); // the dispatcher holds the first alone
             List<CompletableFuture<Decision>> rest = new ArrayList<>();
             for (int i = 0; i < 9; i++) {
-                rest.add(rl.tryAcquireAsync(hot, bucket, 1));      // queued behind it: one batch
+                rest.add(rl.tryAcquireAsync(hot, bucket, 1)); // queued behind it: one batch
             }
             List<CompletableFuture<Decision>> others = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
@@ -82,7 +83,9 @@ class BatchingTest {
             assertThat(allowed).containsExactly(true, true, true, true, true, true, true, false, false);
             // the database's clock: a token comes back an hour after the first was taken, less the time since
             assertThat(rest.get(8).get().retryAfterNanos())
-                    .isBetween(Duration.ofMinutes(59).toNanos(), Duration.ofMinutes(60).toNanos());
+                    .isBetween(
+                            Duration.ofMinutes(59).toNanos(),
+                            Duration.ofMinutes(60).toNanos());
             for (CompletableFuture<Decision> f : others) {
                 assertThat(f.get(1, TimeUnit.MINUTES).remaining()).isEqualTo(1);
             }

@@ -22,7 +22,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -68,7 +67,9 @@ class BudgetTest {
         void awaitWaiters(int n) throws InterruptedException {
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (waiting.get() < n) {
-                assertThat(System.nanoTime() - end).as("%s callers waiting for a connection", n).isNegative();
+                assertThat(System.nanoTime() - end)
+                        .as("%s callers waiting for a connection", n)
+                        .isNegative();
                 Thread.sleep(5);
             }
         }
@@ -77,8 +78,8 @@ class BudgetTest {
     /** Opens a transaction on {@code holder} that holds the key's row lock until it ends. */
     private static void lockRow(Connection holder, String key) throws SQLException {
         holder.setAutoCommit(false);
-        try (PreparedStatement ps = holder.prepareStatement(
-                "select 1 from sluice_bucket where key_hash = sluice_key_hash(?) for update")) {
+        try (PreparedStatement ps =
+                holder.prepareStatement("select 1 from sluice_bucket where key_hash = sluice_key_hash(?) for update")) {
             ps.setString(1, key);
             ps.executeQuery().close();
         }
@@ -94,16 +95,22 @@ class BudgetTest {
         String key = key();
         Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
         try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET)).build();
+                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET))
+                        .build();
                 Connection holder = TestDatabase.dataSource().getConnection()) {
             assertThat(rl.tryAcquire(key, limit).allowed()).isTrue();
             lockRow(holder, key);
-            assertTimeoutPreemptively(HANG_GUARD, () -> assertThatThrownBy(() -> rl.tryAcquire(key, limit))
-                    .isInstanceOf(PostgresStoreException.class)
-                    .satisfies(e -> assertThat(((PostgresStoreException) e).degradation()).isEqualTo(Degradation.TIMEOUT)));
+            assertTimeoutPreemptively(
+                    HANG_GUARD,
+                    () -> assertThatThrownBy(() -> rl.tryAcquire(key, limit))
+                            .isInstanceOf(PostgresStoreException.class)
+                            .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
+                                    .isEqualTo(Degradation.TIMEOUT)));
             TestDatabase.awaitNoLockWaiters(); // the server cancelled the statement (57014), while the lock is held
             holder.rollback();
-            assertThat(rl.tryAcquire(key, limit).remaining()).as("the cancelled call took nothing").isEqualTo(3);
+            assertThat(rl.tryAcquire(key, limit).remaining())
+                    .as("the cancelled call took nothing")
+                    .isEqualTo(3);
         }
     }
 
@@ -117,11 +124,13 @@ class BudgetTest {
             Connection real = TestDatabase.dataSource().getConnection();
             return proxy(Connection.class, real, (m, args) -> {
                 Object r = m.invoke(real, args);
-                return r instanceof PreparedStatement ps ? proxy(PreparedStatement.class, ps, (sm, sargs) -> switch (sm.getName()) {
-                    case "setQueryTimeout" -> null;
-                    case "isWrapperFor" -> false; // JdbcAttempt then sets JDBC's timeout, which this ignores
-                    default -> sm.invoke(ps, sargs);
-                }) : r;
+                return r instanceof PreparedStatement ps
+                        ? proxy(PreparedStatement.class, ps, (sm, sargs) -> switch (sm.getName()) {
+                            case "setQueryTimeout" -> null;
+                            case "isWrapperFor" -> false; // JdbcAttempt then sets JDBC's timeout, which this ignores
+                            default -> sm.invoke(ps, sargs);
+                        })
+                        : r;
             });
         }
 
@@ -130,8 +139,8 @@ class BudgetTest {
         }
 
         private static <T> T proxy(Class<T> type, T real, Call call) {
-            return type.cast(java.lang.reflect.Proxy.newProxyInstance(BudgetTest.class.getClassLoader(), new Class<?>[] {type},
-                    (p, m, args) -> {
+            return type.cast(java.lang.reflect.Proxy.newProxyInstance(
+                    BudgetTest.class.getClassLoader(), new Class<?>[] {type}, (p, m, args) -> {
                         try {
                             return call.on(m, args);
                         } catch (java.lang.reflect.InvocationTargetException e) {
@@ -151,22 +160,28 @@ class BudgetTest {
         for (boolean batching : new boolean[] {true, false}) {
             String key = key();
             Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
-            PostgresRateLimiter.Builder b = TestDatabase.builder(new NoQueryTimeouts()).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
+            PostgresRateLimiter.Builder b =
+                    TestDatabase.builder(new NoQueryTimeouts()).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
             if (!batching) {
                 b.batching(false);
             }
-            try (PostgresRateLimiter rl = b.build(); Connection holder = TestDatabase.dataSource().getConnection()) {
+            try (PostgresRateLimiter rl = b.build();
+                    Connection holder = TestDatabase.dataSource().getConnection()) {
                 assertThat(rl.tryAcquire(key, limit).remaining()).isEqualTo(4);
                 lockRow(holder, key);
-                assertTimeoutPreemptively(HANG_GUARD, () -> assertThatThrownBy(() -> rl.tryAcquire(key, limit))
-                        .as("batching %s", batching)
-                        .isInstanceOf(PostgresStoreException.class)
-                        .hasMessageContaining("is cancelled now")
-                        .satisfies(e -> assertThat(((PostgresStoreException) e).degradation()).isEqualTo(Degradation.TIMEOUT)));
+                assertTimeoutPreemptively(
+                        HANG_GUARD,
+                        () -> assertThatThrownBy(() -> rl.tryAcquire(key, limit))
+                                .as("batching %s", batching)
+                                .isInstanceOf(PostgresStoreException.class)
+                                .hasMessageContaining("is cancelled now")
+                                .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
+                                        .isEqualTo(Degradation.TIMEOUT)));
                 // nothing else ends the statement: without the caller's cancel this gives up after its 10 s guard
                 TestDatabase.awaitNoLockWaiters();
                 holder.rollback();
-                assertThat(rl.tryAcquire(key, limit).remaining()).as("batching %s: the cancelled call took nothing", batching)
+                assertThat(rl.tryAcquire(key, limit).remaining())
+                        .as("batching %s: the cancelled call took nothing", batching)
                         .isEqualTo(3);
             }
         }
@@ -177,8 +192,10 @@ class BudgetTest {
     void anAsyncDecisionWaitingForAPooledConnectionFailsWhenTheDatabaseAnswersNothing() throws Exception {
         for (boolean batching : new boolean[] {false, true}) {
             StalledPool pool = new StalledPool();
-            PostgresRateLimiter.Builder b = TestDatabase.builder(pool).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
-            try (PostgresRateLimiter rl = batching ? b.batching(8, 1).build() : b.batching(false).build()) {
+            PostgresRateLimiter.Builder b =
+                    TestDatabase.builder(pool).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
+            try (PostgresRateLimiter rl =
+                    batching ? b.batching(8, 1).build() : b.batching(false).build()) {
                 pool.arm();
                 CompletableFuture<Decision> f = rl.tryAcquireAsync(key(), Limit.tokenBucket(1, Rate.perHour(1)), 1);
                 assertThatThrownBy(() -> f.get(HANG_GUARD.toSeconds(), TimeUnit.SECONDS))
@@ -186,7 +203,8 @@ class BudgetTest {
                         .hasCauseInstanceOf(PostgresStoreException.class)
                         .hasMessageContaining("time budget of 300 ms for a pooled connection")
                         .satisfies(e -> assertThat(((PostgresStoreException) e.getCause()).degradation())
-                                .as("the database is up: the client side is full").isEqualTo(Degradation.OVERLOADED));
+                                .as("the database is up: the client side is full")
+                                .isEqualTo(Degradation.OVERLOADED));
                 pool.release.countDown(); // before close, which lets work under way finish
             } finally {
                 pool.release.countDown();
@@ -204,8 +222,10 @@ class BudgetTest {
         Limit window = Limit.fixedWindow(1, Duration.ofHours(1));
         for (boolean batching : new boolean[] {false, true}) {
             StalledPool pool = new StalledPool();
-            PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(pool).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
-            try (PostgresRateLimiter rl = batching ? b.batching(8, 1).build() : b.batching(false).build()) {
+            PostgresRateLimiter.Builder b =
+                    PostgresRateLimiter.builder(pool).retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET));
+            try (PostgresRateLimiter rl =
+                    batching ? b.batching(8, 1).build() : b.batching(false).build()) {
                 pool.arm();
                 List<Runnable> calls = List.of(
                         () -> rl.tryAcquire(key(), bucket),
@@ -215,11 +235,14 @@ class BudgetTest {
                         () -> rl.tryAcquire(List.of(Permit.of(key(), bucket), Permit.of(key(), window))),
                         () -> rl.reset(key(), bucket));
                 for (Runnable call : calls) {
-                    assertTimeoutPreemptively(HANG_GUARD, () -> assertThatThrownBy(call::run)
-                            .isInstanceOf(PostgresStoreException.class)
-                            .hasMessageContaining("budget of 300 ms")
-                            .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
-                                    .as("batching %s", batching).isEqualTo(Degradation.OVERLOADED)));
+                    assertTimeoutPreemptively(
+                            HANG_GUARD,
+                            () -> assertThatThrownBy(call::run)
+                                    .isInstanceOf(PostgresStoreException.class)
+                                    .hasMessageContaining("budget of 300 ms")
+                                    .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
+                                            .as("batching %s", batching)
+                                            .isEqualTo(Degradation.OVERLOADED)));
                 }
                 pool.release.countDown();
             } finally {
@@ -234,15 +257,19 @@ class BudgetTest {
         String key = key();
         Limit one = Limit.tokenBucket(1, Rate.perHour(1));
         Executor late = r -> new Thread(() -> {
-            try {
-                Thread.sleep(BUDGET.toMillis() + 200);
-            } catch (InterruptedException e) {
-                return;
-            }
-            r.run();
-        }).start();
+                    try {
+                        Thread.sleep(BUDGET.toMillis() + 200);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    r.run();
+                })
+                .start();
         try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET)).asyncExecutor(late).batching(false).build()) {
+                .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET))
+                .asyncExecutor(late)
+                .batching(false)
+                .build()) {
             CompletableFuture<Decision> f = rl.tryAcquireAsync(key, one, 1);
             assertThatThrownBy(() -> f.get(5, TimeUnit.SECONDS))
                     .isInstanceOf(ExecutionException.class)
@@ -251,7 +278,9 @@ class BudgetTest {
             Thread.sleep(200); // let anything the late task might still send arrive
             try (PostgresRateLimiter check = TestDatabase.limiter(TestDatabase.dataSource())) {
                 // another limiter: this one runs even sync calls on the late executor
-                assertThat(check.tryAcquire(key, one).allowed()).as("the late decision took nothing").isTrue();
+                assertThat(check.tryAcquire(key, one).allowed())
+                        .as("the late decision took nothing")
+                        .isTrue();
             }
         }
     }
@@ -261,8 +290,12 @@ class BudgetTest {
     void aFullQueueRejectsAtOnce() throws Exception {
         Limit limit = Limit.tokenBucket(100, Rate.perHour(1));
         StalledPool pool = new StalledPool();
-        try (PostgresRateLimiter rl = TestDatabase.builder(pool).threads(8).maxQueuedDecisions(2).batching(false)
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(5))).build()) {
+        try (PostgresRateLimiter rl = TestDatabase.builder(pool)
+                .threads(8)
+                .maxQueuedDecisions(2)
+                .batching(false)
+                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(5)))
+                .build()) {
             pool.arm();
             List<CompletableFuture<Decision>> running = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
@@ -273,7 +306,8 @@ class BudgetTest {
             running.add(rl.tryAcquireAsync(key(), limit, 1)); // the queue is full now
             CompletableFuture<Decision> rejected = rl.tryAcquireAsync(key(), limit, 1);
             assertThat(rejected).isCompletedExceptionally();
-            assertThatThrownBy(rejected::join).hasCauseInstanceOf(PostgresStoreException.class)
+            assertThatThrownBy(rejected::join)
+                    .hasCauseInstanceOf(PostgresStoreException.class)
                     .hasMessageContaining("queue of 2 waiting decisions is full");
             pool.release.countDown();
             for (CompletableFuture<Decision> f : running) {
@@ -281,8 +315,11 @@ class BudgetTest {
             }
         }
         StalledPool batchPool = new StalledPool();
-        try (PostgresRateLimiter rl = TestDatabase.builder(batchPool).batching(1, 1).maxQueuedDecisions(2)
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(5))).build()) {
+        try (PostgresRateLimiter rl = TestDatabase.builder(batchPool)
+                .batching(1, 1)
+                .maxQueuedDecisions(2)
+                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(5)))
+                .build()) {
             batchPool.arm();
             List<CompletableFuture<Decision>> running = new ArrayList<>();
             running.add(rl.tryAcquireAsync(key(), limit, 1)); // taken by the one dispatcher
@@ -291,9 +328,11 @@ class BudgetTest {
             running.add(rl.tryAcquireAsync(key(), limit, 1));
             CompletableFuture<Decision> rejected = rl.tryAcquireAsync(key(), limit, 1);
             assertThat(rejected).isCompletedExceptionally();
-            assertThatThrownBy(rejected::join).hasCauseInstanceOf(PostgresStoreException.class)
+            assertThatThrownBy(rejected::join)
+                    .hasCauseInstanceOf(PostgresStoreException.class)
                     .hasMessageContaining("batching queue is full");
-            assertThatThrownBy(() -> rl.tryAcquire(key(), limit)).isInstanceOf(PostgresStoreException.class)
+            assertThatThrownBy(() -> rl.tryAcquire(key(), limit))
+                    .isInstanceOf(PostgresStoreException.class)
                     .hasMessageContaining("batching queue is full");
             batchPool.release.countDown();
             for (CompletableFuture<Decision> f : running) {

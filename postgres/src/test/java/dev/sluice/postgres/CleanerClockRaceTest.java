@@ -31,8 +31,7 @@ import org.junit.jupiter.api.Test;
 class CleanerClockRaceTest {
 
     /** A first call of {@code firstCost}; A takes 1 (room is left, so A's UPDATE waits for the lock); B asks {@code lastCost}. */
-    private record Case(String table, Limit limit, long firstCost, long lastCost) {
-    }
+    private record Case(String table, Limit limit, long firstCost, long lastCost) {}
 
     @Test
     void aTokenBucketCreatedAfterTheCleanerDeletedItsRowStartsAfterTheDelete() throws Exception {
@@ -59,7 +58,8 @@ class CleanerClockRaceTest {
         String where = " where key_hash = sluice_key_hash(?) and limit_id = ?";
         // A waits for the lock until the row expires (up to 2 s for a sliding window): a budget longer than that
         try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(10))).build();
+                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(10)))
+                        .build();
                 Connection cleaner = TestDatabase.dataSource().getConnection()) {
             // start early in a second, so that the first call and A's clock read share a window
             while (Math.floorMod(TestDatabase.queryLong("select sluice_now_ns()"), 1_000_000_000L) > 200_000_000L) {
@@ -68,34 +68,47 @@ class CleanerClockRaceTest {
             assertThat(rl.tryAcquire(key, c.limit(), c.firstCost()).allowed()).isTrue();
             cleaner.setAutoCommit(false);
             long cleanerPid = single(cleaner, "select pg_backend_pid()");
-            try (PreparedStatement lock = cleaner.prepareStatement("select 1 from sluice_" + c.table() + where + " for update")) {
+            try (PreparedStatement lock =
+                    cleaner.prepareStatement("select 1 from sluice_" + c.table() + where + " for update")) {
                 lock.setString(1, key);
                 lock.setString(2, c.limit().id());
                 lock.executeQuery().close();
             }
             CompletableFuture<Decision> a = CompletableFuture.supplyAsync(() -> rl.tryAcquire(key, c.limit()));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); // a hang guard
-            while (TestDatabase.queryLong("select count(*) from pg_stat_activity where ? = any(pg_blocking_pids(pid))",
-                    (int) cleanerPid) == 0) {
-                assertThat(System.nanoTime() - deadline).as("A waits for the cleaner's lock").isNegative();
+            while (TestDatabase.queryLong(
+                            "select count(*) from pg_stat_activity where ? = any(pg_blocking_pids(pid))",
+                            (int) cleanerPid)
+                    == 0) {
+                assertThat(System.nanoTime() - deadline)
+                        .as("A waits for the cleaner's lock")
+                        .isNegative();
                 Thread.sleep(10);
             }
             // the cleaner: wait until the row has expired, then delete it as ExpiryCleaner does
-            while (single(cleaner, "select count(*) from sluice_" + c.table() + where
-                    + " and expires_at <= clock_timestamp()", key, c.limit().id()) == 0) {
+            while (single(
+                            cleaner,
+                            "select count(*) from sluice_" + c.table() + where + " and expires_at <= clock_timestamp()",
+                            key,
+                            c.limit().id())
+                    == 0) {
                 Thread.sleep(20);
             }
-            try (PreparedStatement delete = cleaner.prepareStatement("delete from sluice_" + c.table() + where
-                    + " and expires_at <= clock_timestamp()")) {
+            try (PreparedStatement delete = cleaner.prepareStatement(
+                    "delete from sluice_" + c.table() + where + " and expires_at <= clock_timestamp()")) {
                 delete.setString(1, key);
                 delete.setString(2, c.limit().id());
                 assertThat(delete.executeUpdate()).isEqualTo(1);
             }
             cleaner.commit();
             cleaner.setAutoCommit(true);
-            assertThat(a.get(5, TimeUnit.SECONDS).allowed()).as("A: the row had expired, a full bucket").isTrue();
+            assertThat(a.get(5, TimeUnit.SECONDS).allowed())
+                    .as("A: the row had expired, a full bucket")
+                    .isTrue();
             Decision b = rl.tryAcquire(key, c.limit(), c.lastCost());
-            assertThat(b.allowed()).as("B, right after A: A's permit must count from after the delete").isFalse();
+            assertThat(b.allowed())
+                    .as("B, right after A: A's permit must count from after the delete")
+                    .isFalse();
         }
     }
 

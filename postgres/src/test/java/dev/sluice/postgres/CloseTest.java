@@ -33,7 +33,8 @@ class CloseTest {
     void everyCallOnAClosedLimiterIsAnIllegalStateException() {
         for (boolean batching : new boolean[] {false, true}) {
             PostgresRateLimiter.Builder b = TestDatabase.builder(TestDatabase.dataSource());
-            PostgresRateLimiter rl = batching ? b.batching(8, 2).build() : b.batching(false).build();
+            PostgresRateLimiter rl =
+                    batching ? b.batching(8, 2).build() : b.batching(false).build();
             ExpiryCleaner manual = rl.manualCleaner(10, 1);
             rl.close();
             rl.close(); // idempotent
@@ -60,8 +61,14 @@ class CloseTest {
     void aRequestAddedAfterCloseDrainedTheQueueIsAnswered() throws Exception {
         CountDownLatch inAdd = new CountDownLatch(1);
         CountDownLatch closed = new CountDownLatch(1);
-        Batcher.Request stalled = new Batcher.Request("k", BUCKET, 1, -1, dev.sluice.store.StoreClock.Reading.STORE,
-                new DecisionCall(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)), new CompletableFuture<>());
+        Batcher.Request stalled = new Batcher.Request(
+                "k",
+                BUCKET,
+                1,
+                -1,
+                dev.sluice.store.StoreClock.Reading.STORE,
+                new DecisionCall(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)),
+                new CompletableFuture<>());
         LinkedBlockingQueue<Batcher.Request> queue = new LinkedBlockingQueue<>() {
             @Override
             public boolean add(Batcher.Request r) {
@@ -76,9 +83,15 @@ class CloseTest {
                 return super.add(r);
             }
         };
-        Batcher batcher = new Batcher(8, 2, 100, batch -> {
-            throw new AssertionError("nothing should be sent");
-        }, (what, cause) -> new PostgresStoreException(what, null, cause, Degradation.OVERLOADED), queue);
+        Batcher batcher = new Batcher(
+                8,
+                2,
+                100,
+                batch -> {
+                    throw new AssertionError("nothing should be sent");
+                },
+                (what, cause) -> new PostgresStoreException(what, null, cause, Degradation.OVERLOADED),
+                queue);
         Thread submitter = new Thread(() -> batcher.submit(stalled));
         submitter.start();
         assertThat(inAdd.await(5, TimeUnit.SECONDS)).isTrue();
@@ -98,7 +111,8 @@ class CloseTest {
         for (boolean batching : new boolean[] {false, true}) {
             for (int round = 0; round < 5; round++) {
                 PostgresRateLimiter.Builder b = TestDatabase.builder(TestDatabase.dataSource());
-                PostgresRateLimiter rl = batching ? b.batching(4, 2).build() : b.batching(false).build();
+                PostgresRateLimiter rl =
+                        batching ? b.batching(4, 2).build() : b.batching(false).build();
                 String key = "close-race-" + UUID.randomUUID();
                 List<CompletableFuture<Decision>> futures = new java.util.concurrent.CopyOnWriteArrayList<>();
                 List<Throwable> thrown = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -137,7 +151,8 @@ class CloseTest {
                     } catch (TimeoutException e) {
                         throw new AssertionError("a future never completed", e);
                     } catch (ExecutionException e) {
-                        assertThat(e.getCause()).isInstanceOf(IllegalStateException.class)
+                        assertThat(e.getCause())
+                                .isInstanceOf(IllegalStateException.class)
                                 .hasMessageContaining("is closed");
                     }
                 }

@@ -53,7 +53,8 @@ final class CountingProxy implements AutoCloseable {
 
     private static void pump(Socket from, Socket to) {
         byte[] buf = new byte[16 * 1024];
-        try (InputStream in = from.getInputStream(); OutputStream out = to.getOutputStream()) {
+        try (InputStream in = from.getInputStream();
+                OutputStream out = to.getOutputStream()) {
             for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
                 out.write(buf, 0, n);
                 out.flush();

@@ -28,7 +28,10 @@ class ExpiryCleanerTest {
     private static final long T = 1_893_456_000L * 1_000_000_000L;
 
     private static PostgresRateLimiter limiter(String schema, ManualTicker t) {
-        PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource()).schema(schema).ticker(t).build();
+        PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
+                .schema(schema)
+                .ticker(t)
+                .build();
         rl.migrate();
         return rl;
     }
@@ -41,7 +44,7 @@ class ExpiryCleanerTest {
     void expiredRowsGoAndLiveRowsStay() {
         String schema = "clean_" + UUID.randomUUID().toString().substring(0, 8);
         ManualTicker t = ManualTicker.atEpochNanos(T);
-        Limit shortBucket = Limit.tokenBucket(5, Rate.perSecond(5));        // full again 1 s after a call of 5
+        Limit shortBucket = Limit.tokenBucket(5, Rate.perSecond(5)); // full again 1 s after a call of 5
         Limit longBucket = Limit.tokenBucket(5, Rate.perHour(5));
         Limit window = Limit.fixedWindow(5, Duration.ofSeconds(1));
         Limit log = Limit.slidingLog(5, Duration.ofSeconds(2));
@@ -55,7 +58,9 @@ class ExpiryCleanerTest {
             ExpiryCleaner cleaner = rl.manualCleaner(1_000, 10);
             assertThat(cleaner.sweep()).as("nothing has expired yet").isZero();
             t.advance(Duration.ofMillis(999));
-            assertThat(cleaner.sweep()).as("0.999 s: the short buckets hold 0.2 token less than full").isZero();
+            assertThat(cleaner.sweep())
+                    .as("0.999 s: the short buckets hold 0.2 token less than full")
+                    .isZero();
             t.advance(Duration.ofMillis(1));
             // 1 s: short buckets full again, the fixed windows are over; logs and long buckets still live
             assertThat(cleaner.sweep()).isEqualTo(60);
@@ -175,11 +180,14 @@ class ExpiryCleanerTest {
     @Test
     void badSettingsAreRejected() {
         try (PostgresRateLimiter rl = TestDatabase.limiter(TestDatabase.dataSource())) {
-            assertThatThrownBy(() -> rl.manualCleaner(0, 10)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> rl.manualCleaner(0, 10))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("batchSize 0");
-            assertThatThrownBy(() -> rl.manualCleaner(1000, 0)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> rl.manualCleaner(1000, 0))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("maxBatchesPerSweep 0");
-            assertThatThrownBy(() -> rl.cleaner(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> rl.cleaner(Duration.ZERO))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("interval");
         }
     }

@@ -41,18 +41,23 @@ class HealthyStoreTest {
         c.setJdbcUrl(TestDatabase.jdbcUrl());
         c.setMaximumPoolSize(4);
         try (HikariDataSource hikari = new HikariDataSource(c)) {
-            List<Supplier<PostgresRateLimiter>> ways = List.of(() -> PostgresRateLimiter.create(simple()),
-                    () -> PostgresRateLimiter.create(TestDatabase.jdbcUrl()), () -> PostgresRateLimiter.create(hikari));
+            List<Supplier<PostgresRateLimiter>> ways = List.of(
+                    () -> PostgresRateLimiter.create(simple()),
+                    () -> PostgresRateLimiter.create(TestDatabase.jdbcUrl()),
+                    () -> PostgresRateLimiter.create(hikari));
             for (Supplier<PostgresRateLimiter> way : ways) {
                 try (PostgresRateLimiter rl = way.get()) {
                     String key = "first:" + UUID.randomUUID();
-                    assertThat(rl.tryAcquire(key, limit).remaining()).as("%s: the very first call decides", rl)
+                    assertThat(rl.tryAcquire(key, limit).remaining())
+                            .as("%s: the very first call decides", rl)
                             .isEqualTo(1);
                     assertThat(rl.tryAcquire(key, limit).allowed()).isTrue();
                     assertThat(rl.tryAcquire(key, limit).allowed()).isFalse();
                 }
             }
-            assertThat(hikari.isClosed()).as("the caller's pool is the caller's to close").isFalse();
+            assertThat(hikari.isClosed())
+                    .as("the caller's pool is the caller's to close")
+                    .isFalse();
         }
     }
 
@@ -65,14 +70,17 @@ class HealthyStoreTest {
             for (int i = 0; i < 20; i++) {
                 rl.tryAcquire("pooled:" + i, Limit.fixedWindow(5, Duration.ofHours(1)));
             }
-            assertThat(connections(application)).as("20 decisions reuse a few pooled connections")
+            assertThat(connections(application))
+                    .as("20 decisions reuse a few pooled connections")
                     .isBetween(1L, (long) PostgresRateLimiter.DEFAULT_THREADS);
         }
         long end = System.nanoTime() + Duration.ofSeconds(30).toNanos();
         while (connections(application) > 0 && System.nanoTime() < end) {
             Thread.sleep(20);
         }
-        assertThat(connections(application)).as("close() closed the pool it made").isZero();
+        assertThat(connections(application))
+                .as("close() closed the pool it made")
+                .isZero();
     }
 
     /** Eight callers per connection, sync, on one hot key and on keys of their own, behind a fail-safe wrapper. */
@@ -85,8 +93,11 @@ class HealthyStoreTest {
         Limit ownLimit = Limit.fixedWindow(25, Duration.ofDays(1));
         String hot = "hot:" + UUID.randomUUID();
         String own = "own:" + UUID.randomUUID() + ":";
-        try (FailSafeRateLimiter rl = FailSafeRateLimiter.builder(() -> PostgresRateLimiter.builder(
-                TestDatabase.jdbcUrl()).threads(connections).build()).build()) {
+        try (FailSafeRateLimiter rl = FailSafeRateLimiter.builder(
+                        () -> PostgresRateLimiter.builder(TestDatabase.jdbcUrl())
+                                .threads(connections)
+                                .build())
+                .build()) {
             assertThat(rl.storeHealthy()).isTrue();
             AtomicLong errors = new AtomicLong();
             AtomicLong hotAdmitted = new AtomicLong();
@@ -119,12 +130,16 @@ class HealthyStoreTest {
             }
             assertThat(errors.get()).as("errors").isZero();
             for (Degradation cause : Degradation.values()) {
-                assertThat(rl.degradedCount(cause)).as("decisions degraded for %s", cause).isZero();
+                assertThat(rl.degradedCount(cause))
+                        .as("decisions degraded for %s", cause)
+                        .isZero();
             }
-            assertThat(hotAdmitted.get()).as("the hot key admits exactly its capacity")
+            assertThat(hotAdmitted.get())
+                    .as("the hot key admits exactly its capacity")
                     .isEqualTo(Math.min(hotLimit.capacity(), (long) callers * calls / 2));
             for (AtomicLong n : ownAdmitted) {
-                assertThat(n.get()).as("each caller's own key admits exactly its 20 calls (limit 25)")
+                assertThat(n.get())
+                        .as("each caller's own key admits exactly its 20 calls (limit 25)")
                         .isEqualTo(calls / 2);
             }
         }
@@ -140,5 +155,4 @@ class HealthyStoreTest {
             }
         }
     }
-
 }

@@ -25,16 +25,22 @@ class MigrationsTest {
     void migrateIsIdempotentAndHonoursSchemaAndPrefix() {
         String schema = "mig_" + UUID.randomUUID().toString().substring(0, 8);
         try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
-                .schema(schema).tablePrefix("app_rl_").build()) {
+                .schema(schema)
+                .tablePrefix("app_rl_")
+                .build()) {
             rl.migrate();
             rl.migrate();
             Limit l = Limit.fixedWindow(2, Duration.ofHours(1));
             assertThat(rl.tryAcquire("k", l).remaining()).isEqualTo(1);
             assertThat(rl.tryAcquire("k", l).remaining()).isZero();
             assertThat(rl.tryAcquire("k", l).allowed()).isFalse();
-            assertThat(TestDatabase.queryLong("select current_count from " + schema + ".app_rl_window")).isEqualTo(2);
-            assertThat(TestDatabase.queryLong("select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace"
-                    + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'", schema)).isEqualTo(15); // sluice_window_acquire and sluice_window_fits decide both window counters
+            assertThat(TestDatabase.queryLong("select current_count from " + schema + ".app_rl_window"))
+                    .isEqualTo(2);
+            assertThat(TestDatabase.queryLong(
+                            "select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace"
+                                    + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'",
+                            schema))
+                    .isEqualTo(15); // sluice_window_acquire and sluice_window_fits decide both window counters
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");
         }
@@ -45,20 +51,26 @@ class MigrationsTest {
         String schema = "rep_" + UUID.randomUUID().toString().substring(0, 8);
         try {
             MigrationReport first = Migrations.apply(TestDatabase.dataSource(), schema, "app_rl_");
-            assertThat(first.created()).contains("schema " + schema, "table app_rl_bucket", "table app_rl_window",
-                    "table app_rl_log");
-            assertThat(first.created()).filteredOn(o -> o.startsWith("function app_rl_")).hasSize(15);
+            assertThat(first.created())
+                    .contains("schema " + schema, "table app_rl_bucket", "table app_rl_window", "table app_rl_log");
+            assertThat(first.created())
+                    .filteredOn(o -> o.startsWith("function app_rl_"))
+                    .hasSize(15);
             assertThat(first.updated()).isEmpty();
-            assertThat(first.describe()).isEqualTo("created schema " + schema + ", 3 tables (app_rl_bucket, app_rl_log, "
-                    + "app_rl_window), " + count(first, "index") + " indexes and 15 functions in schema " + schema);
+            assertThat(first.describe())
+                    .isEqualTo(
+                            "created schema " + schema + ", 3 tables (app_rl_bucket, app_rl_log, " + "app_rl_window), "
+                                    + count(first, "index") + " indexes and 15 functions in schema " + schema);
 
             MigrationReport second = Migrations.apply(TestDatabase.dataSource(), schema, "app_rl_");
             assertThat(second.nothingToDo()).isTrue();
-            assertThat(second.describe()).isEqualTo("nothing to do: the Sluice schema in " + schema
-                    + " was already up to date");
+            assertThat(second.describe())
+                    .isEqualTo("nothing to do: the Sluice schema in " + schema + " was already up to date");
 
             // one function missing, another of a different definition (as left by another version): said so
-            List<String> functions = first.created().stream().filter(o -> o.startsWith("function ")).toList();
+            List<String> functions = first.created().stream()
+                    .filter(o -> o.startsWith("function "))
+                    .toList();
             String dropped = functions.get(0).substring("function ".length());
             String altered = functions.get(1).substring("function ".length());
             TestDatabase.execute("drop function " + schema + "." + dropped);
@@ -93,8 +105,12 @@ class MigrationsTest {
         config.setMaximumPoolSize(2);
         try (HikariDataSource ds = new HikariDataSource(config);
                 PostgresRateLimiter rl = TestDatabase.builder(ds).schema(schema).build()) {
-            assertThat(TestDatabase.queryLong("select count(*) from pg_database where datname = current_database()"
-                    + " and has_database_privilege(?, oid, 'CREATE')", role)).as("the role may not create schemas").isZero();
+            assertThat(TestDatabase.queryLong(
+                            "select count(*) from pg_database where datname = current_database()"
+                                    + " and has_database_privilege(?, oid, 'CREATE')",
+                            role))
+                    .as("the role may not create schemas")
+                    .isZero();
             rl.migrate();
             rl.migrate();
             Limit l = Limit.tokenBucket(1, Rate.perHour(1));
@@ -109,7 +125,9 @@ class MigrationsTest {
     @Test
     void renderingReplacesOnlyTheSchemaQualifierAndThePrefix() {
         String sql = Migrations.render("rl", "app_");
-        assertThat(sql).doesNotContain("public.").doesNotContain("sluice_bucket")
+        assertThat(sql)
+                .doesNotContain("public.")
+                .doesNotContain("sluice_bucket")
                 .contains("create schema if not exists \"rl\";")
                 .contains("where nspname = 'rl'")
                 .contains("\"rl\".\"app_bucket\"")
@@ -130,9 +148,24 @@ class MigrationsTest {
                 for (String f : Migrations.FILES) {
                     Path file = dir.resolve(f);
                     Files.writeString(file, Migrations.raw(f), StandardCharsets.UTF_8);
-                    Process p = new ProcessBuilder("/usr/bin/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1",
-                            "-h", "localhost", "-p", String.valueOf(TestDatabase.port()), "-U", "postgres", "-d", db,
-                            "-f", file.toString()).redirectErrorStream(true).start();
+                    Process p = new ProcessBuilder(
+                                    "/usr/bin/psql",
+                                    "-X",
+                                    "-q",
+                                    "-v",
+                                    "ON_ERROR_STOP=1",
+                                    "-h",
+                                    "localhost",
+                                    "-p",
+                                    String.valueOf(TestDatabase.port()),
+                                    "-U",
+                                    "postgres",
+                                    "-d",
+                                    db,
+                                    "-f",
+                                    file.toString())
+                            .redirectErrorStream(true)
+                            .start();
                     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
                     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
                     assertThat(p.exitValue()).as("psql -f %s: %s", f, out).isZero();
@@ -157,17 +190,33 @@ class MigrationsTest {
         long w = 60_000_000_000L;
         long now = 1_767_225_600_000_000_000L + 30_000_000_000L; // half-way through a minute window
         for (int i = 0; i < 3; i++) {
-            assertThat(TestDatabase.queryLong("select count(*) from sluice_fixed_window_acquire(?, 'f', 1, ?, ?, 2)"
-                    + " where allowed", k, now, w)).isEqualTo(i < 2 ? 1L : 0L);
+            assertThat(TestDatabase.queryLong(
+                            "select count(*) from sluice_fixed_window_acquire(?, 'f', 1, ?, ?, 2)" + " where allowed",
+                            k,
+                            now,
+                            w))
+                    .isEqualTo(i < 2 ? 1L : 0L);
         }
         // sliding: 2 in the previous window, weighted by half at e = W/2, leave room for 1 of capacity 2 at once
         TestDatabase.queryLong("select count(*) from sluice_sliding_window_acquire(?, 's', 2, ?, ?, 2)", k, now - w, w);
-        assertThat(TestDatabase.queryLong("select count(*) from sluice_sliding_window_acquire(?, 's', 1, ?, ?, 2)"
-                + " where allowed", k, now, w)).isEqualTo(1L);
-        assertThat(TestDatabase.queryLong("select count(*) from sluice_sliding_window_acquire(?, 's', 1, ?, ?, 2)"
-                + " where allowed", k, now, w)).isEqualTo(0L);
-        assertThat(TestDatabase.queryLong("select count(*) from sluice_window_acquire(true, ?, 's', 1, ?, ?, 2)"
-                + " where allowed", k, now, w)).isEqualTo(0L);
+        assertThat(TestDatabase.queryLong(
+                        "select count(*) from sluice_sliding_window_acquire(?, 's', 1, ?, ?, 2)" + " where allowed",
+                        k,
+                        now,
+                        w))
+                .isEqualTo(1L);
+        assertThat(TestDatabase.queryLong(
+                        "select count(*) from sluice_sliding_window_acquire(?, 's', 1, ?, ?, 2)" + " where allowed",
+                        k,
+                        now,
+                        w))
+                .isEqualTo(0L);
+        assertThat(TestDatabase.queryLong(
+                        "select count(*) from sluice_window_acquire(true, ?, 's', 1, ?, ?, 2)" + " where allowed",
+                        k,
+                        now,
+                        w))
+                .isEqualTo(0L);
     }
 
     @Test
@@ -175,7 +224,8 @@ class MigrationsTest {
         assertThat(TestDatabase.queryLong("select sluice_epoch_ns('2026-01-01 00:00:00.123456+00')"))
                 .isEqualTo(1_767_225_600_123_456_000L);
         assertThat(TestDatabase.queryLong("select sluice_epoch_ns(sluice_timestamp(1767225600123456001))"))
-                .as("rounded up to the microsecond, never early").isEqualTo(1_767_225_600_123_457_000L);
+                .as("rounded up to the microsecond, never early")
+                .isEqualTo(1_767_225_600_123_457_000L);
         assertThat(TestDatabase.queryLong("select sluice_epoch_ns(sluice_timestamp(1767225600123456000))"))
                 .isEqualTo(1_767_225_600_123_456_000L);
         long db = TestDatabase.queryLong("select sluice_now_ns()");
@@ -189,14 +239,19 @@ class MigrationsTest {
         try (PostgresRateLimiter rl = TestDatabase.limiter(TestDatabase.dataSource())) {
             String k = "clock:" + UUID.randomUUID();
             Limit l = Limit.tokenBucket(3, Rate.perHour(1));
-            for (Limit each : List.of(l, Limit.gcra(Rate.perHour(1), 3), Limit.fixedWindow(3, Duration.ofDays(1)),
-                    Limit.slidingWindow(3, Duration.ofDays(1)), Limit.slidingLog(3, Duration.ofDays(1)))) {
+            for (Limit each : List.of(
+                    l,
+                    Limit.gcra(Rate.perHour(1), 3),
+                    Limit.fixedWindow(3, Duration.ofDays(1)),
+                    Limit.slidingWindow(3, Duration.ofDays(1)),
+                    Limit.slidingLog(3, Duration.ofDays(1)))) {
                 assertThat(rl.tryAcquire(k, each, 3).allowed()).as("%s", each).isTrue();
                 Decision d = rl.tryAcquire(k, each);
                 assertThat(d.allowed()).as("%s", each).isFalse();
                 assertThat(d.retryAfterNanos()).as("%s", each).isPositive();
             }
-            assertThat(rl.reserve(k, l, 1, Duration.ofHours(2)).retryAfterNanos()).isPositive();
+            assertThat(rl.reserve(k, l, 1, Duration.ofHours(2)).retryAfterNanos())
+                    .isPositive();
         }
     }
 
@@ -207,9 +262,11 @@ class MigrationsTest {
             String k = "readme:" + UUID.randomUUID();
             Limit l = Limit.tokenBucket(10, Rate.of(3, Duration.ofHours(1)));
             rl.tryAcquire(k, l, 3);
-            Long tokens = TestDatabase.queryLong("select floor(split_part(limit_id, ':', 2)::numeric"
-                    + " - greatest(0, backlog - (sluice_now_ns() - at_ns)::numeric * split_part(limit_id, ':', 3)::numeric)"
-                    + " / split_part(limit_id, ':', 4)::numeric) from sluice_bucket where key_hash = sluice_key_hash(?)", k);
+            Long tokens = TestDatabase.queryLong(
+                    "select floor(split_part(limit_id, ':', 2)::numeric"
+                            + " - greatest(0, backlog - (sluice_now_ns() - at_ns)::numeric * split_part(limit_id, ':', 3)::numeric)"
+                            + " / split_part(limit_id, ':', 4)::numeric) from sluice_bucket where key_hash = sluice_key_hash(?)",
+                    k);
             assertThat(tokens).isEqualTo(7);
             assertThat(rl.tryAcquire(k, l, 1).remaining()).isEqualTo(6);
         }

@@ -56,10 +56,15 @@ class MisconfiguredPostgresTest {
                 host all all 127.0.0.1/32 scram-sha-256
                 host all all ::1/128 scram-sha-256
                 """);
-        pg = EmbeddedPostgres.builder().setServerConfig("hba_file", hba.toString()).setServerConfig("fsync", "off")
+        pg = EmbeddedPostgres.builder()
+                .setServerConfig("hba_file", hba.toString())
+                .setServerConfig("fsync", "off")
                 .start();
-        asPostgres("postgres", "create role sluice_login login password '" + RIGHT + "'",
-                "create database misconf owner sluice_login", "create role no_rights login password '" + RIGHT + "'");
+        asPostgres(
+                "postgres",
+                "create role sluice_login login password '" + RIGHT + "'",
+                "create database misconf owner sluice_login",
+                "create role no_rights login password '" + RIGHT + "'");
         PostgresRateLimiter.create(url(pg.getPort(), "sluice_login", RIGHT)).close(); // migrated, as its owner
     }
 
@@ -69,7 +74,8 @@ class MisconfiguredPostgresTest {
     }
 
     private static void asPostgres(String database, String... statements) throws SQLException {
-        try (Connection c = pg.getDatabase("postgres", database).getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = pg.getDatabase("postgres", database).getConnection();
+                Statement st = c.createStatement()) {
             for (String sql : statements) {
                 st.execute(sql);
             }
@@ -95,22 +101,29 @@ class MisconfiguredPostgresTest {
             assertThat(e).isInstanceOf(PostgresStoreException.class);
             assertThat(((PostgresStoreException) e).degradation()).isEqualTo(Degradation.MISCONFIGURED);
             assertThat(((PostgresStoreException) e).sqlState()).isEqualTo("28P01");
-            assertThat(e).hasMessageStartingWith("cannot connect to PostgreSQL at jdbc:postgresql://127.0.0.1:"
-                            + proxy.port() + "/misconf?user=sluice_login&password=***: the database refused the password")
-                    .hasMessageContaining("fix the user and password in the URL").hasMessageNotContaining(WRONG);
-            assertThat(proxy.accepted()).as("logins for one failed start: no retry, no pool refilling").isEqualTo(1);
+            assertThat(e)
+                    .hasMessageStartingWith(
+                            "cannot connect to PostgreSQL at jdbc:postgresql://127.0.0.1:" + proxy.port()
+                                    + "/misconf?user=sluice_login&password=***: the database refused the password")
+                    .hasMessageContaining("fix the user and password in the URL")
+                    .hasMessageNotContaining(WRONG);
+            assertThat(proxy.accepted())
+                    .as("logins for one failed start: no retry, no pool refilling")
+                    .isEqualTo(1);
         }
     }
 
     @Test
     void aMissingDatabaseOrPrivilegeIsAMisconfiguration() {
-        PostgresStoreException noDb = refused("jdbc:postgresql://127.0.0.1:" + pg.getPort()
-                + "/no_such_db?user=sluice_login&password=" + RIGHT);
+        PostgresStoreException noDb = refused(
+                "jdbc:postgresql://127.0.0.1:" + pg.getPort() + "/no_such_db?user=sluice_login&password=" + RIGHT);
         assertThat(noDb.degradation()).isEqualTo(Degradation.MISCONFIGURED);
         assertThat(noDb).hasMessageContaining("has no such database").hasMessageContaining("3D000");
         PostgresStoreException noRights = refused(url(pg.getPort(), "no_rights", RIGHT));
         assertThat(noRights.degradation()).as(noRights.getMessage()).isEqualTo(Degradation.MISCONFIGURED);
-        assertThat(noRights).hasMessageContaining("refused a privilege Sluice needs").hasMessageContaining("42501");
+        assertThat(noRights)
+                .hasMessageContaining("refused a privilege Sluice needs")
+                .hasMessageContaining("42501");
     }
 
     @Test
@@ -138,13 +151,16 @@ class MisconfiguredPostgresTest {
         }));
         http.start();
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
-            Throwable wrong = catchThrowable(() -> PostgresRateLimiter.create(quick(http.getAddress().getPort())));
-            assertThat(wrong).isInstanceOf(PostgresStoreException.class).hasMessageContaining("is an HTTP server, not"
-                    + " PostgreSQL: check the host and port");
+            Throwable wrong = catchThrowable(
+                    () -> PostgresRateLimiter.create(quick(http.getAddress().getPort())));
+            assertThat(wrong)
+                    .isInstanceOf(PostgresStoreException.class)
+                    .hasMessageContaining("is an HTTP server, not" + " PostgreSQL: check the host and port");
             assertThat(((PostgresStoreException) wrong).degradation()).isEqualTo(Degradation.MISCONFIGURED);
             Throwable outage = catchThrowable(() -> PostgresRateLimiter.create(quick(silent.getLocalPort())));
             assertThat(outage).isInstanceOf(PostgresStoreException.class);
-            assertThat(((PostgresStoreException) outage).degradation()).as(outage.getMessage())
+            assertThat(((PostgresStoreException) outage).degradation())
+                    .as(outage.getMessage())
                     .isIn(Degradation.UNAVAILABLE, Degradation.TIMEOUT);
         } finally {
             http.stop(0);
@@ -158,17 +174,24 @@ class MisconfiguredPostgresTest {
      */
     @Test
     void aBareLimiterUnderLoadAfterARotatedPasswordLogsInOnlyAsTheBackoffAllows() throws Exception {
-        asPostgres("misconf", "create role rotated login password '" + RIGHT + "'",
-                "grant all on all tables in schema public to rotated", "grant execute on all functions in schema public"
-                        + " to rotated");
+        asPostgres(
+                "misconf",
+                "create role rotated login password '" + RIGHT + "'",
+                "grant all on all tables in schema public to rotated",
+                "grant execute on all functions in schema public" + " to rotated");
         try (CountingProxy proxy = new CountingProxy(pg.getPort());
                 PostgresRateLimiter limiter = PostgresRateLimiter.builder(url(proxy.port(), "rotated", RIGHT))
-                        .threads(4).retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2))).build()) {
+                        .threads(4)
+                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2)))
+                        .build()) {
             assertThat(limiter.tryAcquire("k", LIMIT).allowed()).isTrue();
-            asPostgres("postgres", "alter role rotated password '" + WRONG + "'",
+            asPostgres(
+                    "postgres",
+                    "alter role rotated password '" + WRONG + "'",
                     "select pg_terminate_backend(pid) from pg_stat_activity where usename = 'rotated'");
             java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
-            java.util.concurrent.ConcurrentHashMap<Degradation, Integer> seen = new java.util.concurrent.ConcurrentHashMap<>();
+            java.util.concurrent.ConcurrentHashMap<Degradation, Integer> seen =
+                    new java.util.concurrent.ConcurrentHashMap<>();
             java.util.List<Thread> callers = new java.util.ArrayList<>();
             for (int i = 0; i < 8; i++) {
                 Thread t = new Thread(() -> {
@@ -195,7 +218,9 @@ class MisconfiguredPostgresTest {
                 t.join(10_000);
             }
             assertThat(seen).containsKey(Degradation.MISCONFIGURED);
-            assertThat(logins).as("logins in 6 s under load while the password is refused").isLessThanOrEqualTo(4);
+            assertThat(logins)
+                    .as("logins in 6 s under load while the password is refused")
+                    .isLessThanOrEqualTo(4);
         }
     }
 
@@ -214,14 +239,18 @@ class MisconfiguredPostgresTest {
             for (int i = 0; i < 20; i++) {
                 Throwable e = catchThrowable(gate::getConnection);
                 assertThat(e).isInstanceOf(SQLException.class);
-                assertThat(((SQLException) e).getSQLState()).as("the refusal's own SQLSTATE").isEqualTo("28P01");
+                assertThat(((SQLException) e).getSQLState())
+                        .as("the refusal's own SQLSTATE")
+                        .isEqualTo("28P01");
             }
             assertThat(proxy.accepted()).as("twenty asks, one login").isEqualTo(1);
             long[] waits = {1, 2, 4, 8, 16, 30, 30};
             for (int i = 0; i < waits.length; i++) {
                 now[0] += TimeUnit.SECONDS.toNanos(waits[i]) - 1;
                 catchThrowable(gate::getConnection);
-                assertThat(proxy.accepted()).as("held back until the wait has passed").isEqualTo(i + 1);
+                assertThat(proxy.accepted())
+                        .as("held back until the wait has passed")
+                        .isEqualTo(i + 1);
                 now[0] += 1;
                 catchThrowable(gate::getConnection);
                 assertThat(proxy.accepted()).isEqualTo(i + 2);
@@ -250,12 +279,17 @@ class MisconfiguredPostgresTest {
     @Test
     void aRotatedPasswordDegradesDecisionsAsMisconfiguredAndLoginsBackOff() throws Exception {
         try (CountingProxy proxy = new CountingProxy(pg.getPort());
-                FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> PostgresRateLimiter
-                        .builder(url(proxy.port(), "sluice_login", RIGHT)).threads(4)
-                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2))).build())
-                        .policy(FailurePolicy.FAIL_CLOSED).build()) {
+                FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(
+                                () -> PostgresRateLimiter.builder(url(proxy.port(), "sluice_login", RIGHT))
+                                        .threads(4)
+                                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2)))
+                                        .build())
+                        .policy(FailurePolicy.FAIL_CLOSED)
+                        .build()) {
             assertThat(limiter.tryAcquire("k", LIMIT).degraded()).isFalse();
-            asPostgres("postgres", "alter role sluice_login password '" + WRONG + "'",
+            asPostgres(
+                    "postgres",
+                    "alter role sluice_login password '" + WRONG + "'",
                     "select pg_terminate_backend(pid) from pg_stat_activity where usename = 'sluice_login'");
             Decision d = limiter.tryAcquire("k", LIMIT);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
@@ -266,7 +300,9 @@ class MisconfiguredPostgresTest {
             assertThat(d.degradation()).isEqualTo(Degradation.MISCONFIGURED);
             int before = proxy.accepted();
             Thread.sleep(6000); // the window in which logins are counted: no assertion on time
-            assertThat(proxy.accepted() - before).as("logins in 6 s while the password is refused").isLessThanOrEqualTo(4);
+            assertThat(proxy.accepted() - before)
+                    .as("logins in 6 s while the password is refused")
+                    .isLessThanOrEqualTo(4);
 
             asPostgres("postgres", "alter role sluice_login password '" + RIGHT + "'");
             deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -275,7 +311,9 @@ class MisconfiguredPostgresTest {
                 Thread.sleep(50); // the next login comes at most 30 s after the last (ReconnectBackoff.MAX)
                 d = limiter.tryAcquire("k", LIMIT);
             }
-            assertThat(d.degraded()).as("the database decides again once the password is back").isFalse();
+            assertThat(d.degraded())
+                    .as("the database decides again once the password is back")
+                    .isFalse();
         }
     }
 }

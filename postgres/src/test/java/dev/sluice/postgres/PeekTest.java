@@ -23,17 +23,21 @@ import org.junit.jupiter.api.Test;
  */
 class PeekTest {
 
-    private static final List<Limit> LIMITS = List.of(Limit.tokenBucket(3, Rate.perSecond(1)),
-            Limit.gcra(Rate.perSecond(1), 3), Limit.fixedWindow(3, Duration.ofSeconds(10)),
-            Limit.slidingWindow(3, Duration.ofSeconds(10)), Limit.slidingLog(3, Duration.ofSeconds(10)));
+    private static final List<Limit> LIMITS = List.of(
+            Limit.tokenBucket(3, Rate.perSecond(1)),
+            Limit.gcra(Rate.perSecond(1), 3),
+            Limit.fixedWindow(3, Duration.ofSeconds(10)),
+            Limit.slidingWindow(3, Duration.ofSeconds(10)),
+            Limit.slidingLog(3, Duration.ofSeconds(10)));
 
     /** Every row of {@code key} in the three tables, with the system columns any write or row lock changes. */
     private static List<String> rows(String key) {
         List<String> out = new ArrayList<>();
         try (Connection c = TestDatabase.dataSource().getConnection()) {
             for (String table : List.of("sluice_bucket", "sluice_window", "sluice_log")) {
-                try (PreparedStatement ps = c.prepareStatement("select t::text, xmin::text, xmax::text, ctid::text from "
-                        + table + " t where key_hash = sluice_key_hash(?) order by limit_id")) {
+                try (PreparedStatement ps =
+                        c.prepareStatement("select t::text, xmin::text, xmax::text, ctid::text from " + table
+                                + " t where key_hash = sluice_key_hash(?) order by limit_id")) {
                     ps.setString(1, key);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
@@ -56,14 +60,17 @@ class PeekTest {
         String used = "peek:" + UUID.randomUUID();
         // a pinned clock: on the database's own clock a 10 s window could roll over between acquire and peek
         try (PostgresRateLimiter rl = TestDatabase.builder(ds)
-                .ticker(ManualTicker.atEpochNanos(1_767_225_600L * 1_000_000_000L)).build()) {
+                .ticker(ManualTicker.atEpochNanos(1_767_225_600L * 1_000_000_000L))
+                .build()) {
             ds.calls.set(0); // build() made its warm-up round trips
             int peeks = 0;
             for (Limit l : LIMITS) {
                 for (long cost = 1; cost <= 3; cost++) {
                     Decision d = rl.peek(fresh, l, cost);
                     peeks++;
-                    assertThat(d.allowed()).as("%s: a key never seen is full", l).isTrue();
+                    assertThat(d.allowed())
+                            .as("%s: a key never seen is full", l)
+                            .isTrue();
                     assertThat(d.remaining()).as("%s", l).isEqualTo(3);
                 }
             }
@@ -87,14 +94,18 @@ class PeekTest {
             assertThat(ds.calls.get()).as("one statement per peek").isEqualTo(peeks);
             assertThat(rows(used)).as("rows neither written nor locked").isEqualTo(before);
             for (Limit l : LIMITS) {
-                assertThat(rl.tryAcquire(used, l).remaining()).as("%s: nothing taken by peeking", l).isZero();
+                assertThat(rl.tryAcquire(used, l).remaining())
+                        .as("%s: nothing taken by peeking", l)
+                        .isZero();
             }
             ds.calls.set(0);
-            assertThatThrownBy(() -> rl.peek("a\0b", LIMITS.get(0))).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> rl.peek("a\0b", LIMITS.get(0)))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("NUL");
             assertThat(ds.calls.get()).as("bad input sends nothing").isZero();
             rl.close();
-            assertThatThrownBy(() -> rl.peek(used, LIMITS.get(0))).isInstanceOf(IllegalStateException.class)
+            assertThatThrownBy(() -> rl.peek(used, LIMITS.get(0)))
+                    .isInstanceOf(IllegalStateException.class)
                     .hasMessage(PostgresRateLimiter.CLOSED);
         }
     }
@@ -106,9 +117,11 @@ class PeekTest {
         Limit l = Limit.fixedWindow(3, Duration.ofSeconds(1));
         String k = "peek:" + UUID.randomUUID();
         try (PostgresRateLimiter ahead = TestDatabase.builder(TestDatabase.dataSource())
-                        .ticker(ManualTicker.atEpochNanos(t0 + 1_500_000_000L)).build();
+                        .ticker(ManualTicker.atEpochNanos(t0 + 1_500_000_000L))
+                        .build();
                 PostgresRateLimiter behind = TestDatabase.builder(TestDatabase.dataSource())
-                        .ticker(ManualTicker.atEpochNanos(t0 + 500_000_000L)).build()) {
+                        .ticker(ManualTicker.atEpochNanos(t0 + 500_000_000L))
+                        .build()) {
             assertThat(ahead.tryAcquire(k, l, 2).remaining()).isEqualTo(1);
             // the window before the row's: decided in the row's window, at its start
             assertThat(behind.peek(k, l, 2)).isEqualTo(new Decision(false, 3, 1, 1_000_000_000L, 1_000_000_000L));

@@ -40,8 +40,8 @@ class PooledConnectionStateTest {
             Connection c = target.getConnection();
             c.setAutoCommit(false);
             int networkTimeout = c.getNetworkTimeout();
-            return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
-                    new Class<?>[] {Connection.class}, (proxy, m, args) -> {
+            return (Connection) Proxy.newProxyInstance(
+                    Connection.class.getClassLoader(), new Class<?>[] {Connection.class}, (proxy, m, args) -> {
                         if (m.getName().equals("close")) {
                             if (c.isClosed()) {
                                 return null;
@@ -50,8 +50,8 @@ class PooledConnectionStateTest {
                                 leaks.add("returned with autocommit on");
                             }
                             if (c.getNetworkTimeout() != networkTimeout) {
-                                leaks.add("returned with network timeout " + c.getNetworkTimeout()
-                                        + " ms instead of " + networkTimeout);
+                                leaks.add("returned with network timeout " + c.getNetworkTimeout() + " ms instead of "
+                                        + networkTimeout);
                             }
                             if (!c.getAutoCommit()) {
                                 c.rollback(); // what the pool does with a connection that was not committed
@@ -82,16 +82,24 @@ class PooledConnectionStateTest {
         try (PostgresRateLimiter rl = TestDatabase.builder(ds).build()) {
             String k = key();
             assertThat(rl.tryAcquire(k, one).allowed()).isTrue();
-            assertThat(rl.tryAcquire(k, one).allowed()).as("the first call's token stays taken").isFalse();
+            assertThat(rl.tryAcquire(k, one).allowed())
+                    .as("the first call's token stays taken")
+                    .isFalse();
             assertThat(rl.peek(k, one).allowed()).isFalse();
-            assertThat(rl.peek(key(), one).allowed()).as("a peek at an unknown key").isTrue();
+            assertThat(rl.peek(key(), one).allowed())
+                    .as("a peek at an unknown key")
+                    .isTrue();
             assertThat(rl.tryAcquire(k, window).allowed()).isTrue();
             assertThat(rl.tryAcquire(k, window).allowed()).isFalse();
             assertThat(rl.tryAcquire(k, log).allowed()).isTrue();
             assertThat(rl.tryAcquire(k, log).allowed()).isFalse();
-            assertThat(rl.reserve(key(), Limit.gcra(Rate.perHour(1), 1), 1, Duration.ZERO).allowed()).isTrue();
+            assertThat(rl.reserve(key(), Limit.gcra(Rate.perHour(1), 1), 1, Duration.ZERO)
+                            .allowed())
+                    .isTrue();
             String k2 = key();
-            assertThat(rl.tryAcquire(List.of(Permit.of(k2, one), Permit.of(k2, window))).allowed()).isTrue();
+            assertThat(rl.tryAcquire(List.of(Permit.of(k2, one), Permit.of(k2, window)))
+                            .allowed())
+                    .isTrue();
             assertThat(rl.tryAcquire(k2, one).allowed()).isFalse();
             assertThat(rl.tryAcquireAsync(k2, window, 1).join().allowed()).isFalse();
         }
@@ -105,10 +113,16 @@ class PooledConnectionStateTest {
         try (PostgresRateLimiter rl = TestDatabase.builder(ds).batching(16, 2).build()) {
             String k = key();
             assertThat(rl.tryAcquire(k, one).allowed()).isTrue();
-            assertThat(rl.tryAcquire(k, one).allowed()).as("the first call's token stays taken").isFalse();
-            List<Boolean> many = java.util.stream.IntStream.range(0, 20).parallel()
+            assertThat(rl.tryAcquire(k, one).allowed())
+                    .as("the first call's token stays taken")
+                    .isFalse();
+            List<Boolean> many = java.util.stream.IntStream.range(0, 20)
+                    .parallel()
                     .mapToObj(i -> rl.tryAcquireAsync("many-" + k, Limit.tokenBucket(5, Rate.perHour(1)), 1))
-                    .toList().stream().map(f -> f.join().allowed()).toList();
+                    .toList()
+                    .stream()
+                    .map(f -> f.join().allowed())
+                    .toList();
             assertThat(many.stream().filter(b -> b).count()).isEqualTo(5);
         }
         assertThat(ds.leaks).isEmpty();
@@ -124,7 +138,9 @@ class PooledConnectionStateTest {
             assertThat(plain.tryAcquire(k, one).allowed()).isTrue();
             assertThat(plain.tryAcquire(k, one).allowed()).isFalse();
             rl.reset(k, one);
-            assertThat(plain.tryAcquire(k, one).allowed()).as("reset gave the bucket back").isTrue();
+            assertThat(plain.tryAcquire(k, one).allowed())
+                    .as("reset gave the bucket back")
+                    .isTrue();
         }
         assertThat(ds.leaks).isEmpty();
     }
@@ -135,9 +151,12 @@ class PooledConnectionStateTest {
         ManualTicker t = ManualTicker.atEpochNanos(T);
         AutoCommitOffDataSource ds = new AutoCommitOffDataSource(TestDatabase.dataSource());
         Limit shortBucket = Limit.tokenBucket(1, Rate.perSecond(1));
-        try (PostgresRateLimiter plain = TestDatabase.builder(TestDatabase.dataSource()).schema(schema)
-                .ticker(t).build();
-                PostgresRateLimiter rl = TestDatabase.builder(ds).schema(schema).ticker(t).build()) {
+        try (PostgresRateLimiter plain = TestDatabase.builder(TestDatabase.dataSource())
+                        .schema(schema)
+                        .ticker(t)
+                        .build();
+                PostgresRateLimiter rl =
+                        TestDatabase.builder(ds).schema(schema).ticker(t).build()) {
             plain.migrate();
             for (int i = 0; i < 10; i++) {
                 plain.tryAcquire("k-" + i, shortBucket);
@@ -145,7 +164,8 @@ class PooledConnectionStateTest {
             t.advance(Duration.ofSeconds(2));
             assertThat(rl.manualCleaner(1_000, 10).sweep()).isEqualTo(10);
             assertThat(TestDatabase.queryLong("select count(*) from " + schema + ".sluice_bucket"))
-                    .as("the cleaner's deletes were committed").isZero();
+                    .as("the cleaner's deletes were committed")
+                    .isZero();
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");
         }

@@ -54,25 +54,37 @@ class PostgresFaultTest {
     static final Duration PROBE = Duration.ofMillis(100);
     /** How long the tests poll for exact decisions after the server is back: a hang guard, not a target. */
     static final Duration RECOVERY = Duration.ofSeconds(60);
+
     static final int POOL_SIZE = 8;
 
     /** The application_name of the pools' connections, which {@link #serverConnections()} counts. */
     static final String APPLICATION = "sluice-fault-test";
+
     static RestartablePostgres pg;
     /**
      * FailSafeRateLimiter logs a WARNING on the calling thread when its circuit opens; under surefire on a
      * busy machine the write to stderr held callers up to 170 ms (reported to its owner). This test is
      * about the PostgreSQL store's bound, so that logger is quiet here; held so the setting is not collected.
      */
-    static final java.util.logging.Logger FAIL_SAFE_LOG = java.util.logging.Logger.getLogger(
-            FailSafeRateLimiter.class.getName());
+    static final java.util.logging.Logger FAIL_SAFE_LOG =
+            java.util.logging.Logger.getLogger(FailSafeRateLimiter.class.getName());
 
     @BeforeAll
     static void startServer() throws Exception {
         FAIL_SAFE_LOG.setLevel(java.util.logging.Level.OFF);
-        pg = RestartablePostgres.start(Map.of("max_connections", "60", "fsync", "off", "synchronous_commit", "off",
-                "full_page_writes", "off", "shared_buffers", "16MB"));
-        try (HikariDataSource ds = pool(2, null); PostgresRateLimiter rl = TestDatabase.limiter(ds)) {
+        pg = RestartablePostgres.start(Map.of(
+                "max_connections",
+                "60",
+                "fsync",
+                "off",
+                "synchronous_commit",
+                "off",
+                "full_page_writes",
+                "off",
+                "shared_buffers",
+                "16MB"));
+        try (HikariDataSource ds = pool(2, null);
+                PostgresRateLimiter rl = TestDatabase.limiter(ds)) {
             rl.migrate();
         }
     }
@@ -108,7 +120,10 @@ class PostgresFaultTest {
     }
 
     static FailSafeRateLimiter failSafe(PostgresRateLimiter store, FailurePolicy policy) {
-        return FailSafeRateLimiter.builder(store).policy(policy).probeInterval(PROBE).build();
+        return FailSafeRateLimiter.builder(store)
+                .policy(policy)
+                .probeInterval(PROBE)
+                .build();
     }
 
     // ------------------------------------------------------------------ load
@@ -126,6 +141,7 @@ class PostgresFaultTest {
         final LongAdder degradedDenied = new LongAdder();
         /** Per key, the calls the fallback admitted while degraded. */
         final Map<String, LongAdder> degradedAllowedByKey = new ConcurrentHashMap<>();
+
         final List<Throwable> errors = new CopyOnWriteArrayList<>();
         volatile boolean running = true;
 
@@ -152,7 +168,9 @@ class PostgresFaultTest {
                     if (d.degraded()) {
                         (d.allowed() ? degradedAllowed : degradedDenied).increment();
                         if (d.allowed()) {
-                            degradedAllowedByKey.computeIfAbsent(key, k -> new LongAdder()).increment();
+                            degradedAllowedByKey
+                                    .computeIfAbsent(key, k -> new LongAdder())
+                                    .increment();
                         }
                     }
                     Thread.sleep(1); // a steady trickle, not a spin while the circuit answers in microseconds
@@ -163,7 +181,6 @@ class PostgresFaultTest {
                 }
             }
         }
-
 
         /** Forgets what was counted so far (the warm-up), keeping the load running. */
         void resetCounts() {
@@ -196,7 +213,9 @@ class PostgresFaultTest {
         long target = load.calls.sum() + n;
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (load.calls.sum() < target) {
-            assertThat(System.nanoTime() - end).as("the load makes progress: %s", load.summary()).isNegative();
+            assertThat(System.nanoTime() - end)
+                    .as("the load makes progress: %s", load.summary())
+                    .isNegative();
             Thread.sleep(5);
         }
     }
@@ -209,7 +228,9 @@ class PostgresFaultTest {
         long target = load.count(Degradation.NONE) + n;
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (load.count(Degradation.NONE) < target) {
-            assertThat(System.nanoTime() - end).as("the store decides: %s", load.summary()).isNegative();
+            assertThat(System.nanoTime() - end)
+                    .as("the store decides: %s", load.summary())
+                    .isNegative();
             Thread.sleep(5);
         }
     }
@@ -218,8 +239,7 @@ class PostgresFaultTest {
      * Polls, from the moment the store is back, until a fresh key admits exactly its capacity with every
      * decision the store's; returns how long that took.
      */
-    static Duration awaitExactDecisions(FailSafeRateLimiter limiter, long backNanos)
-            throws InterruptedException {
+    static Duration awaitExactDecisions(FailSafeRateLimiter limiter, long backNanos) throws InterruptedException {
         Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
         while (true) {
             String key = "exact-" + UUID.randomUUID();
@@ -232,10 +252,13 @@ class PostgresFaultTest {
             }
             long since = System.nanoTime() - backNanos;
             if (storeDecided) {
-                assertThat(allowed).as("a fresh key of capacity 5 admits exactly 5 of 8").isEqualTo(5);
+                assertThat(allowed)
+                        .as("a fresh key of capacity 5 admits exactly 5 of 8")
+                        .isEqualTo(5);
                 return Duration.ofNanos(since);
             }
-            assertThat(Duration.ofNanos(since)).as("exact decisions again within %s", RECOVERY)
+            assertThat(Duration.ofNanos(since))
+                    .as("exact decisions again within %s", RECOVERY)
                     .isLessThanOrEqualTo(RECOVERY);
             Thread.sleep(10);
         }
@@ -244,15 +267,25 @@ class PostgresFaultTest {
     /** What each policy must have decided while the store could not. */
     static void assertPolicyApplied(FailurePolicy policy, Load load) {
         long degraded = load.degradedAllowed.sum() + load.degradedDenied.sum();
-        assertThat(degraded).as("decisions made by the policy: %s", load.summary()).isPositive();
+        assertThat(degraded)
+                .as("decisions made by the policy: %s", load.summary())
+                .isPositive();
         switch (policy) {
-            case FAIL_OPEN -> assertThat(load.degradedDenied.sum()).as("fail-open denies nothing").isZero();
-            case FAIL_CLOSED -> assertThat(load.degradedAllowed.sum()).as("fail-closed allows nothing").isZero();
-            case FALLBACK_LOCAL -> load.degradedAllowedByKey.forEach((key, n) -> assertThat(n.sum())
-                    .as("the local fallback admits at most the capacity of %s", key)
-                    .isLessThanOrEqualTo(Load.LIMIT.capacity()));
+            case FAIL_OPEN ->
+                assertThat(load.degradedDenied.sum())
+                        .as("fail-open denies nothing")
+                        .isZero();
+            case FAIL_CLOSED ->
+                assertThat(load.degradedAllowed.sum())
+                        .as("fail-closed allows nothing")
+                        .isZero();
+            case FALLBACK_LOCAL ->
+                load.degradedAllowedByKey.forEach((key, n) -> assertThat(n.sum())
+                        .as("the local fallback admits at most the capacity of %s", key)
+                        .isLessThanOrEqualTo(Load.LIMIT.capacity()));
         }
-        assertThat(load.count(Degradation.STORE_ERROR)).as("no fault here is the store answering with an error")
+        assertThat(load.count(Degradation.STORE_ERROR))
+                .as("no fault here is the store answering with an error")
                 .isZero();
     }
 
@@ -261,9 +294,14 @@ class PostgresFaultTest {
     }
 
     /** Runs {@code fault} under load, then {@code recover}, and checks the calls, the policy and the recovery. */
-    static Load underLoad(FailurePolicy policy, Consumer<RestartablePostgres> fault, Consumer<RestartablePostgres> recover,
-            Duration outage) throws Exception {
-        try (HikariDataSource ds = pool(POOL_SIZE, null); FailSafeRateLimiter limiter = failSafe(store(ds), policy)) {
+    static Load underLoad(
+            FailurePolicy policy,
+            Consumer<RestartablePostgres> fault,
+            Consumer<RestartablePostgres> recover,
+            Duration outage)
+            throws Exception {
+        try (HikariDataSource ds = pool(POOL_SIZE, null);
+                FailSafeRateLimiter limiter = failSafe(store(ds), policy)) {
             awaitPoolFull(ds);
             Load load = new Load(limiter);
             try {
@@ -276,8 +314,9 @@ class PostgresFaultTest {
                 Duration recovered = awaitExactDecisions(limiter, back);
                 awaitCalls(load, 20);
                 load.close();
-                System.out.printf("PostgresFaultTest %s: exact again %d ms after the store was back; %s%n", policy,
-                        recovered.toMillis(), load.summary());
+                System.out.printf(
+                        "PostgresFaultTest %s: exact again %d ms after the store was back; %s%n",
+                        policy, recovered.toMillis(), load.summary());
                 assertNoCallThrew(load);
                 assertPolicyApplied(policy, load);
                 return load;
@@ -304,7 +343,8 @@ class PostgresFaultTest {
     @EnumSource(FailurePolicy.class)
     void killedAndRestarted(FailurePolicy policy) throws Exception {
         Load load = underLoad(policy, RestartablePostgres::kill, PostgresFaultTest::restart, Duration.ofMillis(500));
-        assertThat(load.count(Degradation.UNAVAILABLE)).as("a killed server is unavailable: %s", load.summary())
+        assertThat(load.count(Degradation.UNAVAILABLE))
+                .as("a killed server is unavailable: %s", load.summary())
                 .isPositive();
     }
 
@@ -312,7 +352,9 @@ class PostgresFaultTest {
     @EnumSource(FailurePolicy.class)
     void pausedAndResumed(FailurePolicy policy) throws Exception {
         Load load = underLoad(policy, RestartablePostgres::pause, RestartablePostgres::resume, Duration.ofMillis(700));
-        assertThat(load.count(Degradation.TIMEOUT)).as("a paused server times out: %s", load.summary()).isPositive();
+        assertThat(load.count(Degradation.TIMEOUT))
+                .as("a paused server times out: %s", load.summary())
+                .isPositive();
     }
 
     @Test
@@ -339,7 +381,8 @@ class PostgresFaultTest {
                     pg.restart();
                     long back = System.nanoTime();
                     worstRestart = Math.max(worstRestart, TimeUnit.NANOSECONDS.toMillis(back - restart));
-                    worstRecovery = Math.max(worstRecovery, awaitExactDecisions(limiter, back).toMillis());
+                    worstRecovery = Math.max(
+                            worstRecovery, awaitExactDecisions(limiter, back).toMillis());
                 }
             } finally {
                 load.close();
@@ -347,17 +390,28 @@ class PostgresFaultTest {
             awaitPoolFull(ds);
             int threadsAfter = awaitThreadCount(threadsBefore);
             long connectionsAfter = serverConnections();
-            System.out.printf("PostgresFaultTest 20 cycles: worst restart %d ms, worst recovery after it %d ms;"
-                    + " threads %d -> %d, server connections %d -> %d; %s%n", worstRestart, worstRecovery,
-                    threadsBefore, threadsAfter, connectionsBefore, connectionsAfter, load.summary());
-            assertThat(threadsAfter).as("the limiter's, pool's and driver's threads after 20 kill/restart cycles")
+            System.out.printf(
+                    "PostgresFaultTest 20 cycles: worst restart %d ms, worst recovery after it %d ms;"
+                            + " threads %d -> %d, server connections %d -> %d; %s%n",
+                    worstRestart,
+                    worstRecovery,
+                    threadsBefore,
+                    threadsAfter,
+                    connectionsBefore,
+                    connectionsAfter,
+                    load.summary());
+            assertThat(threadsAfter)
+                    .as("the limiter's, pool's and driver's threads after 20 kill/restart cycles")
                     .isLessThanOrEqualTo(threadsBefore);
-            assertThat(connectionsAfter).as("server connections after 20 kill/restart cycles")
-                    .isEqualTo(connectionsBefore).isEqualTo(POOL_SIZE);
+            assertThat(connectionsAfter)
+                    .as("server connections after 20 kill/restart cycles")
+                    .isEqualTo(connectionsBefore)
+                    .isEqualTo(POOL_SIZE);
             assertThat(ds.getHikariPoolMXBean().getTotalConnections()).isEqualTo(POOL_SIZE);
             assertNoCallThrew(load);
         }
-        assertThat(awaitThreadCount(threadsBeforePool)).as("the limiter's, pool's and driver's threads once closed")
+        assertThat(awaitThreadCount(threadsBeforePool))
+                .as("the limiter's, pool's and driver's threads once closed")
                 .isLessThanOrEqualTo(threadsBeforePool);
     }
 
@@ -384,16 +438,21 @@ class PostgresFaultTest {
                     assertThat(d.degradation()).isEqualTo(Degradation.OVERLOADED);
                     assertThat(d.allowed()).as("fail-closed").isFalse();
                 }
-                assertThat(limiter.storeHealthy()).as("an exhausted pool says nothing about the database").isTrue();
+                assertThat(limiter.storeHealthy())
+                        .as("an exhausted pool says nothing about the database")
+                        .isTrue();
             } finally {
                 for (Connection c : held) {
                     c.close();
                 }
             }
-            assertThat(limiter.degradedCount(Degradation.OVERLOADED) - overloadedBefore).isEqualTo(5);
+            assertThat(limiter.degradedCount(Degradation.OVERLOADED) - overloadedBefore)
+                    .isEqualTo(5);
             Decision after = limiter.tryAcquire(key, limit);
             assertThat(after.degraded()).isFalse();
-            assertThat(after.remaining()).as("the overloaded calls took nothing").isEqualTo(3);
+            assertThat(after.remaining())
+                    .as("the overloaded calls took nothing")
+                    .isEqualTo(3);
         }
     }
 
@@ -402,8 +461,10 @@ class PostgresFaultTest {
         String key = "statement-timeout-" + UUID.randomUUID();
         Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
         try (HikariDataSource ds = pool(2, "set statement_timeout = 100");
-                PostgresRateLimiter store = PostgresRateLimiter.builder(ds).threads(2)
-                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2))).build();
+                PostgresRateLimiter store = PostgresRateLimiter.builder(ds)
+                        .threads(2)
+                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2)))
+                        .build();
                 Connection holder = java.sql.DriverManager.getConnection(pg.jdbcUrl(), "postgres", "")) {
             FailSafeRateLimiter limiter = failSafe(store, FailurePolicy.FAIL_OPEN);
             long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
@@ -420,7 +481,8 @@ class PostgresFaultTest {
                 ps.setString(1, key);
                 ps.executeQuery().close();
             }
-            assertThatThrownBy(() -> store.tryAcquire(key, limit)).isInstanceOf(PostgresStoreException.class)
+            assertThatThrownBy(() -> store.tryAcquire(key, limit))
+                    .isInstanceOf(PostgresStoreException.class)
                     .satisfies(e -> {
                         assertThat(((PostgresStoreException) e).sqlState()).isEqualTo("57014");
                         assertThat(((PostgresStoreException) e).degradation()).isEqualTo(Degradation.TIMEOUT);
@@ -429,7 +491,9 @@ class PostgresFaultTest {
             assertThat(d.degradation()).isEqualTo(Degradation.TIMEOUT);
             assertThat(d.allowed()).as("fail-open").isTrue();
             holder.rollback();
-            assertThat(limiter.tryAcquire(key, limit).remaining()).as("the cancelled calls took nothing").isEqualTo(3);
+            assertThat(limiter.tryAcquire(key, limit).remaining())
+                    .as("the cancelled calls took nothing")
+                    .isEqualTo(3);
         }
     }
 
@@ -456,8 +520,11 @@ class PostgresFaultTest {
         int size = ds.getMaximumPoolSize();
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (ds.getHikariPoolMXBean().getIdleConnections() != size || serverConnections() != size) {
-            assertThat(System.nanoTime() - end).as("pool of %s filled: %s idle, %s on the server", size,
-                    ds.getHikariPoolMXBean().getIdleConnections(), serverConnections()).isNegative();
+            assertThat(System.nanoTime() - end)
+                    .as(
+                            "pool of %s filled: %s idle, %s on the server",
+                            size, ds.getHikariPoolMXBean().getIdleConnections(), serverConnections())
+                    .isNegative();
             Thread.sleep(20);
         }
     }
@@ -470,8 +537,11 @@ class PostgresFaultTest {
         int n = 0;
         for (Thread t : Thread.getAllStackTraces().keySet()) {
             String name = t.getName();
-            if (t.isAlive() && !name.equals("sluice-deadlines") && (name.startsWith("sluice-")
-                    || name.startsWith("fault-") || name.startsWith("PostgreSQL-JDBC"))) {
+            if (t.isAlive()
+                    && !name.equals("sluice-deadlines")
+                    && (name.startsWith("sluice-")
+                            || name.startsWith("fault-")
+                            || name.startsWith("PostgreSQL-JDBC"))) {
                 n++;
             }
         }

@@ -12,7 +12,10 @@ class PostgresUnbatchedConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return TestDatabase.builder(TestDatabase.dataSource()).ticker(ticker).batching(false).build();
+        return TestDatabase.builder(TestDatabase.dataSource())
+                .ticker(ticker)
+                .batching(false)
+                .build();
     }
 
     @Override

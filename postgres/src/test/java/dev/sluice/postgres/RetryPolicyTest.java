@@ -39,10 +39,13 @@ class RetryPolicyTest {
     @Test
     void badSettingsNameTheValue() {
         assertThatThrownBy(() -> new RetryPolicy(0, Duration.ZERO, Duration.ZERO, Duration.ofSeconds(1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxAttempts 0");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("maxAttempts 0");
         assertThatThrownBy(() -> RetryPolicy.DEFAULT.withBudget(Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("budget PT0S");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("budget PT0S");
         assertThatThrownBy(() -> new RetryPolicy(3, Duration.ofMillis(-1), Duration.ZERO, Duration.ofSeconds(1)))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not be negative");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("must not be negative");
     }
 }

@@ -44,12 +44,16 @@ class RetryTest {
 
     @Test
     void hotKeyUnderSerializableAdmitsExactlyTheCapacityAndNoExceptionReachesTheCaller() throws Exception {
-        RetryPolicy generous = new RetryPolicy(1_000, Duration.ofMillis(1), Duration.ofMillis(20), Duration.ofSeconds(60));
+        RetryPolicy generous =
+                new RetryPolicy(1_000, Duration.ofMillis(1), Duration.ofMillis(20), Duration.ofSeconds(60));
         int threads = 8;
         int callsPerThread = 40;
         ExecutorService pool = Executors.newFixedThreadPool(threads);
-        try (PostgresRateLimiter rl = TestDatabase.builder(serializable).retryPolicy(generous).build()) {
-            for (Limit limit : List.of(Limit.tokenBucket(100, Rate.perHour(1)), Limit.slidingLog(100, Duration.ofHours(1)),
+        try (PostgresRateLimiter rl =
+                TestDatabase.builder(serializable).retryPolicy(generous).build()) {
+            for (Limit limit : List.of(
+                    Limit.tokenBucket(100, Rate.perHour(1)),
+                    Limit.slidingLog(100, Duration.ofHours(1)),
                     Limit.fixedWindow(100, Duration.ofDays(3650)))) {
                 String key = "hot:" + UUID.randomUUID();
                 AtomicLong admitted = new AtomicLong();
@@ -115,7 +119,8 @@ class RetryTest {
         Limit limit = Limit.tokenBucket(10, Rate.perHour(1));
         String key = "conflict-none:" + UUID.randomUUID();
         try (PostgresRateLimiter rl = TestDatabase.builder(serializable)
-                .retryPolicy(RetryPolicy.none(Duration.ofSeconds(30))).build()) {
+                .retryPolicy(RetryPolicy.none(Duration.ofSeconds(30)))
+                .build()) {
             rl.tryAcquire(key, limit);
             CompletableFuture<Decision> waiting;
             try (Connection holder = TestDatabase.dataSource().getConnection()) {
@@ -129,16 +134,20 @@ class RetryTest {
             }
             assertThatThrownBy(() -> waiting.get(1, TimeUnit.MINUTES))
                     .hasCauseInstanceOf(PostgresStoreException.class)
-                    .cause().hasMessageContaining("gave up after 1 attempt(s)")
+                    .cause()
+                    .hasMessageContaining("gave up after 1 attempt(s)")
                     .hasMessageContaining("40001");
             assertThat(rl.stats().retriesExhausted()).isEqualTo(1);
-            assertThat(rl.tryAcquire(key, limit).remaining()).as("the failed attempt took nothing").isEqualTo(8);
+            assertThat(rl.tryAcquire(key, limit).remaining())
+                    .as("the failed attempt took nothing")
+                    .isEqualTo(8);
         }
     }
 
     private static void awaitLockWaiters(int n) throws InterruptedException {
         for (int i = 0; i < 3000; i++) {
-            Long waiting = TestDatabase.queryLong("select count(*) from pg_stat_activity where wait_event_type = 'Lock'");
+            Long waiting =
+                    TestDatabase.queryLong("select count(*) from pg_stat_activity where wait_event_type = 'Lock'");
             if (waiting != null && waiting >= n) {
                 return;
             }

@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
  */
 class RoundTripTest {
 
-    private static final Set<String> EXECUTES = Set.of("execute", "executeQuery", "executeUpdate", "executeBatch",
-            "executeLargeUpdate", "commit", "rollback");
+    private static final Set<String> EXECUTES = Set.of(
+            "execute", "executeQuery", "executeUpdate", "executeBatch", "executeLargeUpdate", "commit", "rollback");
 
     /** A DataSource that counts statements executed, commits and rollbacks. */
     static final class CountingDataSource implements DataSource {
@@ -111,8 +111,11 @@ class RoundTripTest {
     void everySinglePermitDecisionIsOneStatement() {
         CountingDataSource ds = new CountingDataSource(TestDatabase.dataSource());
         String k = "rt:" + UUID.randomUUID();
-        List<Limit> limits = List.of(Limit.tokenBucket(3, Rate.perSecond(1)), Limit.gcra(Rate.perSecond(1), 3),
-                Limit.fixedWindow(3, Duration.ofSeconds(10)), Limit.slidingWindow(3, Duration.ofSeconds(10)),
+        List<Limit> limits = List.of(
+                Limit.tokenBucket(3, Rate.perSecond(1)),
+                Limit.gcra(Rate.perSecond(1), 3),
+                Limit.fixedWindow(3, Duration.ofSeconds(10)),
+                Limit.slidingWindow(3, Duration.ofSeconds(10)),
                 Limit.slidingLog(3, Duration.ofSeconds(10)));
         try (PostgresRateLimiter rl = TestDatabase.limiter(ds)) {
             ds.calls.set(0); // build() made its warm-up round trips
@@ -128,7 +131,9 @@ class RoundTripTest {
             assertThat(ds.calls.get()).isEqualTo(decisions);
             ds.calls.set(0);
             // multi-permit over two tables: per table one lock statement and one batch of writes, one commit
-            rl.tryAcquire(List.of(Permit.of(k + ":a", limits.get(0)), Permit.of(k + ":b", limits.get(0)),
+            rl.tryAcquire(List.of(
+                    Permit.of(k + ":a", limits.get(0)),
+                    Permit.of(k + ":b", limits.get(0)),
                     Permit.of(k + ":c", limits.get(2))));
             assertThat(ds.calls.get()).isEqualTo(2 + 2 + 1);
         }
@@ -142,7 +147,8 @@ class RoundTripTest {
     void theServerCountsOneFunctionCallPerDecision() {
         String schema = "rt_" + UUID.randomUUID().toString().substring(0, 8);
         Limit l = Limit.fixedWindow(30, Duration.ofHours(1));
-        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource()).schema(schema).build()) {
+        try (PostgresRateLimiter rl =
+                TestDatabase.builder(TestDatabase.dataSource()).schema(schema).build()) {
             rl.migrate();
             for (int i = 0; i < 50; i++) {
                 rl.tryAcquire("k" + (i % 3), l);
@@ -159,8 +165,10 @@ class RoundTripTest {
     }
 
     private static long calls(String schema) {
-        Long n = TestDatabase.queryLong("select coalesce(sum(calls), 0) from pg_stat_user_functions"
-                + " where schemaname = ? and funcname = 'sluice_window_acquire'", schema);
+        Long n = TestDatabase.queryLong(
+                "select coalesce(sum(calls), 0) from pg_stat_user_functions"
+                        + " where schemaname = ? and funcname = 'sluice_window_acquire'",
+                schema);
         return n == null ? 0 : n;
     }
 

@@ -84,7 +84,8 @@ class SeedFunctionTest {
             assertThat(allowed).isEqualTo(1);
             Long micro = TestDatabase.queryLong(
                     "select (tk * 1000000)::bigint from rate_limiting_token_bucket where id = ?", id);
-            assertThat(micro).as("the fraction left after the allowed call is kept, in micro-tokens")
+            assertThat(micro)
+                    .as("the fraction left after the allowed call is kept, in micro-tokens")
                     .isBetween(1L, 999_999L);
         }
     }

@@ -37,8 +37,7 @@ final class TestDatabase {
     private static EmbeddedPostgres postgres;
     private static HikariDataSource pool;
 
-    private TestDatabase() {
-    }
+    private TestDatabase() {}
 
     static synchronized DataSource dataSource() {
         if (pool == null) {
@@ -47,7 +46,8 @@ final class TestDatabase {
             }
             pool = pool(null, 16);
             limiter(pool).migrate();
-            try (Connection c = pool.getConnection(); Statement st = c.createStatement();
+            try (Connection c = pool.getConnection();
+                    Statement st = c.createStatement();
                     ResultSet rs = st.executeQuery("show server_version")) {
                 rs.next();
                 System.out.println((EXTERNAL == null ? "embedded PostgreSQL " : "PostgreSQL ") + rs.getString(1)
@@ -101,8 +101,8 @@ final class TestDatabase {
         config.setConnectionTimeout(5_000);
         // the embedded server is started with track_functions = pl (RoundTripTest counts function calls); a server
         // of one's own gets it per session
-        String init = EXTERNAL == null ? initSql
-                : "set track_functions = 'pl'" + (initSql == null ? "" : "; " + initSql);
+        String init =
+                EXTERNAL == null ? initSql : "set track_functions = 'pl'" + (initSql == null ? "" : "; " + initSql);
         if (init != null) {
             config.setConnectionInitSql(init);
         }
@@ -134,7 +134,8 @@ final class TestDatabase {
 
     /** Runs one query and returns the first column of the first row as a long (or null). */
     static Long queryLong(String sql, Object... args) {
-        try (Connection c = dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (Connection c = dataSource().getConnection();
+                PreparedStatement ps = c.prepareStatement(sql)) {
             for (int i = 0; i < args.length; i++) {
                 ps.setObject(i + 1, args[i]);
             }
@@ -166,7 +167,8 @@ final class TestDatabase {
     }
 
     static void execute(String sql) {
-        try (Connection c = dataSource().getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = dataSource().getConnection();
+                Statement st = c.createStatement()) {
             st.execute(sql);
         } catch (SQLException e) {
             throw new IllegalStateException(sql + ": " + e.getMessage(), e);

@@ -48,13 +48,13 @@ final class Coalescer {
     static final int MAX_QUEUED = 100_000;
 
     /** One decision waiting for its script call. */
-    private record Pending(ScriptCall call, ScriptRunner.Call<Decision> result) {
-    }
+    private record Pending(ScriptCall call, ScriptRunner.Call<Decision> result) {}
 
     private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger inFlight = new AtomicInteger();
     /** Calls in {@link #queue}: bounded, so that callers who keep calling while Redis is frozen cannot fill the heap. */
     private final AtomicInteger queued = new AtomicInteger();
+
     private final ScriptRunner runner;
     private final RedisFailures failures;
     private final boolean cluster;
@@ -212,7 +212,8 @@ final class Coalescer {
                 long code = ScriptCall.num(reply, r);
                 if (code < 0) {
                     String error = (code == -1 ? "SLUICEWRONGTYPE" : "SLUICECORRUPT") + " 1";
-                    p.result.completeExceptionally(failures.translate(new RedisCommandExecutionException(error), p.call));
+                    p.result.completeExceptionally(
+                            failures.translate(new RedisCommandExecutionException(error), p.call));
                 } else {
                     p.result.complete(p.call.decideAt(reply, r, 0, nowNanos));
                 }

@@ -20,8 +20,7 @@ import java.security.NoSuchAlgorithmException;
 final class LuaScripts {
 
     /** One script: its text and digest. */
-    record Script(String name, byte[] body, String sha) {
-    }
+    record Script(String name, byte[] body, String sha) {}
 
     final Script gcra;
     final Script fixedWindow;

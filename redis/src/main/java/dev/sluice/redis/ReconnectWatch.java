@@ -22,10 +22,11 @@ import reactor.core.Disposable;
  * the limiter creates (with the caller's own, Lettuce's reconnect delay is the caller's).
  */
 final class ReconnectWatch extends Delay {
-    private final Delay outage = Delay.exponential(Duration.ofMillis(1), RedisConnection.MAX_RECONNECT_DELAY, 2,
-            TimeUnit.MILLISECONDS);
+    private final Delay outage =
+            Delay.exponential(Duration.ofMillis(1), RedisConnection.MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS);
     /** What the last reconnection was refused for, with the fix; null when it was not refused. */
     private volatile String refusal;
+
     private volatile int refusals;
     private Disposable subscription;
 

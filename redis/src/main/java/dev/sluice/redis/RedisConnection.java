@@ -49,9 +49,13 @@ final class RedisConnection implements AutoCloseable {
     /** The client resources this connection created (and shuts down), or null when the user gave them. */
     private final ClientResources ownResources;
 
-    private RedisConnection(AbstractRedisClient client, StatefulConnection<byte[], byte[]> connection,
-            RedisScriptingAsyncCommands<byte[], byte[]> scripting, RedisKeyAsyncCommands<byte[], byte[]> keyCommands,
-            boolean cluster, ClientResources ownResources) {
+    private RedisConnection(
+            AbstractRedisClient client,
+            StatefulConnection<byte[], byte[]> connection,
+            RedisScriptingAsyncCommands<byte[], byte[]> scripting,
+            RedisKeyAsyncCommands<byte[], byte[]> keyCommands,
+            boolean cluster,
+            ClientResources ownResources) {
         this.client = client;
         this.connection = connection;
         this.scripting = scripting;
@@ -66,19 +70,29 @@ final class RedisConnection implements AutoCloseable {
      *
      * @param given the caller's client resources, or null to create (and own) them
      */
-    static RedisConnection open(String rawUri, List<RedisURI> uris, String where, Boolean clusterHint,
-            ClientResources given, Duration connectTimeout, ReconnectWatch watch) {
-        ClientResources own = given != null ? null : DefaultClientResources.builder().reconnectDelay(watch).build();
+    static RedisConnection open(
+            String rawUri,
+            List<RedisURI> uris,
+            String where,
+            Boolean clusterHint,
+            ClientResources given,
+            Duration connectTimeout,
+            ReconnectWatch watch) {
+        ClientResources own = given != null
+                ? null
+                : DefaultClientResources.builder().reconnectDelay(watch).build();
         ClientResources resources = given != null ? given : own;
         boolean useCluster;
         try {
-            useCluster = clusterHint != null ? clusterHint
+            useCluster = clusterHint != null
+                    ? clusterHint
                     : (uris.size() > 1 || isCluster(uris.get(0), resources, connectTimeout, rawUri, uris, where));
         } catch (RuntimeException e) {
             shutdown(own);
             throw e;
         }
-        SocketOptions socket = SocketOptions.builder().connectTimeout(connectTimeout).build();
+        SocketOptions socket =
+                SocketOptions.builder().connectTimeout(connectTimeout).build();
         // Lettuce's own command timeout is only a backstop (its timer ticks coarsely): every call's budget is
         // enforced by the limiter, precisely. It also bounds the commands of create(): SCRIPT LOAD, INFO
         TimeoutOptions timeouts = TimeoutOptions.enabled(connectTimeout);
@@ -88,9 +102,12 @@ final class RedisConnection implements AutoCloseable {
                 // Cluster: keep DisconnectedBehavior.DEFAULT. REJECT_COMMANDS would also fail commands to a
                 // node whose connection is still being opened (first use, MOVED/ASK to a new node); a command
                 // written to a node that is down goes through the replay filter and fails at once anyway
-                ClusterClientOptions.Builder options = ClusterClientOptions.builder().socketOptions(socket)
-                        .timeoutOptions(timeouts).topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                                .enableAllAdaptiveRefreshTriggers().build());
+                ClusterClientOptions.Builder options = ClusterClientOptions.builder()
+                        .socketOptions(socket)
+                        .timeoutOptions(timeouts)
+                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
+                                .enableAllAdaptiveRefreshTriggers()
+                                .build());
                 options.replayFilter(RedisConnection::neverReplay); // inherited: returns the base builder type
                 c.setOptions(options.build());
                 StatefulRedisClusterConnection<byte[], byte[]> conn;
@@ -103,9 +120,12 @@ final class RedisConnection implements AutoCloseable {
                 return new RedisConnection(c, conn, conn.async(), conn.async(), true, own);
             }
             RedisClient c = RedisClient.create(resources);
-            c.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
+            c.setOptions(ClientOptions.builder()
+                    .socketOptions(socket)
+                    .timeoutOptions(timeouts)
                     .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-                    .replayFilter(RedisConnection::neverReplay).build());
+                    .replayFilter(RedisConnection::neverReplay)
+                    .build());
             StatefulRedisConnection<byte[], byte[]> conn;
             try {
                 conn = c.connect(ByteArrayCodec.INSTANCE, uris.get(0));
@@ -184,12 +204,19 @@ final class RedisConnection implements AutoCloseable {
         }
     }
 
-    private static boolean isCluster(RedisURI uri, ClientResources resources, Duration connectTimeout, String rawUri,
-                                     List<RedisURI> uris, String where) {
+    private static boolean isCluster(
+            RedisURI uri,
+            ClientResources resources,
+            Duration connectTimeout,
+            String rawUri,
+            List<RedisURI> uris,
+            String where) {
         RedisClient probe = RedisClient.create(resources);
         probe.setOptions(ClientOptions.builder()
-                .socketOptions(SocketOptions.builder().connectTimeout(connectTimeout).build())
-                .timeoutOptions(TimeoutOptions.enabled(connectTimeout)).build());
+                .socketOptions(
+                        SocketOptions.builder().connectTimeout(connectTimeout).build())
+                .timeoutOptions(TimeoutOptions.enabled(connectTimeout))
+                .build());
         try (StatefulRedisConnection<String, String> c = probe.connect(uri)) {
             return c.sync().info("cluster").contains("cluster_enabled:1");
         } catch (RedisException e) {

@@ -19,7 +19,8 @@ import java.util.concurrent.TimeoutException;
  */
 final class RedisFailures {
     /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
-    private static final java.util.regex.Pattern SCRIPT_ERROR = java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
+    private static final java.util.regex.Pattern SCRIPT_ERROR =
+            java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
 
     private final String where;
     private final TimeBudget budget;
@@ -40,8 +41,12 @@ final class RedisFailures {
      * fix; or, when the server closed or never answered the handshake, what {@link dev.sluice.store.ServerProbe}
      * finds there instead of Redis) fails at once as {@code MISCONFIGURED}; anything else is an outage.
      */
-    static RedisStoreException cannotConnect(RuntimeException e, String rawUri, List<io.lettuce.core.RedisURI> uris,
-                                             String where, java.time.Duration connectTimeout) {
+    static RedisStoreException cannotConnect(
+            RuntimeException e,
+            String rawUri,
+            List<io.lettuce.core.RedisURI> uris,
+            String where,
+            java.time.Duration connectTimeout) {
         String secret = RedisUris.userInfo(rawUri);
         String refused = RedisRefusals.of(e);
         String at = "Redis at " + where + " ";
@@ -52,16 +57,21 @@ final class RedisFailures {
         if (refused != null) {
             return new RedisStoreException(at + RedisUris.scrub(refused, secret), e, Degradation.MISCONFIGURED);
         }
-        return new RedisStoreException("cannot connect to Redis at " + where + " within " + connectTimeout.toMillis()
-                + " ms (the connect timeout): " + RedisUris.scrub(e.getMessage(), secret) + causes(e, secret)
-                + "; check that Redis is running and the URI is right", e, classify(e));
+        return new RedisStoreException(
+                "cannot connect to Redis at " + where + " within " + connectTimeout.toMillis()
+                        + " ms (the connect timeout): " + RedisUris.scrub(e.getMessage(), secret) + causes(e, secret)
+                        + "; check that Redis is running and the URI is right",
+                e,
+                classify(e));
     }
 
     /** The messages of {@code e}'s causes, which Lettuce's "Unable to connect" leaves out. */
     private static String causes(Throwable e, String secret) {
         StringBuilder b = new StringBuilder();
         for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
-            b.append(" (").append(RedisUris.scrub(String.valueOf(t.getMessage()), secret)).append(')');
+            b.append(" (")
+                    .append(RedisUris.scrub(String.valueOf(t.getMessage()), secret))
+                    .append(')');
         }
         return b.toString();
     }
@@ -72,7 +82,8 @@ final class RedisFailures {
         if (c instanceof RedisStoreException r) {
             return r;
         }
-        if (c instanceof IllegalArgumentException || c instanceof IllegalStateException && !(c instanceof RedisException)) {
+        if (c instanceof IllegalArgumentException
+                || c instanceof IllegalStateException && !(c instanceof RedisException)) {
             return (RuntimeException) c;
         }
         String msg = String.valueOf(c.getMessage());
@@ -81,31 +92,48 @@ final class RedisFailures {
             if (m.find()) {
                 String permit = call.describePermit(Integer.parseInt(m.group(2)));
                 if (m.group(1).equals("WRONGTYPE")) {
-                    return new RedisStoreException(permit + " holds a value of another Redis type (WRONGTYPE):"
-                            + " something else wrote that key; nothing was changed. Delete the key or give the limiter"
-                            + " another keyPrefix", c, Degradation.STORE_ERROR);
+                    return new RedisStoreException(
+                            permit + " holds a value of another Redis type (WRONGTYPE):"
+                                    + " something else wrote that key; nothing was changed. Delete the key or give the limiter"
+                                    + " another keyPrefix",
+                            c,
+                            Degradation.STORE_ERROR);
                 }
-                return new RedisStoreException(permit + " holds a value Sluice did not write; nothing was changed."
-                        + " Delete the key or give the limiter another keyPrefix", c, Degradation.STORE_ERROR);
+                return new RedisStoreException(
+                        permit + " holds a value Sluice did not write; nothing was changed."
+                                + " Delete the key or give the limiter another keyPrefix",
+                        c,
+                        Degradation.STORE_ERROR);
             }
         }
         if (c instanceof RedisCommandTimeoutException || c instanceof TimeoutException) {
             return timedOut(c);
         }
-        if (c instanceof RedisConnection.ConnectionLost || c instanceof RedisException && "Connection disconnected".equals(msg)) {
-            return new RedisStoreException("the connection to Redis at " + where + " was lost before Redis answered:"
-                    + " the decision may or may not have been applied (it is never re-sent, so never applied twice);"
-                    + " Lettuce reconnects in the background", c, Degradation.UNAVAILABLE);
+        if (c instanceof RedisConnection.ConnectionLost
+                || c instanceof RedisException && "Connection disconnected".equals(msg)) {
+            return new RedisStoreException(
+                    "the connection to Redis at " + where + " was lost before Redis answered:"
+                            + " the decision may or may not have been applied (it is never re-sent, so never applied twice);"
+                            + " Lettuce reconnects in the background",
+                    c,
+                    Degradation.UNAVAILABLE);
         }
         if (c instanceof RedisException && msg.startsWith("Currently not connected")) {
             String refused = reconnects.refusal();
             if (refused != null) {
-                return new RedisStoreException("not connected to Redis at " + where + ": when this client reconnected,"
-                        + " Redis " + refused + "; nothing was sent, and reconnections back off up to 30 s until the"
-                        + " configuration is fixed", c, Degradation.MISCONFIGURED);
+                return new RedisStoreException(
+                        "not connected to Redis at " + where + ": when this client reconnected,"
+                                + " Redis " + refused
+                                + "; nothing was sent, and reconnections back off up to 30 s until the"
+                                + " configuration is fixed",
+                        c,
+                        Degradation.MISCONFIGURED);
             }
-            return new RedisStoreException("not connected to Redis at " + where + " (Lettuce is reconnecting in the"
-                    + " background): nothing was sent", c, Degradation.UNAVAILABLE);
+            return new RedisStoreException(
+                    "not connected to Redis at " + where + " (Lettuce is reconnecting in the"
+                            + " background): nothing was sent",
+                    c,
+                    Degradation.UNAVAILABLE);
         }
         String refused = RedisRefusals.of(c);
         if (refused != null) {
@@ -119,16 +147,20 @@ final class RedisFailures {
 
     /** The failure of a call that found {@code max} calls already waiting for a batch: nothing was sent. */
     RedisStoreException overloaded(int max) {
-        return new RedisStoreException(max + " decisions are already waiting for Redis at " + where + ", which is not"
-                + " answering fast enough: nothing was sent for this one; check Redis, or call less while it recovers",
+        return new RedisStoreException(
+                max + " decisions are already waiting for Redis at " + where + ", which is not"
+                        + " answering fast enough: nothing was sent for this one; check Redis, or call less while it recovers",
                 Degradation.OVERLOADED);
     }
 
     /** The failure of a call whose budget ran out. */
     RedisStoreException timedOut(Throwable cause) {
-        return new RedisStoreException("Redis at " + where + " did not answer within " + budget
-                + " (the time budget): it is down, paused, unreachable or overloaded; raise timeBudget if it is"
-                + " merely slow", cause, Degradation.TIMEOUT);
+        return new RedisStoreException(
+                "Redis at " + where + " did not answer within " + budget
+                        + " (the time budget): it is down, paused, unreachable or overloaded; raise timeBudget if it is"
+                        + " merely slow",
+                cause,
+                Degradation.TIMEOUT);
     }
 
     /**

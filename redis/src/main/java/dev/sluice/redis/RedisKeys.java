@@ -22,8 +22,7 @@ import java.nio.charset.StandardCharsets;
  * silently replaced by {@code ?} and collide with another key), so it is rejected.
  */
 final class RedisKeys {
-    private RedisKeys() {
-    }
+    private RedisKeys() {}
 
     static byte[] of(String prefix, String key, Limit limit) {
         checkEncodable(key);
@@ -36,7 +35,10 @@ final class RedisKeys {
             sb.append('{').append(key).append('}');
         } else {
             // a '}' would end a {key} tag early; tag with the key's (JVM-independent) String hash instead
-            sb.append("~{").append(Integer.toHexString(key.hashCode())).append('}').append(key);
+            sb.append("~{")
+                    .append(Integer.toHexString(key.hashCode()))
+                    .append('}')
+                    .append(key);
         }
         return sb.toString().getBytes(StandardCharsets.UTF_8);
     }

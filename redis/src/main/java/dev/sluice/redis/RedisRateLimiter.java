@@ -81,10 +81,12 @@ public final class RedisRateLimiter implements RateLimiter {
     private final ScriptRunner runner;
     /** Coalesces concurrent single-permit decisions into batches; null with {@link Builder#batching(boolean) batching(false)}. */
     private final Coalescer coalescer;
+
     private final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
     private final boolean cluster;
     /** Whose clock decides: Redis's {@code TIME} by default, a client ticker's in tests. */
     private final StoreClock clock;
+
     private final String prefix;
     private final TimeBudget budget;
     private final Duration connectTimeout;
@@ -106,8 +108,9 @@ public final class RedisRateLimiter implements RateLimiter {
         this.where = RedisUris.describe(uris);
         this.reconnects = new ReconnectWatch();
         this.failures = new RedisFailures(where, budget, reconnects);
-        RedisConnection redis = RedisConnection.open(b.uri, uris, where, b.cluster, b.resources, b.connectTimeout,
-                reconnects).watchedBy(reconnects);
+        RedisConnection redis = RedisConnection.open(
+                        b.uri, uris, where, b.cluster, b.resources, b.connectTimeout, reconnects)
+                .watchedBy(reconnects);
         this.redis = redis;
         this.cluster = redis.cluster;
         this.scripting = redis.scripting;
@@ -183,8 +186,8 @@ public final class RedisRateLimiter implements RateLimiter {
     private ScriptRunner.Call<Decision> single(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         ScriptCall.checkExact(limit);
-        ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1,
-                now(), minTtlMillis);
+        ScriptCall call = ScriptCall.of(
+                prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1, now(), minTtlMillis);
         return decide(call);
     }
 
@@ -224,8 +227,8 @@ public final class RedisRateLimiter implements RateLimiter {
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
         long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
         ScriptCall.checkExact(limit);
-        ScriptCall call = ScriptCall.of(prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost},
-                maxWaitNanos, now(), minTtlMillis);
+        ScriptCall call = ScriptCall.of(
+                prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, maxWaitNanos, now(), minTtlMillis);
         long start = System.nanoTime();
         return runner.await(decide(call), start);
     }
@@ -293,7 +296,7 @@ public final class RedisRateLimiter implements RateLimiter {
     /** The future as the user gets it: completed on the callback executor if one is set. */
     private <T> CompletableFuture<T> onCallbackExecutor(CompletableFuture<T> f) {
         // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
-        return callbackExecutor == null ? f : f.whenCompleteAsync((v, e) -> { }, callbackExecutor);
+        return callbackExecutor == null ? f : f.whenCompleteAsync((v, e) -> {}, callbackExecutor);
     }
 
     /** Options for a {@link RedisRateLimiter}. */

@@ -32,15 +32,16 @@ final class RedisRefusals {
     private static final String CREDENTIALS = "fix the user name and password in the URI"
             + " (redis://user:password@host:port, or redis://:password@host:port for the default user)";
 
-    private RedisRefusals() {
-    }
+    private RedisRefusals() {}
 
     /** What was refused, with its fix ("refused the password (WRONGPASS …): fix …"), or null for an outage. */
     static String of(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             String m = String.valueOf(t.getMessage());
             if (t instanceof io.lettuce.core.RedisCommandExecutionException) {
-                if (m.startsWith("WRONGPASS") || m.startsWith("ERR invalid password") || m.startsWith("ERR AUTH")
+                if (m.startsWith("WRONGPASS")
+                        || m.startsWith("ERR invalid password")
+                        || m.startsWith("ERR AUTH")
                         || m.startsWith("ERR Client sent AUTH")) {
                     return "refused the user name or password (" + m + "): " + CREDENTIALS;
                 }
@@ -73,7 +74,8 @@ final class RedisRefusals {
      */
     static String wrongServer(Throwable e, List<RedisURI> uris, Duration connectTimeout) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof ConnectException || t instanceof NoRouteToHostException
+            if (t instanceof ConnectException
+                    || t instanceof NoRouteToHostException
                     || t instanceof UnknownHostException) {
                 return null; // nothing listens there, or the host is unreachable: nothing to ask
             }

@@ -12,8 +12,7 @@ import java.util.Objects;
  * messages about it, which may quote it.
  */
 final class RedisUris {
-    private RedisUris() {
-    }
+    private RedisUris() {}
 
     /**
      * The address for messages and {@link RedisRateLimiter#toString()}: scheme, hosts and ports from the parsed URIs only,
@@ -29,7 +28,8 @@ final class RedisUris {
             out.append(out.length() == 0 ? (u.isSsl() ? "rediss://" : "redis://") : ",");
             String host = u.getHost();
             out.append(host != null && host.indexOf(':') >= 0 && !host.startsWith("[") ? "[" + host + "]" : host)
-                    .append(':').append(u.getPort());
+                    .append(':')
+                    .append(u.getPort());
         }
         return out.toString();
     }

@@ -35,6 +35,7 @@ final class ScriptCall {
 
     /** Lua doubles are exact below 2^53; the scripts keep every quantity they compute under it. */
     static final long LUA_EXACT = 1L << 53;
+
     private static final int STRIDE = 6;
     private static final byte[] EMPTY = new byte[0];
 
@@ -46,8 +47,15 @@ final class ScriptCall {
     private final long[] costs;
     private final long maxWaitNanos; // -1: tryAcquire
 
-    private ScriptCall(String[] userKeys, byte[][] keys, Limit[] limits, long[] costs, long maxWaitNanos,
-            StoreClock.Reading now, long minTtlMillis, boolean peek) {
+    private ScriptCall(
+            String[] userKeys,
+            byte[][] keys,
+            Limit[] limits,
+            long[] costs,
+            long maxWaitNanos,
+            StoreClock.Reading now,
+            long minTtlMillis,
+            boolean peek) {
         this.userKeys = userKeys;
         this.keys = keys;
         this.limits = limits;
@@ -62,15 +70,21 @@ final class ScriptCall {
         boolean same = true;
         for (int i = 0; i < n; i++) {
             System.arraycopy(fields(limits[i], costs[i], maxWaitNanos), 0, argv, 2 + i * STRIDE, STRIDE);
-            same &= LuaScripts.INSTANCE.forAlgorithm(limits[i].algorithm())
-                    == LuaScripts.INSTANCE.forAlgorithm(first);
+            same &= LuaScripts.INSTANCE.forAlgorithm(limits[i].algorithm()) == LuaScripts.INSTANCE.forAlgorithm(first);
         }
-        this.script = peek ? LuaScripts.INSTANCE.peek
+        this.script = peek
+                ? LuaScripts.INSTANCE.peek
                 : same ? LuaScripts.INSTANCE.forAlgorithm(first) : LuaScripts.INSTANCE.mixed;
     }
 
-    static ScriptCall of(String prefix, String[] userKeys, Limit[] limits, long[] costs, long maxWaitNanos,
-            StoreClock.Reading now, long minTtlMillis) {
+    static ScriptCall of(
+            String prefix,
+            String[] userKeys,
+            Limit[] limits,
+            long[] costs,
+            long maxWaitNanos,
+            StoreClock.Reading now,
+            long minTtlMillis) {
         byte[][] keys = new byte[userKeys.length][];
         for (int i = 0; i < keys.length; i++) {
             keys[i] = RedisKeys.of(prefix, userKeys[i], limits[i]);
@@ -104,7 +118,8 @@ final class ScriptCall {
             int s = RedisKeys.slot(keys[i]);
             if (s != slot) {
                 throw new IllegalArgumentException("multi-permit keys '" + RedisKeys.abbreviate(userKeys[0]) + "' and '"
-                        + RedisKeys.abbreviate(userKeys[i]) + "' hash to different Redis Cluster slots (" + slot + " and "
+                        + RedisKeys.abbreviate(userKeys[i]) + "' hash to different Redis Cluster slots (" + slot
+                        + " and "
                         + s + "): a multi-permit runs as one script, which Redis Cluster allows within one slot only;"
                         + " give the keys a common hash tag, e.g. '{user42}:ip' and '{user42}:account'");
             }
@@ -113,8 +128,15 @@ final class ScriptCall {
 
     /** A read-only call of {@code peek.lua}: reports the key's state, writes nothing (decided by {@link #peek}). */
     static ScriptCall peek(String prefix, String userKey, Limit limit, long cost, StoreClock.Reading now) {
-        return new ScriptCall(new String[] {userKey}, new byte[][] {RedisKeys.of(prefix, userKey, limit)},
-                new Limit[] {limit}, new long[] {cost}, -1, now, 0, true);
+        return new ScriptCall(
+                new String[] {userKey},
+                new byte[][] {RedisKeys.of(prefix, userKey, limit)},
+                new Limit[] {limit},
+                new long[] {cost},
+                -1,
+                now,
+                0,
+                true);
     }
 
     /**
@@ -217,7 +239,8 @@ final class ScriptCall {
         }
         if (all != committed) {
             throw new IllegalStateException("the Redis script " + (committed ? "committed" : "did not commit")
-                    + " a request whose permits were " + (all ? "all allowed" : "not all allowed") + "; please report this");
+                    + " a request whose permits were " + (all ? "all allowed" : "not all allowed")
+                    + "; please report this");
         }
         return out;
     }
@@ -313,7 +336,8 @@ final class ScriptCall {
             case TOKEN_BUCKET, GCRA: {
                 long backlog = s1 * (1000 * limit.timeScale()) + s2;
                 TatState state = new TatState(backlog, nowNanos);
-                Step step = maxWaitNanos >= 0 ? Gcra.reserve(state, nowNanos, limit, cost, maxWaitNanos)
+                Step step = maxWaitNanos >= 0
+                        ? Gcra.reserve(state, nowNanos, limit, cost, maxWaitNanos)
                         : Gcra.tryAcquire(state, nowNanos, limit, cost);
                 return step.decision();
             }
@@ -340,10 +364,13 @@ final class ScriptCall {
         Limit limit = limits[0];
         long nowNanos = num(reply, 0) * 1000;
         State state = switch (limit.algorithm()) {
-            case TOKEN_BUCKET, GCRA -> new TatState(num(reply, 1) * (1000 * limit.timeScale()) + num(reply, 2), nowNanos);
+            case TOKEN_BUCKET, GCRA ->
+                new TatState(num(reply, 1) * (1000 * limit.timeScale()) + num(reply, 2), nowNanos);
             case FIXED_WINDOW -> num(reply, 1) < 0 ? WindowState.FRESH : new WindowState(num(reply, 1), num(reply, 2));
-            case SLIDING_WINDOW -> num(reply, 1) < 0 ? SlidingWindowState.FRESH
-                    : new SlidingWindowState(num(reply, 1), num(reply, 2), num(reply, 3));
+            case SLIDING_WINDOW ->
+                num(reply, 1) < 0
+                        ? SlidingWindowState.FRESH
+                        : new SlidingWindowState(num(reply, 1), num(reply, 2), num(reply, 3));
             case SLIDING_LOG -> {
                 int n = (reply.size() - 1) / 2;
                 long[] times = new long[n];

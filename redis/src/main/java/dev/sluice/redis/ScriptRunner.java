@@ -27,8 +27,11 @@ final class ScriptRunner {
     private final RedisFailures failures;
     private final String where;
 
-    ScriptRunner(RedisScriptingAsyncCommands<byte[], byte[]> scripting, TimeBudget budget, RedisFailures failures,
-                 String where) {
+    ScriptRunner(
+            RedisScriptingAsyncCommands<byte[], byte[]> scripting,
+            TimeBudget budget,
+            RedisFailures failures,
+            String where) {
         this.scripting = scripting;
         this.budget = budget;
         this.failures = failures;
@@ -102,7 +105,8 @@ final class ScriptRunner {
                 return;
             }
             Throwable c = RedisFailures.unwrap(e);
-            if (c instanceof RedisCommandExecutionException && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
+            if (c instanceof RedisCommandExecutionException
+                    && String.valueOf(c.getMessage()).startsWith("NOSCRIPT")) {
                 // the caller gave up, or would before an answer could come: never run the script after that
                 if (result.isDone() || budget.deadlineFrom(result.start) - System.nanoTime() <= 0) {
                     result.completeExceptionally(new TimeoutException());
@@ -133,8 +137,8 @@ final class ScriptRunner {
         return result;
     }
 
-    private static <T> void finish(CompletableFuture<T> result, List<Object> reply,
-            java.util.function.Function<List<Object>, T> finish) {
+    private static <T> void finish(
+            CompletableFuture<T> result, List<Object> reply, java.util.function.Function<List<Object>, T> finish) {
         try {
             result.complete(finish.apply(reply));
         } catch (RuntimeException e) {
@@ -148,20 +152,25 @@ final class ScriptRunner {
             for (LuaScripts.Script s : LuaScripts.INSTANCE.all()) {
                 // on a cluster Lettuce sends SCRIPT LOAD to every node; a node that misses it (or a node
                 // added later) gets the script by the NOSCRIPT fallback
-                String sha = scripting.scriptLoad(s.body()).get(TimeBudget.saturatedNanos(connectTimeout), TimeUnit.NANOSECONDS);
+                String sha = scripting
+                        .scriptLoad(s.body())
+                        .get(TimeBudget.saturatedNanos(connectTimeout), TimeUnit.NANOSECONDS);
                 if (!s.sha().equals(sha)) {
-                    throw new IllegalStateException("Redis returned digest " + sha + " for script " + s.name()
-                            + ", expected " + s.sha());
+                    throw new IllegalStateException(
+                            "Redis returned digest " + sha + " for script " + s.name() + ", expected " + s.sha());
                 }
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new RedisStoreException("interrupted while loading the Sluice scripts into " + where, e,
-                    Degradation.UNAVAILABLE);
+            throw new RedisStoreException(
+                    "interrupted while loading the Sluice scripts into " + where, e, Degradation.UNAVAILABLE);
         } catch (TimeoutException e) {
-            throw new RedisStoreException("Redis at " + where + " did not answer SCRIPT LOAD within "
-                    + connectTimeout.toMillis() + " ms (the connect timeout): it is overloaded or paused; check it, or "
-                    + "raise connectTimeout", e,
+            throw new RedisStoreException(
+                    "Redis at " + where + " did not answer SCRIPT LOAD within "
+                            + connectTimeout.toMillis()
+                            + " ms (the connect timeout): it is overloaded or paused; check it, or "
+                            + "raise connectTimeout",
+                    e,
                     Degradation.TIMEOUT);
         } catch (ExecutionException | RuntimeException e) {
             throw failures.translate(e, null);
@@ -179,10 +188,12 @@ final class ScriptRunner {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             f.cancel(false);
-            throw new RedisStoreException("interrupted while waiting for Redis at " + where, e, Degradation.STORE_ERROR);
+            throw new RedisStoreException(
+                    "interrupted while waiting for Redis at " + where, e, Degradation.STORE_ERROR);
         } catch (ExecutionException e) {
             Throwable c = RedisFailures.unwrap(e);
-            throw c instanceof RuntimeException r ? r
+            throw c instanceof RuntimeException r
+                    ? r
                     : new RedisStoreException(String.valueOf(c.getMessage()), c, RedisFailures.classify(c));
         }
     }
@@ -194,17 +205,24 @@ final class ScriptRunner {
      */
     void warmUp(Call<?> f, Duration connectTimeout) {
         try {
-            TimeBudget.of("connectTimeout", connectTimeout).await(f, f.start + TimeBudget.saturatedNanos(connectTimeout),
-                    TimeBudget.Patience.NONE, c -> c.completeExceptionally(new TimeoutException()));
+            TimeBudget.of("connectTimeout", connectTimeout)
+                    .await(
+                            f,
+                            f.start + TimeBudget.saturatedNanos(connectTimeout),
+                            TimeBudget.Patience.NONE,
+                            c -> c.completeExceptionally(new TimeoutException()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RedisStoreException("interrupted while warming up on " + where, e, Degradation.UNAVAILABLE);
         } catch (ExecutionException | RuntimeException e) {
             RuntimeException t = failures.translate(e, null);
             throw t instanceof RedisStoreException r && r.degradation() != Degradation.MISCONFIGURED
-                    ? new RedisStoreException("Redis at " + where + " did not answer the first decision within "
-                            + connectTimeout.toMillis() + " ms (the connect timeout): " + r.getMessage(), e,
-                            r.degradation()) : t;
+                    ? new RedisStoreException(
+                            "Redis at " + where + " did not answer the first decision within "
+                                    + connectTimeout.toMillis() + " ms (the connect timeout): " + r.getMessage(),
+                            e,
+                            r.degradation())
+                    : t;
         }
     }
 

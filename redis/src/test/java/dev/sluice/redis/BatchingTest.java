@@ -53,8 +53,9 @@ class BatchingTest {
     }
 
     private static long evalshaCalls() {
-        Matcher m = Pattern.compile("cmdstat_evalsha:calls=(\\d+)").matcher(
-                new String(admin.sync().info("commandstats").getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8));
+        Matcher m = Pattern.compile("cmdstat_evalsha:calls=(\\d+)")
+                .matcher(new String(
+                        admin.sync().info("commandstats").getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8));
         return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 
@@ -86,7 +87,9 @@ class BatchingTest {
             });
             // the hot key admits exactly its 500 permits, to the first 500 callers in the order they called
             for (int i = 0; i < hotCalls.size(); i++) {
-                assertThat(hotCalls.get(i).join().allowed()).as("hot call %d", i).isEqualTo(i < 500);
+                assertThat(hotCalls.get(i).join().allowed())
+                        .as("hot call %d", i)
+                        .isEqualTo(i < 500);
             }
             // 100 keys of 3 permits: each key's first 3 calls (calls i, i+100, i+200) admitted, the rest denied
             for (int i = 0; i < userCalls.size(); i++) {
@@ -95,8 +98,8 @@ class BatchingTest {
                 assertThat(d.remaining()).isEqualTo(i < 300 ? 2 - i / 100 : 0);
             }
             // 4 calls alone, then the 1,996 queued ones 64 at a time
-            long expected = Coalescer.MAX_IN_FLIGHT + (calls - Coalescer.MAX_IN_FLIGHT + Coalescer.MAX_BATCH - 1)
-                    / Coalescer.MAX_BATCH;
+            long expected = Coalescer.MAX_IN_FLIGHT
+                    + (calls - Coalescer.MAX_IN_FLIGHT + Coalescer.MAX_BATCH - 1) / Coalescer.MAX_BATCH;
             assertThat(evalshaCalls()).isEqualTo(expected);
         }
     }
@@ -116,7 +119,8 @@ class BatchingTest {
                 for (int round = 0; round < 2; round++) {
                     for (int k = 0; k < Coalescer.MAX_BATCH; k++) {
                         // 64 limits, so 64 sets of fields in each batch: fixed windows and token buckets of k + 1
-                        Limit l = k % 2 == 0 ? Limit.fixedWindow(k + 1, Duration.ofMinutes(1 + k))
+                        Limit l = k % 2 == 0
+                                ? Limit.fixedWindow(k + 1, Duration.ofMinutes(1 + k))
                                 : Limit.tokenBucket(k + 1, Rate.perHour(1));
                         queued.add(rl.tryAcquireAsync("many" + k, l, 1));
                     }
@@ -170,16 +174,21 @@ class BatchingTest {
                 }
             });
             for (CompletableFuture<Decision> f : bad) {
-                assertThat(f).failsWithin(Duration.ofSeconds(10)).withThrowableOfType(Exception.class)
-                        .havingRootCause().isInstanceOf(io.lettuce.core.RedisCommandExecutionException.class);
+                assertThat(f)
+                        .failsWithin(Duration.ofSeconds(10))
+                        .withThrowableOfType(Exception.class)
+                        .havingRootCause()
+                        .isInstanceOf(io.lettuce.core.RedisCommandExecutionException.class);
                 RedisStoreException e = (RedisStoreException) unwrap(f);
                 assertThat(e.degradation()).isEqualTo(Degradation.STORE_ERROR);
                 assertThat(e.getMessage()).contains("WRONGTYPE").contains("key 'bad'");
             }
             List<Boolean> verdicts = good.subList(Coalescer.MAX_IN_FLIGHT, good.size()).stream()
-                    .map(f -> f.join().allowed()).toList();
+                    .map(f -> f.join().allowed())
+                    .toList();
             assertThat(verdicts).containsExactly(true, true, false, false, false, false, false, false, false, false);
-            assertThat(admin.sync().get(RedisKeys.of("sluice:", "bad", l))).isEqualTo("x".getBytes(StandardCharsets.UTF_8));
+            assertThat(admin.sync().get(RedisKeys.of("sluice:", "bad", l)))
+                    .isEqualTo("x".getBytes(StandardCharsets.UTF_8));
         }
     }
 

@@ -56,18 +56,24 @@ class ExactnessTest {
         t.advanceNanos(random.nextLong(0, 1_000_000_000_000L) * 1000);
         String base = "exact:" + UUID.randomUUID();
         String[] keys = {base + ":a", base + ":b"};
-        try (RateLimiter store = RedisServer.shared().limiter().cluster(false).ticker(t).build();
+        try (RateLimiter store =
+                        RedisServer.shared().limiter().cluster(false).ticker(t).build();
                 RateLimiter oracle = new ReferenceRateLimiter(t)) {
             for (int i = 0; i < steps; i++) {
                 Limit limit = limits.get(random.nextInt(limits.size()));
                 long w = limit.periodNanos();
                 int dice = random.nextInt(100);
-                long step = dice < 25 ? 0 : dice < 60 ? random.nextLong(0, Math.max(2, w / limit.capacity() / 1000))
-                        : dice < 90 ? random.nextLong(0, w / 3000 + 1) : random.nextLong(0, 3 * (w / 1000) + 1);
+                long step = dice < 25
+                        ? 0
+                        : dice < 60
+                                ? random.nextLong(0, Math.max(2, w / limit.capacity() / 1000))
+                                : dice < 90 ? random.nextLong(0, w / 3000 + 1) : random.nextLong(0, 3 * (w / 1000) + 1);
                 t.advanceNanos(Math.min(step, 1_000_000_000_000L) * 1000); // at most ~11.6 days a step
                 String key = keys[random.nextInt(keys.length)];
-                long cost = 1 + (random.nextBoolean() ? random.nextLong(0, Math.min(limit.capacity(), 3))
-                        : random.nextLong(0, limit.capacity()));
+                long cost = 1
+                        + (random.nextBoolean()
+                                ? random.nextLong(0, Math.min(limit.capacity(), 3))
+                                : random.nextLong(0, limit.capacity()));
                 int op = random.nextInt(100);
                 Decision expected;
                 Decision actual;
@@ -80,31 +86,40 @@ class ExactnessTest {
                     List<Permit> permits = new ArrayList<>();
                     for (int j = random.nextInt(1, 4); j > 0; j--) {
                         Limit l = random.nextBoolean() ? limit : limits.get(random.nextInt(limits.size()));
-                        permits.add(Permit.of(keys[random.nextInt(keys.length)], l,
+                        permits.add(Permit.of(
+                                keys[random.nextInt(keys.length)],
+                                l,
                                 1 + random.nextLong(0, Math.min(l.capacity(), 4))));
                     }
                     what = "tryAcquire(" + permits + ")";
                     expected = oracle.tryAcquire(permits);
                     actual = store.tryAcquire(permits);
                 } else {
-                    Duration maxWait = Duration.ofNanos(random.nextLong(0, Math.min(w, 1L << 60) / 1000 * 3 + 1) * 1000);
+                    Duration maxWait =
+                            Duration.ofNanos(random.nextLong(0, Math.min(w, 1L << 60) / 1000 * 3 + 1) * 1000);
                     what = "reserve(" + key + ", " + limit + ", " + cost + ", " + maxWait + ")";
                     expected = oracle.reserve(key, limit, cost, maxWait);
                     actual = store.reserve(key, limit, cost, maxWait);
                 }
-                assertThat(actual).as("seed %d, step %d at %d ns: %s", seed, i, t.read(), what).isEqualTo(expected);
+                assertThat(actual)
+                        .as("seed %d, step %d at %d ns: %s", seed, i, t.read(), what)
+                        .isEqualTo(expected);
             }
         }
     }
 
     @Test
     void limitsTheScriptsCannotComputeExactlyAreRejectedBeforeAnyCall() {
-        try (RateLimiter rl = RedisServer.shared().limiter().cluster(false).ticker(t()).build()) {
+        try (RateLimiter rl =
+                RedisServer.shared().limiter().cluster(false).ticker(t()).build()) {
             Limit odd = Limit.fixedWindow(5, Duration.ofNanos(2_000_000_000_000_001L)); // ~23 days + 1 ns
-            assertThatThrownBy(() -> rl.tryAcquire("k", odd)).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("2000000000000001 ns").hasMessageContaining("whole number of microseconds");
+            assertThatThrownBy(() -> rl.tryAcquire("k", odd))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("2000000000000001 ns")
+                    .hasMessageContaining("whole number of microseconds");
             Limit fine = Limit.tokenBucket(1, Rate.of(4_600_000_000_003L, Duration.ofNanos(1_000_000_001L)));
-            assertThatThrownBy(() -> rl.tryAcquire("k", fine)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> rl.tryAcquire("k", fine))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("time units per nanosecond");
         }
     }

@@ -26,7 +26,8 @@ class HealthyRedisTest {
 
     @Test
     void theFirstCallAfterCreateSucceeds() {
-        try (RedisServer server = RedisServer.start(); RedisRateLimiter rl = RedisRateLimiter.create(server.uri())) {
+        try (RedisServer server = RedisServer.start();
+                RedisRateLimiter rl = RedisRateLimiter.create(server.uri())) {
             Limit limit = Limit.tokenBucket(2, Rate.perHour(2));
             assertThat(rl.tryAcquire("first", limit).remaining()).isEqualTo(1);
             assertThat(rl.tryAcquire("first", limit).allowed()).isTrue();
@@ -40,8 +41,10 @@ class HealthyRedisTest {
         int calls = 500;
         Limit limit = Limit.tokenBucket(2_500, Rate.perHour(1));
         String key = "hot:" + UUID.randomUUID();
-        try (RedisServer server = RedisServer.start(); Socket monitor = monitor(server.uri());
-                FailSafeRateLimiter rl = FailSafeRateLimiter.builder(() -> RedisRateLimiter.create(server.uri())).build()) {
+        try (RedisServer server = RedisServer.start();
+                Socket monitor = monitor(server.uri());
+                FailSafeRateLimiter rl = FailSafeRateLimiter.builder(() -> RedisRateLimiter.create(server.uri()))
+                        .build()) {
             assertThat(rl.storeHealthy()).isTrue();
             AtomicLong errors = new AtomicLong();
             AtomicLong admitted = new AtomicLong();
@@ -69,9 +72,12 @@ class HealthyRedisTest {
             }
             assertThat(errors.get()).as("errors").isZero();
             for (Degradation cause : Degradation.values()) {
-                assertThat(rl.degradedCount(cause)).as("decisions degraded for %s", cause).isZero();
+                assertThat(rl.degradedCount(cause))
+                        .as("decisions degraded for %s", cause)
+                        .isZero();
             }
-            assertThat(admitted.get()).as("the hot key admits exactly its capacity of 2,500 of 4,000 calls")
+            assertThat(admitted.get())
+                    .as("the hot key admits exactly its capacity of 2,500 of 4,000 calls")
                     .isEqualTo(2_500);
         }
     }
@@ -86,16 +92,18 @@ class HealthyRedisTest {
         byte[] ok = new byte[5];
         assertThat(in.readNBytes(ok, 0, 5)).isEqualTo(5);
         assertThat(new String(ok, StandardCharsets.US_ASCII)).isEqualTo("+OK\r\n");
-        Thread drain = new Thread(() -> {
-            byte[] buf = new byte[64 * 1024];
-            try {
-                while (in.read(buf) >= 0) {
-                    // discard
-                }
-            } catch (java.io.IOException e) {
-                // closed
-            }
-        }, "monitor-drain");
+        Thread drain = new Thread(
+                () -> {
+                    byte[] buf = new byte[64 * 1024];
+                    try {
+                        while (in.read(buf) >= 0) {
+                            // discard
+                        }
+                    } catch (java.io.IOException e) {
+                        // closed
+                    }
+                },
+                "monitor-drain");
         drain.setDaemon(true);
         drain.start();
         return s;

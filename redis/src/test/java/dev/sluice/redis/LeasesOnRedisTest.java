@@ -36,7 +36,8 @@ class LeasesOnRedisTest {
         long start;
         long end;
         long storeCalls;
-        try (LeasedRateLimiter leases = LeasedRateLimiter.over(RedisRateLimiter.create(RedisServer.shared().uri()))) {
+        try (LeasedRateLimiter leases = LeasedRateLimiter.over(
+                RedisRateLimiter.create(RedisServer.shared().uri()))) {
             start = System.nanoTime();
             List<Future<?>> done = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
@@ -63,9 +64,11 @@ class LeasesOnRedisTest {
         long decisions = (long) threads * callsEach;
         // Redis's clock ran at most as long as this wall time between the first decision and the last
         long refilled = (long) Math.ceil(5_000 * ((end - start) / 1e9)) + 1;
-        assertThat(admitted.sum()).as("admitted of %d decisions in %d ms", decisions, (end - start) / 1_000_000)
+        assertThat(admitted.sum())
+                .as("admitted of %d decisions in %d ms", decisions, (end - start) / 1_000_000)
                 .isLessThanOrEqualTo(20_000 + refilled);
-        assertThat(admitted.sum()).as("the capacity at least is admitted, less what the node may hold")
+        assertThat(admitted.sum())
+                .as("the capacity at least is admitted, less what the node may hold")
                 .isGreaterThanOrEqualTo(20_000 - 2 * 101);
         assertThat(storeCalls).as("store calls for %d decisions", decisions).isLessThan(decisions / 16);
     }

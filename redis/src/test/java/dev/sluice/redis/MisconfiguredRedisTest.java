@@ -36,8 +36,10 @@ class MisconfiguredRedisTest {
     private static final String PASSWORD = "s3cret-one";
 
     private static RedisStoreException refused(String uri) {
-        Throwable e = catchThrowable(() -> RedisRateLimiter.builder(uri).connectTimeout(Duration.ofSeconds(5))
-                .timeBudget(Duration.ofSeconds(2)).build());
+        Throwable e = catchThrowable(() -> RedisRateLimiter.builder(uri)
+                .connectTimeout(Duration.ofSeconds(5))
+                .timeBudget(Duration.ofSeconds(2))
+                .build());
         assertThat(e).as(uri).isInstanceOf(RedisStoreException.class);
         return (RedisStoreException) e;
     }
@@ -47,9 +49,11 @@ class MisconfiguredRedisTest {
         try (RedisServer server = RedisServer.start("--requirepass", PASSWORD)) {
             RedisStoreException wrong = refused("redis://:not-" + PASSWORD + "@127.0.0.1:" + server.port());
             assertThat(wrong.degradation()).isEqualTo(Degradation.MISCONFIGURED);
-            assertThat(wrong).hasMessageStartingWith("Redis at redis://127.0.0.1:" + server.port()
+            assertThat(wrong)
+                    .hasMessageStartingWith("Redis at redis://127.0.0.1:" + server.port()
                             + " refused the user name or password (WRONGPASS")
-                    .hasMessageContaining("fix the user name and password in the URI").hasMessageNotContaining(PASSWORD);
+                    .hasMessageContaining("fix the user name and password in the URI")
+                    .hasMessageNotContaining(PASSWORD);
             RedisStoreException none = refused(server.uri());
             assertThat(none.degradation()).isEqualTo(Degradation.MISCONFIGURED);
             assertThat(none).hasMessageContaining("requires a password, and the URI gives none (NOAUTH");
@@ -63,7 +67,9 @@ class MisconfiguredRedisTest {
                     .startsWith("+OK");
             RedisStoreException e = refused("redis://limited:" + PASSWORD + "@127.0.0.1:" + server.port());
             assertThat(e.degradation()).isEqualTo(Degradation.MISCONFIGURED);
-            assertThat(e).hasMessageContaining("NOPERM").hasMessageContaining("ACL SETUSER")
+            assertThat(e)
+                    .hasMessageContaining("NOPERM")
+                    .hasMessageContaining("ACL SETUSER")
                     .hasMessageNotContaining(PASSWORD);
         }
     }
@@ -84,7 +90,8 @@ class MisconfiguredRedisTest {
         });
         http.start();
         try {
-            RedisStoreException e = refused("redis://127.0.0.1:" + http.getAddress().getPort());
+            RedisStoreException e =
+                    refused("redis://127.0.0.1:" + http.getAddress().getPort());
             assertThat(e.degradation()).isEqualTo(Degradation.MISCONFIGURED);
             assertThat(e).hasMessageContaining("answered in another protocol than Redis's");
         } finally {
@@ -97,9 +104,17 @@ class MisconfiguredRedisTest {
         Path dir = Files.createTempDirectory("sluice-redis-tls");
         TlsFiles tls = TlsFiles.in(dir);
         int tlsPort = RedisServer.freePort();
-        RedisServer server = RedisServer.onFreePort("--tls-port", Integer.toString(tlsPort), "--tls-cert-file",
-                tls.cert.toString(), "--tls-key-file", tls.key.toString(), "--tls-ca-cert-file", tls.cert.toString(),
-                "--tls-auth-clients", "no");
+        RedisServer server = RedisServer.onFreePort(
+                "--tls-port",
+                Integer.toString(tlsPort),
+                "--tls-cert-file",
+                tls.cert.toString(),
+                "--tls-key-file",
+                tls.key.toString(),
+                "--tls-ca-cert-file",
+                tls.cert.toString(),
+                "--tls-auth-clients",
+                "no");
         try (server) {
             try {
                 server.startProcess();
@@ -111,10 +126,12 @@ class MisconfiguredRedisTest {
             assertThat(plainToTls).hasMessage("redis://127.0.0.1:" + tlsPort + " speaks only TLS: use rediss://");
             RedisStoreException tlsToPlain = refused("rediss://127.0.0.1:" + server.port());
             assertThat(tlsToPlain.degradation()).isEqualTo(Degradation.MISCONFIGURED);
-            assertThat(tlsToPlain).hasMessage("rediss://127.0.0.1:" + server.port()
-                    + " answers in plain text, not TLS: use redis:// (or enable TLS on the server)");
+            assertThat(tlsToPlain)
+                    .hasMessage("rediss://127.0.0.1:" + server.port()
+                            + " answers in plain text, not TLS: use redis:// (or enable TLS on the server)");
             RedisStoreException untrusted = refused("rediss://127.0.0.1:" + tlsPort);
-            assertThat(untrusted.degradation()).as("a self-signed certificate nobody trusts")
+            assertThat(untrusted.degradation())
+                    .as("a self-signed certificate nobody trusts")
                     .isEqualTo(Degradation.MISCONFIGURED);
             assertThat(untrusted).hasMessageContaining("failed the TLS handshake");
         }
@@ -126,10 +143,12 @@ class MisconfiguredRedisTest {
         assertThat(down.degradation()).isEqualTo(Degradation.UNAVAILABLE);
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             Throwable e = catchThrowable(() -> RedisRateLimiter.builder("redis://127.0.0.1:" + silent.getLocalPort())
-                    .connectTimeout(Duration.ofMillis(300)).build());
+                    .connectTimeout(Duration.ofMillis(300))
+                    .build());
             assertThat(e).isInstanceOf(RedisStoreException.class);
-            assertThat(((RedisStoreException) e).degradation()).as(e.getMessage()).isIn(Degradation.UNAVAILABLE,
-                    Degradation.TIMEOUT);
+            assertThat(((RedisStoreException) e).degradation())
+                    .as(e.getMessage())
+                    .isIn(Degradation.UNAVAILABLE, Degradation.TIMEOUT);
         }
     }
 
@@ -137,8 +156,9 @@ class MisconfiguredRedisTest {
     void aFailSafeLimiterRefusesToStartOnAMisconfiguredRedisWithItsMessage() {
         try (RedisServer server = RedisServer.start("--requirepass", PASSWORD)) {
             Throwable e = catchThrowable(() -> {
-                try (FailSafeRateLimiter started = FailSafeRateLimiter.builder(() -> RedisRateLimiter.create(
-                        server.uri())).build()) {
+                try (FailSafeRateLimiter started = FailSafeRateLimiter.builder(
+                                () -> RedisRateLimiter.create(server.uri()))
+                        .build()) {
                     throw new AssertionError("build() returned; its first decision: " + started.tryAcquire("k", LIMIT));
                 }
             });
@@ -156,7 +176,10 @@ class MisconfiguredRedisTest {
     void aRotatedPasswordDegradesDecisionsAsMisconfiguredAndReconnectionsBackOff() throws Exception {
         try (RedisServer server = RedisServer.start();
                 FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> RedisRateLimiter.builder(server.uri())
-                        .timeBudget(Duration.ofSeconds(2)).build()).policy(FailurePolicy.FAIL_CLOSED).build()) {
+                                .timeBudget(Duration.ofSeconds(2))
+                                .build())
+                        .policy(FailurePolicy.FAIL_CLOSED)
+                        .build()) {
             assertThat(limiter.tryAcquire("k", LIMIT).degraded()).isFalse();
             assertThat(server.command(null, "CONFIG SET requirepass " + PASSWORD, "CLIENT KILL TYPE normal SKIPME yes"))
                     .startsWith("+OK");
@@ -171,7 +194,9 @@ class MisconfiguredRedisTest {
             assertThat(d.allowed()).as("fail closed").isFalse();
             Thread.sleep(6000); // the window in which logins are counted: no assertion on time
             long logins = server.connectionsReceived(PASSWORD) - before - 1; // minus the question itself
-            assertThat(logins).as("login attempts in 6 s (at 100 ms between attempts: about 60)").isBetween(1L, 6L);
+            assertThat(logins)
+                    .as("login attempts in 6 s (at 100 ms between attempts: about 60)")
+                    .isBetween(1L, 6L);
 
             assertThat(server.command(PASSWORD, "CONFIG SET requirepass \"\"")).contains("+OK");
             deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
@@ -180,7 +205,9 @@ class MisconfiguredRedisTest {
                 Thread.sleep(50); // the next reconnection comes at most 30 s after the last (ReconnectBackoff.MAX)
                 d = limiter.tryAcquire("k", LIMIT);
             }
-            assertThat(d.degraded()).as("Redis decides again once the password is back").isFalse();
+            assertThat(d.degraded())
+                    .as("Redis decides again once the password is back")
+                    .isFalse();
         }
     }
 
@@ -188,9 +215,11 @@ class MisconfiguredRedisTest {
     void refusedReconnectionsBackOffFromOneToThirtySecondsAndAnOutageDoesNot() {
         ReconnectWatch watch = new ReconnectWatch();
         assertThat(watch.createDelay(1)).isEqualTo(Duration.ofMillis(1));
-        assertThat(watch.createDelay(10)).as("an outage: at most 100 ms").isEqualTo(RedisConnection.MAX_RECONNECT_DELAY);
-        ReconnectFailedEvent wrongPass = failed(new RedisCommandExecutionException("WRONGPASS invalid username-password"
-                + " pair or user is disabled."));
+        assertThat(watch.createDelay(10))
+                .as("an outage: at most 100 ms")
+                .isEqualTo(RedisConnection.MAX_RECONNECT_DELAY);
+        ReconnectFailedEvent wrongPass = failed(new RedisCommandExecutionException(
+                "WRONGPASS invalid username-password" + " pair or user is disabled."));
         long[] seconds = {1, 2, 4, 8, 16, 30, 30};
         for (int i = 0; i < seconds.length; i++) {
             watch.seen(wrongPass);

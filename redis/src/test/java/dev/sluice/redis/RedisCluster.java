@@ -23,23 +23,32 @@ final class RedisCluster implements AutoCloseable {
 
     private RedisCluster() {
         for (int i = 0; i < 3; i++) {
-            RedisServer s = RedisServer.start("--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                    "--cluster-node-timeout", "5000");
+            RedisServer s = RedisServer.start(
+                    "--cluster-enabled",
+                    "yes",
+                    "--cluster-config-file",
+                    "nodes.conf",
+                    "--cluster-node-timeout",
+                    "5000");
             nodes.add(s);
             RedisClient c = RedisClient.create(s.uri());
             clients.add(c);
             admin.add(c.connect(ByteArrayCodec.INSTANCE).sync());
-            admin.get(i).clusterAddSlots(IntStream.rangeClosed(RANGES[i][0], RANGES[i][1]).toArray());
+            admin.get(i)
+                    .clusterAddSlots(
+                            IntStream.rangeClosed(RANGES[i][0], RANGES[i][1]).toArray());
         }
         for (int i = 1; i < 3; i++) {
             admin.get(0).clusterMeet("127.0.0.1", nodes.get(i).port);
         }
         long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!admin.stream().allMatch(a -> a.clusterInfo().contains("cluster_state:ok")
-                && a.clusterInfo().contains("cluster_known_nodes:3"))) {
+        while (!admin.stream()
+                .allMatch(a -> a.clusterInfo().contains("cluster_state:ok")
+                        && a.clusterInfo().contains("cluster_known_nodes:3"))) {
             if (System.nanoTime() > deadline) {
                 close();
-                throw new IllegalStateException("the cluster did not form: " + admin.get(0).clusterInfo());
+                throw new IllegalStateException(
+                        "the cluster did not form: " + admin.get(0).clusterInfo());
             }
             RedisServer.sleep(50);
         }

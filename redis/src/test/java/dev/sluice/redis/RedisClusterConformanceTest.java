@@ -14,13 +14,19 @@ import org.junit.jupiter.api.AfterAll;
  */
 class RedisClusterConformanceTest implements RateLimiterTck {
 
-    private static final ClientResources RESOURCES = DefaultClientResources.builder().ioThreadPoolSize(2)
-            .computationThreadPoolSize(2).build();
+    private static final ClientResources RESOURCES = DefaultClientResources.builder()
+            .ioThreadPoolSize(2)
+            .computationThreadPoolSize(2)
+            .build();
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return RedisRateLimiter.builder(RedisCluster.shared().uri()).timeBudget(RedisServer.GENEROUS_BUDGET)
-                .cluster(true).clientResources(RESOURCES).ticker(ticker).build();
+        return RedisRateLimiter.builder(RedisCluster.shared().uri())
+                .timeBudget(RedisServer.GENEROUS_BUDGET)
+                .cluster(true)
+                .clientResources(RESOURCES)
+                .ticker(ticker)
+                .build();
     }
 
     @Override

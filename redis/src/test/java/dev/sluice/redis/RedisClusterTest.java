@@ -1,7 +1,7 @@
 package dev.sluice.redis;
 
-import static org.assertj.core.api.Assertions.assertThat;
 import static dev.sluice.redis.RedisCluster.masterOf;
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.Decision;
@@ -39,7 +39,10 @@ class RedisClusterTest {
 
     private static RedisRateLimiter limiter(ManualTicker t) {
         // one address is enough: the limiter sees it is a cluster and discovers the other masters
-        return RedisRateLimiter.builder(NODES.get(0).uri()).timeBudget(RedisServer.GENEROUS_BUDGET).ticker(t).build();
+        return RedisRateLimiter.builder(NODES.get(0).uri())
+                .timeBudget(RedisServer.GENEROUS_BUDGET)
+                .ticker(t)
+                .build();
     }
 
     @Test
@@ -54,7 +57,9 @@ class RedisClusterTest {
                 assertThat(rl.tryAcquire(base + i, l, 2).allowed()).isTrue();
             }
             for (int i = 0; i < 60; i++) {
-                assertThat(rl.tryAcquire(base + i, l).allowed()).as("key %d spent", i).isFalse();
+                assertThat(rl.tryAcquire(base + i, l).allowed())
+                        .as("key %d spent", i)
+                        .isFalse();
             }
         }
         for (int i = 0; i < 3; i++) {
@@ -64,8 +69,11 @@ class RedisClusterTest {
 
     @Test
     void randomSequencesOnTheClusterDecideExactlyLikeThePureSteps() {
-        List<Limit> limits = List.of(Limit.tokenBucket(10, Rate.perSecond(3)), Limit.gcra(Rate.of(7, Duration.ofSeconds(2)), 4),
-                Limit.fixedWindow(5, Duration.ofMillis(250)), Limit.slidingWindow(8, Duration.ofMillis(1300)),
+        List<Limit> limits = List.of(
+                Limit.tokenBucket(10, Rate.perSecond(3)),
+                Limit.gcra(Rate.of(7, Duration.ofSeconds(2)), 4),
+                Limit.fixedWindow(5, Duration.ofMillis(250)),
+                Limit.slidingWindow(8, Duration.ofMillis(1300)),
                 Limit.slidingLog(6, Duration.ofMillis(700)));
         long seed = System.nanoTime();
         SplittableRandom random = new SplittableRandom(seed);
@@ -73,7 +81,8 @@ class RedisClusterTest {
         String u = UUID.randomUUID().toString();
         // untagged keys spread over the masters; tagged ones share a slot per tag for multi-permits
         String[] keys = {u + ":a", u + ":b", u + ":c", "{" + u + "}:x", "{" + u + "}:y"};
-        try (RateLimiter store = limiter(t); RateLimiter oracle = new ReferenceRateLimiter(t)) {
+        try (RateLimiter store = limiter(t);
+                RateLimiter oracle = new ReferenceRateLimiter(t)) {
             for (int i = 0; i < 300; i++) {
                 t.advanceNanos(random.nextLong(0, 400_000) * 1000);
                 Limit limit = limits.get(random.nextInt(limits.size()));
@@ -125,7 +134,8 @@ class RedisClusterTest {
         String a = "cross:" + UUID.randomUUID() + ":a";
         String b = "cross:" + UUID.randomUUID() + ":b";
         try (RedisRateLimiter rl = limiter(t)) {
-            assertThat(RedisKeys.slot(RedisKeys.of("sluice:", a, l))).isNotEqualTo(RedisKeys.slot(RedisKeys.of("sluice:", b, l)));
+            assertThat(RedisKeys.slot(RedisKeys.of("sluice:", a, l)))
+                    .isNotEqualTo(RedisKeys.slot(RedisKeys.of("sluice:", b, l)));
             assertThatThrownBy(() -> rl.tryAcquire(List.of(Permit.of(a, l), Permit.of(b, l))))
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("'" + a + "' and '" + b + "' hash to different Redis Cluster slots")
@@ -143,8 +153,8 @@ class RedisClusterTest {
         Limit perDay = Limit.slidingLog(3, Duration.ofDays(1));
         String tag = "{user-" + UUID.randomUUID() + "}";
         try (RedisRateLimiter rl = limiter(t)) {
-            List<Permit> request = List.of(Permit.of(tag + ":ip", perIp), Permit.of(tag + ":user", perUser),
-                    Permit.of(tag + ":user", perDay));
+            List<Permit> request = List.of(
+                    Permit.of(tag + ":ip", perIp), Permit.of(tag + ":user", perUser), Permit.of(tag + ":user", perDay));
             assertThat(rl.tryAcquire(request).allowed()).isTrue();
             assertThat(rl.tryAcquire(request).allowed()).isTrue();
             Decision denied = rl.tryAcquire(request);

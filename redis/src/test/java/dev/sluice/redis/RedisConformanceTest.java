@@ -10,13 +10,19 @@ import org.junit.jupiter.api.AfterAll;
 /** The whole conformance suite, unchanged, against a real redis-server with a client ticker. */
 class RedisConformanceTest implements RateLimiterTck {
 
-    private static final ClientResources RESOURCES = DefaultClientResources.builder().ioThreadPoolSize(2)
-            .computationThreadPoolSize(2).build();
+    private static final ClientResources RESOURCES = DefaultClientResources.builder()
+            .ioThreadPoolSize(2)
+            .computationThreadPoolSize(2)
+            .build();
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return RedisServer.shared().limiter().cluster(false).clientResources(RESOURCES)
-                .ticker(ticker).build();
+        return RedisServer.shared()
+                .limiter()
+                .cluster(false)
+                .clientResources(RESOURCES)
+                .ticker(ticker)
+                .build();
     }
 
     @Override

@@ -35,14 +35,17 @@ class RedisFailureTest {
         try (RedisServer server = RedisServer.start()) {
             ManualTicker t = Tck.ticker();
             Limit l = Limit.tokenBucket(3, Rate.perHour(1));
-            try (RedisRateLimiter rl = RedisRateLimiter.builder(server.uri()).ticker(t)
-                    .timeBudget(Duration.ofMillis(500)).build()) {
+            try (RedisRateLimiter rl = RedisRateLimiter.builder(server.uri())
+                    .ticker(t)
+                    .timeBudget(Duration.ofMillis(500))
+                    .build()) {
                 assertThat(rl.tryAcquire("k", l, 3).allowed()).isTrue();
                 assertThat(rl.tryAcquire("k", l).allowed()).isFalse();
 
                 server.stop(); // SIGKILL: state and loaded scripts are gone
                 Throwable down = failsWithin(Duration.ofMillis(500), () -> rl.tryAcquire("k", l));
-                assertThat(down).isInstanceOf(RedisStoreException.class)
+                assertThat(down)
+                        .isInstanceOf(RedisStoreException.class)
                         .hasMessageContaining(server.uri().replace("redis://", ""));
 
                 server.startProcess();
@@ -57,8 +60,12 @@ class RedisFailureTest {
                     }
                 }
                 // a fresh Redis (no persistence): the bucket is full again, and the scripts were re-sent
-                assertThat(d).isEqualTo(new Decision(true, 3, 2, 0, Duration.ofHours(1).toNanos()));
-                assertThat(rl.tryAcquire("k", l, 2)).isEqualTo(new Decision(true, 3, 0, 0, Duration.ofHours(3).toNanos()));
+                assertThat(d)
+                        .isEqualTo(
+                                new Decision(true, 3, 2, 0, Duration.ofHours(1).toNanos()));
+                assertThat(rl.tryAcquire("k", l, 2))
+                        .isEqualTo(
+                                new Decision(true, 3, 0, 0, Duration.ofHours(3).toNanos()));
             }
         }
     }
@@ -67,15 +74,20 @@ class RedisFailureTest {
     void aCallWhoseReplyIsCutOffIsChargedAtMostOnceAndTheLimiterReconnects() throws Exception {
         // Redis runs the EVALSHA, then the connection drops before the reply: Lettuce's default
         // (at-least-once) would re-send it on reconnect and charge the permits twice
-        try (RedisServer server = RedisServer.start(); CuttingProxy proxy = new CuttingProxy(server.port)) {
+        try (RedisServer server = RedisServer.start();
+                CuttingProxy proxy = new CuttingProxy(server.port)) {
             Limit l = Limit.tokenBucket(10, Rate.perHour(1));
-            try (RedisRateLimiter rl = RedisRateLimiter.builder(proxy.uri()).cluster(false).ticker(Tck.ticker())
-                    .timeBudget(Duration.ofSeconds(2)).build()) {
+            try (RedisRateLimiter rl = RedisRateLimiter.builder(proxy.uri())
+                    .cluster(false)
+                    .ticker(Tck.ticker())
+                    .timeBudget(Duration.ofSeconds(2))
+                    .build()) {
                 assertThat(rl.tryAcquire("k", l, 3).remaining()).isEqualTo(7);
                 proxy.cutNextEvalsha();
                 Throwable cut = catchThrowable(() -> rl.tryAcquire("k", l, 3));
                 assertThat(proxy.cuts()).isEqualTo(1);
-                assertThat(cut).isInstanceOf(RedisStoreException.class)
+                assertThat(cut)
+                        .isInstanceOf(RedisStoreException.class)
                         .hasMessageContaining("may or may not have been applied");
                 assertThat(((RedisStoreException) cut).degradation())
                         .as("a lost connection fails the call as unavailable, not at the timeout")
@@ -100,9 +112,13 @@ class RedisFailureTest {
     void theNoscriptFallbackSharesTheCallsDeadline() throws Exception {
         // a slow EVALSHA answered NOSCRIPT just inside the timeout, then a slow EVAL: two attempts, one deadline
         Duration timeout = Duration.ofMillis(500);
-        try (RedisServer server = RedisServer.start(); CuttingProxy proxy = new CuttingProxy(server.port);
-                RedisRateLimiter rl = RedisRateLimiter.builder(proxy.uri()).cluster(false).ticker(Tck.ticker())
-                        .timeBudget(timeout).build()) {
+        try (RedisServer server = RedisServer.start();
+                CuttingProxy proxy = new CuttingProxy(server.port);
+                RedisRateLimiter rl = RedisRateLimiter.builder(proxy.uri())
+                        .cluster(false)
+                        .ticker(Tck.ticker())
+                        .timeBudget(timeout)
+                        .build()) {
             Limit l = Limit.fixedWindow(100, Duration.ofSeconds(1));
             assertThat(rl.tryAcquire("k", l).remaining()).isEqualTo(99);
             proxy.delay("EVALSHA", 350);
@@ -111,12 +127,14 @@ class RedisFailureTest {
             try (var c = admin.connect()) {
                 // the future of an async call, then a sync call, each after a SCRIPT FLUSH
                 c.sync().scriptFlush();
-                Throwable async = failsWithin(timeout, () -> rl.tryAcquireAsync("k", l, 1).join());
+                Throwable async =
+                        failsWithin(timeout, () -> rl.tryAcquireAsync("k", l, 1).join());
                 assertThat(async).hasCauseInstanceOf(RedisStoreException.class);
                 assertThat(async.getCause()).hasMessageContaining("did not answer within 500 ms");
                 RedisServer.sleep(1500); // the proxy lets the late EVAL through, which caches the script again
                 c.sync().scriptFlush();
-                assertThat(failsWithin(timeout, () -> rl.tryAcquire("k", l))).isInstanceOf(RedisStoreException.class)
+                assertThat(failsWithin(timeout, () -> rl.tryAcquire("k", l)))
+                        .isInstanceOf(RedisStoreException.class)
                         .hasMessageContaining("did not answer within 500 ms");
             } finally {
                 admin.shutdown(Duration.ZERO, Duration.ofSeconds(1));
@@ -127,9 +145,13 @@ class RedisFailureTest {
     @Test
     void aRedisThatIsDownAtStartIsAClearErrorWithinTheTimeout() throws Exception {
         int port = RedisServer.freePort(); // nothing listens there
-        Throwable e = failsWithin(Duration.ofMillis(500),
-                () -> RedisRateLimiter.builder("redis://127.0.0.1:" + port).connectTimeout(Duration.ofMillis(500)).build());
-        assertThat(e).isInstanceOf(RedisStoreException.class)
+        Throwable e = failsWithin(
+                Duration.ofMillis(500),
+                () -> RedisRateLimiter.builder("redis://127.0.0.1:" + port)
+                        .connectTimeout(Duration.ofMillis(500))
+                        .build());
+        assertThat(e)
+                .isInstanceOf(RedisStoreException.class)
                 .hasMessageContaining("cannot connect to Redis at redis://127.0.0.1:" + port)
                 .hasMessageContaining("check that Redis is running");
     }
@@ -137,8 +159,10 @@ class RedisFailureTest {
     @Test
     void aSlowRedisFailsTheCallWithinTheTimeoutAndTheNextCallsSucceed() throws Exception {
         try (RedisServer server = RedisServer.start();
-                RedisRateLimiter rl = RedisRateLimiter.builder(server.uri()).ticker(Tck.ticker())
-                        .timeBudget(Duration.ofMillis(300)).build()) {
+                RedisRateLimiter rl = RedisRateLimiter.builder(server.uri())
+                        .ticker(Tck.ticker())
+                        .timeBudget(Duration.ofMillis(300))
+                        .build()) {
             Limit l = Limit.fixedWindow(100, Duration.ofSeconds(1));
             assertThat(rl.tryAcquire("k", l).remaining()).isEqualTo(99);
             io.lettuce.core.RedisClient admin = io.lettuce.core.RedisClient.create(server.uri());
@@ -148,8 +172,10 @@ class RedisFailureTest {
                 admin.shutdown(Duration.ZERO, Duration.ofSeconds(1));
             }
             assertThat(failsWithin(Duration.ofMillis(300), () -> rl.tryAcquire("k", l)))
-                    .isInstanceOf(RedisStoreException.class).hasMessageContaining("did not answer within 300 ms")
-                    .extracting(e -> ((RedisStoreException) e).degradation()).isEqualTo(Degradation.TIMEOUT);
+                    .isInstanceOf(RedisStoreException.class)
+                    .hasMessageContaining("did not answer within 300 ms")
+                    .extracting(e -> ((RedisStoreException) e).degradation())
+                    .isEqualTo(Degradation.TIMEOUT);
             // once Redis answers again, so does the limiter. A call that timed out was still queued in Redis
             // and may have been counted: a timeout means "unknown", not "nothing taken"
             Decision d = null;
@@ -170,14 +196,17 @@ class RedisFailureTest {
     void aRedisThatStopsAnsweringFailsEachCallWithinTheTimeout() throws Exception {
         try (RedisServer server = RedisServer.start()) {
             Limit l = Limit.fixedWindow(5, Duration.ofSeconds(1));
-            try (RedisRateLimiter rl = RedisRateLimiter.builder(server.uri()).timeBudget(Duration.ofMillis(300)).build()) {
+            try (RedisRateLimiter rl = RedisRateLimiter.builder(server.uri())
+                    .timeBudget(Duration.ofMillis(300))
+                    .build()) {
                 assertThat(rl.tryAcquire("k", l).allowed()).isTrue();
                 server.stop();
                 for (int i = 0; i < 3; i++) {
                     assertThat(failsWithin(Duration.ofMillis(300), () -> rl.tryAcquire("k", l)))
                             .isInstanceOf(RedisStoreException.class)
                             .hasMessageContaining("Redis at redis://127.0.0.1:" + server.port)
-                            .extracting(e -> ((RedisStoreException) e).degradation()).isEqualTo(Degradation.UNAVAILABLE);
+                            .extracting(e -> ((RedisStoreException) e).degradation())
+                            .isEqualTo(Degradation.UNAVAILABLE);
                 }
                 assertThatThrownBy(() -> rl.tryAcquireAsync("k", l, 1).get(10, TimeUnit.SECONDS))
                         .hasCauseInstanceOf(RedisStoreException.class);

@@ -48,9 +48,11 @@ class RedisFaultInjectionTest {
     private static final Duration BUDGET = RedisRateLimiter.DEFAULT_TIME_BUDGET;
     /** A hang guard for one call: 10 budgets and more. */
     private static final Duration HANG_GUARD = Duration.ofSeconds(10);
+
     private static final Duration PROBE = Duration.ofMillis(100);
     /** How long the tests poll for exact decisions once Redis is back: a hang guard, not a target. */
     private static final long RECOVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
+
     private static final Duration OUTAGE = Duration.ofMillis(1500);
     private static final int THREADS = 4;
     /** Large enough that the load never runs out: its decisions show who decided, not the limit. */
@@ -79,7 +81,10 @@ class RedisFaultInjectionTest {
     }
 
     private static FailSafeRateLimiter failSafe(RateLimiter store, FailurePolicy policy) {
-        return FailSafeRateLimiter.builder(store).policy(policy).probeInterval(PROBE).build();
+        return FailSafeRateLimiter.builder(store)
+                .policy(policy)
+                .probeInterval(PROBE)
+                .build();
     }
 
     @ParameterizedTest
@@ -94,9 +99,13 @@ class RedisFaultInjectionTest {
         outage(policy, Degradation.TIMEOUT, RedisServer::pause, RedisServer::resume);
     }
 
-    private void outage(FailurePolicy policy, Degradation cause, java.util.function.Consumer<RedisServer> fault,
+    private void outage(
+            FailurePolicy policy,
+            Degradation cause,
+            java.util.function.Consumer<RedisServer> fault,
             java.util.function.Consumer<RedisServer> repair) {
-        try (RedisServer server = server(); FailSafeRateLimiter limiter = failSafe(redis(server), policy)) {
+        try (RedisServer server = server();
+                FailSafeRateLimiter limiter = failSafe(redis(server), policy)) {
             awaitExact(limiter); // a healthy store decides exactly
             Load load = new Load(limiter, policy, THREADS, "healthy");
             try {
@@ -105,7 +114,9 @@ class RedisFaultInjectionTest {
                 fault.accept(server);
                 sleep(OUTAGE);
                 load.awaitCalls("fault", 20);
-                assertThat(limiter.storeHealthy()).as("the circuit is open during the outage").isFalse();
+                assertThat(limiter.storeHealthy())
+                        .as("the circuit is open during the outage")
+                        .isFalse();
                 policyDecides(limiter, policy, cause);
                 load.phase("repaired");
                 repair.accept(server);
@@ -114,8 +125,11 @@ class RedisFaultInjectionTest {
                 load.awaitCalls("after", 50);
                 load.stop();
                 load.assertPolicyFollowed();
-                assertThat(load.degradedIn("healthy")).as("degraded decisions of a healthy Redis").isZero();
-                assertThat(load.causesByPhase.get("fault")).as("causes of the degraded decisions during the fault")
+                assertThat(load.degradedIn("healthy"))
+                        .as("degraded decisions of a healthy Redis")
+                        .isZero();
+                assertThat(load.causesByPhase.get("fault"))
+                        .as("causes of the degraded decisions during the fault")
                         .contains(cause);
                 assertThat(limiter.degradedCount(cause)).isPositive();
             } finally {
@@ -137,12 +151,16 @@ class RedisFaultInjectionTest {
         }
         assertThat(ds).allSatisfy(d -> assertThat(d.degradation()).isEqualTo(cause));
         switch (policy) {
-            case FAIL_OPEN -> assertThat(ds).allSatisfy(d -> assertThat(d)
-                    .isEqualTo(new Decision(true, 3, 2, 0, 0, cause)));
-            case FAIL_CLOSED -> assertThat(ds).allSatisfy(d -> assertThat(d)
-                    .isEqualTo(new Decision(false, 3, 0, PROBE.toNanos(), PROBE.toNanos(), cause)));
-            case FALLBACK_LOCAL -> assertThat(ds).extracting(Decision::allowed)
-                    .containsExactly(true, true, true, false, false); // a local bucket of 3
+            case FAIL_OPEN ->
+                assertThat(ds).allSatisfy(d -> assertThat(d).isEqualTo(new Decision(true, 3, 2, 0, 0, cause)));
+            case FAIL_CLOSED ->
+                assertThat(ds)
+                        .allSatisfy(d -> assertThat(d)
+                                .isEqualTo(new Decision(false, 3, 0, PROBE.toNanos(), PROBE.toNanos(), cause)));
+            case FALLBACK_LOCAL ->
+                assertThat(ds)
+                        .extracting(Decision::allowed)
+                        .containsExactly(true, true, true, false, false); // a local bucket of 3
         }
     }
 
@@ -182,14 +200,17 @@ class RedisFaultInjectionTest {
             }
             allowed += d.allowed() ? 1 : 0;
         }
-        assertThat(allowed).as("admissions on a fresh key limited to 5, decided by Redis").isEqualTo(5);
+        assertThat(allowed)
+                .as("admissions on a fresh key limited to 5, decided by Redis")
+                .isEqualTo(5);
         return true;
     }
 
     /** The store alone, no policy: on a frozen Redis every call, sync or async, fails with TIMEOUT instead of hanging. */
     @Test
     void onAFrozenRedisEveryCallFailsWithATimeoutAndNoneHangs() throws Exception {
-        try (RedisServer server = server(); RedisRateLimiter store = redis(server)) {
+        try (RedisServer server = server();
+                RedisRateLimiter store = redis(server)) {
             awaitExact(store);
             server.pause();
             try {
@@ -198,32 +219,37 @@ class RedisFaultInjectionTest {
                 LongAdder timeouts = new LongAdder();
                 for (int t = 0; t < 4; t++) {
                     boolean async = t % 2 == 1;
-                    Thread caller = new Thread(() -> {
-                        for (int i = 0; i < 5; i++) {
-                            Throwable e = null;
-                            try {
-                                if (async) {
-                                    store.tryAcquireAsync("frozen", LOAD_LIMIT, 1).join();
-                                } else {
-                                    store.tryAcquire("frozen", LOAD_LIMIT);
+                    Thread caller = new Thread(
+                            () -> {
+                                for (int i = 0; i < 5; i++) {
+                                    Throwable e = null;
+                                    try {
+                                        if (async) {
+                                            store.tryAcquireAsync("frozen", LOAD_LIMIT, 1)
+                                                    .join();
+                                        } else {
+                                            store.tryAcquire("frozen", LOAD_LIMIT);
+                                        }
+                                    } catch (RuntimeException x) {
+                                        e = x;
+                                    }
+                                    Throwable c = e instanceof CompletionException ? e.getCause() : e;
+                                    if (c instanceof RedisStoreException r && r.degradation() == Degradation.TIMEOUT) {
+                                        timeouts.increment();
+                                    } else {
+                                        wrong.add((async ? "async" : "sync") + ": not a timeout: " + e);
+                                    }
                                 }
-                            } catch (RuntimeException x) {
-                                e = x;
-                            }
-                            Throwable c = e instanceof CompletionException ? e.getCause() : e;
-                            if (c instanceof RedisStoreException r && r.degradation() == Degradation.TIMEOUT) {
-                                timeouts.increment();
-                            } else {
-                                wrong.add((async ? "async" : "sync") + ": not a timeout: " + e);
-                            }
-                        }
-                    }, "frozen-caller-" + t);
+                            },
+                            "frozen-caller-" + t);
                     callers.add(caller);
                     caller.start();
                 }
                 for (Thread caller : callers) {
                     caller.join(HANG_GUARD.toMillis() * 5); // 5 calls each: the hang guard of each
-                    assertThat(caller.isAlive()).as("%s returned from every call", caller.getName()).isFalse();
+                    assertThat(caller.isAlive())
+                            .as("%s returned from every call", caller.getName())
+                            .isFalse();
                 }
                 assertThat(wrong).isEmpty();
                 assertThat(timeouts.sum()).isEqualTo(20);
@@ -250,9 +276,11 @@ class RedisFaultInjectionTest {
                 for (int i = 0; i < 20; i++) {
                     cycle(server, limiter, load, "cycle");
                 }
-                assertThat(names(liveThreads())).as("JVM threads after 20 kill/restart cycles")
+                assertThat(names(liveThreads()))
+                        .as("JVM threads after 20 kill/restart cycles")
                         .containsExactlyInAnyOrderElementsOf(names(running));
-                assertThat(server.connectedClients()).as("Redis connections after 20 kill/restart cycles")
+                assertThat(server.connectedClients())
+                        .as("Redis connections after 20 kill/restart cycles")
                         .isEqualTo(clients);
                 load.stop();
                 load.assertPolicyFollowed();
@@ -260,7 +288,9 @@ class RedisFaultInjectionTest {
                 load.stop();
                 limiter.close();
             }
-            assertThat(server.connectedClients()).as("Redis connections once the limiter is closed").isZero();
+            assertThat(server.connectedClients())
+                    .as("Redis connections once the limiter is closed")
+                    .isZero();
         }
         awaitNoNewThreads(before);
     }
@@ -283,17 +313,25 @@ class RedisFaultInjectionTest {
     void aNameThatDoesNotResolveFailsStartupAndDegradesEveryCallMisconfiguredWhenStartedDespiteIt() {
         Set<Thread> before = liveThreads();
         String uri = "redis://sluice-fault-test.invalid:6379";
-        Throwable direct = catchThrowable(() -> RedisRateLimiter.builder(uri).cluster(false)
-                .connectTimeout(Duration.ofMillis(500)).build());
+        Throwable direct = catchThrowable(() -> RedisRateLimiter.builder(uri)
+                .cluster(false)
+                .connectTimeout(Duration.ofMillis(500))
+                .build());
         assertThat(direct).isInstanceOf(RedisStoreException.class).hasMessageContaining("sluice-fault-test.invalid");
         assertThat(((RedisStoreException) direct).degradation()).isEqualTo(Degradation.MISCONFIGURED);
-        java.util.function.Supplier<dev.sluice.RateLimiter> open = () -> RedisRateLimiter.builder(uri).cluster(false)
-                .connectTimeout(Duration.ofMillis(500)).build();
+        java.util.function.Supplier<dev.sluice.RateLimiter> open = () -> RedisRateLimiter.builder(uri)
+                .cluster(false)
+                .connectTimeout(Duration.ofMillis(500))
+                .build();
         assertThat(catchThrowable(() -> FailSafeRateLimiter.builder(open).build()))
-                .isInstanceOf(RedisStoreException.class).hasMessageContaining("does not resolve");
+                .isInstanceOf(RedisStoreException.class)
+                .hasMessageContaining("does not resolve");
 
-        try (FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(open).startDespiteMisconfiguration(true)
-                .policy(FailurePolicy.FAIL_CLOSED).probeInterval(PROBE).build()) {
+        try (FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(open)
+                .startDespiteMisconfiguration(true)
+                .policy(FailurePolicy.FAIL_CLOSED)
+                .probeInterval(PROBE)
+                .build()) {
             Load load = new Load(limiter, FailurePolicy.FAIL_CLOSED, 4, "unresolvable");
             load.awaitCalls("unresolvable", 100);
             load.stop();
@@ -322,14 +360,19 @@ class RedisFaultInjectionTest {
             try {
                 for (int i = 0; i < 20; i++) {
                     Decision d = limiter.tryAcquire("foreign", limit);
-                    assertThat(d).isEqualTo(new Decision(false, 10, 0, PROBE.toNanos(), PROBE.toNanos(),
-                            Degradation.STORE_ERROR));
+                    assertThat(d)
+                            .isEqualTo(new Decision(
+                                    false, 10, 0, PROBE.toNanos(), PROBE.toNanos(), Degradation.STORE_ERROR));
                     awaitExact(limiter); // other keys are decided by Redis, exactly
                 }
-                assertThat(limiter.storeHealthy()).as("one bad key does not open the circuit").isTrue();
+                assertThat(limiter.storeHealthy())
+                        .as("one bad key does not open the circuit")
+                        .isTrue();
                 load.stop();
                 load.assertPolicyFollowed();
-                assertThat(load.degraded).as("the load's own keys are never degraded").isEmpty();
+                assertThat(load.degraded)
+                        .as("the load's own keys are never degraded")
+                        .isEmpty();
                 assertThat(limiter.degradedCount(Degradation.STORE_ERROR)).isEqualTo(20);
             } finally {
                 load.stop();
@@ -376,18 +419,24 @@ class RedisFaultInjectionTest {
             while (!stopped) {
                 Decision d;
                 try {
-                    d = async ? limiter.tryAcquireAsync(key, LOAD_LIMIT, 1).join() : limiter.tryAcquire(key, LOAD_LIMIT);
+                    d = async
+                            ? limiter.tryAcquireAsync(key, LOAD_LIMIT, 1).join()
+                            : limiter.tryAcquire(key, LOAD_LIMIT);
                 } catch (RuntimeException e) {
                     wrong.add(phase + ": threw " + e);
                     continue;
                 }
-                // the phase the call ended in: one in flight when the test switched phase and broke Redis is the fault's
+                // the phase the call ended in: one in flight when the test switched phase and broke Redis is the
+                // fault's
                 String p = phase;
                 callsByPhase.computeIfAbsent(p, x -> new LongAdder()).increment();
                 if (d.degraded()) {
-                    degraded.computeIfAbsent(d.degradation(), x -> new LongAdder()).increment();
+                    degraded.computeIfAbsent(d.degradation(), x -> new LongAdder())
+                            .increment();
                     degradedByPhase.computeIfAbsent(p, x -> new LongAdder()).increment();
-                    causesByPhase.computeIfAbsent(p, x -> ConcurrentHashMap.newKeySet()).add(d.degradation());
+                    causesByPhase
+                            .computeIfAbsent(p, x -> ConcurrentHashMap.newKeySet())
+                            .add(d.degradation());
                     boolean ok = switch (policy) {
                         case FAIL_OPEN -> d.allowed() && d.remaining() == LOAD_LIMIT.capacity() - 1;
                         case FAIL_CLOSED -> !d.allowed() && d.retryAfterNanos() == PROBE.toNanos();
@@ -409,7 +458,9 @@ class RedisFaultInjectionTest {
             while (calls(p) < n && System.nanoTime() < end) {
                 sleep(Duration.ofMillis(10));
             }
-            assertThat(calls(p)).as("calls in phase %s (the load keeps making progress)", p).isGreaterThanOrEqualTo(n);
+            assertThat(calls(p))
+                    .as("calls in phase %s (the load keeps making progress)", p)
+                    .isGreaterThanOrEqualTo(n);
         }
 
         long calls(String p) {
@@ -433,12 +484,16 @@ class RedisFaultInjectionTest {
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
-                assertThat(t.isAlive()).as("%s returned from its last call", t.getName()).isFalse();
+                assertThat(t.isAlive())
+                        .as("%s returned from its last call", t.getName())
+                        .isFalse();
             }
         }
 
         void assertPolicyFollowed() {
-            assertThat(wrong).as("decisions the policy would not give, or exceptions").isEmpty();
+            assertThat(wrong)
+                    .as("decisions the policy would not give, or exceptions")
+                    .isEmpty();
         }
     }
 
@@ -459,8 +514,10 @@ class RedisFaultInjectionTest {
      * after a second of idleness). None belongs to a limiter.
      */
     private static boolean jvmWide(String name) {
-        return name.startsWith("process reaper") || name.startsWith("ForkJoinPool")
-                || name.equals("CompletableFutureDelayScheduler") || name.equals("sluice-deadlines")
+        return name.startsWith("process reaper")
+                || name.startsWith("ForkJoinPool")
+                || name.equals("CompletableFutureDelayScheduler")
+                || name.equals("sluice-deadlines")
                 || name.startsWith("globalEventExecutor");
     }
 

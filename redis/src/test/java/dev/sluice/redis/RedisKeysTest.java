@@ -27,7 +27,8 @@ class RedisKeysTest {
         assertThat(of("user:42", TB)).isEqualTo("sluice:tb:10:1:1000000000{user:42}");
         assertThat(of("{tenant}:user:42", TB)).isEqualTo("sluice:tb:10:1:1000000000:{tenant}:user:42");
         assertThat(of("a{b", FW)).isEqualTo("sluice:fw:10:60000000000{a{b}");
-        assertThat(of("a{}b", FW)).as("{} is no tag, and } would end ours")
+        assertThat(of("a{}b", FW))
+                .as("{} is no tag, and } would end ours")
                 .isEqualTo("sluice:fw:10:60000000000~{" + Integer.toHexString("a{}b".hashCode()) + "}a{}b");
     }
 
@@ -35,21 +36,42 @@ class RedisKeysTest {
     void everyLimitOnOneKeySharesASlotAndATagGroupsKeys() {
         for (String key : List.of("user:42", "ip:203.0.113.9", "x", "}{", "a{}b", "}", "{", "{}", "a}b{")) {
             assertThat(RedisKeys.slot(RedisKeys.of("sluice:", key, TB)))
-                    .as(key).isEqualTo(RedisKeys.slot(RedisKeys.of("sluice:", key, FW)));
+                    .as(key)
+                    .isEqualTo(RedisKeys.slot(RedisKeys.of("sluice:", key, FW)));
         }
         int tag = RedisKeys.slot("user42".getBytes(StandardCharsets.UTF_8));
         assertThat(RedisKeys.slot(RedisKeys.of("sluice:", "{user42}:ip", FW))).isEqualTo(tag);
-        assertThat(RedisKeys.slot(RedisKeys.of("sluice:", "{user42}:account", TB))).isEqualTo(tag);
-        assertThat(RedisKeys.slot(RedisKeys.of("sluice:", "user42", TB))).as("the untagged key itself").isEqualTo(tag);
+        assertThat(RedisKeys.slot(RedisKeys.of("sluice:", "{user42}:account", TB)))
+                .isEqualTo(tag);
+        assertThat(RedisKeys.slot(RedisKeys.of("sluice:", "user42", TB)))
+                .as("the untagged key itself")
+                .isEqualTo(tag);
     }
 
     @Test
     void theMappingIsOneToOne() {
-        List<String> keys = List.of("user:42", "{user:42}", "user:42}", "{user:42", "user", ":user", "u{ser}",
-                "{u}ser", "1:1000000000{x}", "1000000000{x}", "x}", "{x}", "x", "}", "{", "{}", "}{");
+        List<String> keys = List.of(
+                "user:42",
+                "{user:42}",
+                "user:42}",
+                "{user:42",
+                "user",
+                ":user",
+                "u{ser}",
+                "{u}ser",
+                "1:1000000000{x}",
+                "1000000000{x}",
+                "x}",
+                "{x}",
+                "x",
+                "}",
+                "{",
+                "{}",
+                "}{");
         Set<String> seen = new HashSet<>();
         for (String k : keys) {
-            for (Limit l : List.of(TB, FW, Limit.tokenBucket(1, Rate.perSecond(10)), Limit.gcra(Rate.perSecond(1), 10))) {
+            for (Limit l :
+                    List.of(TB, FW, Limit.tokenBucket(1, Rate.perSecond(10)), Limit.gcra(Rate.perSecond(1), 10))) {
                 assertThat(seen.add(of(k, l))).as("%s under %s", k, l).isTrue();
             }
         }
@@ -57,9 +79,11 @@ class RedisKeysTest {
 
     @Test
     void prefixesWithBracesAndUnpairedSurrogatesAreRejected() {
-        assertThatThrownBy(() -> RedisKeys.checkPrefix("app{1}:")).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> RedisKeys.checkPrefix("app{1}:"))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("app{1}:");
-        assertThatThrownBy(() -> RedisKeys.of("sluice:", "k\uDC00", TB)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> RedisKeys.of("sluice:", "k\uDC00", TB))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("index 1");
         assertThat(of("🚦", TB)).endsWith("{🚦}");
     }

@@ -57,8 +57,8 @@ class RedisRateLimiterTest {
 
     @Test
     void aCallbackExecutorRunsCallbacksOffTheIoThreadSoTheyMayCallTheLimiterSynchronously() throws Exception {
-        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2,
-                r -> new Thread(r, "sluice-callback"));
+        java.util.concurrent.ExecutorService pool =
+                java.util.concurrent.Executors.newFixedThreadPool(2, r -> new Thread(r, "sluice-callback"));
         // the executor holds each completion until the test has attached its callback: a callback attached
         // to a future that is already complete runs on the attaching thread, as with any CompletableFuture
         java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CountDownLatch> gate =
@@ -78,20 +78,25 @@ class RedisRateLimiterTest {
         String k = key("callback");
         String wrong = key("callback-wrong-type");
         redis.lpush(redisKey(wrong, l), "x".getBytes(StandardCharsets.UTF_8));
-        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(Tck.ticker())
-                .callbackExecutor(callbacks).build()) {
+        try (RedisRateLimiter rl = RedisServer.shared()
+                .limiter()
+                .ticker(Tck.ticker())
+                .callbackExecutor(callbacks)
+                .build()) {
             for (int i = 0; i < 20; i++) {
                 // a blocking callback, and a synchronous call of the same limiter inside it
                 gate.set(new java.util.concurrent.CountDownLatch(1));
                 CompletableFuture<String> f = rl.tryAcquireAsync(k, l, 1)
-                        .thenApply(d -> Thread.currentThread().getName() + " " + rl.tryAcquire(k, l).allowed());
+                        .thenApply(d -> Thread.currentThread().getName() + " "
+                                + rl.tryAcquire(k, l).allowed());
                 gate.get().countDown();
                 assertThat(f.get(5, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("sluice-callback true");
             }
             // a failed future completes on the executor too
             gate.set(new java.util.concurrent.CountDownLatch(1));
             CompletableFuture<String> failed = rl.tryAcquireAsync(List.of(Permit.of(wrong, l)))
-                    .handle((d, e) -> Thread.currentThread().getName() + " " + e.getClass().getSimpleName());
+                    .handle((d, e) -> Thread.currentThread().getName() + " "
+                            + e.getClass().getSimpleName());
             gate.get().countDown();
             assertThat(failed.get(5, java.util.concurrent.TimeUnit.SECONDS)).startsWith("sluice-callback ");
         } finally {
@@ -113,9 +118,17 @@ class RedisRateLimiterTest {
             Decision denied = rl.tryAcquire(k, l);
             assertThat(denied.allowed()).isFalse();
             // 20 minutes minus the (tiny) time since the first call, exact to the microsecond Redis keeps
-            assertThat(denied.retryAfterNanos()).isBetween(Duration.ofMinutes(19).toNanos(), Duration.ofMinutes(20).toNanos());
-            assertThat(denied.resetAfterNanos()).isBetween(Duration.ofMinutes(59).toNanos(), Duration.ofMinutes(60).toNanos());
-            assertThat(denied.retryAfterNanos() % 1000).as("Redis time is whole microseconds").isZero();
+            assertThat(denied.retryAfterNanos())
+                    .isBetween(
+                            Duration.ofMinutes(19).toNanos(),
+                            Duration.ofMinutes(20).toNanos());
+            assertThat(denied.resetAfterNanos())
+                    .isBetween(
+                            Duration.ofMinutes(59).toNanos(),
+                            Duration.ofMinutes(60).toNanos());
+            assertThat(denied.retryAfterNanos() % 1000)
+                    .as("Redis time is whole microseconds")
+                    .isZero();
         }
     }
 
@@ -165,8 +178,10 @@ class RedisRateLimiterTest {
     private static void assertPttlCovers(byte[] k, long resetAfterNanos) {
         long pttl = redis.pttl(k);
         long ceilMs = (resetAfterNanos + 999_999) / 1_000_000;
-        assertThat(pttl).as("PTTL of %s", new String(k, StandardCharsets.UTF_8))
-                .isLessThanOrEqualTo(ceilMs).isGreaterThan(ceilMs - 2000);
+        assertThat(pttl)
+                .as("PTTL of %s", new String(k, StandardCharsets.UTF_8))
+                .isLessThanOrEqualTo(ceilMs)
+                .isGreaterThan(ceilMs - 2000);
     }
 
     @Test
@@ -176,12 +191,16 @@ class RedisRateLimiterTest {
         String k = key("ticker-ttl");
         try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
             rl.tryAcquire(k, l);
-            assertThat(redis.pttl(redisKey(k, l))).isGreaterThan(Duration.ofMinutes(59).toMillis());
+            assertThat(redis.pttl(redisKey(k, l)))
+                    .isGreaterThan(Duration.ofMinutes(59).toMillis());
         }
         String k2 = key("ticker-ttl-zero");
         Limit slow = Limit.tokenBucket(10, Rate.perMinute(1));
-        try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t)
-                .minExpiry(Duration.ZERO).build()) {
+        try (RedisRateLimiter rl = RedisServer.shared()
+                .limiter()
+                .ticker(t)
+                .minExpiry(Duration.ZERO)
+                .build()) {
             rl.tryAcquire(k2, slow);
             assertThat(redis.pttl(redisKey(k2, slow))).isBetween(1L, 60_000L);
         }
@@ -222,8 +241,12 @@ class RedisRateLimiterTest {
     void oneCommandPerDecision() {
         ManualTicker t = Tck.ticker();
         try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
-            Limit[] limits = {Limit.tokenBucket(5, Rate.perSecond(1)), Limit.fixedWindow(5, Duration.ofSeconds(1)),
-                    Limit.slidingWindow(5, Duration.ofSeconds(1)), Limit.slidingLog(5, Duration.ofSeconds(1))};
+            Limit[] limits = {
+                Limit.tokenBucket(5, Rate.perSecond(1)),
+                Limit.fixedWindow(5, Duration.ofSeconds(1)),
+                Limit.slidingWindow(5, Duration.ofSeconds(1)),
+                Limit.slidingLog(5, Duration.ofSeconds(1))
+            };
             redis.configResetstat();
             String k = key("count");
             int decisions = 0;
@@ -235,8 +258,8 @@ class RedisRateLimiterTest {
                 rl.tryAcquire(List.of(Permit.of(k, limits[0]), Permit.of(k, limits[1]), Permit.of(k, limits[3])));
                 decisions++;
             }
-            String stats = new String(connection.sync().info("commandstats").getBytes(StandardCharsets.UTF_8),
-                    StandardCharsets.UTF_8);
+            String stats = new String(
+                    connection.sync().info("commandstats").getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
             assertThat(calls(stats, "evalsha")).isEqualTo(decisions);
             assertThat(calls(stats, "eval")).isZero();
             assertThat(calls(stats, "script")).isZero();
@@ -245,9 +268,13 @@ class RedisRateLimiterTest {
 
     @Test
     void aPeekWritesNothingAndIsOneEvalsha() throws Exception {
-        Limit[] limits = {Limit.tokenBucket(5, Rate.perSecond(1)), Limit.gcra(Rate.perMinute(2), 3),
-                Limit.fixedWindow(5, Duration.ofMinutes(1)), Limit.slidingWindow(5, Duration.ofMinutes(1)),
-                Limit.slidingLog(5, Duration.ofMinutes(1))};
+        Limit[] limits = {
+            Limit.tokenBucket(5, Rate.perSecond(1)),
+            Limit.gcra(Rate.perMinute(2), 3),
+            Limit.fixedWindow(5, Duration.ofMinutes(1)),
+            Limit.slidingWindow(5, Duration.ofMinutes(1)),
+            Limit.slidingLog(5, Duration.ofMinutes(1))
+        };
         String k = key("peek");
         String unknown = key("peek-unknown");
         try (RedisRateLimiter rl = serverClock()) {
@@ -270,28 +297,44 @@ class RedisRateLimiterTest {
                     Decision d = rl.peek(k, l);
                     assertThat(d.allowed()).as("%s", l).isTrue();
                     assertThat(d.remaining()).as("%s", l).isEqualTo(l.capacity() - 2);
-                    assertThat(rl.peek(k, l, l.capacity()).allowed()).as("%s, all of it", l).isFalse();
-                    assertThat(rl.peek(unknown, l, l.capacity())).as("%s, unknown key", l)
+                    assertThat(rl.peek(k, l, l.capacity()).allowed())
+                            .as("%s, all of it", l)
+                            .isFalse();
+                    assertThat(rl.peek(unknown, l, l.capacity()))
+                            .as("%s, unknown key", l)
                             .isEqualTo(new Decision(true, l.capacity(), l.capacity(), 0, 0));
                     assertThat(rl.peekAsync(unknown, l, 1).get().remaining()).isEqualTo(l.capacity());
                     peeks += 4;
                 }
             }
-            String stats = new String(connection.sync().info("commandstats").getBytes(StandardCharsets.UTF_8),
-                    StandardCharsets.UTF_8);
+            String stats = new String(
+                    connection.sync().info("commandstats").getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
             assertThat(calls(stats, "evalsha")).as("one EVALSHA per peek").isEqualTo(peeks);
             assertThat(calls(stats, "eval")).isZero();
             // commands run by scripts count too: the reads are there, no write is
             assertThat(calls(stats, "get") + calls(stats, "zrangebyscore")).isPositive();
-            for (String write : List.of("set", "setex", "psetex", "del", "unlink", "expire", "pexpire", "pexpireat",
-                    "zadd", "zrem", "zremrangebyscore", "incrby")) {
+            for (String write : List.of(
+                    "set",
+                    "setex",
+                    "psetex",
+                    "del",
+                    "unlink",
+                    "expire",
+                    "pexpire",
+                    "pexpireat",
+                    "zadd",
+                    "zrem",
+                    "zremrangebyscore",
+                    "incrby")) {
                 assertThat(calls(stats, write)).as("calls of %s", write).isZero();
             }
             for (int i = 0; i < limits.length; i++) {
                 byte[] rk = redisKey(k, limits[i]);
                 assertThat(snapshot(rk)).as("%s unchanged", limits[i]).isEqualTo(before.get(i));
                 assertThat(redis.pttl(rk)).as("%s expiry not moved", limits[i]).isBetween(1L, pttl[i]);
-                assertThat(redis.exists(redisKey(unknown, limits[i]))).as("%s: no key created", limits[i]).isZero();
+                assertThat(redis.exists(redisKey(unknown, limits[i])))
+                        .as("%s: no key created", limits[i])
+                        .isZero();
             }
             // after SCRIPT FLUSH the EVAL fallback is read-only too
             redis.scriptFlush();
@@ -300,8 +343,10 @@ class RedisRateLimiterTest {
             // a key of another type fails as tryAcquire does, and stays as it was
             String wrong = key("peek-wrong");
             redis.lpush(redisKey(wrong, limits[4]), "x".getBytes(StandardCharsets.UTF_8));
-            assertThatThrownBy(() -> rl.peek(wrong, limits[4])).isInstanceOf(RedisStoreException.class)
-                    .hasMessageContaining("WRONGTYPE").hasMessageContaining("key '" + wrong + "'");
+            assertThatThrownBy(() -> rl.peek(wrong, limits[4]))
+                    .isInstanceOf(RedisStoreException.class)
+                    .hasMessageContaining("WRONGTYPE")
+                    .hasMessageContaining("key '" + wrong + "'");
             assertThat(redis.llen(redisKey(wrong, limits[4]))).isEqualTo(1);
         }
     }
@@ -310,8 +355,11 @@ class RedisRateLimiterTest {
     private static byte[] snapshot(byte[] k) {
         if (redis.type(k).equals("zset")) {
             StringBuilder sb = new StringBuilder();
-            redis.zrangeWithScores(k, 0, -1).forEach(v -> sb.append(new String(v.getValue(), StandardCharsets.UTF_8))
-                    .append('@').append((long) v.getScore()).append(';'));
+            redis.zrangeWithScores(k, 0, -1)
+                    .forEach(v -> sb.append(new String(v.getValue(), StandardCharsets.UTF_8))
+                            .append('@')
+                            .append((long) v.getScore())
+                            .append(';'));
             return sb.toString().getBytes(StandardCharsets.UTF_8);
         }
         return redis.get(k);
@@ -336,23 +384,30 @@ class RedisRateLimiterTest {
         String other = key("other");
         try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
             redis.lpush(redisKey(k, tb), "x".getBytes(StandardCharsets.UTF_8));
-            assertThatThrownBy(() -> rl.tryAcquire(k, tb)).isInstanceOf(RedisStoreException.class)
-                    .hasMessageContaining("WRONGTYPE").hasMessageContaining("key '" + k + "'")
+            assertThatThrownBy(() -> rl.tryAcquire(k, tb))
+                    .isInstanceOf(RedisStoreException.class)
+                    .hasMessageContaining("WRONGTYPE")
+                    .hasMessageContaining("key '" + k + "'")
                     .hasMessageContaining(new String(redisKey(k, tb), StandardCharsets.UTF_8));
             assertThat(redis.llen(redisKey(k, tb))).isEqualTo(1);
             // in a multi-permit the other key is untouched too
             assertThatThrownBy(() -> rl.tryAcquire(List.of(Permit.of(other, tb), Permit.of(k, tb))))
-                    .isInstanceOf(RedisStoreException.class).hasMessageContaining("key '" + k + "'");
+                    .isInstanceOf(RedisStoreException.class)
+                    .hasMessageContaining("key '" + k + "'");
             assertThat(redis.exists(redisKey(other, tb))).isZero();
             assertThat(rl.tryAcquire(other, tb).remaining()).isEqualTo(4);
 
             redis.set(redisKey(k, log), "hello".getBytes(StandardCharsets.UTF_8));
-            assertThatThrownBy(() -> rl.tryAcquire(k, log)).isInstanceOf(RedisStoreException.class)
-                    .hasMessageContaining("WRONGTYPE").hasMessageContaining("key '" + k + "'");
+            assertThatThrownBy(() -> rl.tryAcquire(k, log))
+                    .isInstanceOf(RedisStoreException.class)
+                    .hasMessageContaining("WRONGTYPE")
+                    .hasMessageContaining("key '" + k + "'");
             Limit fw = Limit.fixedWindow(5, Duration.ofSeconds(1));
             redis.set(redisKey(k, fw), "not a window".getBytes(StandardCharsets.UTF_8));
-            assertThatThrownBy(() -> rl.tryAcquireAsync(k, fw, 1).join()).hasCauseInstanceOf(RedisStoreException.class)
-                    .hasMessageContaining("did not write").hasMessageContaining("key '" + k + "'");
+            assertThatThrownBy(() -> rl.tryAcquireAsync(k, fw, 1).join())
+                    .hasCauseInstanceOf(RedisStoreException.class)
+                    .hasMessageContaining("did not write")
+                    .hasMessageContaining("key '" + k + "'");
         }
     }
 
@@ -361,17 +416,32 @@ class RedisRateLimiterTest {
         ManualTicker t = Tck.ticker();
         Limit l = Limit.tokenBucket(1, Rate.perHour(1));
         String base = key("awk");
-        String[] keys = {base + "\u0000nul", base + "\r\n*1\r\n$4\r\nPING", base + "{", base + "}", base + "{}",
-                "{" + base + "}", "{" + base + "}x", base + "}{", base + "\uD83D\uDEA6", base + " ".repeat(100),
-                base + "é".repeat(4096 - base.length())};
+        String[] keys = {
+            base + "\u0000nul",
+            base + "\r\n*1\r\n$4\r\nPING",
+            base + "{",
+            base + "}",
+            base + "{}",
+            "{" + base + "}",
+            "{" + base + "}x",
+            base + "}{",
+            base + "\uD83D\uDEA6",
+            base + " ".repeat(100),
+            base + "é".repeat(4096 - base.length())
+        };
         try (RedisRateLimiter rl = RedisServer.shared().limiter().ticker(t).build()) {
             for (String k : keys) {
-                assertThat(rl.tryAcquire(k, l).allowed()).as("first use of %s", k).isTrue();
+                assertThat(rl.tryAcquire(k, l).allowed())
+                        .as("first use of %s", k)
+                        .isTrue();
             }
             for (String k : keys) {
-                assertThat(rl.tryAcquire(k, l).allowed()).as("second use of %s", k).isFalse();
+                assertThat(rl.tryAcquire(k, l).allowed())
+                        .as("second use of %s", k)
+                        .isFalse();
             }
-            assertThatThrownBy(() -> rl.tryAcquire(base + "\uD83D", l)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> rl.tryAcquire(base + "\uD83D", l))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("unpaired UTF-16 surrogate");
         }
     }
@@ -393,21 +463,26 @@ class RedisRateLimiterTest {
     @Test
     void badBuilderInputIsRejected() {
         assertThatThrownBy(() -> RedisRateLimiter.builder("localhost:6379").build())
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("redis://");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("redis://");
         assertThatThrownBy(() -> RedisRateLimiter.builder("redis://x").keyPrefix("a{b}"))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("brace");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("brace");
         assertThatThrownBy(() -> RedisRateLimiter.builder("redis://x").timeBudget(Duration.ZERO))
-                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT0S");
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("PT0S");
     }
 
     @Test
     void aClosedLimiterSaysSoAndClosingTwiceIsHarmless() {
-        RedisRateLimiter rl = RedisServer.shared().limiter().ticker(Tck.ticker()).build();
+        RedisRateLimiter rl =
+                RedisServer.shared().limiter().ticker(Tck.ticker()).build();
         Limit l = Limit.tokenBucket(1, Rate.perSecond(1));
         assertThat(rl.tryAcquire(key("closed"), l).allowed()).isTrue();
         rl.close();
         rl.close();
-        assertThatThrownBy(() -> rl.tryAcquire(key("closed"), l)).isInstanceOf(IllegalStateException.class)
+        assertThatThrownBy(() -> rl.tryAcquire(key("closed"), l))
+                .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("is closed");
     }
 
@@ -416,8 +491,16 @@ class RedisRateLimiterTest {
         ManualTicker t = Tck.ticker();
         Limit l = Limit.fixedWindow(1, Duration.ofHours(1));
         String k = key("prefix");
-        try (RedisRateLimiter a = RedisServer.shared().limiter().ticker(t).keyPrefix("app-a:").build();
-                RedisRateLimiter b = RedisServer.shared().limiter().ticker(t).keyPrefix("app-b:").build()) {
+        try (RedisRateLimiter a = RedisServer.shared()
+                        .limiter()
+                        .ticker(t)
+                        .keyPrefix("app-a:")
+                        .build();
+                RedisRateLimiter b = RedisServer.shared()
+                        .limiter()
+                        .ticker(t)
+                        .keyPrefix("app-b:")
+                        .build()) {
             assertThat(a.tryAcquire(k, l).allowed()).isTrue();
             assertThat(b.tryAcquire(k, l).allowed()).isTrue();
             assertThat(a.tryAcquire(k, l).allowed()).isFalse();

@@ -87,11 +87,25 @@ public final class RedisServer implements AutoCloseable {
 
     /** Starts (again) on this port, with no data (nothing is persisted), and waits for PING. */
     public synchronized void startProcess() throws IOException {
-        List<String> cmd = new ArrayList<>(List.of(binary().toString(), "--port", Integer.toString(port),
-                "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "no",
-                "--dir", dir.toString(), "--loglevel", "warning"));
+        List<String> cmd = new ArrayList<>(List.of(
+                binary().toString(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--daemonize",
+                "no",
+                "--dir",
+                dir.toString(),
+                "--loglevel",
+                "warning"));
         cmd.addAll(extraArgs);
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+        ProcessBuilder pb = new ProcessBuilder(cmd)
+                .redirectErrorStream(true)
                 .redirectOutput(dir.resolve("redis.log").toFile());
         process = pb.start();
         Process p = process;
@@ -104,8 +118,8 @@ public final class RedisServer implements AutoCloseable {
                 if (answeringPid() != p.pid()) {
                     // another test's server took the port between freePort() and this start: ours cannot bind
                     p.destroyForcibly();
-                    throw new IllegalStateException("port " + port + " is another redis-server's (pid "
-                            + answeringPid() + "), not this one's (pid " + p.pid() + ")");
+                    throw new IllegalStateException("port " + port + " is another redis-server's (pid " + answeringPid()
+                            + "), not this one's (pid " + p.pid() + ")");
                 }
                 return;
             }
@@ -150,7 +164,9 @@ public final class RedisServer implements AutoCloseable {
     private void signal(String name) {
         long pid = pid();
         try {
-            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid)).redirectErrorStream(true).start();
+            Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(pid))
+                    .redirectErrorStream(true)
+                    .start();
             if (!kill.waitFor(5, java.util.concurrent.TimeUnit.SECONDS) || kill.exitValue() != 0) {
                 kill.destroyForcibly();
                 throw new IllegalStateException("kill -" + name + " " + pid + " failed: "
@@ -172,7 +188,8 @@ public final class RedisServer implements AutoCloseable {
         try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(2000);
             s.getOutputStream().write("CLIENT LIST\r\n".getBytes(StandardCharsets.US_ASCII));
-            java.io.DataInputStream in = new java.io.DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
+            java.io.DataInputStream in =
+                    new java.io.DataInputStream(new java.io.BufferedInputStream(s.getInputStream()));
             StringBuilder header = new StringBuilder();
             for (int c = in.read(); c != '\n'; c = in.read()) {
                 if (c < 0) {
@@ -186,7 +203,10 @@ public final class RedisServer implements AutoCloseable {
             }
             byte[] body = new byte[Integer.parseInt(h.substring(1))];
             in.readFully(body);
-            long lines = new String(body, StandardCharsets.UTF_8).lines().filter(l -> !l.isBlank()).count();
+            long lines = new String(body, StandardCharsets.UTF_8)
+                    .lines()
+                    .filter(l -> !l.isBlank())
+                    .count();
             return (int) lines - 1;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -216,14 +236,16 @@ public final class RedisServer implements AutoCloseable {
     private long answeringPid() {
         int i = extraArgs.indexOf("--requirepass");
         String info = command(i >= 0 && i + 1 < extraArgs.size() ? extraArgs.get(i + 1) : null, "INFO server");
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("process_id:(\\d+)").matcher(info);
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("process_id:(\\d+)").matcher(info);
         return m.find() ? Long.parseLong(m.group(1)) : -1;
     }
 
     /** How many connections this server accepted since it started ({@code INFO stats}), this question's included. */
     public long connectionsReceived(String password) {
         String info = command(password, "INFO stats");
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("total_connections_received:(\\d+)").matcher(info);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("total_connections_received:(\\d+)")
+                .matcher(info);
         if (!m.find()) {
             throw new IllegalStateException("INFO stats answered " + info);
         }
@@ -308,7 +330,8 @@ public final class RedisServer implements AutoCloseable {
         String os = System.getProperty("os.name").toLowerCase(java.util.Locale.ROOT);
         String arch = System.getProperty("os.arch").toLowerCase(java.util.Locale.ROOT);
         if (os.contains("mac")) {
-            return arch.contains("aarch64") || arch.contains("arm") ? "/redis-server-6.2.6-v5-darwin-arm64"
+            return arch.contains("aarch64") || arch.contains("arm")
+                    ? "/redis-server-6.2.6-v5-darwin-arm64"
                     : "/redis-server-6.2.6-v5-darwin-amd64";
         }
         if (arch.contains("aarch64") || arch.contains("arm")) {

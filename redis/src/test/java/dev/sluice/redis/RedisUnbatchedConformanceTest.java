@@ -9,7 +9,12 @@ class RedisUnbatchedConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return RedisServer.shared().limiter().cluster(false).batching(false).ticker(ticker).build();
+        return RedisServer.shared()
+                .limiter()
+                .cluster(false)
+                .batching(false)
+                .ticker(ticker)
+                .build();
     }
 
     @Override

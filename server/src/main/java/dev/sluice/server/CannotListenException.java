@@ -14,8 +14,10 @@ public final class CannotListenException extends IOException {
     private final boolean inUse;
 
     CannotListenException(String endpoint, InetSocketAddress address, Throwable cause) {
-        super(endpoint + " cannot listen on " + address.getHostString() + ":" + address.getPort() + ": "
-                + rootMessage(cause), cause);
+        super(
+                endpoint + " cannot listen on " + address.getHostString() + ":" + address.getPort() + ": "
+                        + rootMessage(cause),
+                cause);
         this.endpoint = endpoint;
         this.address = address;
         this.inUse = inUse(cause);

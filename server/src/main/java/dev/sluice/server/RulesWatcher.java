@@ -67,14 +67,19 @@ final class RulesWatcher implements AutoCloseable {
             RuleSet next = RuleSet.load(paths);
             service.rules(next);
             service.metrics().reload(true);
-            log.atInfo().addKeyValue("event", "rules_reloaded").addKeyValue("domains", next.domains().keySet())
-                    .addKeyValue("rules", next.ruleCount()).log();
+            log.atInfo()
+                    .addKeyValue("event", "rules_reloaded")
+                    .addKeyValue("domains", next.domains().keySet())
+                    .addKeyValue("rules", next.ruleCount())
+                    .log();
             return true;
         } catch (ConfigException e) {
             service.metrics().reload(false);
-            log.atError().addKeyValue("event", "rules_reload_refused")
+            log.atError()
+                    .addKeyValue("event", "rules_reload_refused")
                     .addKeyValue("reason", "invalid rules; the previous rules stay in force")
-                    .addKeyValue("problems", String.join(" | ", e.problems())).log();
+                    .addKeyValue("problems", String.join(" | ", e.problems()))
+                    .log();
             return false;
         }
     }

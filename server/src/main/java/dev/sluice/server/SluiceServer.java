@@ -3,9 +3,9 @@ package dev.sluice.server;
 import dev.sluice.RateLimiter;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.decision.ServerMetrics;
 import dev.sluice.server.envoy.EnvoyOptions;
 import dev.sluice.server.envoy.RlsService;
-import dev.sluice.server.decision.ServerMetrics;
 import dev.sluice.server.grpc.GrpcServer;
 import dev.sluice.server.http.HttpServer;
 import java.io.IOException;
@@ -36,8 +36,14 @@ public final class SluiceServer implements AutoCloseable {
     private final ExecutorService storeExecutor;
     private final Duration grace;
 
-    private SluiceServer(DecisionService service, HttpServer http, GrpcServer grpc, RulesWatcher watcher,
-                         StoreWatch storeWatch, ExecutorService storeExecutor, Duration grace) {
+    private SluiceServer(
+            DecisionService service,
+            HttpServer http,
+            GrpcServer grpc,
+            RulesWatcher watcher,
+            StoreWatch storeWatch,
+            ExecutorService storeExecutor,
+            Duration grace) {
         this.service = service;
         this.http = http;
         this.grpc = grpc;
@@ -60,51 +66,183 @@ public final class SluiceServer implements AutoCloseable {
      *                      {@code store-timeout}) after one budget per store call the request makes plus
      *                      {@value DecisionService#DEADLINE_SLACK_MILLIS} ms
      */
-    public record Settings(InetSocketAddress http, InetSocketAddress grpc, RuleSet rules, List<Path> configPaths,
-                           Duration reloadInterval, RateLimiter limiter, String storeName, boolean blockingStore,
-                           Duration storeTimeout, int maxBodyBytes, int maxDescriptors, Duration readTimeout,
-                           Duration idleTimeout, String bearerToken, Duration shutdownGrace, EnvoyOptions envoy) {
+    public record Settings(
+            InetSocketAddress http,
+            InetSocketAddress grpc,
+            RuleSet rules,
+            List<Path> configPaths,
+            Duration reloadInterval,
+            RateLimiter limiter,
+            String storeName,
+            boolean blockingStore,
+            Duration storeTimeout,
+            int maxBodyBytes,
+            int maxDescriptors,
+            Duration readTimeout,
+            Duration idleTimeout,
+            String bearerToken,
+            Duration shutdownGrace,
+            EnvoyOptions envoy) {
 
         /** Defaults around a limiter and rules: loopback, ephemeral ports, the documented limits. */
         public static Settings defaults(RateLimiter limiter, RuleSet rules) {
-            return new Settings(new InetSocketAddress("127.0.0.1", 0), new InetSocketAddress("127.0.0.1", 0), rules,
-                    List.of(), Duration.ofSeconds(2), limiter, "memory", false, Duration.ofMillis(250), 64 * 1024, 64,
-                    Duration.ofSeconds(10), Duration.ofSeconds(60), null, Duration.ofSeconds(10), EnvoyOptions.defaults());
+            return new Settings(
+                    new InetSocketAddress("127.0.0.1", 0),
+                    new InetSocketAddress("127.0.0.1", 0),
+                    rules,
+                    List.of(),
+                    Duration.ofSeconds(2),
+                    limiter,
+                    "memory",
+                    false,
+                    Duration.ofMillis(250),
+                    64 * 1024,
+                    64,
+                    Duration.ofSeconds(10),
+                    Duration.ofSeconds(60),
+                    null,
+                    Duration.ofSeconds(10),
+                    EnvoyOptions.defaults());
         }
 
         public Settings withHttp(InetSocketAddress a) {
-            return new Settings(a, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
-                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, envoy);
+            return new Settings(
+                    a,
+                    grpc,
+                    rules,
+                    configPaths,
+                    reloadInterval,
+                    limiter,
+                    storeName,
+                    blockingStore,
+                    storeTimeout,
+                    maxBodyBytes,
+                    maxDescriptors,
+                    readTimeout,
+                    idleTimeout,
+                    bearerToken,
+                    shutdownGrace,
+                    envoy);
         }
 
         public Settings withGrpc(InetSocketAddress a) {
-            return new Settings(http, a, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
-                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, envoy);
+            return new Settings(
+                    http,
+                    a,
+                    rules,
+                    configPaths,
+                    reloadInterval,
+                    limiter,
+                    storeName,
+                    blockingStore,
+                    storeTimeout,
+                    maxBodyBytes,
+                    maxDescriptors,
+                    readTimeout,
+                    idleTimeout,
+                    bearerToken,
+                    shutdownGrace,
+                    envoy);
         }
 
         public Settings withConfigPaths(List<Path> p, Duration interval) {
-            return new Settings(http, grpc, rules, p, interval, limiter, storeName, blockingStore,
-                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, envoy);
+            return new Settings(
+                    http,
+                    grpc,
+                    rules,
+                    p,
+                    interval,
+                    limiter,
+                    storeName,
+                    blockingStore,
+                    storeTimeout,
+                    maxBodyBytes,
+                    maxDescriptors,
+                    readTimeout,
+                    idleTimeout,
+                    bearerToken,
+                    shutdownGrace,
+                    envoy);
         }
 
         public Settings withToken(String t) {
-            return new Settings(http, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
-                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, t, shutdownGrace, envoy);
+            return new Settings(
+                    http,
+                    grpc,
+                    rules,
+                    configPaths,
+                    reloadInterval,
+                    limiter,
+                    storeName,
+                    blockingStore,
+                    storeTimeout,
+                    maxBodyBytes,
+                    maxDescriptors,
+                    readTimeout,
+                    idleTimeout,
+                    t,
+                    shutdownGrace,
+                    envoy);
         }
 
         public Settings withLimits(int bodyBytes, int descriptors, Duration read, Duration idle) {
-            return new Settings(http, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
-                    storeTimeout, bodyBytes, descriptors, read, idle, bearerToken, shutdownGrace, envoy);
+            return new Settings(
+                    http,
+                    grpc,
+                    rules,
+                    configPaths,
+                    reloadInterval,
+                    limiter,
+                    storeName,
+                    blockingStore,
+                    storeTimeout,
+                    bodyBytes,
+                    descriptors,
+                    read,
+                    idle,
+                    bearerToken,
+                    shutdownGrace,
+                    envoy);
         }
 
         public Settings withEnvoy(EnvoyOptions e) {
-            return new Settings(http, grpc, rules, configPaths, reloadInterval, limiter, storeName, blockingStore,
-                    storeTimeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, e);
+            return new Settings(
+                    http,
+                    grpc,
+                    rules,
+                    configPaths,
+                    reloadInterval,
+                    limiter,
+                    storeName,
+                    blockingStore,
+                    storeTimeout,
+                    maxBodyBytes,
+                    maxDescriptors,
+                    readTimeout,
+                    idleTimeout,
+                    bearerToken,
+                    shutdownGrace,
+                    e);
         }
 
         public Settings withStore(RateLimiter l, String name, boolean blocking, Duration timeout) {
-            return new Settings(http, grpc, rules, configPaths, reloadInterval, l, name, blocking,
-                    timeout, maxBodyBytes, maxDescriptors, readTimeout, idleTimeout, bearerToken, shutdownGrace, envoy);
+            return new Settings(
+                    http,
+                    grpc,
+                    rules,
+                    configPaths,
+                    reloadInterval,
+                    l,
+                    name,
+                    blocking,
+                    timeout,
+                    maxBodyBytes,
+                    maxDescriptors,
+                    readTimeout,
+                    idleTimeout,
+                    bearerToken,
+                    shutdownGrace,
+                    envoy);
         }
     }
 
@@ -133,14 +271,21 @@ public final class SluiceServer implements AutoCloseable {
         ExecutorService pool = null;
         if (s.blockingStore()) {
             int n = Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
-            pool = new ThreadPoolExecutor(n, n, 60, TimeUnit.SECONDS, new ArrayBlockingQueue<>(16 * n), r -> {
-                Thread t = new Thread(r, "sluice-store");
-                t.setDaemon(true);
-                return t;
-            }, new ThreadPoolExecutor.AbortPolicy());
+            pool = new ThreadPoolExecutor(
+                    n,
+                    n,
+                    60,
+                    TimeUnit.SECONDS,
+                    new ArrayBlockingQueue<>(16 * n),
+                    r -> {
+                        Thread t = new Thread(r, "sluice-store");
+                        t.setDaemon(true);
+                        return t;
+                    },
+                    new ThreadPoolExecutor.AbortPolicy());
         }
-        DecisionService service = new DecisionService(s.limiter(), s.storeName(), s.rules(), pool,
-                s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
+        DecisionService service = new DecisionService(
+                s.limiter(), s.storeName(), s.rules(), pool, s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
         service.maxClientLimits(maxClientLimits);
         metrics.store(s.storeName(), service.storeHealth());
         RlsService rls = new RlsService(service, s.envoy());
@@ -151,13 +296,17 @@ public final class SluiceServer implements AutoCloseable {
         try {
             if (s.http() != null) {
                 binding = "http";
-                http = HttpServer.start(s.http(), service, rls, new HttpServer.Options(s.maxBodyBytes(), s.readTimeout(),
-                        s.idleTimeout(), s.bearerToken(), httpThreads));
+                http = HttpServer.start(
+                        s.http(),
+                        service,
+                        rls,
+                        new HttpServer.Options(
+                                s.maxBodyBytes(), s.readTimeout(), s.idleTimeout(), s.bearerToken(), httpThreads));
             }
             if (s.grpc() != null) {
                 binding = "grpc";
-                grpc = GrpcServer.start(s.grpc(), service, rls, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout(),
-                        grpcReflection);
+                grpc = GrpcServer.start(
+                        s.grpc(), service, rls, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout(), grpcReflection);
             }
             binding = null;
             if (!s.configPaths().isEmpty()) {
@@ -181,7 +330,7 @@ public final class SluiceServer implements AutoCloseable {
         StoreWatch storeWatch = null;
         if (service.storeHealth().isPresent()) {
             GrpcServer g = grpc;
-            storeWatch = new StoreWatch(service, g == null ? healthy -> { } : g::serving);
+            storeWatch = new StoreWatch(service, g == null ? healthy -> {} : g::serving);
         }
         return new SluiceServer(service, http, grpc, watcher, storeWatch, pool, s.shutdownGrace());
     }
@@ -207,7 +356,10 @@ public final class SluiceServer implements AutoCloseable {
 
     @Override
     public void close() {
-        log.atInfo().addKeyValue("event", "shutdown_started").addKeyValue("grace", grace).log();
+        log.atInfo()
+                .addKeyValue("event", "shutdown_started")
+                .addKeyValue("grace", grace)
+                .log();
         if (watcher != null) {
             watcher.close();
         }

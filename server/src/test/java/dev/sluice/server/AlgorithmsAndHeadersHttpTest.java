@@ -91,7 +91,8 @@ class AlgorithmsAndHeadersHttpTest {
             assertThat(s.check("algos", "plan=pro,user=43").status()).isEqualTo(200);
         }
         assertThat(s.check("algos", "plan=pro,user=43").status()).isEqualTo(429);
-        assertThat(s.check("algos", "plan=free,user=44").status(0).get("rule").asText()).isEqualTo("algos.plan_free.user");
+        assertThat(s.check("algos", "plan=free,user=44").status(0).get("rule").asText())
+                .isEqualTo("algos.plan_free.user");
     }
 
     @Test
@@ -129,7 +130,8 @@ class AlgorithmsAndHeadersHttpTest {
         assertThat(ready.json().get("store").asText()).isEqualTo("memory");
         s.check("algos", "tb=m");
         String metrics = s.get("/metrics").body();
-        assertThat(metrics).contains("sluice_decisions_total{domain=\"algos\",outcome=\"ok\",rule=\"algos.tb\"} 1.0")
+        assertThat(metrics)
+                .contains("sluice_decisions_total{domain=\"algos\",outcome=\"ok\",rule=\"algos.tb\"} 1.0")
                 .contains("sluice_decision_duration_seconds_bucket{protocol=\"http\"");
     }
 }

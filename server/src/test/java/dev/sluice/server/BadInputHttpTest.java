@@ -27,7 +27,8 @@ class BadInputHttpTest {
 
     @BeforeAll
     static void start() {
-        s = TestServer.start(t -> t.withLimits(64 * 1024, 4, Duration.ofMillis(400), Duration.ofMillis(1500)),
+        s = TestServer.start(
+                t -> t.withLimits(64 * 1024, 4, Duration.ofMillis(400), Duration.ofMillis(1500)),
                 "envoy/example1.yaml");
     }
 
@@ -46,28 +47,46 @@ class BadInputHttpTest {
                 Arguments.of("{\"domain\":5," + d + "}", "invalid-type", "domain must be a string, not a number"),
                 Arguments.of("{\"domain\":\"nope\"," + d + "}", "unknown-domain", "unknown domain 'nope'"),
                 // found by HttpFuzzTest: a 4,090-character domain was echoed whole (a 4 KB detail)
-                Arguments.of("{\"domain\":\"" + "k".repeat(4090) + "\"," + d + "}", "unknown-domain",
+                Arguments.of(
+                        "{\"domain\":\"" + "k".repeat(4090) + "\"," + d + "}",
+                        "unknown-domain",
                         "unknown domain '" + "k".repeat(80) + "…' (4090 characters): configured domains are"),
                 Arguments.of("{\"domain\":\"mongo_cps\",\"descriptors\":[]}", "missing-descriptors", "empty"),
                 Arguments.of("{\"domain\":\"mongo_cps\",\"descriptors\":{}}", "invalid-type", "must be a list"),
-                Arguments.of("{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[]}]}", "empty-descriptor",
+                Arguments.of(
+                        "{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[]}]}",
+                        "empty-descriptor",
                         "descriptors[0].entries is empty"),
-                Arguments.of("{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[{\"value\":\"x\"}]}]}",
-                        "invalid-entry", "descriptors[0].entries[0].key is missing"),
-                Arguments.of("{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[{\"key\":\"database\",\"value\":7}]}]}",
-                        "invalid-type", "descriptors[0].entries[0].value must be a string"),
+                Arguments.of(
+                        "{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[{\"value\":\"x\"}]}]}",
+                        "invalid-entry",
+                        "descriptors[0].entries[0].key is missing"),
+                Arguments.of(
+                        "{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[{\"key\":\"database\",\"value\":7}]}]}",
+                        "invalid-type",
+                        "descriptors[0].entries[0].value must be a string"),
                 Arguments.of("{\"domain\":\"mongo_cps\",\"hits\":-1," + d + "}", "invalid-hits", "hits -1 is negative"),
                 Arguments.of("{\"domain\":\"mongo_cps\",\"hits\":1.5," + d + "}", "invalid-hits", "whole number"),
                 Arguments.of("{\"domain\":\"mongo_cps\",\"hits\":\"3\"," + d + "}", "invalid-hits", "whole number"),
-                Arguments.of("{\"domain\":\"mongo_cps\",\"hits\":99999999999999999999," + d + "}", "invalid-hits",
+                Arguments.of(
+                        "{\"domain\":\"mongo_cps\",\"hits\":99999999999999999999," + d + "}",
+                        "invalid-hits",
                         "too large"),
-                Arguments.of("{\"domain\":\"mongo_cps\",\"hits\":501," + d + "}", "invalid-hits",
+                Arguments.of(
+                        "{\"domain\":\"mongo_cps\",\"hits\":501," + d + "}",
+                        "invalid-hits",
                         "cost 501 exceeds capacity 500"),
-                Arguments.of("{\"domain\":\"mongo_cps\",\"colour\":1," + d + "}", "unknown-field", "unknown field 'colour'"),
-                Arguments.of(check("mongo_cps", -1, "database=users", "a=1", "b=2", "c=3", "d=4"),
-                        "too-many-descriptors", "5 descriptors in one request: at most 4"),
-                Arguments.of("{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[{\"key\":\"k\",\"value\":\"v\"}],"
-                        + "\"limit\":{\"requests_per_unit\":0,\"unit\":\"second\"}}]}", "invalid-limit", "requests_per_unit"));
+                Arguments.of(
+                        "{\"domain\":\"mongo_cps\",\"colour\":1," + d + "}", "unknown-field", "unknown field 'colour'"),
+                Arguments.of(
+                        check("mongo_cps", -1, "database=users", "a=1", "b=2", "c=3", "d=4"),
+                        "too-many-descriptors",
+                        "5 descriptors in one request: at most 4"),
+                Arguments.of(
+                        "{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[{\"key\":\"k\",\"value\":\"v\"}],"
+                                + "\"limit\":{\"requests_per_unit\":0,\"unit\":\"second\"}}]}",
+                        "invalid-limit",
+                        "requests_per_unit"));
     }
 
     @ParameterizedTest(name = "{1}: {0}")
@@ -105,11 +124,13 @@ class BadInputHttpTest {
     @Test
     void after413TheServerLingersSoTheRestOfTheBodyMeetsNoReset() throws Exception {
         int length = 300_000;
-        try (java.net.Socket c = new java.net.Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+        try (java.net.Socket c =
+                new java.net.Socket("127.0.0.1", s.server.httpAddress().getPort())) {
             c.setSoTimeout(10_000);
             var out = c.getOutputStream();
             out.write(("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
-                    + length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+                            + length + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             var in = c.getInputStream();
             StringBuilder head = new StringBuilder();
@@ -138,9 +159,13 @@ class BadInputHttpTest {
     /** Found by HttpFuzzTest: Netty's own 413 for an 'Expect: 100-continue' request had no body at all. */
     @Test
     void expectContinueWithAnOversizedLengthIs413Problem() throws Exception {
-        RawHttp.Answer a = RawHttp.exchange(s.server.httpAddress().getPort(), ("POST /v1/check HTTP/1.1\r\nHost: x\r\n"
-                + "Content-Type: application/json\r\nContent-Length: 70000\r\nExpect: 100-continue\r\n\r\n")
-                .getBytes(StandardCharsets.US_ASCII), false, 5000);
+        RawHttp.Answer a = RawHttp.exchange(
+                s.server.httpAddress().getPort(),
+                ("POST /v1/check HTTP/1.1\r\nHost: x\r\n"
+                                + "Content-Type: application/json\r\nContent-Length: 70000\r\nExpect: 100-continue\r\n\r\n")
+                        .getBytes(StandardCharsets.US_ASCII),
+                false,
+                5000);
         assertThat(a.status()).isEqualTo(413);
         assertThat(a.header("Content-Type")).isEqualTo("application/problem+json");
         assertThat(TestServer.JSON.readTree(a.body()).get("detail").asText()).contains("exceeds 65536 bytes");
@@ -149,12 +174,17 @@ class BadInputHttpTest {
     /** Found by HttpFuzzTest: an expectation other than 100-continue got Netty's empty 417. */
     @Test
     void anUnknownExpectationIs417Problem() throws Exception {
-        RawHttp.Answer a = RawHttp.exchange(s.server.httpAddress().getPort(), ("POST /v1/check HTTP/1.1\r\nHost: x\r\n"
-                + "Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 200-ok\r\n\r\n{}")
-                .getBytes(StandardCharsets.US_ASCII), false, 5000);
+        RawHttp.Answer a = RawHttp.exchange(
+                s.server.httpAddress().getPort(),
+                ("POST /v1/check HTTP/1.1\r\nHost: x\r\n"
+                                + "Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 200-ok\r\n\r\n{}")
+                        .getBytes(StandardCharsets.US_ASCII),
+                false,
+                5000);
         assertThat(a.status()).isEqualTo(417);
         assertThat(a.header("Content-Type")).isEqualTo("application/problem+json");
-        assertThat(TestServer.JSON.readTree(a.body()).get("detail").asText()).contains("'Expect: 200-ok' is not supported");
+        assertThat(TestServer.JSON.readTree(a.body()).get("detail").asText())
+                .contains("'Expect: 200-ok' is not supported");
     }
 
     @Test
@@ -165,7 +195,9 @@ class BadInputHttpTest {
         assertProblem(get, "method-not-allowed", "POST");
         assertProblem(s.get("/v2/nothing"), "not-found", "no route /v2/nothing");
         TestServer.Resp xml = TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/v1/check"))
-                .header("Content-Type", "text/xml").POST(HttpRequest.BodyPublishers.ofString("<a/>")).build());
+                .header("Content-Type", "text/xml")
+                .POST(HttpRequest.BodyPublishers.ofString("<a/>"))
+                .build());
         assertThat(xml.status()).isEqualTo(415);
         assertProblem(xml, "unsupported-media-type", "text/xml");
     }
@@ -176,9 +208,17 @@ class BadInputHttpTest {
         assertThat(r.status()).isEqualTo(200);
         long before = r.status(0).get("remaining").asLong();
         assertThat(before).isPositive();
-        assertThat(s.post(check("mongo_cps", 0, "database=default")).status(0).get("remaining").asLong())
-                .as("looking took nothing").isEqualTo(before);
-        assertThat(s.check("mongo_cps", "database=default").status(0).get("remaining").asLong()).isEqualTo(before - 1);
+        assertThat(s.post(check("mongo_cps", 0, "database=default"))
+                        .status(0)
+                        .get("remaining")
+                        .asLong())
+                .as("looking took nothing")
+                .isEqualTo(before);
+        assertThat(s.check("mongo_cps", "database=default")
+                        .status(0)
+                        .get("remaining")
+                        .asLong())
+                .isEqualTo(before - 1);
     }
 
     @Test
@@ -186,13 +226,17 @@ class BadInputHttpTest {
         try (Socket slow = new Socket("127.0.0.1", s.server.httpAddress().getPort())) {
             slow.setSoTimeout(5000);
             OutputStream out = slow.getOutputStream();
-            out.write(("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"dom")
-                    .getBytes(StandardCharsets.US_ASCII));
+            out.write(
+                    ("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"dom")
+                            .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             // meanwhile another client is answered
             assertThat(s.check("mongo_cps", "database=default").status()).isEqualTo(200);
             String answer = new String(slow.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
-            assertThat(answer).startsWith("HTTP/1.1 408").contains("application/problem+json").contains("request-timeout");
+            assertThat(answer)
+                    .startsWith("HTTP/1.1 408")
+                    .contains("application/problem+json")
+                    .contains("request-timeout");
         }
     }
 

@@ -43,8 +43,11 @@ class CheckOnlyWithPeekTest {
     }
 
     TestServer.Resp peek(String body) {
-        return TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/v1/peek")).timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build());
+        return TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/v1/peek"))
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build());
     }
 
     @Test
@@ -59,7 +62,8 @@ class CheckOnlyWithPeekTest {
             assertThat(s.check("algos", "tb=p").status()).isEqualTo(200);
         }
         TestServer.Resp empty = s.post(check("algos", 0, "tb=p"));
-        assertThat(empty.status()).as("at exactly the limit the next request would be denied: 429 (envoy: OK)")
+        assertThat(empty.status())
+                .as("at exactly the limit the next request would be denied: 429 (envoy: OK)")
                 .isEqualTo(429);
         assertThat(empty.status(0).get("code").asText()).isEqualTo("OVER_LIMIT");
         assertThat(empty.status(0).get("remaining").asLong()).isZero();
@@ -67,17 +71,24 @@ class CheckOnlyWithPeekTest {
         assertThat(empty.status(0).get("reset_after_ns").asLong()).isEqualTo(3_000_000_000L);
         assertThat(empty.header("Retry-After")).isEqualTo("1");
         ticker.advance(Duration.ofSeconds(1));
-        assertThat(s.post(check("algos", 0, "tb=p")).status(0).get("remaining").asLong()).isEqualTo(1);
-        assertThat(s.post(check("algos", 0, "tb=p")).status(0).get("remaining").asLong()).as("still 1: nothing taken")
+        assertThat(s.post(check("algos", 0, "tb=p")).status(0).get("remaining").asLong())
+                .isEqualTo(1);
+        assertThat(s.post(check("algos", 0, "tb=p")).status(0).get("remaining").asLong())
+                .as("still 1: nothing taken")
                 .isEqualTo(1);
     }
 
     @Test
     void anUnknownKeyIsNotCreatedByLooking() {
         for (int i = 0; i < 5; i++) {
-            assertThat(s.post(check("algos", 0, "fw90=new")).status(0).get("remaining").asLong()).isEqualTo(2);
+            assertThat(s.post(check("algos", 0, "fw90=new"))
+                            .status(0)
+                            .get("remaining")
+                            .asLong())
+                    .isEqualTo(2);
         }
-        assertThat(s.check("algos", "fw90=new").status(0).get("remaining").asLong()).isEqualTo(1);
+        assertThat(s.check("algos", "fw90=new").status(0).get("remaining").asLong())
+                .isEqualTo(1);
     }
 
     @Test
@@ -93,7 +104,9 @@ class CheckOnlyWithPeekTest {
         assertThat(three.json().get("decision").get("allowed").asBoolean()).isFalse();
         assertThat(three.json().get("decision").get("retry_after_ns").asLong()).isEqualTo(2_000_000_000L);
         assertThat(three.json().get("decision").get("remaining").asLong()).isEqualTo(1);
-        assertThat(s.check("algos", "tb=c").status(0).get("remaining").asLong()).as("nothing was taken").isZero();
+        assertThat(s.check("algos", "tb=c").status(0).get("remaining").asLong())
+                .as("nothing was taken")
+                .isZero();
         TestServer.Resp tooMany = peek(check("algos", 4, "tb=c"));
         assertThat(tooMany.status()).isEqualTo(400);
         assertThat(tooMany.json().get("type").asText()).isEqualTo("urn:sluice:problem:invalid-hits");
@@ -109,13 +122,16 @@ class CheckOnlyWithPeekTest {
         assertThat(r.status(0).get("remaining").asLong()).isEqualTo(4);
         assertThat(r.status(1).get("remaining").asLong()).isEqualTo(99);
         assertThat(r.status(1).has("combined")).isFalse();
-        assertThat(r.header("RateLimit")).isEqualTo(
-                "\"messaging.message_type_marketing.to_number\";r=4;t=86400, \"messaging.to_number\";r=99;t=86400");
+        assertThat(r.header("RateLimit"))
+                .isEqualTo(
+                        "\"messaging.message_type_marketing.to_number\";r=4;t=86400, \"messaging.to_number\";r=99;t=86400");
         s.post(check("messaging", 4, "message_type=marketing,to_number=1"));
         TestServer.Resp over = s.check("messaging", "message_type=marketing,to_number=1", "to_number=1");
         assertThat(over.status()).isEqualTo(429);
         assertThat(over.status(0).get("code").asText()).isEqualTo("OVER_LIMIT");
-        assertThat(over.status(1).get("code").asText()).as("the number itself is within its limit").isEqualTo("OK");
+        assertThat(over.status(1).get("code").asText())
+                .as("the number itself is within its limit")
+                .isEqualTo("OK");
         assertThat(over.status(1).get("remaining").asLong()).isEqualTo(99);
     }
 
@@ -126,7 +142,9 @@ class CheckOnlyWithPeekTest {
         TestServer.Resp r = s.post(check("algos", 2, "sw=h", "tb=h"));
         assertThat(r.status()).isEqualTo(429);
         assertThat(r.status(0).get("code").asText()).isEqualTo("OK");
-        assertThat(r.status(0).get("remaining").asLong()).as("nothing taken from sw").isEqualTo(3);
+        assertThat(r.status(0).get("remaining").asLong())
+                .as("nothing taken from sw")
+                .isEqualTo(3);
         assertThat(r.status(1).get("code").asText()).isEqualTo("OVER_LIMIT");
         assertThat(r.status(1).get("remaining").asLong()).isEqualTo(1);
         assertThat(r.status(1).get("retry_after_ns").asLong()).isEqualTo(1_000_000_000L);
@@ -135,34 +153,48 @@ class CheckOnlyWithPeekTest {
     @Test
     void aStoreWithoutPeekAnswers501AndCombinedNumbers() throws InterruptedException {
         s.close();
-        s = TestServer.startWith(new NoPeekStore(InMemoryRateLimiter.builder().ticker(ticker).build()),
-                UnaryOperator.identity(), "sluice-algorithms.yaml", "envoy/example2.yaml");
+        s = TestServer.startWith(
+                new NoPeekStore(InMemoryRateLimiter.builder().ticker(ticker).build()),
+                UnaryOperator.identity(),
+                "sluice-algorithms.yaml",
+                "envoy/example2.yaml");
         TestServer.Resp r = s.post(check("algos", 0, "tb=u"));
         assertThat(r.status()).isEqualTo(501);
         assertThat(r.header("Content-Type")).isEqualTo("application/problem+json");
         assertThat(r.json().get("type").asText()).isEqualTo("urn:sluice:problem:peek-unsupported");
         assertThat(r.json().get("detail").asText()).contains("the test store").contains("send hits ≥ 1");
-        TestServer.Resp mixed = s.post("{\"domain\":\"algos\",\"descriptors\":[{\"entries\":[{\"key\":\"tb\",\"value\":\"u\"}]},"
-                + "{\"entries\":[{\"key\":\"sw\",\"value\":\"u\"}],\"hits\":0}]}");
+        TestServer.Resp mixed =
+                s.post("{\"domain\":\"algos\",\"descriptors\":[{\"entries\":[{\"key\":\"tb\",\"value\":\"u\"}]},"
+                        + "{\"entries\":[{\"key\":\"sw\",\"value\":\"u\"}],\"hits\":0}]}");
         assertThat(mixed.status()).isEqualTo(501);
         assertThat(s.check("algos", "tb=u").status(0).get("remaining").asLong())
-                .as("the refused request took nothing").isEqualTo(2);
+                .as("the refused request took nothing")
+                .isEqualTo(2);
         assertThat(peek(check("algos", 1, "tb=u")).status()).isEqualTo(501);
 
         TestServer.Resp both = s.post(check("algos", 1, "sw=u", "tb=u"));
         assertThat(both.status()).isEqualTo(200);
-        assertThat(both.status(1).get("combined").asBoolean()).as("fallback: only the atomic decision is known")
+        assertThat(both.status(1).get("combined").asBoolean())
+                .as("fallback: only the atomic decision is known")
                 .isTrue();
         assertThat(both.header("RateLimit")).doesNotContain(",");
 
-        ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", s.server.grpcAddress().getPort())
-                .usePlaintext().build();
+        ManagedChannel ch = NettyChannelBuilder.forAddress(
+                        "127.0.0.1", s.server.grpcAddress().getPort())
+                .usePlaintext()
+                .build();
         try {
-            RateLimitRequest req = RateLimitRequest.newBuilder().setDomain("algos").addDescriptors(
-                    RateLimitDescriptor.newBuilder().addEntries(RateLimitDescriptor.Entry.newBuilder()
-                            .setKey("tb").setValue("u")).setHitsAddend(com.google.protobuf.UInt64Value.of(0))).build();
-            assertThatThrownBy(() -> RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .shouldRateLimit(req))
+            RateLimitRequest req = RateLimitRequest.newBuilder()
+                    .setDomain("algos")
+                    .addDescriptors(RateLimitDescriptor.newBuilder()
+                            .addEntries(RateLimitDescriptor.Entry.newBuilder()
+                                    .setKey("tb")
+                                    .setValue("u"))
+                            .setHitsAddend(com.google.protobuf.UInt64Value.of(0)))
+                    .build();
+            assertThatThrownBy(() -> RateLimitServiceGrpc.newBlockingStub(ch)
+                            .withDeadlineAfter(10, TimeUnit.SECONDS)
+                            .shouldRateLimit(req))
                     .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                         assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNIMPLEMENTED);
                         assertThat(e.getStatus().getDescription()).startsWith("peek-unsupported: the test store");

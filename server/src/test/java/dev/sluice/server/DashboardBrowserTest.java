@@ -64,7 +64,8 @@ class DashboardBrowserTest {
 
     @BeforeAll
     static void browserInstalled() {
-        missing = !Files.isExecutable(CHROMIUM) ? CHROMIUM + " is not there"
+        missing = !Files.isExecutable(CHROMIUM)
+                ? CHROMIUM + " is not there"
                 : !Files.isExecutable(CHROMEDRIVER) ? CHROMEDRIVER + " is not there" : null;
         if (missing != null) {
             System.err.println("DashboardBrowserTest skipped: " + missing
@@ -76,18 +77,31 @@ class DashboardBrowserTest {
     @BeforeEach
     void openBrowser() throws IOException {
         // per test, so that each shows as skipped with the reason (an assumption in @BeforeAll shows as nothing run)
-        Assumptions.assumeTrue(missing == null, () -> "DashboardBrowserTest skipped: " + missing
-                + " (apt-get install -y chromium chromium-driver to run it)");
+        Assumptions.assumeTrue(
+                missing == null,
+                () -> "DashboardBrowserTest skipped: " + missing
+                        + " (apt-get install -y chromium chromium-driver to run it)");
         profile = Files.createTempDirectory("sluice-chromium-");
         ChromeOptions options = new ChromeOptions();
         options.setBinary(CHROMIUM.toFile());
         // headless as root in a container, and nothing that reaches out of the machine
-        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", "--window-size=1400,1000", "--user-data-dir=" + profile);
+        options.addArguments(
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-dev-shm-usage",
+                "--window-size=1400,1000",
+                "--user-data-dir=" + profile);
         // a chromedriver per browser (quit() stops it), named here so that Selenium Manager is never asked
-        ChromeDriverService driver = new ChromeDriverService.Builder().usingDriverExecutable(CHROMEDRIVER.toFile())
-                .usingAnyFreePort().build();
+        ChromeDriverService driver = new ChromeDriverService.Builder()
+                .usingDriverExecutable(CHROMEDRIVER.toFile())
+                .usingAnyFreePort()
+                .build();
         browser = new ChromeDriver(driver, options);
     }
 
@@ -135,15 +149,22 @@ class DashboardBrowserTest {
 
     static double peak(WebElement canvas, String series) {
         String points = canvas.getAttribute("data-" + series);
-        return points == null || points.isEmpty() ? 0
-                : Arrays.stream(points.split(",")).mapToDouble(Double::parseDouble).max().orElse(0);
+        return points == null || points.isEmpty()
+                ? 0
+                : Arrays.stream(points.split(","))
+                        .mapToDouble(Double::parseDouble)
+                        .max()
+                        .orElse(0);
     }
 
     /** The top keys table's cells, read in one script: the page rebuilds the table at every poll. */
     @SuppressWarnings("unchecked")
     List<List<String>> topKeys() {
-        return (List<List<String>>) ((JavascriptExecutor) browser).executeScript("return Array.from("
-                + "document.querySelectorAll('#top-keys-body tr'), tr => Array.from(tr.cells, td => td.textContent))");
+        return (List<List<String>>)
+                ((JavascriptExecutor) browser)
+                        .executeScript(
+                                "return Array.from("
+                                        + "document.querySelectorAll('#top-keys-body tr'), tr => Array.from(tr.cells, td => td.textContent))");
     }
 
     static void times(int n, Runnable r) {
@@ -172,27 +193,40 @@ class DashboardBrowserTest {
 
             // 2. traffic through the real API: 10 admitted and 10 denied on shop.user, one hot key, a hostile one
             String xss = "<script>alert(1)</script><b>bold</b>";
-            times(10, () -> s.check("shop", "user=hot"));  // 3 admitted, 7 denied
-            times(4, () -> s.check("shop", "user=bob"));   // 3 admitted, 1 denied
-            s.check("shop", "user=carol");                 // 1 admitted
+            times(10, () -> s.check("shop", "user=hot")); // 3 admitted, 7 denied
+            times(4, () -> s.check("shop", "user=bob")); // 3 admitted, 1 denied
+            s.check("shop", "user=carol"); // 1 admitted
             times(5, () -> s.check("shop", "user=" + xss)); // 3 admitted, 2 denied
 
-            await("shop.user's totals", b -> cells(ruleRow("shop", "shop.user")).subList(10, 12).equals(List.of("10", "10")));
+            await(
+                    "shop.user's totals",
+                    b -> cells(ruleRow("shop", "shop.user")).subList(10, 12).equals(List.of("10", "10")));
             WebElement chart = ruleRow("shop", "shop.user").findElement(By.cssSelector("canvas"));
-            await("a point of the chart above 0 admitted and denied per second",
+            await(
+                    "a point of the chart above 0 admitted and denied per second",
                     b -> peak(chart, "admitted") > 0 && peak(chart, "denied") > 0);
-            assertThat(chart.getAttribute("aria-label")).startsWith("shop shop.user: now ")
+            assertThat(chart.getAttribute("aria-label"))
+                    .startsWith("shop shop.user: now ")
                     .contains("peak over the last minute");
             WebElement quiet = ruleRow("api", "api.report").findElement(By.cssSelector("canvas"));
             assertThat(peak(quiet, "admitted") + peak(quiet, "denied")).isZero();
 
             // 3. the top denied keys: the hot one first; the hostile one as text, nothing of it run or parsed
-            await("the hot key first", b -> !topKeys().isEmpty() && topKeys().get(0).get(1).equals("shop|user=hot"));
-            assertThat(topKeys()).extracting(row -> row.subList(1, 3)).containsExactly(
-                    List.of("shop|user=hot", "7"), List.of("shop|user=" + xss, "2"), List.of("shop|user=bob", "1"));
-            assertThat(browser.findElements(By.cssSelector("#top-keys-body script, #top-keys-body b"))).isEmpty();
-            assertThat(((JavascriptExecutor) browser).executeScript("return document.querySelectorAll('script').length"))
-                    .as("only the page's own script").isEqualTo(1L);
+            await(
+                    "the hot key first",
+                    b -> !topKeys().isEmpty() && topKeys().get(0).get(1).equals("shop|user=hot"));
+            assertThat(topKeys())
+                    .extracting(row -> row.subList(1, 3))
+                    .containsExactly(
+                            List.of("shop|user=hot", "7"),
+                            List.of("shop|user=" + xss, "2"),
+                            List.of("shop|user=bob", "1"));
+            assertThat(browser.findElements(By.cssSelector("#top-keys-body script, #top-keys-body b")))
+                    .isEmpty();
+            assertThat(((JavascriptExecutor) browser)
+                            .executeScript("return document.querySelectorAll('script').length"))
+                    .as("only the page's own script")
+                    .isEqualTo(1L);
 
             // 4. the store
             assertThat(browser.findElement(By.id("store-name")).getText()).isEqualTo("memory");
@@ -202,26 +236,33 @@ class DashboardBrowserTest {
             browser.findElement(By.id("try-domain")).sendKeys("shop");
             browser.findElement(By.id("try-entries")).sendKeys("user=hot");
             browser.findElement(By.cssSelector("#try-form button")).click();
-            await("the check-only answer", b -> b.findElement(By.id("try-status")).getText().startsWith("429"));
+            await(
+                    "the check-only answer",
+                    b -> b.findElement(By.id("try-status")).getText().startsWith("429"));
             assertThat(browser.findElement(By.id("try-status")).getText()).isEqualTo("429 OVER_LIMIT");
-            assertThat(browser.findElement(By.id("try-answer")).getText()).contains("\"outcome\": \"checked\"",
-                    "\"hits\": 0", "\"remaining\": 0");
+            assertThat(browser.findElement(By.id("try-answer")).getText())
+                    .contains("\"outcome\": \"checked\"", "\"hits\": 0", "\"remaining\": 0");
             WebElement entries = browser.findElement(By.id("try-entries"));
             entries.clear();
             entries.sendKeys("user=carol");
             browser.findElement(By.cssSelector("#try-form button")).click();
-            await("carol's answer", b -> b.findElement(By.id("try-status")).getText().startsWith("200"));
+            await(
+                    "carol's answer",
+                    b -> b.findElement(By.id("try-status")).getText().startsWith("200"));
             assertThat(browser.findElement(By.id("try-answer")).getText()).contains("\"remaining\": 2");
             int after = polls();
             await("a poll after the checks", b -> polls() > after);
-            assertThat(cells(ruleRow("shop", "shop.user")).subList(10, 12)).as("the checks took nothing")
+            assertThat(cells(ruleRow("shop", "shop.user")).subList(10, 12))
+                    .as("the checks took nothing")
                     .containsExactly("10", "10");
             assertThat(s.check("shop", "user=carol").status()).isEqualTo(200);
 
             // a minute later the denials have aged out of the top keys; the totals stay
             s.clock().advance(Duration.ofSeconds(60));
-            await("the top keys emptied", b -> topKeys().isEmpty()
-                    && b.findElement(By.id("top-empty")).isDisplayed());
+            await(
+                    "the top keys emptied",
+                    b -> topKeys().isEmpty()
+                            && b.findElement(By.id("top-empty")).isDisplayed());
         }
     }
 
@@ -239,24 +280,37 @@ class DashboardBrowserTest {
 
             times(4, () -> s.check("shop", "user=hot"));
             // a domain no rules file has, through envoy's API (which answers it OK): the _unknown series
-            TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/json")).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(TestServer.check("no-such-domain", -1, "user=a"))).build());
-            await("the unknown domain's series", b -> b.findElement(By.id("other-series")).isDisplayed());
+            TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/json"))
+                    .header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString(TestServer.check("no-such-domain", -1, "user=a")))
+                    .build());
+            await(
+                    "the unknown domain's series",
+                    b -> b.findElement(By.id("other-series")).isDisplayed());
             await("its decision, counted as admitted", b -> otherSeries().contains(List.of("_unknown", "none", "1")));
             assertThat(browser.findElement(By.cssSelector("#other-series p")).getText())
                     .contains("domain _unknown", "a domain no rules file defines");
 
             long viewport = (Long) script("return document.documentElement.clientWidth");
-            assertThat((Long) script("return document.documentElement.scrollWidth")).as("the page").isLessThanOrEqualTo(viewport);
+            assertThat((Long) script("return document.documentElement.scrollWidth"))
+                    .as("the page")
+                    .isLessThanOrEqualTo(viewport);
             @SuppressWarnings("unchecked")
-            List<String> overflowing = (List<String>) script("return Array.from(document.querySelectorAll('section, table'))"
-                    + ".filter(e => e.offsetParent !== null && (e.scrollWidth > e.clientWidth"
-                    + " || e.getBoundingClientRect().right > document.documentElement.clientWidth))"
-                    + ".map(e => e.id + ': ' + e.scrollWidth + ' wide in ' + e.clientWidth)");
-            assertThat(overflowing).as("sections and tables wider than their room").isEmpty();
-            await("the denial counted", b -> cells(ruleRow("shop", "shop.user")).get(11).equals("1"));
-            WebElement denied = ruleRow("shop", "shop.user").findElements(By.tagName("td")).get(11);
-            assertThat(denied.getRect().getX() + denied.getRect().getWidth()).as("the Denied column, in view")
+            List<String> overflowing =
+                    (List<String>) script("return Array.from(document.querySelectorAll('section, table'))"
+                            + ".filter(e => e.offsetParent !== null && (e.scrollWidth > e.clientWidth"
+                            + " || e.getBoundingClientRect().right > document.documentElement.clientWidth))"
+                            + ".map(e => e.id + ': ' + e.scrollWidth + ' wide in ' + e.clientWidth)");
+            assertThat(overflowing)
+                    .as("sections and tables wider than their room")
+                    .isEmpty();
+            await(
+                    "the denial counted",
+                    b -> cells(ruleRow("shop", "shop.user")).get(11).equals("1"));
+            WebElement denied =
+                    ruleRow("shop", "shop.user").findElements(By.tagName("td")).get(11);
+            assertThat(denied.getRect().getX() + denied.getRect().getWidth())
+                    .as("the Denied column, in view")
                     .isLessThanOrEqualTo((int) viewport);
         }
     }
@@ -289,19 +343,29 @@ class DashboardBrowserTest {
 
             browser.findElement(By.id("token-input")).sendKeys("s3cret");
             browser.findElement(By.cssSelector("#token-form button")).click();
-            await("the rules", b -> b.findElements(By.cssSelector("#rules-body tr")).size() == 7);
-            assertThat(browser.findElement(By.id("token-section")).isDisplayed()).isFalse();
-            assertThat(browser.findElement(By.id("top-empty")).isDisplayed()).as("data: no denials").isTrue();
+            await(
+                    "the rules",
+                    b -> b.findElements(By.cssSelector("#rules-body tr")).size() == 7);
+            assertThat(browser.findElement(By.id("token-section")).isDisplayed())
+                    .isFalse();
+            assertThat(browser.findElement(By.id("top-empty")).isDisplayed())
+                    .as("data: no denials")
+                    .isTrue();
             assertThat(browser.findElement(By.id("top-waiting")).isDisplayed()).isFalse();
 
             browser.navigate().refresh(); // same tab: the token is still in its session storage
-            await("the rules after a reload", b -> b.findElements(By.cssSelector("#rules-body tr")).size() == 7);
-            assertThat(browser.findElement(By.id("token-section")).isDisplayed()).isFalse();
+            await(
+                    "the rules after a reload",
+                    b -> b.findElements(By.cssSelector("#rules-body tr")).size() == 7);
+            assertThat(browser.findElement(By.id("token-section")).isDisplayed())
+                    .isFalse();
 
             browser.findElement(By.id("try-domain")).sendKeys("shop");
             browser.findElement(By.id("try-entries")).sendKeys("user=ann");
             browser.findElement(By.cssSelector("#try-form button")).click();
-            await("the form's answer, with the token", b -> b.findElement(By.id("try-status")).getText().startsWith("200"));
+            await(
+                    "the form's answer, with the token",
+                    b -> b.findElement(By.id("try-status")).getText().startsWith("200"));
         }
     }
 
@@ -312,9 +376,12 @@ class DashboardBrowserTest {
     @Test
     void showsTheRemoteStoresOutageAndItsPolicyThroughLeases() {
         RateLimiter failSafe = FailSafeRateLimiter.builder(new UnreachableStore())
-                .policy(FailurePolicy.FALLBACK_LOCAL).build();
-        try (TestServer s = TestServer.startWith(LeasedRateLimiter.over(failSafe),
-                t -> t.withStore(t.limiter(), "redis+leases", true, Duration.ofSeconds(1)), "dashboard-rules.yaml")) {
+                .policy(FailurePolicy.FALLBACK_LOCAL)
+                .build();
+        try (TestServer s = TestServer.startWith(
+                LeasedRateLimiter.over(failSafe),
+                t -> t.withStore(t.limiter(), "redis+leases", true, Duration.ofSeconds(1)),
+                "dashboard-rules.yaml")) {
             times(3, () -> s.check("shop", "user=ann")); // three unreachable in a row open the circuit
             browser.get(s.base + "/");
             await("the first poll", b -> polls() >= 1);
@@ -325,7 +392,8 @@ class DashboardBrowserTest {
             assertThat(healthy.getAttribute("class")).isEqualTo("error");
             assertThat(browser.findElement(By.id("store-policy")).getText()).isEqualTo("fallback_local");
             WebElement unavailable = browser.findElement(By.cssSelector("#degraded-body tr[data-cause=unavailable]"));
-            assertThat(Long.parseLong(cells(unavailable).get(1))).as("the three checks, and any probe")
+            assertThat(Long.parseLong(cells(unavailable).get(1)))
+                    .as("the three checks, and any probe")
                     .isGreaterThanOrEqualTo(3);
         }
     }
@@ -337,8 +405,8 @@ class DashboardBrowserTest {
         }
 
         private static StoreException refused() {
-            return new StoreException("connection refused (the test's store is unreachable)", null,
-                    Degradation.UNAVAILABLE);
+            return new StoreException(
+                    "connection refused (the test's store is unreachable)", null, Degradation.UNAVAILABLE);
         }
 
         @Override

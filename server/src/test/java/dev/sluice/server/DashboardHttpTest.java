@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 class DashboardHttpTest {
 
     static JsonNode data(TestServer s, String... headers) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(s.base + "/v1/dashboard")).timeout(Duration.ofSeconds(10));
+        HttpRequest.Builder b =
+                HttpRequest.newBuilder(URI.create(s.base + "/v1/dashboard")).timeout(Duration.ofSeconds(10));
         for (int i = 0; i < headers.length; i += 2) {
             b.header(headers[i], headers[i + 1]);
         }
@@ -30,7 +31,8 @@ class DashboardHttpTest {
 
     static JsonNode series(JsonNode data, String domain, String rule) {
         for (JsonNode s : data.get("series")) {
-            if (s.get("domain").asText().equals(domain) && s.get("rule").asText().equals(rule)) {
+            if (s.get("domain").asText().equals(domain)
+                    && s.get("rule").asText().equals(rule)) {
                 return s;
             }
         }
@@ -39,7 +41,10 @@ class DashboardHttpTest {
 
     static List<String> topKeys(JsonNode data) {
         List<String> keys = new ArrayList<>();
-        data.get("top_denied").get("keys").forEach(k -> keys.add(k.get("key").asText() + " " + k.get("count").asLong()));
+        data.get("top_denied")
+                .get("keys")
+                .forEach(k ->
+                        keys.add(k.get("key").asText() + " " + k.get("count").asLong()));
         return keys;
     }
 
@@ -57,8 +62,8 @@ class DashboardHttpTest {
                 assertThat(page.status()).isEqualTo(200);
                 assertThat(page.header("Content-Type")).isEqualTo("text/html; charset=utf-8");
                 assertThat(page.body()).contains("<title>Sluice dashboard</title>", "src=\"ui/dashboard.js\"");
-                assertThat(page.header("Content-Security-Policy")).contains("default-src 'none'", "script-src 'self'",
-                        "frame-ancestors 'none'");
+                assertThat(page.header("Content-Security-Policy"))
+                        .contains("default-src 'none'", "script-src 'self'", "frame-ancestors 'none'");
                 assertThat(page.header("X-Content-Type-Options")).isEqualTo("nosniff");
             }
             TestServer.Resp js = s.get("/ui/dashboard.js");
@@ -68,7 +73,8 @@ class DashboardHttpTest {
             assertThat(s.get("/ui/dashboard.css").header("Content-Type")).isEqualTo("text/css; charset=utf-8");
 
             TestServer.Resp post = TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/"))
-                    .POST(HttpRequest.BodyPublishers.ofString("{}")).build());
+                    .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                    .build());
             assertThat(post.status()).isEqualTo(405);
             assertThat(post.header("Allow")).isEqualTo("GET");
             assertThat(s.get("/ui/other.js").status()).isEqualTo(404);
@@ -78,14 +84,14 @@ class DashboardHttpTest {
     @Test
     void theDataListsTheRulesAndCountsDecisionsAndDeniedKeys() {
         try (TestServer s = TestServer.start("dashboard-rules.yaml")) {
-            times(10, () -> s.check("shop", "user=hot"));   // 3 admitted, 7 denied
-            times(4, () -> s.check("shop", "user=bob"));    // 3 admitted, 1 denied
-            s.check("shop", "user=carol");                  // admitted
+            times(10, () -> s.check("shop", "user=hot")); // 3 admitted, 7 denied
+            times(4, () -> s.check("shop", "user=bob")); // 3 admitted, 1 denied
+            s.check("shop", "user=carol"); // admitted
             times(2, () -> s.check("shop", "path=/checkout")); // shadow mode: 2 admitted
             times(4, () -> s.check("shop", "path=/checkout")); // shadow over limit: answered OK, not a denial
-            times(2, () -> s.check("shop", "ip=203.0.113.7"));  // blocked: 2 denied
-            s.post(TestServer.check("shop", 0, "user=hot"));   // check only: not a denial
-            s.check("api", "status=x");                     // unlimited: admitted
+            times(2, () -> s.check("shop", "ip=203.0.113.7")); // blocked: 2 denied
+            s.post(TestServer.check("shop", 0, "user=hot")); // check only: not a denial
+            s.check("api", "status=x"); // unlimited: admitted
 
             JsonNode d = data(s);
             assertThat(d.get("clock_ms").isIntegralNumber()).isTrue();
@@ -97,8 +103,15 @@ class DashboardHttpTest {
                     user = r;
                 }
             }
-            assertThat(ids).containsExactly("shop shop.user", "shop shop.path_/checkout", "shop shop.ip_203.0.113.7",
-                    "shop shop.tenant", "api api.plan_pro.user", "api api.report", "api api.status");
+            assertThat(ids)
+                    .containsExactly(
+                            "shop shop.user",
+                            "shop shop.path_/checkout",
+                            "shop shop.ip_203.0.113.7",
+                            "shop shop.tenant",
+                            "api api.plan_pro.user",
+                            "api api.report",
+                            "api api.status");
             assertThat(user.get("name").asText()).isEqualTo("per_user");
             assertThat(user.get("kind").asText()).isEqualTo("limited");
             assertThat(user.get("algorithm").asText()).isEqualTo("fixed_window");
@@ -114,7 +127,8 @@ class DashboardHttpTest {
             JsonNode checkout = series(d, "shop", "shop.path_/checkout");
             assertThat(checkout.get("ok").asLong()).isEqualTo(2);
             assertThat(checkout.get("shadow_over_limit").asLong()).isEqualTo(4);
-            assertThat(series(d, "shop", "shop.ip_203.0.113.7").get("blocked").asLong()).isEqualTo(2);
+            assertThat(series(d, "shop", "shop.ip_203.0.113.7").get("blocked").asLong())
+                    .isEqualTo(2);
             assertThat(series(d, "api", "api.status").get("unlimited").asLong()).isEqualTo(1);
 
             JsonNode top = d.get("top_denied");
@@ -139,11 +153,14 @@ class DashboardHttpTest {
     @Test
     void denialsOnEnvoysApisCountToo() {
         try (TestServer s = TestServer.start("dashboard-rules.yaml")) {
-            String body = "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"envoy\"}]}]}";
+            String body =
+                    "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"envoy\"}]}]}";
             List<Integer> codes = new ArrayList<>();
             for (int i = 0; i < 5; i++) {
                 codes.add(TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/json"))
-                        .POST(HttpRequest.BodyPublishers.ofString(body)).build()).status());
+                                .POST(HttpRequest.BodyPublishers.ofString(body))
+                                .build())
+                        .status());
             }
             assertThat(codes).containsExactly(200, 200, 200, 429, 429);
             assertThat(topKeys(data(s))).containsExactly("shop|user=envoy 2");
@@ -161,7 +178,9 @@ class DashboardHttpTest {
             JsonNode d = data(s);
             assertThat(topKeys(d)).isEmpty();
             assertThat(d.get("top_denied").get("denials").asLong()).isZero();
-            assertThat(series(d, "shop", "shop.user").get("over_limit").asLong()).as("the totals stay").isEqualTo(2);
+            assertThat(series(d, "shop", "shop.user").get("over_limit").asLong())
+                    .as("the totals stay")
+                    .isEqualTo(2);
         }
     }
 
@@ -174,8 +193,13 @@ class DashboardHttpTest {
             assertThat(refused.status()).isEqualTo(401);
             assertThat(refused.header("WWW-Authenticate")).isEqualTo("Bearer");
             assertThat(TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/v1/dashboard"))
-                    .header("Authorization", "Bearer wrong").GET().build()).status()).isEqualTo(401);
-            assertThat(data(s, "Authorization", "Bearer s3cret").get("rules").size()).isEqualTo(7);
+                                    .header("Authorization", "Bearer wrong")
+                                    .GET()
+                                    .build())
+                            .status())
+                    .isEqualTo(401);
+            assertThat(data(s, "Authorization", "Bearer s3cret").get("rules").size())
+                    .isEqualTo(7);
         }
     }
 
@@ -184,13 +208,22 @@ class DashboardHttpTest {
         try (TestServer s = TestServer.start("dashboard-rules.yaml")) {
             // a lone surrogate, markup and a 3,000-character value, each denied once
             for (String value : List.of("\\ud800lone", "<script>alert(1)</script>", "v".repeat(3000))) {
-                times(4, () -> s.post("{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
-                        + value + "\"}]}]}"));
+                times(
+                        4,
+                        () -> s.post(
+                                "{\"domain\":\"shop\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
+                                        + value + "\"}]}]}"));
             }
             List<String> keys = new ArrayList<>();
-            data(s).get("top_denied").get("keys").forEach(k -> keys.add(k.get("key").asText()));
+            data(s).get("top_denied")
+                    .get("keys")
+                    .forEach(k -> keys.add(k.get("key").asText()));
             assertThat(keys).hasSize(3).contains("shop|user=\uFFFDlone", "shop|user=<script>alert(1)</script>");
-            assertThat(keys).anySatisfy(k -> assertThat(k).hasSize(257).startsWith("shop|user=vvv").endsWith("v…"));
+            assertThat(keys)
+                    .anySatisfy(k -> assertThat(k)
+                            .hasSize(257)
+                            .startsWith("shop|user=vvv")
+                            .endsWith("v…"));
         }
     }
 }

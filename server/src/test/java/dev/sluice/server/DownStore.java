@@ -36,10 +36,8 @@ public class DownStore implements RateLimiter {
     }
 
     @Override
-    public void reset(String key, Limit limit) {
-    }
+    public void reset(String key, Limit limit) {}
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

@@ -49,6 +49,7 @@ class EnvoyCompatibilityTest {
     static final String SHARE_THRESHOLD = CONFIG + "share_threshold.yaml";
     /** The configuration of envoy's docker-compose example and of its integration-test/scripts. */
     static final String EXAMPLE = "envoy-upstream/examples/ratelimit/config/example.yaml";
+
     static final String MONGO = "envoy-upstream/examples/ratelimit/config/config.yaml";
     static final String README = "envoy-readme/";
     static final long MAX_UINT32 = 0xFFFF_FFFFL;
@@ -64,8 +65,10 @@ class EnvoyCompatibilityTest {
 
         private Envoy(TestServer server) {
             this.server = server;
-            this.channel = NettyChannelBuilder.forAddress("127.0.0.1", server.server.grpcAddress().getPort())
-                    .usePlaintext().build();
+            this.channel = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", server.server.grpcAddress().getPort())
+                    .usePlaintext()
+                    .build();
             this.stub = RateLimitServiceGrpc.newBlockingStub(channel);
         }
 
@@ -109,8 +112,11 @@ class EnvoyCompatibilityTest {
 
     /** A descriptor with a {@code limit} override, as Envoy sends one from its route's {@code limit} action. */
     static RateLimitDescriptor override(int requestsPerUnit, RateLimitUnit unit, String... kvs) {
-        return d(kvs).toBuilder().setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder()
-                .setRequestsPerUnit(requestsPerUnit).setUnit(unit)).build();
+        return d(kvs).toBuilder()
+                .setLimit(RateLimitDescriptor.RateLimitOverride.newBuilder()
+                        .setRequestsPerUnit(requestsPerUnit)
+                        .setUnit(unit))
+                .build();
     }
 
     /** A request with {@code hits_addend} 1, as every request of envoy's integration test. */
@@ -119,7 +125,8 @@ class EnvoyCompatibilityTest {
     }
 
     static RateLimitRequest req(String domain, int hits, RateLimitDescriptor... ds) {
-        RateLimitRequest.Builder b = RateLimitRequest.newBuilder().setDomain(domain).setHitsAddend(hits);
+        RateLimitRequest.Builder b =
+                RateLimitRequest.newBuilder().setDomain(domain).setHitsAddend(hits);
         for (RateLimitDescriptor d : ds) {
             b.addDescriptors(d);
         }
@@ -135,11 +142,14 @@ class EnvoyCompatibilityTest {
         return named("", code, requestsPerUnit, unit, remaining, resetSeconds);
     }
 
-    static DescriptorStatus named(String name, Code code, int requestsPerUnit, Unit unit, long remaining,
-                                  long resetSeconds) {
-        return DescriptorStatus.newBuilder().setCode(code)
-                .setCurrentLimit(RateLimitResponse.RateLimit.newBuilder().setName(name)
-                        .setRequestsPerUnit(requestsPerUnit).setUnit(unit))
+    static DescriptorStatus named(
+            String name, Code code, int requestsPerUnit, Unit unit, long remaining, long resetSeconds) {
+        return DescriptorStatus.newBuilder()
+                .setCode(code)
+                .setCurrentLimit(RateLimitResponse.RateLimit.newBuilder()
+                        .setName(name)
+                        .setRequestsPerUnit(requestsPerUnit)
+                        .setUnit(unit))
                 .setLimitRemaining((int) remaining)
                 .setDurationUntilReset(com.google.protobuf.Duration.newBuilder().setSeconds(resetSeconds))
                 .build();
@@ -152,7 +162,10 @@ class EnvoyCompatibilityTest {
 
     /** An {@code unlimited: true} rule: OK, limit_remaining MaxUint32, no current_limit (ratelimit.go). */
     static DescriptorStatus unlimited() {
-        return DescriptorStatus.newBuilder().setCode(OK).setLimitRemaining((int) MAX_UINT32).build();
+        return DescriptorStatus.newBuilder()
+                .setCode(OK)
+                .setLimitRemaining((int) MAX_UINT32)
+                .build();
     }
 
     static RateLimitResponse resp(Code overall, DescriptorStatus... statuses) {
@@ -165,9 +178,12 @@ class EnvoyCompatibilityTest {
 
     static RateLimitResponse withHeaders(RateLimitResponse r, long limit, long remaining, long reset) {
         return r.toBuilder()
-                .addResponseHeadersToAdd(HeaderValue.newBuilder().setKey("RateLimit-Limit").setValue(Long.toString(limit)))
-                .addResponseHeadersToAdd(HeaderValue.newBuilder().setKey("RateLimit-Remaining").setValue(Long.toString(remaining)))
-                .addResponseHeadersToAdd(HeaderValue.newBuilder().setKey("RateLimit-Reset").setValue(Long.toString(reset)))
+                .addResponseHeadersToAdd(
+                        HeaderValue.newBuilder().setKey("RateLimit-Limit").setValue(Long.toString(limit)))
+                .addResponseHeadersToAdd(
+                        HeaderValue.newBuilder().setKey("RateLimit-Remaining").setValue(Long.toString(remaining)))
+                .addResponseHeadersToAdd(
+                        HeaderValue.newBuilder().setKey("RateLimit-Reset").setValue(Long.toString(reset)))
                 .build();
     }
 
@@ -196,7 +212,9 @@ class EnvoyCompatibilityTest {
         Struct.Builder b = Struct.newBuilder();
         for (int i = 0; i < kvs.length; i += 2) {
             Object v = kvs[i + 1];
-            b.putFields((String) kvs[i], v instanceof Struct s ? Value.newBuilder().setStructValue(s).build() : (Value) v);
+            b.putFields(
+                    (String) kvs[i],
+                    v instanceof Struct s ? Value.newBuilder().setStructValue(s).build() : (Value) v);
         }
         return b.build();
     }
@@ -241,7 +259,8 @@ class EnvoyCompatibilityTest {
                 for (int i = 0; i < 25; i++) {
                     Code code = i >= 20 ? OVER_LIMIT : OK;
                     long remaining = i >= 20 ? 0 : 20 - (i + 1);
-                    assertThat(e.call(req("another", d("key2=" + random)))).as("key2, request %d", i + 1)
+                    assertThat(e.call(req("another", d("key2=" + random))))
+                            .as("key2, request %d", i + 1)
                             .isEqualTo(resp(code, status(code, 20, MINUTE, remaining, 60)));
                 }
 
@@ -254,7 +273,9 @@ class EnvoyCompatibilityTest {
                     long remaining2 = i >= 10 ? 0 : 10 - (i + 1);
                     assertThat(e.call(req("another", d("key2=" + random), d("key3=" + random))))
                             .as("key2 and key3, request %d", i + 1)
-                            .isEqualTo(resp(code, status(OK, 20, MINUTE, remaining1, 60),
+                            .isEqualTo(resp(
+                                    code,
+                                    status(OK, 20, MINUTE, remaining1, 60),
                                     status(code, 10, HOUR, remaining2, 3600)));
                 }
 
@@ -271,11 +292,13 @@ class EnvoyCompatibilityTest {
         @Test
         void onePerMinute() throws Exception {
             try (Envoy e = Envoy.start(BASIC)) {
-                assertThat(e.call(req("basic", d("one_per_minute=a")))).isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 60)));
+                assertThat(e.call(req("basic", d("one_per_minute=a"))))
+                        .isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 60)));
                 assertThat(e.call(req("basic", d("one_per_minute=a"))))
                         .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60)));
                 e.advance(Duration.ofSeconds(60));
-                assertThat(e.call(req("basic", d("one_per_minute=a")))).as("the next minute")
+                assertThat(e.call(req("basic", d("one_per_minute=a"))))
+                        .as("the next minute")
                         .isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 60)));
             }
         }
@@ -288,7 +311,8 @@ class EnvoyCompatibilityTest {
         void durationUntilResetIsWholeSecondsToTheEndOfTheUnitsWindow() throws Exception {
             try (Envoy e = Envoy.start(BASIC, ANOTHER)) {
                 e.advance(Duration.ofMillis(10_250));
-                assertThat(e.call(req("basic", d("one_per_minute=r")))).isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 50)));
+                assertThat(e.call(req("basic", d("one_per_minute=r"))))
+                        .isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 50)));
                 assertThat(e.call(req("basic", d("one_per_minute=r"))))
                         .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 50)));
                 assertThat(e.call(req("another", d("key3=r")))).isEqualTo(resp(OK, status(OK, 10, HOUR, 9, 3590)));
@@ -303,7 +327,8 @@ class EnvoyCompatibilityTest {
                 String domain = "share-threshold-test";
                 // envoy accepts OK or OVER_LIMIT for these ten; on a fresh counter they are all OK
                 for (int i = 0; i < 10; i++) {
-                    assertThat(e.call(req(domain, d("files=files/a.pdf")))).as("files/a.pdf, request %d", i + 1)
+                    assertThat(e.call(req(domain, d("files=files/a.pdf"))))
+                            .as("files/a.pdf, request %d", i + 1)
                             .isEqualTo(resp(OK, status(OK, 10, HOUR, 9 - i, 3600)));
                 }
                 // files/b.csv shares the threshold of files/*
@@ -326,9 +351,13 @@ class EnvoyCompatibilityTest {
         @Test
         void example1() throws Exception {
             try (Envoy e = Envoy.start(MONGO)) {
-                assertThat(e.call(req("mongo_cps", d("database=users")))).isEqualTo(resp(OK, status(OK, 500, SECOND, 499, 1)));
-                assertThat(e.call(req("mongo_cps", d("database=default")))).isEqualTo(resp(OK, status(OK, 500, SECOND, 499, 1)));
-                assertThat(e.call(req("mongo_cps", d("database=other")))).as("no key-only rule").isEqualTo(resp(OK, ok()));
+                assertThat(e.call(req("mongo_cps", d("database=users"))))
+                        .isEqualTo(resp(OK, status(OK, 500, SECOND, 499, 1)));
+                assertThat(e.call(req("mongo_cps", d("database=default"))))
+                        .isEqualTo(resp(OK, status(OK, 500, SECOND, 499, 1)));
+                assertThat(e.call(req("mongo_cps", d("database=other"))))
+                        .as("no key-only rule")
+                        .isEqualTo(resp(OK, ok()));
             }
         }
 
@@ -342,15 +371,19 @@ class EnvoyCompatibilityTest {
                 RateLimitDescriptor marketing = d("message_type=marketing", "to_number=2061111111");
                 RateLimitDescriptor number = d("to_number=2061111111");
                 for (int i = 0; i < 5; i++) {
-                    assertThat(e.call(req("messaging", marketing, number))).as("request %d", i + 1)
-                            .isEqualTo(resp(OK, status(OK, 5, DAY, 4 - i, 86_400), status(OK, 100, DAY, 99 - i, 86_400)));
+                    assertThat(e.call(req("messaging", marketing, number)))
+                            .as("request %d", i + 1)
+                            .isEqualTo(
+                                    resp(OK, status(OK, 5, DAY, 4 - i, 86_400), status(OK, 100, DAY, 99 - i, 86_400)));
                 }
                 // the sixth is over the marketing limit; the number's limit is counted all the same
-                assertThat(e.call(req("messaging", marketing, number))).isEqualTo(resp(OVER_LIMIT,
-                        status(OVER_LIMIT, 5, DAY, 0, 86_400), status(OK, 100, DAY, 94, 86_400)));
+                assertThat(e.call(req("messaging", marketing, number)))
+                        .isEqualTo(resp(
+                                OVER_LIMIT, status(OVER_LIMIT, 5, DAY, 0, 86_400), status(OK, 100, DAY, 94, 86_400)));
                 assertThat(e.call(req("messaging", number))).isEqualTo(resp(OK, status(OK, 100, DAY, 93, 86_400)));
                 assertThat(e.call(req("messaging", d("message_type=marketing", "to_number=2062222222"))))
-                        .as("another number, its own counter").isEqualTo(resp(OK, status(OK, 5, DAY, 4, 86_400)));
+                        .as("another number, its own counter")
+                        .isEqualTo(resp(OK, status(OK, 5, DAY, 4, 86_400)));
             }
         }
 
@@ -379,14 +412,18 @@ class EnvoyCompatibilityTest {
         @Test
         void example4() throws Exception {
             try (Envoy e = Envoy.start(README + "example4-no-match.yaml")) {
-                assertThat(e.call(req("example4", d("key=value", "subkey=subvalue")))).as("would not match")
+                assertThat(e.call(req("example4", d("key=value", "subkey=subvalue"))))
+                        .as("would not match")
                         .isEqualTo(resp(OK, ok()));
-                assertThat(e.call(req("example4", d("key=value")))).isEqualTo(resp(OK, status(OK, 300, SECOND, 299, 1)));
+                assertThat(e.call(req("example4", d("key=value"))))
+                        .isEqualTo(resp(OK, status(OK, 300, SECOND, 299, 1)));
             }
             try (Envoy e = Envoy.start(README + "example4.yaml")) {
-                assertThat(e.call(req("example4", d("key=value", "subkey=subvalue")))).as("would match")
+                assertThat(e.call(req("example4", d("key=value", "subkey=subvalue"))))
+                        .as("would match")
                         .isEqualTo(resp(OK, status(OK, 300, SECOND, 299, 1)));
-                assertThat(e.call(req("example4", d("key=value")))).as("a level with no rate_limit")
+                assertThat(e.call(req("example4", d("key=value"))))
+                        .as("a level with no rate_limit")
                         .isEqualTo(resp(OK, ok()));
             }
         }
@@ -410,14 +447,16 @@ class EnvoyCompatibilityTest {
                 RateLimitDescriptor a = d("service=auth-service", "user=user-a");
                 for (int i = 0; i < 12; i++) {
                     long remaining = i >= 10 ? 0 : 10 - (i + 1);
-                    assertThat(e.call(req("example6", a))).as("user-a, request %d", i + 1)
+                    assertThat(e.call(req("example6", a)))
+                            .as("user-a, request %d", i + 1)
                             .isEqualTo(resp(OK, status(OK, 10, SECOND, remaining, 1)));
                 }
                 RateLimitDescriptor b = d("service=auth-service", "user=user-b");
                 for (int i = 0; i < 20; i++) {
                     assertThat(e.call(req("example6", b))).isEqualTo(resp(OK, status(OK, 20, SECOND, 19 - i, 1)));
                 }
-                assertThat(e.call(req("example6", b))).isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 20, SECOND, 0, 1)));
+                assertThat(e.call(req("example6", b)))
+                        .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 20, SECOND, 0, 1)));
             }
         }
 
@@ -433,12 +472,14 @@ class EnvoyCompatibilityTest {
                 RateLimitDescriptor one = d("key_1=value_1", "user=bkthomps");
                 RateLimitDescriptor two = d("key_2=value_2", "user=bkthomps");
                 for (int i = 0; i < 10; i++) {
-                    assertThat(e.call(req("example7", one, two))).as("request %d", i + 1)
+                    assertThat(e.call(req("example7", one, two)))
+                            .as("request %d", i + 1)
                             .isEqualTo(resp(OK, ok(), status(OK, 10, SECOND, 9 - i, 1)));
                 }
                 assertThat(e.call(req("example7", one, two)))
                         .isEqualTo(resp(OVER_LIMIT, ok(), status(OVER_LIMIT, 10, SECOND, 0, 1)));
-                assertThat(e.call(req("example7", one))).as("the replaced limit was never touched")
+                assertThat(e.call(req("example7", one)))
+                        .as("the replaced limit was never touched")
                         .isEqualTo(resp(OK, named("specific_limit", OK, 5, SECOND, 4, 1)));
             }
         }
@@ -448,29 +489,36 @@ class EnvoyCompatibilityTest {
         void example9() throws Exception {
             try (Envoy e = Envoy.start(README + "example9-trailing.yaml")) {
                 for (String v : new String[] {"value1", "value2", "valueXYZ", "value"}) {
-                    assertThat(e.call(req("example9", d("key1=" + v)))).as(v)
+                    assertThat(e.call(req("example9", d("key1=" + v))))
+                            .as(v)
                             .isEqualTo(resp(OK, status(OK, 20, MINUTE, 19, 60)));
                 }
-                assertThat(e.call(req("example9", d("key1=value1")))).as("each value its own counter")
+                assertThat(e.call(req("example9", d("key1=value1"))))
+                        .as("each value its own counter")
                         .isEqualTo(resp(OK, status(OK, 20, MINUTE, 18, 60)));
                 assertThat(e.call(req("example9", d("key1=valu")))).isEqualTo(resp(OK, ok()));
             }
             try (Envoy e = Envoy.start(README + "example9-middle.yaml")) {
                 for (String v : new String[] {"/api/123/action", "/api/user-id/action", "/api//action"}) {
-                    assertThat(e.call(req("example9", d("path=" + v)))).as(v)
+                    assertThat(e.call(req("example9", d("path=" + v))))
+                            .as(v)
                             .isEqualTo(resp(OK, status(OK, 20, MINUTE, 19, 60)));
                 }
                 assertThat(e.call(req("example9", d("path=/api/123/other")))).isEqualTo(resp(OK, ok()));
-                assertThat(e.call(req("example9", d("path=/api/action")))).as("prefix and suffix may not overlap")
+                assertThat(e.call(req("example9", d("path=/api/action"))))
+                        .as("prefix and suffix may not overlap")
                         .isEqualTo(resp(OK, ok()));
             }
             try (Envoy e = Envoy.start(README + "example9-multiple.yaml")) {
                 for (String v : new String[] {"/api/v1/resource/123/action", "/api/v2/resource/456/action"}) {
-                    assertThat(e.call(req("example9", d("route=" + v)))).as(v)
+                    assertThat(e.call(req("example9", d("route=" + v))))
+                            .as(v)
                             .isEqualTo(resp(OK, status(OK, 20, MINUTE, 19, 60)));
                 }
-                assertThat(e.call(req("example9", d("route=/api/v1/resource/123/other")))).isEqualTo(resp(OK, ok()));
-                assertThat(e.call(req("example9", d("route=/api/v1/other/123/action")))).isEqualTo(resp(OK, ok()));
+                assertThat(e.call(req("example9", d("route=/api/v1/resource/123/other"))))
+                        .isEqualTo(resp(OK, ok()));
+                assertThat(e.call(req("example9", d("route=/api/v1/other/123/action"))))
+                        .isEqualTo(resp(OK, ok()));
             }
         }
 
@@ -511,7 +559,8 @@ class EnvoyCompatibilityTest {
         @Test
         void simpleGet() throws Exception {
             try (Envoy e = Envoy.start(EXAMPLE)) {
-                assertThat(e.call(req("rl", d("foo=test", "baz=shady")))).isEqualTo(resp(OK, status(OK, 3, MINUTE, 2, 60)));
+                assertThat(e.call(req("rl", d("foo=test", "baz=shady"))))
+                        .isEqualTo(resp(OK, status(OK, 3, MINUTE, 2, 60)));
             }
         }
 
@@ -535,7 +584,8 @@ class EnvoyCompatibilityTest {
         void triggerShadowModeKey() throws Exception {
             try (Envoy e = Envoy.start(EXAMPLE)) {
                 for (int i = 0; i < 6; i++) {
-                    assertThat(e.call(req("rl", d("foo=pelle", "baz=shady")))).as("request %d", i + 1)
+                    assertThat(e.call(req("rl", d("foo=pelle", "baz=shady"))))
+                            .as("request %d", i + 1)
                             .isEqualTo(resp(OK, status(OK, 3, MINUTE, Math.max(0, 2 - i), 60)));
                 }
             }
@@ -545,8 +595,10 @@ class EnvoyCompatibilityTest {
         @Test
         void unspecifiedValue() throws Exception {
             try (Envoy e = Envoy.start(EXAMPLE)) {
-                assertThat(e.call(req("rl", d("unspec=unspecified_value")))).isEqualTo(resp(OK, status(OK, 2, MINUTE, 1, 60)));
-                assertThat(e.call(req("rl", d("unspec=unspecified_value")))).isEqualTo(resp(OK, status(OK, 2, MINUTE, 0, 60)));
+                assertThat(e.call(req("rl", d("unspec=unspecified_value"))))
+                        .isEqualTo(resp(OK, status(OK, 2, MINUTE, 1, 60)));
+                assertThat(e.call(req("rl", d("unspec=unspecified_value"))))
+                        .isEqualTo(resp(OK, status(OK, 2, MINUTE, 0, 60)));
                 assertThat(e.call(req("rl", d("unspec=unspecified_value"))))
                         .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 2, MINUTE, 0, 60)));
             }
@@ -573,7 +625,9 @@ class EnvoyCompatibilityTest {
                 assertThat(e.call(req("rl", banned)))
                         .isEqualTo(resp(OVER_LIMIT, named("banned_limit", OVER_LIMIT, 0, MINUTE, 0, 60)));
                 assertThat(e.call(req("rl", banned, d("source_cluster=proxy", "destination_cluster=mock"))))
-                        .isEqualTo(resp(OVER_LIMIT, named("banned_limit", OVER_LIMIT, 0, MINUTE, 0, 60),
+                        .isEqualTo(resp(
+                                OVER_LIMIT,
+                                named("banned_limit", OVER_LIMIT, 0, MINUTE, 0, 60),
                                 status(OK, 1, MINUTE, 0, 60)));
                 RateLimitDescriptor override = d("source_cluster=proxy", "destination_cluster=override");
                 assertThat(e.call(req("rl", banned, override))).isEqualTo(resp(OK, ok(), status(OK, 2, MINUTE, 1, 60)));
@@ -585,8 +639,10 @@ class EnvoyCompatibilityTest {
                 // destination_cluster bkthomps (2 a minute)
                 RateLimitDescriptor myFoo = d("foo=my_foo", "bar=bkthomps");
                 RateLimitDescriptor toBkthomps = d("source_cluster=proxy", "destination_cluster=bkthomps");
-                assertThat(e.call(req("rl", myFoo, toBkthomps))).isEqualTo(resp(OK, ok(), status(OK, 2, MINUTE, 1, 60)));
-                assertThat(e.call(req("rl", myFoo, toBkthomps))).isEqualTo(resp(OK, ok(), status(OK, 2, MINUTE, 0, 60)));
+                assertThat(e.call(req("rl", myFoo, toBkthomps)))
+                        .isEqualTo(resp(OK, ok(), status(OK, 2, MINUTE, 1, 60)));
+                assertThat(e.call(req("rl", myFoo, toBkthomps)))
+                        .isEqualTo(resp(OK, ok(), status(OK, 2, MINUTE, 0, 60)));
                 assertThat(e.call(req("rl", myFoo, toBkthomps)))
                         .isEqualTo(resp(OVER_LIMIT, ok(), status(OVER_LIMIT, 2, MINUTE, 0, 60)));
                 RateLimitDescriptor elsewhere = d("source_cluster=proxy", "destination_cluster=not_bkthomps");
@@ -602,7 +658,8 @@ class EnvoyCompatibilityTest {
                 RateLimitDescriptor fake = d("source_cluster=proxy", "destination_cluster=fake");
                 RateLimitDescriptor account = d("category=account");
                 for (int i = 0; i < 4; i++) {
-                    assertThat(e.call(req("rl", myFoo, fake, account))).as("fiveheader, request %d", i + 1)
+                    assertThat(e.call(req("rl", myFoo, fake, account)))
+                            .as("fiveheader, request %d", i + 1)
                             .isEqualTo(resp(OK, ok(), ok(), status(OK, 4, MINUTE, 3 - i, 60)));
                 }
                 assertThat(e.call(req("rl", myFoo, fake, account)))
@@ -616,8 +673,11 @@ class EnvoyCompatibilityTest {
                         .isEqualTo(resp(OK, status(OK, 3, MINUTE, 2, 60), named("fake_name", OK, 2, MINUTE, 1, 60)));
                 assertThat(e.call(req("rl", foo3, fake)))
                         .isEqualTo(resp(OK, status(OK, 3, MINUTE, 1, 60), named("fake_name", OK, 2, MINUTE, 0, 60)));
-                assertThat(e.call(req("rl", foo3, fake))).isEqualTo(resp(OVER_LIMIT, status(OK, 3, MINUTE, 0, 60),
-                        named("fake_name", OVER_LIMIT, 2, MINUTE, 0, 60)));
+                assertThat(e.call(req("rl", foo3, fake)))
+                        .isEqualTo(resp(
+                                OVER_LIMIT,
+                                status(OK, 3, MINUTE, 0, 60),
+                                named("fake_name", OVER_LIMIT, 2, MINUTE, 0, 60)));
                 assertThat(e.call(req("rl", myFoo, fake, account)))
                         .isEqualTo(resp(OVER_LIMIT, ok(), ok(), status(OVER_LIMIT, 4, MINUTE, 0, 60)));
             }
@@ -638,9 +698,13 @@ class EnvoyCompatibilityTest {
                 assertThat(e.call(req("rl", s1, s2)))
                         .isEqualTo(resp(OK, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OK, 2, MINUTE, 0, 60)));
                 assertThat(e.call(req("rl", s1, s2)))
-                        .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OVER_LIMIT, 2, MINUTE, 0, 60)));
+                        .isEqualTo(resp(
+                                OVER_LIMIT,
+                                status(OVER_LIMIT, 1, MINUTE, 0, 60),
+                                status(OVER_LIMIT, 2, MINUTE, 0, 60)));
                 e.advance(Duration.ofSeconds(60));
-                assertThat(e.call(req("rl", s1, s2))).as("the next minute")
+                assertThat(e.call(req("rl", s1, s2)))
+                        .as("the next minute")
                         .isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 60), status(OK, 2, MINUTE, 1, 60)));
             }
         }
@@ -653,13 +717,15 @@ class EnvoyCompatibilityTest {
                 assertThat(e.call(req("rl", foo))).isEqualTo(resp(OK, status(OK, 2, MINUTE, 1, 60)));
                 assertThat(e.call(req("rl", foo))).isEqualTo(resp(OK, status(OK, 2, MINUTE, 0, 60)));
                 assertThat(e.call(req("rl", d("service=service_2"), foo)))
-                        .isEqualTo(resp(OVER_LIMIT, status(OK, 2, MINUTE, 1, 60), status(OVER_LIMIT, 2, MINUTE, 0, 60)));
+                        .isEqualTo(
+                                resp(OVER_LIMIT, status(OK, 2, MINUTE, 1, 60), status(OVER_LIMIT, 2, MINUTE, 0, 60)));
                 // and the only quota descriptor over is every quota descriptor over: OVER_LIMIT, though the ordinary
                 // limit beside it passes
                 assertThat(e.call(req("rl", d("service=service_1"), d("foo=q2"))))
                         .isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 60), status(OK, 2, MINUTE, 1, 60)));
-                assertThat(e.call(req("rl", d("service=service_1"), d("foo=q2")))).isEqualTo(
-                        resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OK, 2, MINUTE, 0, 60)));
+                assertThat(e.call(req("rl", d("service=service_1"), d("foo=q2"))))
+                        .isEqualTo(
+                                resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OK, 2, MINUTE, 0, 60)));
             }
         }
 
@@ -674,13 +740,16 @@ class EnvoyCompatibilityTest {
                 RateLimitDescriptor check = d(0, "service=service_2");
                 RateLimitDescriptor debit = d(1, "service=service_2");
                 for (int i = 0; i < 3; i++) {
-                    assertThat(e.call(req("rl", 0, check))).as("request %d, checked", i + 1)
+                    assertThat(e.call(req("rl", 0, check)))
+                            .as("request %d, checked", i + 1)
                             .isEqualTo(resp(OK, status(OK, 2, MINUTE, 2 - i, 60)));
                     Code code = i == 2 ? OVER_LIMIT : OK;
-                    assertThat(e.call(req("rl", 0, debit))).as("request %d, debited", i + 1)
+                    assertThat(e.call(req("rl", 0, debit)))
+                            .as("request %d, debited", i + 1)
                             .isEqualTo(resp(code, status(code, 2, MINUTE, Math.max(0, 1 - i), 60)));
                 }
-                assertThat(e.call(req("rl", 0, check))).as("request 4, checked")
+                assertThat(e.call(req("rl", 0, check)))
+                        .as("request 4, checked")
                         .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 2, MINUTE, 0, 60)));
             }
         }
@@ -695,16 +764,28 @@ class EnvoyCompatibilityTest {
         void multiserviceTokenQuota() throws Exception {
             try (Envoy e = Envoy.start(new EnvoyOptions(Semantics.ENVOY, EnvoyOptions.Headers.NONE, true), EXAMPLE)) {
                 String[] routedTo = {"service_1", "service_1", "service_2", "service_2", "service_2"};
-                Struct checkedDescriptors = struct("domain", str("rl"), "descriptors", structs(
-                        descriptorStruct(0L, "service=service_1"), descriptorStruct(0L, "service=service_2")));
+                Struct checkedDescriptors = struct(
+                        "domain",
+                        str("rl"),
+                        "descriptors",
+                        structs(descriptorStruct(0L, "service=service_1"), descriptorStruct(0L, "service=service_2")));
                 for (int i = 0; i < 5; i++) {
-                    RateLimitResponse checked = e.call(req("rl", 0, d(0, "service=service_1"), d(0, "service=service_2")));
-                    DescriptorStatus s1 = i < 2 ? status(OK, 1, MINUTE, 1 - i, 60) : status(OVER_LIMIT, 1, MINUTE, 0, 60);
+                    RateLimitResponse checked =
+                            e.call(req("rl", 0, d(0, "service=service_1"), d(0, "service=service_2")));
+                    DescriptorStatus s1 =
+                            i < 2 ? status(OK, 1, MINUTE, 1 - i, 60) : status(OVER_LIMIT, 1, MINUTE, 0, 60);
                     DescriptorStatus s2 = status(OK, 2, MINUTE, i < 2 ? 2 : 2 - (i - 2), 60);
-                    Struct metadata = checkedDescriptors.toBuilder().putFields("metadata", Value.newBuilder()
-                            .setStructValue(struct("service_with_quota", struct("name", str(routedTo[i])))).build())
+                    Struct metadata = checkedDescriptors.toBuilder()
+                            .putFields(
+                                    "metadata",
+                                    Value.newBuilder()
+                                            .setStructValue(
+                                                    struct("service_with_quota", struct("name", str(routedTo[i]))))
+                                            .build())
                             .build();
-                    assertThat(checked).as("request %d, checked", i + 1).isEqualTo(withMetadata(resp(OK, s1, s2), metadata));
+                    assertThat(checked)
+                            .as("request %d, checked", i + 1)
+                            .isEqualTo(withMetadata(resp(OK, s1, s2), metadata));
 
                     // the response path's answer (Envoy ignores it): a debit past the quota is over, with no metadata
                     String service = "service=" + routedTo[i];
@@ -712,21 +793,34 @@ class EnvoyCompatibilityTest {
                     int limit = first ? 1 : 2;
                     long count = first ? i + 1 : i - 1;
                     Code code = count > limit ? OVER_LIMIT : OK;
-                    Struct debitedMetadata = struct("domain", str("rl"), "descriptors",
-                            structs(descriptorStruct(1L, service)));
+                    Struct debitedMetadata =
+                            struct("domain", str("rl"), "descriptors", structs(descriptorStruct(1L, service)));
                     if (code == OK) {
-                        debitedMetadata = debitedMetadata.toBuilder().putFields("metadata", Value.newBuilder()
-                                .setStructValue(struct("service_with_quota", struct("name", str(routedTo[i])))).build())
+                        debitedMetadata = debitedMetadata.toBuilder()
+                                .putFields(
+                                        "metadata",
+                                        Value.newBuilder()
+                                                .setStructValue(
+                                                        struct("service_with_quota", struct("name", str(routedTo[i]))))
+                                                .build())
                                 .build();
                     }
                     RateLimitResponse debited = e.call(req("rl", 0, d(1, service)));
-                    assertThat(debited).as("request %d, debited", i + 1).isEqualTo(withMetadata(
-                            resp(code, status(code, limit, MINUTE, Math.max(0, limit - count), 60)), debitedMetadata));
+                    assertThat(debited)
+                            .as("request %d, debited", i + 1)
+                            .isEqualTo(withMetadata(
+                                    resp(code, status(code, limit, MINUTE, Math.max(0, limit - count), 60)),
+                                    debitedMetadata));
                 }
                 RateLimitResponse sixth = e.call(req("rl", 0, d(0, "service=service_1"), d(0, "service=service_2")));
-                assertThat(sixth).as("request 6: no descriptor passed, no metadata").isEqualTo(withMetadata(
-                        resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OVER_LIMIT, 2, MINUTE, 0, 60)),
-                        checkedDescriptors));
+                assertThat(sixth)
+                        .as("request 6: no descriptor passed, no metadata")
+                        .isEqualTo(withMetadata(
+                                resp(
+                                        OVER_LIMIT,
+                                        status(OVER_LIMIT, 1, MINUTE, 0, 60),
+                                        status(OVER_LIMIT, 2, MINUTE, 0, 60)),
+                                checkedDescriptors));
             }
         }
     }
@@ -742,7 +836,8 @@ class EnvoyCompatibilityTest {
                 assertThat(e.call(req("basic", 5, d("key1=h")))).isEqualTo(resp(OK, status(OK, 50, SECOND, 45, 1)));
                 assertThat(e.call(req("basic", 46, d("key1=h"))))
                         .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 50, SECOND, 0, 1)));
-                assertThat(e.call(req("basic", 1, d("key1=h")))).as("51 + 1 > 50: the denied 46 were counted")
+                assertThat(e.call(req("basic", 1, d("key1=h"))))
+                        .as("51 + 1 > 50: the denied 46 were counted")
                         .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 50, SECOND, 0, 1)));
                 e.advance(Duration.ofSeconds(1));
                 assertThat(e.call(req("basic", 1, d("key1=h")))).isEqualTo(resp(OK, status(OK, 50, SECOND, 49, 1)));
@@ -777,8 +872,9 @@ class EnvoyCompatibilityTest {
                 assertThat(e.call(req("another", 2, d(3, "key2=pd"), d("key3=pd"))))
                         .isEqualTo(resp(OK, status(OK, 20, MINUTE, 17, 60), status(OK, 10, HOUR, 8, 3600)));
                 assertThat(e.call(req("another", 1, d(25, "key2=pd"), d("key3=pd"))))
-                        .as("over on the first, counted on the second").isEqualTo(resp(OVER_LIMIT,
-                                status(OVER_LIMIT, 20, MINUTE, 0, 60), status(OK, 10, HOUR, 7, 3600)));
+                        .as("over on the first, counted on the second")
+                        .isEqualTo(
+                                resp(OVER_LIMIT, status(OVER_LIMIT, 20, MINUTE, 0, 60), status(OK, 10, HOUR, 7, 3600)));
             }
         }
 
@@ -791,14 +887,21 @@ class EnvoyCompatibilityTest {
             try (Envoy e = Envoy.start(BASIC)) {
                 RateLimitDescriptor check = d(0, "one_per_minute=c");
                 assertThat(e.call(req("basic", check))).isEqualTo(resp(OK, status(OK, 1, MINUTE, 1, 60)));
-                assertThat(e.call(req("basic", check))).as("nothing was taken").isEqualTo(resp(OK, status(OK, 1, MINUTE, 1, 60)));
-                assertThat(e.call(req("basic", d("one_per_minute=c")))).isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 60)));
-                assertThat(e.call(req("basic", check))).as("at exactly the limit").isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 60)));
+                assertThat(e.call(req("basic", check)))
+                        .as("nothing was taken")
+                        .isEqualTo(resp(OK, status(OK, 1, MINUTE, 1, 60)));
+                assertThat(e.call(req("basic", d("one_per_minute=c"))))
+                        .isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 60)));
+                assertThat(e.call(req("basic", check)))
+                        .as("at exactly the limit")
+                        .isEqualTo(resp(OK, status(OK, 1, MINUTE, 0, 60)));
                 assertThat(e.call(req("basic", d("one_per_minute=c"))))
                         .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60)));
-                assertThat(e.call(req("basic", check))).as("beyond it")
+                assertThat(e.call(req("basic", check)))
+                        .as("beyond it")
                         .isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60)));
-                assertThat(e.call(req("basic", d(0, "one_per_minute=never")))).as("a key never hit")
+                assertThat(e.call(req("basic", d(0, "one_per_minute=never"))))
+                        .as("a key never hit")
                         .isEqualTo(resp(OK, status(OK, 1, MINUTE, 1, 60)));
             }
         }
@@ -820,7 +923,8 @@ class EnvoyCompatibilityTest {
                 }
                 assertThat(e.call(req("basic", o))).isEqualTo(resp(OVER_LIMIT, status(OVER_LIMIT, 3, MINUTE, 0, 60)));
                 assertThat(e.call(req("basic", override(2, RateLimitUnit.HOUR, "no_rule=here"))))
-                        .as("a descriptor no rule matches").isEqualTo(resp(OK, status(OK, 2, HOUR, 1, 3600)));
+                        .as("a descriptor no rule matches")
+                        .isEqualTo(resp(OK, status(OK, 2, HOUR, 1, 3600)));
             }
         }
 
@@ -828,7 +932,8 @@ class EnvoyCompatibilityTest {
         void anOverrideInAnUnknownDomainIsNotApplied() throws Exception {
             try (Envoy e = Envoy.start(BASIC)) {
                 // GetLimit returns nil for an unknown domain before it looks at the descriptor's limit
-                assertThat(e.call(req("foo", override(3, RateLimitUnit.MINUTE, "key1=ovr")))).isEqualTo(resp(OK, ok()));
+                assertThat(e.call(req("foo", override(3, RateLimitUnit.MINUTE, "key1=ovr"))))
+                        .isEqualTo(resp(OK, ok()));
             }
         }
 
@@ -882,7 +987,9 @@ class EnvoyCompatibilityTest {
             try (Envoy e = Envoy.start(headers, BASIC, ANOTHER)) {
                 assertThat(e.call(req("basic", d("key1=h"))))
                         .isEqualTo(withHeaders(resp(OK, status(OK, 50, SECOND, 49, 1)), 50, 49, 1));
-                assertThat(e.call(req("basic", d("unknown=h")))).as("no limit, no headers").isEqualTo(resp(OK, ok()));
+                assertThat(e.call(req("basic", d("unknown=h"))))
+                        .as("no limit, no headers")
+                        .isEqualTo(resp(OK, ok()));
             }
         }
 
@@ -890,11 +997,11 @@ class EnvoyCompatibilityTest {
         void theLeastRemainingFirstOnTies() throws Exception {
             try (Envoy e = Envoy.start(headers, BASIC, ANOTHER)) {
                 assertThat(e.call(req("another", d("key2=h"), d("key3=h"))))
-                        .isEqualTo(withHeaders(resp(OK, status(OK, 20, MINUTE, 19, 60), status(OK, 10, HOUR, 9, 3600)),
-                                10, 9, 3600));
+                        .isEqualTo(withHeaders(
+                                resp(OK, status(OK, 20, MINUTE, 19, 60), status(OK, 10, HOUR, 9, 3600)), 10, 9, 3600));
                 assertThat(e.call(req("another", d("key2=t"), d("key4=t"))))
-                        .isEqualTo(withHeaders(resp(OK, status(OK, 20, MINUTE, 19, 60), status(OK, 20, DAY, 19, 86_400)),
-                                20, 19, 60));
+                        .isEqualTo(withHeaders(
+                                resp(OK, status(OK, 20, MINUTE, 19, 60), status(OK, 20, DAY, 19, 86_400)), 20, 19, 60));
             }
         }
 
@@ -902,12 +1009,19 @@ class EnvoyCompatibilityTest {
         void anOverLimitStatusWins() throws Exception {
             try (Envoy e = Envoy.start(headers, BASIC, ANOTHER)) {
                 e.call(req("basic", d("one_per_minute=o")));
-                assertThat(e.call(req("basic", d("one_per_minute=o"), d("key1=o")))).isEqualTo(withHeaders(
-                        resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OK, 50, SECOND, 49, 1)), 1, 0, 60));
+                assertThat(e.call(req("basic", d("one_per_minute=o"), d("key1=o"))))
+                        .isEqualTo(withHeaders(
+                                resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OK, 50, SECOND, 49, 1)),
+                                1,
+                                0,
+                                60));
                 e.call(req("another", 10, d("key3=o")));
-                assertThat(e.call(req("another", d("key3=o"), d("key2=o")))).isEqualTo(withHeaders(
-                        resp(OVER_LIMIT, status(OVER_LIMIT, 10, HOUR, 0, 3600), status(OK, 20, MINUTE, 19, 60)),
-                        10, 0, 3600));
+                assertThat(e.call(req("another", d("key3=o"), d("key2=o"))))
+                        .isEqualTo(withHeaders(
+                                resp(OVER_LIMIT, status(OVER_LIMIT, 10, HOUR, 0, 3600), status(OK, 20, MINUTE, 19, 60)),
+                                10,
+                                0,
+                                3600));
             }
         }
 
@@ -916,10 +1030,24 @@ class EnvoyCompatibilityTest {
             try (Envoy e = Envoy.start(headers, ANOTHER)) {
                 e.call(req("another", 20, d("key2=w")));
                 e.call(req("another", 10, d("key3=w")));
-                assertThat(e.call(req("another", d("key2=w"), d("key3=w")))).isEqualTo(withHeaders(resp(OVER_LIMIT,
-                        status(OVER_LIMIT, 20, MINUTE, 0, 60), status(OVER_LIMIT, 10, HOUR, 0, 3600)), 10, 0, 3600));
-                assertThat(e.call(req("another", d("key3=w"), d("key2=w")))).isEqualTo(withHeaders(resp(OVER_LIMIT,
-                        status(OVER_LIMIT, 10, HOUR, 0, 3600), status(OVER_LIMIT, 20, MINUTE, 0, 60)), 20, 0, 60));
+                assertThat(e.call(req("another", d("key2=w"), d("key3=w"))))
+                        .isEqualTo(withHeaders(
+                                resp(
+                                        OVER_LIMIT,
+                                        status(OVER_LIMIT, 20, MINUTE, 0, 60),
+                                        status(OVER_LIMIT, 10, HOUR, 0, 3600)),
+                                10,
+                                0,
+                                3600));
+                assertThat(e.call(req("another", d("key3=w"), d("key2=w"))))
+                        .isEqualTo(withHeaders(
+                                resp(
+                                        OVER_LIMIT,
+                                        status(OVER_LIMIT, 10, HOUR, 0, 3600),
+                                        status(OVER_LIMIT, 20, MINUTE, 0, 60)),
+                                20,
+                                0,
+                                60));
             }
         }
 
@@ -935,13 +1063,15 @@ class EnvoyCompatibilityTest {
         @Test
         void unlimitedAndShadowStatuses() throws Exception {
             try (Envoy e = Envoy.start(headers, EXAMPLE)) {
-                assertThat(e.call(req("rl", d("qux=u")))).as("an unlimited status has no limit: no headers")
+                assertThat(e.call(req("rl", d("qux=u"))))
+                        .as("an unlimited status has no limit: no headers")
                         .isEqualTo(resp(OK, unlimited()));
                 for (int i = 0; i < 3; i++) {
                     e.call(req("rl", d("foo=s", "baz=shady")));
                 }
-                assertThat(e.call(req("rl", d("foo=s", "baz=shady"), d("foo=s", "baz=not-so-shady")))).isEqualTo(
-                        withHeaders(resp(OK, status(OK, 3, MINUTE, 0, 60), status(OK, 3, MINUTE, 2, 60)), 3, 0, 60));
+                assertThat(e.call(req("rl", d("foo=s", "baz=shady"), d("foo=s", "baz=not-so-shady"))))
+                        .isEqualTo(withHeaders(
+                                resp(OK, status(OK, 3, MINUTE, 0, 60), status(OK, 3, MINUTE, 2, 60)), 3, 0, 60));
             }
         }
     }
@@ -954,18 +1084,38 @@ class EnvoyCompatibilityTest {
         @Test
         void domainDescriptorsAndHitsAddend() throws Exception {
             try (Envoy e = Envoy.start(metadata, BASIC, EXAMPLE)) {
-                assertThat(e.call(req("basic", d("key1=m")))).isEqualTo(withMetadata(
-                        resp(OK, status(OK, 50, SECOND, 49, 1)),
-                        struct("domain", str("basic"), "descriptors", structs(descriptorStruct(null, "key1=m")),
-                                "hitsAddend", num(1))));
-                assertThat(e.call(req("basic", 0, d("key1=m"), d(3, "nothing=here", "more=x")))).as("hits_addend 0: none")
-                        .isEqualTo(withMetadata(resp(OK, status(OK, 50, SECOND, 48, 1), ok()),
-                                struct("domain", str("basic"), "descriptors", structs(descriptorStruct(null, "key1=m"),
-                                        descriptorStruct(3L, "nothing=here", "more=x")))));
-                assertThat(e.call(req("foo", 2, d("a=b")))).as("an unknown domain too").isEqualTo(withMetadata(
-                        resp(OK, ok()),
-                        struct("domain", str("foo"), "descriptors", structs(descriptorStruct(null, "a=b")),
-                                "hitsAddend", num(2))));
+                assertThat(e.call(req("basic", d("key1=m"))))
+                        .isEqualTo(withMetadata(
+                                resp(OK, status(OK, 50, SECOND, 49, 1)),
+                                struct(
+                                        "domain",
+                                        str("basic"),
+                                        "descriptors",
+                                        structs(descriptorStruct(null, "key1=m")),
+                                        "hitsAddend",
+                                        num(1))));
+                assertThat(e.call(req("basic", 0, d("key1=m"), d(3, "nothing=here", "more=x"))))
+                        .as("hits_addend 0: none")
+                        .isEqualTo(withMetadata(
+                                resp(OK, status(OK, 50, SECOND, 48, 1), ok()),
+                                struct(
+                                        "domain",
+                                        str("basic"),
+                                        "descriptors",
+                                        structs(
+                                                descriptorStruct(null, "key1=m"),
+                                                descriptorStruct(3L, "nothing=here", "more=x")))));
+                assertThat(e.call(req("foo", 2, d("a=b"))))
+                        .as("an unknown domain too")
+                        .isEqualTo(withMetadata(
+                                resp(OK, ok()),
+                                struct(
+                                        "domain",
+                                        str("foo"),
+                                        "descriptors",
+                                        structs(descriptorStruct(null, "a=b")),
+                                        "hitsAddend",
+                                        num(2))));
             }
         }
 
@@ -973,19 +1123,44 @@ class EnvoyCompatibilityTest {
         @Test
         void metadataOfPassedDescriptors() throws Exception {
             try (Envoy e = Envoy.start(metadata, EXAMPLE)) {
-                Struct base = struct("domain", str("rl"), "hitsAddend", num(1), "descriptors", structs(
-                        descriptorStruct(null, "service=service_1"), descriptorStruct(null, "service=service_2")));
-                assertThat(e.call(req("rl", d("service=service_1"), d("service=service_2")))).isEqualTo(withMetadata(
-                        resp(OK, status(OK, 1, MINUTE, 0, 60), status(OK, 2, MINUTE, 1, 60)),
-                        base.toBuilder().putFields("metadata", Value.newBuilder().setStructValue(
-                                struct("service_with_quota", struct("name", str("service_1")))).build()).build()));
-                assertThat(e.call(req("rl", d("service=service_1"), d("service=service_2")))).isEqualTo(withMetadata(
-                        resp(OK, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OK, 2, MINUTE, 0, 60)),
-                        base.toBuilder().putFields("metadata", Value.newBuilder().setStructValue(
-                                struct("service_with_quota", struct("name", str("service_2")))).build()).build()));
-                assertThat(e.call(req("rl", d("service=service_1"), d("service=service_2")))).isEqualTo(withMetadata(
-                        resp(OVER_LIMIT, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OVER_LIMIT, 2, MINUTE, 0, 60)),
-                        base));
+                Struct base = struct(
+                        "domain",
+                        str("rl"),
+                        "hitsAddend",
+                        num(1),
+                        "descriptors",
+                        structs(
+                                descriptorStruct(null, "service=service_1"),
+                                descriptorStruct(null, "service=service_2")));
+                assertThat(e.call(req("rl", d("service=service_1"), d("service=service_2"))))
+                        .isEqualTo(withMetadata(
+                                resp(OK, status(OK, 1, MINUTE, 0, 60), status(OK, 2, MINUTE, 1, 60)),
+                                base.toBuilder()
+                                        .putFields(
+                                                "metadata",
+                                                Value.newBuilder()
+                                                        .setStructValue(struct(
+                                                                "service_with_quota", struct("name", str("service_1"))))
+                                                        .build())
+                                        .build()));
+                assertThat(e.call(req("rl", d("service=service_1"), d("service=service_2"))))
+                        .isEqualTo(withMetadata(
+                                resp(OK, status(OVER_LIMIT, 1, MINUTE, 0, 60), status(OK, 2, MINUTE, 0, 60)),
+                                base.toBuilder()
+                                        .putFields(
+                                                "metadata",
+                                                Value.newBuilder()
+                                                        .setStructValue(struct(
+                                                                "service_with_quota", struct("name", str("service_2"))))
+                                                        .build())
+                                        .build()));
+                assertThat(e.call(req("rl", d("service=service_1"), d("service=service_2"))))
+                        .isEqualTo(withMetadata(
+                                resp(
+                                        OVER_LIMIT,
+                                        status(OVER_LIMIT, 1, MINUTE, 0, 60),
+                                        status(OVER_LIMIT, 2, MINUTE, 0, 60)),
+                                base));
             }
         }
 
@@ -1020,11 +1195,13 @@ class EnvoyCompatibilityTest {
                         long remaining2 = i >= 10 ? 0 : 10 - (i + 1);
                         assertThat(e.call(req("another", d("key2=s"), d("key3=s"))))
                                 .as("%s, request %d", isStrict ? "strict" : "envoy", i + 1)
-                                .isEqualTo(resp(code, status(OK, 20, MINUTE, remaining1, 60),
+                                .isEqualTo(resp(
+                                        code,
+                                        status(OK, 20, MINUTE, remaining1, 60),
                                         status(code, 10, HOUR, remaining2, 3600)));
                     }
-                    assertThat(e.call(req("another", d("key2=s")))).isEqualTo(
-                            resp(OK, status(OK, 20, MINUTE, isStrict ? 9 : 4, 60)));
+                    assertThat(e.call(req("another", d("key2=s"))))
+                            .isEqualTo(resp(OK, status(OK, 20, MINUTE, isStrict ? 9 : 4, 60)));
                 }
             }
         }
@@ -1035,14 +1212,18 @@ class EnvoyCompatibilityTest {
             for (boolean isStrict : new boolean[] {false, true}) {
                 try (Envoy e = isStrict ? Envoy.start(strict, BASIC) : Envoy.start(BASIC)) {
                     String as = isStrict ? "strict" : "envoy";
-                    assertThat(e.call(req("basic", 40, d("key1=s")))).as(as)
+                    assertThat(e.call(req("basic", 40, d("key1=s"))))
+                            .as(as)
                             .isEqualTo(resp(OK, status(OK, 50, SECOND, 10, 1)));
                     RateLimitResponse denied = e.call(req("basic", 20, d("key1=s")));
                     assertThat(denied.getOverallCode()).as(as).isEqualTo(OVER_LIMIT);
                     assertThat(denied.getStatuses(0).getCode()).as(as).isEqualTo(OVER_LIMIT);
-                    assertThat(e.call(req("basic", 1, d("key1=s")))).as(as).isEqualTo(isStrict
-                            ? resp(OK, status(OK, 50, SECOND, 9, 1))
-                            : resp(OVER_LIMIT, status(OVER_LIMIT, 50, SECOND, 0, 1)));
+                    assertThat(e.call(req("basic", 1, d("key1=s"))))
+                            .as(as)
+                            .isEqualTo(
+                                    isStrict
+                                            ? resp(OK, status(OK, 50, SECOND, 9, 1))
+                                            : resp(OVER_LIMIT, status(OVER_LIMIT, 50, SECOND, 0, 1)));
                 }
             }
         }
@@ -1057,7 +1238,8 @@ class EnvoyCompatibilityTest {
                 try (Envoy e = isStrict ? Envoy.start(strict, BASIC) : Envoy.start(BASIC)) {
                     e.call(req("basic", d("one_per_minute=c")));
                     Code code = isStrict ? OVER_LIMIT : OK;
-                    assertThat(e.call(req("basic", d(0, "one_per_minute=c")))).as(isStrict ? "strict" : "envoy")
+                    assertThat(e.call(req("basic", d(0, "one_per_minute=c"))))
+                            .as(isStrict ? "strict" : "envoy")
                             .isEqualTo(resp(code, status(code, 1, MINUTE, 0, 60)));
                 }
             }
@@ -1082,9 +1264,14 @@ class EnvoyCompatibilityTest {
             for (int i = 0; i < 5; i++) {
                 e.call(req(domain, marketing, number));
             }
-            assertThat(e.call(req(domain, marketing, number))).as(domain).isEqualTo(resp(OVER_LIMIT,
-                    status(OVER_LIMIT, 5, DAY, 0, 86_400), status(OK, 100, DAY, isStrict ? 95 : 94, 86_400)));
-            assertThat(e.call(req(domain, number))).as(domain)
+            assertThat(e.call(req(domain, marketing, number)))
+                    .as(domain)
+                    .isEqualTo(resp(
+                            OVER_LIMIT,
+                            status(OVER_LIMIT, 5, DAY, 0, 86_400),
+                            status(OK, 100, DAY, isStrict ? 95 : 94, 86_400)));
+            assertThat(e.call(req(domain, number)))
+                    .as(domain)
                     .isEqualTo(resp(OK, status(OK, 100, DAY, isStrict ? 94 : 93, 86_400)));
         }
     }
@@ -1096,25 +1283,31 @@ class EnvoyCompatibilityTest {
         @Test
         void basicBaseConfigOverJson() throws Exception {
             try (Envoy e = Envoy.start(BASIC, ANOTHER)) {
-                TestServer.Resp unknown = EnvoyJsonHttpTest.json(e.server, EnvoyJsonHttpTest.one("foo", "hello", "world"));
+                TestServer.Resp unknown =
+                        EnvoyJsonHttpTest.json(e.server, EnvoyJsonHttpTest.one("foo", "hello", "world"));
                 assertThat(unknown.status()).as(unknown.body()).isEqualTo(200);
                 assertThat(unknown.body()).isEqualTo("{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\"}]}");
 
                 TestServer.Resp basic = EnvoyJsonHttpTest.json(e.server, EnvoyJsonHttpTest.one("basic", "key1", "foo"));
                 assertThat(basic.status()).isEqualTo(200);
-                assertThat(basic.body()).isEqualTo("{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\",\"currentLimit\":"
-                        + "{\"requestsPerUnit\":50,\"unit\":\"SECOND\"},\"limitRemaining\":49,\"durationUntilReset\":\"1s\"}]}");
+                assertThat(basic.body())
+                        .isEqualTo(
+                                "{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\",\"currentLimit\":"
+                                        + "{\"requestsPerUnit\":50,\"unit\":\"SECOND\"},\"limitRemaining\":49,\"durationUntilReset\":\"1s\"}]}");
 
                 for (int i = 0; i < 21; i++) {
                     TestServer.Resp r = EnvoyJsonHttpTest.json(e.server, EnvoyJsonHttpTest.one("another", "key2", "j"));
                     Code code = i >= 20 ? OVER_LIMIT : OK;
                     assertThat(r.status()).isEqualTo(i >= 20 ? 429 : 200);
-                    assertThat(EnvoyJsonHttpTest.parse(r.body())).as("request %d", i + 1)
+                    assertThat(EnvoyJsonHttpTest.parse(r.body()))
+                            .as("request %d", i + 1)
                             .isEqualTo(resp(code, status(code, 20, MINUTE, i >= 20 ? 0 : 19 - i, 60)));
                 }
                 TestServer.Resp over = EnvoyJsonHttpTest.json(e.server, EnvoyJsonHttpTest.one("another", "key2", "j"));
-                assertThat(over.body()).isEqualTo("{\"overallCode\":\"OVER_LIMIT\",\"statuses\":[{\"code\":\"OVER_LIMIT\","
-                        + "\"currentLimit\":{\"requestsPerUnit\":20,\"unit\":\"MINUTE\"},\"durationUntilReset\":\"60s\"}]}");
+                assertThat(over.body())
+                        .isEqualTo(
+                                "{\"overallCode\":\"OVER_LIMIT\",\"statuses\":[{\"code\":\"OVER_LIMIT\","
+                                        + "\"currentLimit\":{\"requestsPerUnit\":20,\"unit\":\"MINUTE\"},\"durationUntilReset\":\"60s\"}]}");
             }
         }
 
@@ -1122,8 +1315,8 @@ class EnvoyCompatibilityTest {
         @Test
         void theCurlExampleOfServerImpl() throws Exception {
             try (Envoy e = Envoy.start(BASIC)) {
-                TestServer.Resp r = EnvoyJsonHttpTest.json(e.server,
-                        "{\"domain\": \"dummy\", \"descriptors\": [{\"entries\": [{\"key\": \"perday\"}]}]}");
+                TestServer.Resp r = EnvoyJsonHttpTest.json(
+                        e.server, "{\"domain\": \"dummy\", \"descriptors\": [{\"entries\": [{\"key\": \"perday\"}]}]}");
                 assertThat(r.status()).as(r.body()).isEqualTo(200);
                 assertThat(r.body()).isEqualTo("{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\"}]}");
             }
@@ -1132,14 +1325,17 @@ class EnvoyCompatibilityTest {
         @Test
         void unlimitedAndReplacedOverJson() throws Exception {
             try (Envoy e = Envoy.start(EXAMPLE)) {
-                TestServer.Resp r = EnvoyJsonHttpTest.json(e.server, "{\"domain\":\"rl\",\"descriptors\":["
-                        + "{\"entries\":[{\"key\":\"qux\",\"value\":\"a\"}]},"
-                        + "{\"entries\":[{\"key\":\"foo\",\"value\":\"my_foo\"},{\"key\":\"bar\",\"value\":\"bkthomps\"}]},"
-                        + "{\"entries\":[{\"key\":\"category\",\"value\":\"account\"}]}]}");
+                TestServer.Resp r = EnvoyJsonHttpTest.json(
+                        e.server,
+                        "{\"domain\":\"rl\",\"descriptors\":["
+                                + "{\"entries\":[{\"key\":\"qux\",\"value\":\"a\"}]},"
+                                + "{\"entries\":[{\"key\":\"foo\",\"value\":\"my_foo\"},{\"key\":\"bar\",\"value\":\"bkthomps\"}]},"
+                                + "{\"entries\":[{\"key\":\"category\",\"value\":\"account\"}]}]}");
                 assertThat(r.status()).as(r.body()).isEqualTo(200);
-                assertThat(r.body()).isEqualTo("{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\",\"limitRemaining\":"
-                        + "4294967295},{\"code\":\"OK\"},{\"code\":\"OK\",\"currentLimit\":{\"requestsPerUnit\":4,\"unit\":"
-                        + "\"MINUTE\"},\"limitRemaining\":3,\"durationUntilReset\":\"60s\"}]}");
+                assertThat(r.body())
+                        .isEqualTo("{\"overallCode\":\"OK\",\"statuses\":[{\"code\":\"OK\",\"limitRemaining\":"
+                                + "4294967295},{\"code\":\"OK\"},{\"code\":\"OK\",\"currentLimit\":{\"requestsPerUnit\":4,\"unit\":"
+                                + "\"MINUTE\"},\"limitRemaining\":3,\"durationUntilReset\":\"60s\"}]}");
             }
         }
     }

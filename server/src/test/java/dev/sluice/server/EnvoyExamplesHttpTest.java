@@ -18,9 +18,16 @@ class EnvoyExamplesHttpTest {
 
     @BeforeAll
     static void start() {
-        s = TestServer.start("envoy/example1.yaml", "envoy/example2.yaml", "envoy/example3.yaml",
-                "envoy/example4.yaml", "envoy/example5.yaml", "envoy/example6.yaml", "envoy/example7.yaml",
-                "envoy/example8.yaml", "envoy/example9.yaml");
+        s = TestServer.start(
+                "envoy/example1.yaml",
+                "envoy/example2.yaml",
+                "envoy/example3.yaml",
+                "envoy/example4.yaml",
+                "envoy/example5.yaml",
+                "envoy/example6.yaml",
+                "envoy/example7.yaml",
+                "envoy/example8.yaml",
+                "envoy/example9.yaml");
     }
 
     @AfterAll
@@ -31,7 +38,9 @@ class EnvoyExamplesHttpTest {
     private static void admit(int n, String domain, String... descriptors) {
         for (int i = 0; i < n; i++) {
             TestServer.Resp r = s.check(domain, descriptors);
-            assertThat(r.status()).as("request %d of %d: %s", i + 1, n, r.body()).isEqualTo(200);
+            assertThat(r.status())
+                    .as("request %d of %d: %s", i + 1, n, r.body())
+                    .isEqualTo(200);
         }
     }
 
@@ -40,7 +49,8 @@ class EnvoyExamplesHttpTest {
         TestServer.Resp first = s.check("mongo_cps", "database=users");
         assertThat(first.status()).isEqualTo(200);
         assertThat(first.status(0).get("remaining").asLong()).isEqualTo(499);
-        assertThat(first.status(0).get("limit").get("requests_per_unit").asLong()).isEqualTo(500);
+        assertThat(first.status(0).get("limit").get("requests_per_unit").asLong())
+                .isEqualTo(500);
         TestServer.Resp bulk = s.post(check("mongo_cps", 499, "database=users"));
         assertThat(bulk.status()).isEqualTo(200);
         assertThat(bulk.status(0).get("remaining").asLong()).isZero();
@@ -72,7 +82,9 @@ class EnvoyExamplesHttpTest {
         assertThat(rest.status(0).get("remaining").asLong()).isZero();
         assertThat(s.check("messaging", number).status()).isEqualTo(429);
         // another number has its own buckets
-        assertThat(s.check("messaging", "message_type=marketing,to_number=2062222222").status()).isEqualTo(200);
+        assertThat(s.check("messaging", "message_type=marketing,to_number=2062222222")
+                        .status())
+                .isEqualTo(200);
     }
 
     @Test
@@ -89,7 +101,10 @@ class EnvoyExamplesHttpTest {
         TestServer.Resp both = s.check("edge_proxy_per_ip", "remote_address=50.0.0.5", "remote_address=50.0.0.2");
         assertThat(both.status()).isEqualTo(429);
         assertThat(both.status(1).get("outcome").asText()).isEqualTo("skipped");
-        assertThat(s.check("edge_proxy_per_ip", "remote_address=50.0.0.2").status(0).get("remaining").asLong())
+        assertThat(s.check("edge_proxy_per_ip", "remote_address=50.0.0.2")
+                        .status(0)
+                        .get("remaining")
+                        .asLong())
                 .isEqualTo(9);
     }
 
@@ -101,7 +116,8 @@ class EnvoyExamplesHttpTest {
         TestServer.Resp nested = s.check("example4", "nested=value,subkey=subvalue");
         assertThat(nested.status(0).get("rule").asText()).isEqualTo("example4.nested_value.subkey");
         assertThat(nested.status(0).get("remaining").asLong()).isEqualTo(299);
-        assertThat(s.check("example4", "key=value").status(0).get("remaining").asLong()).isEqualTo(299);
+        assertThat(s.check("example4", "key=value").status(0).get("remaining").asLong())
+                .isEqualTo(299);
     }
 
     @Test
@@ -111,7 +127,8 @@ class EnvoyExamplesHttpTest {
             assertThat(r.status()).isEqualTo(200);
             assertThat(r.status(0).get("outcome").asText()).isEqualTo("unlimited");
         }
-        assertThat(s.check("internal", "azure=x").status(0).get("remaining").asLong()).isEqualTo(99);
+        assertThat(s.check("internal", "azure=x").status(0).get("remaining").asLong())
+                .isEqualTo(99);
     }
 
     @Test
@@ -123,8 +140,9 @@ class EnvoyExamplesHttpTest {
         assertThat(shadow.status(0).get("shadow_mode").asBoolean()).isTrue();
         admit(20, "example6", "service=auth,user=user-b");
         assertThat(s.check("example6", "service=auth,user=user-b").status()).isEqualTo(429);
-        assertThat(s.get("/metrics").body()).contains(
-                "sluice_decisions_total{domain=\"example6\",outcome=\"shadow_over_limit\",rule=\"example6.service.user_user-a\"}");
+        assertThat(s.get("/metrics").body())
+                .contains(
+                        "sluice_decisions_total{domain=\"example6\",outcome=\"shadow_over_limit\",rule=\"example6.service.user_user-a\"}");
     }
 
     @Test
@@ -147,8 +165,14 @@ class EnvoyExamplesHttpTest {
         s.check("example8", "key1=unspecified_value");
         s.check("example8", "key1=value1");
         String metrics = s.get("/metrics").body();
-        assertThat(metrics).contains("rule=\"example8.key1_unspecified_value\"").contains("rule=\"example8.key1_value1\"");
-        assertThat(s.check("example8", "key1=value1").status(0).get("limit").get("requests_per_unit").asLong())
+        assertThat(metrics)
+                .contains("rule=\"example8.key1_unspecified_value\"")
+                .contains("rule=\"example8.key1_value1\"");
+        assertThat(s.check("example8", "key1=value1")
+                        .status(0)
+                        .get("limit")
+                        .get("requests_per_unit")
+                        .asLong())
                 .isEqualTo(20);
     }
 
@@ -159,6 +183,7 @@ class EnvoyExamplesHttpTest {
         JsonNode other = s.check("example9", "key1=value2").status(0);
         assertThat(other.get("rule").asText()).isEqualTo("example9.key1_value*");
         assertThat(other.get("remaining").asLong()).isEqualTo(19);
-        assertThat(s.check("example9", "key1=nomatch").status(0).get("outcome").asText()).isEqualTo("no_rule");
+        assertThat(s.check("example9", "key1=nomatch").status(0).get("outcome").asText())
+                .isEqualTo("no_rule");
     }
 }

@@ -40,7 +40,10 @@ class EnvoyJsonHttpTest {
     @BeforeAll
     static void start() {
         s = TestServer.start(BASIC, ANOTHER);
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", s.server.grpcAddress().getPort()).usePlaintext().build();
+        channel = NettyChannelBuilder.forAddress(
+                        "127.0.0.1", s.server.grpcAddress().getPort())
+                .usePlaintext()
+                .build();
         rls = RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
     }
 
@@ -51,8 +54,10 @@ class EnvoyJsonHttpTest {
     }
 
     static TestServer.Resp json(TestServer server, String body, String... headers) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.base + "/json")).timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(server.base + "/json"))
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body));
         for (int i = 0; i < headers.length; i += 2) {
             b.header(headers[i], headers[i + 1]);
         }
@@ -80,9 +85,13 @@ class EnvoyJsonHttpTest {
     }
 
     static RateLimitRequest grpcRequest(String domain, String key, String value) {
-        return RateLimitRequest.newBuilder().setDomain(domain).setHitsAddend(1)
+        return RateLimitRequest.newBuilder()
+                .setDomain(domain)
+                .setHitsAddend(1)
                 .addDescriptors(RateLimitDescriptor.newBuilder()
-                        .addEntries(RateLimitDescriptor.Entry.newBuilder().setKey(key).setValue(value)))
+                        .addEntries(RateLimitDescriptor.Entry.newBuilder()
+                                .setKey(key)
+                                .setValue(value)))
                 .build();
     }
 
@@ -100,7 +109,10 @@ class EnvoyJsonHttpTest {
         assertThat(st.get("currentLimit").get("unit").asText()).isEqualTo("SECOND");
         assertThat(st.get("limitRemaining").asLong()).isEqualTo(49);
         assertThat(st.get("durationUntilReset").asText()).isEqualTo("1s");
-        assertThat(r.body()).doesNotContain("overall_code").doesNotContain("limit_remaining").doesNotContain(" ")
+        assertThat(r.body())
+                .doesNotContain("overall_code")
+                .doesNotContain("limit_remaining")
+                .doesNotContain(" ")
                 .doesNotContain("rawBody");
         // exactly what gRPC answers to the same traffic (another value of the same key: its own fresh counter)
         RateLimitResponse grpc = rls.shouldRateLimit(grpcRequest("basic", "key1", "grpc-ok"));
@@ -140,10 +152,18 @@ class EnvoyJsonHttpTest {
         assertThat(a.status()).as(a.body()).isEqualTo(200);
         assertThat(b.status()).as(b.body()).isEqualTo(200);
         for (RateLimitResponse r : List.of(parse(a.body()), parse(b.body()))) {
-            assertThat(r.getStatuses(0).getLimitRemaining()).as("3 hits of the descriptor's own").isEqualTo(17);
-            assertThat(r.getStatuses(1).getLimitRemaining()).as("the request's 2 hits").isEqualTo(8);
-            assertThat(r.getStatuses(2).getCurrentLimit().getRequestsPerUnit()).as("the limit override").isEqualTo(5);
-            assertThat(r.getStatuses(2).getLimitRemaining()).as("5 a minute, less the request's 2").isEqualTo(3);
+            assertThat(r.getStatuses(0).getLimitRemaining())
+                    .as("3 hits of the descriptor's own")
+                    .isEqualTo(17);
+            assertThat(r.getStatuses(1).getLimitRemaining())
+                    .as("the request's 2 hits")
+                    .isEqualTo(8);
+            assertThat(r.getStatuses(2).getCurrentLimit().getRequestsPerUnit())
+                    .as("the limit override")
+                    .isEqualTo(5);
+            assertThat(r.getStatuses(2).getLimitRemaining())
+                    .as("5 a minute, less the request's 2")
+                    .isEqualTo(3);
         }
         assertThat(parse(a.body())).isEqualTo(parse(b.body()));
     }
@@ -153,9 +173,11 @@ class EnvoyJsonHttpTest {
         // server_impl.go's own example: echo '{"domain": "dummy", "descriptors": [{"entries": [{"key": "perday"}]}]}'
         //   | curl -vvvXPOST --data @/dev/stdin localhost:8080/json      (curl --data sends a form Content-Type)
         TestServer.Resp r = TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/json"))
-                .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/x-www-form-urlencoded")
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/x-www-form-urlencoded")
                 .POST(HttpRequest.BodyPublishers.ofString(
-                        "{\"domain\": \"basic\", \"descriptors\": [{\"entries\": [{\"key\": \"key1\"}]}]}")).build());
+                        "{\"domain\": \"basic\", \"descriptors\": [{\"entries\": [{\"key\": \"key1\"}]}]}"))
+                .build());
         assertThat(r.status()).as(r.body()).isEqualTo(200);
         assertThat(parse(r.body()).getStatuses(0).getLimitRemaining()).isEqualTo(49);
     }
@@ -164,27 +186,41 @@ class EnvoyJsonHttpTest {
     void aBodyThatIsNoRateLimitRequestIs400() {
         String ok = "\"descriptors\":[{\"entries\":[{\"key\":\"key1\",\"value\":\"x\"}]}]";
         Object[][] cases = {
-                {"{", "malformed-json", "not valid JSON"},
-                {"", "malformed-json", "the body is empty"},
-                {"{\"domain\":\"basic\"," + ok + "} trailing", "malformed-json", "not valid JSON"},
-                {"{\"domain\":\"basic\",\"domain\":\"another\"," + ok + "}", "malformed-json", "Duplicate field 'domain'"},
-                {"[]", "invalid-type", "must be a JSON object"},
-                {"null", "invalid-type", "must be a JSON object"},
-                {"{\"domain\":\"basic\"," + ok + ",\"extra\":1}", "unknown-field", "unknown field 'extra' in the body"},
-                {"{\"domain\":\"basic\",\"descriptors\":[{\"entries\":[{\"key\":\"key1\",\"valeu\":\"x\"}]}]}",
-                        "unknown-field", "unknown field 'valeu' in descriptors[0].entries[0]"},
-                {"{\"domain\":5," + ok + "}", "invalid-type", "domain must be a string, not a number"},
-                {"{\"domain\":\"basic\",\"descriptors\":{}}", "invalid-type", "descriptors must be a list, not an object"},
-                {"{\"domain\":\"basic\",\"descriptors\":[{\"entries\":[{\"key\":true}]}]}", "invalid-type",
-                        "descriptors[0].entries[0].key must be a string, not a boolean"},
-                {"{\"domain\":\"basic\",\"hitsAddend\":true," + ok + "}", "invalid-type", "hitsAddend must be a number"},
-                {"{\"domain\":\"basic\",\"hitsAddend\":\"x\"," + ok + "}", "invalid-request", "RateLimitRequest"},
-                {"{\"domain\":\"basic\",\"hitsAddend\":-1," + ok + "}", "invalid-request", "RateLimitRequest"},
-                {"{\"domain\":\"basic\",\"hitsAddend\":1.5," + ok + "}", "invalid-request", "RateLimitRequest"},
-                {"{\"domain\":\"basic\",\"hitsAddend\":4294967296," + ok + "}", "invalid-request", "RateLimitRequest"},
-                {"{\"domain\":\"basic\",\"hits_addend\":1,\"hitsAddend\":1," + ok + "}", "invalid-request", "RateLimitRequest"},
-                {"{\"domain\":\"basic\",\"descriptors\":[{\"entries\":[{\"key\":\"key1\",\"value\":\"x\"}],"
-                        + "\"limit\":{\"requestsPerUnit\":5,\"unit\":\"FORTNIGHT\"}}]}", "invalid-request", "RateLimitRequest"},
+            {"{", "malformed-json", "not valid JSON"},
+            {"", "malformed-json", "the body is empty"},
+            {"{\"domain\":\"basic\"," + ok + "} trailing", "malformed-json", "not valid JSON"},
+            {"{\"domain\":\"basic\",\"domain\":\"another\"," + ok + "}", "malformed-json", "Duplicate field 'domain'"},
+            {"[]", "invalid-type", "must be a JSON object"},
+            {"null", "invalid-type", "must be a JSON object"},
+            {"{\"domain\":\"basic\"," + ok + ",\"extra\":1}", "unknown-field", "unknown field 'extra' in the body"},
+            {
+                "{\"domain\":\"basic\",\"descriptors\":[{\"entries\":[{\"key\":\"key1\",\"valeu\":\"x\"}]}]}",
+                "unknown-field",
+                "unknown field 'valeu' in descriptors[0].entries[0]"
+            },
+            {"{\"domain\":5," + ok + "}", "invalid-type", "domain must be a string, not a number"},
+            {"{\"domain\":\"basic\",\"descriptors\":{}}", "invalid-type", "descriptors must be a list, not an object"},
+            {
+                "{\"domain\":\"basic\",\"descriptors\":[{\"entries\":[{\"key\":true}]}]}",
+                "invalid-type",
+                "descriptors[0].entries[0].key must be a string, not a boolean"
+            },
+            {"{\"domain\":\"basic\",\"hitsAddend\":true," + ok + "}", "invalid-type", "hitsAddend must be a number"},
+            {"{\"domain\":\"basic\",\"hitsAddend\":\"x\"," + ok + "}", "invalid-request", "RateLimitRequest"},
+            {"{\"domain\":\"basic\",\"hitsAddend\":-1," + ok + "}", "invalid-request", "RateLimitRequest"},
+            {"{\"domain\":\"basic\",\"hitsAddend\":1.5," + ok + "}", "invalid-request", "RateLimitRequest"},
+            {"{\"domain\":\"basic\",\"hitsAddend\":4294967296," + ok + "}", "invalid-request", "RateLimitRequest"},
+            {
+                "{\"domain\":\"basic\",\"hits_addend\":1,\"hitsAddend\":1," + ok + "}",
+                "invalid-request",
+                "RateLimitRequest"
+            },
+            {
+                "{\"domain\":\"basic\",\"descriptors\":[{\"entries\":[{\"key\":\"key1\",\"value\":\"x\"}],"
+                        + "\"limit\":{\"requestsPerUnit\":5,\"unit\":\"FORTNIGHT\"}}]}",
+                "invalid-request",
+                "RateLimitRequest"
+            },
         };
         for (Object[] c : cases) {
             TestServer.Resp r = json((String) c[0]);
@@ -197,9 +233,12 @@ class EnvoyJsonHttpTest {
     void whatEnvoysServiceRefusesIs400() {
         // ratelimit.go: "rate limit domain must not be empty", "rate limit descriptor list must not be empty";
         // NewJsonHandler answers a ShouldRateLimit error with 400
-        for (String body : List.of("{\"descriptors\":[{\"entries\":[{\"key\":\"key1\",\"value\":\"x\"}]}]}",
+        for (String body : List.of(
+                "{\"descriptors\":[{\"entries\":[{\"key\":\"key1\",\"value\":\"x\"}]}]}",
                 "{\"domain\":\"\",\"descriptors\":[{\"entries\":[{\"key\":\"key1\",\"value\":\"x\"}]}]}",
-                "{\"domain\":\"basic\",\"descriptors\":[]}", "{\"domain\":\"basic\"}", "{}")) {
+                "{\"domain\":\"basic\",\"descriptors\":[]}",
+                "{\"domain\":\"basic\"}",
+                "{}")) {
             TestServer.Resp r = json(body);
             assertThat(r.status()).as("%s -> %s", body, r.body()).isEqualTo(400);
             assertThat(r.header("Content-Type")).isEqualTo("application/problem+json");
@@ -231,7 +270,9 @@ class EnvoyJsonHttpTest {
         assertThat(r.body()).isEqualTo("OK");
         assertThat(r.header("Content-Type")).startsWith("text/plain");
         TestServer.Resp post = TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/healthcheck"))
-                .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.noBody()).build());
+                .timeout(Duration.ofSeconds(10))
+                .POST(HttpRequest.BodyPublishers.noBody())
+                .build());
         assertThat(post.status()).isEqualTo(405);
     }
 
@@ -242,7 +283,9 @@ class EnvoyJsonHttpTest {
             assertThat(none.status()).isEqualTo(401);
             assertProblem(none, "unauthorized", "missing 'Authorization: Bearer <token>'");
             assertThat(none.header("WWW-Authenticate")).isEqualTo("Bearer");
-            assertThat(json(secured, one("basic", "key1", "t"), "Authorization", "Bearer nope").status()).isEqualTo(401);
+            assertThat(json(secured, one("basic", "key1", "t"), "Authorization", "Bearer nope")
+                            .status())
+                    .isEqualTo(401);
             TestServer.Resp ok = json(secured, one("basic", "key1", "t"), "Authorization", "Bearer s3cret");
             assertThat(ok.status()).as(ok.body()).isEqualTo(200);
             assertThat(secured.get("/healthcheck").status()).isEqualTo(200);
@@ -251,8 +294,10 @@ class EnvoyJsonHttpTest {
 
     @Test
     void aStoreThatCannotAnswerIs503() {
-        try (TestServer down = TestServer.startWith(new DownStore(),
-                t -> t.withStore(t.limiter(), "down", true, Duration.ofSeconds(1)), "envoy/example5.yaml")) {
+        try (TestServer down = TestServer.startWith(
+                new DownStore(),
+                t -> t.withStore(t.limiter(), "down", true, Duration.ofSeconds(1)),
+                "envoy/example5.yaml")) {
             TestServer.Resp r = json(down, one("internal", "azure", "x"));
             assertThat(r.status()).as(r.body()).isEqualTo(503);
             assertThat(r.header("Retry-After")).isEqualTo("1");
@@ -260,24 +305,34 @@ class EnvoyJsonHttpTest {
             assertThat(r.json().get("type").asText()).startsWith("urn:sluice:problem:store-");
             assertThat(r.json().get("detail").asText()).contains("the down store failed: connection refused");
             TestServer.Resp unlimited = json(down, one("internal", "ldap", "x"));
-            assertThat(unlimited.status()).as("unlimited rules need no store: %s", unlimited.body()).isEqualTo(200);
+            assertThat(unlimited.status())
+                    .as("unlimited rules need no store: %s", unlimited.body())
+                    .isEqualTo(200);
         }
     }
 
     @Test
     void pipelinedRequestsAreAnsweredInOrder() throws Exception {
-        // strict semantics: the made-up store's remaining (1 slow, 2 fast) comes back as it is, to tell the answers apart
-        try (TestServer slow = TestServer.startWith(new RulesAndOperationsTest.KeyedSlowStore(), t -> t.withStore(
-                t.limiter(), "keyed", true, Duration.ofSeconds(5)).withEnvoy(new dev.sluice.server.envoy.EnvoyOptions(
-                dev.sluice.server.config.Semantics.STRICT, dev.sluice.server.envoy.EnvoyOptions.Headers.NONE, false)),
-                "envoy/example5.yaml");
-             java.net.Socket c = new java.net.Socket("127.0.0.1", slow.server.httpAddress().getPort())) {
+        // strict semantics: the made-up store's remaining (1 slow, 2 fast) comes back as it is, to tell the answers
+        // apart
+        try (TestServer slow = TestServer.startWith(
+                        new RulesAndOperationsTest.KeyedSlowStore(),
+                        t -> t.withStore(t.limiter(), "keyed", true, Duration.ofSeconds(5))
+                                .withEnvoy(new dev.sluice.server.envoy.EnvoyOptions(
+                                        dev.sluice.server.config.Semantics.STRICT,
+                                        dev.sluice.server.envoy.EnvoyOptions.Headers.NONE,
+                                        false)),
+                        "envoy/example5.yaml");
+                java.net.Socket c = new java.net.Socket(
+                        "127.0.0.1", slow.server.httpAddress().getPort())) {
             c.setSoTimeout(10_000);
             StringBuilder both = new StringBuilder();
             for (String user : List.of("slow", "fast")) {
                 String body = one("internal", "azure", user);
-                both.append("POST /json HTTP/1.1\r\nHost: x\r\nContent-Length: ").append(body.length())
-                        .append("\r\n\r\n").append(body);
+                both.append("POST /json HTTP/1.1\r\nHost: x\r\nContent-Length: ")
+                        .append(body.length())
+                        .append("\r\n\r\n")
+                        .append(body);
             }
             c.getOutputStream().write(both.toString().getBytes(StandardCharsets.US_ASCII));
             c.getOutputStream().flush();
@@ -289,8 +344,10 @@ class EnvoyJsonHttpTest {
                 got.append(new String(buf, 0, n, StandardCharsets.US_ASCII));
             }
             String all = got.toString();
-            assertThat(all.indexOf("\"limitRemaining\":1")).as("the slow first request is answered first: %s", all)
-                    .isGreaterThan(0).isLessThan(all.indexOf("\"limitRemaining\":2"));
+            assertThat(all.indexOf("\"limitRemaining\":1"))
+                    .as("the slow first request is answered first: %s", all)
+                    .isGreaterThan(0)
+                    .isLessThan(all.indexOf("\"limitRemaining\":2"));
         }
     }
 }

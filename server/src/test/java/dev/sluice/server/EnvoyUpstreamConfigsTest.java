@@ -28,7 +28,9 @@ class EnvoyUpstreamConfigsTest {
 
     static Path upstream(String relative) {
         try {
-            return Path.of(EnvoyUpstreamConfigsTest.class.getResource("/envoy-upstream/" + relative).toURI());
+            return Path.of(EnvoyUpstreamConfigsTest.class
+                    .getResource("/envoy-upstream/" + relative)
+                    .toURI());
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }
@@ -68,8 +70,11 @@ class EnvoyUpstreamConfigsTest {
     }
 
     static Rule byId(DomainRules d, String id) {
-        return d.rules().stream().filter(r -> r.id().equals(id)).findFirst()
-                .orElseThrow(() -> new AssertionError("no rule " + id + " in " + d.rules().stream().map(Rule::id).toList()));
+        return d.rules().stream()
+                .filter(r -> r.id().equals(id))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("no rule " + id + " in "
+                        + d.rules().stream().map(Rule::id).toList()));
     }
 
     // ---- test/integration/runtime/current/ratelimit: envoy's runtime directory, loaded as a directory
@@ -81,8 +86,15 @@ class EnvoyUpstreamConfigsTest {
         assertThat(rs.files()).hasSize(3);
 
         DomainRules another = rs.domain("another");
-        assertThat(another.rules()).extracting(Rule::id).containsExactly("another.key2", "another.key3",
-                "another.key2_local", "another.key3_local", "another.key4", "another.key4_local");
+        assertThat(another.rules())
+                .extracting(Rule::id)
+                .containsExactly(
+                        "another.key2",
+                        "another.key3",
+                        "another.key2_local",
+                        "another.key3_local",
+                        "another.key4",
+                        "another.key4_local");
         assertThat(rule(another, "key3=x").requestsPerUnit()).isEqualTo(10);
         assertThat(rule(another, "key3=x").unit()).isEqualTo("hour");
         assertThat(rule(another, "key4_local=x").unit()).isEqualTo("day");
@@ -96,8 +108,10 @@ class EnvoyUpstreamConfigsTest {
         DomainRules share = rs.domain("share-threshold-test");
         assertThat(share.rules()).hasSize(2);
         assertThat(share.root().find("files", "files/a.pdf").shareThreshold()).isTrue();
-        assertThat(share.root().find("files_no_share", "files_no_share/a.pdf").shareThreshold()).isFalse();
-        assertThat(match(share, "files=files/a.pdf").keyEntries()).isEqualTo(match(share, "files=files/b.csv").keyEntries())
+        assertThat(share.root().find("files_no_share", "files_no_share/a.pdf").shareThreshold())
+                .isFalse();
+        assertThat(match(share, "files=files/a.pdf").keyEntries())
+                .isEqualTo(match(share, "files=files/b.csv").keyEntries())
                 .containsExactly(new Entry("files", "files/*"));
         assertThat(match(share, "files_no_share=files_no_share/a.pdf").keyEntries())
                 .containsExactly(new Entry("files_no_share", "files_no_share/a.pdf"));
@@ -140,7 +154,9 @@ class EnvoyUpstreamConfigsTest {
         assertThat(byId(rl, "rl.service_service_2").metadata())
                 .isEqualTo(Map.of("service_with_quota", Map.of("name", "service_2")));
         assertThat(rl.rules().stream().filter(Rule::quotaMode)).hasSize(2);
-        assertThat(rule(rl, "source_cluster=proxy", "destination_cluster=bkthomps").replaces()).containsExactly("bkthomps");
+        assertThat(rule(rl, "source_cluster=proxy", "destination_cluster=bkthomps")
+                        .replaces())
+                .containsExactly("bkthomps");
     }
 
     // ---- README.md: its configuration examples
@@ -167,7 +183,9 @@ class EnvoyUpstreamConfigsTest {
         assertThat(rule(readme1, "database=default").unit()).isEqualTo("second");
 
         DomainRules readme2 = domain("README-examples/example2.yaml");
-        assertThat(rule(readme2, "message_type=marketing", "to_number=2061111111").requestsPerUnit()).isEqualTo(5);
+        assertThat(rule(readme2, "message_type=marketing", "to_number=2061111111")
+                        .requestsPerUnit())
+                .isEqualTo(5);
         assertThat(rule(readme2, "to_number=2061111111").unit()).isEqualTo("day");
 
         DomainRules readme3 = domain("README-examples/example3.yaml");
@@ -175,8 +193,10 @@ class EnvoyUpstreamConfigsTest {
         assertThat(rule(readme3, "remote_address=50.0.0.5").kind()).isEqualTo(Rule.Kind.BLOCKED);
 
         assertThat(match(domain("README-examples/example4.yaml"), "key=value", "subkey=subvalue"))
-                .as("two entries never match a one-level rule").isNull();
-        assertThat(rule(domain("README-examples/example5.yaml"), "key=value", "subkey=subvalue").requestsPerUnit())
+                .as("two entries never match a one-level rule")
+                .isNull();
+        assertThat(rule(domain("README-examples/example5.yaml"), "key=value", "subkey=subvalue")
+                        .requestsPerUnit())
                 .isEqualTo(300);
 
         DomainRules readme5 = domain("README-examples/example6.yaml");
@@ -184,8 +204,10 @@ class EnvoyUpstreamConfigsTest {
         assertThat(rule(readme5, "azure=x").requestsPerUnit()).isEqualTo(100);
 
         DomainRules readme6 = domain("README-examples/example7.yaml");
-        assertThat(rule(readme6, "service=auth-service", "user=user-a").shadowMode()).isTrue();
-        assertThat(rule(readme6, "service=auth-service", "user=user-b").shadowMode()).isFalse();
+        assertThat(rule(readme6, "service=auth-service", "user=user-a").shadowMode())
+                .isTrue();
+        assertThat(rule(readme6, "service=auth-service", "user=user-b").shadowMode())
+                .isFalse();
 
         DomainRules readme7 = domain("README-examples/example8.yaml");
         assertThat(rule(readme7, "key_1=value_1", "user=bkthomps").name()).isEqualTo("specific_limit");
@@ -193,7 +215,8 @@ class EnvoyUpstreamConfigsTest {
 
         DomainRules readme8 = domain("README-examples/example9.yaml");
         assertThat(match(readme8, "key1=unspecified_value").metricLabel()).isEqualTo("example8.key1_unspecified_value");
-        assertThat(match(readme8, "key1=unspecified_value2").metricLabel()).isEqualTo("example8.key1_unspecified_value2");
+        assertThat(match(readme8, "key1=unspecified_value2").metricLabel())
+                .isEqualTo("example8.key1_unspecified_value2");
         assertThat(match(readme8, "key1=value1").metricLabel()).isEqualTo("example8.key1_value1");
         assertThat(rule(readme8, "key1=value1").requestsPerUnit()).isEqualTo(20);
     }
@@ -225,17 +248,20 @@ class EnvoyUpstreamConfigsTest {
         assertThat(match(ex, "route=web", "http_method=POST", "subject_id=456").metricLabel())
                 .isEqualTo("example10.route_web.http_method_POST.subject_id");
         DomainRules wildcard = domain("README-examples/example14.yaml");
-        assertThat(match(wildcard, "user=alice", "action=readfile", "resource=documents").metricLabel())
+        assertThat(match(wildcard, "user=alice", "action=readfile", "resource=documents")
+                        .metricLabel())
                 .isEqualTo("example10_wildcard.user_alice.action_readfile.resource");
     }
 
     @Test
     void readmeExample11ShareThreshold() {
         DomainRules ex = domain("README-examples/example15.yaml");
-        assertThat(match(ex, "files=files/a.pdf").keyEntries()).isEqualTo(match(ex, "files=files/c.txt").keyEntries());
+        assertThat(match(ex, "files=files/a.pdf").keyEntries())
+                .isEqualTo(match(ex, "files=files/c.txt").keyEntries());
         assertThat(match(ex, "files_no_share=files_no_share/a.pdf").keyEntries())
                 .isNotEqualTo(match(ex, "files_no_share=files_no_share/b.csv").keyEntries());
-        assertThat(ex.root().find("files_no_share", "files_no_share/x").shareThreshold()).isFalse();
+        assertThat(ex.root().find("files_no_share", "files_no_share/x").shareThreshold())
+                .isFalse();
         // The README says 'example11_metrics.route_api.method_GET'; envoy's code (GetLimit, and its test
         // "share_threshold with metrics") gives the pattern and the key-only entry's key, as here.
         DomainRules metrics = domain("README-examples/example16.yaml");
@@ -247,17 +273,28 @@ class EnvoyUpstreamConfigsTest {
     @Test
     void readmeExample11SharesOneCounterOverHttp() {
         try (TestServer s = TestServer.start("envoy-upstream/README-examples/example15.yaml")) {
-            assertThat(s.post(TestServer.check("example11", 5, "files=files/a.pdf")).status()).isEqualTo(200);
-            assertThat(s.post(TestServer.check("example11", 5, "files=files/b.csv")).status()).isEqualTo(200);
+            assertThat(s.post(TestServer.check("example11", 5, "files=files/a.pdf"))
+                            .status())
+                    .isEqualTo(200);
+            assertThat(s.post(TestServer.check("example11", 5, "files=files/b.csv"))
+                            .status())
+                    .isEqualTo(200);
             TestServer.Resp c = s.check("example11", "files=files/c.txt");
-            assertThat(c.status()).as("the shared 10/hour is spent: %s", c.body()).isEqualTo(429);
+            assertThat(c.status())
+                    .as("the shared 10/hour is spent: %s", c.body())
+                    .isEqualTo(429);
             assertThat(c.status(0).get("rule").asText()).isEqualTo("example11.files_files/*");
 
-            assertThat(s.post(TestServer.check("example11", 10, "files_no_share=files_no_share/a.pdf")).status())
+            assertThat(s.post(TestServer.check("example11", 10, "files_no_share=files_no_share/a.pdf"))
+                            .status())
                     .isEqualTo(200);
-            assertThat(s.check("example11", "files_no_share=files_no_share/a.pdf").status()).isEqualTo(429);
-            assertThat(s.check("example11", "files_no_share=files_no_share/b.csv").status())
-                    .as("each value has its own 10/hour").isEqualTo(200);
+            assertThat(s.check("example11", "files_no_share=files_no_share/a.pdf")
+                            .status())
+                    .isEqualTo(429);
+            assertThat(s.check("example11", "files_no_share=files_no_share/b.csv")
+                            .status())
+                    .as("each value has its own 10/hour")
+                    .isEqualTo(200);
             assertThat(s.get("/metrics").body()).contains("rule=\"example11.files_files/*\"");
         }
     }
@@ -275,43 +312,59 @@ class EnvoyUpstreamConfigsTest {
         assertThat(domain("test/config/merge_domain_key2.yaml").rules()).hasSize(1);
         assertThat(domain("test/config/duplicate_domain.yaml").rules()).isEmpty();
         DomainRules share = domain("test/config/share_threshold.yaml");
-        assertThat(share.rules().stream().filter(r -> r.requestsPerUnit() == 100)).hasSize(3);
+        assertThat(share.rules().stream().filter(r -> r.requestsPerUnit() == 100))
+                .hasSize(3);
     }
 
     /** envoy's error for the file (config_test.go), then Sluice's problem for it. */
     @Test
     void theLoaderTestFixturesEnvoyRefusesAreRefusedWithALine() {
-        assertRefused("bad_limit_unit.yaml", // invalid rate limit unit 'foo'
+        assertRefused(
+                "bad_limit_unit.yaml", // invalid rate limit unit 'foo'
                 ":6: unknown unit 'foo': use one of second, minute, hour, day, week, month, year");
-        assertRefused("bad_yaml.yaml", // error loading config file: yaml: line 2: found unexpected end of stream
+        assertRefused(
+                "bad_yaml.yaml", // error loading config file: yaml: line 2: found unexpected end of stream
                 ": not valid YAML: found unexpected end of stream");
-        assertRefused("duplicate_key.yaml", // duplicate descriptor composite key 'test-domain.key1_value1'
+        assertRefused(
+                "duplicate_key.yaml", // duplicate descriptor composite key 'test-domain.key1_value1'
                 ":6: duplicate descriptor key 'key1' value 'value1' in the same list");
-        assertRefused("empty_domain.yaml", // config file cannot have empty domain
+        assertRefused(
+                "empty_domain.yaml", // config file cannot have empty domain
                 ":1: missing 'domain'");
-        assertRefused("empty_key.yaml", // descriptor has empty key
+        assertRefused(
+                "empty_key.yaml", // descriptor has empty key
                 ":3: descriptor without a 'key'");
-        assertRefused("misspelled_key.yaml", // config error, unknown key 'ratelimit'
+        assertRefused(
+                "misspelled_key.yaml", // config error, unknown key 'ratelimit'
                 ":5: unknown key 'ratelimit' in a descriptor");
-        assertRefused("misspelled_key2.yaml", // config error, unknown key 'requestsperunit'
+        assertRefused(
+                "misspelled_key2.yaml", // config error, unknown key 'requestsperunit'
                 ":7: unknown key 'requestsperunit' in 'rate_limit'");
-        assertRefused("non_map_list.yaml", // config error, yaml file contains list of type other than map: a
+        assertRefused(
+                "non_map_list.yaml", // config error, yaml file contains list of type other than map: a
                 ":3: a descriptor must be a mapping");
-        assertRefused("non_string_key.yaml", // config error, key is not of type string: 0.25
+        assertRefused(
+                "non_string_key.yaml", // config error, key is not of type string: 0.25
                 ":1: unknown key '0.25' in a rules document");
-        assertRefused("replaces_empty.yaml", // should not have an empty replaces entry
+        assertRefused(
+                "replaces_empty.yaml", // should not have an empty replaces entry
                 ":10: 'replaces' entry without a 'name'");
-        assertRefused("replaces_self.yaml", // replaces should not contain name of same descriptor
+        assertRefused(
+                "replaces_self.yaml", // replaces should not contain name of same descriptor
                 ":10: replaces should not contain name of same descriptor");
-        assertRefused("unlimited_with_unit.yaml", // should not specify rate limit unit when unlimited
+        assertRefused(
+                "unlimited_with_unit.yaml", // should not specify rate limit unit when unlimited
                 ":6: 'unit' with 'unlimited: true'");
     }
 
     @Test
     void aDomainInTwoFilesIsRefusedAsEnvoyDoesWithoutMergeDomainConfig() {
-        // envoy: "duplicate domain 'test-domain' in config file" (MERGE_DOMAIN_CONFIG, which merges them, is not offered)
-        ConfigException e = catchThrowableOfType(ConfigException.class, () -> RuleSet.load(List.of(
-                upstream("test/config/basic_config.yaml"), upstream("test/config/duplicate_domain.yaml"))));
+        // envoy: "duplicate domain 'test-domain' in config file" (MERGE_DOMAIN_CONFIG, which merges them, is not
+        // offered)
+        ConfigException e = catchThrowableOfType(
+                ConfigException.class,
+                () -> RuleSet.load(List.of(
+                        upstream("test/config/basic_config.yaml"), upstream("test/config/duplicate_domain.yaml"))));
         assertThat(e).isNotNull();
         assertThat(e.getMessage()).contains("duplicate_domain.yaml:1: domain 'test-domain' is already defined at ");
     }
@@ -320,7 +373,11 @@ class EnvoyUpstreamConfigsTest {
         Path file = upstream("test/config/" + fixture);
         ConfigException e = catchThrowableOfType(ConfigException.class, () -> RuleSet.load(List.of(file)));
         assertThat(e).as("%s is refused", fixture).isNotNull();
-        assertThat(e.problems()).as(fixture).anySatisfy(p -> assertThat(p).startsWith(file.toString())
-                .contains(problem).matches(".*\\.yaml:[1-9][0-9]*: .*"));
+        assertThat(e.problems())
+                .as(fixture)
+                .anySatisfy(p -> assertThat(p)
+                        .startsWith(file.toString())
+                        .contains(problem)
+                        .matches(".*\\.yaml:[1-9][0-9]*: .*"));
     }
 }

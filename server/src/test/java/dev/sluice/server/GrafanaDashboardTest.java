@@ -39,8 +39,22 @@ class GrafanaDashboardTest {
     static final Path DASHBOARD = Path.of("..", "examples", "grafana", "sluice-dashboard.json");
 
     /** PromQL words that look like metric names but are not. */
-    private static final Set<String> KEYWORDS = Set.of("and", "or", "unless", "bool", "offset", "by", "without",
-            "on", "ignoring", "group_left", "group_right", "inf", "nan", "atan2");
+    private static final Set<String> KEYWORDS = Set.of(
+            "and",
+            "or",
+            "unless",
+            "bool",
+            "offset",
+            "by",
+            "without",
+            "on",
+            "ignoring",
+            "group_left",
+            "group_right",
+            "inf",
+            "nan",
+            "atan2");
+
     private static final Pattern IDENTIFIER = Pattern.compile("(?<![\\w$.:])([a-zA-Z_:][a-zA-Z0-9_:]*)\\s*(\\()?");
     private static final Pattern LABEL_VALUES = Pattern.compile("label_values\\(\\s*([a-zA-Z_:][a-zA-Z0-9_:]*)");
 
@@ -69,7 +83,9 @@ class GrafanaDashboardTest {
         List<String[]> out = new ArrayList<>();
         collectPanels(dashboard.get("panels"), out);
         for (JsonNode v : dashboard.path("templating").path("list")) {
-            String q = v.path("query").isTextual() ? v.get("query").asText() : v.path("query").path("query").asText();
+            String q = v.path("query").isTextual()
+                    ? v.get("query").asText()
+                    : v.path("query").path("query").asText();
             Matcher m = LABEL_VALUES.matcher(q);
             if (m.find()) {
                 out.add(new String[] {"variable $" + v.get("name").asText(), m.group(1)});
@@ -89,9 +105,11 @@ class GrafanaDashboardTest {
             String title = p.path("title").asText();
             assertThat(p.path("targets")).as("panel '%s' has queries", title).isNotEmpty();
             for (JsonNode t : p.get("targets")) {
-                assertThat(t.path("expr").asText()).as("panel '%s' target %s has an expr", title, t.path("refId"))
+                assertThat(t.path("expr").asText())
+                        .as("panel '%s' target %s has an expr", title, t.path("refId"))
                         .isNotBlank();
-                assertThat(t.path("datasource").path("uid").asText()).as("panel '%s' uses the import input", title)
+                assertThat(t.path("datasource").path("uid").asText())
+                        .as("panel '%s' uses the import input", title)
                         .isEqualTo("${DS_PROMETHEUS}");
                 out.add(new String[] {"panel '" + title + "'", t.get("expr").asText()});
             }
@@ -130,10 +148,10 @@ class GrafanaDashboardTest {
     @Test
     void metricNamesAreTheIdentifiersThatAreNotFunctionsLabelsOrDurations() {
         assertThat(metricNames("histogram_quantile(0.999, sum by (le, protocol) (rate(sluice_decision_duration_seconds"
-                + "_bucket{instance=~\"$instance\"}[$__rate_interval])))"))
+                        + "_bucket{instance=~\"$instance\"}[$__rate_interval])))"))
                 .containsExactly("sluice_decision_duration_seconds_bucket");
         assertThat(metricNames("sum(rate(a_total{outcome=~\"over_limit|blocked\"}[5m])) / sum(rate(b_total[5m]))"
-                + " by (domain) > bool 0.5 offset 1h"))
+                        + " by (domain) > bool 0.5 offset 1h"))
                 .containsExactly("a_total", "b_total");
         assertThat(metricNames("up == 1 and on (instance) process_cpu_seconds_total"))
                 .containsExactly("process_cpu_seconds_total", "up");
@@ -141,7 +159,8 @@ class GrafanaDashboardTest {
 
     @Test
     void aPanelNamingAMetricTheServiceDoesNotExportIsReported() {
-        List<String[]> expressions = List.of(new String[] {"panel 'ok'", "sum(rate(sluice_decisions_total[1m]))"},
+        List<String[]> expressions = List.of(
+                new String[] {"panel 'ok'", "sum(rate(sluice_decisions_total[1m]))"},
                 new String[] {"panel 'typo'", "sum(rate(sluice_decision_total[1m]))"});
         assertThat(missing(expressions, Set.of("sluice_decisions_total")))
                 .containsExactly("sluice_decision_total (in panel 'typo')");
@@ -155,35 +174,50 @@ class GrafanaDashboardTest {
         List<String[]> expressions = expressions(dashboard);
         Set<String> used = new TreeSet<>();
         expressions.forEach(e -> used.addAll(metricNames(e[1])));
-        assertThat(used).as("the panels the dashboard promises").contains("sluice_decisions_total",
-                "sluice_decision_duration_seconds_bucket", "sluice_degraded_decisions_total", "sluice_store_healthy",
-                "sluice_store_info", "sluice_config_reloads_total", "sluice_requests_rejected_total");
+        assertThat(used)
+                .as("the panels the dashboard promises")
+                .contains(
+                        "sluice_decisions_total",
+                        "sluice_decision_duration_seconds_bucket",
+                        "sluice_degraded_decisions_total",
+                        "sluice_store_healthy",
+                        "sluice_store_info",
+                        "sluice_config_reloads_total",
+                        "sluice_requests_rejected_total");
 
         Path rules = dir.resolve("rules.yaml");
-        Files.writeString(rules, "domain: live\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: hour\n"
-                + "      requests_per_unit: 1\n");
+        Files.writeString(
+                rules,
+                "domain: live\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: hour\n"
+                        + "      requests_per_unit: 1\n");
         RateLimiter store = new ResetRefusingStore(InMemoryRateLimiter.builder()
-                .ticker(ManualTicker.atEpochNanos(TestServer.T0)).build());
+                .ticker(ManualTicker.atEpochNanos(TestServer.T0))
+                .build());
         RateLimiter failSafe = FailSafeRateLimiter.builder(store).build(); // the server closes it
         RateLimiter limiter = leases ? LeasedRateLimiter.over(failSafe) : failSafe;
-        try (TestServer s = TestServer.startWith(limiter, t -> t.withConfigPaths(List.of(rules), Duration.ofHours(1)),
-                "envoy/example5.yaml")) {
+        try (TestServer s = TestServer.startWith(
+                limiter, t -> t.withConfigPaths(List.of(rules), Duration.ofHours(1)), "envoy/example5.yaml")) {
             assertThat(s.server.reload()).as("applied").isTrue();
             assertThat(s.check("live", "user=ann").status()).isEqualTo(200);
             assertThat(s.check("live", "user=ann").status()).isEqualTo(429);
             assertThat(s.post("{not json").status()).isEqualTo(400);
             assertThat(TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/v1/reset"))
-                    .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(TestServer.check("live", -1, "user=ann"))).build())
-                    .status()).as("a reset the store refuses").isEqualTo(503);
+                                    .timeout(Duration.ofSeconds(10))
+                                    .header("Content-Type", "application/json")
+                                    .POST(HttpRequest.BodyPublishers.ofString(TestServer.check("live", -1, "user=ann")))
+                                    .build())
+                            .status())
+                    .as("a reset the store refuses")
+                    .isEqualTo(503);
             Files.writeString(rules, "domain: live\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: eon\n");
             assertThat(s.server.reload()).as("refused").isFalse();
 
             TestServer.Resp metrics = s.get("/metrics");
             assertThat(metrics.status()).isEqualTo(200);
             Set<String> exported = exported(metrics.body());
-            assertThat(missing(expressions, exported)).as("metrics the dashboard uses but /metrics does not export"
-                    + " (exported: %s)", exported).isEmpty();
+            assertThat(missing(expressions, exported))
+                    .as("metrics the dashboard uses but /metrics does not export" + " (exported: %s)", exported)
+                    .isEmpty();
         }
     }
 
@@ -195,8 +229,8 @@ class GrafanaDashboardTest {
 
         @Override
         public void reset(String key, Limit limit) {
-            throw new StoreException("reset refused: the test's store is down for resets", null,
-                    Degradation.UNAVAILABLE);
+            throw new StoreException(
+                    "reset refused: the test's store is down for resets", null, Degradation.UNAVAILABLE);
         }
     }
 }

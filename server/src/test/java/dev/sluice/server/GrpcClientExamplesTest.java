@@ -43,8 +43,9 @@ class GrpcClientExamplesTest {
 
     @BeforeAll
     static void start() throws Exception {
-        server = SluiceServer.start(SluiceServer.Settings.defaults(InMemoryRateLimiter.create(), RuleSet.builtinExample())
-                .withHttp(null));
+        server = SluiceServer.start(
+                SluiceServer.Settings.defaults(InMemoryRateLimiter.create(), RuleSet.builtinExample())
+                        .withHttp(null));
         grpc = "127.0.0.1:" + server.grpcAddress().getPort();
     }
 
@@ -57,13 +58,16 @@ class GrpcClientExamplesTest {
 
     @Test
     void theReadmesGrpcurlLinesListTheServicesAndAskForADecision() throws Exception {
-        Assumptions.assumeTrue(onPath("grpcurl"), "grpcurl is not on the PATH (https://github.com/fullstorydev/grpcurl;"
-                + " Debian has no package of it): skipped");
+        Assumptions.assumeTrue(
+                onPath("grpcurl"),
+                "grpcurl is not on the PATH (https://github.com/fullstorydev/grpcurl;"
+                        + " Debian has no package of it): skipped");
         List<String> commands = readmeCommands("grpcurl ");
         assertThat(commands).hasSize(2);
         Run list = run(List.of("bash", "-c", commands.get(0).replace("127.0.0.1:8081", grpc)), Map.of());
         assertThat(list.code).as(list.output).isZero();
-        assertThat(list.output.lines()).contains("envoy.service.ratelimit.v3.RateLimitService", "grpc.health.v1.Health");
+        assertThat(list.output.lines())
+                .contains("envoy.service.ratelimit.v3.RateLimitService", "grpc.health.v1.Health");
 
         Run ask = run(List.of("bash", "-c", commands.get(1).replace("127.0.0.1:8081", grpc)), Map.of());
         assertThat(ask.code).as(ask.output).isZero();
@@ -73,14 +77,20 @@ class GrpcClientExamplesTest {
     @Test
     void thePythonClientAsksAndIsAnswered(@TempDir Path generated) throws Exception {
         String python = pythonWithGrpc();
-        Assumptions.assumeTrue(python != null, "no python3 that imports grpc and google.protobuf (apt-get install "
-                + "python3-grpcio, or pip install grpcio protobuf): skipped");
-        List<String> protoc = onPath("protoc") ? List.of("protoc")
-                : succeeds(List.of(python, "-c", "import grpc_tools.protoc")) ? List.of(python, "-m", "grpc_tools.protoc")
-                : null;
-        Assumptions.assumeTrue(protoc != null, "no protoc (apt-get install protobuf-compiler, or pip install "
-                + "grpcio-tools): skipped");
-        assertThat(PROTOS.resolve("envoy/service/ratelimit/v3/rls.proto")).as("the build extracted envoy's protos")
+        Assumptions.assumeTrue(
+                python != null,
+                "no python3 that imports grpc and google.protobuf (apt-get install "
+                        + "python3-grpcio, or pip install grpcio protobuf): skipped");
+        List<String> protoc = onPath("protoc")
+                ? List.of("protoc")
+                : succeeds(List.of(python, "-c", "import grpc_tools.protoc"))
+                        ? List.of(python, "-m", "grpc_tools.protoc")
+                        : null;
+        Assumptions.assumeTrue(
+                protoc != null,
+                "no protoc (apt-get install protobuf-compiler, or pip install " + "grpcio-tools): skipped");
+        assertThat(PROTOS.resolve("envoy/service/ratelimit/v3/rls.proto"))
+                .as("the build extracted envoy's protos")
                 .isRegularFile();
 
         // the README's command: every envoy, udpa, validate and xds .proto file to Python modules
@@ -90,20 +100,22 @@ class GrpcClientExamplesTest {
             files.filter(f -> f.toString().endsWith(".proto"))
                     .map(f -> PROTOS.relativize(f).toString())
                     .filter(f -> f.matches("(envoy|udpa|validate|xds)/.*"))
-                    .sorted().forEach(compile::add);
+                    .sorted()
+                    .forEach(compile::add);
         }
         Run protocRun = run(compile, Map.of(), PROTOS);
         assertThat(protocRun.code).as(protocRun.output).isZero();
 
-        Map<String, String> env = Map.of("PYTHONPATH", generated.toAbsolutePath().toString());
+        Map<String, String> env =
+                Map.of("PYTHONPATH", generated.toAbsolutePath().toString());
         Run ok = run(List.of(python, PYTHON_CLIENT.toString(), grpc, "example", "user=alice"), env);
         assertThat(ok.code).as(ok.output).isZero();
         assertThat(ok.output.lines()).containsExactly("OK", "  OK remaining=9 limit=2 per SECOND reset_in=1s");
 
         Run blocked = run(List.of(python, PYTHON_CLIENT.toString(), grpc, "api", "remote_address=203.0.113.7"), env);
         assertThat(blocked.code).as(blocked.output).isEqualTo(1);
-        assertThat(blocked.output.lines()).containsExactly("OVER_LIMIT",
-                "  OVER_LIMIT remaining=0 limit=0 per SECOND reset_in=1s");
+        assertThat(blocked.output.lines())
+                .containsExactly("OVER_LIMIT", "  OVER_LIMIT remaining=0 limit=0 per SECOND reset_in=1s");
     }
 
     /** The README's shell lines starting with {@code prefix}, continuation lines joined. */
@@ -152,8 +164,7 @@ class GrpcClientExamplesTest {
         }
     }
 
-    record Run(int code, String output) {
-    }
+    record Run(int code, String output) {}
 
     static Run run(List<String> command, Map<String, String> env) throws Exception {
         return run(command, env, Path.of("."));

@@ -47,18 +47,29 @@ class GrpcReflectionTest {
         try (SluiceServer server = start(true)) {
             ManagedChannel ch = channel(server);
             try {
-                ServerReflectionResponse list = ask(ch, ServerReflectionRequest.newBuilder().setListServices("").build());
-                assertThat(list.getListServicesResponse().getServiceList()).extracting(ServiceResponse::getName)
-                        .contains(RLS, "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection",
+                ServerReflectionResponse list = ask(
+                        ch,
+                        ServerReflectionRequest.newBuilder().setListServices("").build());
+                assertThat(list.getListServicesResponse().getServiceList())
+                        .extracting(ServiceResponse::getName)
+                        .contains(
+                                RLS,
+                                "grpc.health.v1.Health",
+                                "grpc.reflection.v1.ServerReflection",
                                 "grpc.reflection.v1alpha.ServerReflection");
 
-                ServerReflectionResponse files = ask(ch, ServerReflectionRequest.newBuilder()
-                        .setFileContainingSymbol(RLS).build());
-                FileDescriptor rls = build(files.getFileDescriptorResponse().getFileDescriptorProtoList(),
+                ServerReflectionResponse files = ask(
+                        ch,
+                        ServerReflectionRequest.newBuilder()
+                                .setFileContainingSymbol(RLS)
+                                .build());
+                FileDescriptor rls = build(
+                        files.getFileDescriptorResponse().getFileDescriptorProtoList(),
                         "envoy/service/ratelimit/v3/rls.proto");
                 ServiceDescriptor service = rls.findServiceByName("RateLimitService");
                 MethodDescriptor method = service.findMethodByName("ShouldRateLimit");
-                assertThat(method.getInputType().getFullName()).isEqualTo("envoy.service.ratelimit.v3.RateLimitRequest");
+                assertThat(method.getInputType().getFullName())
+                        .isEqualTo("envoy.service.ratelimit.v3.RateLimitRequest");
 
                 // the built-in example's "example" domain: user=alice, bursts of 10
                 DynamicMessage response = call(ch, method, request(method.getInputType(), "example", "user", "alice"));
@@ -80,9 +91,14 @@ class GrpcReflectionTest {
         try (SluiceServer server = start(false)) {
             ManagedChannel ch = channel(server);
             try {
-                assertThatThrownBy(() -> ask(ch, ServerReflectionRequest.newBuilder().setListServices("").build()))
+                assertThatThrownBy(() -> ask(
+                                ch,
+                                ServerReflectionRequest.newBuilder()
+                                        .setListServices("")
+                                        .build()))
                         .hasCauseInstanceOf(StatusRuntimeException.class)
-                        .satisfies(e -> assertThat(Status.fromThrowable(e.getCause()).getCode())
+                        .satisfies(e -> assertThat(
+                                        Status.fromThrowable(e.getCause()).getCode())
                                 .isEqualTo(Status.Code.UNIMPLEMENTED));
             } finally {
                 ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -91,19 +107,26 @@ class GrpcReflectionTest {
     }
 
     static SluiceServer start(boolean reflection) throws Exception {
-        return SluiceServer.start(SluiceServer.Settings.defaults(InMemoryRateLimiter.create(), RuleSet.builtinExample())
-                .withHttp(null), 1024, 0, reflection);
+        return SluiceServer.start(
+                SluiceServer.Settings.defaults(InMemoryRateLimiter.create(), RuleSet.builtinExample())
+                        .withHttp(null),
+                1024,
+                0,
+                reflection);
     }
 
     static ManagedChannel channel(SluiceServer server) {
-        return NettyChannelBuilder.forAddress("127.0.0.1", server.grpcAddress().getPort()).usePlaintext().build();
+        return NettyChannelBuilder.forAddress("127.0.0.1", server.grpcAddress().getPort())
+                .usePlaintext()
+                .build();
     }
 
     /** One request on the bidirectional reflection stream, its one answer. */
     static ServerReflectionResponse ask(ManagedChannel ch, ServerReflectionRequest request) throws Exception {
         CompletableFuture<ServerReflectionResponse> answer = new CompletableFuture<>();
         StreamObserver<ServerReflectionRequest> requests = ServerReflectionGrpc.newStub(ch)
-                .withDeadlineAfter(30, TimeUnit.SECONDS).serverReflectionInfo(new StreamObserver<>() {
+                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                .serverReflectionInfo(new StreamObserver<>() {
                     @Override
                     public void onNext(ServerReflectionResponse r) {
                         answer.complete(r);
@@ -140,8 +163,8 @@ class GrpcReflectionTest {
         return build(byName, name, new HashMap<>());
     }
 
-    private static FileDescriptor build(Map<String, FileDescriptorProto> byName, String name,
-                                        Map<String, FileDescriptor> built) throws Exception {
+    private static FileDescriptor build(
+            Map<String, FileDescriptorProto> byName, String name, Map<String, FileDescriptor> built) throws Exception {
         FileDescriptor done = built.get(name);
         if (done != null) {
             return done;
@@ -160,24 +183,31 @@ class GrpcReflectionTest {
     static DynamicMessage request(Descriptor type, String domain, String key, String value) {
         Descriptor descriptor = type.findFieldByName("descriptors").getMessageType();
         Descriptor entry = descriptor.findFieldByName("entries").getMessageType();
-        DynamicMessage e = DynamicMessage.newBuilder(entry).setField(entry.findFieldByName("key"), key)
-                .setField(entry.findFieldByName("value"), value).build();
-        DynamicMessage d = DynamicMessage.newBuilder(descriptor).addRepeatedField(descriptor.findFieldByName("entries"), e)
+        DynamicMessage e = DynamicMessage.newBuilder(entry)
+                .setField(entry.findFieldByName("key"), key)
+                .setField(entry.findFieldByName("value"), value)
                 .build();
-        return DynamicMessage.newBuilder(type).setField(type.findFieldByName("domain"), domain)
-                .addRepeatedField(type.findFieldByName("descriptors"), d).build();
+        DynamicMessage d = DynamicMessage.newBuilder(descriptor)
+                .addRepeatedField(descriptor.findFieldByName("entries"), e)
+                .build();
+        return DynamicMessage.newBuilder(type)
+                .setField(type.findFieldByName("domain"), domain)
+                .addRepeatedField(type.findFieldByName("descriptors"), d)
+                .build();
     }
 
     static DynamicMessage call(ManagedChannel ch, MethodDescriptor method, DynamicMessage request) {
-        io.grpc.MethodDescriptor<DynamicMessage, DynamicMessage> grpcMethod = io.grpc.MethodDescriptor
-                .<DynamicMessage, DynamicMessage>newBuilder()
-                .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
-                .setFullMethodName(io.grpc.MethodDescriptor.generateFullMethodName(
-                        method.getService().getFullName(), method.getName()))
-                .setRequestMarshaller(ProtoUtils.marshaller(DynamicMessage.getDefaultInstance(method.getInputType())))
-                .setResponseMarshaller(ProtoUtils.marshaller(DynamicMessage.getDefaultInstance(method.getOutputType())))
-                .build();
-        return ClientCalls.blockingUnaryCall(ch, grpcMethod, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS),
-                request);
+        io.grpc.MethodDescriptor<DynamicMessage, DynamicMessage> grpcMethod =
+                io.grpc.MethodDescriptor.<DynamicMessage, DynamicMessage>newBuilder()
+                        .setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+                        .setFullMethodName(io.grpc.MethodDescriptor.generateFullMethodName(
+                                method.getService().getFullName(), method.getName()))
+                        .setRequestMarshaller(
+                                ProtoUtils.marshaller(DynamicMessage.getDefaultInstance(method.getInputType())))
+                        .setResponseMarshaller(
+                                ProtoUtils.marshaller(DynamicMessage.getDefaultInstance(method.getOutputType())))
+                        .build();
+        return ClientCalls.blockingUnaryCall(
+                ch, grpcMethod, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS), request);
     }
 }

@@ -13,12 +13,12 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse.Code;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
-import io.grpc.health.v1.HealthCheckRequest;
-import io.grpc.health.v1.HealthCheckResponse;
-import io.grpc.health.v1.HealthGrpc;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.util.Map;
@@ -36,9 +36,16 @@ class GrpcRlsTest {
 
     @BeforeAll
     static void start() {
-        s = TestServer.start("envoy/example2.yaml", "envoy/example3.yaml", "envoy/example5.yaml",
-                "envoy/example6.yaml", "sluice-algorithms.yaml");
-        channel = NettyChannelBuilder.forAddress("127.0.0.1", s.server.grpcAddress().getPort()).usePlaintext().build();
+        s = TestServer.start(
+                "envoy/example2.yaml",
+                "envoy/example3.yaml",
+                "envoy/example5.yaml",
+                "envoy/example6.yaml",
+                "sluice-algorithms.yaml");
+        channel = NettyChannelBuilder.forAddress(
+                        "127.0.0.1", s.server.grpcAddress().getPort())
+                .usePlaintext()
+                .build();
         rls = RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
     }
 
@@ -58,7 +65,8 @@ class GrpcRlsTest {
     }
 
     static RateLimitRequest request(String domain, int hits, RateLimitDescriptor... ds) {
-        RateLimitRequest.Builder b = RateLimitRequest.newBuilder().setDomain(domain).setHitsAddend(hits);
+        RateLimitRequest.Builder b =
+                RateLimitRequest.newBuilder().setDomain(domain).setHitsAddend(hits);
         for (RateLimitDescriptor d : ds) {
             b.addDescriptors(d);
         }
@@ -66,26 +74,37 @@ class GrpcRlsTest {
     }
 
     static Map<String, String> headers(RateLimitResponse r) {
-        return r.getResponseHeadersToAddList().stream().collect(Collectors.toMap(HeaderValue::getKey, HeaderValue::getValue));
+        return r.getResponseHeadersToAddList().stream()
+                .collect(Collectors.toMap(HeaderValue::getKey, HeaderValue::getValue));
     }
 
     @Test
     void shouldRateLimitAnswersFieldByFieldAsEnvoy() {
-        RateLimitResponse r = rls.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
-        assertThat(r).isEqualTo(RateLimitResponse.newBuilder().setOverallCode(Code.OK)
-                .addStatuses(RateLimitResponse.DescriptorStatus.newBuilder().setCode(Code.OK)
-                        // an unnamed rule: no name, as envoy (its name is rate_limit.name)
-                        .setCurrentLimit(RateLimitResponse.RateLimit.newBuilder().setRequestsPerUnit(10)
-                                .setUnit(RateLimitResponse.RateLimit.Unit.SECOND))
-                        .setLimitRemaining(9)
-                        .setDurationUntilReset(com.google.protobuf.Duration.newBuilder().setSeconds(1)))
-                .build());
-        assertThat(r.getResponseHeadersToAddList()).as("envoy adds no headers by default").isEmpty();
+        RateLimitResponse r =
+                rls.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
+        assertThat(r)
+                .isEqualTo(RateLimitResponse.newBuilder()
+                        .setOverallCode(Code.OK)
+                        .addStatuses(RateLimitResponse.DescriptorStatus.newBuilder()
+                                .setCode(Code.OK)
+                                // an unnamed rule: no name, as envoy (its name is rate_limit.name)
+                                .setCurrentLimit(RateLimitResponse.RateLimit.newBuilder()
+                                        .setRequestsPerUnit(10)
+                                        .setUnit(RateLimitResponse.RateLimit.Unit.SECOND))
+                                .setLimitRemaining(9)
+                                .setDurationUntilReset(com.google.protobuf.Duration.newBuilder()
+                                        .setSeconds(1)))
+                        .build());
+        assertThat(r.getResponseHeadersToAddList())
+                .as("envoy adds no headers by default")
+                .isEmpty();
 
-        RateLimitResponse nine = rls.shouldRateLimit(request("edge_proxy_per_ip", 9, descriptor("remote_address=10.0.0.1")));
+        RateLimitResponse nine =
+                rls.shouldRateLimit(request("edge_proxy_per_ip", 9, descriptor("remote_address=10.0.0.1")));
         assertThat(nine.getOverallCode()).isEqualTo(Code.OK);
         assertThat(nine.getStatuses(0).getLimitRemaining()).isZero();
-        RateLimitResponse over = rls.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
+        RateLimitResponse over =
+                rls.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
         assertThat(over.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
         assertThat(over.getStatuses(0).getCode()).isEqualTo(Code.OVER_LIMIT);
         assertThat(over.getStatuses(0).getLimitRemaining()).isZero();
@@ -94,17 +113,23 @@ class GrpcRlsTest {
 
     @Test
     void sluiceHeadersAreOneOptionAway() throws InterruptedException {
-        try (TestServer ietf = TestServer.start(t -> t.withEnvoy(new EnvoyOptions(Semantics.ENVOY,
-                EnvoyOptions.Headers.IETF, false)), "envoy/example3.yaml")) {
-            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", ietf.server.grpcAddress().getPort())
-                    .usePlaintext().build();
+        try (TestServer ietf = TestServer.start(
+                t -> t.withEnvoy(new EnvoyOptions(Semantics.ENVOY, EnvoyOptions.Headers.IETF, false)),
+                "envoy/example3.yaml")) {
+            ManagedChannel ch = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", ietf.server.grpcAddress().getPort())
+                    .usePlaintext()
+                    .build();
             try {
                 var stub = RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS);
-                RateLimitResponse r = stub.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
-                assertThat(headers(r)).containsEntry("RateLimit-Policy", "\"edge_proxy_per_ip.remote_address\";q=10;w=1")
+                RateLimitResponse r =
+                        stub.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
+                assertThat(headers(r))
+                        .containsEntry("RateLimit-Policy", "\"edge_proxy_per_ip.remote_address\";q=10;w=1")
                         .containsEntry("RateLimit", "\"edge_proxy_per_ip.remote_address\";r=9;t=1");
                 stub.shouldRateLimit(request("edge_proxy_per_ip", 9, descriptor("remote_address=10.0.0.1")));
-                RateLimitResponse over = stub.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
+                RateLimitResponse over =
+                        stub.shouldRateLimit(request("edge_proxy_per_ip", 0, descriptor("remote_address=10.0.0.1")));
                 assertThat(headers(over)).containsEntry("Retry-After", "1");
             } finally {
                 ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -115,14 +140,17 @@ class GrpcRlsTest {
     @Test
     void perDescriptorHitsAddendOverridesTheRequest() {
         RateLimitDescriptor d = descriptor("message_type=marketing", "to_number=555").toBuilder()
-                .setHitsAddend(UInt64Value.of(4)).build();
+                .setHitsAddend(UInt64Value.of(4))
+                .build();
         RateLimitResponse r = rls.shouldRateLimit(request("messaging", 1, d, descriptor("to_number=555")));
         assertThat(r.getOverallCode()).isEqualTo(Code.OK);
         assertThat(r.getStatuses(0).getLimitRemaining()).isEqualTo(1);
         // each descriptor's own remaining, read with a peek right after the all-or-nothing decision
         assertThat(r.getStatuses(1).getLimitRemaining()).isEqualTo(99);
         RateLimitResponse alone = rls.shouldRateLimit(request("messaging", 0, descriptor("to_number=555")));
-        assertThat(alone.getStatuses(0).getLimitRemaining()).as("4 were taken from the nested rule, 1 from this").isEqualTo(98);
+        assertThat(alone.getStatuses(0).getLimitRemaining())
+                .as("4 were taken from the nested rule, 1 from this")
+                .isEqualTo(98);
         assertThat(r.getStatuses(0).getCurrentLimit().getUnit()).isEqualTo(RateLimitResponse.RateLimit.Unit.DAY);
     }
 
@@ -139,7 +167,8 @@ class GrpcRlsTest {
         RateLimitResponse tb = rls.shouldRateLimit(request("algos", 3, descriptor("tb=u1")));
         assertThat(tb.getStatuses(0).getLimitRemaining()).isZero();
         assertThat(tb.getStatuses(0).getCurrentLimit().getUnit()).isEqualTo(RateLimitResponse.RateLimit.Unit.SECOND);
-        assertThat(rls.shouldRateLimit(request("algos", 1, descriptor("tb=u1"))).getOverallCode()).isEqualTo(Code.OVER_LIMIT);
+        assertThat(rls.shouldRateLimit(request("algos", 1, descriptor("tb=u1"))).getOverallCode())
+                .isEqualTo(Code.OVER_LIMIT);
         RateLimitResponse sw = rls.shouldRateLimit(request("algos", 1, descriptor("fw90=u1")));
         assertThat(sw.getStatuses(0).getCurrentLimit().getUnit()).isEqualTo(RateLimitResponse.RateLimit.Unit.UNKNOWN);
         assertThat(sw.getStatuses(0).getDurationUntilReset().getSeconds()).isEqualTo(90);
@@ -148,22 +177,28 @@ class GrpcRlsTest {
     @Test
     void unknownDomainsAndOversizedHitsAnswerAsEnvoyAndBadInputIsInvalidArgument() {
         // envoy: an unknown domain limits nothing (OK, no limit); hits above the limit are simply over it
-        assertThat(rls.shouldRateLimit(request("nope", 1, descriptor("a=b")))).isEqualTo(RateLimitResponse.newBuilder()
-                .setOverallCode(Code.OK).addStatuses(RateLimitResponse.DescriptorStatus.newBuilder().setCode(Code.OK))
-                .build());
+        assertThat(rls.shouldRateLimit(request("nope", 1, descriptor("a=b"))))
+                .isEqualTo(RateLimitResponse.newBuilder()
+                        .setOverallCode(Code.OK)
+                        .addStatuses(
+                                RateLimitResponse.DescriptorStatus.newBuilder().setCode(Code.OK))
+                        .build());
         RateLimitResponse big = rls.shouldRateLimit(request("messaging", 101, descriptor("to_number=1")));
         assertThat(big.getOverallCode()).isEqualTo(Code.OVER_LIMIT);
         assertThat(big.getStatuses(0).getLimitRemaining()).isZero();
-        assertThat(rls.shouldRateLimit(request("messaging", 1, descriptor("to_number=1"))).getOverallCode())
-                .as("envoy counted the 101 denied hits: the day stays over").isEqualTo(Code.OVER_LIMIT);
+        assertThat(rls.shouldRateLimit(request("messaging", 1, descriptor("to_number=1")))
+                        .getOverallCode())
+                .as("envoy counted the 101 denied hits: the day stays over")
+                .isEqualTo(Code.OVER_LIMIT);
         assertThatThrownBy(() -> rls.shouldRateLimit(request("messaging", 1)))
                 .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                     assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.INVALID_ARGUMENT);
                     assertThat(e.getStatus().getDescription()).contains("'descriptors' is empty");
                 });
         assertThatThrownBy(() -> rls.shouldRateLimit(request("", 1, descriptor("a=b"))))
-                .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                        assertThat(e.getStatus().getDescription()).contains("'domain' is missing"));
+                .isInstanceOfSatisfying(
+                        StatusRuntimeException.class,
+                        e -> assertThat(e.getStatus().getDescription()).contains("'domain' is missing"));
     }
 
     /** envoyproxy/ratelimit serves grpc.health.v1.Health ("" and "ratelimit"): Envoy's gRPC health checks work here too. */
@@ -171,15 +206,24 @@ class GrpcRlsTest {
     void grpcHealthIsServingWithoutAToken() throws InterruptedException {
         var health = HealthGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
         for (String service : new String[] {"", "ratelimit"}) {
-            assertThat(health.check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus())
+            assertThat(health.check(HealthCheckRequest.newBuilder()
+                                    .setService(service)
+                                    .build())
+                            .getStatus())
                     .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
         }
         try (TestServer secured = TestServer.start(t -> t.withToken("s3cret"), "envoy/example5.yaml")) {
-            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", secured.server.grpcAddress().getPort())
-                    .usePlaintext().build();
+            ManagedChannel ch = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", secured.server.grpcAddress().getPort())
+                    .usePlaintext()
+                    .build();
             try {
-                assertThat(HealthGrpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS)
-                        .check(HealthCheckRequest.newBuilder().setService("ratelimit").build()).getStatus())
+                assertThat(HealthGrpc.newBlockingStub(ch)
+                                .withDeadlineAfter(30, TimeUnit.SECONDS)
+                                .check(HealthCheckRequest.newBuilder()
+                                        .setService("ratelimit")
+                                        .build())
+                                .getStatus())
                         .isEqualTo(HealthCheckResponse.ServingStatus.SERVING);
             } finally {
                 ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -189,19 +233,26 @@ class GrpcRlsTest {
 
     @Test
     void aStoreThatIsDownIsUnavailable() throws InterruptedException {
-        try (TestServer down = TestServer.startWith(new DownStore(),
-                t -> t.withStore(t.limiter(), "down", true, java.time.Duration.ofSeconds(1)), "envoy/example5.yaml")) {
-            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", down.server.grpcAddress().getPort())
-                    .usePlaintext().build();
+        try (TestServer down = TestServer.startWith(
+                new DownStore(),
+                t -> t.withStore(t.limiter(), "down", true, java.time.Duration.ofSeconds(1)),
+                "envoy/example5.yaml")) {
+            ManagedChannel ch = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", down.server.grpcAddress().getPort())
+                    .usePlaintext()
+                    .build();
             try {
                 var stub = RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS);
                 assertThatThrownBy(() -> stub.shouldRateLimit(request("internal", 1, descriptor("azure=x"))))
                         .isInstanceOfSatisfying(StatusRuntimeException.class, e -> {
                             assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAVAILABLE);
-                            assertThat(e.getStatus().getDescription()).contains("the down store failed: connection refused");
+                            assertThat(e.getStatus().getDescription())
+                                    .contains("the down store failed: connection refused");
                         });
-                assertThat(stub.shouldRateLimit(request("internal", 1, descriptor("ldap=x"))).getOverallCode())
-                        .as("unlimited rules need no store").isEqualTo(Code.OK);
+                assertThat(stub.shouldRateLimit(request("internal", 1, descriptor("ldap=x")))
+                                .getOverallCode())
+                        .as("unlimited rules need no store")
+                        .isEqualTo(Code.OK);
             } finally {
                 ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
@@ -211,13 +262,16 @@ class GrpcRlsTest {
     @Test
     void tokenIsRequiredInMetadataWhenConfigured() throws InterruptedException {
         try (TestServer secured = TestServer.start(t -> t.withToken("s3cret"), "envoy/example5.yaml")) {
-            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", secured.server.grpcAddress().getPort())
-                    .usePlaintext().build();
+            ManagedChannel ch = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", secured.server.grpcAddress().getPort())
+                    .usePlaintext()
+                    .build();
             try {
                 var stub = RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS);
                 assertThatThrownBy(() -> stub.shouldRateLimit(request("internal", 1, descriptor("azure=x"))))
-                        .isInstanceOfSatisfying(StatusRuntimeException.class, e ->
-                                assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
+                        .isInstanceOfSatisfying(
+                                StatusRuntimeException.class,
+                                e -> assertThat(e.getStatus().getCode()).isEqualTo(Status.Code.UNAUTHENTICATED));
                 Metadata md = new Metadata();
                 md.put(Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER), "Bearer s3cret");
                 RateLimitResponse ok = stub.withInterceptors(MetadataUtils.newAttachHeadersInterceptor(md))
@@ -226,7 +280,8 @@ class GrpcRlsTest {
                 // and over HTTP
                 assertThat(secured.check("internal", "azure=x").status()).isEqualTo(401);
                 assertThat(secured.post(TestServer.check("internal", -1, "azure=x"), "Authorization", "Bearer s3cret")
-                        .status()).isEqualTo(200);
+                                .status())
+                        .isEqualTo(200);
             } finally {
                 ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }

@@ -22,8 +22,9 @@ class HostileRulesTest {
     @Test
     void aDescriptorListThatContainsItselfIsAProblemNotAStackOverflow() {
         ConfigException e = refused("domain: d\ndescriptors: &x\n  - key: k\n    descriptors: *x\n");
-        assertThat(e.problems()).containsExactly("test:2: 'descriptors' contains itself through an alias (*name): "
-                + "descriptors form a tree; write the nested levels out");
+        assertThat(e.problems())
+                .containsExactly("test:2: 'descriptors' contains itself through an alias (*name): "
+                        + "descriptors form a tree; write the nested levels out");
     }
 
     @Test
@@ -51,36 +52,49 @@ class HostileRulesTest {
     void aBillionLaughsIsRefusedWithTheLineOfTheAliasOverTheBound() {
         StringBuilder yaml = new StringBuilder("domain: d\nl0: &l0 [\"lol\"]\n");
         for (int i = 1; i <= 9; i++) {
-            yaml.append("l").append(i).append(": &l").append(i).append(" [")
-                    .append(("*l" + (i - 1) + ", ").repeat(9)).append("*l").append(i - 1).append("]\n");
+            yaml.append("l")
+                    .append(i)
+                    .append(": &l")
+                    .append(i)
+                    .append(" [")
+                    .append(("*l" + (i - 1) + ", ").repeat(9))
+                    .append("*l")
+                    .append(i - 1)
+                    .append("]\n");
         }
         ConfigException e = refused(yaml.append("descriptors: *l9\n").toString());
-        assertThat(e.problems()).containsExactly("test:5: not valid YAML: more than 20 aliases (*name) of lists or "
-                + "mappings, the bound that stops alias bombs: write those parts out");
+        assertThat(e.problems())
+                .containsExactly("test:5: not valid YAML: more than 20 aliases (*name) of lists or "
+                        + "mappings, the bound that stops alias bombs: write those parts out");
     }
 
     @Test
     void nestingDeeperThan50HasALine() {
         ConfigException e = refused("domain: d\ndescriptors: " + "[".repeat(60) + "]".repeat(60) + "\n");
-        assertThat(e.problems()).containsExactly(
-                "test:2: not valid YAML: nested deeper than 50 levels: rules need only a few; flatten the file");
+        assertThat(e.problems())
+                .containsExactly(
+                        "test:2: not valid YAML: nested deeper than 50 levels: rules need only a few; flatten the file");
     }
 
     @Test
     void aControlCharacterIsNamedWithItsLine() {
         ConfigException e = refused("domain: d\ndescriptors:\n  - key: \u0001\n");
-        assertThat(e.problems()).containsExactly("test:3: not valid YAML: the character U+0001 is not allowed in "
-                + "YAML: remove it (in a double-quoted string it may be written as an escape, e.g. \\u0000)");
+        assertThat(e.problems())
+                .containsExactly("test:3: not valid YAML: the character U+0001 is not allowed in "
+                        + "YAML: remove it (in a double-quoted string it may be written as an escape, e.g. \\u0000)");
     }
 
     @Test
     void aHugeValueAliasedManyTimesIsQuotedShortInEveryProblem() {
-        StringBuilder yaml = new StringBuilder("domain: d\nbig: &s ").append("x".repeat(200_000)).append("\ndescriptors:\n");
+        StringBuilder yaml = new StringBuilder("domain: d\nbig: &s ")
+                .append("x".repeat(200_000))
+                .append("\ndescriptors:\n");
         yaml.append("  - key: *s\n".repeat(300));
         ConfigException e = refused(yaml.toString());
         assertThat(e.problems()).hasSize(300); // 'big' is an unknown key, then 299 duplicates
-        assertThat(e.problems().get(1)).isEqualTo("test:5: duplicate descriptor key '" + "x".repeat(80)
-                + "…' (200000 characters) in the same list: each key/value pair may appear once per level");
+        assertThat(e.problems().get(1))
+                .isEqualTo("test:5: duplicate descriptor key '" + "x".repeat(80)
+                        + "…' (200000 characters) in the same list: each key/value pair may appear once per level");
         assertThat(e.getMessage().length()).isLessThan(300 * 250);
     }
 }

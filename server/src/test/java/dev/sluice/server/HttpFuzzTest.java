@@ -1,6 +1,5 @@
 package dev.sluice.server;
 
-import dev.sluice.server.decision.BadRequestException;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -8,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sluice.server.decision.BadRequestException;
 import dev.sluice.server.http.CheckJson;
 import java.io.IOException;
 import java.math.BigDecimal;
@@ -40,6 +40,7 @@ import net.jqwik.api.lifecycle.BeforeContainer;
 class HttpFuzzTest {
     /** No answer within this is a hang: far above the fuzz server's 300 ms read timeout and 2 s idle timeout. */
     static final long DEADLINE_MS = 5_000;
+
     static final ObjectMapper JSON = new ObjectMapper();
     static final JsonNodeFactory F = JsonNodeFactory.instance;
     static final List<String> ROUTES = List.of("/v1/check", "/v1/peek", "/v1/reserve", "/v1/reset");
@@ -64,23 +65,72 @@ class HttpFuzzTest {
             "{\"domain\":\"x\",\"max_wait_ns\":5,\"descriptors\":[{\"entries\":[{\"key\":\"k\",\"value\":\"v\"}],"
                     + "\"limit\":{\"algorithm\":\"gcra\",\"requests_per_unit\":3,\"window\":\"1s\",\"burst\":2}}]}");
     /** Every field name the API knows, for adding known fields in the wrong place. */
-    static final List<String> FIELDS = List.of("domain", "descriptors", "hits", "hits_addend", "entries", "key", "value",
-            "limit", "algorithm", "requests_per_unit", "unit", "window", "burst", "max_wait_ns");
+    static final List<String> FIELDS = List.of(
+            "domain",
+            "descriptors",
+            "hits",
+            "hits_addend",
+            "entries",
+            "key",
+            "value",
+            "limit",
+            "algorithm",
+            "requests_per_unit",
+            "unit",
+            "window",
+            "burst",
+            "max_wait_ns");
     /** Words spliced into bytes: JSON syntax, escapes of lone surrogates, numbers parsers choke on. */
-    static final List<String> WORDS = List.of("\"domain\":\"api\",", "\"hits\":", "\"descriptors\":[", "{}", "[]",
-            "null", "true", "-0", "1e400", "-1e-400", "99999999999999999999999", "9223372036854775808", "\\ud800",
-            "\\udfff\\ud800", "\\u0000", "\\", "\"", "NaN", "Infinity", "0x10", "1_000", "/*", "//", "'", "\u00e9",
-            "\uD83D\uDE00", "\uFEFF", ",", ":", "{\"key\":\"k\",\"value\":\"v\"}");
+    static final List<String> WORDS = List.of(
+            "\"domain\":\"api\",",
+            "\"hits\":",
+            "\"descriptors\":[",
+            "{}",
+            "[]",
+            "null",
+            "true",
+            "-0",
+            "1e400",
+            "-1e-400",
+            "99999999999999999999999",
+            "9223372036854775808",
+            "\\ud800",
+            "\\udfff\\ud800",
+            "\\u0000",
+            "\\",
+            "\"",
+            "NaN",
+            "Infinity",
+            "0x10",
+            "1_000",
+            "/*",
+            "//",
+            "'",
+            "\u00e9",
+            "\uD83D\uDE00",
+            "\uFEFF",
+            ",",
+            ":",
+            "{\"key\":\"k\",\"value\":\"v\"}");
 
     static TestServer s;
     static int port;
 
     @BeforeContainer
     static void start() {
-        s = TestServer.start(t -> t.withLimits(MAX_BODY, 8, Duration.ofMillis(300), Duration.ofSeconds(2)),
-                "sluice-example.yaml", "sluice-algorithms.yaml", "envoy/example1.yaml", "envoy/example2.yaml",
-                "envoy/example3.yaml", "envoy/example4.yaml", "envoy/example5.yaml", "envoy/example6.yaml",
-                "envoy/example7.yaml", "envoy/example8.yaml", "envoy/example9.yaml");
+        s = TestServer.start(
+                t -> t.withLimits(MAX_BODY, 8, Duration.ofMillis(300), Duration.ofSeconds(2)),
+                "sluice-example.yaml",
+                "sluice-algorithms.yaml",
+                "envoy/example1.yaml",
+                "envoy/example2.yaml",
+                "envoy/example3.yaml",
+                "envoy/example4.yaml",
+                "envoy/example5.yaml",
+                "envoy/example6.yaml",
+                "envoy/example7.yaml",
+                "envoy/example8.yaml",
+                "envoy/example9.yaml");
         // fuzzed caller-sent limits are many and distinct: let them reach the store instead of the bound
         s.server.service().maxClientLimits(1_000_000);
         port = s.server.httpAddress().getPort();
@@ -126,7 +176,9 @@ class HttpFuzzTest {
         JsonNode wrong = wrongTypeFor(expectedType(target.field), rnd);
         target.set(wrong);
         RawHttp.Answer a = sendAndCheck(route, "application/json", toBytes(root));
-        assertThat(a.status()).as("%s with %s = %s: %s", route, target.field, wrong, a.body()).isEqualTo(400);
+        assertThat(a.status())
+                .as("%s with %s = %s: %s", route, target.field, wrong, a.body())
+                .isEqualTo(400);
         assertThat(detail(a)).as("the problem names the field").contains(target.field);
     }
 
@@ -162,13 +214,16 @@ class HttpFuzzTest {
                 named = o.fieldNames().next();
                 String text = JSON.writeValueAsString(root);
                 String one = "\"" + named + "\":" + JSON.writeValueAsString(o.get(named));
-                String twice = JSON.writeValueAsString(o).replaceFirst(java.util.regex.Pattern.quote(one),
-                        java.util.regex.Matcher.quoteReplacement(one + "," + one));
+                String twice = JSON.writeValueAsString(o)
+                        .replaceFirst(
+                                java.util.regex.Pattern.quote(one),
+                                java.util.regex.Matcher.quoteReplacement(one + "," + one));
                 body = text.replace(JSON.writeValueAsString(o), twice).getBytes(StandardCharsets.UTF_8);
             }
         }
         RawHttp.Answer a = sendAndCheck(route, "application/json", body);
-        assertThat(a.status()).as("%s: %s -> %s", route, new String(body, StandardCharsets.UTF_8), a.body())
+        assertThat(a.status())
+                .as("%s: %s -> %s", route, new String(body, StandardCharsets.UTF_8), a.body())
                 .isEqualTo(400);
         assertThat(detail(a)).as("the problem names the field").contains(named);
     }
@@ -178,23 +233,83 @@ class HttpFuzzTest {
         Random rnd = new Random(seed);
         String route = ROUTES.get(rnd.nextInt(ROUTES.size()));
         byte[] body = rnd.nextInt(3) == 0 ? mutatedBody(route, rnd) : validBody(route, rnd);
-        String[] methods = {"POST", "POST", "POST", "POST", "GET", "PUT", "DELETE", "OPTIONS", "PATCH", "HEAD", "post",
-                "P\u00d6ST", "CONNECT", ""};
+        String[] methods = {
+            "POST",
+            "POST",
+            "POST",
+            "POST",
+            "GET",
+            "PUT",
+            "DELETE",
+            "OPTIONS",
+            "PATCH",
+            "HEAD",
+            "post",
+            "P\u00d6ST",
+            "CONNECT",
+            ""
+        };
         String method = methods[rnd.nextInt(methods.length)];
-        String[] paths = {route, route, route, route + "?x=1&y", route + "/", "/" + route, route.toUpperCase(),
-                route.replace("c", "%63"), "/", "*", route + "#f", "/v1/" + "a".repeat(5000), "/v1/check\u0000",
-                "/healthz", "/readyz", "/metrics", "http://127.0.0.1" + route, "/../" + route, route + " x"};
+        String[] paths = {
+            route,
+            route,
+            route,
+            route + "?x=1&y",
+            route + "/",
+            "/" + route,
+            route.toUpperCase(),
+            route.replace("c", "%63"),
+            "/",
+            "*",
+            route + "#f",
+            "/v1/" + "a".repeat(5000),
+            "/v1/check\u0000",
+            "/healthz",
+            "/readyz",
+            "/metrics",
+            "http://127.0.0.1" + route,
+            "/../" + route,
+            route + " x"
+        };
         String path = paths[rnd.nextInt(paths.length)];
-        String[] versions = {"HTTP/1.1", "HTTP/1.1", "HTTP/1.1", "HTTP/1.0", "HTTP/2.0", "HTTP/1.2", "HTTP/0.9",
-                "http/1.1", "HTTP/1.1 x", ""};
+        String[] versions = {
+            "HTTP/1.1",
+            "HTTP/1.1",
+            "HTTP/1.1",
+            "HTTP/1.0",
+            "HTTP/2.0",
+            "HTTP/1.2",
+            "HTTP/0.9",
+            "http/1.1",
+            "HTTP/1.1 x",
+            ""
+        };
         String version = versions[rnd.nextInt(versions.length)];
-        String[] types = {"application/json", "application/json", "application/json; charset=utf-8",
-                "APPLICATION/JSON", "application/json; charset=latin1", "text/plain", "", "application/problem+json",
-                "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "*/*", "json", null, null,
-                "application/json\u00ff", "application/json, text/plain"};
+        String[] types = {
+            "application/json",
+            "application/json",
+            "application/json; charset=utf-8",
+            "APPLICATION/JSON",
+            "application/json; charset=latin1",
+            "text/plain",
+            "",
+            "application/problem+json",
+            "multipart/form-data; boundary=x",
+            "application/x-www-form-urlencoded",
+            "*/*",
+            "json",
+            null,
+            null,
+            "application/json\u00ff",
+            "application/json, text/plain"
+        };
         String type = types[rnd.nextInt(types.length)];
-        StringBuilder h = new StringBuilder(method).append(' ').append(path).append(version.isEmpty() ? "" : " ")
-                .append(version).append("\r\n");
+        StringBuilder h = new StringBuilder(method)
+                .append(' ')
+                .append(path)
+                .append(version.isEmpty() ? "" : " ")
+                .append(version)
+                .append("\r\n");
         if (rnd.nextInt(8) != 0) {
             h.append("Host: 127.0.0.1\r\n");
         }
@@ -204,13 +319,23 @@ class HttpFuzzTest {
         byte[] sent = body;
         int framing = rnd.nextInt(15);
         switch (framing) {
-            case 0 -> { } // no length at all: no body as far as HTTP/1.1 goes
-            case 1 -> h.append("Content-Length: ").append(Math.max(0, body.length - 1 - rnd.nextInt(Math.max(1, body.length)))).append("\r\n");
-            case 2 -> h.append("Content-Length: ").append(body.length + 1 + rnd.nextInt(100)).append("\r\n"); // 408
+            case 0 -> {} // no length at all: no body as far as HTTP/1.1 goes
+            case 1 ->
+                h.append("Content-Length: ")
+                        .append(Math.max(0, body.length - 1 - rnd.nextInt(Math.max(1, body.length))))
+                        .append("\r\n");
+            case 2 ->
+                h.append("Content-Length: ")
+                        .append(body.length + 1 + rnd.nextInt(100))
+                        .append("\r\n"); // 408
             case 3 -> h.append("Content-Length: -").append(body.length).append("\r\n");
             case 4 -> h.append("Content-Length: ").append("12x").append("\r\n");
-            case 5 -> h.append("Content-Length: ").append(body.length).append("\r\nContent-Length: ")
-                    .append(body.length + 3).append("\r\n");
+            case 5 ->
+                h.append("Content-Length: ")
+                        .append(body.length)
+                        .append("\r\nContent-Length: ")
+                        .append(body.length + 3)
+                        .append("\r\n");
             case 6 -> h.append("Content-Length: 99999999999999999999\r\n");
             case 7 -> { // proper chunks
                 h.append("Transfer-Encoding: chunked\r\n");
@@ -225,11 +350,20 @@ class HttpFuzzTest {
                 sent = chunked(body, rnd, false);
             }
             case 10 -> h.append("Content-Length: ").append(body.length).append("\r\nExpect: 100-continue\r\n");
-            case 11 -> h.append("Content-Length: ").append(body.length).append("\r\nX-Big: ").append("b".repeat(9000))
-                    .append("\r\n");
+            case 11 ->
+                h.append("Content-Length: ")
+                        .append(body.length)
+                        .append("\r\nX-Big: ")
+                        .append("b".repeat(9000))
+                        .append("\r\n");
             case 12 -> h.append("Content-Length: ").append(body.length).append("\r\nbroken header line\r\n");
-            case 13 -> h.append("Content-Length: ").append(body.length).append("\r\nExpect: ")
-                    .append(List.of("200-ok", "100-Continue", "", "x".repeat(3000)).get(rnd.nextInt(4))).append("\r\n");
+            case 13 ->
+                h.append("Content-Length: ")
+                        .append(body.length)
+                        .append("\r\nExpect: ")
+                        .append(List.of("200-ok", "100-Continue", "", "x".repeat(3000))
+                                .get(rnd.nextInt(4)))
+                        .append("\r\n");
             default -> h.append("Content-Length: ").append(body.length).append("\r\n");
         }
         h.append("Connection: close\r\n\r\n");
@@ -245,14 +379,15 @@ class HttpFuzzTest {
         Random rnd = new Random(seed);
         String route = ROUTES.get(rnd.nextInt(ROUTES.size()));
         byte[] request = rnd.nextBoolean()
-                ? Mutations.mutate(RawHttp.post(route, "application/json", validBody(route, rnd)), rnd,
-                        1 + rnd.nextInt(6), WORDS)
+                ? Mutations.mutate(
+                        RawHttp.post(route, "application/json", validBody(route, rnd)), rnd, 1 + rnd.nextInt(6), WORDS)
                 : Mutations.text(rnd, 200).getBytes(StandardCharsets.UTF_8);
         // end the head so the server does not wait for more (that would only measure the idle timeout)
         request = Mutations.splice(request, request.length, 0, "\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
         RawHttp.Answer a = RawHttp.exchange(port, request, false, DEADLINE_MS);
         String shown = new String(request, StandardCharsets.ISO_8859_1);
-        assertThat(a.outcome()).as("no answer within %d ms to %s", DEADLINE_MS, shown)
+        assertThat(a.outcome())
+                .as("no answer within %d ms to %s", DEADLINE_MS, shown)
                 .isNotEqualTo(RawHttp.Outcome.TIMED_OUT);
         if (a.outcome() == RawHttp.Outcome.ANSWERED) {
             assertClear(a, shown);
@@ -277,7 +412,9 @@ class HttpFuzzTest {
                 CheckJson.parse(body, 8);
             }
         } catch (BadRequestException e) {
-            assertThat(e.getMessage()).as("the refusal of %s", new String(body, StandardCharsets.UTF_8)).isNotBlank();
+            assertThat(e.getMessage())
+                    .as("the refusal of %s", new String(body, StandardCharsets.UTF_8))
+                    .isNotBlank();
             assertThat(e.type()).isNotBlank();
         }
     }
@@ -294,8 +431,7 @@ class HttpFuzzTest {
         byte[] body = switch (rnd.nextInt(3)) {
             case 0 -> mutatedBody("/v1/check", rnd);
             case 1 -> toBytes(randomObjectWithKnownFields(rnd));
-            default -> Mutations.mutate(PLAIN_SAMPLE.getBytes(StandardCharsets.UTF_8), rnd,
-                    rnd.nextInt(3), WORDS);
+            default -> Mutations.mutate(PLAIN_SAMPLE.getBytes(StandardCharsets.UTF_8), rnd, rnd.nextInt(3), WORDS);
         };
         Object fast;
         Object tree;
@@ -329,7 +465,9 @@ class HttpFuzzTest {
     /** Answered in time, no 5xx; a 4xx is a problem+json whose detail says something; a 2xx is a decision. */
     static void assertClear(RawHttp.Answer a, String fullInput) {
         String input = RulesFuzzTest.abbreviate(fullInput);
-        assertThat(a.outcome()).as("answered within %d ms: %s", DEADLINE_MS, input).isEqualTo(RawHttp.Outcome.ANSWERED);
+        assertThat(a.outcome())
+                .as("answered within %d ms: %s", DEADLINE_MS, input)
+                .isEqualTo(RawHttp.Outcome.ANSWERED);
         assertThat(a.status()).as("status for %s; body %s", input, a.body()).isBetween(200, 499);
         if (fullInput.startsWith("HEAD ")) {
             return; // an answer to HEAD has headers only
@@ -339,21 +477,32 @@ class HttpFuzzTest {
         } else if (a.status() == 200 && String.valueOf(a.header("content-type")).startsWith("text/html")) {
             assertThat(a.body()).as("the dashboard page for %s", input).contains("<title>Sluice");
         } else if (a.status() == 200 && !a.body().contains("overall_code")) {
-            assertThat(json(a.body(), input).path("status").asText()).as("/healthz or /readyz for %s", input)
+            assertThat(json(a.body(), input).path("status").asText())
+                    .as("/healthz or /readyz for %s", input)
                     .isIn("ok", "ready");
         } else if (a.status() == 200 || a.status() == 429) {
-            assertThat(json(a.body(), input).path("overall_code").asText()).as("a decision for %s", input)
+            assertThat(json(a.body(), input).path("overall_code").asText())
+                    .as("a decision for %s", input)
                     .isIn("OK", "OVER_LIMIT");
         } else if (a.status() >= 400) {
-            assertThat(a.header("content-type")).as("problem type for %s", input).isEqualTo("application/problem+json");
+            assertThat(a.header("content-type"))
+                    .as("problem type for %s", input)
+                    .isEqualTo("application/problem+json");
             JsonNode p = json(a.body(), input);
-            assertThat(p.path("type").asText()).as("problem type of %s for %s", a.body(), input)
+            assertThat(p.path("type").asText())
+                    .as("problem type of %s for %s", a.body(), input)
                     .startsWith("urn:sluice:problem:");
-            assertThat(p.path("status").asInt()).as("problem status of %s for %s", a.body(), input)
+            assertThat(p.path("status").asInt())
+                    .as("problem status of %s for %s", a.body(), input)
                     .isEqualTo(a.status());
-            assertThat(p.path("detail").asText()).as("detail for %s", input).isNotBlank()
-                    .doesNotContain("\tat ").doesNotContain("Exception");
-            assertThat(p.path("detail").asText().length()).as("a readable detail: %s", a.body()).isLessThan(1_000);
+            assertThat(p.path("detail").asText())
+                    .as("detail for %s", input)
+                    .isNotBlank()
+                    .doesNotContain("\tat ")
+                    .doesNotContain("Exception");
+            assertThat(p.path("detail").asText().length())
+                    .as("a readable detail: %s", a.body())
+                    .isLessThan(1_000);
         }
     }
 
@@ -362,8 +511,11 @@ class HttpFuzzTest {
     }
 
     static void stillServes() throws IOException {
-        RawHttp.Answer ok = RawHttp.exchange(port, RawHttp.post("/v1/check", "application/json",
-                VALID.get(0).getBytes(StandardCharsets.UTF_8)), false, DEADLINE_MS);
+        RawHttp.Answer ok = RawHttp.exchange(
+                port,
+                RawHttp.post("/v1/check", "application/json", VALID.get(0).getBytes(StandardCharsets.UTF_8)),
+                false,
+                DEADLINE_MS);
         assertThat(ok.outcome()).as("the server still answers a valid check").isEqualTo(RawHttp.Outcome.ANSWERED);
         assertThat(ok.status()).as(ok.body()).isIn(200, 429);
     }
@@ -416,8 +568,12 @@ class HttpFuzzTest {
                 case 2 -> sl.set(interesting(rnd));
                 case 3 -> {
                     List<ObjectNode> objects = objects(root);
-                    objects.get(rnd.nextInt(objects.size())).set(rnd.nextBoolean()
-                            ? FIELDS.get(rnd.nextInt(FIELDS.size())) : Mutations.text(rnd, 12), interesting(rnd));
+                    objects.get(rnd.nextInt(objects.size()))
+                            .set(
+                                    rnd.nextBoolean()
+                                            ? FIELDS.get(rnd.nextInt(FIELDS.size()))
+                                            : Mutations.text(rnd, 12),
+                                    interesting(rnd));
                 }
                 case 4 -> sl.set(nest(sl.get(), 1 + rnd.nextInt(40), rnd));
                 case 5 -> { // duplicate a list item: the same descriptor or entry twice
@@ -519,8 +675,8 @@ class HttpFuzzTest {
     }
 
     static JsonNode wrongTypeFor(String type, Random rnd) {
-        List<JsonNode> options = new ArrayList<>(List.of(F.booleanNode(rnd.nextBoolean()), F.arrayNode(),
-                F.objectNode().put("a", 1)));
+        List<JsonNode> options = new ArrayList<>(List.of(
+                F.booleanNode(rnd.nextBoolean()), F.arrayNode(), F.objectNode().put("a", 1)));
         if (!type.equals("string")) {
             options.add(F.textNode(rnd.nextBoolean() ? "3" : Mutations.text(rnd, 8)));
         }
@@ -556,9 +712,23 @@ class HttpFuzzTest {
             case 9 -> F.textNode(Mutations.text(rnd, 40));
             case 10 -> F.textNode(Mutations.ODD_TEXT.get(rnd.nextInt(Mutations.ODD_TEXT.size())));
             case 11 -> F.nullNode();
-            case 12 -> F.textNode(List.of("token_bucket", "gcra", "sliding_log", "sliding_window", "fixed_window",
-                    "second", "minute", "year", "1ms", "0s", "999999999999999999d", "1ns", "292y", "1h30m")
-                    .get(rnd.nextInt(14)));
+            case 12 ->
+                F.textNode(List.of(
+                                "token_bucket",
+                                "gcra",
+                                "sliding_log",
+                                "sliding_window",
+                                "fixed_window",
+                                "second",
+                                "minute",
+                                "year",
+                                "1ms",
+                                "0s",
+                                "999999999999999999d",
+                                "1ns",
+                                "292y",
+                                "1h30m")
+                        .get(rnd.nextInt(14)));
             case 13 -> F.textNode("x".repeat(MAX_BODY + rnd.nextInt(100))); // over the body bound: 413
             case 14 -> F.numberNode(Integer.MAX_VALUE + (long) rnd.nextInt(3) - 1);
             default -> F.booleanNode(rnd.nextBoolean());
@@ -568,7 +738,9 @@ class HttpFuzzTest {
     static JsonNode nest(JsonNode inner, int depth, Random rnd) {
         JsonNode n = inner == null ? F.nullNode() : inner;
         for (int i = 0; i < depth; i++) {
-            n = rnd.nextBoolean() ? F.arrayNode().add(n) : F.objectNode().set(FIELDS.get(rnd.nextInt(FIELDS.size())), n);
+            n = rnd.nextBoolean()
+                    ? F.arrayNode().add(n)
+                    : F.objectNode().set(FIELDS.get(rnd.nextInt(FIELDS.size())), n);
         }
         return n;
     }
@@ -584,7 +756,8 @@ class HttpFuzzTest {
                 ObjectNode o = F.objectNode();
                 int n = rnd.nextInt(5);
                 for (int i = 0; i < n; i++) {
-                    o.set(rnd.nextInt(3) == 0 ? Mutations.text(rnd, 10) : FIELDS.get(rnd.nextInt(FIELDS.size())),
+                    o.set(
+                            rnd.nextInt(3) == 0 ? Mutations.text(rnd, 10) : FIELDS.get(rnd.nextInt(FIELDS.size())),
                             randomJson(rnd, depth + 1));
                 }
                 yield o;
@@ -603,8 +776,12 @@ class HttpFuzzTest {
     /** A request-shaped object: the right field names with random values of random types. */
     static ObjectNode randomObjectWithKnownFields(Random rnd) {
         ObjectNode root = F.objectNode();
-        root.set("domain", rnd.nextInt(3) == 0 ? randomJson(rnd, 5)
-                : F.textNode(List.of("api", "example", "algos", "mongo_cps", "nope").get(rnd.nextInt(5))));
+        root.set(
+                "domain",
+                rnd.nextInt(3) == 0
+                        ? randomJson(rnd, 5)
+                        : F.textNode(List.of("api", "example", "algos", "mongo_cps", "nope")
+                                .get(rnd.nextInt(5))));
         ArrayNode ds = root.putArray("descriptors");
         int n = rnd.nextInt(4);
         for (int i = 0; i < n; i++) {
@@ -612,9 +789,22 @@ class HttpFuzzTest {
             ArrayNode es = d.putArray("entries");
             int m = 1 + rnd.nextInt(3);
             for (int j = 0; j < m; j++) {
-                es.addObject().put("key", List.of("remote_address", "plan", "user", "path", "tb", "gcra", "sl", "sw",
-                        "database", Mutations.text(rnd, 6)).get(rnd.nextInt(10))).set("value",
-                        rnd.nextInt(4) == 0 ? randomJson(rnd, 5) : F.textNode(Mutations.text(rnd, 10)));
+                es.addObject()
+                        .put(
+                                "key",
+                                List.of(
+                                                "remote_address",
+                                                "plan",
+                                                "user",
+                                                "path",
+                                                "tb",
+                                                "gcra",
+                                                "sl",
+                                                "sw",
+                                                "database",
+                                                Mutations.text(rnd, 6))
+                                        .get(rnd.nextInt(10)))
+                        .set("value", rnd.nextInt(4) == 0 ? randomJson(rnd, 5) : F.textNode(Mutations.text(rnd, 10)));
             }
             if (rnd.nextBoolean()) {
                 d.set("hits", rnd.nextBoolean() ? F.numberNode(rnd.nextInt(5)) : interesting(rnd));
@@ -642,7 +832,8 @@ class HttpFuzzTest {
             int len = Math.min(text.length() - at, 1 + rnd.nextInt(64));
             String size = Integer.toHexString(len);
             if (broken && rnd.nextInt(3) == 0) {
-                size = List.of("zz", "-1", "ffffffffffff", "", Integer.toHexString(len + 5), "0").get(rnd.nextInt(6));
+                size = List.of("zz", "-1", "ffffffffffff", "", Integer.toHexString(len + 5), "0")
+                        .get(rnd.nextInt(6));
             }
             sb.append(size).append("\r\n").append(text, at, at + len).append("\r\n");
             at += len;

@@ -11,13 +11,49 @@ import java.util.Random;
  */
 final class Mutations {
     /** Odd text that parsers tend to mishandle: surrogates, NUL, BOM, RTL marks, combining marks, emoji, …. */
-    static final List<String> ODD_TEXT = List.of("", "\u0000", "\uFEFF", "\u202E", "\u0301", "\uD83D\uDE00",
-            "\uD800", "\uDFFF", "\u00A0", "\u2028", "\u2029", "\r", "\t", "\\", "\"", "'", "İ", "ß", "µ", "٣",
-            "\u0085", "%00", "%", "${x}", "{{x}}", "*", "&", "|", "=", ",", ":", "#", "-", "\n- ", "..", "\u0600",
-            "𝟘", "ǅ", "K", "\u00FF\u00FE");
+    static final List<String> ODD_TEXT = List.of(
+            "",
+            "\u0000",
+            "\uFEFF",
+            "\u202E",
+            "\u0301",
+            "\uD83D\uDE00",
+            "\uD800",
+            "\uDFFF",
+            "\u00A0",
+            "\u2028",
+            "\u2029",
+            "\r",
+            "\t",
+            "\\",
+            "\"",
+            "'",
+            "İ",
+            "ß",
+            "µ",
+            "٣",
+            "\u0085",
+            "%00",
+            "%",
+            "${x}",
+            "{{x}}",
+            "*",
+            "&",
+            "|",
+            "=",
+            ",",
+            ":",
+            "#",
+            "-",
+            "\n- ",
+            "..",
+            "\u0600",
+            "𝟘",
+            "ǅ",
+            "K",
+            "\u00FF\u00FE");
 
-    private Mutations() {
-    }
+    private Mutations() {}
 
     /** Applies {@code count} random byte-level mutations; the words are spliced in as UTF-8. */
     static byte[] mutate(byte[] in, Random rnd, int count, List<String> words) {
@@ -63,8 +99,36 @@ final class Mutations {
                     return b;
                 }
                 byte[] c = b.clone();
-                byte[] interesting = {0, (byte) 0xff, (byte) 0x80, (byte) 0xc0, '"', '\\', '{', '}', '[', ']', ':',
-                        ',', '\n', '\r', '\t', ' ', '-', '0', '9', 'e', '.', '&', '*', '!', '%', '#', '|', '>'};
+                byte[] interesting = {
+                    0,
+                    (byte) 0xff,
+                    (byte) 0x80,
+                    (byte) 0xc0,
+                    '"',
+                    '\\',
+                    '{',
+                    '}',
+                    '[',
+                    ']',
+                    ':',
+                    ',',
+                    '\n',
+                    '\r',
+                    '\t',
+                    ' ',
+                    '-',
+                    '0',
+                    '9',
+                    'e',
+                    '.',
+                    '&',
+                    '*',
+                    '!',
+                    '%',
+                    '#',
+                    '|',
+                    '>'
+                };
                 c[at] = interesting[rnd.nextInt(interesting.length)];
                 return c;
             }

@@ -46,29 +46,43 @@ class NoBufferLeaksTest {
         try {
             // the detector works in this JVM: one buffer dropped unreleased is reported
             ByteBufAllocator.DEFAULT.directBuffer(64).writeLong(1);
-            assertThat(http.collect()).as("a buffer dropped on purpose is reported").isNotEmpty();
+            assertThat(http.collect())
+                    .as("a buffer dropped on purpose is reported")
+                    .isNotEmpty();
             http.clear();
 
-            try (TestServer s = TestServer.start("envoy/example1.yaml",
-                    "sluice-algorithms.yaml")) {
+            try (TestServer s = TestServer.start("envoy/example1.yaml", "sluice-algorithms.yaml")) {
                 for (int i = 0; i < 20; i++) {
                     assertThat(s.check("algos", "tb=a").status()).isIn(200, 429);
-                    assertThat(s.post(TestServer.check("algos", 2, "gcra=b", "sw=c")).status()).isIn(200, 429);
+                    assertThat(s.post(TestServer.check("algos", 2, "gcra=b", "sw=c"))
+                                    .status())
+                            .isIn(200, 429);
                 }
                 assertThat(s.post("{\"domain\":").status()).isEqualTo(400);
-                assertThat(s.post("{\"domain\":\"nope\",\"descriptors\":[]}").status()).isBetween(400, 499);
-                assertThat(s.post("{\"domain\":\"algos\",\"pad\":\"" + "x".repeat(70_000) + "\"}").status()).isEqualTo(413);
+                assertThat(s.post("{\"domain\":\"nope\",\"descriptors\":[]}").status())
+                        .isBetween(400, 499);
+                assertThat(s.post("{\"domain\":\"algos\",\"pad\":\"" + "x".repeat(70_000) + "\"}")
+                                .status())
+                        .isEqualTo(413);
                 assertThat(TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/v1/check"))
-                        .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString("{}"))
-                        .build()).status()).isEqualTo(415);
+                                        .header("Content-Type", "text/plain")
+                                        .POST(HttpRequest.BodyPublishers.ofString("{}"))
+                                        .build())
+                                .status())
+                        .isEqualTo(415);
                 assertThat(s.get("/nowhere").status()).isEqualTo(404);
                 assertThat(s.get("/healthz").status()).isEqualTo(200);
                 assertThat(s.get("/metrics").status()).isEqualTo(200);
                 assertThat(TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/json"))
-                        .POST(HttpRequest.BodyPublishers.ofString(
-                                "{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[{\"key\":\"database\",\"value\":\"users\"}]}]}"))
-                        .build()).status()).isEqualTo(200);
-                byte[] one = RawHttp.post("/v1/check", "application/json",
+                                        .POST(
+                                                HttpRequest.BodyPublishers.ofString(
+                                                        "{\"domain\":\"mongo_cps\",\"descriptors\":[{\"entries\":[{\"key\":\"database\",\"value\":\"users\"}]}]}"))
+                                        .build())
+                                .status())
+                        .isEqualTo(200);
+                byte[] one = RawHttp.post(
+                        "/v1/check",
+                        "application/json",
                         TestServer.check("algos", 1, "tb=pipelined").getBytes(StandardCharsets.UTF_8));
                 byte[] three = new byte[one.length * 3];
                 for (int i = 0; i < 3; i++) {
@@ -76,15 +90,21 @@ class NoBufferLeaksTest {
                 }
                 RawHttp.exchange(s.server.httpAddress().getPort(), three, false, 10_000);
 
-                ManagedChannel channel = NettyChannelBuilder.forAddress("127.0.0.1", s.server.grpcAddress().getPort())
-                        .usePlaintext().build();
+                ManagedChannel channel = NettyChannelBuilder.forAddress(
+                                "127.0.0.1", s.server.grpcAddress().getPort())
+                        .usePlaintext()
+                        .build();
                 try {
-                    RateLimitServiceGrpc.RateLimitServiceBlockingStub rls = RateLimitServiceGrpc.newBlockingStub(channel)
-                            .withDeadlineAfter(30, TimeUnit.SECONDS);
+                    RateLimitServiceGrpc.RateLimitServiceBlockingStub rls =
+                            RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(30, TimeUnit.SECONDS);
                     for (int i = 0; i < 20; i++) {
-                        rls.shouldRateLimit(RateLimitRequest.newBuilder().setDomain("mongo_cps").addDescriptors(
-                                RateLimitDescriptor.newBuilder().addEntries(RateLimitDescriptor.Entry.newBuilder()
-                                        .setKey("database").setValue("users"))).build());
+                        rls.shouldRateLimit(RateLimitRequest.newBuilder()
+                                .setDomain("mongo_cps")
+                                .addDescriptors(RateLimitDescriptor.newBuilder()
+                                        .addEntries(RateLimitDescriptor.Entry.newBuilder()
+                                                .setKey("database")
+                                                .setValue("users")))
+                                .build());
                     }
                 } finally {
                     channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
@@ -127,8 +147,10 @@ class NoBufferLeaksTest {
                     g.release();
                 }
             }
-            return events.list.stream().map(ILoggingEvent::getFormattedMessage)
-                    .filter(m -> m.contains("LEAK")).collect(Collectors.toList());
+            return events.list.stream()
+                    .map(ILoggingEvent::getFormattedMessage)
+                    .filter(m -> m.contains("LEAK"))
+                    .collect(Collectors.toList());
         }
 
         void clear() {

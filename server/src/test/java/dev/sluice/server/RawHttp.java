@@ -25,10 +25,13 @@ final class RawHttp {
         }
     }
 
-    enum Outcome { ANSWERED, CLOSED_WITHOUT_ANSWER, TIMED_OUT }
-
-    private RawHttp() {
+    enum Outcome {
+        ANSWERED,
+        CLOSED_WITHOUT_ANSWER,
+        TIMED_OUT
     }
+
+    private RawHttp() {}
 
     /**
      * Sends {@code request} to 127.0.0.1:{@code port} and reads one final answer.
@@ -56,8 +59,8 @@ final class RawHttp {
                 }
                 long left = (deadline - System.nanoTime()) / 1_000_000L;
                 if (left <= 0) {
-                    return new Answer(0, Map.of(), got.toString(StandardCharsets.ISO_8859_1), Outcome.TIMED_OUT,
-                            elapsed(start));
+                    return new Answer(
+                            0, Map.of(), got.toString(StandardCharsets.ISO_8859_1), Outcome.TIMED_OUT, elapsed(start));
                 }
                 s.setSoTimeout((int) left);
                 int n;
@@ -70,8 +73,14 @@ final class RawHttp {
                 }
                 if (n < 0) {
                     Answer last = parse(got.toByteArray(), headRequest, start);
-                    return last != null ? last : new Answer(0, Map.of(), got.toString(StandardCharsets.ISO_8859_1),
-                            Outcome.CLOSED_WITHOUT_ANSWER, elapsed(start));
+                    return last != null
+                            ? last
+                            : new Answer(
+                                    0,
+                                    Map.of(),
+                                    got.toString(StandardCharsets.ISO_8859_1),
+                                    Outcome.CLOSED_WITHOUT_ANSWER,
+                                    elapsed(start));
                 }
                 got.write(buf, 0, n);
             }
@@ -97,20 +106,27 @@ final class RawHttp {
             Map<String, String> headers = new LinkedHashMap<>();
             for (int i = 1; i < lines.length; i++) {
                 int c = lines[i].indexOf(':');
-                headers.put(lines[i].substring(0, c).trim().toLowerCase(Locale.ROOT), lines[i].substring(c + 1).trim());
+                headers.put(
+                        lines[i].substring(0, c).trim().toLowerCase(Locale.ROOT),
+                        lines[i].substring(c + 1).trim());
             }
             int bodyStart = end + 4;
             if (status >= 100 && status < 200) {
                 from = bodyStart; // 100 Continue: the real answer follows
                 continue;
             }
-            int len = headRequest || status == 204 || status == 304 ? 0
+            int len = headRequest || status == 204 || status == 304
+                    ? 0
                     : Integer.parseInt(headers.getOrDefault("content-length", "0"));
             if (b.length - bodyStart < len) {
                 return null;
             }
-            return new Answer(status, headers, new String(b, bodyStart, len, StandardCharsets.UTF_8),
-                    Outcome.ANSWERED, elapsed(start));
+            return new Answer(
+                    status,
+                    headers,
+                    new String(b, bodyStart, len, StandardCharsets.UTF_8),
+                    Outcome.ANSWERED,
+                    elapsed(start));
         }
     }
 

@@ -1,6 +1,5 @@
 package dev.sluice.server;
 
-import dev.sluice.server.decision.DecisionService;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -11,6 +10,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.server.cli.SluiceCommand;
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.decision.DecisionService;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -51,23 +51,32 @@ class RulesAndOperationsTest {
                       requests_per_unit: 1
                 """;
         assertThatThrownBy(() -> RuleSet.parse("rules.yaml", yaml))
-                .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.problems()).containsExactly(
-                        "rules.yaml:5: unknown unit 'fortnight': use one of second, minute, hour, day, week, month, year, or 'window: 90s' for any length",
-                        "rules.yaml:8: unknown key 'shadow_mod' in a descriptor: expected one of descriptors, detailed_metric, key, metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric",
-                        "rules.yaml:10: 'rate_limit' without 'requests_per_unit': say how many requests, e.g. 'requests_per_unit: 100' (or 'unlimited: true')",
-                        "rules.yaml:11: descriptor without a 'key': every entry needs one, e.g. 'key: remote_address'",
-                        "rules.yaml:15: 'burst' applies to token_bucket and gcra, not fixed_window: remove it or set 'algorithm: token_bucket'",
-                        "rules.yaml:16: duration '90q' is not understood: write a number and a unit (ns, us, ms, s, m, h, d, w), e.g. 90s, 1500ms, 1h30m",
-                        "rules.yaml:18: duplicate descriptor key 'a' in the same list: each key/value pair may appear once per level"));
+                .isInstanceOfSatisfying(
+                        ConfigException.class,
+                        e -> assertThat(e.problems())
+                                .containsExactly(
+                                        "rules.yaml:5: unknown unit 'fortnight': use one of second, minute, hour, day, week, month, year, or 'window: 90s' for any length",
+                                        "rules.yaml:8: unknown key 'shadow_mod' in a descriptor: expected one of descriptors, detailed_metric, key, metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric",
+                                        "rules.yaml:10: 'rate_limit' without 'requests_per_unit': say how many requests, e.g. 'requests_per_unit: 100' (or 'unlimited: true')",
+                                        "rules.yaml:11: descriptor without a 'key': every entry needs one, e.g. 'key: remote_address'",
+                                        "rules.yaml:15: 'burst' applies to token_bucket and gcra, not fixed_window: remove it or set 'algorithm: token_bucket'",
+                                        "rules.yaml:16: duration '90q' is not understood: write a number and a unit (ns, us, ms, s, m, h, d, w), e.g. 90s, 1500ms, 1h30m",
+                                        "rules.yaml:18: duplicate descriptor key 'a' in the same list: each key/value pair may appear once per level"));
     }
 
     @Test
     void theBuiltInExampleAnswersTheReadmeCall() {
         try (TestServer s = TestServer.start("sluice-example.yaml")) {
-            TestServer.Resp r = s.post("{\"domain\":\"example\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"alice\"}]}]}");
+            TestServer.Resp r = s.post(
+                    "{\"domain\":\"example\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"alice\"}]}]}");
             assertThat(r.status()).isEqualTo(200);
             assertThat(r.status(0).get("remaining").asLong()).isEqualTo(9);
-            assertThat(s.check("api", "plan=pro,user=7").status(0).get("limit").get("algorithm").asText()).isEqualTo("gcra");
+            assertThat(s.check("api", "plan=pro,user=7")
+                            .status(0)
+                            .get("limit")
+                            .get("algorithm")
+                            .asText())
+                    .isEqualTo("gcra");
             assertThat(s.check("api", "remote_address=203.0.113.7").status()).isEqualTo(429);
         }
     }
@@ -79,7 +88,9 @@ class RulesAndOperationsTest {
             for (int rpu = 1; rpu <= 2; rpu++) {
                 assertThat(s.post(withLimit(rpu)).status()).isEqualTo(200);
             }
-            assertThat(s.post(withLimit(1)).status()).as("a known limit is still accepted (and its 1/hour is spent)").isEqualTo(429);
+            assertThat(s.post(withLimit(1)).status())
+                    .as("a known limit is still accepted (and its 1/hour is spent)")
+                    .isEqualTo(429);
             TestServer.Resp third = s.post(withLimit(3));
             assertThat(third.status()).isEqualTo(400);
             BadInputHttpTest.assertProblem(third, "too-many-client-limits", "already use 2 distinct limits");
@@ -104,7 +115,9 @@ class RulesAndOperationsTest {
     @Test
     void validateCommandPrintsProblemsAndExitsOne(@TempDir Path dir) throws Exception {
         Path bad = dir.resolve("bad.yaml");
-        Files.writeString(bad, "domain: x\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: second\n      requests_per_unit: -3\n");
+        Files.writeString(
+                bad,
+                "domain: x\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: second\n      requests_per_unit: -3\n");
         Path good = dir.resolve("good.yaml");
         Files.writeString(good, TestServer.resource("envoy/example2.yaml"));
         PrintStream err = System.err;
@@ -113,20 +126,32 @@ class RulesAndOperationsTest {
         try {
             System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
             System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
-            assertThat(SluiceCommand.commandLine().execute("validate", bad.toString())).isEqualTo(1);
-            assertThat(captured.toString(StandardCharsets.UTF_8)).contains(bad + ":6: 'requests_per_unit' -3 is negative");
+            assertThat(SluiceCommand.commandLine().execute("validate", bad.toString()))
+                    .isEqualTo(1);
+            assertThat(captured.toString(StandardCharsets.UTF_8))
+                    .contains(bad + ":6: 'requests_per_unit' -3 is negative");
             captured.reset();
-            assertThat(SluiceCommand.commandLine().execute("validate", good.toString())).isZero();
+            assertThat(SluiceCommand.commandLine().execute("validate", good.toString()))
+                    .isZero();
             assertThat(captured.toString(StandardCharsets.UTF_8)).contains("ok  domain messaging: 2 rules");
             captured.reset();
             assertThat(SluiceCommand.commandLine().execute("migrate")).isEqualTo(2);
             assertThat(captured.toString(StandardCharsets.UTF_8)).contains("nothing to migrate");
             captured.reset();
-            assertThat(SluiceCommand.commandLine().execute("serve", "--store", "cassandra://127.0.0.1",
-                    "--http", "127.0.0.1:0", "--grpc", "off")).isEqualTo(2);
+            assertThat(SluiceCommand.commandLine()
+                            .execute(
+                                    "serve",
+                                    "--store",
+                                    "cassandra://127.0.0.1",
+                                    "--http",
+                                    "127.0.0.1:0",
+                                    "--grpc",
+                                    "off"))
+                    .isEqualTo(2);
             assertThat(captured.toString(StandardCharsets.UTF_8)).contains("unknown store 'cassandra://127.0.0.1'");
             captured.reset();
-            assertThat(SluiceCommand.commandLine().execute("serve", "--config", bad.toString())).isEqualTo(1);
+            assertThat(SluiceCommand.commandLine().execute("serve", "--config", bad.toString()))
+                    .isEqualTo(1);
             assertThat(captured.toString(StandardCharsets.UTF_8))
                     .contains("event=rules_problem problem=\"" + bad + ":6: 'requests_per_unit' -3 is negative")
                     .contains("event=start_refused reason=\"1 problem(s) in the rules\"");
@@ -143,14 +168,29 @@ class RulesAndOperationsTest {
             ByteArrayOutputStream captured = new ByteArrayOutputStream();
             try {
                 System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
-                assertThat(SluiceCommand.commandLine().execute("check", "--url", s.base, "--domain", "edge_proxy_per_ip",
-                        "remote_address=50.0.0.1")).isZero();
-                assertThat(captured.toString(StandardCharsets.UTF_8)).contains("HTTP 200")
+                assertThat(SluiceCommand.commandLine()
+                                .execute(
+                                        "check",
+                                        "--url",
+                                        s.base,
+                                        "--domain",
+                                        "edge_proxy_per_ip",
+                                        "remote_address=50.0.0.1"))
+                        .isZero();
+                assertThat(captured.toString(StandardCharsets.UTF_8))
+                        .contains("HTTP 200")
                         .contains("RateLimit: \"edge_proxy_per_ip.remote_address\";r=9;t=1");
-                assertThat(SluiceCommand.commandLine().execute("check", "--url", s.base, "--domain", "edge_proxy_per_ip",
-                        "remote_address=50.0.0.5")).isEqualTo(1);
-                assertThat(SluiceCommand.commandLine().execute("check", "--url", s.base, "--domain", "nope",
-                        "a=b")).isEqualTo(2);
+                assertThat(SluiceCommand.commandLine()
+                                .execute(
+                                        "check",
+                                        "--url",
+                                        s.base,
+                                        "--domain",
+                                        "edge_proxy_per_ip",
+                                        "remote_address=50.0.0.5"))
+                        .isEqualTo(1);
+                assertThat(SluiceCommand.commandLine().execute("check", "--url", s.base, "--domain", "nope", "a=b"))
+                        .isEqualTo(2);
             } finally {
                 System.setOut(out);
             }
@@ -160,23 +200,39 @@ class RulesAndOperationsTest {
     @Test
     void hotReloadAppliesGoodRulesAndKeepsThemOnABadFile(@TempDir Path dir) throws Exception {
         Path rules = dir.resolve("rules.yaml");
-        Files.writeString(rules, "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 1\n");
-        try (TestServer s = TestServer.start(t -> t.withConfigPaths(List.of(rules), Duration.ofMillis(50)),
-                "envoy/example5.yaml")) {
+        Files.writeString(
+                rules,
+                "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 1\n");
+        try (TestServer s = TestServer.start(
+                t -> t.withConfigPaths(List.of(rules), Duration.ofMillis(50)), "envoy/example5.yaml")) {
             s.server.reload();
             assertThat(s.check("live", "k=1").status()).isEqualTo(200);
             assertThat(s.check("live", "k=1").status()).isEqualTo(429);
 
-            Files.writeString(rules, "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 3\n");
+            Files.writeString(
+                    rules,
+                    "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 3\n");
             long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (s.check("live", "k=2").status(0).get("limit").get("requests_per_unit").asLong() != 3) {
-                assertThat(System.nanoTime()).as("the watcher picked up the change").isLessThan(deadline);
+            while (s.check("live", "k=2")
+                            .status(0)
+                            .get("limit")
+                            .get("requests_per_unit")
+                            .asLong()
+                    != 3) {
+                assertThat(System.nanoTime())
+                        .as("the watcher picked up the change")
+                        .isLessThan(deadline);
                 Thread.sleep(50);
             }
 
             Files.writeString(rules, "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: eon\n");
             assertThat(s.server.reload()).isFalse();
-            assertThat(s.check("live", "k=3").status(0).get("limit").get("requests_per_unit").asLong()).isEqualTo(3);
+            assertThat(s.check("live", "k=3")
+                            .status(0)
+                            .get("limit")
+                            .get("requests_per_unit")
+                            .asLong())
+                    .isEqualTo(3);
             assertThat(s.get("/metrics").body()).contains("sluice_config_reloads_total{result=\"refused\"}");
         }
     }
@@ -220,18 +276,18 @@ class RulesAndOperationsTest {
         }
 
         @Override
-        public void reset(String key, Limit limit) {
-        }
+        public void reset(String key, Limit limit) {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
     }
 
     @Test
     void aStoreThatIsDownIs503WithAProblemAndHealthStaysUp() {
-        try (TestServer s = TestServer.startWith(new DownStore(), t -> t.withStore(t.limiter(), "down", true,
-                Duration.ofMillis(500)), "envoy/example5.yaml")) {
+        try (TestServer s = TestServer.startWith(
+                new DownStore(),
+                t -> t.withStore(t.limiter(), "down", true, Duration.ofMillis(500)),
+                "envoy/example5.yaml")) {
             TestServer.Resp r = s.check("internal", "azure=x");
             assertThat(r.status()).isEqualTo(503);
             assertThat(r.header("Retry-After")).isEqualTo("1");
@@ -245,18 +301,25 @@ class RulesAndOperationsTest {
 
     @Test
     void shutdownLetsInFlightRequestsFinish() throws Exception {
-        TestServer s = TestServer.startWith(new SlowStore(700), t -> t.withStore(t.limiter(), "slow", true,
-                Duration.ofSeconds(5)), "envoy/example5.yaml");
-        var pending = TestServer.CLIENT.sendAsync(java.net.http.HttpRequest.newBuilder(
-                        java.net.URI.create(s.base + "/v1/check")).header("Content-Type", "application/json")
-                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(TestServer.check("internal", -1, "azure=x")))
-                        .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+        TestServer s = TestServer.startWith(
+                new SlowStore(700),
+                t -> t.withStore(t.limiter(), "slow", true, Duration.ofSeconds(5)),
+                "envoy/example5.yaml");
+        var pending = TestServer.CLIENT.sendAsync(
+                java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.base + "/v1/check"))
+                        .header("Content-Type", "application/json")
+                        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(
+                                TestServer.check("internal", -1, "azure=x")))
+                        .build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
         Thread.sleep(300); // the request is now waiting on the store
         s.close();
         var resp = pending.get(10, java.util.concurrent.TimeUnit.SECONDS);
         assertThat(resp.statusCode()).isEqualTo(200);
         assertThat(resp.headers().firstValue("Connection")).hasValue("close");
-        assertThatThrownBy(() -> s.get("/healthz")).as("no longer listening").isInstanceOf(java.io.UncheckedIOException.class);
+        assertThatThrownBy(() -> s.get("/healthz"))
+                .as("no longer listening")
+                .isInstanceOf(java.io.UncheckedIOException.class);
     }
 
     /** A store where keys containing "slow" take 400 ms and report remaining 1; others are instant, remaining 2. */
@@ -285,15 +348,20 @@ class RulesAndOperationsTest {
 
     @Test
     void pipelinedRequestsAreAnsweredInOrderEvenWhenDecidedOutOfOrder() throws Exception {
-        try (TestServer s = TestServer.startWith(new KeyedSlowStore(), t -> t.withStore(t.limiter(), "keyed", true,
-                Duration.ofSeconds(5)), "envoy/example5.yaml");
-             java.net.Socket c = new java.net.Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+        try (TestServer s = TestServer.startWith(
+                        new KeyedSlowStore(),
+                        t -> t.withStore(t.limiter(), "keyed", true, Duration.ofSeconds(5)),
+                        "envoy/example5.yaml");
+                java.net.Socket c =
+                        new java.net.Socket("127.0.0.1", s.server.httpAddress().getPort())) {
             c.setSoTimeout(10_000);
             StringBuilder both = new StringBuilder();
             for (String user : List.of("slow", "fast")) {
                 String body = TestServer.check("internal", -1, "azure=" + user);
                 both.append("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ")
-                        .append(body.length()).append("\r\n\r\n").append(body);
+                        .append(body.length())
+                        .append("\r\n\r\n")
+                        .append(body);
             }
             c.getOutputStream().write(both.toString().getBytes(StandardCharsets.US_ASCII));
             c.getOutputStream().flush();
@@ -305,19 +373,25 @@ class RulesAndOperationsTest {
                 got.append(new String(buf, 0, n, StandardCharsets.US_ASCII));
             }
             String all = got.toString();
-            assertThat(all.indexOf("\"remaining\":1")).as("the slow first request is answered first")
+            assertThat(all.indexOf("\"remaining\":1"))
+                    .as("the slow first request is answered first")
                     .isLessThan(all.indexOf("\"remaining\":2"));
         }
     }
 
     @Test
     void aSlowStoreIsCutOffAtTheStoreTimeout() {
-        try (TestServer s = TestServer.startWith(new SlowStore(5_000), t -> t.withStore(t.limiter(), "slow", true,
-                Duration.ofMillis(150)), "envoy/example5.yaml")) {
+        try (TestServer s = TestServer.startWith(
+                new SlowStore(5_000),
+                t -> t.withStore(t.limiter(), "slow", true, Duration.ofMillis(150)),
+                "envoy/example5.yaml")) {
             TestServer.Resp r = s.check("internal", "azure=x");
             assertThat(r.status()).isEqualTo(503);
-            BadInputHttpTest.assertProblem(r, "store-timeout", "did not answer within "
-                    + (150 + DecisionService.DEADLINE_SLACK_MILLIS) + " ms (1 call(s) of its budget, --store-timeout 150 ms");
+            BadInputHttpTest.assertProblem(
+                    r,
+                    "store-timeout",
+                    "did not answer within " + (150 + DecisionService.DEADLINE_SLACK_MILLIS)
+                            + " ms (1 call(s) of its budget, --store-timeout 150 ms");
             assertThat(s.get("/metrics").body()).contains("sluice_store_errors_total{kind=\"timeout\"} 1.0");
         }
     }

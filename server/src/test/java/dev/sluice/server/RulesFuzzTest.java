@@ -36,26 +36,100 @@ class RulesFuzzTest {
     static final long BUDGET_MS = 2_000;
     /** {@code test:12: message}: the source, a line number, then something to read. */
     static final Pattern PROBLEM = Pattern.compile("test:[1-9]\\d*: \\S.*", Pattern.DOTALL);
-    static final List<String> CORPUS = List.of("sluice-example.yaml", "sluice-algorithms.yaml", "envoy/example1.yaml",
-            "envoy/example2.yaml", "envoy/example3.yaml", "envoy/example4.yaml", "envoy/example5.yaml",
-            "envoy/example6.yaml", "envoy/example7.yaml", "envoy/example8.yaml", "envoy/example9.yaml",
+
+    static final List<String> CORPUS = List.of(
+            "sluice-example.yaml",
+            "sluice-algorithms.yaml",
+            "envoy/example1.yaml",
+            "envoy/example2.yaml",
+            "envoy/example3.yaml",
+            "envoy/example4.yaml",
+            "envoy/example5.yaml",
+            "envoy/example6.yaml",
+            "envoy/example7.yaml",
+            "envoy/example8.yaml",
+            "envoy/example9.yaml",
             // envoyproxy/ratelimit's own files: every key of its loader (wildcards, share_threshold, metadata, …)
             "envoy-upstream/examples/ratelimit/config/example.yaml",
             "envoy-upstream/test/integration/runtime/current/ratelimit/config/share_threshold.yaml",
-            "envoy-upstream/test/config/share_threshold.yaml", "envoy-upstream/test/config/wildcard.yaml",
-            "envoy-upstream/test/config/metadata.yaml", "envoy-upstream/README-examples/example11.yaml",
-            "envoy-upstream/README-examples/example14.yaml", "envoy-upstream/README-examples/example16.yaml");
+            "envoy-upstream/test/config/share_threshold.yaml",
+            "envoy-upstream/test/config/wildcard.yaml",
+            "envoy-upstream/test/config/metadata.yaml",
+            "envoy-upstream/README-examples/example11.yaml",
+            "envoy-upstream/README-examples/example14.yaml",
+            "envoy-upstream/README-examples/example16.yaml");
     /** YAML's sharp edges, spliced into lines and bytes. */
-    static final List<String> WORDS = List.of(": ", "- ", "  ", "\t", "---", "...", "&a ", "*a", "<<: *a", "!!binary ",
-            "!!python/object/apply:os.system ['x']", "!!java.io.File ", "!<tag:yaml.org,2002:str> ", "? ", "| ", "> ",
-            "'", "\"", "\\", "#", "{", "}", "[", "]", ",", "~", "null", "true", "yes", "off", "0", "-1", "0x1F", "1e9",
-            "9999999999999999999", "1_000", "0o17", ".inf", "unit: fortnight", "window: 0s", "burst: -1",
-            "requests_per_unit: 0", "algorithm: sliding_log", "requests_per_unit: 10001", "unlimited: true",
-            "shadow_mode: maybe", "replaces:\n  - name: x", "descriptors:", "key: k", "value: v", "domain: d",
-            "share_threshold: true", "value_to_metric: true", "quota_mode: true", "detailed_metric: true",
-            "semantics: strict", "semantics: loose", "value: a*b**c", "key: '*'", "metadata: {a: [1, 2.5, x, ~]}",
-            "metadata: &m {a: *m}", "metadata: !!binary aGk=", "metadata:\n  <<: {m: 1}\n  ? [k]\n  : v",
-            "%YAML 1.1\n", "%TAG ! tag:x,2000:\n", "\uFEFF", "\u0000", "\u0085", "\u2028", "\uD800");
+    static final List<String> WORDS = List.of(
+            ": ",
+            "- ",
+            "  ",
+            "\t",
+            "---",
+            "...",
+            "&a ",
+            "*a",
+            "<<: *a",
+            "!!binary ",
+            "!!python/object/apply:os.system ['x']",
+            "!!java.io.File ",
+            "!<tag:yaml.org,2002:str> ",
+            "? ",
+            "| ",
+            "> ",
+            "'",
+            "\"",
+            "\\",
+            "#",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            "~",
+            "null",
+            "true",
+            "yes",
+            "off",
+            "0",
+            "-1",
+            "0x1F",
+            "1e9",
+            "9999999999999999999",
+            "1_000",
+            "0o17",
+            ".inf",
+            "unit: fortnight",
+            "window: 0s",
+            "burst: -1",
+            "requests_per_unit: 0",
+            "algorithm: sliding_log",
+            "requests_per_unit: 10001",
+            "unlimited: true",
+            "shadow_mode: maybe",
+            "replaces:\n  - name: x",
+            "descriptors:",
+            "key: k",
+            "value: v",
+            "domain: d",
+            "share_threshold: true",
+            "value_to_metric: true",
+            "quota_mode: true",
+            "detailed_metric: true",
+            "semantics: strict",
+            "semantics: loose",
+            "value: a*b**c",
+            "key: '*'",
+            "metadata: {a: [1, 2.5, x, ~]}",
+            "metadata: &m {a: *m}",
+            "metadata: !!binary aGk=",
+            "metadata:\n  <<: {m: 1}\n  ? [k]\n  : v",
+            "%YAML 1.1\n",
+            "%TAG ! tag:x,2000:\n",
+            "\uFEFF",
+            "\u0000",
+            "\u0085",
+            "\u2028",
+            "\uD800");
 
     static final ExecutorService PARSER = Executors.newSingleThreadExecutor(r -> {
         Thread t = new Thread(null, r, "rules-fuzz", 1 << 20); // a small stack, so deep recursion shows early
@@ -88,7 +162,8 @@ class RulesFuzzTest {
         String valid = TestServer.resource(CORPUS.get(rnd.nextInt(CORPUS.size())));
         String yaml = rnd.nextBoolean() ? mutateLines(valid, rnd, 1 + rnd.nextInt(4)) : valid;
         if (rnd.nextBoolean()) {
-            yaml = new String(Mutations.mutate(yaml.getBytes(StandardCharsets.UTF_8), rnd, 1 + rnd.nextInt(5), WORDS),
+            yaml = new String(
+                    Mutations.mutate(yaml.getBytes(StandardCharsets.UTF_8), rnd, 1 + rnd.nextInt(5), WORDS),
                     StandardCharsets.UTF_8);
         }
         parsesOrExplains(yaml);
@@ -107,8 +182,10 @@ class RulesFuzzTest {
     }
 
     @Property
-    void hostileAliasesAreRefusedQuickly(@ForAll @IntRange(min = 1, max = 12) int levels,
-                                         @ForAll @IntRange(min = 2, max = 10) int fanOut, @ForAll long seed) {
+    void hostileAliasesAreRefusedQuickly(
+            @ForAll @IntRange(min = 1, max = 12) int levels,
+            @ForAll @IntRange(min = 2, max = 10) int fanOut,
+            @ForAll long seed) {
         Random rnd = new Random(seed);
         String yaml = switch (rnd.nextInt(4)) {
             case 0 -> billionLaughs(levels, fanOut);
@@ -145,8 +222,8 @@ class RulesFuzzTest {
             f.cancel(true);
             throw new AssertionError("no answer within " + BUDGET_MS + " ms for:\n" + abbreviate(yaml));
         } catch (ExecutionException x) {
-            throw new AssertionError("not a ConfigException but " + x.getCause() + " for:\n" + abbreviate(yaml),
-                    x.getCause());
+            throw new AssertionError(
+                    "not a ConfigException but " + x.getCause() + " for:\n" + abbreviate(yaml), x.getCause());
         } catch (InterruptedException x) {
             throw new IllegalStateException(x);
         }
@@ -154,9 +231,13 @@ class RulesFuzzTest {
             assertThat(e.problems()).as("problems for:\n%s", abbreviate(yaml)).isNotEmpty();
             for (String p : e.problems()) {
                 assertThat(p).as("problem for:\n%s", abbreviate(yaml)).matches(PROBLEM);
-                assertThat(p.length()).as("a readable problem: %s", abbreviate(p)).isLessThan(1_000);
+                assertThat(p.length())
+                        .as("a readable problem: %s", abbreviate(p))
+                        .isLessThan(1_000);
             }
-            assertThat(e.getMessage().length()).as("the whole refusal stays readable").isLessThan(200_000);
+            assertThat(e.getMessage().length())
+                    .as("the whole refusal stays readable")
+                    .isLessThan(200_000);
         }
         return e;
     }
@@ -209,7 +290,9 @@ class RulesFuzzTest {
             String pad = "  ".repeat(i);
             sb.append(pad).append("- key: k").append(i).append('\n').append(pad).append("  descriptors:\n");
         }
-        sb.append("  ".repeat(depth)).append("- key: z\n").append("  ".repeat(depth))
+        sb.append("  ".repeat(depth))
+                .append("- key: z\n")
+                .append("  ".repeat(depth))
                 .append("  rate_limit: {unit: second, requests_per_unit: 1}\n");
         return sb.toString();
     }
@@ -232,14 +315,16 @@ class RulesFuzzTest {
         return switch (rnd.nextInt(3)) {
             case 0 -> "domain: d\ndescriptors: &x\n  - key: k\n    descriptors: *x\n";
             case 1 -> "domain: d\ndescriptors:\n  - &y\n    key: k\n    descriptors:\n      - *y\n";
-            default -> "domain: d\ndescriptors:\n  - key: k\n    rate_limit: &r\n      unit: second\n"
-                    + "      requests_per_unit: 1\n      replaces: [*r]\n";
+            default ->
+                "domain: d\ndescriptors:\n  - key: k\n    rate_limit: &r\n      unit: second\n"
+                        + "      requests_per_unit: 1\n      replaces: [*r]\n";
         };
     }
 
     /** One big scalar, aliased many times where problems quote it: the messages must not multiply its size. */
     static String scalarAliasAmplification(int times, int size) {
-        StringBuilder sb = new StringBuilder("domain: d\nbig: &s ").append("x".repeat(Math.max(1, size)))
+        StringBuilder sb = new StringBuilder("domain: d\nbig: &s ")
+                .append("x".repeat(Math.max(1, size)))
                 .append("\ndescriptors:\n");
         for (int i = 0; i < times; i++) {
             sb.append("  - key: *s\n");

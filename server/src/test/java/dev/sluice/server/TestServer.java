@@ -23,9 +23,12 @@ import java.util.function.UnaryOperator;
 final class TestServer implements AutoCloseable {
     /** 2026-01-01T00:00:00Z: a multiple of every window the tests use (1 s, 1 min, 90 s, 1 h, 1 d). */
     static final long T0 = 1_767_225_600L * 1_000_000_000L;
+
     static final ObjectMapper JSON = new ObjectMapper();
-    static final HttpClient CLIENT = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    static final HttpClient CLIENT = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
 
     final SluiceServer server;
     final String base;
@@ -109,8 +112,10 @@ final class TestServer implements AutoCloseable {
     }
 
     Resp post(String json, String... headers) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/check")).timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json));
         for (int i = 0; i < headers.length; i += 2) {
             b.header(headers[i], headers[i + 1]);
         }
@@ -118,7 +123,10 @@ final class TestServer implements AutoCloseable {
     }
 
     Resp get(String path) {
-        return send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10)).GET().build());
+        return send(HttpRequest.newBuilder(URI.create(base + path))
+                .timeout(Duration.ofSeconds(10))
+                .GET()
+                .build());
     }
 
     static Resp send(HttpRequest r) {
@@ -147,8 +155,12 @@ final class TestServer implements AutoCloseable {
             String[] kvs = descriptors[i].split(",");
             for (int j = 0; j < kvs.length; j++) {
                 String[] kv = kvs[j].split("=", 2);
-                sb.append(j == 0 ? "" : ",").append("{\"key\":\"").append(kv[0]).append("\",\"value\":\"")
-                        .append(kv.length > 1 ? kv[1] : "").append("\"}");
+                sb.append(j == 0 ? "" : ",")
+                        .append("{\"key\":\"")
+                        .append(kv[0])
+                        .append("\",\"value\":\"")
+                        .append(kv.length > 1 ? kv[1] : "")
+                        .append("\"}");
             }
             sb.append("]}");
         }

@@ -85,7 +85,8 @@ public final class ClientIpResolver {
         if (trusted.isEmpty()) {
             // the container spells the peer from an InetAddress already: only a zone id needs dropping
             return peer != null && !peer.isEmpty() && peer.indexOf('%') < 0 && peer.length() <= IpLiteral.MAX_LENGTH
-                    ? peer : canonicalPeer(peer);
+                    ? peer
+                    : canonicalPeer(peer);
         }
         return resolve(peer, Collections.list(request.getHeaders(header.headerName())));
     }

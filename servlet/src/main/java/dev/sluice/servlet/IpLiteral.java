@@ -13,8 +13,7 @@ final class IpLiteral {
     /** Longest text worth parsing: a bracketed IPv6 with an embedded IPv4, a port and a short zone. */
     static final int MAX_LENGTH = 64;
 
-    private IpLiteral() {
-    }
+    private IpLiteral() {}
 
     /** The address, or null when {@code text} is not an IP literal (a name, {@code unknown}, garbage). */
     static InetAddress parse(String text) {

@@ -13,6 +13,7 @@ public final class PathPattern {
     private final String[] segments;
     /** For {@code /a/b/**} and {@code /a/b}: the literal {@code /a/b}, matched without splitting the path. */
     private final String literal;
+
     private final boolean literalAndBelow;
 
     private PathPattern(String pattern) {

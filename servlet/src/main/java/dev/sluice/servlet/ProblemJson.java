@@ -7,11 +7,19 @@ import java.nio.charset.StandardCharsets;
 
 /** An RFC 9457 problem+json answer (429, or 503 when the store fails closed), written without a JSON library. */
 final class ProblemJson {
-    private ProblemJson() {
-    }
+    private ProblemJson() {}
 
-    static void write(HttpServletResponse response, String problemType, int status, String title, String detail,
-            String instance, String limitName, long retryAfterSeconds, String degradation) throws IOException {
+    static void write(
+            HttpServletResponse response,
+            String problemType,
+            int status,
+            String title,
+            String detail,
+            String instance,
+            String limitName,
+            long retryAfterSeconds,
+            String degradation)
+            throws IOException {
         StringBuilder json = new StringBuilder(256).append("{\"type\":");
         JsonText.string(json, problemType).append(",\"title\":");
         JsonText.string(json, title).append(",\"status\":").append(status).append(",\"detail\":");

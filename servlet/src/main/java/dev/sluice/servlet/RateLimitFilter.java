@@ -47,6 +47,7 @@ public final class RateLimitFilter implements Filter {
     public static final String DECISION_ATTRIBUTE = "dev.sluice.servlet.decision";
     /** Default request attribute naming the caller's tier, set by the application's authentication. */
     public static final String DEFAULT_TIER_ATTRIBUTE = "sluice.tier";
+
     private static final String APPLIED_ATTRIBUTE = "dev.sluice.servlet.applied";
     static final String PROBLEM_JSON = "application/problem+json";
     private static final System.Logger LOG = System.getLogger(RateLimitFilter.class.getName());
@@ -112,7 +113,9 @@ public final class RateLimitFilter implements Filter {
     @Override
     public void doFilter(ServletRequest req, ServletResponse res, FilterChain chain)
             throws IOException, ServletException {
-        if (!enabled || !(req instanceof HttpServletRequest request) || !(res instanceof HttpServletResponse response)
+        if (!enabled
+                || !(req instanceof HttpServletRequest request)
+                || !(res instanceof HttpServletResponse response)
                 || request.getAttribute(APPLIED_ATTRIBUTE) != null) {
             chain.doFilter(req, res);
             return;
@@ -130,12 +133,16 @@ public final class RateLimitFilter implements Filter {
         }
         Decision d;
         try {
-            d = applied.size() == 1 ? limiter.tryAcquire(applied.keys.get(0), applied.limits.get(0), applied.costs[0])
+            d = applied.size() == 1
+                    ? limiter.tryAcquire(applied.keys.get(0), applied.limits.get(0), applied.costs[0])
                     : limiter.tryAcquire(applied.permits());
         } catch (RuntimeException e) {
             if (logThrottle.allow("failed")) {
-                LOG.log(System.Logger.Level.WARNING, "rate limiter failed; letting " + request.getMethod() + " "
-                        + applied.path + " through" + leftOut(), e);
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "rate limiter failed; letting " + request.getMethod() + " " + applied.path + " through"
+                                + leftOut(),
+                        e);
             }
             listen(request, applied, RateLimitListener.Outcome.LIMITER_FAILED, null);
             chain.doFilter(req, res);
@@ -143,8 +150,10 @@ public final class RateLimitFilter implements Filter {
         }
         request.setAttribute(DECISION_ATTRIBUTE, d);
         if (d.degraded() && logThrottle.allow("degraded")) {
-            LOG.log(System.Logger.Level.WARNING, "decision for " + applied.names + " made without the store ("
-                    + d.degradation().label() + "): " + d + leftOut());
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "decision for " + applied.names + " made without the store ("
+                            + d.degradation().label() + "): " + d + leftOut());
         }
         if (d.allowed()) {
             if (!shadowMode) {
@@ -154,9 +163,12 @@ public final class RateLimitFilter implements Filter {
             chain.doFilter(req, res);
         } else if (shadowMode) {
             if (logThrottle.allow("shadow")) {
-                LOG.log(System.Logger.Level.INFO, "shadow mode: would deny " + request.getMethod() + " "
-                        + applied.path + " by " + applied.names + " for " + owner(applied, d).name() + ": " + d
-                        + leftOut());
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "shadow mode: would deny " + request.getMethod() + " "
+                                + applied.path + " by " + applied.names + " for "
+                                + owner(applied, d).name() + ": " + d
+                                + leftOut());
             }
             listen(request, applied, RateLimitListener.Outcome.SHADOW_DENIED, d);
             chain.doFilter(req, res);
@@ -178,10 +190,18 @@ public final class RateLimitFilter implements Filter {
             response.setHeader(RateLimitFields.RETRY_AFTER, Long.toString(retry));
             String limitName = owner(applied, d).name();
             String detail = d.degraded()
-                    ? "Rate limit '" + limitName + "' could not be checked (" + d.degradation().label()
-                            + ") and the failure policy denies: retry in " + retry + " s."
+                    ? "Rate limit '" + limitName + "' could not be checked ("
+                            + d.degradation().label() + ") and the failure policy denies: retry in " + retry + " s."
                     : "Rate limit '" + limitName + "' exceeded: retry in " + retry + " s.";
-            ProblemJson.write(response, problemType, 429, "Too Many Requests", detail, path(request), limitName, retry,
+            ProblemJson.write(
+                    response,
+                    problemType,
+                    429,
+                    "Too Many Requests",
+                    detail,
+                    path(request),
+                    limitName,
+                    retry,
                     d.degraded() ? d.degradation().label() : null);
         }
     }
@@ -212,9 +232,11 @@ public final class RateLimitFilter implements Filter {
                 applied = new AppliedRules(path, rules.size());
             }
             if (cost < 1 || cost > limit.capacity()) {
-                applied.badCost = "cost " + cost + " of rule '" + rule.name() + "' " + (cost < 1 ? "must be at least 1"
-                        : "exceeds capacity " + limit.capacity() + " of limit '" + limit.name()
-                                + "': it can never be granted; send a smaller cost");
+                applied.badCost = "cost " + cost + " of rule '" + rule.name() + "' "
+                        + (cost < 1
+                                ? "must be at least 1"
+                                : "exceeds capacity " + limit.capacity() + " of limit '" + limit.name()
+                                        + "': it can never be granted; send a smaller cost");
             }
             applied.add(rule.name(), key(rule.name(), value), limit, cost);
         }
@@ -234,7 +256,9 @@ public final class RateLimitFilter implements Filter {
     }
 
     private String state(AppliedRules applied, Decision d) {
-        return RateLimitFields.appendState(new StringBuilder(), owner(applied, d).name(), d).toString();
+        return RateLimitFields.appendState(
+                        new StringBuilder(), owner(applied, d).name(), d)
+                .toString();
     }
 
     /** The limit a combined decision belongs to: the first whose capacity is the decision's. */
@@ -251,7 +275,8 @@ public final class RateLimitFilter implements Filter {
         return RateLimitFields.appendPolicy(new StringBuilder(), l.name(), l).toString();
     }
 
-    private void listen(HttpServletRequest request, AppliedRules applied, RateLimitListener.Outcome outcome, Decision d) {
+    private void listen(
+            HttpServletRequest request, AppliedRules applied, RateLimitListener.Outcome outcome, Decision d) {
         try {
             listener.onDecision(request, applied.names, outcome, d);
         } catch (RuntimeException e) {
@@ -279,7 +304,8 @@ public final class RateLimitFilter implements Filter {
         private boolean shadowMode;
 
         private Builder(RateLimiter limiter) {
-            this.limiter = Objects.requireNonNull(limiter, "limiter must not be null: e.g. InMemoryRateLimiter.create()");
+            this.limiter =
+                    Objects.requireNonNull(limiter, "limiter must not be null: e.g. InMemoryRateLimiter.create()");
         }
 
         /** Adds a rule; rules apply in the order given and together (all or nothing). */
@@ -344,9 +370,10 @@ public final class RateLimitFilter implements Filter {
                             + "': give each a distinct name, it prefixes their keys");
                 }
                 if (!r.tiers().isEmpty() && !r.tiers().containsKey(defaultTier)) {
-                    throw new IllegalArgumentException("rule '" + r.name() + "' has tiers " + r.tiers().keySet()
-                            + " but none for the default tier '" + defaultTier + "': add .tier(\"" + defaultTier
-                            + "\", limit) or set defaultTier to one of them");
+                    throw new IllegalArgumentException(
+                            "rule '" + r.name() + "' has tiers " + r.tiers().keySet()
+                                    + " but none for the default tier '" + defaultTier + "': add .tier(\"" + defaultTier
+                                    + "\", limit) or set defaultTier to one of them");
                 }
             }
             return new RateLimitFilter(this);

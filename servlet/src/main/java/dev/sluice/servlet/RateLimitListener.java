@@ -32,5 +32,5 @@ public interface RateLimitListener {
     void onDecision(HttpServletRequest request, List<String> rules, Outcome outcome, Decision decision);
 
     /** Ignores everything. */
-    RateLimitListener NONE = (request, rules, outcome, decision) -> { };
+    RateLimitListener NONE = (request, rules, outcome, decision) -> {};
 }

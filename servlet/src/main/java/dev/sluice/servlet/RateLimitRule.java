@@ -192,12 +192,12 @@ public final class RateLimitRule {
          */
         public RateLimitRule build() {
             if (limit == null && tiers.isEmpty()) {
-                throw new IllegalArgumentException("rule '" + name
-                        + "' has no limit: give .limit(...) or one .tier(name, limit) per tier");
+                throw new IllegalArgumentException(
+                        "rule '" + name + "' has no limit: give .limit(...) or one .tier(name, limit) per tier");
             }
             if (limit != null && !tiers.isEmpty()) {
-                throw new IllegalArgumentException("rule '" + name + "' has both a limit and tiers " + tiers.keySet()
-                        + ": give one or the other");
+                throw new IllegalArgumentException(
+                        "rule '" + name + "' has both a limit and tiers " + tiers.keySet() + ": give one or the other");
             }
             if (fixedCost > 0) {
                 if (limit != null) {

@@ -8,18 +8,21 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ClientIpResolverTest {
-    private final ClientIpResolver xff = ClientIpResolver.trusting(Header.X_FORWARDED_FOR, List.of("10.0.0.0/8", "fd00::/8"));
+    private final ClientIpResolver xff =
+            ClientIpResolver.trusting(Header.X_FORWARDED_FOR, List.of("10.0.0.0/8", "fd00::/8"));
     private final ClientIpResolver fwd = ClientIpResolver.trusting(Header.FORWARDED, List.of("10.0.0.0/8"));
 
     @Test
     void untrustedPeerIsTheClientWhateverTheHeaderSays() {
         assertThat(xff.resolve("192.0.2.9", List.of("198.51.100.1"))).isEqualTo("192.0.2.9");
-        assertThat(ClientIpResolver.peerOnly().resolve("10.0.0.1", List.of("198.51.100.1"))).isEqualTo("10.0.0.1");
+        assertThat(ClientIpResolver.peerOnly().resolve("10.0.0.1", List.of("198.51.100.1")))
+                .isEqualTo("10.0.0.1");
     }
 
     @Test
     void rightmostUntrustedHopIsTheClientSoALeftmostSpoofIsIgnored() {
-        assertThat(xff.resolve("10.0.0.1", List.of("6.6.6.6, 198.51.100.1, 10.0.0.2"))).isEqualTo("198.51.100.1");
+        assertThat(xff.resolve("10.0.0.1", List.of("6.6.6.6, 198.51.100.1, 10.0.0.2")))
+                .isEqualTo("198.51.100.1");
         // two header lines are one list, in order
         assertThat(xff.resolve("10.0.0.1", List.of("6.6.6.6", "198.51.100.1"))).isEqualTo("198.51.100.1");
     }
@@ -31,7 +34,8 @@ class ClientIpResolverTest {
 
     @Test
     void malformedOrUnknownHopStopsAtTheProxyThatWroteIt() {
-        assertThat(xff.resolve("10.0.0.1", List.of("198.51.100.1, unknown, 10.0.0.2"))).isEqualTo("10.0.0.2");
+        assertThat(xff.resolve("10.0.0.1", List.of("198.51.100.1, unknown, 10.0.0.2")))
+                .isEqualTo("10.0.0.2");
         assertThat(xff.resolve("10.0.0.1", List.of("not an address"))).isEqualTo("10.0.0.1");
         assertThat(xff.resolve("10.0.0.1", List.of("example.com"))).isEqualTo("10.0.0.1"); // never resolved
         assertThat(xff.resolve("10.0.0.1", List.of("1.2.3.04"))).isEqualTo("10.0.0.1"); // leading zero
@@ -53,9 +57,11 @@ class ClientIpResolverTest {
 
     @Test
     void forwardedHeaderReadsForParameters() {
-        assertThat(fwd.resolve("10.0.0.1", List.of("for=6.6.6.6, for=\"[2001:db8:cafe::17]:4711\";proto=https;by=10.0.0.1")))
+        assertThat(fwd.resolve(
+                        "10.0.0.1", List.of("for=6.6.6.6, for=\"[2001:db8:cafe::17]:4711\";proto=https;by=10.0.0.1")))
                 .isEqualTo("2001:db8:cafe:0:0:0:0:17");
-        assertThat(fwd.resolve("10.0.0.1", List.of("For=198.51.100.1;proto=http, for=10.0.0.2"))).isEqualTo("198.51.100.1");
+        assertThat(fwd.resolve("10.0.0.1", List.of("For=198.51.100.1;proto=http, for=10.0.0.2")))
+                .isEqualTo("198.51.100.1");
         assertThat(fwd.resolve("10.0.0.1", List.of("for=_hidden"))).isEqualTo("10.0.0.1");
         assertThat(fwd.resolve("10.0.0.1", List.of("for=\"198.51.100.1"))).isEqualTo("10.0.0.1"); // unterminated
         assertThat(fwd.resolve("10.0.0.1", List.of("proto=https"))).isEqualTo("10.0.0.1"); // no for=
@@ -79,18 +85,24 @@ class ClientIpResolverTest {
     @Test
     void badTrustedProxyBlocksNameTheValueAndTheForm() {
         assertThatThrownBy(() -> ClientIpResolver.trusting(Header.FORWARDED, List.of("proxy.internal")))
-                .hasMessageContaining("'proxy.internal'").hasMessageContaining("10.0.0.0/8");
-        assertThatThrownBy(() -> Cidr.parse("10.0.0.0/33")).hasMessageContaining("prefix length '33'")
+                .hasMessageContaining("'proxy.internal'")
+                .hasMessageContaining("10.0.0.0/8");
+        assertThatThrownBy(() -> Cidr.parse("10.0.0.0/33"))
+                .hasMessageContaining("prefix length '33'")
                 .hasMessageContaining("0 to 32");
     }
 
     @Test
     void cidrMatchesItsBlockOnly() {
-        assertThat(Cidr.parse("10.1.0.0/16").contains(IpLiteral.parse("10.1.255.3"))).isTrue();
-        assertThat(Cidr.parse("10.1.0.0/16").contains(IpLiteral.parse("10.2.0.3"))).isFalse();
+        assertThat(Cidr.parse("10.1.0.0/16").contains(IpLiteral.parse("10.1.255.3")))
+                .isTrue();
+        assertThat(Cidr.parse("10.1.0.0/16").contains(IpLiteral.parse("10.2.0.3")))
+                .isFalse();
         assertThat(Cidr.parse("10.1.0.0/16").contains(IpLiteral.parse("::1"))).isFalse();
         assertThat(Cidr.parse("fd00::/8").contains(IpLiteral.parse("fdff::1"))).isTrue();
-        assertThat(Cidr.parse("0.0.0.0/0").contains(IpLiteral.parse("192.0.2.1"))).isTrue();
-        assertThat(Cidr.parse("192.0.2.128/25").contains(IpLiteral.parse("192.0.2.127"))).isFalse();
+        assertThat(Cidr.parse("0.0.0.0/0").contains(IpLiteral.parse("192.0.2.1")))
+                .isTrue();
+        assertThat(Cidr.parse("192.0.2.128/25").contains(IpLiteral.parse("192.0.2.127")))
+                .isFalse();
     }
 }

@@ -87,12 +87,14 @@ final class TomcatServer implements AutoCloseable {
             return;
         }
         Principal principal = () -> user;
-        chain.doFilter(new HttpServletRequestWrapper(http) {
-            @Override
-            public Principal getUserPrincipal() {
-                return principal;
-            }
-        }, res);
+        chain.doFilter(
+                new HttpServletRequestWrapper(http) {
+                    @Override
+                    public Principal getUserPrincipal() {
+                        return principal;
+                    }
+                },
+                res);
     }
 
     @Override
@@ -100,7 +102,8 @@ final class TomcatServer implements AutoCloseable {
         tomcat.stop();
         tomcat.destroy();
         try (var files = Files.walk(baseDir)) {
-            files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            files.sorted(java.util.Comparator.reverseOrder())
+                    .forEach(p -> p.toFile().delete());
         }
     }
 }

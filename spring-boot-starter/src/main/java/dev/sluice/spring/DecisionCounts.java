@@ -84,8 +84,7 @@ public final class DecisionCounts {
      *
      * @param limit null when the route denies every request
      */
-    public record Route(String id, Limit limit, long cost) {
-    }
+    public record Route(String id, Limit limit, long cost) {}
 
     /** The gateway routes recorded so far, in the order they first loaded. */
     public List<Route> routes() {

@@ -31,11 +31,9 @@ public interface DecisionMeters {
     /** Meters nothing. */
     DecisionMeters NONE = new DecisionMeters() {
         @Override
-        public void request(String rules, Outcome outcome, Decision decision) {
-        }
+        public void request(String rules, Outcome outcome, Decision decision) {}
 
         @Override
-        public void call(String limit, String method, Outcome outcome, Decision decision) {
-        }
+        public void call(String limit, String method, Outcome outcome, Decision decision) {}
     };
 }

@@ -12,8 +12,7 @@ import javax.sql.DataSource;
  * when sluice-postgres is present. Its migrations run when it opens (idempotent), so the tables exist.
  */
 final class PostgresStore {
-    private PostgresStore() {
-    }
+    private PostgresStore() {}
 
     static Supplier<RateLimiter> opener(DataSource dataSource, Duration budget) {
         return () -> {

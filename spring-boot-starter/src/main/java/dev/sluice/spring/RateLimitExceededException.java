@@ -45,8 +45,9 @@ public class RateLimitExceededException extends RuntimeException {
         String by = method == null ? "" : " by " + method;
         long retry = RateLimitFields.retryAfterSeconds(d);
         return d.degraded()
-                ? "Rate limit '" + limitName + "' could not be checked (" + d.degradation().label()
-                        + ") and the failure policy denies" + by + ": retry in " + retry + " s."
+                ? "Rate limit '" + limitName + "' could not be checked ("
+                        + d.degradation().label() + ") and the failure policy denies" + by + ": retry in " + retry
+                        + " s."
                 : "Rate limit '" + limitName + "' exceeded" + by + ": retry in " + retry + " s.";
     }
 

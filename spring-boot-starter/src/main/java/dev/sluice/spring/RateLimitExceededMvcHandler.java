@@ -25,8 +25,8 @@ class RateLimitExceededMvcHandler {
     }
 
     @ExceptionHandler(RateLimitExceededException.class)
-    public ResponseEntity<byte[]> rateLimitExceeded(RateLimitExceededException e, HttpServletRequest request,
-            HttpServletResponse response) {
+    public ResponseEntity<byte[]> rateLimitExceeded(
+            RateLimitExceededException e, HttpServletRequest request, HttpServletResponse response) {
         RateLimitProblem p = RateLimitProblem.of(e, problemType, path(request));
         // set on the response, replacing the filter's RateLimit of the request's own (allowed) rules: a 429's
         // fields describe the limit that denied

@@ -36,8 +36,10 @@ class RateLimitExceededWebFluxHandler implements WebExceptionHandler, Ordered {
         if (!(t instanceof RateLimitExceededException e) || response.isCommitted()) {
             return Mono.error(ex);
         }
-        RateLimitProblem p = RateLimitProblem.of(e, problemType, exchange.getRequest().getPath().pathWithinApplication()
-                .value());
+        RateLimitProblem p = RateLimitProblem.of(
+                e,
+                problemType,
+                exchange.getRequest().getPath().pathWithinApplication().value());
         response.setStatusCode(HttpStatus.TOO_MANY_REQUESTS);
         HttpHeaders h = response.getHeaders();
         h.set(RateLimitFields.POLICY, p.policy());

@@ -1,7 +1,7 @@
 package dev.sluice.spring;
 
-import dev.sluice.http.JsonText;
 import dev.sluice.Decision;
+import dev.sluice.http.JsonText;
 import dev.sluice.http.RateLimitFields;
 import java.nio.charset.StandardCharsets;
 
@@ -19,11 +19,13 @@ record RateLimitProblem(String policy, String state, long retryAfterSeconds, byt
         String name = e.limitName();
         long retry = RateLimitFields.retryAfterSeconds(d);
         String detail = d.degraded()
-                ? "Rate limit '" + name + "' could not be checked (" + d.degradation().label()
-                        + ") and the failure policy denies: retry in " + retry + " s."
+                ? "Rate limit '" + name + "' could not be checked ("
+                        + d.degradation().label() + ") and the failure policy denies: retry in " + retry + " s."
                 : "Rate limit '" + name + "' exceeded: retry in " + retry + " s.";
         StringBuilder json = new StringBuilder(256).append("{\"type\":");
-        JsonText.string(json, problemType).append(",\"title\":\"Too Many Requests\",\"status\":").append(STATUS)
+        JsonText.string(json, problemType)
+                .append(",\"title\":\"Too Many Requests\",\"status\":")
+                .append(STATUS)
                 .append(",\"detail\":");
         JsonText.string(json, detail).append(",\"instance\":");
         JsonText.string(json, instance).append(",\"limit\":");
@@ -34,8 +36,10 @@ record RateLimitProblem(String policy, String state, long retryAfterSeconds, byt
         }
         json.append('}');
         return new RateLimitProblem(
-                RateLimitFields.appendPolicy(new StringBuilder(), name, e.limit()).toString(),
+                RateLimitFields.appendPolicy(new StringBuilder(), name, e.limit())
+                        .toString(),
                 RateLimitFields.appendState(new StringBuilder(), name, d).toString(),
-                retry, json.toString().getBytes(StandardCharsets.UTF_8));
+                retry,
+                json.toString().getBytes(StandardCharsets.UTF_8));
     }
 }

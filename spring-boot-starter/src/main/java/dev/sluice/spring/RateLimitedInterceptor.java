@@ -79,20 +79,21 @@ final class RateLimitedInterceptor implements MethodInterceptor {
         Executor e = executor;
         if (e == null) {
             e = beanFactory.containsBean(TASK_EXECUTOR) && beanFactory.isTypeMatch(TASK_EXECUTOR, Executor.class)
-                    ? beanFactory.getBean(TASK_EXECUTOR, Executor.class) : ForkJoinPool.commonPool();
+                    ? beanFactory.getBean(TASK_EXECUTOR, Executor.class)
+                    : ForkJoinPool.commonPool();
             executor = e;
         }
         return e;
     }
 
     /** One call: its method, the caller's key, the store key and the cost. */
-    record Call(RateLimitedMethod method, String key, String storeKey, long cost) {
-    }
+    record Call(RateLimitedMethod method, String key, String storeKey, long cost) {}
 
     @Override
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Object target = invocation.getThis();
-        RateLimitedMethod m = methods.find(invocation.getMethod(),
+        RateLimitedMethod m = methods.find(
+                invocation.getMethod(),
                 target == null ? invocation.getMethod().getDeclaringClass() : AopUtils.getTargetClass(target));
         if (m == null) {
             return invocation.proceed();
@@ -128,8 +129,8 @@ final class RateLimitedInterceptor implements MethodInterceptor {
                 return stage(call, invocation);
             case MONO:
             case FLUX:
-                return ReactorCalls.decideOnSubscribe(this, call, invocation instanceof ProxyMethodInvocation p
-                        ? p.invocableClone() : invocation);
+                return ReactorCalls.decideOnSubscribe(
+                        this, call, invocation instanceof ProxyMethodInvocation p ? p.invocableClone() : invocation);
             default:
                 RateLimitExceededException denied = verdict(call, decide(call));
                 if (denied != null) {
@@ -201,8 +202,10 @@ final class RateLimitedInterceptor implements MethodInterceptor {
             return null;
         }
         if (d.degraded() && logThrottle.allow("degraded")) {
-            LOG.log(System.Logger.Level.WARNING, "decision for " + m + " made without the store ("
-                    + d.degradation().label() + "): " + d + leftOut());
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "decision for " + m + " made without the store ("
+                            + d.degradation().label() + "): " + d + leftOut());
         }
         if (d.allowed()) {
             counts().call(m, Outcome.ALLOWED, d);
@@ -211,8 +214,10 @@ final class RateLimitedInterceptor implements MethodInterceptor {
         if (shadowMode) {
             counts().call(m, Outcome.SHADOW_DENIED, d);
             if (logThrottle.allow("shadow")) {
-                LOG.log(System.Logger.Level.INFO, "shadow mode: would deny a call of " + m.description + " by limit '"
-                        + m.limitName + "': " + d + leftOut());
+                LOG.log(
+                        System.Logger.Level.INFO,
+                        "shadow mode: would deny a call of " + m.description + " by limit '" + m.limitName + "': " + d
+                                + leftOut());
             }
             return null;
         }
@@ -222,8 +227,10 @@ final class RateLimitedInterceptor implements MethodInterceptor {
 
     private void limiterFailed(Call call, Throwable e) {
         if (logThrottle.allow("failed")) {
-            LOG.log(System.Logger.Level.WARNING, "rate limiter failed; letting a call of "
-                    + call.method().description + " through" + leftOut(), e);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "rate limiter failed; letting a call of " + call.method().description + " through" + leftOut(),
+                    e);
         }
     }
 

@@ -36,11 +36,17 @@ final class RateLimitedMethod {
     private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
 
     /** How the method returns, and so how it is decided: on the caller's thread, or through the async path. */
-    enum Returns { VALUE, COMPLETION_STAGE, MONO, FLUX }
+    enum Returns {
+        VALUE,
+        COMPLETION_STAGE,
+        MONO,
+        FLUX
+    }
 
     final Method method;
     /** {@code ExportService.export(User, List)}: for messages, logs and the endpoint. */
     final String description;
+
     final String limitName;
     final Limit limit;
     final String keySource;
@@ -48,6 +54,7 @@ final class RateLimitedMethod {
     final String scope;
     /** {@code ExportService.export}: the {@code method} tag of the {@code sluice.calls} meter. */
     final String metricName;
+
     final Returns returns;
     final OutcomeCounts counts = new OutcomeCounts();
     private final Expression key;
@@ -80,15 +87,19 @@ final class RateLimitedMethod {
         int mod = method.getModifiers();
         if (Modifier.isPrivate(mod) || Modifier.isStatic(mod) || Modifier.isFinal(mod)) {
             String what = Modifier.isPrivate(mod) ? "private" : Modifier.isStatic(mod) ? "static" : "final";
-            throw new SluiceConfigException("@RateLimited on " + where, "a " + what + " method cannot be"
-                    + " intercepted, so it would never be limited: make it public (or protected), non-static and"
-                    + " non-final, and call it through the bean");
+            throw new SluiceConfigException(
+                    "@RateLimited on " + where,
+                    "a " + what + " method cannot be"
+                            + " intercepted, so it would never be limited: make it public (or protected), non-static and"
+                            + " non-final, and call it through the bean");
         }
         Limit limit = limits.get(a.limit());
         if (limit == null) {
-            throw new SluiceConfigException(attribute("limit", a.limit(), where), "unknown limit '" + a.limit()
-                    + "': define it under sluice.limits." + (a.limit().isBlank() ? "<name>" : a.limit())
-                    + (limits.isEmpty() ? " (there are none yet)" : " or use one of " + limits.keySet()));
+            throw new SluiceConfigException(
+                    attribute("limit", a.limit(), where),
+                    "unknown limit '" + a.limit()
+                            + "': define it under sluice.limits." + (a.limit().isBlank() ? "<name>" : a.limit())
+                            + (limits.isEmpty() ? " (there are none yet)" : " or use one of " + limits.keySet()));
         }
         RateLimitedMethod m = new RateLimitedMethod(method, a, limit);
         m.checkLiteralCost();
@@ -101,32 +112,42 @@ final class RateLimitedMethod {
         try {
             e = PARSER.parseExpression(source);
         } catch (ParseException ex) {
-            throw new SluiceConfigException(where, "the " + attribute + " expression does not parse ("
-                    + ex.getMessage() + "): write SpEL over the arguments, such as "
-                    + example(attribute));
+            throw new SluiceConfigException(
+                    where,
+                    "the " + attribute + " expression does not parse ("
+                            + ex.getMessage() + "): write SpEL over the arguments, such as "
+                            + example(attribute));
         }
         List<String> variables = new ArrayList<>();
         collectVariables(((SpelExpression) e).getAST(), variables);
         Parameter[] params = method.getParameters();
         String[] names = NAMES.getParameterNames(method);
         for (String v : variables) {
-            if (v.equals("this") || v.equals("root") || isPositional(v, params.length)
+            if (v.equals("this")
+                    || v.equals("root")
+                    || isPositional(v, params.length)
                     || (names != null && Arrays.asList(names).contains(v))) {
                 continue;
             }
             String byPosition = params.length == 1 ? "#p0" : "#p0 to #p" + (params.length - 1);
             if (params.length == 0) {
-                throw new SluiceConfigException(where, "#" + v + " is not known: " + description
-                        + " has no parameters; leave " + attribute + " out or refer to a bean as @name");
+                throw new SluiceConfigException(
+                        where,
+                        "#" + v + " is not known: " + description + " has no parameters; leave " + attribute
+                                + " out or refer to a bean as @name");
             }
             if (names == null) {
-                throw new SluiceConfigException(where, "#" + v + " is not known: the parameter names of "
-                        + description + " are not in its class file; compile with -parameters (Spring Boot's"
-                        + " Maven and Gradle plugins do) or refer to the arguments by position, " + byPosition);
+                throw new SluiceConfigException(
+                        where,
+                        "#" + v + " is not known: the parameter names of "
+                                + description + " are not in its class file; compile with -parameters (Spring Boot's"
+                                + " Maven and Gradle plugins do) or refer to the arguments by position, " + byPosition);
             }
-            throw new SluiceConfigException(where, "#" + v + " is not a parameter of " + description + ": use "
-                    + Arrays.stream(names).map(n -> "#" + n).collect(Collectors.joining(" or ")) + ", or "
-                    + byPosition + " by position");
+            throw new SluiceConfigException(
+                    where,
+                    "#" + v + " is not a parameter of " + description + ": use "
+                            + Arrays.stream(names).map(n -> "#" + n).collect(Collectors.joining(" or ")) + ", or "
+                            + byPosition + " by position");
         }
         return e;
     }
@@ -161,9 +182,11 @@ final class RateLimitedMethod {
         if (cost instanceof SpelExpression s && s.getAST() instanceof Literal) {
             long c = costValue(s.getValue(), "cost");
             if (c > limit.capacity()) {
-                throw new SluiceConfigException(attribute("cost", costSource, description), "cost " + c
-                        + " exceeds capacity " + limit.capacity() + " of limit '" + limitName
-                        + "': it can never be granted; lower the cost or raise sluice.limits." + limitName);
+                throw new SluiceConfigException(
+                        attribute("cost", costSource, description),
+                        "cost " + c
+                                + " exceeds capacity " + limit.capacity() + " of limit '" + limitName
+                                + "': it can never be granted; lower the cost or raise sluice.limits." + limitName);
             }
         }
     }
@@ -186,8 +209,8 @@ final class RateLimitedMethod {
         try {
             v = key.getValue(context);
         } catch (EvaluationException e) {
-            throw new IllegalArgumentException("@RateLimited key of " + description + ": '" + keySource
-                    + "' failed: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "@RateLimited key of " + description + ": '" + keySource + "' failed: " + e.getMessage(), e);
         }
         if (v == null) {
             throw new IllegalArgumentException("@RateLimited key of " + description + ": '" + keySource
@@ -214,8 +237,8 @@ final class RateLimitedMethod {
         try {
             v = cost.getValue(context);
         } catch (EvaluationException e) {
-            throw new IllegalArgumentException("@RateLimited cost of " + description + ": '" + costSource
-                    + "' failed: " + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    "@RateLimited cost of " + description + ": '" + costSource + "' failed: " + e.getMessage(), e);
         }
         long c = costValue(v, "'" + costSource + "'");
         if (c > limit.capacity()) {
@@ -244,8 +267,11 @@ final class RateLimitedMethod {
                 // reported below
             }
         }
-        String shown = v == null ? "null" : v instanceof CharSequence ? "\"" + v + "\" (a " + v.getClass()
-                .getSimpleName() + ")" : v + (v instanceof Number ? "" : " (a " + v.getClass().getSimpleName() + ")");
+        String shown = v == null
+                ? "null"
+                : v instanceof CharSequence
+                        ? "\"" + v + "\" (a " + v.getClass().getSimpleName() + ")"
+                        : v + (v instanceof Number ? "" : " (a " + v.getClass().getSimpleName() + ")");
         throw new IllegalArgumentException("@RateLimited cost of " + description + ": " + source + " gave " + shown
                 + "; a cost must be a whole number of permits, 0 or more");
     }
@@ -268,8 +294,12 @@ final class RateLimitedMethod {
     }
 
     static String describe(Method m) {
-        return m.getDeclaringClass().getSimpleName() + '.' + m.getName() + Arrays.stream(m.getParameterTypes())
-                .map(Class::getSimpleName).collect(Collectors.joining(", ", "(", ")"));
+        return m.getDeclaringClass().getSimpleName()
+                + '.'
+                + m.getName()
+                + Arrays.stream(m.getParameterTypes())
+                        .map(Class::getSimpleName)
+                        .collect(Collectors.joining(", ", "(", ")"));
     }
 
     @Override

@@ -36,6 +36,7 @@ final class RateLimitedMethods extends AbstractBeanFactoryAwareAdvisingPostProce
     private final Map<MethodClassKey, RateLimitedMethod> byMethod = new ConcurrentHashMap<>();
     /** One entry per annotated method, in the order found: what the endpoint lists. */
     private final Map<Method, RateLimitedMethod> found = new ConcurrentHashMap<>();
+
     private BeanFactory beanFactory;
 
     /**
@@ -46,8 +47,8 @@ final class RateLimitedMethods extends AbstractBeanFactoryAwareAdvisingPostProce
         this.limits = Map.copyOf(limits);
         this.interceptor = new RateLimitedInterceptor(this, shadowMode);
         // checkInherited: an annotation on an interface's or a superclass's method counts, as it does when found
-        this.advisor = new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, RateLimited.class, true),
-                interceptor);
+        this.advisor =
+                new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, RateLimited.class, true), interceptor);
         setBeforeExistingAdvisors(true);
         setProxyTargetClass(proxyTargetClass);
     }
@@ -69,9 +70,9 @@ final class RateLimitedMethods extends AbstractBeanFactoryAwareAdvisingPostProce
 
     /** Checks and records every annotated method of {@code targetClass}, its superclasses and interfaces. */
     void register(Class<?> targetClass) {
-        Map<Method, RateLimited> annotated = MethodIntrospector.selectMethods(targetClass,
-                (MethodIntrospector.MetadataLookup<RateLimited>) m ->
-                        AnnotatedElementUtils.findMergedAnnotation(m, RateLimited.class));
+        Map<Method, RateLimited> annotated =
+                MethodIntrospector.selectMethods(targetClass, (MethodIntrospector.MetadataLookup<RateLimited>)
+                        m -> AnnotatedElementUtils.findMergedAnnotation(m, RateLimited.class));
         for (Map.Entry<Method, RateLimited> e : annotated.entrySet()) {
             Method m = e.getKey();
             RateLimitedMethod checked = found.computeIfAbsent(m, k -> RateLimitedMethod.of(k, e.getValue(), limits));
@@ -84,8 +85,8 @@ final class RateLimitedMethods extends AbstractBeanFactoryAwareAdvisingPostProce
         MethodClassKey k = new MethodClassKey(method, targetClass);
         RateLimitedMethod m = byMethod.get(k);
         if (m == null) {
-            Method specific = BridgeMethodResolver.findBridgedMethod(AopUtils.getMostSpecificMethod(method,
-                    targetClass));
+            Method specific =
+                    BridgeMethodResolver.findBridgedMethod(AopUtils.getMostSpecificMethod(method, targetClass));
             m = byMethod.get(new MethodClassKey(specific, targetClass));
             if (m == null) {
                 RateLimited a = AnnotatedElementUtils.findMergedAnnotation(specific, RateLimited.class);

@@ -42,8 +42,12 @@ class RateLimitsEndpoint {
      * @param methods the annotated methods, or null when Sluice is off
      * @param filterPresent whether a {@code RateLimitFilter} applies the rules (a servlet application)
      */
-    RateLimitsEndpoint(SluiceProperties properties, Supplier<RateLimiter> limiter, DecisionCounts counts,
-            RateLimitedMethods methods, BooleanSupplier filterPresent) {
+    RateLimitsEndpoint(
+            SluiceProperties properties,
+            Supplier<RateLimiter> limiter,
+            DecisionCounts counts,
+            RateLimitedMethods methods,
+            BooleanSupplier filterPresent) {
         this.properties = properties;
         this.limiter = limiter;
         this.counts = counts;
@@ -75,8 +79,11 @@ class RateLimitsEndpoint {
         if (methods != null) {
             for (RateLimitedMethod rm : methods.methods()) {
                 Map<String, Object> d = new LinkedHashMap<>();
-                d.put("method", rm.method.getDeclaringClass().getName() + '.' + rm.description.substring(
-                        rm.description.indexOf('.') + 1));
+                d.put(
+                        "method",
+                        rm.method.getDeclaringClass().getName()
+                                + '.'
+                                + rm.description.substring(rm.description.indexOf('.') + 1));
                 d.put("limit", rm.limitName);
                 d.put("key", rm.keySource.isEmpty() ? null : rm.keySource);
                 d.put("cost", rm.costSource.isEmpty() ? "1" : rm.costSource);
@@ -147,8 +154,10 @@ class RateLimitsEndpoint {
         d.put("capacity", l.capacity());
         d.put("permits", l.rate().permits());
         d.put("period", l.rate().period().toString());
-        d.put("policy", RateLimitFields.appendPolicy(new StringBuilder(), l.name() == null ? "" : l.name(), l)
-                .toString());
+        d.put(
+                "policy",
+                RateLimitFields.appendPolicy(new StringBuilder(), l.name() == null ? "" : l.name(), l)
+                        .toString());
         return d;
     }
 
@@ -176,7 +185,9 @@ class RateLimitsEndpoint {
 
     /** redis or datasource, from sluice.store: the URI itself may carry a password. */
     private String remoteKind() {
-        String s = properties.getStore() == null ? "" : properties.getStore().strip().toLowerCase(Locale.ROOT);
+        String s = properties.getStore() == null
+                ? ""
+                : properties.getStore().strip().toLowerCase(Locale.ROOT);
         if (s.startsWith("redis")) {
             return "redis";
         }

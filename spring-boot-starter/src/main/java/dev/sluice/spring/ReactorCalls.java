@@ -15,8 +15,7 @@ import reactor.core.publisher.Mono;
  * {@link RateLimitExceededException} without running it.
  */
 final class ReactorCalls {
-    private ReactorCalls() {
-    }
+    private ReactorCalls() {}
 
     static Object error(RateLimitedMethod.Returns returns, Throwable e) {
         return returns == RateLimitedMethod.Returns.FLUX ? Flux.error(e) : Mono.error(e);
@@ -26,8 +25,8 @@ final class ReactorCalls {
      * @param template the invocation positioned at the interceptor; each subscription proceeds a clone of it, so that
      *     a resubscription (a retry) runs the method again
      */
-    static Object decideOnSubscribe(RateLimitedInterceptor interceptor, RateLimitedInterceptor.Call call,
-            MethodInvocation template) {
+    static Object decideOnSubscribe(
+            RateLimitedInterceptor interceptor, RateLimitedInterceptor.Call call, MethodInvocation template) {
         Mono<Optional<Decision>> decided = Mono.defer(() -> Mono.fromFuture(interceptor.decideAsync(call)))
                 .map(Optional::of)
                 .defaultIfEmpty(Optional.empty()); // a null decision: the limiter failed, the call runs

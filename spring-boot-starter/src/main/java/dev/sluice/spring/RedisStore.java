@@ -7,15 +7,16 @@ import java.util.function.Supplier;
 
 /** The Redis store; a class of its own so that it is loaded only when sluice-redis is present. */
 final class RedisStore {
-    private RedisStore() {
-    }
+    private RedisStore() {}
 
     static Supplier<RateLimiter> opener(String uri, Duration budget) {
         try {
             io.lettuce.core.RedisURI.create(uri); // a malformed URI fails startup, not every reconnection
         } catch (IllegalArgumentException e) {
-            throw new SluiceConfigException("sluice.store", "'" + uri + "' is not a Redis URI (" + e.getMessage()
-                    + "): write redis://host:6379, redis://:password@host:6379/0 or rediss:// for TLS");
+            throw new SluiceConfigException(
+                    "sluice.store",
+                    "'" + uri + "' is not a Redis URI (" + e.getMessage()
+                            + "): write redis://host:6379, redis://:password@host:6379/0 or rediss:// for TLS");
         }
         return () -> {
             RedisRateLimiter.Builder b = RedisRateLimiter.builder(uri);

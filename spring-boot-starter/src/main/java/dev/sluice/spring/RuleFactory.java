@@ -24,13 +24,14 @@ import java.util.Set;
  * the property path and the fix, so a bad configuration never starts.
  */
 final class RuleFactory {
-    private RuleFactory() {
-    }
+    private RuleFactory() {}
 
     /** The limits under {@code sluice.limits}, in order, each named by its key. */
     static Map<String, Limit> namedLimits(SluiceProperties p) {
         Map<String, Limit> limits = new LinkedHashMap<>();
-        p.getLimits().forEach((name, spec) -> limits.put(name, limit("sluice.limits." + name, spec).named(name)));
+        p.getLimits()
+                .forEach((name, spec) ->
+                        limits.put(name, limit("sluice.limits." + name, spec).named(name)));
         return limits;
     }
 
@@ -38,18 +39,23 @@ final class RuleFactory {
         Map<String, Limit> limits = namedLimits(p);
         Set<String> tiers = new HashSet<>(p.getTiers());
         if (!tiers.isEmpty() && !tiers.contains(p.getDefaultTier())) {
-            throw new SluiceConfigException("sluice.default-tier", "default tier '" + p.getDefaultTier()
-                    + "' is not one of sluice.tiers " + p.getTiers() + ": add it there or choose one of them");
+            throw new SluiceConfigException(
+                    "sluice.default-tier",
+                    "default tier '" + p.getDefaultTier() + "' is not one of sluice.tiers " + p.getTiers()
+                            + ": add it there or choose one of them");
         }
         List<RateLimitRule> rules = new ArrayList<>();
         Set<String> names = new HashSet<>();
         for (int i = 0; i < p.getRules().size(); i++) {
             RuleSpec r = p.getRules().get(i);
             String path = "sluice.rules[" + i + "]";
-            String name = r.getName() == null || r.getName().isBlank() ? "rule-" + i : r.getName().strip();
+            String name = r.getName() == null || r.getName().isBlank()
+                    ? "rule-" + i
+                    : r.getName().strip();
             if (!names.add(name)) {
-                throw new SluiceConfigException(path + ".name", "two rules are named '" + name
-                        + "': give each rule a distinct name, it prefixes its keys");
+                throw new SluiceConfigException(
+                        path + ".name",
+                        "two rules are named '" + name + "': give each rule a distinct name, it prefixes its keys");
             }
             RateLimitRule.Builder b = RateLimitRule.named(name);
             try {
@@ -59,12 +65,18 @@ final class RuleFactory {
             }
             b.methods(r.getMethods().toArray(String[]::new));
             b.key(key(path + ".key", r.getKey()));
-            int ways = (r.isEmpty() ? 0 : 1) + (r.getLimit() != null ? 1 : 0) + (r.getTiers().isEmpty() ? 0 : 1);
+            int ways = (r.isEmpty() ? 0 : 1)
+                    + (r.getLimit() != null ? 1 : 0)
+                    + (r.getTiers().isEmpty() ? 0 : 1);
             if (ways != 1) {
-                throw new SluiceConfigException(path, (ways == 0 ? "rule '" + name + "' has no limit"
-                        : "rule '" + name + "' has more than one of an inline limit, 'limit' and 'tiers'")
-                        + ": give exactly one of requests_per_unit + unit (inline), limit: <name in sluice.limits>,"
-                        + " or tiers: {free: <limit>, pro: <limit>}");
+                throw new SluiceConfigException(
+                        path,
+                        (ways == 0
+                                        ? "rule '" + name + "' has no limit"
+                                        : "rule '" + name
+                                                + "' has more than one of an inline limit, 'limit' and 'tiers'")
+                                + ": give exactly one of requests_per_unit + unit (inline), limit: <name in sluice.limits>,"
+                                + " or tiers: {free: <limit>, pro: <limit>}");
             }
             if (!r.isEmpty()) {
                 b.limit(limit(path, r).named(name));
@@ -72,21 +84,27 @@ final class RuleFactory {
                 b.limit(named(path + ".limit", r.getLimit(), limits));
             } else {
                 if (tiers.isEmpty()) {
-                    throw new SluiceConfigException(path + ".tiers", "rule '" + name + "' has tiers "
-                            + r.getTiers().keySet() + " but sluice.tiers declares none: add sluice.tiers: "
-                            + r.getTiers().keySet());
+                    throw new SluiceConfigException(
+                            path + ".tiers",
+                            "rule '" + name + "' has tiers "
+                                    + r.getTiers().keySet() + " but sluice.tiers declares none: add sluice.tiers: "
+                                    + r.getTiers().keySet());
                 }
                 for (Map.Entry<String, String> t : r.getTiers().entrySet()) {
                     String tierPath = path + ".tiers." + t.getKey();
                     if (!tiers.contains(t.getKey())) {
-                        throw new SluiceConfigException(tierPath, "unknown tier '" + t.getKey()
-                                + "': declare it in sluice.tiers (now " + p.getTiers() + ") or remove it");
+                        throw new SluiceConfigException(
+                                tierPath,
+                                "unknown tier '" + t.getKey() + "': declare it in sluice.tiers (now " + p.getTiers()
+                                        + ") or remove it");
                     }
                     b.tier(t.getKey(), named(tierPath, t.getValue(), limits));
                 }
                 if (!r.getTiers().containsKey(p.getDefaultTier())) {
-                    throw new SluiceConfigException(path + ".tiers", "rule '" + name + "' has no limit for the default"
-                            + " tier '" + p.getDefaultTier() + "': add tiers." + p.getDefaultTier() + ": <limit>");
+                    throw new SluiceConfigException(
+                            path + ".tiers",
+                            "rule '" + name + "' has no limit for the default" + " tier '" + p.getDefaultTier()
+                                    + "': add tiers." + p.getDefaultTier() + ": <limit>");
                 }
             }
             if (r.getCostHeader() != null && !r.getCostHeader().isBlank()) {
@@ -110,8 +128,10 @@ final class RuleFactory {
     private static Limit named(String path, String name, Map<String, Limit> limits) {
         Limit l = limits.get(name);
         if (l == null) {
-            throw new SluiceConfigException(path, "unknown limit '" + name + "': define it under sluice.limits."
-                    + name + (limits.isEmpty() ? "" : " or use one of " + limits.keySet()));
+            throw new SluiceConfigException(
+                    path,
+                    "unknown limit '" + name + "': define it under sluice.limits." + name
+                            + (limits.isEmpty() ? "" : " or use one of " + limits.keySet()));
         }
         return l;
     }
@@ -128,8 +148,9 @@ final class RuleFactory {
             case "path" -> KeyResolver.path();
             case "route" -> KeyResolver.route();
             case "global" -> KeyResolver.global();
-            default -> throw new SluiceConfigException(path, "unknown key '" + key
-                    + "': use ip, user, header:<Header-Name>, path, route or global");
+            default ->
+                throw new SluiceConfigException(
+                        path, "unknown key '" + key + "': use ip, user, header:<Header-Name>, path, route or global");
         };
     }
 
@@ -143,13 +164,15 @@ final class RuleFactory {
             }
         }
         if (s.getRequestsPerUnit() == null) {
-            throw new SluiceConfigException(path + ".requests_per_unit", "missing: say how many requests, e.g."
-                    + " requests_per_unit: 100 with unit: minute");
+            throw new SluiceConfigException(
+                    path + ".requests_per_unit",
+                    "missing: say how many requests, e.g." + " requests_per_unit: 100 with unit: minute");
         }
         Duration window;
         if (s.getUnit() != null && s.getWindow() != null) {
-            throw new SluiceConfigException(path + ".window", "both 'unit' and 'window': give one (window: 90s is"
-                    + " any length, unit is the service's)");
+            throw new SluiceConfigException(
+                    path + ".window",
+                    "both 'unit' and 'window': give one (window: 90s is" + " any length, unit is the service's)");
         } else if (s.getUnit() != null) {
             try {
                 window = RateUnit.fromConfigName(s.getUnit()).length();
@@ -159,8 +182,8 @@ final class RuleFactory {
         } else if (s.getWindow() != null) {
             window = s.getWindow();
         } else {
-            throw new SluiceConfigException(path + ".unit", "missing: give unit (second, minute, hour, day) or"
-                    + " window (e.g. 90s)");
+            throw new SluiceConfigException(
+                    path + ".unit", "missing: give unit (second, minute, hour, day) or" + " window (e.g. 90s)");
         }
         try { // LimitSpec refuses a burst on an algorithm without one, naming it
             return new LimitSpec(algorithm, s.getRequestsPerUnit(), window, s.getBurst()).toLimit();

@@ -15,8 +15,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnWebApplication;
-import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -32,9 +32,11 @@ import org.springframework.core.env.Environment;
  * own; {@code sluice.enabled=false} defines none. Rules and annotations are checked at startup: a bad one stops the
  * application with the property path (or the method) and the fix.
  */
-@AutoConfiguration(afterName = {
-        "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
-        "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration"})
+@AutoConfiguration(
+        afterName = {
+            "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+            "org.springframework.boot.actuate.autoconfigure.metrics.MetricsAutoConfiguration"
+        })
 @ConditionalOnProperty(prefix = "sluice", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(SluiceProperties.class)
 public class SluiceAutoConfiguration {
@@ -42,8 +44,8 @@ public class SluiceAutoConfiguration {
     /** The store named by {@code sluice.store}; a remote one behind the failure policy. */
     @Bean
     @ConditionalOnMissingBean(RateLimiter.class)
-    public RateLimiter sluiceRateLimiter(SluiceProperties properties, ObjectProvider<Ticker> ticker,
-            ObjectProvider<DataSource> dataSource) {
+    public RateLimiter sluiceRateLimiter(
+            SluiceProperties properties, ObjectProvider<Ticker> ticker, ObjectProvider<DataSource> dataSource) {
         return StoreFactory.create(properties, ticker.getIfUnique(), dataSource::getIfUnique);
     }
 
@@ -76,8 +78,11 @@ public class SluiceAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(RateLimitFilter.class)
-        RateLimitFilter sluiceRateLimitFilter(RateLimiter limiter, SluiceProperties p,
-                ObjectProvider<RateLimitListener> listener, DecisionCounts counts) {
+        RateLimitFilter sluiceRateLimitFilter(
+                RateLimiter limiter,
+                SluiceProperties p,
+                ObjectProvider<RateLimitListener> listener,
+                DecisionCounts counts) {
             List<RateLimitRule> rules = RuleFactory.rules(p);
             RateLimitFilter.Builder b = RateLimitFilter.builder(limiter)
                     .shadowMode(p.isShadowMode())
@@ -86,8 +91,10 @@ public class SluiceAutoConfiguration {
                     .problemType(p.getProblemType())
                     .listener(counted(counts, listener.getIfAvailable(() -> RateLimitListener.NONE)));
             try {
-                b.clientIp(p.getTrustedProxies().isEmpty() ? ClientIpResolver.peerOnly()
-                        : ClientIpResolver.trusting(p.getForwardedHeader(), p.getTrustedProxies()));
+                b.clientIp(
+                        p.getTrustedProxies().isEmpty()
+                                ? ClientIpResolver.peerOnly()
+                                : ClientIpResolver.trusting(p.getForwardedHeader(), p.getTrustedProxies()));
             } catch (IllegalArgumentException e) {
                 throw new SluiceConfigException("sluice.trusted-proxies", e.getMessage());
             }
@@ -109,8 +116,8 @@ public class SluiceAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(name = "sluiceRateLimitFilterRegistration")
-        FilterRegistrationBean<RateLimitFilter> sluiceRateLimitFilterRegistration(RateLimitFilter filter,
-                SluiceProperties p) {
+        FilterRegistrationBean<RateLimitFilter> sluiceRateLimitFilterRegistration(
+                RateLimitFilter filter, SluiceProperties p) {
             FilterRegistrationBean<RateLimitFilter> r = new FilterRegistrationBean<>(filter);
             r.setName("sluiceRateLimitFilter");
             r.setOrder(p.getFilterOrder());

@@ -18,19 +18,29 @@ import org.springframework.util.ClassUtils;
  * and then says so.
  */
 @AutoConfiguration(after = SluiceAutoConfiguration.class)
-@ConditionalOnClass(name = {"org.springframework.boot.actuate.endpoint.annotation.Endpoint",
-        "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint"})
+@ConditionalOnClass(
+        name = {
+            "org.springframework.boot.actuate.endpoint.annotation.Endpoint",
+            "org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint"
+        })
 @EnableConfigurationProperties(SluiceProperties.class)
 public class SluiceEndpointAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
     @ConditionalOnAvailableEndpoint
-    RateLimitsEndpoint sluiceRateLimitsEndpoint(SluiceProperties properties, ObjectProvider<RateLimiter> limiter,
-            ObjectProvider<DecisionCounts> counts, ObjectProvider<RateLimitedMethods> methods,
+    RateLimitsEndpoint sluiceRateLimitsEndpoint(
+            SluiceProperties properties,
+            ObjectProvider<RateLimiter> limiter,
+            ObjectProvider<DecisionCounts> counts,
+            ObjectProvider<RateLimitedMethods> methods,
             ListableBeanFactory beans) {
-        return new RateLimitsEndpoint(properties, limiter::getIfUnique, counts.getIfAvailable(),
-                methods.getIfAvailable(), () -> Filters.present(beans));
+        return new RateLimitsEndpoint(
+                properties,
+                limiter::getIfUnique,
+                counts.getIfAvailable(),
+                methods.getIfAvailable(),
+                () -> Filters.present(beans));
     }
 
     /** Loaded only where the servlet API is, since RateLimitFilter is a servlet Filter. */

@@ -37,8 +37,7 @@ final class SluiceMetrics implements DecisionMeters {
         this.registry = registry;
     }
 
-    private record Call(String limit, String method) {
-    }
+    private record Call(String limit, String method) {}
 
     @Override
     public void request(String rules, Outcome outcome, Decision decision) {
@@ -54,8 +53,8 @@ final class SluiceMetrics implements DecisionMeters {
         Degradation degradation = decision == null ? Degradation.NONE : decision.degradation();
         AtomicReferenceArray<Counter> byOutcome = counters.get(what);
         if (byOutcome == null) {
-            byOutcome = counters.computeIfAbsent(what,
-                    k -> new AtomicReferenceArray<>(OUTCOMES.length * DEGRADATIONS.length));
+            byOutcome = counters.computeIfAbsent(
+                    what, k -> new AtomicReferenceArray<>(OUTCOMES.length * DEGRADATIONS.length));
         }
         int i = outcome.ordinal() * DEGRADATIONS.length + degradation.ordinal();
         Counter c = byOutcome.get(i);
@@ -69,13 +68,18 @@ final class SluiceMetrics implements DecisionMeters {
     private Counter register(Object what, Outcome outcome, Degradation degradation) {
         Counter.Builder b;
         if (what instanceof Call call) {
-            b = Counter.builder(CALLS).description("Calls of @RateLimited methods, by what Sluice did with them")
-                    .tag("limit", call.limit()).tag("method", call.method());
+            b = Counter.builder(CALLS)
+                    .description("Calls of @RateLimited methods, by what Sluice did with them")
+                    .tag("limit", call.limit())
+                    .tag("method", call.method());
         } else {
-            b = Counter.builder(REQUESTS).description("Requests a Sluice rule or gateway route applied to, by what"
-                    + " Sluice did with them").tag("rules", (String) what);
+            b = Counter.builder(REQUESTS)
+                    .description(
+                            "Requests a Sluice rule or gateway route applied to, by what" + " Sluice did with them")
+                    .tag("rules", (String) what);
         }
-        return b.tag("outcome", outcome.name().toLowerCase(Locale.ROOT)).tag("degradation", degradation.label())
+        return b.tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+                .tag("degradation", degradation.label())
                 .register(registry);
     }
 }

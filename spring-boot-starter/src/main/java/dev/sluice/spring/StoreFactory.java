@@ -19,8 +19,7 @@ import org.springframework.util.ClassUtils;
  * Public so that other Spring integrations (sluice-spring-cloud-gateway) open their store from the same settings.
  */
 public final class StoreFactory {
-    private StoreFactory() {
-    }
+    private StoreFactory() {}
 
     public static RateLimiter create(SluiceProperties p, Ticker ticker, Supplier<DataSource> dataSource) {
         String store = p.getStore() == null ? "memory" : p.getStore().strip();
@@ -40,13 +39,16 @@ public final class StoreFactory {
             require("dev.sluice.postgres.PostgresRateLimiter", "sluice-postgres", store);
             DataSource ds = dataSource.get();
             if (ds == null) {
-                throw new SluiceConfigException("sluice.store", "'datasource' but the application has no single"
-                        + " DataSource bean: configure spring.datasource.url, or use memory or redis://host:6379");
+                throw new SluiceConfigException(
+                        "sluice.store",
+                        "'datasource' but the application has no single"
+                                + " DataSource bean: configure spring.datasource.url, or use memory or redis://host:6379");
             }
             opener = PostgresStore.opener(ds, p.getBudget());
         } else {
-            throw new SluiceConfigException("sluice.store", "unknown store '" + store
-                    + "': use memory, redis://host:6379 (or rediss://) or datasource");
+            throw new SluiceConfigException(
+                    "sluice.store",
+                    "unknown store '" + store + "': use memory, redis://host:6379 (or rediss://) or datasource");
         }
         FailSafeRateLimiter.Builder b = FailSafeRateLimiter.builder(opener).policy(p.getFailurePolicy());
         try {
@@ -70,8 +72,10 @@ public final class StoreFactory {
 
     private static void require(String className, String artifact, String store) {
         if (!ClassUtils.isPresent(className, StoreFactory.class.getClassLoader())) {
-            throw new SluiceConfigException("sluice.store", "'" + store + "' needs dev.sluice:" + artifact
-                    + " on the classpath: add that dependency, or use sluice.store: memory");
+            throw new SluiceConfigException(
+                    "sluice.store",
+                    "'" + store + "' needs dev.sluice:" + artifact
+                            + " on the classpath: add that dependency, or use sluice.store: memory");
         }
     }
 }

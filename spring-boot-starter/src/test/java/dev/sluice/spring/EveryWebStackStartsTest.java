@@ -21,10 +21,15 @@ class EveryWebStackStartsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String SERVLET_APP = "dev.sluice.spring.servletapp.ServletApp";
     private static final String FLUX_APP = "dev.sluice.spring.fluxapp.FluxApp";
-    private static final String[] RULE = {"--sluice.rules[0].name=per-ip", "--sluice.rules[0].paths=/api/**",
-            "--sluice.rules[0].requests_per_unit=2", "--sluice.rules[0].unit=minute"};
-    private static final String[] LIMIT = {"--sluice.limits.reports.requests_per_unit=2",
-            "--sluice.limits.reports.unit=minute"};
+    private static final String[] RULE = {
+        "--sluice.rules[0].name=per-ip",
+        "--sluice.rules[0].paths=/api/**",
+        "--sluice.rules[0].requests_per_unit=2",
+        "--sluice.rules[0].unit=minute"
+    };
+    private static final String[] LIMIT = {
+        "--sluice.limits.reports.requests_per_unit=2", "--sluice.limits.reports.unit=minute"
+    };
     private static final String EXPOSED = "--management.endpoints.web.exposure.include=ratelimits,metrics";
 
     private static List<String> both(List<String> a, List<String> b) {
@@ -51,7 +56,11 @@ class EveryWebStackStartsTest {
         for (int i = 0; i < tags.length; i++) {
             path.append(i == 0 ? '?' : '&').append("tag=").append(tags[i]);
         }
-        return json(port, path.toString()).get("measurements").get(0).get("value").asDouble();
+        return json(port, path.toString())
+                .get("measurements")
+                .get(0)
+                .get("value")
+                .asDouble();
     }
 
     /** Two requests pass, the third is answered 429 by the filter's rule. */
@@ -82,36 +91,46 @@ class EveryWebStackStartsTest {
     @Test
     void aServletAppWithActuatorAndMicrometer() throws Exception {
         try (IsolatedApp app = IsolatedApp.start(SERVLET_APP, List.of(), args(RULE, EXPOSED))) {
-            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry")).isTrue();
+            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry"))
+                    .isTrue();
             filterDeniesTheThird(app);
-            assertThat(app.loadedNaming("dev.sluice.", "jakarta/servlet/")).as("the check sees the filter")
+            assertThat(app.loadedNaming("dev.sluice.", "jakarta/servlet/"))
+                    .as("the check sees the filter")
                     .contains("dev.sluice.servlet.RateLimitFilter", "dev.sluice.servlet.RateLimitListener");
 
-            JsonNode rule = json(app.port(), "/actuator/ratelimits").get("rules").get(0);
+            JsonNode rule =
+                    json(app.port(), "/actuator/ratelimits").get("rules").get(0);
             assertThat(rule.get("name").asText()).isEqualTo("per-ip");
             assertThat(rule.get("counts").get("allowed").asLong()).isEqualTo(2);
             assertThat(rule.get("counts").get("denied").asLong()).isEqualTo(1);
             assertThat(meter(app.port(), "sluice.requests", "rules:per-ip", "outcome:allowed", "degradation:none"))
                     .isEqualTo(2.0);
-            assertThat(meter(app.port(), "sluice.requests", "rules:per-ip", "outcome:denied")).isEqualTo(1.0);
+            assertThat(meter(app.port(), "sluice.requests", "rules:per-ip", "outcome:denied"))
+                    .isEqualTo(1.0);
         }
     }
 
     @Test
     void aServletAppWithoutActuatorOrMicrometer() throws Exception {
-        assertThat(IsolatedApp.loadableWithout(IsolatedApp.ACTUATOR_AND_MICROMETER,
-                "io.micrometer.core.instrument.MeterRegistry")).as("truly absent").isFalse();
+        assertThat(IsolatedApp.loadableWithout(
+                        IsolatedApp.ACTUATOR_AND_MICROMETER, "io.micrometer.core.instrument.MeterRegistry"))
+                .as("truly absent")
+                .isFalse();
         try (IsolatedApp app = IsolatedApp.start(SERVLET_APP, IsolatedApp.ACTUATOR_AND_MICROMETER, RULE)) {
             filterDeniesTheThird(app);
-            assertThat(Http.get(app.port(), "/actuator/ratelimits").statusCode()).isEqualTo(404);
+            assertThat(Http.get(app.port(), "/actuator/ratelimits").statusCode())
+                    .isEqualTo(404);
         }
     }
 
     @Test
     void aWebFluxAppWithActuatorAndMicrometer() throws Exception {
         try (IsolatedApp app = IsolatedApp.start(FLUX_APP, IsolatedApp.SERVLET, args(LIMIT, EXPOSED))) {
-            assertThat(app.canLoad("jakarta.servlet.Filter")).as("no servlet API: WebFlux on Netty").isFalse();
-            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry")).isTrue();
+            assertThat(app.canLoad("jakarta.servlet.Filter"))
+                    .as("no servlet API: WebFlux on Netty")
+                    .isFalse();
+            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry"))
+                    .isTrue();
             methodDeniesTheThird(app);
 
             JsonNode endpoint = json(app.port(), "/actuator/ratelimits");
@@ -125,12 +144,21 @@ class EveryWebStackStartsTest {
             assertThat(report).as("the @RateLimited Mono in %s", endpoint).isNotNull();
             assertThat(report.get("counts").get("allowed").asLong()).isEqualTo(2);
             assertThat(report.get("counts").get("denied").asLong()).isEqualTo(1);
-            assertThat(meter(app.port(), "sluice.calls", "limit:reports", "method:Reports.report",
-                    "outcome:allowed", "degradation:none")).isEqualTo(2.0);
-            assertThat(meter(app.port(), "sluice.calls", "limit:reports", "outcome:denied")).isEqualTo(1.0);
-            assertThat(app.loaded("dev.sluice.spring.")).as("Sluice's Spring classes loaded")
+            assertThat(meter(
+                            app.port(),
+                            "sluice.calls",
+                            "limit:reports",
+                            "method:Reports.report",
+                            "outcome:allowed",
+                            "degradation:none"))
+                    .isEqualTo(2.0);
+            assertThat(meter(app.port(), "sluice.calls", "limit:reports", "outcome:denied"))
+                    .isEqualTo(1.0);
+            assertThat(app.loaded("dev.sluice.spring."))
+                    .as("Sluice's Spring classes loaded")
                     .contains("dev.sluice.spring.SluiceAutoConfiguration", "dev.sluice.spring.RateLimitsEndpoint");
-            assertThat(app.loadedNaming("dev.sluice.", "jakarta/servlet/")).as("loaded and naming the servlet API")
+            assertThat(app.loadedNaming("dev.sluice.", "jakarta/servlet/"))
+                    .as("loaded and naming the servlet API")
                     .isEmpty();
         }
     }
@@ -140,7 +168,8 @@ class EveryWebStackStartsTest {
         List<String> excluded = both(IsolatedApp.SERVLET, IsolatedApp.ACTUATOR_AND_MICROMETER);
         try (IsolatedApp app = IsolatedApp.start(FLUX_APP, excluded, LIMIT)) {
             assertThat(app.canLoad("jakarta.servlet.Filter")).isFalse();
-            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry")).isFalse();
+            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry"))
+                    .isFalse();
             methodDeniesTheThird(app);
             assertThat(app.loadedNaming("dev.sluice.", "jakarta/servlet/")).isEmpty();
         }

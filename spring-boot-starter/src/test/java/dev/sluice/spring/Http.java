@@ -8,10 +8,10 @@ import java.time.Duration;
 
 /** {@code java.net.http} against the test application's random port. */
 final class Http {
-    private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient CLIENT =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    private Http() {
-    }
+    private Http() {}
 
     static HttpResponse<String> get(int port, String path, String... headers) {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))

@@ -28,12 +28,22 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 public final class IsolatedApp implements AutoCloseable {
     /** Micrometer's meters and Spring Boot Actuator (micrometer-observation and -commons stay: Spring uses them). */
-    public static final List<String> ACTUATOR_AND_MICROMETER = List.of("micrometer-core-", "micrometer-jakarta9-",
-            "micrometer-registry-", "spring-boot-actuator-", "spring-boot-starter-actuator-", "HdrHistogram-",
+    public static final List<String> ACTUATOR_AND_MICROMETER = List.of(
+            "micrometer-core-",
+            "micrometer-jakarta9-",
+            "micrometer-registry-",
+            "spring-boot-actuator-",
+            "spring-boot-starter-actuator-",
+            "HdrHistogram-",
             "LatencyUtils-");
     /** The servlet API and everything built on it: a WebFlux application on Netty has none of it. */
-    public static final List<String> SERVLET = List.of("jakarta.servlet-api-", "tomcat-embed-core-",
-            "tomcat-embed-websocket-", "spring-webmvc-", "spring-boot-starter-tomcat-", "spring-boot-starter-web-");
+    public static final List<String> SERVLET = List.of(
+            "jakarta.servlet-api-",
+            "tomcat-embed-core-",
+            "tomcat-embed-websocket-",
+            "spring-webmvc-",
+            "spring-boot-starter-tomcat-",
+            "spring-boot-starter-web-");
 
     private static final String TOMCAT_URL_FACTORY = "org.apache.catalina.webresources.TomcatURLStreamHandlerFactory";
 
@@ -56,8 +66,11 @@ public final class IsolatedApp implements AutoCloseable {
      */
     public static IsolatedApp start(String applicationClass, List<String> excluded, String... args) throws Exception {
         Loader loader = new Loader(classPath(excluded));
-        List<String> all = new ArrayList<>(List.of("--server.port=0", "--server.address=127.0.0.1",
-                "--spring.main.banner-mode=off", "--spring.main.register-shutdown-hook=false"));
+        List<String> all = new ArrayList<>(List.of(
+                "--server.port=0",
+                "--server.address=127.0.0.1",
+                "--spring.main.banner-mode=off",
+                "--spring.main.register-shutdown-hook=false"));
         all.addAll(List.of(args));
         Thread thread = Thread.currentThread();
         ClassLoader previous = thread.getContextClassLoader();
@@ -73,9 +86,11 @@ public final class IsolatedApp implements AutoCloseable {
                     .getMethod("run", Class.class, String[].class);
             Object context = run.invoke(null, app, all.toArray(String[]::new));
             Object environment = loader.loadClass("org.springframework.context.ConfigurableApplicationContext")
-                    .getMethod("getEnvironment").invoke(context);
+                    .getMethod("getEnvironment")
+                    .invoke(context);
             String port = (String) loader.loadClass("org.springframework.core.env.PropertyResolver")
-                    .getMethod("getProperty", String.class).invoke(environment, "local.server.port");
+                    .getMethod("getProperty", String.class)
+                    .invoke(environment, "local.server.port");
             return new IsolatedApp(loader, (AutoCloseable) context, Integer.parseInt(port));
         } catch (InvocationTargetException e) {
             loader.close();

@@ -23,32 +23,39 @@ import org.springframework.context.annotation.Import;
  * The starter with its default in-memory store, over real HTTP. One context for every test: each test uses its own
  * client addresses and users, so their buckets do not meet. Time is a {@link ManualTicker} the store picks up.
  */
-@SpringBootTest(classes = TestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "sluice.trusted-proxies=127.0.0.1/32",
-        "sluice.tiers=free,pro",
-        "sluice.limits.free-user.requests_per_unit=2",
-        "sluice.limits.free-user.unit=hour",
-        "sluice.limits.free-user.algorithm=token_bucket",
-        "sluice.limits.pro-user.requests-per-unit=5",
-        "sluice.limits.pro-user.unit=hour",
-        "sluice.limits.pro-user.algorithm=token_bucket",
-        "sluice.rules[0].name=per-ip",
-        "sluice.rules[0].paths=/api/**",
-        "sluice.rules[0].requests_per_unit=3",
-        "sluice.rules[0].unit=minute",
-        "sluice.rules[1].name=per-user",
-        "sluice.rules[1].paths=/api/**",
-        "sluice.rules[1].key=user",
-        "sluice.rules[1].tiers.free=free-user",
-        "sluice.rules[1].tiers.pro=pro-user"})
+@SpringBootTest(
+        classes = TestApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {
+            "sluice.trusted-proxies=127.0.0.1/32",
+            "sluice.tiers=free,pro",
+            "sluice.limits.free-user.requests_per_unit=2",
+            "sluice.limits.free-user.unit=hour",
+            "sluice.limits.free-user.algorithm=token_bucket",
+            "sluice.limits.pro-user.requests-per-unit=5",
+            "sluice.limits.pro-user.unit=hour",
+            "sluice.limits.pro-user.algorithm=token_bucket",
+            "sluice.rules[0].name=per-ip",
+            "sluice.rules[0].paths=/api/**",
+            "sluice.rules[0].requests_per_unit=3",
+            "sluice.rules[0].unit=minute",
+            "sluice.rules[1].name=per-user",
+            "sluice.rules[1].paths=/api/**",
+            "sluice.rules[1].key=user",
+            "sluice.rules[1].tiers.free=free-user",
+            "sluice.rules[1].tiers.pro=pro-user"
+        })
 @Import(MemoryStoreHttpTest.Clock.class)
 class MemoryStoreHttpTest {
     @LocalServerPort
     int port;
+
     @Autowired
     RateLimiter limiter;
+
     @Autowired
     ManualTicker ticker;
+
     @Autowired
     MeterRegistry meters;
 
@@ -84,30 +91,36 @@ class MemoryStoreHttpTest {
         assertThat(denied.headers().firstValue("Retry-After")).hasValue("50");
         assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"per-ip\";q=3;w=60");
         assertThat(denied.headers().firstValue("RateLimit")).hasValue("\"per-ip\";r=0;t=50");
-        assertThat(denied.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
-                + "\"detail\":\"Rate limit 'per-ip' exceeded: retry in 50 s.\",\"instance\":\"/api/items/7\","
-                + "\"limit\":\"per-ip\",\"retryAfterSeconds\":50}");
+        assertThat(denied.body())
+                .isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+                        + "\"detail\":\"Rate limit 'per-ip' exceeded: retry in 50 s.\",\"instance\":\"/api/items/7\","
+                        + "\"limit\":\"per-ip\",\"retryAfterSeconds\":50}");
         assertThat(status("/api/hello", "X-Forwarded-For", "198.51.100.11")).isEqualTo(200);
         assertThat(status("/health", "X-Forwarded-For", "198.51.100.10")).isEqualTo(200);
         assertThat(meters.counter(SluiceMetrics.REQUESTS, "rules", "per-ip", "outcome", "denied", "degradation", "none")
-                .count()).isGreaterThanOrEqualTo(1.0);
+                        .count())
+                .isGreaterThanOrEqualTo(1.0);
     }
 
     @Test
     void trustedProxysHeaderIsHonouredFromTheRightmostUntrustedHop() {
         for (int i = 0; i < 3; i++) {
-            assertThat(status("/api/hello", "X-Forwarded-For", "203.0.113.1, 198.51.100.20")).isEqualTo(200);
+            assertThat(status("/api/hello", "X-Forwarded-For", "203.0.113.1, 198.51.100.20"))
+                    .isEqualTo(200);
         }
         // the spoofed left part changes nothing: still 198.51.100.20
-        assertThat(status("/api/hello", "X-Forwarded-For", "203.0.113.2, 198.51.100.20")).isEqualTo(429);
+        assertThat(status("/api/hello", "X-Forwarded-For", "203.0.113.2, 198.51.100.20"))
+                .isEqualTo(429);
     }
 
     @Test
     void perUserLimitHoldsAcrossAddressesWithTheUsersTier() {
-        assertThat(status("/api/hello", "X-Forwarded-For", "198.51.100.30", "X-Test-User", "alice")).isEqualTo(200);
-        assertThat(status("/api/hello", "X-Forwarded-For", "198.51.100.31", "X-Test-User", "alice")).isEqualTo(200);
-        HttpResponse<String> denied = Http.get(port, "/api/hello", "X-Forwarded-For", "198.51.100.32",
-                "X-Test-User", "alice");
+        assertThat(status("/api/hello", "X-Forwarded-For", "198.51.100.30", "X-Test-User", "alice"))
+                .isEqualTo(200);
+        assertThat(status("/api/hello", "X-Forwarded-For", "198.51.100.31", "X-Test-User", "alice"))
+                .isEqualTo(200);
+        HttpResponse<String> denied =
+                Http.get(port, "/api/hello", "X-Forwarded-For", "198.51.100.32", "X-Test-User", "alice");
         assertThat(denied.statusCode()).isEqualTo(429);
         assertThat(denied.headers().firstValue("RateLimit-Policy"))
                 .hasValue("\"per-ip\";q=3;w=60, \"free-user\";q=2;w=3600");
@@ -117,11 +130,25 @@ class MemoryStoreHttpTest {
             assertThat(status("/api/hello", "X-Forwarded-For", "198.51.100.32")).isEqualTo(200);
         }
         for (int i = 0; i < 5; i++) {
-            assertThat(status("/api/hello", "X-Forwarded-For", "198.51.100.4" + i, "X-Test-User", "paying",
-                    "X-Test-Tier", "pro")).isEqualTo(200);
+            assertThat(status(
+                            "/api/hello",
+                            "X-Forwarded-For",
+                            "198.51.100.4" + i,
+                            "X-Test-User",
+                            "paying",
+                            "X-Test-Tier",
+                            "pro"))
+                    .isEqualTo(200);
         }
-        assertThat(status("/api/hello", "X-Forwarded-For", "198.51.100.49", "X-Test-User", "paying",
-                "X-Test-Tier", "pro")).isEqualTo(429);
+        assertThat(status(
+                        "/api/hello",
+                        "X-Forwarded-For",
+                        "198.51.100.49",
+                        "X-Test-User",
+                        "paying",
+                        "X-Test-Tier",
+                        "pro"))
+                .isEqualTo(429);
     }
 
     @Test

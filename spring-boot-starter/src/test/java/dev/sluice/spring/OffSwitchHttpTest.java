@@ -13,14 +13,19 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.ApplicationContext;
 
 /** {@code sluice.enabled=false}: rules stay in the file, nothing is limited and no Sluice bean exists. */
-@SpringBootTest(classes = TestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "sluice.enabled=false",
-        "sluice.rules[0].name=per-ip",
-        "sluice.rules[0].requests_per_unit=1",
-        "sluice.rules[0].unit=hour"})
+@SpringBootTest(
+        classes = TestApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {
+            "sluice.enabled=false",
+            "sluice.rules[0].name=per-ip",
+            "sluice.rules[0].requests_per_unit=1",
+            "sluice.rules[0].unit=hour"
+        })
 class OffSwitchHttpTest {
     @LocalServerPort
     int port;
+
     @Autowired
     ApplicationContext context;
 

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.ManualTicker;
 import dev.sluice.spring.methodapp.ExportsApp.ExportService;
-import dev.sluice.spring.methodapp.ExportsAppTest;
 import dev.sluice.spring.methodapp.ExportsApp.User;
+import dev.sluice.spring.methodapp.ExportsAppTest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
@@ -27,8 +27,10 @@ import reactor.core.publisher.Mono;
 class RateLimitedHttpTest {
     @LocalServerPort
     int port;
+
     @Autowired
     ExportService exports;
+
     @Autowired
     ManualTicker ticker;
 
@@ -51,11 +53,13 @@ class RateLimitedHttpTest {
         // 5 an hour: one permit comes back every 12 minutes; the bucket is full again in an hour
         assertThat(denied.headers().firstValue("Retry-After")).hasValue("720");
         assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"exports\";q=5;w=3600");
-        assertThat(denied.headers().allValues("RateLimit")).as("the denying limit's, not also the filter's")
+        assertThat(denied.headers().allValues("RateLimit"))
+                .as("the denying limit's, not also the filter's")
                 .containsExactly("\"exports\";r=0;t=3600");
-        assertThat(denied.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
-                + "\"detail\":\"Rate limit 'exports' exceeded: retry in 720 s.\",\"instance\":\"/api/exports\","
-                + "\"limit\":\"exports\",\"retryAfterSeconds\":720}");
+        assertThat(denied.body())
+                .isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+                        + "\"detail\":\"Rate limit 'exports' exceeded: retry in 720 s.\",\"instance\":\"/api/exports\","
+                        + "\"limit\":\"exports\",\"retryAfterSeconds\":720}");
 
         ticker.advance(Duration.ofMinutes(12));
         assertThat(export("ann", 1).statusCode()).isEqualTo(200);
@@ -65,7 +69,9 @@ class RateLimitedHttpTest {
     void theKeyExpressionGivesEachUserABudget() {
         assertThat(export("bea", 5).statusCode()).isEqualTo(200);
         assertThat(export("bea", 1).statusCode()).isEqualTo(429);
-        assertThat(export("cid", 5).statusCode()).as("another user, another budget").isEqualTo(200);
+        assertThat(export("cid", 5).statusCode())
+                .as("another user, another budget")
+                .isEqualTo(200);
     }
 
     @Test
@@ -74,7 +80,9 @@ class RateLimitedHttpTest {
         HttpResponse<String> denied = export("dan", 3);
         assertThat(denied.statusCode()).as("3 more do not fit in the 2 left").isEqualTo(429);
         assertThat(denied.headers().firstValue("RateLimit").orElseThrow()).isEqualTo("\"exports\";r=2;t=2160");
-        assertThat(export("dan", 2).statusCode()).as("the denial took nothing: 2 still fit").isEqualTo(200);
+        assertThat(export("dan", 2).statusCode())
+                .as("the denial took nothing: 2 still fit")
+                .isEqualTo(200);
         assertThat(export("dan", 1).statusCode()).isEqualTo(429);
     }
 
@@ -83,7 +91,8 @@ class RateLimitedHttpTest {
         for (int i = 0; i < 3; i++) {
             assertThat(exports.export(new User("eve"), List.of())).isEqualTo("exported 0 for eve");
         }
-        assertThat(exports.export(new User("eve"), List.of("a", "b", "c", "d", "e"))).isEqualTo("exported 5 for eve");
+        assertThat(exports.export(new User("eve"), List.of("a", "b", "c", "d", "e")))
+                .isEqualTo("exported 5 for eve");
     }
 
     @Test
@@ -103,14 +112,17 @@ class RateLimitedHttpTest {
         CompletableFuture<String> second = exports.report("gus");
         assertThat(second).isCompletedExceptionally();
         assertThat(exports.bodies()).as("the method did not run").isEqualTo(bodies);
-        assertThatThrownBy(second::join).isInstanceOf(CompletionException.class)
-                .cause().isInstanceOfSatisfying(RateLimitExceededException.class, e -> {
+        assertThatThrownBy(second::join)
+                .isInstanceOf(CompletionException.class)
+                .cause()
+                .isInstanceOfSatisfying(RateLimitExceededException.class, e -> {
                     assertThat(e.limitName()).isEqualTo("reports");
                     assertThat(e.key()).isEqualTo("gus");
                     assertThat(e.retryAfter()).isEqualTo(Duration.ofMinutes(1));
                     assertThat(e.decision().allowed()).isFalse();
-                    assertThat(e).hasMessage("Rate limit 'reports' exceeded by ExportService.report(String): retry"
-                            + " in 60 s.");
+                    assertThat(e)
+                            .hasMessage("Rate limit 'reports' exceeded by ExportService.report(String): retry"
+                                    + " in 60 s.");
                 });
     }
 
@@ -129,9 +141,12 @@ class RateLimitedHttpTest {
         Mono<String> second = exports.reportMono("ida");
         int bodies = exports.bodies();
         assertThat(first.block()).isEqualTo("mono report for ida");
-        assertThatThrownBy(second::block).isInstanceOf(RateLimitExceededException.class)
+        assertThatThrownBy(second::block)
+                .isInstanceOf(RateLimitExceededException.class)
                 .hasMessageStartingWith("Rate limit 'reports' exceeded by ExportService.reportMono(String)");
-        assertThat(exports.bodies()).as("one body ran, at the first subscription").isEqualTo(bodies + 1);
+        assertThat(exports.bodies())
+                .as("one body ran, at the first subscription")
+                .isEqualTo(bodies + 1);
         // its own scope: the future-returning report under the same limit is another budget
         assertThat(exports.report("ida").join()).isEqualTo("report for ida");
         ticker.advance(Duration.ofMinutes(1));

@@ -29,37 +29,34 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 class RateLimitedMethodsTest {
     private final ApplicationContextRunner runner = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class))
-            .withPropertyValues("sluice.limits.exports.requests_per_unit=2", "sluice.limits.exports.unit=hour",
+            .withPropertyValues(
+                    "sluice.limits.exports.requests_per_unit=2",
+                    "sluice.limits.exports.unit=hour",
                     "sluice.limits.exports.algorithm=token_bucket");
 
     static class UnknownLimit {
         @RateLimited(limit = "gold")
-        public void call() {
-        }
+        public void call() {}
     }
 
     static class KeyDoesNotParse {
         @RateLimited(limit = "exports", key = "#user.")
-        public void call(String user) {
-        }
+        public void call(String user) {}
     }
 
     static class UnknownParameter {
         @RateLimited(limit = "exports", key = "#usr.id", cost = "#items.size()")
-        public void call(String user, List<String> items) {
-        }
+        public void call(String user, List<String> items) {}
     }
 
     static class CostOverCapacity {
         @RateLimited(limit = "exports", cost = "3")
-        public void call() {
-        }
+        public void call() {}
     }
 
     static class PrivateMethod {
         @RateLimited(limit = "exports")
-        private void call() {
-        }
+        private void call() {}
 
         void callPrivate() {
             call();
@@ -93,7 +90,9 @@ class RateLimitedMethodsTest {
             while (t != null && !(t instanceof SluiceConfigException)) {
                 t = t.getCause();
             }
-            assertThat(t).as("a SluiceConfigException in " + ctx.getStartupFailure()).isNotNull();
+            assertThat(t)
+                    .as("a SluiceConfigException in " + ctx.getStartupFailure())
+                    .isNotNull();
             failure.set((SluiceConfigException) t);
         });
         return failure.get();
@@ -102,12 +101,14 @@ class RateLimitedMethodsTest {
     @Test
     void unknownLimitNameFailsStartupNamingTheMethodAndTheFix() {
         SluiceConfigException e = startupFailure(UnknownLimit.class);
-        assertThat(e).hasMessage("@RateLimited(limit = \"gold\") on UnknownLimit.call(): unknown limit 'gold': define"
-                + " it under sluice.limits.gold or use one of [exports]");
+        assertThat(e)
+                .hasMessage("@RateLimited(limit = \"gold\") on UnknownLimit.call(): unknown limit 'gold': define"
+                        + " it under sluice.limits.gold or use one of [exports]");
         FailureAnalysis a = new SluiceConfigFailureAnalyzer().analyze(new IllegalStateException("wrapped", e));
         assertThat(a.getDescription()).isEqualTo("Sluice rate limiting is misconfigured: " + e.getMessage());
-        assertThat(a.getAction()).isEqualTo("Fix @RateLimited(limit = \"gold\") on UnknownLimit.call(), or the"
-                + " limits under sluice.limits in your application.yml or application.properties.");
+        assertThat(a.getAction())
+                .isEqualTo("Fix @RateLimited(limit = \"gold\") on UnknownLimit.call(), or the"
+                        + " limits under sluice.limits in your application.yml or application.properties.");
     }
 
     @Test
@@ -120,23 +121,26 @@ class RateLimitedMethodsTest {
 
     @Test
     void expressionNamingNoParameterFailsStartupListingThem() {
-        assertThat(startupFailure(UnknownParameter.class)).hasMessage("@RateLimited(key = \"#usr.id\") on"
-                + " UnknownParameter.call(String, List): #usr is not a parameter of UnknownParameter.call(String,"
-                + " List): use #user or #items, or #p0 to #p1 by position");
+        assertThat(startupFailure(UnknownParameter.class))
+                .hasMessage("@RateLimited(key = \"#usr.id\") on"
+                        + " UnknownParameter.call(String, List): #usr is not a parameter of UnknownParameter.call(String,"
+                        + " List): use #user or #items, or #p0 to #p1 by position");
     }
 
     @Test
     void literalCostOverTheCapacityFailsStartup() {
-        assertThat(startupFailure(CostOverCapacity.class)).hasMessage("@RateLimited(cost = \"3\") on"
-                + " CostOverCapacity.call(): cost 3 exceeds capacity 2 of limit 'exports': it can never be granted;"
-                + " lower the cost or raise sluice.limits.exports");
+        assertThat(startupFailure(CostOverCapacity.class))
+                .hasMessage("@RateLimited(cost = \"3\") on"
+                        + " CostOverCapacity.call(): cost 3 exceeds capacity 2 of limit 'exports': it can never be granted;"
+                        + " lower the cost or raise sluice.limits.exports");
     }
 
     @Test
     void privateMethodFailsStartupRatherThanGoingUnlimited() {
-        assertThat(startupFailure(PrivateMethod.class)).hasMessage("@RateLimited on PrivateMethod.call(): a private"
-                + " method cannot be intercepted, so it would never be limited: make it public (or protected),"
-                + " non-static and non-final, and call it through the bean");
+        assertThat(startupFailure(PrivateMethod.class))
+                .hasMessage("@RateLimited on PrivateMethod.call(): a private"
+                        + " method cannot be intercepted, so it would never be limited: make it public (or protected),"
+                        + " non-static and non-final, and call it through the bean");
     }
 
     @Test
@@ -146,19 +150,26 @@ class RateLimitedMethodsTest {
             assertThat(s.spend("ann", 2L)).isEqualTo("spent 2");
             assertThat(s.spend("bob", 2.0)).as("a whole double is whole").isEqualTo("spent 2.0");
             String prefix = "@RateLimited cost of Service.spend(String, Object): '#cost' gave ";
-            assertThatThrownBy(() -> s.spend("cid", -1)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> s.spend("cid", -1))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessage(prefix + "-1; a cost must be a whole number of permits, 0 or more");
-            assertThatThrownBy(() -> s.spend("cid", 1.5)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> s.spend("cid", 1.5))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessage(prefix + "1.5; a cost must be a whole number of permits, 0 or more");
-            assertThatThrownBy(() -> s.spend("cid", "2")).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> s.spend("cid", "2"))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessage(prefix + "\"2\" (a String); a cost must be a whole number of permits, 0 or more");
-            assertThatThrownBy(() -> s.spend("cid", null)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> s.spend("cid", null))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessage(prefix + "null; a cost must be a whole number of permits, 0 or more");
-            assertThatThrownBy(() -> s.spend(null, 1)).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> s.spend(null, 1))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessage("@RateLimited key of Service.spend(String, Object): '#user' gave null; every call"
                             + " needs a key (use #user?.id ?: 'anonymous' to give one)");
             RateLimitedMethod spend = ctx.getBean(RateLimitedMethods.class).methods().stream()
-                    .filter(x -> x.description.equals("Service.spend(String, Object)")).findFirst().orElseThrow();
+                    .filter(x -> x.description.equals("Service.spend(String, Object)"))
+                    .findFirst()
+                    .orElseThrow();
             assertThat(spend.counts.count(Outcome.BAD_COST)).isEqualTo(4);
             CompletableFuture<String> f = s.report(null);
             assertThat(f).as("a future-returning method fails its future").isCompletedExceptionally();
@@ -168,27 +179,33 @@ class RateLimitedMethodsTest {
 
     @Test
     void offSwitchLeavesMethodsUnlimited() {
-        runner.withBean(Service.class).withPropertyValues("sluice.enabled=false").run(ctx -> {
-            Service s = ctx.getBean(Service.class);
-            assertThat(AopUtils.isAopProxy(s)).isFalse();
-            for (int i = 0; i < 5; i++) {
-                assertThat(s.spend("ann", 1)).isEqualTo("spent 1");
-            }
-        });
+        runner.withBean(Service.class)
+                .withPropertyValues("sluice.enabled=false")
+                .run(ctx -> {
+                    Service s = ctx.getBean(Service.class);
+                    assertThat(AopUtils.isAopProxy(s)).isFalse();
+                    for (int i = 0; i < 5; i++) {
+                        assertThat(s.spend("ann", 1)).isEqualTo("spent 1");
+                    }
+                });
     }
 
     @Test
     void shadowModeRunsWouldBeDenialsAndCountsThem() {
-        runner.withBean(Service.class).withPropertyValues("sluice.shadow-mode=true").run(ctx -> {
-            Service s = ctx.getBean(Service.class);
-            for (int i = 0; i < 5; i++) {
-                assertThat(s.spend("ann", 1)).isEqualTo("spent 1");
-            }
-            RateLimitedMethod m = ctx.getBean(RateLimitedMethods.class).methods().stream()
-                    .filter(x -> x.description.equals("Service.spend(String, Object)")).findFirst().orElseThrow();
-            assertThat(m.counts.count(Outcome.ALLOWED)).isEqualTo(2);
-            assertThat(m.counts.count(Outcome.SHADOW_DENIED)).isEqualTo(3);
-        });
+        runner.withBean(Service.class)
+                .withPropertyValues("sluice.shadow-mode=true")
+                .run(ctx -> {
+                    Service s = ctx.getBean(Service.class);
+                    for (int i = 0; i < 5; i++) {
+                        assertThat(s.spend("ann", 1)).isEqualTo("spent 1");
+                    }
+                    RateLimitedMethod m = ctx.getBean(RateLimitedMethods.class).methods().stream()
+                            .filter(x -> x.description.equals("Service.spend(String, Object)"))
+                            .findFirst()
+                            .orElseThrow();
+                    assertThat(m.counts.count(Outcome.ALLOWED)).isEqualTo(2);
+                    assertThat(m.counts.count(Outcome.SHADOW_DENIED)).isEqualTo(3);
+                });
     }
 
     /** A store that answers later: the test completes each decision from a thread of its own. */
@@ -223,12 +240,10 @@ class RateLimitedMethodsTest {
         }
 
         @Override
-        public void reset(String key, Limit limit) {
-        }
+        public void reset(String key, Limit limit) {}
 
         @Override
-        public void close() {
-        }
+        public void close() {}
 
         /** Completes the pending decision on a thread named {@code store-io}, as a remote store's I/O thread. */
         void answer(Decision d) throws InterruptedException {
@@ -243,12 +258,15 @@ class RateLimitedMethodsTest {
         LaterStore store = new LaterStore();
         ExecutorService tasks = Executors.newSingleThreadExecutor(r -> new Thread(r, "app-task"));
         try {
-            runner.withBean(Service.class).withBean(RateLimiter.class, () -> store)
+            runner.withBean(Service.class)
+                    .withBean(RateLimiter.class, () -> store)
                     .withBean(RateLimitedInterceptor.TASK_EXECUTOR, ExecutorService.class, () -> tasks)
                     .run(ctx -> {
                         Service s = ctx.getBean(Service.class);
                         CompletableFuture<String> allowed = s.report("ann");
-                        assertThat(allowed).as("returned while the store has not answered").isNotDone();
+                        assertThat(allowed)
+                                .as("returned while the store has not answered")
+                                .isNotDone();
                         assertThat(s.ranOn()).as("nothing ran yet").isNull();
                         store.answer(new Decision(true, 2, 1, 0, 1_800_000_000_000L));
                         assertThat(allowed.get(5, TimeUnit.SECONDS)).isEqualTo("report for ann");
@@ -256,17 +274,23 @@ class RateLimitedMethodsTest {
 
                         CompletableFuture<String> denied = s.report("ann");
                         store.answer(new Decision(false, 2, 0, Duration.ofMinutes(30), Duration.ofHours(1)));
-                        assertThatThrownBy(() -> denied.get(5, TimeUnit.SECONDS)).cause()
+                        assertThatThrownBy(() -> denied.get(5, TimeUnit.SECONDS))
+                                .cause()
                                 .isInstanceOf(RateLimitExceededException.class)
-                                .hasMessage("Rate limit 'exports' exceeded by Service.report(String): retry in 1800 s.");
+                                .hasMessage(
+                                        "Rate limit 'exports' exceeded by Service.report(String): retry in 1800 s.");
                         assertThat(s.ranOn()).isEqualTo("app-task");
 
                         CompletableFuture<String> failed = s.report("bob");
-                        Thread io = new Thread(() -> store.pending.get().completeExceptionally(
-                                new IllegalStateException("connection reset")), "store-io");
+                        Thread io = new Thread(
+                                () -> store.pending
+                                        .get()
+                                        .completeExceptionally(new IllegalStateException("connection reset")),
+                                "store-io");
                         io.start();
                         io.join();
-                        assertThat(failed.get(5, TimeUnit.SECONDS)).as("a failing limiter lets the call run")
+                        assertThat(failed.get(5, TimeUnit.SECONDS))
+                                .as("a failing limiter lets the call run")
                                 .isEqualTo("report for bob");
                         assertThat(s.spend("bob", 1)).as("the sync path too").isEqualTo("spent 1");
                     });

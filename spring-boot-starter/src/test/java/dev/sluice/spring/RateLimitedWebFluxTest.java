@@ -17,13 +17,18 @@ import org.springframework.context.ApplicationContext;
  * future over the limit are answered 429 with the same headers and body as in Spring MVC, and no servlet filter is
  * registered.
  */
-@SpringBootTest(classes = FluxApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "spring.main.web-application-type=reactive",
-        "sluice.limits.reports.requests_per_unit=2",
-        "sluice.limits.reports.unit=minute"})
+@SpringBootTest(
+        classes = FluxApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {
+            "spring.main.web-application-type=reactive",
+            "sluice.limits.reports.requests_per_unit=2",
+            "sluice.limits.reports.unit=minute"
+        })
 class RateLimitedWebFluxTest {
     @LocalServerPort
     int port;
+
     @Autowired
     ApplicationContext context;
 
@@ -39,9 +44,10 @@ class RateLimitedWebFluxTest {
         assertThat(denied.headers().firstValue("Retry-After")).hasValue("60");
         assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"reports\";q=2;w=60");
         assertThat(denied.headers().firstValue("RateLimit")).hasValue("\"reports\";r=0;t=60");
-        assertThat(denied.body()).isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
-                + "\"detail\":\"Rate limit 'reports' exceeded: retry in 60 s.\",\"instance\":\"" + path + "\","
-                + "\"limit\":\"reports\",\"retryAfterSeconds\":60}");
+        assertThat(denied.body())
+                .isEqualTo("{\"type\":\"about:blank\",\"title\":\"Too Many Requests\",\"status\":429,"
+                        + "\"detail\":\"Rate limit 'reports' exceeded: retry in 60 s.\",\"instance\":\"" + path + "\","
+                        + "\"limit\":\"reports\",\"retryAfterSeconds\":60}");
     }
 
     @Test

@@ -25,8 +25,8 @@ class RateLimitsEndpointHttpTest {
     private JsonNode rateLimits() throws IOException {
         HttpResponse<String> r = Http.get(port, "/actuator/ratelimits");
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(r.headers().firstValue("Content-Type").orElseThrow()).startsWith("application/vnd.spring-boot"
-                + ".actuator.v3+json");
+        assertThat(r.headers().firstValue("Content-Type").orElseThrow())
+                .startsWith("application/vnd.spring-boot" + ".actuator.v3+json");
         return JSON.readTree(r.body());
     }
 
@@ -47,9 +47,10 @@ class RateLimitsEndpointHttpTest {
         assertThat(e.get("enabled").asBoolean()).isTrue();
         assertThat(e.get("shadowMode").asBoolean()).isFalse();
         assertThat(e.get("store").toString()).isEqualTo("{\"kind\":\"memory\",\"healthy\":true}");
-        assertThat(e.get("limits").get("exports").toString()).isEqualTo("{\"name\":\"exports\","
-                + "\"algorithm\":\"token_bucket\",\"capacity\":5,\"permits\":5,\"period\":\"PT1H\","
-                + "\"policy\":\"\\\"exports\\\";q=5;w=3600\"}");
+        assertThat(e.get("limits").get("exports").toString())
+                .isEqualTo("{\"name\":\"exports\","
+                        + "\"algorithm\":\"token_bucket\",\"capacity\":5,\"permits\":5,\"period\":\"PT1H\","
+                        + "\"policy\":\"\\\"exports\\\";q=5;w=3600\"}");
         assertThat(e.get("limits").get("reports").get("period").asText()).isEqualTo("PT1M");
         assertThat(e.get("filter").asBoolean()).isTrue();
 
@@ -59,8 +60,10 @@ class RateLimitsEndpointHttpTest {
         assertThat(rule.get("methods").toString()).isEqualTo("[]");
         assertThat(rule.get("key").asText()).isEqualTo("ip");
         assertThat(rule.get("cost").asLong()).isEqualTo(1);
-        assertThat(rule.get("limit").toString()).isEqualTo("{\"name\":\"per-ip\",\"algorithm\":\"fixed_window\","
-                + "\"capacity\":1000,\"permits\":1000,\"period\":\"PT1M\",\"policy\":\"\\\"per-ip\\\";q=1000;w=60\"}");
+        assertThat(rule.get("limit").toString())
+                .isEqualTo(
+                        "{\"name\":\"per-ip\",\"algorithm\":\"fixed_window\","
+                                + "\"capacity\":1000,\"permits\":1000,\"period\":\"PT1M\",\"policy\":\"\\\"per-ip\\\";q=1000;w=60\"}");
 
         JsonNode export = method(e, EXPORT);
         assertThat(export.get("limit").asText()).isEqualTo("exports");
@@ -72,8 +75,10 @@ class RateLimitsEndpointHttpTest {
         assertThat(mono.get("scope").asText()).isEqualTo("report-mono");
         assertThat(mono.get("cost").asText()).isEqualTo("1");
         assertThat(mono.get("returns").asText()).isEqualTo("mono");
-        assertThat(method(e, "dev.sluice.spring.methodapp.ExportsApp$ExportService.report(String)").get("returns")
-                .asText()).isEqualTo("completion_stage");
+        assertThat(method(e, "dev.sluice.spring.methodapp.ExportsApp$ExportService.report(String)")
+                        .get("returns")
+                        .asText())
+                .isEqualTo("completion_stage");
     }
 
     @Test
@@ -85,12 +90,17 @@ class RateLimitsEndpointHttpTest {
         JsonNode after = rateLimits();
         JsonNode methodBefore = method(before, EXPORT).get("counts");
         JsonNode methodAfter = method(after, EXPORT).get("counts");
-        assertThat(methodAfter.get("allowed").asLong() - methodBefore.get("allowed").asLong()).isEqualTo(5);
-        assertThat(methodAfter.get("denied").asLong() - methodBefore.get("denied").asLong()).isEqualTo(1);
+        assertThat(methodAfter.get("allowed").asLong()
+                        - methodBefore.get("allowed").asLong())
+                .isEqualTo(5);
+        assertThat(methodAfter.get("denied").asLong()
+                        - methodBefore.get("denied").asLong())
+                .isEqualTo(1);
         assertThat(methodAfter.get("shadow_denied").asLong()).isZero();
         JsonNode ruleBefore = before.get("rules").get(0).get("counts");
         JsonNode ruleAfter = after.get("rules").get(0).get("counts");
-        assertThat(ruleAfter.get("allowed").asLong() - ruleBefore.get("allowed").asLong()).isEqualTo(6);
+        assertThat(ruleAfter.get("allowed").asLong() - ruleBefore.get("allowed").asLong())
+                .isEqualTo(6);
         assertThat(ruleAfter.get("denied").asLong()).isZero();
     }
 }

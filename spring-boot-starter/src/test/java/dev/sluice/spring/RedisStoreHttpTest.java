@@ -25,15 +25,19 @@ import org.springframework.test.context.DynamicPropertySource;
  * The starter on a real redis-server, in shadow mode, over real HTTP: the store decides (would-be denials are
  * counted, nothing is denied), then the server is killed and the failure policy (fail open) answers at once.
  */
-@SpringBootTest(classes = TestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "sluice.shadow-mode=true",
-        "sluice.failure-policy=fail_open",
-        "sluice.probe-interval=100ms",
-        "sluice.rules[0].name=redis-per-ip",
-        "sluice.rules[0].paths=/api/**",
-        "sluice.rules[0].requests_per_unit=2",
-        "sluice.rules[0].unit=hour",
-        "sluice.rules[0].algorithm=gcra"})
+@SpringBootTest(
+        classes = TestApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {
+            "sluice.shadow-mode=true",
+            "sluice.failure-policy=fail_open",
+            "sluice.probe-interval=100ms",
+            "sluice.rules[0].name=redis-per-ip",
+            "sluice.rules[0].paths=/api/**",
+            "sluice.rules[0].requests_per_unit=2",
+            "sluice.rules[0].unit=hour",
+            "sluice.rules[0].algorithm=gcra"
+        })
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @DirtiesContext // its Redis is gone after the last test
 class RedisStoreHttpTest {
@@ -41,8 +45,10 @@ class RedisStoreHttpTest {
 
     @LocalServerPort
     int port;
+
     @Autowired
     RateLimiter limiter;
+
     @Autowired
     MeterRegistry meters;
 
@@ -57,8 +63,9 @@ class RedisStoreHttpTest {
     }
 
     private double count(String outcome, String degradation) {
-        return meters.counter(SluiceMetrics.REQUESTS, "rules", "redis-per-ip", "outcome", outcome, "degradation",
-                degradation).count();
+        return meters.counter(
+                        SluiceMetrics.REQUESTS, "rules", "redis-per-ip", "outcome", outcome, "degradation", degradation)
+                .count();
     }
 
     @Test
@@ -66,7 +73,9 @@ class RedisStoreHttpTest {
     void redisDecidesAndShadowModeOnlyCountsWouldBeDenials() throws InterruptedException {
         assertThat(limiter).isInstanceOf(FailSafeRateLimiter.class);
         FailSafeRateLimiter failSafe = (FailSafeRateLimiter) limiter;
-        assertThat(failSafe.storeHealthy()).as("the context waited for a healthy store to open").isTrue();
+        assertThat(failSafe.storeHealthy())
+                .as("the context waited for a healthy store to open")
+                .isTrue();
         for (int i = 0; i < 5; i++) {
             HttpResponse<String> r = Http.get(port, "/api/hello");
             assertThat(r.statusCode()).isEqualTo(200);
@@ -75,7 +84,9 @@ class RedisStoreHttpTest {
         assertThat(count("allowed", "none")).isEqualTo(2.0);
         assertThat(count("shadow_denied", "none")).isEqualTo(3.0);
         for (Degradation cause : Degradation.values()) {
-            assertThat(failSafe.degradedCount(cause)).as("a healthy Redis with default settings: %s", cause).isZero();
+            assertThat(failSafe.degradedCount(cause))
+                    .as("a healthy Redis with default settings: %s", cause)
+                    .isZero();
         }
     }
 
@@ -93,7 +104,9 @@ class RedisStoreHttpTest {
         }
         assertThat(degraded).isEqualTo(5);
         assertThat(meters.find(SluiceMetrics.REQUESTS).tag("outcome", "allowed").counters().stream()
-                .filter(c -> !"none".equals(c.getId().getTag("degradation"))).mapToDouble(c -> c.count()).sum())
+                        .filter(c -> !"none".equals(c.getId().getTag("degradation")))
+                        .mapToDouble(c -> c.count())
+                        .sum())
                 .isEqualTo(5.0);
     }
 }

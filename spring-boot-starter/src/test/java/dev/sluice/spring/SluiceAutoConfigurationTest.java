@@ -28,8 +28,8 @@ import org.springframework.mock.web.MockHttpServletResponse;
 
 /** Wiring without a server: what backs off, what fails at startup and how the failure reads. */
 class SluiceAutoConfigurationTest {
-    private final WebApplicationContextRunner runner = new WebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class));
+    private final WebApplicationContextRunner runner =
+            new WebApplicationContextRunner().withConfiguration(AutoConfigurations.of(SluiceAutoConfiguration.class));
 
     @Test
     void defaultsToAnInMemoryStoreAndAFilterWithNoRules() {
@@ -65,20 +65,34 @@ class SluiceAutoConfigurationTest {
     void theApplicationsOwnListenerIsToldAndTheRequestIsStillCounted() {
         List<String> told = new CopyOnWriteArrayList<>();
         runner.withBean(SimpleMeterRegistry.class, SimpleMeterRegistry::new)
-                .withBean(RateLimitListener.class, () -> (request, rules, outcome, decision) -> told.add(
-                        rules + " " + outcome))
-                .withPropertyValues("sluice.rules[0].name=r", "sluice.rules[0].requests_per_unit=1",
-                        "sluice.rules[0].unit=hour")
+                .withBean(
+                        RateLimitListener.class,
+                        () -> (request, rules, outcome, decision) -> told.add(rules + " " + outcome))
+                .withPropertyValues(
+                        "sluice.rules[0].name=r", "sluice.rules[0].requests_per_unit=1", "sluice.rules[0].unit=hour")
                 .run(ctx -> {
                     for (int i = 0; i < 2; i++) {
-                        ctx.getBean(RateLimitFilter.class).doFilter(new MockHttpServletRequest("GET", "/x"),
-                                new MockHttpServletResponse(), (req, res) -> { });
+                        ctx.getBean(RateLimitFilter.class)
+                                .doFilter(
+                                        new MockHttpServletRequest("GET", "/x"),
+                                        new MockHttpServletResponse(),
+                                        (req, res) -> {});
                     }
                     assertThat(told).containsExactly("[r] ALLOWED", "[r] DENIED");
-                    assertThat(ctx.getBean(SimpleMeterRegistry.class).counter(SluiceMetrics.REQUESTS, "rules", "r",
-                            "outcome", "denied", "degradation", "none").count()).isEqualTo(1.0);
+                    assertThat(ctx.getBean(SimpleMeterRegistry.class)
+                                    .counter(
+                                            SluiceMetrics.REQUESTS,
+                                            "rules",
+                                            "r",
+                                            "outcome",
+                                            "denied",
+                                            "degradation",
+                                            "none")
+                                    .count())
+                            .isEqualTo(1.0);
                     assertThat(ctx.getBean(DecisionCounts.class).outcomes("r"))
-                            .containsEntry("allowed", 1L).containsEntry("denied", 1L);
+                            .containsEntry("allowed", 1L)
+                            .containsEntry("denied", 1L);
                 });
     }
 
@@ -97,23 +111,29 @@ class SluiceAutoConfigurationTest {
     void datasourceStoreDecidesOnTheApplicationsPostgres() throws Exception {
         try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
             DataSource ds = pg.getPostgresDatabase();
-            // a plain (unpooled) DataSource and every default: the store pools it and migrates before the context starts
-            runner.withBean(DataSource.class, () -> ds).withPropertyValues("sluice.store=datasource").run(ctx -> {
-                FailSafeRateLimiter l = ctx.getBean(FailSafeRateLimiter.class);
-                assertThat(l.storeHealthy()).as("opened, migrated and warmed up while the context started").isTrue();
-                Limit limit = Limit.tokenBucket(2, Rate.perHour(2));
-                Decision first = l.tryAcquire("starter-pg", limit);
-                assertThat(first.degraded()).as(first.toString()).isFalse();
-                assertThat(first.remaining()).isEqualTo(1);
-                l.tryAcquire("starter-pg", limit);
-                assertThat(l.tryAcquire("starter-pg", limit).allowed()).isFalse();
-                try (Connection c = ds.getConnection(); Statement st = c.createStatement();
-                        ResultSet rs = st.executeQuery("select count(*) from information_schema.tables"
-                                + " where table_name like 'sluice%'")) {
-                    rs.next();
-                    assertThat(rs.getInt(1)).isPositive(); // the migrations ran
-                }
-            });
+            // a plain (unpooled) DataSource and every default: the store pools it and migrates before the context
+            // starts
+            runner.withBean(DataSource.class, () -> ds)
+                    .withPropertyValues("sluice.store=datasource")
+                    .run(ctx -> {
+                        FailSafeRateLimiter l = ctx.getBean(FailSafeRateLimiter.class);
+                        assertThat(l.storeHealthy())
+                                .as("opened, migrated and warmed up while the context started")
+                                .isTrue();
+                        Limit limit = Limit.tokenBucket(2, Rate.perHour(2));
+                        Decision first = l.tryAcquire("starter-pg", limit);
+                        assertThat(first.degraded()).as(first.toString()).isFalse();
+                        assertThat(first.remaining()).isEqualTo(1);
+                        l.tryAcquire("starter-pg", limit);
+                        assertThat(l.tryAcquire("starter-pg", limit).allowed()).isFalse();
+                        try (Connection c = ds.getConnection();
+                                Statement st = c.createStatement();
+                                ResultSet rs = st.executeQuery("select count(*) from information_schema.tables"
+                                        + " where table_name like 'sluice%'")) {
+                            rs.next();
+                            assertThat(rs.getInt(1)).isPositive(); // the migrations ran
+                        }
+                    });
         }
     }
 
@@ -125,7 +145,9 @@ class SluiceAutoConfigurationTest {
             while (t != null && !(t instanceof SluiceConfigException)) {
                 t = t.getCause();
             }
-            assertThat(t).as("a SluiceConfigException in " + ctx.getStartupFailure()).isNotNull();
+            assertThat(t)
+                    .as("a SluiceConfigException in " + ctx.getStartupFailure())
+                    .isNotNull();
             message[0] = t.getMessage();
         });
         return message[0];
@@ -133,21 +155,30 @@ class SluiceAutoConfigurationTest {
 
     @Test
     void ruleNamingAnUnknownLimitFailsWithThePropertyPathAndTheFix() {
-        assertThat(startupFailure("sluice.limits.basic.requests_per_unit=10", "sluice.limits.basic.unit=minute",
-                "sluice.rules[0].paths=/api/**", "sluice.rules[0].limit=gold"))
+        assertThat(startupFailure(
+                        "sluice.limits.basic.requests_per_unit=10",
+                        "sluice.limits.basic.unit=minute",
+                        "sluice.rules[0].paths=/api/**",
+                        "sluice.rules[0].limit=gold"))
                 .isEqualTo("sluice.rules[0].limit: unknown limit 'gold': define it under sluice.limits.gold"
                         + " or use one of [basic]");
     }
 
     @Test
     void ruleNamingAnUnknownTierFailsWithThePropertyPathAndTheFix() {
-        assertThat(startupFailure("sluice.tiers=free,pro", "sluice.limits.basic.requests_per_unit=10",
-                "sluice.limits.basic.unit=minute", "sluice.rules[0].tiers.free=basic",
-                "sluice.rules[0].tiers.enterprise=basic"))
+        assertThat(startupFailure(
+                        "sluice.tiers=free,pro",
+                        "sluice.limits.basic.requests_per_unit=10",
+                        "sluice.limits.basic.unit=minute",
+                        "sluice.rules[0].tiers.free=basic",
+                        "sluice.rules[0].tiers.enterprise=basic"))
                 .isEqualTo("sluice.rules[0].tiers.enterprise: unknown tier 'enterprise': declare it in sluice.tiers"
                         + " (now [free, pro]) or remove it");
-        assertThat(startupFailure("sluice.tiers=free,pro", "sluice.limits.basic.requests_per_unit=10",
-                "sluice.limits.basic.unit=minute", "sluice.rules[0].tiers.pro=basic"))
+        assertThat(startupFailure(
+                        "sluice.tiers=free,pro",
+                        "sluice.limits.basic.requests_per_unit=10",
+                        "sluice.limits.basic.unit=minute",
+                        "sluice.rules[0].tiers.pro=basic"))
                 .isEqualTo("sluice.rules[0].tiers: rule 'rule-0' has no limit for the default tier 'free':"
                         + " add tiers.free: <limit>");
     }
@@ -158,29 +189,39 @@ class SluiceAutoConfigurationTest {
                 .startsWith("sluice.rules[0].unit: unknown unit 'fortnight': use one of second, minute, hour");
         assertThat(startupFailure("sluice.rules[0].unit=minute"))
                 .startsWith("sluice.rules[0].requests_per_unit: missing");
-        assertThat(startupFailure("sluice.rules[0].requests_per_unit=10", "sluice.rules[0].unit=minute",
-                "sluice.rules[0].key=cookie")).startsWith("sluice.rules[0].key: unknown key 'cookie'");
-        assertThat(startupFailure("sluice.rules[0].paths=/api/**")).startsWith("sluice.rules[0]: rule 'rule-0' has no limit");
-        assertThat(startupFailure("sluice.rules[0].requests_per_unit=10", "sluice.rules[0].unit=minute",
-                "sluice.rules[0].cost=11")).startsWith("sluice.rules[0].cost: cost 11 exceeds capacity 10");
+        assertThat(startupFailure(
+                        "sluice.rules[0].requests_per_unit=10",
+                        "sluice.rules[0].unit=minute",
+                        "sluice.rules[0].key=cookie"))
+                .startsWith("sluice.rules[0].key: unknown key 'cookie'");
+        assertThat(startupFailure("sluice.rules[0].paths=/api/**"))
+                .startsWith("sluice.rules[0]: rule 'rule-0' has no limit");
+        assertThat(startupFailure(
+                        "sluice.rules[0].requests_per_unit=10",
+                        "sluice.rules[0].unit=minute",
+                        "sluice.rules[0].cost=11"))
+                .startsWith("sluice.rules[0].cost: cost 11 exceeds capacity 10");
         assertThat(startupFailure("sluice.trusted-proxies=proxy.internal"))
                 .startsWith("sluice.trusted-proxies: trusted proxy 'proxy.internal' is not an address block");
-        assertThat(startupFailure("sluice.store=mongodb://x")).isEqualTo("sluice.store: unknown store"
-                + " 'mongodb://x': use memory, redis://host:6379 (or rediss://) or datasource");
-        assertThat(startupFailure("sluice.store=datasource")).startsWith("sluice.store: 'datasource' but the"
-                + " application has no single DataSource bean");
+        assertThat(startupFailure("sluice.store=mongodb://x"))
+                .isEqualTo("sluice.store: unknown store"
+                        + " 'mongodb://x': use memory, redis://host:6379 (or rediss://) or datasource");
+        assertThat(startupFailure("sluice.store=datasource"))
+                .startsWith("sluice.store: 'datasource' but the" + " application has no single DataSource bean");
         // a store that refuses the configuration: its own message, not a background retry with rate limiting off
-        assertThat(startupFailure("sluice.store=redis://no-such-host.invalid:6379")).startsWith("sluice.store: Redis"
-                + " at redis://no-such-host.invalid:6379 names a host that does not resolve (")
+        assertThat(startupFailure("sluice.store=redis://no-such-host.invalid:6379"))
+                .startsWith("sluice.store: Redis"
+                        + " at redis://no-such-host.invalid:6379 names a host that does not resolve (")
                 .endsWith("): check the host name in the URI");
     }
 
     @Test
     void failureAnalysisNamesThePropertyToFix() {
-        FailureAnalysis a = new SluiceConfigFailureAnalyzer().analyze(new IllegalStateException("wrapped",
-                new SluiceConfigException("sluice.rules[0].limit", "unknown limit 'gold'")));
-        assertThat(a.getDescription()).isEqualTo("Sluice rate limiting is misconfigured: sluice.rules[0].limit:"
-                + " unknown limit 'gold'");
+        FailureAnalysis a = new SluiceConfigFailureAnalyzer()
+                .analyze(new IllegalStateException(
+                        "wrapped", new SluiceConfigException("sluice.rules[0].limit", "unknown limit 'gold'")));
+        assertThat(a.getDescription())
+                .isEqualTo("Sluice rate limiting is misconfigured: sluice.rules[0].limit:" + " unknown limit 'gold'");
         assertThat(a.getAction()).contains("sluice.rules[0].limit");
     }
 }

@@ -36,6 +36,7 @@ final class GatewayAnswers {
     String requestedTokens = SluiceRateLimiter.REQUESTED_TOKENS_HEADER;
     /** Where decisions are counted: the application's, else one of its own. */
     private volatile DecisionCounts counts;
+
     private final LogThrottle logThrottle = new LogThrottle();
 
     void countIn(DecisionCounts counts) {
@@ -78,8 +79,11 @@ final class GatewayAnswers {
         counts().request(routeId, Outcome.LIMITER_FAILED, null);
         if (logThrottle.allow("failed")) {
             long left = logThrottle.suppressedSinceLast();
-            LOG.log(System.Logger.Level.WARNING, "rate limiter failed; letting a request of route '" + routeId
-                    + "' through" + (left == 0 ? "" : " (" + left + " similar lines left out)"), cause);
+            LOG.log(
+                    System.Logger.Level.WARNING,
+                    "rate limiter failed; letting a request of route '" + routeId + "' through"
+                            + (left == 0 ? "" : " (" + left + " similar lines left out)"),
+                    cause);
         }
         return new Response(true, headers(routeId, route, null, why));
     }
@@ -101,11 +105,15 @@ final class GatewayAnswers {
         h.put(burstCapacity, route.burstCapacity());
         h.put(requestedTokens, route.requestedTokens());
         if (route.limit() != null && (d != null || failed != null)) {
-            h.put(RateLimitFields.POLICY, RateLimitFields.appendPolicy(new StringBuilder(), routeId, route.limit())
-                    .toString());
+            h.put(
+                    RateLimitFields.POLICY,
+                    RateLimitFields.appendPolicy(new StringBuilder(), routeId, route.limit())
+                            .toString());
         }
         if (d != null && degraded == null) {
-            h.put(RateLimitFields.STATE, RateLimitFields.appendState(new StringBuilder(), routeId, d).toString());
+            h.put(
+                    RateLimitFields.STATE,
+                    RateLimitFields.appendState(new StringBuilder(), routeId, d).toString());
         }
         if (d != null && d.denied()) {
             h.put(RateLimitFields.RETRY_AFTER, Long.toString(RateLimitFields.retryAfterSeconds(d)));

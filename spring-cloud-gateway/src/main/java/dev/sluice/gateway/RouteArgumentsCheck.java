@@ -33,6 +33,7 @@ final class RouteArgumentsCheck
         implements BeanPostProcessor, ApplicationEventPublisherAware, ApplicationListener<FilterArgsEvent> {
     /** Per route, its arguments of another rate limiter ({@code redis-rate-limiter.replenishRate}). */
     private final Map<String, Set<String>> otherArguments = new ConcurrentHashMap<>();
+
     private ApplicationEventPublisher publisher;
 
     @Override
@@ -54,7 +55,9 @@ final class RouteArgumentsCheck
     public void onApplicationEvent(FilterArgsEvent event) {
         for (String arg : event.getArgs().keySet()) {
             if (arg.contains("-rate-limiter.") && !arg.startsWith(SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME)) {
-                otherArguments.computeIfAbsent(event.getRouteId(), k -> new TreeSet<>()).add(arg);
+                otherArguments
+                        .computeIfAbsent(event.getRouteId(), k -> new TreeSet<>())
+                        .add(arg);
             }
         }
     }
@@ -75,8 +78,8 @@ final class RouteArgumentsCheck
 
         @Override
         public GatewayFilter apply(Config config) {
-            RateLimiter<?> limiter = config.getRateLimiter() != null ? config.getRateLimiter()
-                    : getDefaultRateLimiter();
+            RateLimiter<?> limiter =
+                    config.getRateLimiter() != null ? config.getRateLimiter() : getDefaultRateLimiter();
             String routeId = config.getRouteId();
             if (limiter instanceof SluiceRateLimiter sluice && routeId != null) {
                 sluice.routeLoaded(routeId, otherArguments.remove(routeId));

@@ -46,8 +46,11 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
      */
     static RouteLimit of(String where, SluiceRateLimiter.Config c) {
         String arg = where + ": " + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + ".";
-        boolean sluiceWords = c.getRequestsPerUnit() != null || c.getUnit() != null || c.getWindow() != null
-                || c.getAlgorithm() != null || c.getBurst() != null;
+        boolean sluiceWords = c.getRequestsPerUnit() != null
+                || c.getUnit() != null
+                || c.getWindow() != null
+                || c.getAlgorithm() != null
+                || c.getBurst() != null;
         boolean redisWords = c.replenishRateIfSet() != null || c.burstCapacityIfSet() != null;
         if (sluiceWords && redisWords) {
             throw new IllegalArgumentException(where + ": " + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME
@@ -56,8 +59,8 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
         }
         long cost = c.getRequestedTokens();
         if (cost < 1) {
-            throw new IllegalArgumentException(arg + "requestedTokens " + cost
-                    + " must be at least 1: the tokens each request spends");
+            throw new IllegalArgumentException(
+                    arg + "requestedTokens " + cost + " must be at least 1: the tokens each request spends");
         }
         return sluiceWords ? sluice(where, arg, c, cost) : redis(arg, c, cost);
     }
@@ -71,15 +74,29 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
      */
     static String missing(String where, Collection<String> others) {
         String p = SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + ".";
-        StringBuilder m = new StringBuilder(where).append(": its RequestRateLimiter decides with Sluice but it has no ")
-                .append(p).append("* arguments");
+        StringBuilder m = new StringBuilder(where)
+                .append(": its RequestRateLimiter decides with Sluice but it has no ")
+                .append(p)
+                .append("* arguments");
         if (others != null && !others.isEmpty()) {
-            m.append(" (it has ").append(String.join(", ", others)).append(", another rate limiter's: rename them ")
-                    .append(p).append("*)");
+            m.append(" (it has ")
+                    .append(String.join(", ", others))
+                    .append(", another rate limiter's: rename them ")
+                    .append(p)
+                    .append("*)");
         }
-        return m.append(": give ").append(p).append("replenishRate and ").append(p).append("burstCapacity")
-                .append(" (RedisRateLimiter's words) or ").append(p).append("requests_per_unit with ").append(p)
-                .append("unit or ").append(p).append("window (Sluice's), on the route or in default-filters")
+        return m.append(": give ")
+                .append(p)
+                .append("replenishRate and ")
+                .append(p)
+                .append("burstCapacity")
+                .append(" (RedisRateLimiter's words) or ")
+                .append(p)
+                .append("requests_per_unit with ")
+                .append(p)
+                .append("unit or ")
+                .append(p)
+                .append("window (Sluice's), on the route or in default-filters")
                 .toString();
     }
 
@@ -88,8 +105,8 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
         long replenishRate = c.getReplenishRate();
         String headerRate = Long.toString(replenishRate);
         if (burstCapacity < 0) {
-            throw new IllegalArgumentException(arg + "burstCapacity " + burstCapacity
-                    + " must be at least 0 (0 denies every request)");
+            throw new IllegalArgumentException(
+                    arg + "burstCapacity " + burstCapacity + " must be at least 0 (0 denies every request)");
         }
         if (burstCapacity == 0) { // Spring Cloud Gateway's way to close a route: nothing can ever pass
             return new RouteLimit(null, cost, headerRate, "0", Long.toString(cost));
@@ -134,16 +151,16 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
         } else if (c.getWindow() != null) {
             window = c.getWindow();
         } else {
-            throw new IllegalArgumentException(arg + "unit is missing: give unit (second, minute, hour, day) or"
-                    + " window (e.g. 90s)");
+            throw new IllegalArgumentException(
+                    arg + "unit is missing: give unit (second, minute, hour, day) or" + " window (e.g. 90s)");
         }
         Limit limit;
         try { // LimitSpec refuses a burst on an algorithm without one, naming it
             limit = new LimitSpec(algorithm, c.getRequestsPerUnit(), window, c.getBurst()).toLimit();
             limit.checkCost(cost);
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(where + ": " + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + ": "
-                    + e.getMessage(), e);
+            throw new IllegalArgumentException(
+                    where + ": " + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + ": " + e.getMessage(), e);
         }
         return new RouteLimit(limit, cost, null, Long.toString(limit.capacity()), Long.toString(cost));
     }

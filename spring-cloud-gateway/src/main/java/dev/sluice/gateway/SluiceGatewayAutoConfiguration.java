@@ -36,7 +36,8 @@ import org.springframework.web.reactive.DispatcherHandler;
  * without its arguments fails as the routes load ({@link RouteArgumentsCheck}). {@code sluice.enabled=false}
  * defines none of these.
  */
-@AutoConfiguration(before = {GatewayAutoConfiguration.class, SluiceAutoConfiguration.class},
+@AutoConfiguration(
+        before = {GatewayAutoConfiguration.class, SluiceAutoConfiguration.class},
         afterName = "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration")
 @ConditionalOnClass({AbstractRateLimiter.class, DispatcherHandler.class})
 @ConditionalOnProperty(prefix = "sluice", name = "enabled", havingValue = "true", matchIfMissing = true)
@@ -46,8 +47,8 @@ public class SluiceGatewayAutoConfiguration {
     /** The store named by {@code sluice.store}; a remote one behind the failure policy. */
     @Bean
     @ConditionalOnMissingBean(RateLimiter.class)
-    public RateLimiter sluiceStore(SluiceProperties properties, ObjectProvider<Ticker> ticker,
-            ObjectProvider<DataSource> dataSource) {
+    public RateLimiter sluiceStore(
+            SluiceProperties properties, ObjectProvider<Ticker> ticker, ObjectProvider<DataSource> dataSource) {
         return StoreFactory.create(properties, ticker.getIfUnique(), dataSource::getIfUnique);
     }
 
@@ -58,8 +59,8 @@ public class SluiceGatewayAutoConfiguration {
      */
     @Bean
     @ConditionalOnMissingBean(SluiceRateLimiter.class)
-    public SluiceRateLimiter sluiceRateLimiter(RateLimiter sluiceStore, ConfigurationService configurationService,
-            ObjectProvider<DecisionCounts> counts) {
+    public SluiceRateLimiter sluiceRateLimiter(
+            RateLimiter sluiceStore, ConfigurationService configurationService, ObjectProvider<DecisionCounts> counts) {
         SluiceRateLimiter limiter = new SluiceRateLimiter(sluiceStore, configurationService);
         counts.ifAvailable(limiter::countingIn);
         return limiter;

@@ -185,7 +185,8 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
     }
 
     private static String where(String routeId) {
-        return RouteDefinitionRouteLocator.DEFAULT_FILTERS.equals(routeId) ? "default-filters"
+        return RouteDefinitionRouteLocator.DEFAULT_FILTERS.equals(routeId)
+                ? "default-filters"
                 : "route '" + routeId + "'";
     }
 

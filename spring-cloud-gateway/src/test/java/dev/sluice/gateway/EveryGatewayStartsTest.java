@@ -63,8 +63,11 @@ class EveryGatewayStartsTest {
     @Test
     void withActuatorAndMicrometerTheEndpointListsTheRoutesAndTheMetricCountsTheirDecisions() throws Exception {
         try (IsolatedApp app = start(List.of(), "--management.endpoints.web.exposure.include=ratelimits,metrics")) {
-            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry")).isTrue();
-            assertThat(app.canLoad("jakarta.servlet.Filter")).as("a gateway has no servlet API").isFalse();
+            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry"))
+                    .isTrue();
+            assertThat(app.canLoad("jakarta.servlet.Filter"))
+                    .as("a gateway has no servlet API")
+                    .isFalse();
             theFourthIsDenied(app, "alice");
             assertThat(Http.as("bob", app.port(), "/closed/a").statusCode()).isEqualTo(429);
 
@@ -72,26 +75,45 @@ class EveryGatewayStartsTest {
             assertThat(endpoint.get("filter").asBoolean()).isFalse();
             List<String> ids = new ArrayList<>();
             endpoint.get("routes").forEach(r -> ids.add(r.get("id").asText()));
-            assertThat(ids).containsExactlyInAnyOrder("scg-words", "scg-slow", "sluice-words", "sluice-window",
-                    "closed", "defaults");
+            assertThat(ids)
+                    .containsExactlyInAnyOrder(
+                            "scg-words", "scg-slow", "sluice-words", "sluice-window", "closed", "defaults");
             JsonNode words = route(endpoint, "sluice-words");
-            assertThat(words.get("limit").toString()).isEqualTo("{\"name\":\"sluice-words\",\"algorithm\":"
-                    + "\"token_bucket\",\"capacity\":3,\"permits\":3,\"period\":\"PT24H\","
-                    + "\"policy\":\"\\\"sluice-words\\\";q=3;w=86400\"}");
+            assertThat(words.get("limit").toString())
+                    .isEqualTo("{\"name\":\"sluice-words\",\"algorithm\":"
+                            + "\"token_bucket\",\"capacity\":3,\"permits\":3,\"period\":\"PT24H\","
+                            + "\"policy\":\"\\\"sluice-words\\\";q=3;w=86400\"}");
             assertThat(words.get("cost").asLong()).isEqualTo(1);
             assertThat(words.get("counts").get("allowed").asLong()).isEqualTo(3);
             assertThat(words.get("counts").get("denied").asLong()).isEqualTo(1);
             assertThat(route(endpoint, "closed").get("limit").isNull()).isTrue();
-            assertThat(route(endpoint, "closed").get("counts").get("denied").asLong()).isEqualTo(1);
+            assertThat(route(endpoint, "closed").get("counts").get("denied").asLong())
+                    .isEqualTo(1);
             assertThat(route(endpoint, "scg-slow").get("cost").asLong()).isEqualTo(1200);
 
-            assertThat(json(app.port(), "/actuator/metrics/sluice.requests?tag=rules:sluice-words"
-                    + "&tag=outcome:allowed&tag=degradation:none").get("measurements").get(0).get("value").asDouble())
+            assertThat(json(
+                                    app.port(),
+                                    "/actuator/metrics/sluice.requests?tag=rules:sluice-words"
+                                            + "&tag=outcome:allowed&tag=degradation:none")
+                            .get("measurements")
+                            .get(0)
+                            .get("value")
+                            .asDouble())
                     .isEqualTo(3.0);
-            assertThat(json(app.port(), "/actuator/metrics/sluice.requests?tag=rules:sluice-words"
-                    + "&tag=outcome:denied").get("measurements").get(0).get("value").asDouble()).isEqualTo(1.0);
+            assertThat(json(
+                                    app.port(),
+                                    "/actuator/metrics/sluice.requests?tag=rules:sluice-words" + "&tag=outcome:denied")
+                            .get("measurements")
+                            .get(0)
+                            .get("value")
+                            .asDouble())
+                    .isEqualTo(1.0);
             assertThat(json(app.port(), "/actuator/metrics/sluice.requests?tag=rules:closed")
-                    .get("measurements").get(0).get("value").asDouble()).isEqualTo(1.0);
+                            .get("measurements")
+                            .get(0)
+                            .get("value")
+                            .asDouble())
+                    .isEqualTo(1.0);
             assertThat(app.loadedNaming("dev.sluice.", "jakarta/servlet/")).isEmpty();
         }
     }
@@ -99,9 +121,11 @@ class EveryGatewayStartsTest {
     @Test
     void withoutActuatorOrMicrometerItStartsAndLimits() throws Exception {
         try (IsolatedApp app = start(IsolatedApp.ACTUATOR_AND_MICROMETER)) {
-            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry")).isFalse();
+            assertThat(app.canLoad("io.micrometer.core.instrument.MeterRegistry"))
+                    .isFalse();
             theFourthIsDenied(app, "alice");
-            assertThat(Http.get(app.port(), "/actuator/ratelimits").statusCode()).isEqualTo(404);
+            assertThat(Http.get(app.port(), "/actuator/ratelimits").statusCode())
+                    .isEqualTo(404);
             assertThat(app.loadedNaming("dev.sluice.", "jakarta/servlet/")).isEmpty();
         }
     }

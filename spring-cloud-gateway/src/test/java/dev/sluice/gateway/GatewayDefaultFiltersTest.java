@@ -17,13 +17,16 @@ import org.springframework.test.context.DynamicPropertySource;
  * RedisRateLimiter users configure {@code redis-rate-limiter.*}, and the headers switched off with
  * {@code sluice-rate-limiter.include-headers: false}: a route with no filter of its own is limited, silently.
  */
-@SpringBootTest(classes = GatewayTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+@SpringBootTest(
+        classes = GatewayTestApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = {
-                "spring.cloud.gateway.server.webflux.default-filters[0].name=RequestRateLimiter",
-                "spring.cloud.gateway.server.webflux.default-filters[0].args[sluice-rate-limiter.replenishRate]=1",
-                "spring.cloud.gateway.server.webflux.default-filters[0].args[sluice-rate-limiter.burstCapacity]=3600",
-                "spring.cloud.gateway.server.webflux.default-filters[0].args[sluice-rate-limiter.requestedTokens]=1800",
-                "spring.cloud.gateway.server.webflux.sluice-rate-limiter.include-headers=false"})
+            "spring.cloud.gateway.server.webflux.default-filters[0].name=RequestRateLimiter",
+            "spring.cloud.gateway.server.webflux.default-filters[0].args[sluice-rate-limiter.replenishRate]=1",
+            "spring.cloud.gateway.server.webflux.default-filters[0].args[sluice-rate-limiter.burstCapacity]=3600",
+            "spring.cloud.gateway.server.webflux.default-filters[0].args[sluice-rate-limiter.requestedTokens]=1800",
+            "spring.cloud.gateway.server.webflux.sluice-rate-limiter.include-headers=false"
+        })
 class GatewayDefaultFiltersTest {
     private static final Backend BACKEND = Backend.start();
 
@@ -45,7 +48,8 @@ class GatewayDefaultFiltersTest {
         for (int i = 0; i < 2; i++) {
             HttpResponse<String> r = as("alice", port, "/plain/a");
             assertThat(r.statusCode()).isEqualTo(200);
-            assertThat(r.headers().map().keySet()).noneMatch(h -> h.toLowerCase().contains("ratelimit"));
+            assertThat(r.headers().map().keySet())
+                    .noneMatch(h -> h.toLowerCase().contains("ratelimit"));
         }
         HttpResponse<String> denied = as("alice", port, "/plain/a");
         assertThat(denied.statusCode()).isEqualTo(429);

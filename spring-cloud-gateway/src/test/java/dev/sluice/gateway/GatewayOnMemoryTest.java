@@ -26,15 +26,18 @@ import org.springframework.test.context.DynamicPropertySource;
  * memory on a frozen clock: the numbers are exact and no test depends on how fast the machine is. Each test uses
  * its own user, so each starts with full buckets.
  */
-@SpringBootTest(classes = {GatewayTestApp.class, GatewayOnMemoryTest.FrozenClock.class},
+@SpringBootTest(
+        classes = {GatewayTestApp.class, GatewayOnMemoryTest.FrozenClock.class},
         webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class GatewayOnMemoryTest {
     private static final Backend BACKEND = Backend.start();
 
     @LocalServerPort
     int port;
+
     @Autowired
     SluiceRateLimiter limiter;
+
     @Autowired
     ManualTicker ticker;
 
@@ -88,7 +91,9 @@ class GatewayOnMemoryTest {
         assertThat(header(denied, "X-RateLimit-Requested-Tokens")).isEqualTo("1");
         assertThat(header(denied, "RateLimit")).isEqualTo("\"scg-words\";r=0;t=5");
         assertThat(header(denied, "Retry-After")).isEqualTo("1");
-        assertThat(BACKEND.hits("/scg/a")).as("a denied request never reaches the backend").isEqualTo(5);
+        assertThat(BACKEND.hits("/scg/a"))
+                .as("a denied request never reaches the backend")
+                .isEqualTo(5);
     }
 
     @Test
@@ -131,7 +136,9 @@ class GatewayOnMemoryTest {
         HttpResponse<String> denied = as("carol", port, "/slow/a");
         assertThat(denied.statusCode()).isEqualTo(429);
         assertThat(header(denied, "X-RateLimit-Remaining")).isEqualTo("0");
-        assertThat(header(denied, "Retry-After")).as("1200 tokens at 1 a second").isEqualTo("1200");
+        assertThat(header(denied, "Retry-After"))
+                .as("1200 tokens at 1 a second")
+                .isEqualTo("1200");
         assertThat(BACKEND.hits("/slow/a")).isEqualTo(3);
     }
 
@@ -143,12 +150,16 @@ class GatewayOnMemoryTest {
             assertThat(header(r, "X-RateLimit-Remaining")).isEqualTo(Integer.toString(3 - i));
             assertThat(header(r, "X-RateLimit-Burst-Capacity")).isEqualTo("3");
             assertThat(header(r, "X-RateLimit-Requested-Tokens")).isEqualTo("1");
-            assertThat(header(r, "X-RateLimit-Replenish-Rate")).as("not RedisRateLimiter's words").isNull();
+            assertThat(header(r, "X-RateLimit-Replenish-Rate"))
+                    .as("not RedisRateLimiter's words")
+                    .isNull();
             assertThat(header(r, "RateLimit-Policy")).isEqualTo("\"sluice-words\";q=3;w=86400");
         }
         HttpResponse<String> denied = as("dave", port, "/sluice/a");
         assertThat(denied.statusCode()).isEqualTo(429);
-        assertThat(header(denied, "Retry-After")).as("one token of 3 a day: 8 h").isEqualTo("28800");
+        assertThat(header(denied, "Retry-After"))
+                .as("one token of 3 a day: 8 h")
+                .isEqualTo("28800");
         assertThat(BACKEND.hits("/sluice/a")).isEqualTo(3);
     }
 
@@ -172,7 +183,9 @@ class GatewayOnMemoryTest {
         assertThat(r.statusCode()).isEqualTo(429);
         assertThat(header(r, "X-RateLimit-Remaining")).isEqualTo("0");
         assertThat(header(r, "X-RateLimit-Burst-Capacity")).isEqualTo("0");
-        assertThat(header(r, "Retry-After")).as("it never passes: no time to come back").isNull();
+        assertThat(header(r, "Retry-After"))
+                .as("it never passes: no time to come back")
+                .isNull();
         assertThat(BACKEND.hits("/closed/a")).isZero();
     }
 

@@ -28,8 +28,10 @@ import org.springframework.test.context.DynamicPropertySource;
  * as the store opens), over HTTP. The database's clock decides, so, as on Redis, only routes too slow to refill
  * during a test are asserted.
  */
-@SpringBootTest(classes = {GatewayTestApp.class, GatewayOnPostgresTest.Database.class},
-        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "sluice.store=datasource")
+@SpringBootTest(
+        classes = {GatewayTestApp.class, GatewayOnPostgresTest.Database.class},
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "sluice.store=datasource")
 @DirtiesContext // its database is gone after the last test
 class GatewayOnPostgresTest {
     private static final Backend BACKEND = Backend.start();
@@ -37,6 +39,7 @@ class GatewayOnPostgresTest {
 
     @LocalServerPort
     int port;
+
     @Autowired
     SluiceRateLimiter limiter;
 
@@ -71,7 +74,9 @@ class GatewayOnPostgresTest {
     void postgresDecidesForTheGateway() {
         assertThat(limiter.getStore()).isInstanceOf(FailSafeRateLimiter.class);
         FailSafeRateLimiter store = (FailSafeRateLimiter) limiter.getStore();
-        assertThat(store.storeHealthy()).as("opened and migrated while the context started").isTrue();
+        assertThat(store.storeHealthy())
+                .as("opened and migrated while the context started")
+                .isTrue();
 
         for (int i = 1; i <= 3; i++) {
             HttpResponse<String> r = as("alice", port, "/sluice/pg");
@@ -82,19 +87,24 @@ class GatewayOnPostgresTest {
         HttpResponse<String> denied = as("alice", port, "/sluice/pg");
         assertThat(denied.statusCode()).isEqualTo(429);
         assertThat(Long.parseLong(header(denied, "Retry-After"))).isBetween(28_800L - 600, 28_800L);
-        assertThat(as("bob", port, "/sluice/pg").statusCode()).as("another key, another bucket").isEqualTo(200);
+        assertThat(as("bob", port, "/sluice/pg").statusCode())
+                .as("another key, another bucket")
+                .isEqualTo(200);
         assertThat(BACKEND.hits("/sluice/pg")).isEqualTo(4);
 
         for (int i = 1; i <= 3; i++) {
             HttpResponse<String> r = as("carol", port, "/slow/pg");
             assertThat(r.statusCode()).isEqualTo(200);
-            assertThat(Long.parseLong(header(r, "X-RateLimit-Remaining")) / 1200).isEqualTo(3 - i);
+            assertThat(Long.parseLong(header(r, "X-RateLimit-Remaining")) / 1200)
+                    .isEqualTo(3 - i);
         }
         assertThat(as("carol", port, "/slow/pg").statusCode()).isEqualTo(429);
         assertThat(BACKEND.hits("/slow/pg")).isEqualTo(3);
 
         for (Degradation cause : Degradation.values()) {
-            assertThat(store.degradedCount(cause)).as("a healthy PostgreSQL: %s", cause).isZero();
+            assertThat(store.degradedCount(cause))
+                    .as("a healthy PostgreSQL: %s", cause)
+                    .isZero();
         }
     }
 }

@@ -28,7 +28,9 @@ import org.springframework.test.context.DynamicPropertySource;
  * {@code scg-slow} route gives back a request's worth of tokens in 20 minutes, {@code sluice-words} in 8 hours.
  * Last, the server is killed and the failure policy answers, saying so.
  */
-@SpringBootTest(classes = GatewayTestApp.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+@SpringBootTest(
+        classes = GatewayTestApp.class,
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
         properties = "sluice.failure-policy=fail_closed")
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @DirtiesContext // its Redis is gone after the last test
@@ -38,6 +40,7 @@ class GatewayOnRedisTest {
 
     @LocalServerPort
     int port;
+
     @Autowired
     SluiceRateLimiter limiter;
 
@@ -62,7 +65,9 @@ class GatewayOnRedisTest {
     void theStoreIsRedisBehindTheFailurePolicy() {
         assertThat(limiter.getStore()).isInstanceOf(FailSafeRateLimiter.class);
         assertThat(store().policy()).isEqualTo(FailurePolicy.FAIL_CLOSED);
-        assertThat(store().storeHealthy()).as("the context waited for the store to open").isTrue();
+        assertThat(store().storeHealthy())
+                .as("the context waited for the store to open")
+                .isTrue();
     }
 
     @Test
@@ -80,16 +85,18 @@ class GatewayOnRedisTest {
             assertThat(header(r, "X-RateLimit-Burst-Capacity")).isEqualTo("3600");
             assertThat(header(r, "X-RateLimit-Requested-Tokens")).isEqualTo("1200");
             assertThat(header(r, "RateLimit-Policy")).isEqualTo("\"scg-slow\";q=3600;w=3600");
-            assertThat(header(r, "RateLimit")).isEqualTo("\"scg-slow\";r=" + remaining + ";t="
-                    + (3600 - remaining));
+            assertThat(header(r, "RateLimit")).isEqualTo("\"scg-slow\";r=" + remaining + ";t=" + (3600 - remaining));
         }
         HttpResponse<String> denied = as("alice", port, "/slow/a");
         assertThat(denied.statusCode()).isEqualTo(429);
         assertThat(Long.parseLong(header(denied, "X-RateLimit-Remaining"))).isLessThan(1200);
         long retryAfter = Long.parseLong(header(denied, "Retry-After"));
         assertThat(retryAfter).as("the missing tokens at 1 a second").isBetween(1L, 1200L);
-        assertThat(retryAfter + Long.parseLong(header(denied, "X-RateLimit-Remaining"))).isEqualTo(1200);
-        assertThat(BACKEND.hits("/slow/a")).as("a denied request never reaches the backend").isEqualTo(3);
+        assertThat(retryAfter + Long.parseLong(header(denied, "X-RateLimit-Remaining")))
+                .isEqualTo(1200);
+        assertThat(BACKEND.hits("/slow/a"))
+                .as("a denied request never reaches the backend")
+                .isEqualTo(3);
     }
 
     @Test
@@ -101,7 +108,8 @@ class GatewayOnRedisTest {
         assertThat(as("bob", port, "/slow/keys").statusCode()).isEqualTo(429);
         HttpResponse<String> other = as("carol", port, "/slow/keys");
         assertThat(other.statusCode()).isEqualTo(200);
-        assertThat(Long.parseLong(header(other, "X-RateLimit-Remaining")) / 1200).isEqualTo(2);
+        assertThat(Long.parseLong(header(other, "X-RateLimit-Remaining")) / 1200)
+                .isEqualTo(2);
         assertThat(BACKEND.hits("/slow/keys")).isEqualTo(4);
     }
 
@@ -117,8 +125,9 @@ class GatewayOnRedisTest {
         HttpResponse<String> denied = as("dave", port, "/sluice/a");
         assertThat(denied.statusCode()).isEqualTo(429);
         assertThat(header(denied, "X-RateLimit-Remaining")).isEqualTo("0");
-        assertThat(Long.parseLong(header(denied, "Retry-After"))).as("one token of 3 a day: 8 h, less the time"
-                + " since the first request").isBetween(28_800L - 600, 28_800L);
+        assertThat(Long.parseLong(header(denied, "Retry-After")))
+                .as("one token of 3 a day: 8 h, less the time" + " since the first request")
+                .isBetween(28_800L - 600, 28_800L);
         assertThat(BACKEND.hits("/sluice/a")).isEqualTo(3);
     }
 
@@ -126,7 +135,9 @@ class GatewayOnRedisTest {
     @Order(5)
     void everyDecisionSoFarWasRedissOwn() {
         for (Degradation cause : Degradation.values()) {
-            assertThat(store().degradedCount(cause)).as("a healthy Redis with default settings: %s", cause).isZero();
+            assertThat(store().degradedCount(cause))
+                    .as("a healthy Redis with default settings: %s", cause)
+                    .isZero();
         }
     }
 
@@ -136,7 +147,9 @@ class GatewayOnRedisTest {
         REDIS.stop();
         HttpResponse<String> r = as("erin", port, "/slow/down");
         assertThat(r.statusCode()).isEqualTo(429);
-        assertThat(header(r, "Retry-After")).as("the probe interval, 200 ms, rounded up").isEqualTo("1");
+        assertThat(header(r, "Retry-After"))
+                .as("the probe interval, 200 ms, rounded up")
+                .isEqualTo("1");
         assertThat(BACKEND.hits("/slow/down")).isZero();
         long degraded = 0;
         String counted = null;

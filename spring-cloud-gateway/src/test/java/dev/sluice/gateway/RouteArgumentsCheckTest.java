@@ -31,14 +31,18 @@ class RouteArgumentsCheckTest {
 
     /** Two routes replacing the test app's: {@code good} (3 at once) and {@code misnamed}, RedisRateLimiter's words. */
     private static ConfigurableApplicationContext start(String... more) {
-        List<String> args = new ArrayList<>(List.of("--server.port=0", "--backend.uri=" + BACKEND.uri(),
-                ROUTES + "[0].id=good", ROUTES + "[0].uri=" + BACKEND.uri(),
+        List<String> args = new ArrayList<>(List.of(
+                "--server.port=0",
+                "--backend.uri=" + BACKEND.uri(),
+                ROUTES + "[0].id=good",
+                ROUTES + "[0].uri=" + BACKEND.uri(),
                 ROUTES + "[0].predicates[0]=Path=/good/**",
                 ROUTES + "[0].filters[0].name=RequestRateLimiter",
                 ROUTES + "[0].filters[0].args[sluice-rate-limiter.replenishRate]=1",
                 ROUTES + "[0].filters[0].args[sluice-rate-limiter.burstCapacity]=3600",
                 ROUTES + "[0].filters[0].args[sluice-rate-limiter.requestedTokens]=1200",
-                ROUTES + "[1].id=misnamed", ROUTES + "[1].uri=" + BACKEND.uri(),
+                ROUTES + "[1].id=misnamed",
+                ROUTES + "[1].uri=" + BACKEND.uri(),
                 ROUTES + "[1].predicates[0]=Path=/misnamed/**",
                 ROUTES + "[1].filters[0].name=RequestRateLimiter",
                 ROUTES + "[1].filters[0].args[rate-limiter]=#{@sluiceRateLimiter}",
@@ -51,7 +55,8 @@ class RouteArgumentsCheckTest {
     @Test
     void aRouteWithoutItsArgumentsStopsTheGatewayNamingThem() {
         Throwable failure = catchThrowable(RouteArgumentsCheckTest::start);
-        assertThat(NestedExceptionUtils.getMostSpecificCause(failure)).isInstanceOf(IllegalArgumentException.class)
+        assertThat(NestedExceptionUtils.getMostSpecificCause(failure))
+                .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("route 'misnamed': its RequestRateLimiter decides with Sluice but it has no"
                         + " sluice-rate-limiter.* arguments (it has redis-rate-limiter.burstCapacity,"
                         + " redis-rate-limiter.replenishRate, another rate limiter's"); // SluiceRateLimiterTest: all
@@ -59,12 +64,15 @@ class RouteArgumentsCheckTest {
 
     @Test
     void failOnRouteDefinitionErrorFalseLeavesTheRouteOutAndKeepsTheGatewayWorking() {
-        try (ConfigurableApplicationContext gateway = start(
-                "--spring.cloud.gateway.server.webflux.fail-on-route-definition-error=false")) {
+        try (ConfigurableApplicationContext gateway =
+                start("--spring.cloud.gateway.server.webflux.fail-on-route-definition-error=false")) {
             int port = Integer.parseInt(gateway.getEnvironment().getProperty("local.server.port"));
-            assertThat(gateway.getBean(RequestRateLimiterGatewayFilterFactory.class).name())
+            assertThat(gateway.getBean(RequestRateLimiterGatewayFilterFactory.class)
+                            .name())
                     .isEqualTo("RequestRateLimiter");
-            assertThat(as("alice", port, "/misnamed/a").statusCode()).as("left out: no route").isEqualTo(404);
+            assertThat(as("alice", port, "/misnamed/a").statusCode())
+                    .as("left out: no route")
+                    .isEqualTo(404);
             for (int i = 0; i < 3; i++) {
                 assertThat(as("alice", port, "/good/a").statusCode()).isEqualTo(200);
             }

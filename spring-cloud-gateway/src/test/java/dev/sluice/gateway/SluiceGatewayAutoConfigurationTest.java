@@ -17,8 +17,8 @@ import org.springframework.context.annotation.Configuration;
 /** Which beans the auto-configuration defines, beside the starter's, and when it steps back. */
 class SluiceGatewayAutoConfigurationTest {
     private final ReactiveWebApplicationContextRunner runner = new ReactiveWebApplicationContextRunner()
-            .withConfiguration(AutoConfigurations.of(SluiceGatewayAutoConfiguration.class,
-                    SluiceAutoConfiguration.class))
+            .withConfiguration(
+                    AutoConfigurations.of(SluiceGatewayAutoConfiguration.class, SluiceAutoConfiguration.class))
             .withUserConfiguration(GatewayParts.class);
 
     /** What the gateway's own auto-configuration would give: its ConfigurationService. */
@@ -26,8 +26,8 @@ class SluiceGatewayAutoConfigurationTest {
     static class GatewayParts {
         @Bean
         ConfigurationService gatewayConfigurationService() {
-            return new ConfigurationService(new DefaultListableBeanFactory(), ApplicationConversionService::new,
-                    () -> null);
+            return new ConfigurationService(
+                    new DefaultListableBeanFactory(), ApplicationConversionService::new, () -> null);
         }
     }
 
@@ -46,7 +46,8 @@ class SluiceGatewayAutoConfigurationTest {
             assertThat(context.getBeanNamesForType(RateLimiter.class)).containsExactly("sluiceStore");
             assertThat(context.getBean("sluiceRateLimiter")).isInstanceOf(SluiceRateLimiter.class);
             SluiceRateLimiter limiter = context.getBean(SluiceRateLimiter.class);
-            assertThat(limiter.getStore()).isSameAs(context.getBean(RateLimiter.class))
+            assertThat(limiter.getStore())
+                    .isSameAs(context.getBean(RateLimiter.class))
                     .isInstanceOf(InMemoryRateLimiter.class);
             assertThat(limiter.isIncludeHeaders()).isTrue();
         });
@@ -63,8 +64,8 @@ class SluiceGatewayAutoConfigurationTest {
     @Test
     void headerSwitchesLiveWhereRedisRateLimitersDo() {
         runner.withPropertyValues(
-                "spring.cloud.gateway.server.webflux.sluice-rate-limiter.include-headers=false",
-                "spring.cloud.gateway.server.webflux.sluice-rate-limiter.remaining-header=X-Left")
+                        "spring.cloud.gateway.server.webflux.sluice-rate-limiter.include-headers=false",
+                        "spring.cloud.gateway.server.webflux.sluice-rate-limiter.remaining-header=X-Left")
                 .run(context -> {
                     SluiceRateLimiter limiter = context.getBean(SluiceRateLimiter.class);
                     assertThat(limiter.isIncludeHeaders()).isFalse();
@@ -76,7 +77,8 @@ class SluiceGatewayAutoConfigurationTest {
     void aBadStoreStopsStartupNamingTheProperty() {
         runner.withPropertyValues("sluice.store=cassandra://x").run(context -> {
             assertThat(context).hasFailed();
-            assertThat(context.getStartupFailure()).rootCause()
+            assertThat(context.getStartupFailure())
+                    .rootCause()
                     .hasMessageStartingWith("sluice.store: unknown store 'cassandra://x'");
         });
     }

@@ -35,29 +35,39 @@ public interface BoundLimitTck extends StoreUnderTest {
             assertThat(b.key()).isEqualTo(k);
             assertThat(b.limit()).isEqualTo(l);
             assertThat(b.tryAcquire()).isEqualTo(new Decision(true, 3, 2, 0, ms(1000)));
-            assertThat(rl.tryAcquire(k, l, 2).remaining()).as("the keyed call sees what the handle took").isZero();
+            assertThat(rl.tryAcquire(k, l, 2).remaining())
+                    .as("the keyed call sees what the handle took")
+                    .isZero();
             assertThat(b.peek().allowed()).isFalse();
             Decision denied = b.tryAcquire();
             assertThat(denied.allowed()).isFalse();
             assertThat(denied.retryAfterNanos()).isEqualTo(ms(1000));
             assertThat(b.tryAcquireAsync().join()).isEqualTo(denied);
             b.reset();
-            assertThat(rl.tryAcquire(k, l, 3).allowed()).as("reset through the handle").isTrue();
+            assertThat(rl.tryAcquire(k, l, 3).allowed())
+                    .as("reset through the handle")
+                    .isTrue();
         }
     }
 
     @Test
     default void theVerdictOnlyCallDecidesAndTakesAsTryAcquireDoes() {
-        for (Limit l : new Limit[] {Limit.tokenBucket(3, Rate.perSecond(1)), Limit.gcra(Rate.perSecond(1), 3),
-                Limit.fixedWindow(3, Duration.ofSeconds(1)), Limit.slidingWindow(3, Duration.ofSeconds(1)),
-                Limit.slidingLog(3, Duration.ofSeconds(1))}) {
+        for (Limit l : new Limit[] {
+            Limit.tokenBucket(3, Rate.perSecond(1)),
+            Limit.gcra(Rate.perSecond(1), 3),
+            Limit.fixedWindow(3, Duration.ofSeconds(1)),
+            Limit.slidingWindow(3, Duration.ofSeconds(1)),
+            Limit.slidingLog(3, Duration.ofSeconds(1))
+        }) {
             ManualTicker t = Tck.ticker();
             String k = Tck.key("bound-permit-" + l.algorithm().shortName());
             try (RateLimiter rl = newLimiter(t)) {
                 BoundLimit b = rl.bind(k, l);
                 assertThat(verdictMatchesKeyedCall(rl, b, 1)).as("%s", l).isTrue();
                 assertThat(verdictMatchesKeyedCall(rl, b, 2)).as("%s", l).isTrue();
-                assertThat(verdictMatchesKeyedCall(rl, b, 1)).as("%s: all three taken", l).isFalse();
+                assertThat(verdictMatchesKeyedCall(rl, b, 1))
+                        .as("%s: all three taken", l)
+                        .isFalse();
                 t.advance(Duration.ofSeconds(2));
                 verdictMatchesKeyedCall(rl, b, 2);
                 verdictMatchesKeyedCall(rl, b, 1);
@@ -77,9 +87,11 @@ public interface BoundLimitTck extends StoreUnderTest {
         String twin = b.key() + "-twin";
         boolean viaHandle = cost == 1 ? b.tryAcquirePermit() : b.tryAcquirePermits(cost);
         boolean keyed = rl.tryAcquire(twin, b.limit(), cost).allowed();
-        assertThat(viaHandle).as("%s, cost %d: the handle's verdict is the keyed call's", b.limit(), cost)
+        assertThat(viaHandle)
+                .as("%s, cost %d: the handle's verdict is the keyed call's", b.limit(), cost)
                 .isEqualTo(keyed);
-        assertThat(rl.peek(b.key(), b.limit())).as("%s, cost %d: the handle took what the keyed call took", b.limit(), cost)
+        assertThat(rl.peek(b.key(), b.limit()))
+                .as("%s, cost %d: the handle took what the keyed call took", b.limit(), cost)
                 .isEqualTo(rl.peek(twin, b.limit()));
         return viaHandle;
     }
@@ -113,7 +125,9 @@ public interface BoundLimitTck extends StoreUnderTest {
             Collections.sort(sorted);
             // each reserved its permit at once (the clock did not move) and parks until it is free: 0, 100, ... ms
             assertThat(sorted).containsExactly(0L, ms(100), ms(200), ms(300), ms(400));
-            assertThat(rl.tryAcquire(k, l).retryAfterNanos()).as("all five permits are spoken for").isEqualTo(ms(500));
+            assertThat(rl.tryAcquire(k, l).retryAfterNanos())
+                    .as("all five permits are spoken for")
+                    .isEqualTo(ms(500));
         }
     }
 
@@ -126,10 +140,14 @@ public interface BoundLimitTck extends StoreUnderTest {
         try (RateLimiter rl = newLimiter(t)) {
             BoundLimit b = rl.bind(k, l).withSleeper(parked::add);
             assertThat(b.tryAcquire(1, Duration.ZERO)).isTrue();
-            assertThat(b.tryAcquire(1, Duration.ofMillis(99))).as("free in 100 ms, may wait 99").isFalse();
+            assertThat(b.tryAcquire(1, Duration.ofMillis(99)))
+                    .as("free in 100 ms, may wait 99")
+                    .isFalse();
             assertThat(b.tryAcquire(1, Duration.ofMillis(100))).isTrue();
             assertThat(parked).containsExactly(0L, ms(100));
-            assertThat(rl.tryAcquire(k, l).retryAfterNanos()).as("the refused call took nothing").isEqualTo(ms(200));
+            assertThat(rl.tryAcquire(k, l).retryAfterNanos())
+                    .as("the refused call took nothing")
+                    .isEqualTo(ms(200));
         }
     }
 
@@ -186,9 +204,11 @@ public interface BoundLimitTck extends StoreUnderTest {
             waiter.join(10_000);
             assertThat(waiter.isAlive()).as("hang guard").isFalse();
             assertThat(thrown).singleElement().isInstanceOf(InterruptedException.class);
-            assertThatThrownBy(() -> b.tryAcquire(2, Duration.ofDays(1))).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> b.tryAcquire(2, Duration.ofDays(1)))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("exceeds capacity 1");
-            assertThatThrownBy(() -> b.tryAcquire(1, Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() -> b.tryAcquire(1, Duration.ofMillis(-1)))
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("negative");
             assertThatThrownBy(() -> rl.bind("", l)).isInstanceOf(IllegalArgumentException.class);
             assertThatThrownBy(() -> rl.bind(k, null)).isInstanceOf(NullPointerException.class);
@@ -205,21 +225,30 @@ public interface BoundLimitTck extends StoreUnderTest {
                 BoundLimit b = rl.bind(k, l).withSleeper(parked::add);
                 // a full bucket of 2, one permit every 100 ms: 2 now, then 2 more by 200 ms and the 5th at 300 ms
                 b.acquire(5);
-                assertThat(parked).as("%s: one park, until the last portion is free", l).containsExactly(ms(300));
-                assertThat(rl.tryAcquire(k, l).retryAfterNanos()).as("%s: all five spoken for", l).isEqualTo(ms(400));
+                assertThat(parked)
+                        .as("%s: one park, until the last portion is free", l)
+                        .containsExactly(ms(300));
+                assertThat(rl.tryAcquire(k, l).retryAfterNanos())
+                        .as("%s: all five spoken for", l)
+                        .isEqualTo(ms(400));
 
                 String idle = k + "-interrupted";
                 Thread.currentThread().interrupt();
-                assertThatThrownBy(() -> rl.bind(idle, l).acquire(5))
-                        .isInstanceOf(InterruptedException.class);
-                assertThat(Thread.interrupted()).as("the interrupt status is cleared").isFalse();
-                assertThat(rl.peek(idle, l).remaining()).as("%s: an interrupted caller takes nothing", l).isEqualTo(2);
+                assertThatThrownBy(() -> rl.bind(idle, l).acquire(5)).isInstanceOf(InterruptedException.class);
+                assertThat(Thread.interrupted())
+                        .as("the interrupt status is cleared")
+                        .isFalse();
+                assertThat(rl.peek(idle, l).remaining())
+                        .as("%s: an interrupted caller takes nothing", l)
+                        .isEqualTo(2);
             }
         }
         Limit window = Limit.fixedWindow(2, Duration.ofSeconds(1));
         try (RateLimiter rl = newLimiter(Tck.ticker())) {
-            assertThatThrownBy(() -> rl.bind(Tck.key("bound-portions-window"), window).acquire(3))
-                    .as("a window cannot book the future").isInstanceOf(IllegalArgumentException.class)
+            assertThatThrownBy(() ->
+                            rl.bind(Tck.key("bound-portions-window"), window).acquire(3))
+                    .as("a window cannot book the future")
+                    .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("cost 3 exceeds capacity 2");
         }
     }

@@ -27,8 +27,11 @@ public interface ConcurrencyTck extends StoreUnderTest {
 
     @Test
     default void hammeringOneKeyAdmitsExactlyTheCapacity() throws Exception {
-        List<Limit> limits = List.of(Limit.tokenBucket(100, Rate.perHour(1)), Limit.gcra(Rate.perHour(1), 100),
-                Limit.fixedWindow(100, Duration.ofHours(1)), Limit.slidingWindow(100, Duration.ofHours(1)),
+        List<Limit> limits = List.of(
+                Limit.tokenBucket(100, Rate.perHour(1)),
+                Limit.gcra(Rate.perHour(1), 100),
+                Limit.fixedWindow(100, Duration.ofHours(1)),
+                Limit.slidingWindow(100, Duration.ofHours(1)),
                 Limit.slidingLog(100, Duration.ofHours(1)));
         int threads = concurrencyThreads();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
@@ -56,7 +59,8 @@ public interface ConcurrencyTck extends StoreUnderTest {
                     for (Future<?> f : done) {
                         f.get(2, TimeUnit.MINUTES);
                     }
-                    assertThat(admitted.get()).as("%s, cost %d, round %d", limit, cost, round)
+                    assertThat(admitted.get())
+                            .as("%s, cost %d, round %d", limit, cost, round)
                             .isEqualTo(limit.capacity() / cost * cost);
                 }
             }
@@ -88,7 +92,9 @@ public interface ConcurrencyTck extends StoreUnderTest {
                         start.await();
                         while (true) {
                             boolean ok = switch (role) {
-                                case 0 -> rl.tryAcquire(List.of(Permit.of(ka, a), Permit.of(kb, b))).allowed();
+                                case 0 ->
+                                    rl.tryAcquire(List.of(Permit.of(ka, a), Permit.of(kb, b)))
+                                            .allowed();
                                 case 1 -> rl.tryAcquire(ka, a).allowed();
                                 default -> rl.tryAcquire(kb, b).allowed();
                             };
@@ -105,8 +111,12 @@ public interface ConcurrencyTck extends StoreUnderTest {
                 }
                 // every single-key worker stopped on a denial, so both keys are exhausted: what they hold
                 // was taken by admitted requests and nothing else
-                assertThat(multi.get() + onlyA.get()).as("A consumed, round %d", round).isEqualTo(60);
-                assertThat(multi.get() + onlyB.get()).as("B consumed, round %d", round).isEqualTo(40);
+                assertThat(multi.get() + onlyA.get())
+                        .as("A consumed, round %d", round)
+                        .isEqualTo(60);
+                assertThat(multi.get() + onlyB.get())
+                        .as("B consumed, round %d", round)
+                        .isEqualTo(40);
             }
         } finally {
             pool.shutdownNow();

@@ -45,11 +45,15 @@ public interface DifferentialTck extends StoreUnderTest {
         String base = Tck.key("diff");
         String[] keys = {base + ":a", base + ":b", base + ":c"};
         long maxWindow = limits.stream().mapToLong(Limit::periodNanos).max().orElseThrow();
-        try (RateLimiter store = newLimiter(t); RateLimiter oracle = new ReferenceRateLimiter(t)) {
+        try (RateLimiter store = newLimiter(t);
+                RateLimiter oracle = new ReferenceRateLimiter(t)) {
             for (int i = 0; i < differentialSteps(); i++) {
                 int dice = random.nextInt(100);
-                long micros = dice < 30 ? 0 : dice < 92 ? random.nextLong(0, maxWindow / 3000 + 1)
-                        : random.nextLong(0, 3 * maxWindow / 1000 + 1);
+                long micros = dice < 30
+                        ? 0
+                        : dice < 92
+                                ? random.nextLong(0, maxWindow / 3000 + 1)
+                                : random.nextLong(0, 3 * maxWindow / 1000 + 1);
                 t.advanceNanos(micros * Tck.MICRO);
                 Limit limit = limits.get(random.nextInt(limits.size()));
                 String key = keys[random.nextInt(keys.length)];
@@ -71,7 +75,8 @@ public interface DifferentialTck extends StoreUnderTest {
                     int n = 1 + random.nextInt(3);
                     for (int j = 0; j < n; j++) {
                         Limit l = limits.get(random.nextInt(limits.size()));
-                        permits.add(Permit.of(keys[random.nextInt(keys.length)], l, random.nextLong(1, l.capacity() + 1)));
+                        permits.add(
+                                Permit.of(keys[random.nextInt(keys.length)], l, random.nextLong(1, l.capacity() + 1)));
                     }
                     what = "tryAcquire(" + permits + ")";
                     expected = oracle.tryAcquire(permits);
@@ -87,7 +92,8 @@ public interface DifferentialTck extends StoreUnderTest {
                     store.reset(key, limit);
                     continue;
                 }
-                assertThat(actual).as("seed %d, step %d at T0+%d ns: %s", seed, i, t.read() - Tck.T0, what)
+                assertThat(actual)
+                        .as("seed %d, step %d at T0+%d ns: %s", seed, i, t.read() - Tck.T0, what)
                         .isEqualTo(expected);
             }
         }

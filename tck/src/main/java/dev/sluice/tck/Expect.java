@@ -4,8 +4,7 @@ import dev.sluice.Decision;
 
 /** Expected decisions, spelled out. */
 final class Expect {
-    private Expect() {
-    }
+    private Expect() {}
 
     static Decision allowed(long limit, long remaining, long resetAfterNanos) {
         return new Decision(true, limit, remaining, 0, resetAfterNanos);

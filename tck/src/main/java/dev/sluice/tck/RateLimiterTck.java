@@ -11,6 +11,17 @@ package dev.sluice.tck;
  * }
  * }</pre>
  */
-public interface RateLimiterTck extends TokenBucketTck, GcraTck, FixedWindowTck, SlidingWindowTck, SlidingLogTck,
-        MultiPermitTck, ReserveTck, ResetTck, PeekTck, BadInputTck, DifferentialTck, ConcurrencyTck, BoundLimitTck {
-}
+public interface RateLimiterTck
+        extends TokenBucketTck,
+                GcraTck,
+                FixedWindowTck,
+                SlidingWindowTck,
+                SlidingLogTck,
+                MultiPermitTck,
+                ReserveTck,
+                ResetTck,
+                PeekTck,
+                BadInputTck,
+                DifferentialTck,
+                ConcurrencyTck,
+                BoundLimitTck {}

@@ -23,8 +23,7 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class ReferenceRateLimiter implements RateLimiter {
 
-    private record Id(String key, Limit limit) {
-    }
+    private record Id(String key, Limit limit) {}
 
     private final Ticker ticker;
     private final Map<Id, State> states = new HashMap<>();
@@ -95,6 +94,5 @@ public final class ReferenceRateLimiter implements RateLimiter {
     }
 
     @Override
-    public void close() {
-    }
+    public void close() {}
 }

@@ -42,10 +42,12 @@ public interface ReserveTck extends StoreUnderTest {
         String k = Tck.key("reserve-gcra");
         try (RateLimiter rl = newLimiter(t)) {
             for (int i = 0; i < 2; i++) {
-                assertThat(rl.reserve(k, l, 1, Duration.ofSeconds(1)).retryAfterNanos()).isZero();
+                assertThat(rl.reserve(k, l, 1, Duration.ofSeconds(1)).retryAfterNanos())
+                        .isZero();
             }
             for (int i = 1; i <= 5; i++) {
-                assertThat(rl.reserve(k, l, 1, Duration.ofSeconds(1)).retryAfterNanos()).isEqualTo(ms(100) * i);
+                assertThat(rl.reserve(k, l, 1, Duration.ofSeconds(1)).retryAfterNanos())
+                        .isEqualTo(ms(100) * i);
             }
         }
     }
@@ -54,8 +56,11 @@ public interface ReserveTck extends StoreUnderTest {
     default void reserveIsRejectedForWindowAlgorithms() {
         String k = Tck.key("reserve-window");
         try (RateLimiter rl = newLimiter(Tck.ticker())) {
-            for (Limit l : new Limit[] {Limit.fixedWindow(5, Duration.ofSeconds(1)),
-                    Limit.slidingWindow(5, Duration.ofSeconds(1)), Limit.slidingLog(5, Duration.ofSeconds(1))}) {
+            for (Limit l : new Limit[] {
+                Limit.fixedWindow(5, Duration.ofSeconds(1)),
+                Limit.slidingWindow(5, Duration.ofSeconds(1)),
+                Limit.slidingLog(5, Duration.ofSeconds(1))
+            }) {
                 assertThatThrownBy(() -> rl.reserve(k, l, 1, Duration.ofSeconds(1)))
                         .isInstanceOf(UnsupportedOperationException.class)
                         .hasMessageContaining(l.algorithm().configName());
@@ -70,9 +75,11 @@ public interface ReserveTck extends StoreUnderTest {
         Limit l = Limit.tokenBucket(2, Rate.perSecond(1));
         try (RateLimiter rl = newLimiter(Tck.ticker())) {
             assertThatThrownBy(() -> rl.reserve(k, l, 1, Duration.ofMillis(-1)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("PT-0.001S")
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("PT-0.001S")
                     .hasMessageContaining("Duration.ZERO");
-            assertThatThrownBy(() -> rl.reserve(k, l, 1, null)).isInstanceOf(NullPointerException.class)
+            assertThatThrownBy(() -> rl.reserve(k, l, 1, null))
+                    .isInstanceOf(NullPointerException.class)
                     .hasMessageContaining("maxWait");
             assertThat(rl.tryAcquire(k, l, 2).allowed()).as("nothing was taken").isTrue();
         }

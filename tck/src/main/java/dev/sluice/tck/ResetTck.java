@@ -17,9 +17,13 @@ public interface ResetTck extends StoreUnderTest {
     default void resetMakesTheKeyFreshUnderThatLimitOnly() {
         ManualTicker t = Tck.ticker();
         String k = Tck.key("reset");
-        Limit[] limits = {Limit.tokenBucket(2, Rate.perMinute(1)), Limit.gcra(Rate.perMinute(1), 2),
-                Limit.fixedWindow(2, Duration.ofMinutes(1)), Limit.slidingWindow(2, Duration.ofMinutes(1)),
-                Limit.slidingLog(2, Duration.ofMinutes(1))};
+        Limit[] limits = {
+            Limit.tokenBucket(2, Rate.perMinute(1)),
+            Limit.gcra(Rate.perMinute(1), 2),
+            Limit.fixedWindow(2, Duration.ofMinutes(1)),
+            Limit.slidingWindow(2, Duration.ofMinutes(1)),
+            Limit.slidingLog(2, Duration.ofMinutes(1))
+        };
         Limit other = Limit.tokenBucket(2, Rate.perHour(1));
         try (RateLimiter rl = newLimiter(t)) {
             assertThat(rl.tryAcquire(k, other, 2).allowed()).isTrue();
@@ -27,9 +31,13 @@ public interface ResetTck extends StoreUnderTest {
                 assertThat(rl.tryAcquire(k, l, 2).allowed()).as("%s", l).isTrue();
                 assertThat(rl.tryAcquire(k, l).allowed()).as("%s exhausted", l).isFalse();
                 rl.reset(k, l);
-                assertThat(rl.tryAcquire(k, l, 2).allowed()).as("%s after reset", l).isTrue();
+                assertThat(rl.tryAcquire(k, l, 2).allowed())
+                        .as("%s after reset", l)
+                        .isTrue();
             }
-            assertThat(rl.tryAcquire(k, other).allowed()).as("other limit untouched").isFalse();
+            assertThat(rl.tryAcquire(k, other).allowed())
+                    .as("other limit untouched")
+                    .isFalse();
         }
     }
 

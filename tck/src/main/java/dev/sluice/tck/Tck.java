@@ -6,8 +6,7 @@ import java.util.UUID;
 
 /** Shared constants and helpers of the conformance suite. */
 public final class Tck {
-    private Tck() {
-    }
+    private Tck() {}
 
     /** 2026-01-01T00:00:00Z in epoch nanoseconds: aligned to seconds, minutes, hours and days. */
     public static final long T0 = 1_767_225_600L * 1_000_000_000L;

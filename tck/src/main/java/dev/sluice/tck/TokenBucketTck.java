@@ -77,9 +77,13 @@ public interface TokenBucketTck extends StoreUnderTest {
             assertThat(d.allowed()).isFalse();
             assertThat(d.retryAfterNanos()).isEqualTo(ms(3) * 3 / 2);
             t.advanceNanos(d.retryAfterNanos() - MICRO);
-            assertThat(rl.tryAcquire(k, l, 3).allowed()).as("one microsecond early").isFalse();
+            assertThat(rl.tryAcquire(k, l, 3).allowed())
+                    .as("one microsecond early")
+                    .isFalse();
             t.advanceNanos(MICRO);
-            assertThat(rl.tryAcquire(k, l, 3).allowed()).as("exactly at retryAfter").isTrue();
+            assertThat(rl.tryAcquire(k, l, 3).allowed())
+                    .as("exactly at retryAfter")
+                    .isTrue();
         }
     }
 

@@ -13,7 +13,10 @@ import dev.sluice.memory.InMemoryRateLimiter;
 class FailSafeConformanceTest implements RateLimiterTck {
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return FailSafeRateLimiter.builder(InMemoryRateLimiter.builder().ticker(ticker).build())
-                .policy(FailurePolicy.FAIL_CLOSED).ticker(ticker).build();
+        return FailSafeRateLimiter.builder(
+                        InMemoryRateLimiter.builder().ticker(ticker).build())
+                .policy(FailurePolicy.FAIL_CLOSED)
+                .ticker(ticker)
+                .build();
     }
 }

@@ -13,6 +13,9 @@ import dev.sluice.memory.InMemoryRateLimiter;
 class LeasedBadInputTest implements BadInputTck {
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return LeasedRateLimiter.builder(InMemoryRateLimiter.builder().ticker(ticker).build()).ticker(ticker).build();
+        return LeasedRateLimiter.builder(
+                        InMemoryRateLimiter.builder().ticker(ticker).build())
+                .ticker(ticker)
+                .build();
     }
 }

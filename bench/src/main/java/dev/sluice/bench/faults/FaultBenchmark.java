@@ -40,8 +40,9 @@ public final class FaultBenchmark {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 3) {
-            System.err.println("usage: FaultBenchmark <redis://… | jdbc:postgresql://…> <fault command> <repair command>"
-                    + " [outage ms, default 2000] [threads, default 8] [rounds, default 3]");
+            System.err.println(
+                    "usage: FaultBenchmark <redis://… | jdbc:postgresql://…> <fault command> <repair command>"
+                            + " [outage ms, default 2000] [threads, default 8] [rounds, default 3]");
             System.exit(2);
         }
         String uri = args[0];
@@ -53,8 +54,11 @@ public final class FaultBenchmark {
         boolean redis = uri.startsWith("redis");
         Duration budget = redis ? RedisRateLimiter.DEFAULT_TIME_BUDGET : RetryPolicy.DEFAULT.budget();
         Supplier<RateLimiter> open = redis ? () -> RedisRateLimiter.create(uri) : () -> PostgresRateLimiter.create(uri);
-        try (FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(open).policy(FailurePolicy.FAIL_OPEN).build()) {
-            System.out.printf("%s, budget %d ms, %d threads, outage %d ms, %d rounds%n  fault:  %s%n  repair: %s%n",
+        try (FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(open)
+                .policy(FailurePolicy.FAIL_OPEN)
+                .build()) {
+            System.out.printf(
+                    "%s, budget %d ms, %d threads, outage %d ms, %d rounds%n  fault:  %s%n  repair: %s%n",
                     redis ? "Redis" : "PostgreSQL", budget.toMillis(), threads, outageMillis, rounds, fault, repair);
             for (int round = 1; round <= rounds; round++) {
                 round(limiter, threads, fault, repair, outageMillis, round);
@@ -62,8 +66,9 @@ public final class FaultBenchmark {
         }
     }
 
-    private static void round(FailSafeRateLimiter limiter, int threads, String fault, String repair, long outageMillis,
-                              int round) throws Exception {
+    private static void round(
+            FailSafeRateLimiter limiter, int threads, String fault, String repair, long outageMillis, int round)
+            throws Exception {
         Map<String, Latencies> byPhase = new LinkedHashMap<>();
         Map<String, AtomicLong> degraded = new LinkedHashMap<>();
         Map<String, AtomicLong> errors = new LinkedHashMap<>();
@@ -77,30 +82,32 @@ public final class FaultBenchmark {
         List<Thread> workers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
             String key = "fault-bench:" + round + ":" + t;
-            Thread w = new Thread(() -> {
-                while (!stop.get()) {
-                    String p = phase.get();
-                    long s = System.nanoTime();
-                    try {
-                        Decision d = limiter.tryAcquire(key, LOAD);
-                        if (d.degraded()) {
-                            degraded.get(p).incrementAndGet();
+            Thread w = new Thread(
+                    () -> {
+                        while (!stop.get()) {
+                            String p = phase.get();
+                            long s = System.nanoTime();
+                            try {
+                                Decision d = limiter.tryAcquire(key, LOAD);
+                                if (d.degraded()) {
+                                    degraded.get(p).incrementAndGet();
+                                }
+                            } catch (RuntimeException e) {
+                                errors.get(p).incrementAndGet();
+                            }
+                            long n = System.nanoTime() - s;
+                            Latencies l = byPhase.get(p);
+                            synchronized (l) {
+                                l.record(n);
+                            }
+                            try {
+                                Thread.sleep(1);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
                         }
-                    } catch (RuntimeException e) {
-                        errors.get(p).incrementAndGet();
-                    }
-                    long n = System.nanoTime() - s;
-                    Latencies l = byPhase.get(p);
-                    synchronized (l) {
-                        l.record(n);
-                    }
-                    try {
-                        Thread.sleep(1);
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                }
-            }, "fault-bench-" + t);
+                    },
+                    "fault-bench-" + t);
             w.start();
             workers.add(w);
         }
@@ -117,10 +124,15 @@ public final class FaultBenchmark {
         for (Thread w : workers) {
             w.join();
         }
-        System.out.printf("round %d: exact again %s after the repair command returned%n", round,
-                exactAfter < 0 ? "NOT within 60 s" : Latencies.ms(exactAfter));
+        System.out.printf(
+                "round %d: exact again %s after the repair command returned%n",
+                round, exactAfter < 0 ? "NOT within 60 s" : Latencies.ms(exactAfter));
         for (String p : byPhase.keySet()) {
-            System.out.printf("  %-8s %s; degraded %d, errors %d%n", p, byPhase.get(p).summary(), degraded.get(p).get(),
+            System.out.printf(
+                    "  %-8s %s; degraded %d, errors %d%n",
+                    p,
+                    byPhase.get(p).summary(),
+                    degraded.get(p).get(),
                     errors.get(p).get());
         }
     }
@@ -152,6 +164,5 @@ public final class FaultBenchmark {
         }
     }
 
-    private FaultBenchmark() {
-    }
+    private FaultBenchmark() {}
 }

@@ -47,15 +47,16 @@ public final class HealthyUnderLoad {
         int calls = Integer.parseInt(args[2]);
         boolean hot = args[3].equals("hot");
         boolean monitor = args.length > 4 && args[4].equals("monitor");
-        Supplier<RateLimiter> open = uri.startsWith("redis")
-                ? () -> RedisRateLimiter.create(uri) : () -> PostgresRateLimiter.create(uri);
+        Supplier<RateLimiter> open =
+                uri.startsWith("redis") ? () -> RedisRateLimiter.create(uri) : () -> PostgresRateLimiter.create(uri);
         try (Socket mon = monitor ? monitor(uri) : null) {
             run(open, uri, threads, calls, hot, monitor);
         }
     }
 
-    private static void run(Supplier<RateLimiter> open, String uri, int threads, int calls, boolean hot,
-                            boolean monitor) throws InterruptedException {
+    private static void run(
+            Supplier<RateLimiter> open, String uri, int threads, int calls, boolean hot, boolean monitor)
+            throws InterruptedException {
         Limit limit = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
         Latencies latencies = new Latencies();
         AtomicLong errors = new AtomicLong();
@@ -102,11 +103,18 @@ public final class HealthyUnderLoad {
                     latencies.record(n);
                 }
             }
-            System.out.printf("store %s threads %d calls %d %s%s: create %s, first decision degraded=%s%n",
-                    URI.create(uri.replaceFirst("^jdbc:", "")).getScheme(), threads, calls, hot ? "hot key" : "a key each",
-                    monitor ? " +MONITOR" : "", Latencies.ms(opened), first.degraded());
-            System.out.printf("  %d decisions in %.1f s (%.0f/s); errors %d, degraded %d%n", latencies.count(),
-                    seconds, latencies.count() / seconds, errors.get(), degraded.get());
+            System.out.printf(
+                    "store %s threads %d calls %d %s%s: create %s, first decision degraded=%s%n",
+                    URI.create(uri.replaceFirst("^jdbc:", "")).getScheme(),
+                    threads,
+                    calls,
+                    hot ? "hot key" : "a key each",
+                    monitor ? " +MONITOR" : "",
+                    Latencies.ms(opened),
+                    first.degraded());
+            System.out.printf(
+                    "  %d decisions in %.1f s (%.0f/s); errors %d, degraded %d%n",
+                    latencies.count(), seconds, latencies.count() / seconds, errors.get(), degraded.get());
             System.out.println("  latency " + latencies.summary());
         }
     }
@@ -118,22 +126,23 @@ public final class HealthyUnderLoad {
         OutputStream out = s.getOutputStream();
         out.write("MONITOR\r\n".getBytes(StandardCharsets.US_ASCII));
         out.flush();
-        Thread drain = new Thread(() -> {
-            byte[] buf = new byte[64 * 1024];
-            try {
-                while (s.getInputStream().read(buf) >= 0) {
-                    // discard
-                }
-            } catch (Exception e) {
-                // closed
-            }
-        }, "monitor-drain");
+        Thread drain = new Thread(
+                () -> {
+                    byte[] buf = new byte[64 * 1024];
+                    try {
+                        while (s.getInputStream().read(buf) >= 0) {
+                            // discard
+                        }
+                    } catch (Exception e) {
+                        // closed
+                    }
+                },
+                "monitor-drain");
         drain.setDaemon(true);
         drain.start();
         Thread.sleep(100);
         return s;
     }
 
-    private HealthyUnderLoad() {
-    }
+    private HealthyUnderLoad() {}
 }

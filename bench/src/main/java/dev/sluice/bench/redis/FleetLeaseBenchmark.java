@@ -45,8 +45,7 @@ import java.util.concurrent.atomic.LongAdder;
  * Not a test: run it by hand against a Redis you started (see bench/README.md).
  */
 public final class FleetLeaseBenchmark {
-    private FleetLeaseBenchmark() {
-    }
+    private FleetLeaseBenchmark() {}
 
     /** A scenario: its key's limit, and the rate and burst to compute the ideal (0 rate: all admitted). */
     private record Scenario(String name, long ratePerSecond, long burst) {
@@ -59,8 +58,12 @@ public final class FleetLeaseBenchmark {
     private record NodeResult(long decisions, long admitted, long storeCalls, long firstNanos, long lastNanos) {
         static NodeResult parse(String line) {
             String[] f = line.trim().split(" ");
-            return new NodeResult(Long.parseLong(f[1]), Long.parseLong(f[2]), Long.parseLong(f[3]),
-                    Long.parseLong(f[4]), Long.parseLong(f[5]));
+            return new NodeResult(
+                    Long.parseLong(f[1]),
+                    Long.parseLong(f[2]),
+                    Long.parseLong(f[3]),
+                    Long.parseLong(f[4]),
+                    Long.parseLong(f[5]));
         }
     }
 
@@ -75,35 +78,77 @@ public final class FleetLeaseBenchmark {
         int seconds = args.length > 3 ? Integer.parseInt(args[3]) : 5;
         Scenario[] scenarios = {
             new Scenario("hot key over its limit (50,000/s, burst 5,000)", 50_000, 5_000),
-            new Scenario("hot key near its limit (1M/s, burst 100,000)", 1_000_000, 100_000)};
+            new Scenario("hot key near its limit (1M/s, burst 100,000)", 1_000_000, 100_000)
+        };
         RedisClient client = RedisClient.create(uri);
         try (StatefulRedisConnection<String, String> admin = client.connect()) {
-            System.out.printf(Locale.ROOT, "%d JVMs x %d threads, one hot key, %d s each, Redis at %s (%s)%n", nodes,
-                    threads, seconds, uri, admin.sync().info("server").lines()
-                            .filter(l -> l.startsWith("redis_version:")).findFirst().orElse("?"));
-            System.out.printf(Locale.ROOT, "%-48s %-8s %13s %12s %12s %14s %12s %12s%n", "scenario", "leases",
-                    "decisions/s", "ratio", "calls/dec", "EVALSHA/dec", "admitted", "ideal");
+            System.out.printf(
+                    Locale.ROOT,
+                    "%d JVMs x %d threads, one hot key, %d s each, Redis at %s (%s)%n",
+                    nodes,
+                    threads,
+                    seconds,
+                    uri,
+                    admin.sync()
+                            .info("server")
+                            .lines()
+                            .filter(l -> l.startsWith("redis_version:"))
+                            .findFirst()
+                            .orElse("?"));
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-48s %-8s %13s %12s %12s %14s %12s %12s%n",
+                    "scenario",
+                    "leases",
+                    "decisions/s",
+                    "ratio",
+                    "calls/dec",
+                    "EVALSHA/dec",
+                    "admitted",
+                    "ideal");
             for (Scenario s : scenarios) {
                 double plain = 0;
                 for (boolean leases : new boolean[] {false, true}) {
                     long evalshaBefore = RedisLoadBenchmark.commandStats(admin).getOrDefault("evalsha", 0L);
                     List<NodeResult> results = fleet(uri, nodes, threads, seconds, s, leases);
                     long evalshas = RedisLoadBenchmark.commandStats(admin).getOrDefault("evalsha", 0L) - evalshaBefore;
-                    long decisions = results.stream().mapToLong(NodeResult::decisions).sum();
-                    long admitted = results.stream().mapToLong(NodeResult::admitted).sum();
-                    long calls = results.stream().mapToLong(NodeResult::storeCalls).sum();
-                    long first = results.stream().mapToLong(NodeResult::firstNanos).min().orElseThrow();
-                    long last = results.stream().mapToLong(NodeResult::lastNanos).max().orElseThrow();
+                    long decisions =
+                            results.stream().mapToLong(NodeResult::decisions).sum();
+                    long admitted =
+                            results.stream().mapToLong(NodeResult::admitted).sum();
+                    long calls =
+                            results.stream().mapToLong(NodeResult::storeCalls).sum();
+                    long first = results.stream()
+                            .mapToLong(NodeResult::firstNanos)
+                            .min()
+                            .orElseThrow();
+                    long last = results.stream()
+                            .mapToLong(NodeResult::lastNanos)
+                            .max()
+                            .orElseThrow();
                     double perSecond = decisions * 1e9 / (last - first);
-                    long ideal = Math.min(decisions, s.burst() + (long) Math.ceil(s.ratePerSecond() * ((last - first) / 1e9)));
+                    long ideal = Math.min(
+                            decisions, s.burst() + (long) Math.ceil(s.ratePerSecond() * ((last - first) / 1e9)));
                     if (!leases) {
                         plain = perSecond;
                     }
-                    System.out.printf(Locale.ROOT, "%-48s %-8s %,13.0f %11.1fx %12.5f %14.5f %,12d %,12d%s%n", s.name(),
-                            leases ? "on" : "off", perSecond, perSecond / plain, (double) calls / decisions,
-                            (double) evalshas / decisions, admitted, ideal,
-                            admitted > ideal ? "  OVER-ADMITTED " + (admitted - ideal)
-                                    : String.format(Locale.ROOT, "  under by %,d (%.3f%%)", ideal - admitted,
+                    System.out.printf(
+                            Locale.ROOT,
+                            "%-48s %-8s %,13.0f %11.1fx %12.5f %14.5f %,12d %,12d%s%n",
+                            s.name(),
+                            leases ? "on" : "off",
+                            perSecond,
+                            perSecond / plain,
+                            (double) calls / decisions,
+                            (double) evalshas / decisions,
+                            admitted,
+                            ideal,
+                            admitted > ideal
+                                    ? "  OVER-ADMITTED " + (admitted - ideal)
+                                    : String.format(
+                                            Locale.ROOT,
+                                            "  under by %,d (%.3f%%)",
+                                            ideal - admitted,
                                             100.0 * (ideal - admitted) / ideal));
                 }
             }
@@ -119,15 +164,28 @@ public final class FleetLeaseBenchmark {
         List<Process> ps = new ArrayList<>();
         try {
             for (int i = 0; i < nodes; i++) {
-                ps.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                        "-Xmx256m", "-cp", System.getProperty("java.class.path"), FleetLeaseBenchmark.class.getName(),
-                        "node", uri, Boolean.toString(leases), Integer.toString(threads), Integer.toString(seconds),
-                        Long.toString(s.ratePerSecond()), Long.toString(s.burst()), key)
-                        .redirectError(ProcessBuilder.Redirect.INHERIT).start());
+                ps.add(new ProcessBuilder(
+                                Path.of(System.getProperty("java.home"), "bin", "java")
+                                        .toString(),
+                                "-Xmx256m",
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                FleetLeaseBenchmark.class.getName(),
+                                "node",
+                                uri,
+                                Boolean.toString(leases),
+                                Integer.toString(threads),
+                                Integer.toString(seconds),
+                                Long.toString(s.ratePerSecond()),
+                                Long.toString(s.burst()),
+                                key)
+                        .redirectError(ProcessBuilder.Redirect.INHERIT)
+                        .start());
             }
             List<BufferedReader> outs = new ArrayList<>();
             for (Process p : ps) {
-                BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+                BufferedReader r =
+                        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
                 String line = r.readLine();
                 if (!"ready".equals(line)) {
                     throw new IllegalStateException("a node did not start: " + line);
@@ -188,29 +246,31 @@ public final class FleetLeaseBenchmark {
         CountDownLatch done = new CountDownLatch(threads);
         for (int t = 0; t < threads; t++) {
             int id = t;
-            Thread th = new Thread(() -> {
-                try {
-                    long n = 0;
-                    long a = 0;
-                    long now;
-                    do {
-                        Decision d = limiter.tryAcquire(key, limit, 1);
-                        n++;
-                        if (d.allowed()) {
-                            a++;
+            Thread th = new Thread(
+                    () -> {
+                        try {
+                            long n = 0;
+                            long a = 0;
+                            long now;
+                            do {
+                                Decision d = limiter.tryAcquire(key, limit, 1);
+                                n++;
+                                if (d.allowed()) {
+                                    a++;
+                                }
+                                now = System.nanoTime();
+                            } while (now - start < nanos);
+                            last[id] = now;
+                            decisions.add(n);
+                            admitted.add(a);
+                        } catch (RuntimeException e) {
+                            failed.set(true);
+                            e.printStackTrace();
+                        } finally {
+                            done.countDown();
                         }
-                        now = System.nanoTime();
-                    } while (now - start < nanos);
-                    last[id] = now;
-                    decisions.add(n);
-                    admitted.add(a);
-                } catch (RuntimeException e) {
-                    failed.set(true);
-                    e.printStackTrace();
-                } finally {
-                    done.countDown();
-                }
-            }, "node-" + t);
+                    },
+                    "node-" + t);
             th.start();
         }
         done.await();

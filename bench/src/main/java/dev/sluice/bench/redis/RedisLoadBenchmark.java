@@ -66,14 +66,14 @@ public final class RedisLoadBenchmark {
             """;
 
     /** The callers' threads: each chain's next request is sent from here, as an application's would be. */
-    private static final java.util.concurrent.ExecutorService CALLERS = java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
-        Thread t = new Thread(r, "caller");
-        t.setDaemon(true);
-        return t;
-    });
+    private static final java.util.concurrent.ExecutorService CALLERS =
+            java.util.concurrent.Executors.newFixedThreadPool(2, r -> {
+                Thread t = new Thread(r, "caller");
+                t.setDaemon(true);
+                return t;
+            });
 
-    private RedisLoadBenchmark() {
-    }
+    private RedisLoadBenchmark() {}
 
     public static void main(String[] args) throws Exception {
         String uri = args.length > 0 ? args[0] : "redis://127.0.0.1:6379";
@@ -90,22 +90,47 @@ public final class RedisLoadBenchmark {
         RedisAsyncCommands<byte[], byte[]> bare = bareConn.async();
         String minimalSha = admin.sync().scriptLoad(MINIMAL_GCRA);
         AsyncProxyManager<byte[]> bucket4j = Bucket4jLettuce.casBasedBuilder(b4jConn)
-                .expirationAfterWrite(ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
-                .build().asAsync();
+                .expirationAfterWrite(
+                        ExpirationAfterWriteStrategy.basedOnTimeForRefillingBucketUpToMax(Duration.ofSeconds(10)))
+                .build()
+                .asAsync();
 
-        System.out.printf(Locale.ROOT, "Redis %s at %s; %d in flight; best of %d runs of %d s, each after %d s warm-up%n",
-                admin.sync().info("server").lines().filter(l -> l.startsWith("redis_version:")).findFirst().orElse("?"),
-                uri, inFlight, rounds, seconds, warmup.toSeconds());
-        System.out.printf(Locale.ROOT, "%-34s %12s %9s %9s %7s   %s%n", "scenario", "decisions/s", "allowed%", "errors",
-                "ratio", "Redis commands per decision");
+        System.out.printf(
+                Locale.ROOT,
+                "Redis %s at %s; %d in flight; best of %d runs of %d s, each after %d s warm-up%n",
+                admin.sync()
+                        .info("server")
+                        .lines()
+                        .filter(l -> l.startsWith("redis_version:"))
+                        .findFirst()
+                        .orElse("?"),
+                uri,
+                inFlight,
+                rounds,
+                seconds,
+                warmup.toSeconds());
+        System.out.printf(
+                Locale.ROOT,
+                "%-34s %12s %9s %9s %7s   %s%n",
+                "scenario",
+                "decisions/s",
+                "allowed%",
+                "errors",
+                "ratio",
+                "Redis commands per decision");
 
         // the defaults (batching on, the default budget), and the same with one EVALSHA per decision
-        try (RedisRateLimiter sluice = RedisRateLimiter.builder(uri).cluster(false).build();
-                RedisRateLimiter single = RedisRateLimiter.builder(uri).cluster(false).batching(false).build()) {
+        try (RedisRateLimiter sluice =
+                        RedisRateLimiter.builder(uri).cluster(false).build();
+                RedisRateLimiter single = RedisRateLimiter.builder(uri)
+                        .cluster(false)
+                        .batching(false)
+                        .build()) {
             // 100,000 keys: each key 100 per second, burst 100 (almost every call is admitted)
             Limit wide = Limit.tokenBucket(100, Rate.perSecond(100));
             BucketConfiguration wideB4j = BucketConfiguration.builder()
-                    .addLimit(l -> l.capacity(100).refillGreedy(100, Duration.ofSeconds(1))).build();
+                    .addLimit(l -> l.capacity(100).refillGreedy(100, Duration.ofSeconds(1)))
+                    .build();
             String run = Long.toString(System.nanoTime(), 36);
             // each client its own keys: their values have different formats
             byte[][] keys = new byte[100_000][];
@@ -122,48 +147,94 @@ public final class RedisLoadBenchmark {
             byte[] burst = "100".getBytes(StandardCharsets.US_ASCII);
             Client[] wideClients = {
                 new Client("bare-evalsha (minimal GCRA)", i -> evalsha(bare, minimalSha, keys[i], interval, burst)),
-                new Client("sluice", i -> sluice.tryAcquireAsync(skeys[i], wide, 1).thenApply(d -> d.allowed())),
-                new Client("sluice batching(false)", i -> single.tryAcquireAsync(skeys[i], wide, 1).thenApply(d -> d.allowed())),
-                new Client("bucket4j-lettuce", i -> bucket4j.builder().build(b4jKeys[i],
-                        () -> CompletableFuture.completedFuture(wideB4j)).tryConsume(1))};
+                new Client(
+                        "sluice", i -> sluice.tryAcquireAsync(skeys[i], wide, 1).thenApply(d -> d.allowed())),
+                new Client(
+                        "sluice batching(false)",
+                        i -> single.tryAcquireAsync(skeys[i], wide, 1).thenApply(d -> d.allowed())),
+                new Client(
+                        "bucket4j-lettuce",
+                        i -> bucket4j.builder()
+                                .build(b4jKeys[i], () -> CompletableFuture.completedFuture(wideB4j))
+                                .tryConsume(1))
+            };
             // warm the JIT on every client before anything is measured
             for (int pass = 0; pass < 2; pass++) {
                 for (Client c : wideClients) {
                     drive(admin, inFlight, Duration.ZERO, warmup, c.op(), keys.length);
                 }
             }
-            compare("100,000 keys, token bucket 100/s each", admin, inFlight, warmup, measure, rounds, keys.length,
+            compare(
+                    "100,000 keys, token bucket 100/s each",
+                    admin,
+                    inFlight,
+                    warmup,
+                    measure,
+                    rounds,
+                    keys.length,
                     wideClients);
 
             Limit hot = Limit.tokenBucket(1000, Rate.perSecond(1000));
             BucketConfiguration hotB4j = BucketConfiguration.builder()
-                    .addLimit(l -> l.capacity(1000).refillGreedy(1000, Duration.ofSeconds(1))).build();
+                    .addLimit(l -> l.capacity(1000).refillGreedy(1000, Duration.ofSeconds(1)))
+                    .build();
             byte[] hotKey = ("bench:" + run + ":hot").getBytes(StandardCharsets.UTF_8);
             byte[] hotKeyB4j = ("bench:" + run + ":hot-b4j").getBytes(StandardCharsets.UTF_8);
             byte[] hotInterval = "1000".getBytes(StandardCharsets.US_ASCII);
             byte[] hotBurst = "1000".getBytes(StandardCharsets.US_ASCII);
-            compare("one hot key limited to 1000/s (burst 1000)", admin, inFlight, warmup, measure, rounds, 1,
-                    new Client("bare-evalsha (minimal GCRA)", i -> evalsha(bare, minimalSha, hotKey, hotInterval, hotBurst)),
-                    new Client("sluice", i -> sluice.tryAcquireAsync("hot-" + run, hot, 1).thenApply(d -> d.allowed())),
-                    new Client("sluice batching(false)", i -> single.tryAcquireAsync("hot1-" + run, hot, 1)
-                            .thenApply(d -> d.allowed())),
-                    new Client("bucket4j-lettuce", i -> bucket4j.builder().build(hotKeyB4j,
-                            () -> CompletableFuture.completedFuture(hotB4j)).tryConsume(1)));
+            compare(
+                    "one hot key limited to 1000/s (burst 1000)",
+                    admin,
+                    inFlight,
+                    warmup,
+                    measure,
+                    rounds,
+                    1,
+                    new Client(
+                            "bare-evalsha (minimal GCRA)",
+                            i -> evalsha(bare, minimalSha, hotKey, hotInterval, hotBurst)),
+                    new Client(
+                            "sluice",
+                            i -> sluice.tryAcquireAsync("hot-" + run, hot, 1).thenApply(d -> d.allowed())),
+                    new Client(
+                            "sluice batching(false)",
+                            i -> single.tryAcquireAsync("hot1-" + run, hot, 1).thenApply(d -> d.allowed())),
+                    new Client(
+                            "bucket4j-lettuce",
+                            i -> bucket4j.builder()
+                                    .build(hotKeyB4j, () -> CompletableFuture.completedFuture(hotB4j))
+                                    .tryConsume(1)));
 
             Limit open = Limit.tokenBucket(1_000_000_000L, Rate.perSecond(1_000_000_000L));
             BucketConfiguration openB4j = BucketConfiguration.builder()
-                    .addLimit(l -> l.capacity(1_000_000_000L).refillGreedy(1_000_000_000L, Duration.ofSeconds(1))).build();
+                    .addLimit(l -> l.capacity(1_000_000_000L).refillGreedy(1_000_000_000L, Duration.ofSeconds(1)))
+                    .build();
             byte[] openKey = ("bench:" + run + ":open").getBytes(StandardCharsets.UTF_8);
             byte[] openKeyB4j = ("bench:" + run + ":open-b4j").getBytes(StandardCharsets.UTF_8);
             byte[] openInterval = "1".getBytes(StandardCharsets.US_ASCII);
             byte[] openBurst = "1000000000".getBytes(StandardCharsets.US_ASCII);
-            compare("one hot key, every call admitted (10^9 per second)", admin, inFlight, warmup, measure, rounds, 1,
-                    new Client("bare-evalsha (minimal GCRA)", i -> evalsha(bare, minimalSha, openKey, openInterval, openBurst)),
-                    new Client("sluice", i -> sluice.tryAcquireAsync("open-" + run, open, 1).thenApply(d -> d.allowed())),
-                    new Client("sluice batching(false)", i -> single.tryAcquireAsync("open1-" + run, open, 1)
-                            .thenApply(d -> d.allowed())),
-                    new Client("bucket4j-lettuce", i -> bucket4j.builder().build(openKeyB4j,
-                            () -> CompletableFuture.completedFuture(openB4j)).tryConsume(1)));
+            compare(
+                    "one hot key, every call admitted (10^9 per second)",
+                    admin,
+                    inFlight,
+                    warmup,
+                    measure,
+                    rounds,
+                    1,
+                    new Client(
+                            "bare-evalsha (minimal GCRA)",
+                            i -> evalsha(bare, minimalSha, openKey, openInterval, openBurst)),
+                    new Client(
+                            "sluice",
+                            i -> sluice.tryAcquireAsync("open-" + run, open, 1).thenApply(d -> d.allowed())),
+                    new Client(
+                            "sluice batching(false)",
+                            i -> single.tryAcquireAsync("open1-" + run, open, 1).thenApply(d -> d.allowed())),
+                    new Client(
+                            "bucket4j-lettuce",
+                            i -> bucket4j.builder()
+                                    .build(openKeyB4j, () -> CompletableFuture.completedFuture(openB4j))
+                                    .tryConsume(1)));
 
             if (System.getProperty("scenarios") == null) {
                 ceiling(uri, admin, minimalSha, run, seconds, inFlight);
@@ -181,22 +252,52 @@ public final class RedisLoadBenchmark {
      * Sluice sends for a token bucket of 100 per second, and the minimal script): the ceiling of the script
      * on this Redis, with no client library in the way. Skipped when redis-benchmark is not on the PATH.
      */
-    private static void ceiling(String uri, StatefulRedisConnection<String, String> admin, String minimalSha,
-            String run, int seconds, int inFlight) throws Exception {
+    private static void ceiling(
+            String uri,
+            StatefulRedisConnection<String, String> admin,
+            String minimalSha,
+            String run,
+            int seconds,
+            int inFlight)
+            throws Exception {
         io.lettuce.core.RedisURI u = io.lettuce.core.RedisURI.create(uri);
         // the text RedisRateLimiter loads for the token bucket: common.lua + gcra.lua + run.lua (LuaScripts)
         String sluiceScript = resource("common.lua") + "\n" + resource("gcra.lua") + "\n" + resource("run.lua");
         String sluiceSha = admin.sync().scriptLoad(sluiceScript);
         // tokenBucket(100, perSecond(100)): timeScale 1, interval 10^7 units, capacity 10^9 units, K = 1000
-        List<String> sluiceArgs = List.of("EVALSHA", sluiceSha, "1", "sluice:tb:100:1:10000000{bench:" + run
-                + ":rb:__rand_int__}", "", "0", "g", "10000", "0", "1000000", "0", "1000");
-        List<String> minimalArgs = List.of("EVALSHA", minimalSha, "1", "bench:" + run + ":rbm:__rand_int__", "10000", "100");
+        List<String> sluiceArgs = List.of(
+                "EVALSHA",
+                sluiceSha,
+                "1",
+                "sluice:tb:100:1:10000000{bench:" + run + ":rb:__rand_int__}",
+                "",
+                "0",
+                "g",
+                "10000",
+                "0",
+                "1000000",
+                "0",
+                "1000");
+        List<String> minimalArgs =
+                List.of("EVALSHA", minimalSha, "1", "bench:" + run + ":rbm:__rand_int__", "10000", "100");
         int requests = Math.max(100_000, 30_000 * seconds);
-        System.out.println("-- redis-benchmark -c " + inFlight + " -r 100000 -n " + requests + ", the same EVALSHA (no Java client)");
-        for (var e : Map.of("sluice gcra.lua", sluiceArgs, "minimal GCRA", minimalArgs).entrySet()) {
-            List<String> cmd = new ArrayList<>(List.of("redis-benchmark", "-h", u.getHost(), "-p",
-                    Integer.toString(u.getPort()), "-c", Integer.toString(inFlight), "-r", "100000", "-n",
-                    Integer.toString(requests), "-q"));
+        System.out.println("-- redis-benchmark -c " + inFlight + " -r 100000 -n " + requests
+                + ", the same EVALSHA (no Java client)");
+        for (var e : Map.of("sluice gcra.lua", sluiceArgs, "minimal GCRA", minimalArgs)
+                .entrySet()) {
+            List<String> cmd = new ArrayList<>(List.of(
+                    "redis-benchmark",
+                    "-h",
+                    u.getHost(),
+                    "-p",
+                    Integer.toString(u.getPort()),
+                    "-c",
+                    Integer.toString(inFlight),
+                    "-r",
+                    "100000",
+                    "-n",
+                    Integer.toString(requests),
+                    "-q"));
             cmd.addAll(e.getValue());
             Process p;
             try {
@@ -207,9 +308,16 @@ public final class RedisLoadBenchmark {
             }
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             p.waitFor();
-            String rps = out.lines().filter(l -> l.contains("requests per second")).reduce((a, b) -> b).orElse(out.trim());
+            String rps = out.lines()
+                    .filter(l -> l.contains("requests per second"))
+                    .reduce((a, b) -> b)
+                    .orElse(out.trim());
             int cr = rps.lastIndexOf('\r');
-            System.out.printf(Locale.ROOT, "%-34s %s%n", "redis-benchmark " + e.getKey(), (cr >= 0 ? rps.substring(cr + 1) : rps).trim());
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-34s %s%n",
+                    "redis-benchmark " + e.getKey(),
+                    (cr >= 0 ? rps.substring(cr + 1) : rps).trim());
         }
     }
 
@@ -219,27 +327,33 @@ public final class RedisLoadBenchmark {
         }
     }
 
-    private static CompletionStage<Boolean> evalsha(RedisAsyncCommands<byte[], byte[]> bare, String sha, byte[] key,
-            byte[] interval, byte[] burst) {
+    private static CompletionStage<Boolean> evalsha(
+            RedisAsyncCommands<byte[], byte[]> bare, String sha, byte[] key, byte[] interval, byte[] burst) {
         return bare.<Long>evalsha(sha, ScriptOutputType.INTEGER, new byte[][] {key}, interval, burst)
                 .thenApply(r -> r == 1L);
     }
 
     /** One measured run of one client. */
-    record Run(double perSecond, double allowedPercent, long errors, String commands, Throwable firstError) {
-    }
+    record Run(double perSecond, double allowedPercent, long errors, String commands, Throwable firstError) {}
 
     /** A client under test: a name and how it decides for key number {@code i}. */
-    record Client(String name, IntFunction<CompletionStage<Boolean>> op) {
-    }
+    record Client(String name, IntFunction<CompletionStage<Boolean>> op) {}
 
     /**
      * Runs every client {@code rounds} times, interleaved, and prints each one's best run: on a shared
      * machine other work only ever slows a run down, so the best of a few is the least disturbed. The
      * first client is the baseline of the ratio column.
      */
-    static void compare(String title, StatefulRedisConnection<String, String> admin, int inFlight, Duration warmup,
-            Duration measure, int rounds, int keys, Client... clients) throws Exception {
+    static void compare(
+            String title,
+            StatefulRedisConnection<String, String> admin,
+            int inFlight,
+            Duration warmup,
+            Duration measure,
+            int rounds,
+            int keys,
+            Client... clients)
+            throws Exception {
         System.out.println("-- " + title);
         // -Dclients=<regex>: only the clients whose name matches (the first, the ratio's baseline, always runs);
         // -Dscenarios=<regex>: only the scenarios whose title matches
@@ -265,8 +379,15 @@ public final class RedisLoadBenchmark {
         }
         for (int c = 0; c < clients.length; c++) {
             Run run = best[c];
-            System.out.printf(Locale.ROOT, "%-34s %12.0f %8.1f%% %9d %7.2f   %s%n", clients[c].name(), run.perSecond(),
-                    run.allowedPercent(), run.errors(), run.perSecond() / best[0].perSecond(), run.commands());
+            System.out.printf(
+                    Locale.ROOT,
+                    "%-34s %12.0f %8.1f%% %9d %7.2f   %s%n",
+                    clients[c].name(),
+                    run.perSecond(),
+                    run.allowedPercent(),
+                    run.errors(),
+                    run.perSecond() / best[0].perSecond(),
+                    run.commands());
             if (run.firstError() != null) {
                 System.out.println("    first error: " + run.firstError());
             }
@@ -274,12 +395,19 @@ public final class RedisLoadBenchmark {
     }
 
     /** Runs {@code op} in {@code inFlight} closed-loop chains for {@code warmup + measure}; measures the second part. */
-    static Run drive(StatefulRedisConnection<String, String> admin, int inFlight, Duration warmup, Duration measure,
-            IntFunction<CompletionStage<Boolean>> op, int keys) throws Exception {
+    static Run drive(
+            StatefulRedisConnection<String, String> admin,
+            int inFlight,
+            Duration warmup,
+            Duration measure,
+            IntFunction<CompletionStage<Boolean>> op,
+            int keys)
+            throws Exception {
         LongAdder allowed = new LongAdder();
         LongAdder denied = new LongAdder();
         LongAdder errors = new LongAdder();
-        java.util.concurrent.atomic.AtomicReference<Throwable> firstError = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicReference<Throwable> firstError =
+                new java.util.concurrent.atomic.AtomicReference<>();
         AtomicBoolean counting = new AtomicBoolean(false);
         AtomicBoolean stop = new AtomicBoolean(false);
         CountDownLatch drained = new CountDownLatch(inFlight);
@@ -311,18 +439,32 @@ public final class RedisLoadBenchmark {
         }
         deltas.sort((a, b) -> Long.compare(b.getValue(), a.getValue()));
         // CPU per decision: where the time goes (Redis's own, and this JVM's: the client and the callers)
-        cmds.append(String.format(Locale.ROOT, "cpu/decision: redis %.1f us, jvm %.1f us;  ",
-                (redisCpu1 - redisCpu0) * 1e6 / Math.max(1, n), (jvmCpu1 - jvmCpu0) / 1e3 / Math.max(1, n)));
+        cmds.append(String.format(
+                Locale.ROOT,
+                "cpu/decision: redis %.1f us, jvm %.1f us;  ",
+                (redisCpu1 - redisCpu0) * 1e6 / Math.max(1, n),
+                (jvmCpu1 - jvmCpu0) / 1e3 / Math.max(1, n)));
         for (Map.Entry<String, Long> e : deltas) {
             cmds.append(String.format(Locale.ROOT, "%s %.2f  ", e.getKey(), e.getValue() / (double) Math.max(1, n)));
         }
-        return new Run(n / ((t1 - t0) / 1e9), 100.0 * allowed.sum() / Math.max(1, n), errors.sum(),
-                cmds.toString().trim(), firstError.get());
+        return new Run(
+                n / ((t1 - t0) / 1e9),
+                100.0 * allowed.sum() / Math.max(1, n),
+                errors.sum(),
+                cmds.toString().trim(),
+                firstError.get());
     }
 
-    private static void chain(IntFunction<CompletionStage<Boolean>> op, int keys, LongAdder allowed, LongAdder denied,
-            LongAdder errors, java.util.concurrent.atomic.AtomicReference<Throwable> firstError, AtomicBoolean counting,
-            AtomicBoolean stop, CountDownLatch drained) {
+    private static void chain(
+            IntFunction<CompletionStage<Boolean>> op,
+            int keys,
+            LongAdder allowed,
+            LongAdder denied,
+            LongAdder errors,
+            java.util.concurrent.atomic.AtomicReference<Throwable> firstError,
+            AtomicBoolean counting,
+            AtomicBoolean stop,
+            CountDownLatch drained) {
         if (stop.get()) {
             drained.countDown();
             return;
@@ -336,19 +478,21 @@ public final class RedisLoadBenchmark {
             f = CompletableFuture.failedFuture(e);
         }
         // continue on the "application's" threads, as callers do, not on Lettuce's I/O thread
-        f.whenCompleteAsync((ok, e) -> {
-            if (counting.get()) {
-                if (e != null) {
-                    errors.increment();
-                    firstError.compareAndSet(null, e);
-                } else if (ok) {
-                    allowed.increment();
-                } else {
-                    denied.increment();
-                }
-            }
-            chain(op, keys, allowed, denied, errors, firstError, counting, stop, drained);
-        }, CALLERS);
+        f.whenCompleteAsync(
+                (ok, e) -> {
+                    if (counting.get()) {
+                        if (e != null) {
+                            errors.increment();
+                            firstError.compareAndSet(null, e);
+                        } else if (ok) {
+                            allowed.increment();
+                        } else {
+                            denied.increment();
+                        }
+                    }
+                    chain(op, keys, allowed, denied, errors, firstError, counting, stop, drained);
+                },
+                CALLERS);
     }
 
     /** calls per command from {@code INFO commandstats}. */
@@ -365,8 +509,9 @@ public final class RedisLoadBenchmark {
 
     /** This JVM's CPU time so far, all threads. */
     static long jvmCpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
-                .getOperatingSystemMXBean()).getProcessCpuTime();
+        return ((com.sun.management.OperatingSystemMXBean)
+                        java.lang.management.ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     static Map<String, Long> commandStats(StatefulRedisConnection<String, String> admin) {

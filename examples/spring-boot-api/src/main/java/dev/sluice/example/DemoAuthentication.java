@@ -35,7 +35,9 @@ public class DemoAuthentication {
         FilterRegistrationBean<Filter> r = new FilterRegistrationBean<>((req, res, chain) -> {
             HttpServletRequest http = (HttpServletRequest) req;
             String auth = http.getHeader("Authorization");
-            String entry = auth != null && auth.startsWith("Bearer ") ? users.get(auth.substring(7).strip()) : null;
+            String entry = auth != null && auth.startsWith("Bearer ")
+                    ? users.get(auth.substring(7).strip())
+                    : null;
             if (entry == null) {
                 chain.doFilter(req, res);
                 return;
@@ -44,12 +46,14 @@ public class DemoAuthentication {
             String name = colon < 0 ? entry : entry.substring(0, colon);
             http.setAttribute("sluice.tier", colon < 0 ? "free" : entry.substring(colon + 1));
             Principal principal = () -> name;
-            chain.doFilter(new HttpServletRequestWrapper(http) {
-                @Override
-                public Principal getUserPrincipal() {
-                    return principal;
-                }
-            }, res);
+            chain.doFilter(
+                    new HttpServletRequestWrapper(http) {
+                        @Override
+                        public Principal getUserPrincipal() {
+                            return principal;
+                        }
+                    },
+                    res);
         });
         r.setOrder(-100); // Spring Security's place: before Sluice (-90), so the user is known
         return r;

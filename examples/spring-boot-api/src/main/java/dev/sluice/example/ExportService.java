@@ -7,8 +7,7 @@ import org.springframework.stereotype.Service;
 @Service
 public class ExportService {
 
-    public record Export(String user, int pages) {
-    }
+    public record Export(String user, int pages) {}
 
     @RateLimited(limit = "exports", key = "#user", cost = "#pages")
     public Export export(String user, int pages) {

@@ -37,12 +37,16 @@ class ApiApplicationTest {
 
     @LocalServerPort
     int port;
+
     @Autowired
     ManualTicker ticker;
 
     private HttpResponse<String> greeting(String token) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/greeting"))
-                .header("Authorization", "Bearer " + token).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/greeting"))
+                        .header("Authorization", "Bearer " + token)
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
@@ -63,8 +67,11 @@ class ApiApplicationTest {
     }
 
     private HttpResponse<String> export(String token, int pages) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/exports?pages=" + pages))
-                .header("Authorization", "Bearer " + token).POST(HttpRequest.BodyPublishers.noBody()).build(),
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/api/exports?pages=" + pages))
+                        .header("Authorization", "Bearer " + token)
+                        .POST(HttpRequest.BodyPublishers.noBody())
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
@@ -83,10 +90,13 @@ class ApiApplicationTest {
 
     @Test
     void actuatorListsWhatIsEnforced() throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
-                + "/actuator/ratelimits")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/ratelimits"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(r.body()).contains("\"store\":{\"kind\":\"memory\",\"healthy\":true}")
+        assertThat(r.body())
+                .contains("\"store\":{\"kind\":\"memory\",\"healthy\":true}")
                 .contains("\"name\":\"per-user\"")
                 .contains("\"method\":\"dev.sluice.example.ExportService.export(String, int)\",\"limit\":\"exports\","
                         + "\"key\":\"#user\",\"cost\":\"#pages\"");

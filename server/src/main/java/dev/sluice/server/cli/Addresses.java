@@ -4,8 +4,7 @@ import java.net.InetSocketAddress;
 
 /** {@code host:port}, {@code :port} or {@code port} (loopback), or {@code off}. */
 final class Addresses {
-    private Addresses() {
-    }
+    private Addresses() {}
 
     static InetSocketAddress parse(String what, String s) {
         if (s == null || s.equalsIgnoreCase("off") || s.equalsIgnoreCase("none")) {

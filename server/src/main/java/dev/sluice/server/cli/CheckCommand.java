@@ -23,33 +23,55 @@ import picocli.CommandLine.Parameters;
  * command line, and it touches no server class, no logging, no Jackson and no {@code java.net.http} (the JDK's
  * {@link HttpURLConnection} and {@link JsonText} do), which left about a third of the JVM's start-up to pay.
  */
-@Command(name = "check", mixinStandardHelpOptions = true,
+@Command(
+        name = "check",
+        mixinStandardHelpOptions = true,
         description = "Ask a running service for one decision. Exit 0 = OK, 1 = OVER_LIMIT, 2 = error.",
-        footer = {"", "Example:", "  sluice check --domain api remote_address=198.51.100.1",
-                "  sluice check --domain api --hits 0 plan=free,user=42   (check only: consumes nothing)"})
+        footer = {
+            "",
+            "Example:",
+            "  sluice check --domain api remote_address=198.51.100.1",
+            "  sluice check --domain api --hits 0 plan=free,user=42   (check only: consumes nothing)"
+        })
 final class CheckCommand implements Callable<Integer> {
     private static final int CONNECT_TIMEOUT_MILLIS = 3_000;
     private static final int READ_TIMEOUT_MILLIS = 5_000;
 
-    @Option(names = "--url", defaultValue = "http://127.0.0.1:8080", description = "Service base URL (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--url",
+            defaultValue = "http://127.0.0.1:8080",
+            description = "Service base URL (default ${DEFAULT-VALUE})")
     String url;
 
-    @Option(names = {"-d", "--domain"}, required = true, description = "Rules domain")
+    @Option(
+            names = {"-d", "--domain"},
+            required = true,
+            description = "Rules domain")
     String domain;
 
-    @Option(names = "--hits", defaultValue = "1", description = "Permits to spend; 0 = check only (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--hits",
+            defaultValue = "1",
+            description = "Permits to spend; 0 = check only (default ${DEFAULT-VALUE})")
     long hits;
 
-    @Option(names = "--token", defaultValue = "${env:SLUICE_TOKEN}", description = "Bearer token (default: $SLUICE_TOKEN)")
+    @Option(
+            names = "--token",
+            defaultValue = "${env:SLUICE_TOKEN}",
+            description = "Bearer token (default: $SLUICE_TOKEN)")
     String token;
 
-    @Parameters(arity = "1..*", paramLabel = "KEY=VALUE[,KEY=VALUE...]",
+    @Parameters(
+            arity = "1..*",
+            paramLabel = "KEY=VALUE[,KEY=VALUE...]",
             description = "One descriptor per argument; entries separated by commas")
     List<String> descriptors;
 
     /** {@code sluice check ARGS} alone: its own command line, without the others' classes. */
     static int run(String... args) {
-        return new CommandLine(new CheckCommand()).setCommandName("sluice check").execute(args);
+        return new CommandLine(new CheckCommand())
+                .setCommandName("sluice check")
+                .execute(args);
     }
 
     @Override
@@ -66,7 +88,8 @@ final class CheckCommand implements Callable<Integer> {
                     return 2;
                 }
                 JsonText.string(body.append(i == 0 ? "{\"key\":" : ",{\"key\":"), pairs[i].substring(0, eq));
-                JsonText.string(body.append(",\"value\":"), pairs[i].substring(eq + 1)).append('}');
+                JsonText.string(body.append(",\"value\":"), pairs[i].substring(eq + 1))
+                        .append('}');
             }
             body.append("]}");
         }
@@ -75,7 +98,8 @@ final class CheckCommand implements Callable<Integer> {
         int status;
         String answer;
         try {
-            c = (HttpURLConnection) URI.create(url.replaceAll("/+$", "") + "/v1/check").toURL().openConnection();
+            c = (HttpURLConnection)
+                    URI.create(url.replaceAll("/+$", "") + "/v1/check").toURL().openConnection();
             c.setConnectTimeout(CONNECT_TIMEOUT_MILLIS);
             c.setReadTimeout(READ_TIMEOUT_MILLIS);
             c.setRequestMethod("POST");
@@ -92,8 +116,8 @@ final class CheckCommand implements Callable<Integer> {
                 answer = in == null ? "" : new String(in.readAllBytes(), StandardCharsets.UTF_8);
             }
         } catch (IOException | IllegalArgumentException e) {
-            System.err.println("sluice check: cannot reach " + url + ": " + e
-                    + " (is 'sluice serve' running? pass --url)");
+            System.err.println(
+                    "sluice check: cannot reach " + url + ": " + e + " (is 'sluice serve' running? pass --url)");
             return 2;
         }
         System.out.println("HTTP " + status);

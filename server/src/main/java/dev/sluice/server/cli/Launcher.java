@@ -8,8 +8,7 @@ import java.util.Arrays;
  * {@code serve}, logging) first.
  */
 public final class Launcher {
-    private Launcher() {
-    }
+    private Launcher() {}
 
     public static void main(String[] args) {
         if (args.length > 0 && args[0].equals("check")) {

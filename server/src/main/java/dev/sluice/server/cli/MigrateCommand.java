@@ -11,7 +11,9 @@ import picocli.CommandLine.Option;
  * functions; idempotent, safe to run from several instances at once) and says what it created or changed, or that
  * nothing was needed. Only PostgreSQL has a schema; for the other stores it says so.
  */
-@Command(name = "migrate", mixinStandardHelpOptions = true,
+@Command(
+        name = "migrate",
+        mixinStandardHelpOptions = true,
         description = "Apply the PostgreSQL schema (only meaningful with --store postgresql://…).")
 final class MigrateCommand implements Callable<Integer> {
     /** A migration is not a decision: it may wait for a connection as long as an operator would. */

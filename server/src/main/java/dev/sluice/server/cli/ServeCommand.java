@@ -17,7 +17,6 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -30,70 +29,110 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code sluice serve}: run the decision service until SIGINT/SIGTERM, then shut down gracefully. */
-@Command(name = "serve", mixinStandardHelpOptions = true,
+@Command(
+        name = "serve",
+        mixinStandardHelpOptions = true,
         description = "Run the decision service (HTTP/JSON and Envoy RLS gRPC).")
 final class ServeCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
 
-    @Option(names = {"-c", "--config"}, paramLabel = "FILE|DIR",
+    @Option(
+            names = {"-c", "--config"},
+            paramLabel = "FILE|DIR",
             description = "Rules files or directories of *.yaml (repeatable). Default: ./sluice.yaml if present, "
                     + "else the built-in example. Reloaded on change.")
     List<Path> config = new ArrayList<>();
 
-    @Option(names = "--store", defaultValue = "memory", paramLabel = "STORE",
+    @Option(
+            names = "--store",
+            defaultValue = "memory",
+            paramLabel = "STORE",
             description = "memory (default) | redis://host:6379 | postgresql://user:password@host:5432/db "
                     + "(creates Sluice's tables if they are missing)")
     String store;
 
-    @Option(names = "--pool-size", defaultValue = "16",
+    @Option(
+            names = "--pool-size",
+            defaultValue = "16",
             description = "PostgreSQL store: connections in the pool (default ${DEFAULT-VALUE})")
     int poolSize;
 
-    @Option(names = "--http", defaultValue = "127.0.0.1:8080", paramLabel = "HOST:PORT",
+    @Option(
+            names = "--http",
+            defaultValue = "127.0.0.1:8080",
+            paramLabel = "HOST:PORT",
             description = "HTTP address (default ${DEFAULT-VALUE}; 0.0.0.0:8080 for all interfaces; off to disable)")
     String http;
 
-    @Option(names = "--grpc", defaultValue = "127.0.0.1:8081", paramLabel = "HOST:PORT",
+    @Option(
+            names = "--grpc",
+            defaultValue = "127.0.0.1:8081",
+            paramLabel = "HOST:PORT",
             description = "gRPC address (default ${DEFAULT-VALUE}; off to disable)")
     String grpc;
 
-    @Option(names = "--grpc-reflection", arity = "0..1", defaultValue = "true", fallbackValue = "true",
+    @Option(
+            names = "--grpc-reflection",
+            arity = "0..1",
+            defaultValue = "true",
+            fallbackValue = "true",
             paramLabel = "true|false",
             description = "gRPC server reflection, so that grpcurl and other clients need no .proto files "
                     + "(default ${DEFAULT-VALUE}; --grpc-reflection=false to turn it off)")
     boolean grpcReflection;
 
-    @Option(names = "--token", paramLabel = "TOKEN", defaultValue = "${env:SLUICE_TOKEN}",
+    @Option(
+            names = "--token",
+            paramLabel = "TOKEN",
+            defaultValue = "${env:SLUICE_TOKEN}",
             description = "Require 'Authorization: Bearer TOKEN' on /v1/* and gRPC (default: $SLUICE_TOKEN, else none)")
     String token;
 
     @Option(names = "--token-file", paramLabel = "FILE", description = "Read the bearer token from a file")
     Path tokenFile;
 
-    @Option(names = "--max-body-bytes", defaultValue = "65536", description = "Largest request body (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--max-body-bytes",
+            defaultValue = "65536",
+            description = "Largest request body (default ${DEFAULT-VALUE})")
     int maxBodyBytes;
 
-    @Option(names = "--max-descriptors", defaultValue = "64", description = "Most descriptors per request (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--max-descriptors",
+            defaultValue = "64",
+            description = "Most descriptors per request (default ${DEFAULT-VALUE})")
     int maxDescriptors;
 
-    @Option(names = "--read-timeout", defaultValue = "10s", description = "Time for a request body to arrive (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--read-timeout",
+            defaultValue = "10s",
+            description = "Time for a request body to arrive (default ${DEFAULT-VALUE})")
     String readTimeout;
 
-    @Option(names = "--idle-timeout", defaultValue = "60s", description = "Idle keep-alive connections close after (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--idle-timeout",
+            defaultValue = "60s",
+            description = "Idle keep-alive connections close after (default ${DEFAULT-VALUE})")
     String idleTimeout;
 
-    @Option(names = "--store-timeout", paramLabel = "DURATION",
+    @Option(
+            names = "--store-timeout",
+            paramLabel = "DURATION",
             description = "Time budget of each remote store call, connection and retries included; past it the "
                     + "failure policy decides (default: 250ms, sized from the stores' load benchmarks)")
     String storeTimeout;
 
-    @Option(names = "--failure-policy", defaultValue = "fail_open", paramLabel = "POLICY",
+    @Option(
+            names = "--failure-policy",
+            defaultValue = "fail_open",
+            paramLabel = "POLICY",
             description = "What decides when a remote store is slow, down or failing: fail_open (allow), "
                     + "fail_closed (deny) or fallback_local (in-memory limits until the store is back); every such "
                     + "answer is marked degraded (default ${DEFAULT-VALUE}; the memory store needs none)")
     String failurePolicy;
 
-    @Option(names = "--start-despite-misconfigured-store",
+    @Option(
+            names = "--start-despite-misconfigured-store",
             description = "Start even when the remote store refuses this configuration (wrong password or privilege, "
                     + "unknown host, another service at that port, TLS mismatch, missing database): answer by "
                     + "--failure-policy, marked degraded 'misconfigured', and try the store again every 1 s to 30 s "
@@ -101,53 +140,84 @@ final class ServeCommand implements Callable<Integer> {
                     + "store that is down or restarting never does")
     boolean startDespiteMisconfiguredStore;
 
-    @Option(names = "--leases", arity = "0..1", defaultValue = "0", fallbackValue = "1024", paramLabel = "MAX",
+    @Option(
+            names = "--leases",
+            arity = "0..1",
+            defaultValue = "0",
+            fallbackValue = "1024",
+            paramLabel = "MAX",
             description = "Remote store: decide hot keys here from permits taken in advance (--leases alone: "
                     + "1024); never admits more than the store alone would; an instance holds at most MAX permits "
                     + "of a key at any instant, takes under way included (default off)")
     long leases;
 
-    @Option(names = "--semantics", defaultValue = "envoy", paramLabel = "MODE",
+    @Option(
+            names = "--semantics",
+            defaultValue = "envoy",
+            paramLabel = "MODE",
             description = "How the Envoy APIs (gRPC, POST /json) count: envoy (every hit, denied ones too, each "
                     + "descriptor on its own, as envoyproxy/ratelimit) or strict (denied calls consume nothing, "
                     + "descriptors all-or-nothing); a rules file may set 'semantics:' per domain; POST /v1/check is "
                     + "always strict (default ${DEFAULT-VALUE})")
     String semantics;
 
-    @Option(names = "--rls-response-headers", defaultValue = "none", paramLabel = "KIND",
+    @Option(
+            names = "--rls-response-headers",
+            defaultValue = "none",
+            paramLabel = "KIND",
             description = "Headers the Envoy APIs ask Envoy to add: none, envoy (RateLimit-Limit, RateLimit-Remaining, "
                     + "RateLimit-Reset, as envoy's LIMIT_RESPONSE_HEADERS_ENABLED) or ietf (RateLimit, "
                     + "RateLimit-Policy, Retry-After) (default ${DEFAULT-VALUE})")
     String rlsResponseHeaders;
 
-    @Option(names = "--rls-dynamic-metadata",
+    @Option(
+            names = "--rls-dynamic-metadata",
             description = "Envoy APIs: answer with dynamic_metadata (domain, descriptors, hitsAddend and the "
                     + "'metadata:' of the rules that passed), as envoy's RESPONSE_DYNAMIC_METADATA")
     boolean rlsDynamicMetadata;
 
-    @Option(names = "--reload-interval", defaultValue = "2s", description = "How often rules files are checked for changes (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--reload-interval",
+            defaultValue = "2s",
+            description = "How often rules files are checked for changes (default ${DEFAULT-VALUE})")
     String reloadInterval;
 
-    @Option(names = "--max-keys", defaultValue = "1048576", description = "In-memory store: most tracked keys (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--max-keys",
+            defaultValue = "1048576",
+            description = "In-memory store: most tracked keys (default ${DEFAULT-VALUE})")
     int maxKeys;
 
-    @Option(names = "--max-client-limits", defaultValue = "1024",
-            description = "Most distinct limits callers may send in descriptors[].limit (RemoteRateLimiter does); 0 refuses them (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--max-client-limits",
+            defaultValue = "1024",
+            description =
+                    "Most distinct limits callers may send in descriptors[].limit (RemoteRateLimiter does); 0 refuses them (default ${DEFAULT-VALUE})")
     int maxClientLimits;
 
-    @Option(names = "--http-threads", defaultValue = "0",
+    @Option(
+            names = "--http-threads",
+            defaultValue = "0",
             description = "HTTP event-loop threads; 0 = one per core (default ${DEFAULT-VALUE})")
     int httpThreads;
 
-    @Option(names = "--shutdown-grace", defaultValue = "10s", description = "Time in-flight requests get on shutdown (default ${DEFAULT-VALUE})")
+    @Option(
+            names = "--shutdown-grace",
+            defaultValue = "10s",
+            description = "Time in-flight requests get on shutdown (default ${DEFAULT-VALUE})")
     String shutdownGrace;
 
-    @Option(names = "--log-format", paramLabel = "FORMAT", defaultValue = "${env:LOG_FORMAT}",
+    @Option(
+            names = "--log-format",
+            paramLabel = "FORMAT",
+            defaultValue = "${env:LOG_FORMAT}",
             description = "Log lines on stderr: logfmt or json, one event a line, every library's too (default: "
                     + "$LOG_FORMAT, else logfmt)")
     String logFormat;
 
-    @Option(names = "--log-level", paramLabel = "[LOGGER=]LEVEL",
+    @Option(
+            names = "--log-level",
+            paramLabel = "[LOGGER=]LEVEL",
             description = "trace, debug, info, warn, error or off: LEVEL for the root logger (every logger without a "
                     + "level of its own), LOGGER=LEVEL for one and those under it (e.g. io.lettuce=debug); repeatable "
                     + "(default: root at $SLUICE_LOG_LEVEL, else info; Netty and grpc-java at warn)")
@@ -193,8 +263,11 @@ final class ServeCommand implements Callable<Integer> {
             try {
                 rules = RuleSet.load(paths);
             } catch (ConfigException e) {
-                e.problems().forEach(p -> log.atError().addKeyValue("event", "rules_problem").addKeyValue("problem", p)
-                        .log());
+                e.problems()
+                        .forEach(p -> log.atError()
+                                .addKeyValue("event", "rules_problem")
+                                .addKeyValue("problem", p)
+                                .log());
                 return refuse(1, e.problems().size() + " problem(s) in the rules");
             }
             rulesFrom = paths.toString();
@@ -212,34 +285,61 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress httpAddress;
         InetSocketAddress grpcAddress;
         try {
-            envoy = new EnvoyOptions(Semantics.fromConfigName(semantics),
-                    EnvoyOptions.Headers.fromConfigName(rlsResponseHeaders), rlsDynamicMetadata);
+            envoy = new EnvoyOptions(
+                    Semantics.fromConfigName(semantics),
+                    EnvoyOptions.Headers.fromConfigName(rlsResponseHeaders),
+                    rlsDynamicMetadata);
             httpAddress = Addresses.parse("--http", http);
             grpcAddress = Addresses.parse("--grpc", grpc);
-            opened = Stores.leased(Stores.open(store, maxKeys, storeTimeout == null ? null
-                    : Durations.parse(storeTimeout), poolSize, policy(failurePolicy), startDespiteMisconfiguredStore),
+            opened = Stores.leased(
+                    Stores.open(
+                            store,
+                            maxKeys,
+                            storeTimeout == null ? null : Durations.parse(storeTimeout),
+                            poolSize,
+                            policy(failurePolicy),
+                            startDespiteMisconfiguredStore),
                     leases);
         } catch (IllegalArgumentException e) {
             return refuse(2, e.getMessage());
         } catch (RuntimeException e) {
             if (e instanceof StoreException se && se.degradation() == Degradation.MISCONFIGURED) {
                 // the store's message names its URL without the password, and its fix may quote a URL's form
-                return refuse(2, e.getMessage() + ". To start anyway, answering by the failure policy until it is"
-                        + " fixed, pass --start-despite-misconfigured-store");
+                return refuse(
+                        2,
+                        e.getMessage() + ". To start anyway, answering by the failure policy until it is"
+                                + " fixed, pass --start-despite-misconfigured-store");
             }
             return refuse(2, "cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
         }
         SluiceServer.Settings s0 = SluiceServer.Settings.defaults(opened.limiter(), rules);
-        SluiceServer.Settings s = s0
-                .withHttp(httpAddress).withGrpc(grpcAddress)
+        SluiceServer.Settings s = s0.withHttp(httpAddress)
+                .withGrpc(grpcAddress)
                 .withConfigPaths(paths, Durations.parse(reloadInterval))
                 .withToken(bearer)
                 .withLimits(maxBodyBytes, maxDescriptors, Durations.parse(readTimeout), Durations.parse(idleTimeout))
-                .withStore(opened.limiter(), opened.name(), opened.blocking(),
+                .withStore(
+                        opened.limiter(),
+                        opened.name(),
+                        opened.blocking(),
                         opened.budget() != null ? opened.budget() : s0.storeTimeout());
-        s = new SluiceServer.Settings(s.http(), s.grpc(), s.rules(), s.configPaths(), s.reloadInterval(), s.limiter(),
-                s.storeName(), s.blockingStore(), s.storeTimeout(), s.maxBodyBytes(), s.maxDescriptors(),
-                s.readTimeout(), s.idleTimeout(), s.bearerToken(), Durations.parse(shutdownGrace), envoy);
+        s = new SluiceServer.Settings(
+                s.http(),
+                s.grpc(),
+                s.rules(),
+                s.configPaths(),
+                s.reloadInterval(),
+                s.limiter(),
+                s.storeName(),
+                s.blockingStore(),
+                s.storeTimeout(),
+                s.maxBodyBytes(),
+                s.maxDescriptors(),
+                s.readTimeout(),
+                s.idleTimeout(),
+                s.bearerToken(),
+                Durations.parse(shutdownGrace),
+                envoy);
         SluiceServer server;
         try {
             server = SluiceServer.start(s, maxClientLimits, httpThreads, grpcReflection);
@@ -247,31 +347,49 @@ final class ServeCommand implements Callable<Integer> {
             opened.close();
             return refuse(2, cannotListen(e));
         }
-        WarmUp.http(server.httpAddress(), bearer); // before it says it serves: the first client's call is not the cold one
+        WarmUp.http(
+                server.httpAddress(), bearer); // before it says it serves: the first client's call is not the cold one
         CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
-            opened.closeResources();
-            stopped.countDown();
-        }, "sluice-shutdown"));
-        LoggingEventBuilder started = log.atInfo().addKeyValue("event", "started").addKeyValue("store", opened.name());
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            opened.closeResources();
+                            stopped.countDown();
+                        },
+                        "sluice-shutdown"));
+        LoggingEventBuilder started =
+                log.atInfo().addKeyValue("event", "started").addKeyValue("store", opened.name());
         if (opened.budget() != null) {
             started = started.addKeyValue("store_budget", opened.budget())
                     .addKeyValue("failure_policy", policy(failurePolicy));
         }
-        started.addKeyValue("http", orOff(server.httpAddress())).addKeyValue("grpc", orOff(server.grpcAddress()))
-                .addKeyValue("domains", rules.domains().keySet()).addKeyValue("rules", rules.ruleCount())
-                .addKeyValue("auth", bearer != null ? "bearer" : "none").log();
-        banner(server, rules, rulesFrom, opened.budget() == null ? opened.name() : opened.name() + " (budget "
-                + opened.budget().toMillis() + " ms a call, then " + failurePolicy.toLowerCase(Locale.ROOT) + ")",
-                bearer != null, grpcReflection);
+        started.addKeyValue("http", orOff(server.httpAddress()))
+                .addKeyValue("grpc", orOff(server.grpcAddress()))
+                .addKeyValue("domains", rules.domains().keySet())
+                .addKeyValue("rules", rules.ruleCount())
+                .addKeyValue("auth", bearer != null ? "bearer" : "none")
+                .log();
+        banner(
+                server,
+                rules,
+                rulesFrom,
+                opened.budget() == null
+                        ? opened.name()
+                        : opened.name() + " (budget " + opened.budget().toMillis() + " ms a call, then "
+                                + failurePolicy.toLowerCase(Locale.ROOT) + ")",
+                bearer != null,
+                grpcReflection);
         stopped.await();
         return 0;
     }
 
     /** A start that cannot go on: one {@code event=start_refused} line saying why, and the exit code. */
     static int refuse(int exitCode, String reason) {
-        log.atError().addKeyValue("event", "start_refused").addKeyValue("reason", reason).log();
+        log.atError()
+                .addKeyValue("event", "start_refused")
+                .addKeyValue("reason", reason)
+                .log();
         return exitCode;
     }
 
@@ -290,8 +408,11 @@ final class ServeCommand implements Callable<Integer> {
         String where = host(a) + ":" + a.getPort();
         String other = host(a) + ":" + (a.getPort() == 0 || a.getPort() > 65535 - 100 ? 0 : a.getPort() + 100);
         return where + (e.inUse() ? " is in use (" : " cannot be listened on (") + flag + "): "
-                + e.reason() + (e.inUse() ? "; stop what listens there (another sluice serve?) or choose another port"
-                : "; choose another address") + ", e.g. " + flag + " " + other + " (" + flag + " off: no "
+                + e.reason()
+                + (e.inUse()
+                        ? "; stop what listens there (another sluice serve?) or choose another port"
+                        : "; choose another address")
+                + ", e.g. " + flag + " " + other + " (" + flag + " off: no "
                 + ("http".equals(e.endpoint()) ? "HTTP" : "gRPC") + ")";
     }
 
@@ -303,37 +424,60 @@ final class ServeCommand implements Callable<Integer> {
                 return p;
             }
         }
-        throw new IllegalArgumentException("--failure-policy '" + name + "' is unknown: use fail_open, fail_closed "
-                + "or fallback_local");
+        throw new IllegalArgumentException(
+                "--failure-policy '" + name + "' is unknown: use fail_open, fail_closed " + "or fallback_local");
     }
 
-    private static void banner(SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth,
-                               boolean reflection) {
+    private static void banner(
+            SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth, boolean reflection) {
         StringBuilder b = new StringBuilder();
-        b.append("sluice is serving ").append(rules.domains().size()).append(" domain(s), ").append(rules.ruleCount())
-                .append(" rule(s) from ").append(rulesFrom).append(", store: ").append(store).append('\n');
+        b.append("sluice is serving ")
+                .append(rules.domains().size())
+                .append(" domain(s), ")
+                .append(rules.ruleCount())
+                .append(" rule(s) from ")
+                .append(rulesFrom)
+                .append(", store: ")
+                .append(store)
+                .append('\n');
         InetSocketAddress h = server.httpAddress();
         if (h != null) {
             String base = "http://" + host(h) + ":" + h.getPort();
-            b.append("  HTTP  ").append(base).append("   POST /v1/check /json · GET /healthz /readyz /healthcheck /metrics\n");
+            b.append("  HTTP  ")
+                    .append(base)
+                    .append("   POST /v1/check /json · GET /healthz /readyz /healthcheck /metrics\n");
             b.append("  Dashboard  ").append(base).append("/   (live rules, decisions and denied keys)\n");
         }
         InetSocketAddress g = server.grpcAddress();
         if (g != null) {
-            b.append("  gRPC  ").append(host(g)).append(':').append(g.getPort())
+            b.append("  gRPC  ")
+                    .append(host(g))
+                    .append(':')
+                    .append(g.getPort())
                     .append("   envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit")
-                    .append(reflection ? " · server reflection (grpcurl -plaintext " + host(g) + ":" + g.getPort()
-                            + " list)\n" : "\n");
+                    .append(
+                            reflection
+                                    ? " · server reflection (grpcurl -plaintext " + host(g) + ":" + g.getPort()
+                                            + " list)\n"
+                                    : "\n");
         }
         if (h != null) {
-            boolean builtin = rules.domains().containsKey("example") && rules.domains().containsKey("api");
-            String domain = builtin ? "example" : rules.domains().keySet().iterator().next();
+            boolean builtin =
+                    rules.domains().containsKey("example") && rules.domains().containsKey("api");
+            String domain =
+                    builtin ? "example" : rules.domains().keySet().iterator().next();
             String entry = builtin ? "{\"key\":\"user\",\"value\":\"alice\"}" : "{\"key\":\"KEY\",\"value\":\"VALUE\"}";
-            b.append("Try it:\n  curl -i -X POST http://").append(host(h)).append(':').append(h.getPort())
+            b.append("Try it:\n  curl -i -X POST http://")
+                    .append(host(h))
+                    .append(':')
+                    .append(h.getPort())
                     .append("/v1/check -H 'Content-Type: application/json'")
                     .append(auth ? " -H \"Authorization: Bearer $SLUICE_TOKEN\"" : "")
-                    .append(" -d '{\"domain\":\"").append(domain).append("\",\"descriptors\":[{\"entries\":[")
-                    .append(entry).append("]}]}'\n");
+                    .append(" -d '{\"domain\":\"")
+                    .append(domain)
+                    .append("\",\"descriptors\":[{\"entries\":[")
+                    .append(entry)
+                    .append("]}]}'\n");
         }
         b.append("Stop with Ctrl-C (in-flight requests finish first).");
         System.out.println(b);

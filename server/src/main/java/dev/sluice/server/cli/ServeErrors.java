@@ -7,8 +7,7 @@ import picocli.CommandLine;
 
 /** What {@code sluice serve} does with a mistake picocli catches: it logs it, like everything else it says. */
 final class ServeErrors {
-    private ServeErrors() {
-    }
+    private ServeErrors() {}
 
     /**
      * Makes {@code sluice serve}'s own mistakes log lines too, in the format asked for: a bad option
@@ -21,20 +20,25 @@ final class ServeErrors {
         CommandLine.IParameterExceptionHandler usage = root.getParameterExceptionHandler();
         CommandLine.IExecutionExceptionHandler failure = root.getExecutionExceptionHandler();
         return root.setParameterExceptionHandler((e, args) -> {
-            if (!(e.getCommandLine().getCommand() instanceof ServeCommand)) {
-                return usage.handleParseException(e, args);
-            }
-            Logging.start(formatIn(args));
-            return ServeCommand.refuse(e.getCommandLine().getCommandSpec().exitCodeOnInvalidInput(),
-                    e.getMessage() + " ('sluice serve --help' lists the options)");
-        }).setExecutionExceptionHandler((e, cl, parsed) -> {
-            if (!(cl.getCommand() instanceof ServeCommand)) {
-                return failure.handleExecutionException(e, cl, parsed);
-            }
-            LoggerFactory.getLogger(ServeCommand.class).atError().addKeyValue("event", "serve_failed").setCause(e)
-                    .log();
-            return cl.getCommandSpec().exitCodeOnExecutionException();
-        });
+                    if (!(e.getCommandLine().getCommand() instanceof ServeCommand)) {
+                        return usage.handleParseException(e, args);
+                    }
+                    Logging.start(formatIn(args));
+                    return ServeCommand.refuse(
+                            e.getCommandLine().getCommandSpec().exitCodeOnInvalidInput(),
+                            e.getMessage() + " ('sluice serve --help' lists the options)");
+                })
+                .setExecutionExceptionHandler((e, cl, parsed) -> {
+                    if (!(cl.getCommand() instanceof ServeCommand)) {
+                        return failure.handleExecutionException(e, cl, parsed);
+                    }
+                    LoggerFactory.getLogger(ServeCommand.class)
+                            .atError()
+                            .addKeyValue("event", "serve_failed")
+                            .setCause(e)
+                            .log();
+                    return cl.getCommandSpec().exitCodeOnExecutionException();
+                });
     }
 
     /** The format {@code args} ask for, read before picocli could parse them; logfmt when they ask for none. */

@@ -6,10 +6,18 @@ import picocli.CommandLine.Command;
 /**
  * {@code sluice}: the service's command line. {@code sluice} alone is {@code sluice serve}.
  */
-@Command(name = "sluice", mixinStandardHelpOptions = true, versionProvider = SluiceCommand.Version.class,
+@Command(
+        name = "sluice",
+        mixinStandardHelpOptions = true,
+        versionProvider = SluiceCommand.Version.class,
         description = "Sluice rate-limit decision service: HTTP/JSON and Envoy's gRPC rate-limit protocol.",
-        subcommands = {ServeCommand.class, CheckCommand.class, ValidateCommand.class, MigrateCommand.class,
-                CommandLine.HelpCommand.class})
+        subcommands = {
+            ServeCommand.class,
+            CheckCommand.class,
+            ValidateCommand.class,
+            MigrateCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class SluiceCommand implements Runnable {
 
     @CommandLine.Spec

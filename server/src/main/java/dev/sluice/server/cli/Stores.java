@@ -64,8 +64,7 @@ final class Stores {
      */
     static final Duration CLEANER_INTERVAL = Duration.ofSeconds(5);
 
-    private Stores() {
-    }
+    private Stores() {}
 
     /**
      * An opened store, its display name, whether its calls block on I/O, the time budget it was built with (null
@@ -106,8 +105,13 @@ final class Stores {
      * Opens {@code spec}; a misconfigured store throws its exception (a {@link dev.sluice.StoreException} whose
      * degradation is {@code MISCONFIGURED}) unless {@code startDespiteMisconfiguration}.
      */
-    static Opened open(String spec, int maxKeys, Duration budget, int poolSize, FailurePolicy policy,
-                       boolean startDespiteMisconfiguration) {
+    static Opened open(
+            String spec,
+            int maxKeys,
+            Duration budget,
+            int poolSize,
+            FailurePolicy policy,
+            boolean startDespiteMisconfiguration) {
         String s = spec == null ? "memory" : spec.trim();
         if (s.equals("memory")) {
             return new Opened(InMemoryRateLimiter.builder().maxKeys(maxKeys).build(), "memory", false, null, null);
@@ -116,7 +120,11 @@ final class Stores {
         if ("redis".equals(kind)) {
             Duration b = budget != null ? budget : REDIS_BUDGET;
             checkRedisUri(s);
-            return failSafe("redis", b, policy, startDespiteMisconfiguration,
+            return failSafe(
+                    "redis",
+                    b,
+                    policy,
+                    startDespiteMisconfiguration,
                     () -> RedisRateLimiter.builder(s).timeBudget(b).build());
         }
         if ("postgres".equals(kind)) {
@@ -125,21 +133,28 @@ final class Stores {
             return failSafe("postgres", b, policy, startDespiteMisconfiguration, () -> {
                 // a pool of the limiter's own: fixed size, filled before it serves, logins backed off when refused
                 PostgresRateLimiter store = PostgresRateLimiter.builder(url)
-                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(b)).threads(poolSize).build();
+                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(b))
+                        .threads(poolSize)
+                        .build();
                 if (store.schemaCreated()) {
-                    log.atInfo().addKeyValue("event", "schema_created").addKeyValue("store", "postgres")
-                            .addKeyValue("uri", redact(s)).addKeyValue("schema", store.schema())
+                    log.atInfo()
+                            .addKeyValue("event", "schema_created")
+                            .addKeyValue("store", "postgres")
+                            .addKeyValue("uri", redact(s))
+                            .addKeyValue("schema", store.schema())
                             .addKeyValue("prefix", store.tablePrefix())
-                            .addKeyValue("action", "Sluice's tables and functions were missing: created them, as "
-                                    + "sluice migrate does")
+                            .addKeyValue(
+                                    "action",
+                                    "Sluice's tables and functions were missing: created them, as "
+                                            + "sluice migrate does")
                             .log();
                 }
                 store.cleaner(CLEANER_INTERVAL); // expired rows go; without it the table only grows
                 return store;
             });
         }
-        throw new IllegalArgumentException("unknown store '" + spec + "': use memory, redis://host:6379 or "
-                + "postgresql://user@host:5432/db");
+        throw new IllegalArgumentException(
+                "unknown store '" + spec + "': use memory, redis://host:6379 or " + "postgresql://user@host:5432/db");
     }
 
     /**
@@ -160,7 +175,8 @@ final class Stores {
             throw new IllegalArgumentException("--leases needs a remote store (redis://… or postgresql://…): the "
                     + opened.name() + " store already decides in this process");
         }
-        RateLimiter leases = LeasedRateLimiter.builder(opened.limiter()).maxLease(maxLease).build();
+        RateLimiter leases =
+                LeasedRateLimiter.builder(opened.limiter()).maxLease(maxLease).build();
         return new Opened(leases, opened.name() + "+leases", true, opened.budget(), opened.resources());
     }
 
@@ -168,10 +184,17 @@ final class Stores {
      * The store behind {@code policy}, opened by {@link FailSafeRateLimiter}: now if it can be, else (it is down) in
      * the background while the policy answers; a misconfiguration throws unless {@code startDespiteMisconfiguration}.
      */
-    private static Opened failSafe(String name, Duration budget, FailurePolicy policy,
-                                   boolean startDespiteMisconfiguration, Supplier<RateLimiter> build) {
-        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(build).policy(policy).startupWait(STARTUP_WAIT)
-                .startDespiteMisconfiguration(startDespiteMisconfiguration).build();
+    private static Opened failSafe(
+            String name,
+            Duration budget,
+            FailurePolicy policy,
+            boolean startDespiteMisconfiguration,
+            Supplier<RateLimiter> build) {
+        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(build)
+                .policy(policy)
+                .startupWait(STARTUP_WAIT)
+                .startDespiteMisconfiguration(startDespiteMisconfiguration)
+                .build();
         return new Opened(limiter, name, true, budget, null);
     }
 
@@ -227,8 +250,10 @@ final class Stores {
                     + "postgresql://user:password@host:5432/database");
         }
         String db = u.getRawPath() == null || u.getRawPath().length() <= 1 ? "/" : u.getRawPath();
-        StringBuilder url = new StringBuilder("jdbc:postgresql://").append(u.getHost())
-                .append(u.getPort() > 0 ? ":" + u.getPort() : "").append(db);
+        StringBuilder url = new StringBuilder("jdbc:postgresql://")
+                .append(u.getHost())
+                .append(u.getPort() > 0 ? ":" + u.getPort() : "")
+                .append(db);
         String query = u.getRawQuery() == null ? "" : u.getRawQuery();
         String info = u.getRawUserInfo();
         if (info != null) {

@@ -10,8 +10,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 
 /** {@code sluice validate FILE|DIR...}: exit 0 and a summary when the rules load, 1 and every problem when not. */
-@Command(name = "validate", mixinStandardHelpOptions = true,
-        description = "Check rules files (envoyproxy/ratelimit YAML + Sluice keys); print every problem with file:line.")
+@Command(
+        name = "validate",
+        mixinStandardHelpOptions = true,
+        description =
+                "Check rules files (envoyproxy/ratelimit YAML + Sluice keys); print every problem with file:line.")
 final class ValidateCommand implements Callable<Integer> {
 
     @Parameters(arity = "1..*", paramLabel = "FILE|DIR", description = "Rules files, or directories of *.yaml")
@@ -22,7 +25,8 @@ final class ValidateCommand implements Callable<Integer> {
         try {
             RuleSet rs = RuleSet.load(paths);
             for (DomainRules d : rs.domains().values()) {
-                System.out.println("ok  domain " + d.domain() + ": " + d.rules().size() + " rules (" + d.source() + ")");
+                System.out.println(
+                        "ok  domain " + d.domain() + ": " + d.rules().size() + " rules (" + d.source() + ")");
             }
             return 0;
         } catch (ConfigException e) {

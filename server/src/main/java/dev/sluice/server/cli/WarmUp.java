@@ -22,8 +22,7 @@ final class WarmUp {
     /** The longest the warm-up waits for its answer: it is a courtesy, never a reason not to start. */
     private static final int TIMEOUT_MILLIS = 10_000;
 
-    private WarmUp() {
-    }
+    private WarmUp() {}
 
     /** Sends the warm-up request to {@code http} (null: no HTTP) and reads the answer; failures are ignored. */
     static void http(InetSocketAddress http, String bearerToken) {
@@ -31,7 +30,8 @@ final class WarmUp {
             return;
         }
         InetAddress host = http.getAddress() == null || http.getAddress().isAnyLocalAddress()
-                ? InetAddress.getLoopbackAddress() : http.getAddress();
+                ? InetAddress.getLoopbackAddress()
+                : http.getAddress();
         String body = "{\"domain\":\"" + DOMAIN + "\",\"descriptors\":[{\"entries\":[{\"key\":\"warm-up\",\"value\":"
                 + "\"warm-up\"}]}]}";
         String request = "POST /v1/check HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"

@@ -24,8 +24,7 @@ import org.yaml.snakeyaml.resolver.Resolver;
  * {@link RulesParser}'s.
  */
 final class BoundedYaml {
-    private BoundedYaml() {
-    }
+    private BoundedYaml() {}
 
     /** The largest rules file read, in characters: SnakeYAML's code point limit, with room to say so. */
     static final int MAX_CHARS = 8 * 1024 * 1024;
@@ -58,13 +57,16 @@ final class BoundedYaml {
         options.setAllowRecursiveKeys(false);
         options.setNestingDepthLimit(MAX_NESTING);
         options.setCodePointLimit(MAX_CHARS);
-        TrackingParser events = new TrackingParser(new ParserImpl(new StreamReader(new java.io.StringReader(text)), options));
+        TrackingParser events =
+                new TrackingParser(new ParserImpl(new StreamReader(new java.io.StringReader(text)), options));
         Composer composer = new Composer(events, new Resolver(), options);
         List<Node> out = new ArrayList<>();
         try {
             while (composer.checkNode()) {
                 Node doc = composer.getNode();
-                if (doc == null || (doc instanceof ScalarNode sn && sn.getTag().getValue().endsWith(":null"))) {
+                if (doc == null
+                        || (doc instanceof ScalarNode sn
+                                && sn.getTag().getValue().endsWith(":null"))) {
                     continue; // an empty document, e.g. after a trailing '---'
                 }
                 out.add(doc);
@@ -100,7 +102,8 @@ final class BoundedYaml {
     static int lineAt(String text, int codePointIndex) {
         int end;
         try {
-            end = text.offsetByCodePoints(0, Math.max(0, Math.min(codePointIndex, text.codePointCount(0, text.length()))));
+            end = text.offsetByCodePoints(
+                    0, Math.max(0, Math.min(codePointIndex, text.codePointCount(0, text.length()))));
         } catch (IndexOutOfBoundsException e) {
             end = text.length();
         }
@@ -108,7 +111,10 @@ final class BoundedYaml {
         for (int i = 0; i < end; i++) {
             char c = text.charAt(i);
             // YAML's line breaks: LF, CR (alone or before LF), NEL, LS, PS — as SnakeYAML counts them
-            if (c == '\n' || c == '\u0085' || c == '\u2028' || c == '\u2029'
+            if (c == '\n'
+                    || c == '\u0085'
+                    || c == '\u2028'
+                    || c == '\u2029'
                     || (c == '\r' && (i + 1 >= text.length() || text.charAt(i + 1) != '\n'))) {
                 line++;
             }
@@ -127,7 +133,8 @@ final class BoundedYaml {
                     + "stops alias bombs: write those parts out";
         }
         if (s.contains("exceeds the limit")) {
-            return "the file is over " + MAX_CHARS + " characters: rules files are far smaller; is this the right file?";
+            return "the file is over " + MAX_CHARS
+                    + " characters: rules files are far smaller; is this the right file?";
         }
         return s;
     }

@@ -26,14 +26,14 @@ public final class DescriptorLevel {
 
     /** The entries by composite: open addressing, linear probing, at most half full. */
     private String[] composites = new String[8];
+
     private DescriptorNode[] nodes = new DescriptorNode[8];
     private int size;
     /** The wildcard entries, in file order. */
     private final List<Wildcard> wildcards = new ArrayList<>();
 
     /** A wildcard entry's composite split on {@code *} (at least two parts), and the sum of the parts' lengths. */
-    private record Wildcard(DescriptorNode node, String[] parts, int fixedLength) {
-    }
+    private record Wildcard(DescriptorNode node, String[] parts, int fixedLength) {}
 
     /**
      * Adds an entry; when an entry with the same composite is already there, adds nothing and returns that one
@@ -156,7 +156,9 @@ public final class DescriptorLevel {
     /** Whether {@code composite} is {@code key + "_" + value}. */
     private static boolean isComposite(String composite, String key, String value) {
         int k = key.length();
-        return composite.length() == k + 1 + value.length() && composite.startsWith(key) && composite.charAt(k) == '_'
+        return composite.length() == k + 1 + value.length()
+                && composite.startsWith(key)
+                && composite.charAt(k) == '_'
                 && composite.startsWith(value, k + 1);
     }
 

@@ -18,8 +18,8 @@ package dev.sluice.server.config;
  * @param shareThreshold {@code share_threshold} (wildcard entries only): every value matching this entry's pattern
  *                       shares one counter, the pattern standing in for the value in the store key and the label
  */
-public record DescriptorNode(String key, String value, Rule rule, DescriptorLevel children, boolean valueToMetric,
-                             boolean shareThreshold) {
+public record DescriptorNode(
+        String key, String value, Rule rule, DescriptorLevel children, boolean valueToMetric, boolean shareThreshold) {
 
     /** envoy's name for the entry in its level: {@code key_value}, or {@code key} when there is no value. */
     public String composite() {

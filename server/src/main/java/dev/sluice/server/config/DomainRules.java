@@ -15,11 +15,11 @@ import java.util.List;
 public record DomainRules(String domain, Semantics semantics, DescriptorLevel root, List<Rule> rules, String source) {
 
     /** One request entry: a key and its value (possibly empty, never null). */
-    public record Entry(String key, String value) {
-    }
+    public record Entry(String key, String value) {}
 
     /** How a level's entry was found: by its exact composite, by a wildcard pattern, or as the key's entry. */
     private static final int EXACT = 0;
+
     private static final int WILDCARD = 1;
     private static final int KEY_ONLY = 2;
 
@@ -150,8 +150,9 @@ public record DomainRules(String domain, Semantics semantics, DescriptorLevel ro
 
     /** envoy's {@code strings.TrimPrefix(composite, key + "_")}: a wildcard entry's pattern for the value. */
     private static String trimKey(String composite, String key) {
-        return composite.length() > key.length() && composite.startsWith(key)
-                && composite.charAt(key.length()) == '_' ? composite.substring(key.length() + 1) : composite;
+        return composite.length() > key.length() && composite.startsWith(key) && composite.charAt(key.length()) == '_'
+                ? composite.substring(key.length() + 1)
+                : composite;
     }
 
     /** Whether the entry's composite starts with {@code key + "_"}, i.e. {@link #trimKey} gives its own pattern. */

@@ -9,8 +9,7 @@ import java.util.Locale;
  * {@code --store-timeout}.
  */
 public final class Durations {
-    private Durations() {
-    }
+    private Durations() {}
 
     /** Parses {@code text}; throws {@link IllegalArgumentException} naming the text and the accepted form. */
     public static Duration parse(String text) {
@@ -67,7 +66,8 @@ public final class Durations {
     }
 
     private static IllegalArgumentException bad(String text) {
-        return new IllegalArgumentException("duration '" + text
-                + "' is not understood: write a number and a unit (ns, us, ms, s, m, h, d, w), e.g. 90s, 1500ms, 1h30m");
+        return new IllegalArgumentException(
+                "duration '" + text
+                        + "' is not understood: write a number and a unit (ns, us, ms, s, m, h, d, w), e.g. 90s, 1500ms, 1h30m");
     }
 }

@@ -17,5 +17,4 @@ import java.util.List;
  *                    levels matched by wildcard or key-only entries with {@code value_to_metric}; a
  *                    {@code share_threshold} entry always by its pattern
  */
-public record Match(Rule rule, List<Entry> keyEntries, String metricLabel) {
-}
+public record Match(Rule rule, List<Entry> keyEntries, String metricLabel) {}

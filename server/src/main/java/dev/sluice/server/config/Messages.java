@@ -14,8 +14,7 @@ public final class Messages {
     /** A quoted run over the bound; a run holding '…' was cut already and is left alone. */
     private static final Pattern QUOTED = Pattern.compile("'([^'\\n…]{" + MAX_QUOTED + "})([^'\\n…]+)'");
 
-    private Messages() {
-    }
+    private Messages() {}
 
     /** {@code 'value'}, cut after {@link #MAX_QUOTED} characters, e.g. {@code 'kkkk…' (4096 characters)}. */
     public static String quote(String value) {

@@ -50,8 +50,10 @@ final class Metadata {
             return null;
         }
         if (!(node instanceof MappingNode)) {
-            problems.accept(node, "'metadata' must be a mapping of 'name: value' lines, e.g. "
-                    + "'metadata: {team: payments, tier: 2}'");
+            problems.accept(
+                    node,
+                    "'metadata' must be a mapping of 'name: value' lines, e.g. "
+                            + "'metadata: {team: payments, tier: 2}'");
             return null;
         }
         @SuppressWarnings("unchecked")
@@ -64,8 +66,10 @@ final class Metadata {
             return scalar(s);
         }
         if (!walking.add(node)) {
-            problems.accept(node, "'metadata' contains itself through an alias (*name): metadata is a tree; "
-                    + "write the nested values out");
+            problems.accept(
+                    node,
+                    "'metadata' contains itself through an alias (*name): metadata is a tree; "
+                            + "write the nested values out");
             return null;
         }
         try {
@@ -99,8 +103,10 @@ final class Metadata {
                 continue;
             }
             if (!(k instanceof ScalarNode key)) {
-                problems.accept(k, "keys in 'metadata' must be plain values (a Struct's keys are strings), "
-                        + "not lists or mappings");
+                problems.accept(
+                        k,
+                        "keys in 'metadata' must be plain values (a Struct's keys are strings), "
+                                + "not lists or mappings");
                 continue;
             }
             if (out.containsKey(key.getValue())) {
@@ -133,8 +139,10 @@ final class Metadata {
                 o = null;
             }
             if (o == null) { // an explicit tag on a value that is no such thing, e.g. '!!int abc', '!!bool maybe'
-                problems.accept(s, "'metadata' value " + Messages.quote(s.getValue()) + " is not a valid "
-                        + tagName(tag) + ": fix it, or quote it to keep it as a string");
+                problems.accept(
+                        s,
+                        "'metadata' value " + Messages.quote(s.getValue()) + " is not a valid " + tagName(tag)
+                                + ": fix it, or quote it to keep it as a string");
                 return null;
             }
             if (o instanceof Integer i) {
@@ -145,9 +153,12 @@ final class Metadata {
             }
             return o; // Long, Double, Boolean
         }
-        problems.accept(s, "'metadata' value " + Messages.quote(s.getValue()) + " has the tag "
-                + Messages.quote(tag.getValue()) + ", which metadata cannot hold: use a string, number, true/false, "
-                + "null, list or mapping");
+        problems.accept(
+                s,
+                "'metadata' value " + Messages.quote(s.getValue()) + " has the tag "
+                        + Messages.quote(tag.getValue())
+                        + ", which metadata cannot hold: use a string, number, true/false, "
+                        + "null, list or mapping");
         return null;
     }
 

@@ -26,11 +26,28 @@ import java.util.Map;
  *                      List and Map values of the same; null when the descriptor has none (or an empty one)
  * @param source        {@code file:line} of the {@code rate_limit} block, for messages
  */
-public record Rule(String id, String name, List<String> replaces, Kind kind, Limit limit, Algorithm algorithm,
-                   long requestsPerUnit, String unit, Duration window, long capacity, boolean shadowMode,
-                   boolean quotaMode, boolean detailedMetric, Map<String, Object> metadata, String source) {
+public record Rule(
+        String id,
+        String name,
+        List<String> replaces,
+        Kind kind,
+        Limit limit,
+        Algorithm algorithm,
+        long requestsPerUnit,
+        String unit,
+        Duration window,
+        long capacity,
+        boolean shadowMode,
+        boolean quotaMode,
+        boolean detailedMetric,
+        Map<String, Object> metadata,
+        String source) {
 
-    public enum Kind { LIMITED, UNLIMITED, BLOCKED }
+    public enum Kind {
+        LIMITED,
+        UNLIMITED,
+        BLOCKED
+    }
 
     /** The label used in {@code RateLimit-Policy} and {@code RateLimit} headers: the name, else the id. */
     public String policyName() {

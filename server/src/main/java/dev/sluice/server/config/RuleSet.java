@@ -57,9 +57,11 @@ public final class RuleSet {
             if (Files.isDirectory(p)) {
                 try (Stream<Path> s = Files.list(p)) {
                     s.filter(f -> {
-                        String n = f.getFileName().toString();
-                        return !n.startsWith(".") && (n.endsWith(".yaml") || n.endsWith(".yml"));
-                    }).sorted().forEach(files::add);
+                                String n = f.getFileName().toString();
+                                return !n.startsWith(".") && (n.endsWith(".yaml") || n.endsWith(".yml"));
+                            })
+                            .sorted()
+                            .forEach(files::add);
                 } catch (IOException e) {
                     problems.add(p + ": cannot list the directory: " + e.getMessage());
                 }
@@ -107,8 +109,11 @@ public final class RuleSet {
             }
             Map<String, DomainRules> domains = new LinkedHashMap<>();
             List<String> problems = new ArrayList<>();
-            add(domains, RulesParser.parse("(built-in) " + BUILTIN_EXAMPLE,
-                    new InputStreamReader(in, StandardCharsets.UTF_8)), problems);
+            add(
+                    domains,
+                    RulesParser.parse(
+                            "(built-in) " + BUILTIN_EXAMPLE, new InputStreamReader(in, StandardCharsets.UTF_8)),
+                    problems);
             return new RuleSet(domains, List.of());
         } catch (IOException | ConfigException e) {
             throw new IllegalStateException("the built-in example rules do not load: " + e.getMessage(), e);

@@ -4,7 +4,6 @@ import dev.sluice.Algorithm;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.RateUnit;
-import dev.sluice.server.config.Messages;
 import java.io.Reader;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,10 +47,18 @@ import org.yaml.snakeyaml.nodes.Tag;
  */
 public final class RulesParser {
 
-
     private static final Set<String> DOMAIN_KEYS = Set.of("domain", "descriptors", "semantics");
-    private static final Set<String> DESCRIPTOR_KEYS = Set.of("key", "value", "rate_limit", "descriptors",
-            "shadow_mode", "quota_mode", "detailed_metric", "value_to_metric", "share_threshold", "metadata");
+    private static final Set<String> DESCRIPTOR_KEYS = Set.of(
+            "key",
+            "value",
+            "rate_limit",
+            "descriptors",
+            "shadow_mode",
+            "quota_mode",
+            "detailed_metric",
+            "value_to_metric",
+            "share_threshold",
+            "metadata");
     private static final Set<String> RATE_LIMIT_KEYS =
             Set.of("unit", "requests_per_unit", "name", "replaces", "unlimited", "algorithm", "burst", "window");
     /** Where each key belongs, for the problem of a known key in the wrong place. */
@@ -138,8 +145,10 @@ public final class RulesParser {
         }
         if (!walking.add(seq)) {
             // an alias to an enclosing list (YAML allows it): walking on would never end
-            problem(node, "'descriptors' contains itself through an alias (*name): descriptors form a tree; "
-                    + "write the nested levels out");
+            problem(
+                    node,
+                    "'descriptors' contains itself through an alias (*name): descriptors form a tree; "
+                            + "write the nested levels out");
             return level;
         }
         try {
@@ -150,13 +159,18 @@ public final class RulesParser {
                     continue;
                 }
                 if (before.key().equals(d.key()) && java.util.Objects.equals(before.value(), d.value())) {
-                    problem(item, "duplicate descriptor key " + quote(d.key())
-                            + (d.value() == null ? "" : " value " + quote(d.value()))
-                            + " in the same list: each key/value pair may appear once per level");
+                    problem(
+                            item,
+                            "duplicate descriptor key " + quote(d.key())
+                                    + (d.value() == null ? "" : " value " + quote(d.value()))
+                                    + " in the same list: each key/value pair may appear once per level");
                 } else {
-                    problem(item, "duplicate descriptor composite key " + quote(d.composite()) + ": "
-                            + describe(d) + " and " + describe(before) + " in the same list are one entry to envoy, "
-                            + "which knows entries by key + '_' + value; rename one of the keys");
+                    problem(
+                            item,
+                            "duplicate descriptor composite key " + quote(d.composite()) + ": "
+                                    + describe(d) + " and " + describe(before)
+                                    + " in the same list are one entry to envoy, "
+                                    + "which knows entries by key + '_' + value; rename one of the keys");
                 }
             }
         } finally {
@@ -187,9 +201,12 @@ public final class RulesParser {
         boolean valueToMetric = bool(f.get("value_to_metric"), "value_to_metric");
         boolean share = bool(f.get("share_threshold"), "share_threshold");
         if (share && composite.indexOf('*') < 0) {
-            problem(f.get("share_threshold"), "share_threshold can only be used with wildcard values (containing "
-                    + "'*'), but found key " + quote(composite) + ": write a pattern, e.g. 'value: files/*' (every "
-                    + "value matching it then shares one counter), or remove 'share_threshold'");
+            problem(
+                    f.get("share_threshold"),
+                    "share_threshold can only be used with wildcard values (containing "
+                            + "'*'), but found key " + quote(composite)
+                            + ": write a pattern, e.g. 'value: files/*' (every "
+                            + "value matching it then shares one counter), or remove 'share_threshold'");
             share = false;
         }
         Map<String, Object> metadata = Metadata.read(f.get("metadata"), this::problem);
@@ -201,29 +218,35 @@ public final class RulesParser {
             }
         } else {
             if (shadow) {
-                problem(f.get("shadow_mode"), "'shadow_mode' on a descriptor without 'rate_limit' has no effect: "
-                        + "put it beside the rate_limit it should soften");
+                problem(
+                        f.get("shadow_mode"),
+                        "'shadow_mode' on a descriptor without 'rate_limit' has no effect: "
+                                + "put it beside the rate_limit it should soften");
             }
             if (quota) {
-                problem(f.get("quota_mode"), "'quota_mode' on a descriptor without 'rate_limit' has no effect: "
-                        + "put it beside the rate_limit it should soften");
+                problem(
+                        f.get("quota_mode"),
+                        "'quota_mode' on a descriptor without 'rate_limit' has no effect: "
+                                + "put it beside the rate_limit it should soften");
             }
             if (metadata != null) {
-                problem(f.get("metadata"), "'metadata' on a descriptor without 'rate_limit' has no effect (it is "
-                        + "returned with the rule that matched): put it beside the rate_limit it describes");
+                problem(
+                        f.get("metadata"),
+                        "'metadata' on a descriptor without 'rate_limit' has no effect (it is "
+                                + "returned with the rule that matched): put it beside the rate_limit it describes");
             }
         }
         DescriptorLevel children = level(f.get("descriptors"), path, rules, Set.of());
-        return new DescriptorNode(key, value, rule, children.isEmpty() ? DescriptorLevel.EMPTY : children,
-                valueToMetric, share);
+        return new DescriptorNode(
+                key, value, rule, children.isEmpty() ? DescriptorLevel.EMPTY : children, valueToMetric, share);
     }
 
     private static String describe(DescriptorNode d) {
         return "key " + quote(d.key()) + (d.value() == null ? "" : " value " + quote(d.value()));
     }
 
-    private Rule rateLimit(Node node, String path, boolean shadow, boolean quota, boolean detailed,
-                           Map<String, Object> metadata) {
+    private Rule rateLimit(
+            Node node, String path, boolean shadow, boolean quota, boolean detailed, Map<String, Object> metadata) {
         Map<String, Node> f = mapping(node, "'rate_limit'", RATE_LIMIT_KEYS);
         if (f == null) {
             return null;
@@ -242,8 +265,24 @@ public final class RulesParser {
                     problem(f.get(k), "'" + k + "' with 'unlimited: true': an unlimited rule has no limit; remove one");
                 }
             }
-            return problems.size() > before ? null : new Rule(path, name, replaces, Rule.Kind.UNLIMITED, null, null,
-                    0, null, null, 0, shadow, quota, detailed, metadata, where);
+            return problems.size() > before
+                    ? null
+                    : new Rule(
+                            path,
+                            name,
+                            replaces,
+                            Rule.Kind.UNLIMITED,
+                            null,
+                            null,
+                            0,
+                            null,
+                            null,
+                            0,
+                            shadow,
+                            quota,
+                            detailed,
+                            metadata,
+                            where);
         }
         Algorithm algorithm = Algorithm.FIXED_WINDOW;
         if (f.containsKey("algorithm")) {
@@ -255,19 +294,25 @@ public final class RulesParser {
         }
         Long rpu = null;
         if (!f.containsKey("requests_per_unit")) {
-            problem(node, "'rate_limit' without 'requests_per_unit': say how many requests, e.g. 'requests_per_unit: 100'"
-                    + " (or 'unlimited: true')");
+            problem(
+                    node,
+                    "'rate_limit' without 'requests_per_unit': say how many requests, e.g. 'requests_per_unit: 100'"
+                            + " (or 'unlimited: true')");
         } else {
             rpu = integer(f.get("requests_per_unit"), "requests_per_unit");
             if (rpu != null && rpu < 0) {
-                problem(f.get("requests_per_unit"), "'requests_per_unit' " + rpu + " is negative: use 0 (block) or more");
+                problem(
+                        f.get("requests_per_unit"),
+                        "'requests_per_unit' " + rpu + " is negative: use 0 (block) or more");
                 rpu = null;
             }
         }
         String unit = null;
         Duration window = null;
         if (f.containsKey("unit") && f.containsKey("window")) {
-            problem(f.get("window"), "both 'unit' and 'window': give one ('window: 90s' is any length, 'unit' is envoy's)");
+            problem(
+                    f.get("window"),
+                    "both 'unit' and 'window': give one ('window: 90s' is any length, 'unit' is envoy's)");
         } else if (f.containsKey("unit")) {
             unit = string(f.get("unit"), "unit");
             if (unit != null) {
@@ -275,8 +320,10 @@ public final class RulesParser {
                 try {
                     window = RateUnit.fromConfigName(unit).length();
                 } catch (IllegalArgumentException e) {
-                    problem(f.get("unit"), "unknown unit " + quote(unit) + ": use one of " + RateUnit.names()
-                            + ", or 'window: 90s' for any length");
+                    problem(
+                            f.get("unit"),
+                            "unknown unit " + quote(unit) + ": use one of " + RateUnit.names()
+                                    + ", or 'window: 90s' for any length");
                 }
             }
         } else if (f.containsKey("window")) {
@@ -292,8 +339,10 @@ public final class RulesParser {
         if (f.containsKey("burst")) {
             burst = integer(f.get("burst"), "burst");
             if (!algorithm.isTat()) {
-                problem(f.get("burst"), "'burst' applies to token_bucket and gcra, not " + algorithm.configName()
-                        + ": remove it or set 'algorithm: token_bucket'");
+                problem(
+                        f.get("burst"),
+                        "'burst' applies to token_bucket and gcra, not " + algorithm.configName()
+                                + ": remove it or set 'algorithm: token_bucket'");
                 burst = null;
             }
         }
@@ -301,14 +350,42 @@ public final class RulesParser {
             return null;
         }
         if (rpu == 0) {
-            return new Rule(path, name, replaces, Rule.Kind.BLOCKED, null, algorithm, 0, unit, window, 0, shadow,
-                    quota, detailed, metadata, where);
+            return new Rule(
+                    path,
+                    name,
+                    replaces,
+                    Rule.Kind.BLOCKED,
+                    null,
+                    algorithm,
+                    0,
+                    unit,
+                    window,
+                    0,
+                    shadow,
+                    quota,
+                    detailed,
+                    metadata,
+                    where);
         }
         try {
             Limit limit = new LimitSpec(algorithm, rpu, window, burst).toLimit();
             limit = limit.named(name != null ? name : path);
-            return new Rule(path, name, replaces, Rule.Kind.LIMITED, limit, algorithm, rpu, unit, window,
-                    limit.capacity(), shadow, quota, detailed, metadata, where);
+            return new Rule(
+                    path,
+                    name,
+                    replaces,
+                    Rule.Kind.LIMITED,
+                    limit,
+                    algorithm,
+                    rpu,
+                    unit,
+                    window,
+                    limit.capacity(),
+                    shadow,
+                    quota,
+                    detailed,
+                    metadata,
+                    where);
         } catch (IllegalArgumentException e) {
             problem(node, e.getMessage());
             return null;
@@ -334,8 +411,10 @@ public final class RulesParser {
             if (n == null || n.isEmpty()) {
                 problem(item, "'replaces' entry without a 'name': name the rate_limit it replaces");
             } else if (n.equals(ownName)) {
-                problem(item, "replaces should not contain name of same descriptor: " + quote(n) + " is this "
-                        + "rate_limit's own name; name the rate_limit of another descriptor");
+                problem(
+                        item,
+                        "replaces should not contain name of same descriptor: " + quote(n) + " is this "
+                                + "rate_limit's own name; name the rate_limit of another descriptor");
             } else {
                 out.add(n);
             }
@@ -365,9 +444,11 @@ public final class RulesParser {
             if (!allowed.contains(key)) {
                 String place = PLACES.get(key);
                 // the hint before the long list: Messages.abbreviateQuoted takes a long run between quotes for a value
-                problem(k, "unknown key " + quote(key) + " in " + what + ": "
-                        + (place == null ? "" : "it belongs " + place + "; ") + "expected one of "
-                        + String.join(", ", allowed.stream().sorted().toList()));
+                problem(
+                        k,
+                        "unknown key " + quote(key) + " in " + what + ": "
+                                + (place == null ? "" : "it belongs " + place + "; ") + "expected one of "
+                                + String.join(", ", allowed.stream().sorted().toList()));
                 continue;
             }
             out.put(key, t.getValueNode());

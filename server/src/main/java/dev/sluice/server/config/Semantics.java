@@ -17,7 +17,8 @@ import java.util.Locale;
  * {@code domain:} in a rules file.
  */
 public enum Semantics {
-    ENVOY, STRICT;
+    ENVOY,
+    STRICT;
 
     public String configName() {
         return name().toLowerCase(Locale.ROOT);

@@ -47,17 +47,21 @@ public final class DeniedKeys {
     public static final int DEFAULT_COUNTERS = 128;
     /** Steps kept, the current one included. */
     public static final int STEPS = 6;
+
     public static final int STEP_SECONDS = 10;
     /** The window {@link #top} reads: steps that began less than this long ago. */
     public static final int WINDOW_SECONDS = STEPS * STEP_SECONDS;
     /** Keys longer than this are kept cut to this length, with {@code …} appended. */
     public static final int MAX_KEY_CHARS = 256;
+
     static final int MAX_STRIPES = 16;
     private static final long STEP_NANOS = STEP_SECONDS * 1_000_000_000L;
 
     /** Each thread's home stripe number (taken modulo the stripe count), handed out round-robin. */
     private static final AtomicInteger NEXT_HOME = new AtomicInteger();
-    private static final ThreadLocal<int[]> HOME = ThreadLocal.withInitial(() -> new int[] {NEXT_HOME.getAndIncrement()});
+
+    private static final ThreadLocal<int[]> HOME =
+            ThreadLocal.withInitial(() -> new int[] {NEXT_HOME.getAndIncrement()});
 
     private final Ticker clock;
     private final Stripe[] stripes;
@@ -129,8 +133,7 @@ public final class DeniedKeys {
      * @param lower at least this many denials certainly happened
      * @param upper at most this many can have happened
      */
-    public record KeyCount(String key, long count, long lower, long upper) {
-    }
+    public record KeyCount(String key, long count, long lower, long upper) {}
 
     /**
      * The denials of the window, read at once.
@@ -138,8 +141,7 @@ public final class DeniedKeys {
      * @param denials every denial counted in the window (exact)
      * @param keys    the keys with the most, by count, then key
      */
-    public record Top(long denials, List<KeyCount> keys) {
-    }
+    public record Top(long denials, List<KeyCount> keys) {}
 
     /** The {@code n} keys with the most denials among those of the steps that began less than a minute ago. */
     public Top top(int n) {

@@ -37,6 +37,7 @@ final class SpaceSaving {
     private final int[] prevBucket;
     /** Linear probing, at most half full: counter index + 1, 0 for an empty slot. */
     private final int[] index;
+
     private final int indexMask;
 
     private int size;

@@ -11,7 +11,11 @@ public final class BadRequestException extends RuntimeException {
     private final String type;
 
     public BadRequestException(String type, String message) {
-        super(Messages.abbreviateQuoted(message), null, false, false); // a message quotes the input, it does not copy it
+        super(
+                Messages.abbreviateQuoted(message),
+                null,
+                false,
+                false); // a message quotes the input, it does not copy it
         this.type = type;
     }
 

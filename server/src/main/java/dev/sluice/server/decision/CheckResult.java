@@ -34,7 +34,10 @@ public record CheckResult(boolean allowed, List<Status> statuses, Decision combi
     }
 
     /** envoy's per-descriptor code. */
-    public enum Code { OK, OVER_LIMIT }
+    public enum Code {
+        OK,
+        OVER_LIMIT
+    }
 
     /** Why a descriptor got its status; also the {@code outcome} label of the decisions metric. */
     public enum Outcome {
@@ -68,7 +71,13 @@ public record CheckResult(boolean allowed, List<Status> statuses, Decision combi
      * @param detailed true when {@code decision} is this descriptor's own; false when a multi-descriptor request
      *                 could only be answered with the combined (most restrictive) decision
      */
-    public record Status(Code code, Outcome outcome, Rule rule, Limit limit, Decision decision, long hits,
-                         String metricRule, boolean detailed) {
-    }
+    public record Status(
+            Code code,
+            Outcome outcome,
+            Rule rule,
+            Limit limit,
+            Decision decision,
+            long hits,
+            String metricRule,
+            boolean detailed) {}
 }

@@ -3,16 +3,16 @@ package dev.sluice.server.decision;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.LogThrottle;
 import dev.sluice.failsafe.StoreHealth;
+import dev.sluice.lease.LeasedRateLimiter;
+import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.server.config.DomainRules;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.config.Semantics;
 import dev.sluice.server.dashboard.DeniedKeys;
-import dev.sluice.Ticker;
-import dev.sluice.memory.InMemoryRateLimiter;
-import dev.sluice.lease.LeasedRateLimiter;
 import dev.sluice.server.decision.CheckResult.Outcome;
 import dev.sluice.server.decision.CheckResult.Status;
 import dev.sluice.server.decision.Plan.Item;
@@ -108,8 +108,14 @@ public final class DecisionService {
      * @param storeExecutor null to decide on the caller's thread (the in-memory store); otherwise the bounded
      *                      pool remote stores block on
      */
-    public DecisionService(RateLimiter limiter, String storeName, RuleSet rules, ExecutorService storeExecutor,
-                           long storeTimeoutNanos, int maxDescriptors, ServerMetrics metrics) {
+    public DecisionService(
+            RateLimiter limiter,
+            String storeName,
+            RuleSet rules,
+            ExecutorService storeExecutor,
+            long storeTimeoutNanos,
+            int maxDescriptors,
+            ServerMetrics metrics) {
         this.limiter = limiter;
         this.storeName = storeName;
         this.metrics = metrics;
@@ -118,7 +124,9 @@ public final class DecisionService {
         this.decider = new PlanDecider(limiter, storeName, metrics, logThrottle);
         // envoy's answers carry the shared count (limit_remaining), which a lease cannot know: count at the store
         RateLimiter counter = limiter instanceof LeasedRateLimiter leased ? leased.store() : limiter;
-        this.envoyDecider = new EnvoyDecider(counter, metrics,
+        this.envoyDecider = new EnvoyDecider(
+                counter,
+                metrics,
                 counter == limiter ? decider : new PlanDecider(counter, storeName, metrics, logThrottle));
         this.clock = limiter instanceof InMemoryRateLimiter m ? m.ticker() : Ticker.system();
         this.deniedKeys = new DeniedKeys(clock);
@@ -179,7 +187,9 @@ public final class DecisionService {
 
     /** The key and limit of the health probe: no request's key (those always hold a '|' after the domain). */
     static final String PROBE_KEY = "sluice:readyz";
-    private static final Limit PROBE_LIMIT = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
+
+    private static final Limit PROBE_LIMIT =
+            Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
 
     /**
      * The health probe of {@code /readyz} and of the service's own store watch: a {@link RateLimiter#peek} of a probe
@@ -286,8 +296,7 @@ public final class DecisionService {
         if (lone >= 0) {
             // the common request, one descriptor with a rule, on a remote store: asked asynchronously, so that no
             // pool thread waits for Redis or PostgreSQL and concurrent requests can share its batches
-            return calls.runAsync(1, () -> decider.decideLoneAsync(plan, lone))
-                    .thenApply(r -> noted(request, plan, r));
+            return calls.runAsync(1, () -> decider.decideLoneAsync(plan, lone)).thenApply(r -> noted(request, plan, r));
         }
         return calls.run(plan.storeCalls(), () -> noted(request, plan, decider.decide(plan)));
     }
@@ -309,7 +318,8 @@ public final class DecisionService {
                 deniedKeys.record(plan.items().get(i).key());
             } else if (s.outcome() == Outcome.BLOCKED && s.hits() > 0) {
                 // answered without the store, so no store key was built: the entries as sent (one item per descriptor)
-                deniedKeys.record(StoreKeys.storeKey(request.domain(), request.descriptors().get(i).entries()));
+                deniedKeys.record(StoreKeys.storeKey(
+                        request.domain(), request.descriptors().get(i).entries()));
             }
         }
         return result;
@@ -345,8 +355,10 @@ public final class DecisionService {
         Plan plan;
         try {
             if (request.descriptors() != null && request.descriptors().size() != 1) {
-                throw new BadRequestException("invalid-request", "reserve takes exactly one descriptor, not "
-                        + request.descriptors().size());
+                throw new BadRequestException(
+                        "invalid-request",
+                        "reserve takes exactly one descriptor, not "
+                                + request.descriptors().size());
             }
             plan = planner.plan(request, Mode.DECIDE);
         } catch (BadRequestException e) {
@@ -354,9 +366,13 @@ public final class DecisionService {
         }
         Item it = plan.items().get(0);
         if (it.kind() != Kind.ENFORCED && it.kind() != Kind.SHADOW) {
-            return CompletableFuture.failedFuture(new BadRequestException("invalid-request",
-                    "reserve needs a descriptor with a limit and hits ≥ 1; this one matched " + (it.rule() == null
-                    ? "no rule" : it.rule().kind().name().toLowerCase(java.util.Locale.ROOT) + " rule " + it.rule().id())));
+            return CompletableFuture.failedFuture(new BadRequestException(
+                    "invalid-request",
+                    "reserve needs a descriptor with a limit and hits ≥ 1; this one matched "
+                            + (it.rule() == null
+                                    ? "no rule"
+                                    : it.rule().kind().name().toLowerCase(java.util.Locale.ROOT) + " rule "
+                                            + it.rule().id())));
         }
         return calls.run(1, () -> {
             Decision d = limiter.reserve(it.key(), it.limit(), it.hits(), java.time.Duration.ofNanos(maxWaitNanos));
@@ -365,6 +381,4 @@ public final class DecisionService {
             return noted(request, plan, new CheckResult(d.allowed(), List.of(st), d));
         });
     }
-
-
 }

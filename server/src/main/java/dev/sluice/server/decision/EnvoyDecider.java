@@ -98,17 +98,33 @@ final class EnvoyDecider {
             };
             Status s;
             if (d == null) {
-                s = new Status(Code.OK, it.kind() == Plan.Kind.NONE ? Outcome.NO_RULE : Outcome.UNLIMITED, rule, null,
-                        null, it.hits(), it.metricRule(), true);
+                s = new Status(
+                        Code.OK,
+                        it.kind() == Plan.Kind.NONE ? Outcome.NO_RULE : Outcome.UNLIMITED,
+                        rule,
+                        null,
+                        null,
+                        it.hits(),
+                        it.metricRule(),
+                        true);
             } else {
                 boolean denied = d.denied();
                 boolean shadow = rule.shadowMode();
-                Outcome outcome = !denied ? (it.hits() == 0 ? Outcome.CHECKED : Outcome.OK)
-                        : shadow ? Outcome.SHADOW_OVER_LIMIT
-                        : it.kind() == Plan.Kind.BLOCKED ? Outcome.BLOCKED : Outcome.OVER_LIMIT;
+                Outcome outcome = !denied
+                        ? (it.hits() == 0 ? Outcome.CHECKED : Outcome.OK)
+                        : shadow
+                                ? Outcome.SHADOW_OVER_LIMIT
+                                : it.kind() == Plan.Kind.BLOCKED ? Outcome.BLOCKED : Outcome.OVER_LIMIT;
                 // the rule's limit, not its counting form: that is what callers are told
-                s = new Status(denied && !shadow ? Code.OVER_LIMIT : Code.OK, outcome, rule, rule.limit(), d,
-                        it.hits(), it.metricRule(), true);
+                s = new Status(
+                        denied && !shadow ? Code.OVER_LIMIT : Code.OK,
+                        outcome,
+                        rule,
+                        rule.limit(),
+                        d,
+                        it.hits(),
+                        it.metricRule(),
+                        true);
                 if (rule.quotaMode()) {
                     quota++;
                     quotaOver += s.code() == Code.OVER_LIMIT ? 1 : 0;

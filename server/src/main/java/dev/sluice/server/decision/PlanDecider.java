@@ -57,32 +57,47 @@ final class PlanDecider {
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);
             switch (it.kind()) {
-                case NONE -> out[i] = new Status(Code.OK, Outcome.NO_RULE, null, null, null, it.hits(), it.metricRule(), true);
-                case UNLIMITED -> out[i] = new Status(Code.OK, Outcome.UNLIMITED, it.rule(), null, null, it.hits(),
-                        it.metricRule(), true);
+                case NONE ->
+                    out[i] = new Status(Code.OK, Outcome.NO_RULE, null, null, null, it.hits(), it.metricRule(), true);
+                case UNLIMITED ->
+                    out[i] = new Status(
+                            Code.OK, Outcome.UNLIMITED, it.rule(), null, null, it.hits(), it.metricRule(), true);
                 case BLOCKED -> {
                     long w = it.rule().window().toNanos();
                     Decision d = new Decision(false, 0, 0, w, w);
                     boolean shadow = it.rule().shadowMode();
-                    out[i] = new Status(shadow ? Code.OK : Code.OVER_LIMIT,
-                            shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.BLOCKED, it.rule(), null, d, it.hits(),
-                            it.metricRule(), true);
+                    out[i] = new Status(
+                            shadow ? Code.OK : Code.OVER_LIMIT,
+                            shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.BLOCKED,
+                            it.rule(),
+                            null,
+                            d,
+                            it.hits(),
+                            it.metricRule(),
+                            true);
                     allowed &= shadow;
                 }
                 case PEEK -> {
                     Decision d = peek(it, it.peekCost());
                     boolean shadow = it.rule().shadowMode();
                     Code code = d.allowed() || shadow ? Code.OK : Code.OVER_LIMIT;
-                    out[i] = new Status(code, Outcome.CHECKED, it.rule(), it.limit(), d, it.hits(), it.metricRule(), true);
+                    out[i] = new Status(
+                            code, Outcome.CHECKED, it.rule(), it.limit(), d, it.hits(), it.metricRule(), true);
                     allowed &= code == Code.OK;
                 }
                 case OVERSIZED -> {
                     // more hits than the limit holds (strict semantics on the Envoy APIs): over, nothing taken
                     Decision d = oversized(it);
                     boolean shadow = it.rule().shadowMode();
-                    out[i] = new Status(shadow ? Code.OK : Code.OVER_LIMIT,
-                            shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.OVER_LIMIT, it.rule(), it.limit(), d,
-                            it.hits(), it.metricRule(), true);
+                    out[i] = new Status(
+                            shadow ? Code.OK : Code.OVER_LIMIT,
+                            shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.OVER_LIMIT,
+                            it.rule(),
+                            it.limit(),
+                            d,
+                            it.hits(),
+                            it.metricRule(),
+                            true);
                     allowed &= shadow;
                 }
                 case ENFORCED -> enforced.add(i);
@@ -96,7 +111,8 @@ final class PlanDecider {
         if (!allowed) {
             for (int i : enforced) {
                 Item it = items.get(i);
-                out[i] = new Status(Code.OK, Outcome.SKIPPED, it.rule(), it.limit(), null, it.hits(), it.metricRule(), true);
+                out[i] = new Status(
+                        Code.OK, Outcome.SKIPPED, it.rule(), it.limit(), null, it.hits(), it.metricRule(), true);
             }
         } else if (enforced.size() == 1) {
             int i = enforced.get(0);
@@ -113,8 +129,15 @@ final class PlanDecider {
             Item it = items.get(i);
             if (it.kind() == Kind.SHADOW) {
                 Decision d = limiter.tryAcquire(it.key(), it.limit(), it.hits());
-                out[i] = new Status(Code.OK, d.allowed() ? Outcome.OK : Outcome.SHADOW_OVER_LIMIT, it.rule(),
-                        it.limit(), d, it.hits(), it.metricRule(), true);
+                out[i] = new Status(
+                        Code.OK,
+                        d.allowed() ? Outcome.OK : Outcome.SHADOW_OVER_LIMIT,
+                        it.rule(),
+                        it.limit(),
+                        d,
+                        it.hits(),
+                        it.metricRule(),
+                        true);
             }
         }
         // the answer's decision: the all-or-nothing one (not a fold of the per-descriptor looks taken after it),
@@ -123,8 +146,10 @@ final class PlanDecider {
         for (int i = 0; i < out.length; i++) {
             Status s = out[i];
             metrics.decision(plan.metricDomain(), s.metricRule(), s.outcome());
-            boolean counts = s.decision() != null && s.outcome() != Outcome.SHADOW_OVER_LIMIT
-                    && !(s.rule() != null && s.rule().shadowMode()) && !(atomic != null && enforced.contains(i));
+            boolean counts = s.decision() != null
+                    && s.outcome() != Outcome.SHADOW_OVER_LIMIT
+                    && !(s.rule() != null && s.rule().shadowMode())
+                    && !(atomic != null && enforced.contains(i));
             if (counts) {
                 combined = combined == null ? s.decision() : combined.mostRestrictive(s.decision());
             }
@@ -153,8 +178,7 @@ final class PlanDecider {
                 break;
             }
             boolean over = !allowed && now.denied();
-            Decision shown = allowed ? new Decision(true, now.limit(), now.remaining(), 0, now.resetAfterNanos())
-                    : now;
+            Decision shown = allowed ? new Decision(true, now.limit(), now.remaining(), 0, now.resetAfterNanos()) : now;
             out[i] = status(it, shown, over ? Outcome.OVER_LIMIT : Outcome.OK, true);
         }
         if (!detailed) {
@@ -194,9 +218,13 @@ final class PlanDecider {
         try {
             return limiter.peek(it.key(), it.limit(), cost);
         } catch (UnsupportedOperationException e) {
-            throw new UnsupportedByStoreException("peek-unsupported", "the " + storeName + " store cannot answer "
-                    + "check-only requests (hits 0, /v1/peek): it does not implement peek"
-                    + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")") + "; send hits ≥ 1 to /v1/check", e);
+            throw new UnsupportedByStoreException(
+                    "peek-unsupported",
+                    "the " + storeName + " store cannot answer "
+                            + "check-only requests (hits 0, /v1/peek): it does not implement peek"
+                            + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")")
+                            + "; send hits ≥ 1 to /v1/check",
+                    e);
         }
     }
 
@@ -212,16 +240,27 @@ final class PlanDecider {
         } catch (RuntimeException e) {
             metrics.storeError("detail");
             if (logThrottle.allow("detail")) {
-                LoggerFactory.getLogger(DecisionService.class).atWarn().addKeyValue("event", "detail_unavailable")
-                        .addKeyValue("store", storeName).addKeyValue("cause", e)
-                        .addKeyValue("suppressed_since_last", logThrottle.suppressedSinceLast()).log();
+                LoggerFactory.getLogger(DecisionService.class)
+                        .atWarn()
+                        .addKeyValue("event", "detail_unavailable")
+                        .addKeyValue("store", storeName)
+                        .addKeyValue("cause", e)
+                        .addKeyValue("suppressed_since_last", logThrottle.suppressedSinceLast())
+                        .log();
             }
             return null;
         }
     }
 
     static Status status(Item it, Decision d, Outcome outcome, boolean detailed) {
-        return new Status(outcome == Outcome.OVER_LIMIT ? Code.OVER_LIMIT : Code.OK, outcome, it.rule(), it.limit(), d,
-                it.hits(), it.metricRule(), detailed);
+        return new Status(
+                outcome == Outcome.OVER_LIMIT ? Code.OVER_LIMIT : Code.OK,
+                outcome,
+                it.rule(),
+                it.limit(),
+                d,
+                it.hits(),
+                it.metricRule(),
+                detailed);
     }
 }

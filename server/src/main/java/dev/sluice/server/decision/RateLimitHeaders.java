@@ -28,8 +28,7 @@ public final class RateLimitHeaders {
     /** The header that marks an answer made by the failure policy instead of the store. */
     public static final String DEGRADED = "Sluice-Degraded";
 
-    private RateLimitHeaders() {
-    }
+    private RateLimitHeaders() {}
 
     /** Header name → value; empty when no descriptor hit a limit and nothing was degraded. */
     public static Map<String, String> of(CheckResult result) {
@@ -41,7 +40,9 @@ public final class RateLimitHeaders {
         // policy that decision belongs to (the first whose quota matches its limit), not to every descriptor.
         CheckResult.Status owner = null;
         for (CheckResult.Status s : result.statuses()) {
-            if (!s.detailed() && s.limit() != null && result.combined() != null
+            if (!s.detailed()
+                    && s.limit() != null
+                    && result.combined() != null
                     && s.limit().capacity() == result.combined().limit()) {
                 owner = s;
                 break;
@@ -65,8 +66,10 @@ public final class RateLimitHeaders {
                 RateLimitFields.appendPolicy(policy, name, l);
             } else { // a rule without a limit of its own (unlimited): its window as written
                 sep(policy);
-                RateLimitFields.sfString(policy, name).append(";q=0;w=")
-                        .append(Math.max(1, RateLimitFields.ceilSeconds(s.rule().window().toNanos())));
+                RateLimitFields.sfString(policy, name)
+                        .append(";q=0;w=")
+                        .append(Math.max(
+                                1, RateLimitFields.ceilSeconds(s.rule().window().toNanos())));
             }
             if (stateKnown) {
                 RateLimitFields.appendState(state, name, d);

@@ -93,19 +93,23 @@ final class RequestPlanner {
         }
         List<CheckRequest.Descriptor> ds = request.descriptors();
         if (ds == null || ds.isEmpty()) {
-            throw new BadRequestException("missing-descriptors",
+            throw new BadRequestException(
+                    "missing-descriptors",
                     "'descriptors' is empty: send at least one, e.g. [{\"entries\":[{\"key\":\"user\",\"value\":\"42\"}]}]");
         }
         if (ds.size() > maxDescriptors) {
-            throw new BadRequestException("too-many-descriptors", ds.size() + " descriptors in one request: at most "
-                    + maxDescriptors + " (--max-descriptors)");
+            throw new BadRequestException(
+                    "too-many-descriptors",
+                    ds.size() + " descriptors in one request: at most " + maxDescriptors + " (--max-descriptors)");
         }
         RuleSet rs = rules.get();
         DomainRules dr = rs.domain(domain);
         boolean allOverridden = ds.stream().allMatch(CheckRequest.Descriptor::overridden);
         if (dr == null && !allOverridden && !envoyApi) {
-            throw new BadRequestException("unknown-domain", "unknown domain '" + domain + "': configured domains are "
-                    + rs.domains().keySet().stream().sorted().toList());
+            throw new BadRequestException(
+                    "unknown-domain",
+                    "unknown domain '" + domain + "': configured domains are "
+                            + rs.domains().keySet().stream().sorted().toList());
         }
         Rule[] matched = new Rule[ds.size()];
         Match[] matches = new Match[ds.size()];
@@ -113,16 +117,20 @@ final class RequestPlanner {
         for (int i = 0; i < ds.size(); i++) {
             CheckRequest.Descriptor d = ds.get(i);
             if (d.entries() == null || d.entries().isEmpty()) {
-                throw new BadRequestException("empty-descriptor", "descriptors[" + i
-                        + "] has no entries: give at least one {\"key\":…,\"value\":…}");
+                throw new BadRequestException(
+                        "empty-descriptor",
+                        "descriptors[" + i + "] has no entries: give at least one {\"key\":…,\"value\":…}");
             }
             if (d.hits() < 0) {
-                throw new BadRequestException("invalid-hits", "descriptors[" + i + "]: hits " + d.hits()
-                        + " is negative: use 0 (check only) or more");
+                throw new BadRequestException(
+                        "invalid-hits",
+                        "descriptors[" + i + "]: hits " + d.hits() + " is negative: use 0 (check only) or more");
             }
             if (mode == Mode.PEEK && d.hits() == 0) {
-                throw new BadRequestException("invalid-hits", "descriptors[" + i + "]: hits 0 asks about nothing: "
-                        + "peek takes the cost to ask about as hits (1 or more; default 1)");
+                throw new BadRequestException(
+                        "invalid-hits",
+                        "descriptors[" + i + "]: hits 0 asks about nothing: "
+                                + "peek takes the cost to ask about as hits (1 or more; default 1)");
             }
             if (envoyApi && dr == null) {
                 // envoy looks a domain up before a descriptor's own limit: an unknown domain limits nothing
@@ -130,28 +138,60 @@ final class RequestPlanner {
             } else if (d.override() == null && d.overrideUnit() != null) {
                 // envoy's limit of 0 requests per unit: every hit is over, as a configured 'requests_per_unit: 0'
                 Duration w = RateUnit.fromConfigName(d.overrideUnit()).length();
-                matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.BLOCKED, null,
-                        Algorithm.FIXED_WINDOW, 0, d.overrideUnit(), w, 0, false, false, false, null, "request");
+                matched[i] = new Rule(
+                        domain + ".override",
+                        null,
+                        List.of(),
+                        Rule.Kind.BLOCKED,
+                        null,
+                        Algorithm.FIXED_WINDOW,
+                        0,
+                        d.overrideUnit(),
+                        w,
+                        0,
+                        false,
+                        false,
+                        false,
+                        null,
+                        "request");
             } else if (d.override() != null) {
                 Limit l = d.override();
                 if (maxClientLimits == 0) {
-                    throw new BadRequestException("client-limits-disabled", "descriptors[" + i
-                            + "] sends its own limit, which this service refuses (--max-client-limits 0): "
-                            + "use the configured rules");
+                    throw new BadRequestException(
+                            "client-limits-disabled",
+                            "descriptors[" + i
+                                    + "] sends its own limit, which this service refuses (--max-client-limits 0): "
+                                    + "use the configured rules");
                 }
                 if (!clientLimits.contains(l)) {
                     synchronized (clientLimits) {
                         if (clientLimits.size() >= maxClientLimits && !clientLimits.contains(l)) {
-                            throw new BadRequestException("too-many-client-limits", "descriptors[" + i
-                                    + "] sends a new limit " + l + " but callers already use " + clientLimits.size()
-                                    + " distinct limits, the most this service accepts (--max-client-limits): reuse limits");
+                            throw new BadRequestException(
+                                    "too-many-client-limits",
+                                    "descriptors[" + i
+                                            + "] sends a new limit " + l + " but callers already use "
+                                            + clientLimits.size()
+                                            + " distinct limits, the most this service accepts (--max-client-limits): reuse limits");
                         }
                         clientLimits.add(l);
                     }
                 }
-                matched[i] = new Rule(domain + ".override", null, List.of(), Rule.Kind.LIMITED, l, l.algorithm(),
-                        l.rate().permits(), d.overrideUnit(), l.rate().period(), l.capacity(), false, false, false,
-                        null, "request");
+                matched[i] = new Rule(
+                        domain + ".override",
+                        null,
+                        List.of(),
+                        Rule.Kind.LIMITED,
+                        l,
+                        l.algorithm(),
+                        l.rate().permits(),
+                        d.overrideUnit(),
+                        l.rate().period(),
+                        l.capacity(),
+                        false,
+                        false,
+                        false,
+                        null,
+                        "request");
             } else if (dr != null) {
                 matches[i] = dr.match(d.entries());
                 matched[i] = matches[i] == null ? null : matches[i].rule();
@@ -180,20 +220,23 @@ final class RequestPlanner {
                     long hits = d.hits();
                     try {
                         if (hits > 0 && deciding) {
-                                    if (envoyApi && hits > r.limit().capacity()) {
+                            if (envoyApi && hits > r.limit().capacity()) {
                                 Permit.checkKey(key); // never grantable: over the limit, decided without the store
                             } else {
                                 Permit.check(key, r.limit(), hits);
                             }
                         }
                     } catch (IllegalArgumentException e) {
-                        throw new BadRequestException("invalid-hits", "descriptors[" + i + "] (rule " + r.id()
-                                + "): " + e.getMessage());
+                        throw new BadRequestException(
+                                "invalid-hits", "descriptors[" + i + "] (rule " + r.id() + "): " + e.getMessage());
                     }
-                    Kind kind = mode == Mode.ENVOY ? (r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED)
-                            : hits == 0 || mode == Mode.PEEK ? Kind.PEEK
-                            : hits > r.limit().capacity() ? Kind.OVERSIZED
-                            : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
+                    Kind kind = mode == Mode.ENVOY
+                            ? (r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED)
+                            : hits == 0 || mode == Mode.PEEK
+                                    ? Kind.PEEK
+                                    : hits > r.limit().capacity()
+                                            ? Kind.OVERSIZED
+                                            : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
                     Limit limit = mode == Mode.ENVOY ? counting(r.limit()) : r.limit();
                     items.add(new Item(kind, r, limit, key, hits, metricRule));
                 }

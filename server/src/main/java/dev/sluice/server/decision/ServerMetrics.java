@@ -53,6 +53,7 @@ public final class ServerMetrics {
     /** Counters by domain and rule, one per outcome, created on first use (cheaper than a registry lookup). */
     private final java.util.concurrent.ConcurrentHashMap<String, Counter[]> decisions =
             new java.util.concurrent.ConcurrentHashMap<>();
+
     private static final CheckResult.Outcome[] OUTCOMES = CheckResult.Outcome.values();
 
     /**
@@ -78,8 +79,11 @@ public final class ServerMetrics {
         }
         Counter c = byOutcome[outcome.ordinal()];
         if (c == null) {
-            c = Counter.builder("sluice.decisions").description("Descriptors decided, by domain, rule and outcome")
-                    .tag("domain", domain).tag("rule", rule).tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
+            c = Counter.builder("sluice.decisions")
+                    .description("Descriptors decided, by domain, rule and outcome")
+                    .tag("domain", domain)
+                    .tag("rule", rule)
+                    .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
                     .register(registry);
             byOutcome[outcome.ordinal()] = c; // a benign race: register() returns the same counter
         }
@@ -119,18 +123,27 @@ public final class ServerMetrics {
     }
 
     public void storeError(String kind) {
-        Counter.builder("sluice.store.errors").description("Store timeouts, failures and overload rejections")
-                .tag("kind", kind).register(registry).increment();
+        Counter.builder("sluice.store.errors")
+                .description("Store timeouts, failures and overload rejections")
+                .tag("kind", kind)
+                .register(registry)
+                .increment();
     }
 
     public void rejected(String reason) {
-        Counter.builder("sluice.requests.rejected").description("Requests refused before a decision")
-                .tag("reason", reason).register(registry).increment();
+        Counter.builder("sluice.requests.rejected")
+                .description("Requests refused before a decision")
+                .tag("reason", reason)
+                .register(registry)
+                .increment();
     }
 
     public void reload(boolean applied) {
-        Counter.builder("sluice.config.reloads").description("Rule reloads, applied or refused")
-                .tag("result", applied ? "applied" : "refused").register(registry).increment();
+        Counter.builder("sluice.config.reloads")
+                .description("Rule reloads, applied or refused")
+                .tag("result", applied ? "applied" : "refused")
+                .register(registry)
+                .increment();
     }
 
     /**
@@ -143,7 +156,11 @@ public final class ServerMetrics {
         Gauge.builder("sluice.store.info", () -> 1)
                 .description("The store and its failure policy (none: the in-memory store needs none); always 1")
                 .tag("store", storeName)
-                .tag("failure_policy", health.isEmpty() ? "none" : StoreReport.of(storeName, health).policyName())
+                .tag(
+                        "failure_policy",
+                        health.isEmpty()
+                                ? "none"
+                                : StoreReport.of(storeName, health).policyName())
                 .register(registry);
         if (health.isEmpty()) {
             return;
@@ -153,7 +170,8 @@ public final class ServerMetrics {
             if (cause != Degradation.NONE) {
                 FunctionCounter.builder("sluice.degraded.decisions", h, x -> x.degradedCount(cause))
                         .description("Decisions made by the failure policy instead of the store, by cause")
-                        .tag("cause", cause.label()).register(registry);
+                        .tag("cause", cause.label())
+                        .register(registry);
             }
         }
         Gauge.builder("sluice.store.healthy", h, x -> x.healthy() ? 1 : 0)

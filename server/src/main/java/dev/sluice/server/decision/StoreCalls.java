@@ -49,8 +49,8 @@ final class StoreCalls {
             f = CompletableFuture.supplyAsync(work, storeExecutor);
         } catch (RejectedExecutionException e) {
             metrics.storeError("overloaded");
-            return CompletableFuture.failedFuture(new StoreUnavailableException("store-overloaded",
-                    "the " + storeName + " store has too many requests waiting: retry shortly", e));
+            return CompletableFuture.failedFuture(new StoreUnavailableException(
+                    "store-overloaded", "the " + storeName + " store has too many requests waiting: retry shortly", e));
         }
         return bounded(f, storeCalls);
     }
@@ -83,10 +83,15 @@ final class StoreCalls {
             Throwable c = t instanceof CompletionException ? t.getCause() : t;
             if (c instanceof TimeoutException) {
                 metrics.storeError("timeout");
-                throw new CompletionException(new StoreUnavailableException("store-timeout", "the " + storeName
-                        + " store did not answer within " + TimeUnit.NANOSECONDS.toMillis(deadline) + " ms (" + storeCalls
-                        + " call(s) of its budget, --store-timeout " + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos)
-                        + " ms, plus " + DecisionService.DEADLINE_SLACK_MILLIS + " ms)", c));
+                throw new CompletionException(new StoreUnavailableException(
+                        "store-timeout",
+                        "the " + storeName
+                                + " store did not answer within " + TimeUnit.NANOSECONDS.toMillis(deadline) + " ms ("
+                                + storeCalls
+                                + " call(s) of its budget, --store-timeout "
+                                + TimeUnit.NANOSECONDS.toMillis(storeTimeoutNanos)
+                                + " ms, plus " + DecisionService.DEADLINE_SLACK_MILLIS + " ms)",
+                        c));
             }
             throw new CompletionException(translate(c));
         });
@@ -94,7 +99,8 @@ final class StoreCalls {
 
     /** The service's own exception for what a store call threw: a 400, a 501 or a 503 with the store's cause. */
     RuntimeException translate(Throwable t) {
-        if (t instanceof BadRequestException || t instanceof StoreUnavailableException
+        if (t instanceof BadRequestException
+                || t instanceof StoreUnavailableException
                 || t instanceof UnsupportedByStoreException) {
             return (RuntimeException) t;
         }
@@ -105,20 +111,28 @@ final class StoreCalls {
             // what the failure policy does not absorb (reset) or a bare store: the store's own classification
             Degradation cause = e.degradation();
             metrics.storeError(cause == Degradation.STORE_ERROR ? "error" : cause.label());
-            return new StoreUnavailableException(problemType(cause), "the " + storeName + " store failed ("
-                    + cause.label() + "): " + (t.getMessage() == null ? "no detail (see the service log)"
-                    : t.getMessage()), t);
+            return new StoreUnavailableException(
+                    problemType(cause),
+                    "the " + storeName + " store failed ("
+                            + cause.label() + "): "
+                            + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()),
+                    t);
         }
         metrics.storeError("error");
-        return new StoreUnavailableException("store-error", "the " + storeName + " store failed: "
-                + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()), t);
+        return new StoreUnavailableException(
+                "store-error",
+                "the " + storeName + " store failed: "
+                        + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()),
+                t);
     }
 
     /** The service's deadline for work making {@code storeCalls} sequential store calls (saturating). */
     private long deadlineNanos(int storeCalls) {
         long slack = TimeUnit.MILLISECONDS.toNanos(DecisionService.DEADLINE_SLACK_MILLIS);
         long calls = Math.max(1, storeCalls);
-        return storeTimeoutNanos > (Long.MAX_VALUE - slack) / calls ? Long.MAX_VALUE : storeTimeoutNanos * calls + slack;
+        return storeTimeoutNanos > (Long.MAX_VALUE - slack) / calls
+                ? Long.MAX_VALUE
+                : storeTimeoutNanos * calls + slack;
     }
 
     /** The 503 problem type for a store failure: {@code store-timeout}, {@code store-unavailable}, … */

@@ -16,8 +16,7 @@ import java.util.List;
  * their SHA-256.
  */
 final class StoreKeys {
-    private StoreKeys() {
-    }
+    private StoreKeys() {}
 
     /** {@code domain|key=value|key=value}, with {@code \ | =} escaped; SHA-256 when over the store's bound. */
     static String storeKey(String domain, List<Entry> entries) {
@@ -34,7 +33,8 @@ final class StoreKeys {
         }
         try {
             byte[] h = MessageDigest.getInstance("SHA-256").digest(sb.toString().getBytes(StandardCharsets.UTF_8));
-            return domain.length() > 256 ? "#" + HexFormat.of().formatHex(h)
+            return domain.length() > 256
+                    ? "#" + HexFormat.of().formatHex(h)
                     : domain + "|#" + HexFormat.of().formatHex(h);
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);

@@ -109,8 +109,9 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             check = toCheck(request);
         } catch (BadRequestException e) {
             service.metrics().rejected(e.type());
-            return CompletableFuture.failedFuture(
-                    Status.INVALID_ARGUMENT.withDescription(e.type() + ": " + e.getMessage()).asRuntimeException());
+            return CompletableFuture.failedFuture(Status.INVALID_ARGUMENT
+                    .withDescription(e.type() + ": " + e.getMessage())
+                    .asRuntimeException());
         }
         return service.checkEnvoy(check, options.semantics()).handle((r, t) -> {
             if (t == null) {
@@ -118,7 +119,8 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
                     return toResponse(request, r, options, service.clock().read());
                 } catch (RuntimeException e) {
                     internalError(e);
-                    throw Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
+                    throw Status.INTERNAL
+                            .withDescription("the service failed to answer; the cause is in its log")
                             .asRuntimeException();
                 }
             }
@@ -129,31 +131,49 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     private StatusRuntimeException failure(Throwable c) {
         if (c instanceof BadRequestException b) {
             service.metrics().rejected(b.type());
-            return Status.INVALID_ARGUMENT.withDescription(b.type() + ": " + b.getMessage()).asRuntimeException();
+            return Status.INVALID_ARGUMENT
+                    .withDescription(b.type() + ": " + b.getMessage())
+                    .asRuntimeException();
         } else if (c instanceof StoreUnavailableException s) {
             if (service.logThrottle().allow(s.type())) {
-                log.atWarn().addKeyValue("event", "store_unavailable").addKeyValue("protocol", "grpc")
-                        .addKeyValue("type", s.type()).addKeyValue("detail", s.getMessage())
-                        .addKeyValue("suppressed_since_last", service.logThrottle().suppressedSinceLast()).log();
+                log.atWarn()
+                        .addKeyValue("event", "store_unavailable")
+                        .addKeyValue("protocol", "grpc")
+                        .addKeyValue("type", s.type())
+                        .addKeyValue("detail", s.getMessage())
+                        .addKeyValue(
+                                "suppressed_since_last", service.logThrottle().suppressedSinceLast())
+                        .log();
             }
-            return Status.UNAVAILABLE.withDescription(s.type() + ": " + s.getMessage()).asRuntimeException();
+            return Status.UNAVAILABLE
+                    .withDescription(s.type() + ": " + s.getMessage())
+                    .asRuntimeException();
         } else if (c instanceof UnsupportedByStoreException u) {
             service.metrics().rejected(u.type());
-            return Status.UNIMPLEMENTED.withDescription(u.type() + ": " + u.getMessage()).asRuntimeException();
+            return Status.UNIMPLEMENTED
+                    .withDescription(u.type() + ": " + u.getMessage())
+                    .asRuntimeException();
         }
         internalError(c);
-        return Status.INTERNAL.withDescription("the service failed to answer; the cause is in its log")
+        return Status.INTERNAL
+                .withDescription("the service failed to answer; the cause is in its log")
                 .asRuntimeException();
     }
 
     private static void internalError(Throwable t) {
-        log.atError().addKeyValue("event", "internal_error").addKeyValue("protocol", "grpc").setCause(t).log();
+        log.atError()
+                .addKeyValue("event", "internal_error")
+                .addKeyValue("protocol", "grpc")
+                .setCause(t)
+                .log();
     }
 
     private CheckRequest toCheck(RateLimitRequest request) {
         if (request.getDescriptorsCount() > service.maxDescriptors()) {
-            throw new BadRequestException("too-many-descriptors", request.getDescriptorsCount()
-                    + " descriptors in one request: at most " + service.maxDescriptors() + " (--max-descriptors)");
+            throw new BadRequestException(
+                    "too-many-descriptors",
+                    request.getDescriptorsCount() + " descriptors in one request: at most " + service.maxDescriptors()
+                            + " (--max-descriptors)");
         }
         long requestHits = request.getHitsAddend() == 0 ? 1 : Integer.toUnsignedLong(request.getHitsAddend());
         List<CheckRequest.Descriptor> ds = new ArrayList<>(request.getDescriptorsCount());
@@ -163,14 +183,17 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             for (int j = 0; j < d.getEntriesCount(); j++) {
                 RateLimitDescriptor.Entry e = d.getEntries(j);
                 if (e.getKey().isEmpty()) {
-                    throw new BadRequestException("invalid-entry", "descriptors[" + i + "].entries[" + j + "].key is empty");
+                    throw new BadRequestException(
+                            "invalid-entry", "descriptors[" + i + "].entries[" + j + "].key is empty");
                 }
                 entries.add(new Entry(e.getKey(), e.getValue()));
             }
             long hits = requestHits;
             if (d.hasHitsAddend()) {
                 // any uint64: more than a limit holds is over it (a value past 2^63 is as over as 2^63 - 1)
-                hits = d.getHitsAddend().getValue() < 0 ? Long.MAX_VALUE : d.getHitsAddend().getValue();
+                hits = d.getHitsAddend().getValue() < 0
+                        ? Long.MAX_VALUE
+                        : d.getHitsAddend().getValue();
             }
             if (d.hasLimit()) {
                 RateLimitDescriptor.RateLimitOverride o = d.getLimit();
@@ -186,8 +209,10 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         try {
             return RateUnit.fromConfigName(o.getUnit().name()).configName();
         } catch (IllegalArgumentException e) {
-            throw new BadRequestException("invalid-limit", "descriptors[" + i + "].limit.unit " + o.getUnit()
-                    + " is not a unit: use SECOND, MINUTE, HOUR, DAY, WEEK, MONTH or YEAR");
+            throw new BadRequestException(
+                    "invalid-limit",
+                    "descriptors[" + i + "].limit.unit " + o.getUnit()
+                            + " is not a unit: use SECOND, MINUTE, HOUR, DAY, WEEK, MONTH or YEAR");
         }
     }
 
@@ -198,7 +223,8 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             return null;
         }
         try {
-            return LimitSpec.of(Algorithm.FIXED_WINDOW, Integer.toUnsignedLong(o.getRequestsPerUnit()), unit).toLimit();
+            return LimitSpec.of(Algorithm.FIXED_WINDOW, Integer.toUnsignedLong(o.getRequestsPerUnit()), unit)
+                    .toLimit();
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("invalid-limit", "descriptors[" + i + "].limit: " + e.getMessage());
         }
@@ -232,11 +258,13 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             }
         }
         switch (options.headers()) {
-            case NONE -> {
-            }
+            case NONE -> {}
             case ENVOY -> {
                 if (closest != null) {
-                    header(b, "RateLimit-Limit", Integer.toUnsignedString(closest.getCurrentLimit().getRequestsPerUnit()));
+                    header(
+                            b,
+                            "RateLimit-Limit",
+                            Integer.toUnsignedString(closest.getCurrentLimit().getRequestsPerUnit()));
                     header(b, "RateLimit-Remaining", Integer.toUnsignedString(closest.getLimitRemaining()));
                     header(b, "RateLimit-Reset", Long.toString(windowEndSeconds(closestRule, nowNanos)));
                 }
@@ -253,7 +281,9 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             // Envoy puts this under the filter's namespace (envoy.filters.http.ratelimit): access logs can show it
             // as %DYNAMIC_METADATA(envoy.filters.http.ratelimit:degraded)%
             meta = meta == null ? Struct.newBuilder() : meta;
-            meta.putFields("degraded", Value.newBuilder().setStringValue(degraded.label()).build());
+            meta.putFields(
+                    "degraded",
+                    Value.newBuilder().setStringValue(degraded.label()).build());
         }
         if (meta != null) {
             b.setDynamicMetadata(meta);
@@ -263,7 +293,10 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
 
     private static RateLimitResponse.DescriptorStatus status(CheckResult.Status s, long nowNanos) {
         RateLimitResponse.DescriptorStatus.Builder st = RateLimitResponse.DescriptorStatus.newBuilder()
-                .setCode(s.code() == CheckResult.Code.OK ? RateLimitResponse.Code.OK : RateLimitResponse.Code.OVER_LIMIT);
+                .setCode(
+                        s.code() == CheckResult.Code.OK
+                                ? RateLimitResponse.Code.OK
+                                : RateLimitResponse.Code.OVER_LIMIT);
         Rule rule = s.rule();
         if (rule == null) {
             return st.build(); // no rule (or replaced): OK, nothing else, as envoy
@@ -283,9 +316,12 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         if (!over && d != null) {
             st.setLimitRemaining((int) Math.min(MAX_UINT32, Math.max(0, d.remaining())));
         }
-        long reset = rule.algorithm() == Algorithm.FIXED_WINDOW ? windowEndSeconds(rule, nowNanos)
+        long reset = rule.algorithm() == Algorithm.FIXED_WINDOW
+                ? windowEndSeconds(rule, nowNanos)
                 : d == null ? 0 : ceilSeconds(d.resetAfterNanos());
-        return st.setDurationUntilReset(com.google.protobuf.Duration.newBuilder().setSeconds(reset)).build();
+        return st.setDurationUntilReset(
+                        com.google.protobuf.Duration.newBuilder().setSeconds(reset))
+                .build();
     }
 
     /** Whole seconds to the end of a fixed window aligned to the epoch: envoy's {@code CalculateReset}. */
@@ -316,7 +352,8 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
      */
     private static Struct.Builder metadata(RateLimitRequest request, CheckResult r) {
         Struct.Builder m = Struct.newBuilder();
-        m.putFields("domain", Value.newBuilder().setStringValue(request.getDomain()).build());
+        m.putFields(
+                "domain", Value.newBuilder().setStringValue(request.getDomain()).build());
         ListValue.Builder descriptors = ListValue.newBuilder();
         for (RateLimitDescriptor d : request.getDescriptorsList()) {
             Struct.Builder ds = Struct.newBuilder();
@@ -327,19 +364,30 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             ds.putFields("entries", Value.newBuilder().setListValue(entries).build());
             if (d.hasLimit()) {
                 // Go's compact text form of the message, as envoy's descriptor.Limit.String()
-                ds.putFields("limit", Value.newBuilder().setStringValue("requests_per_unit:"
-                        + Integer.toUnsignedString(d.getLimit().getRequestsPerUnit()) + " unit:"
-                        + d.getLimit().getUnit().name()).build());
+                ds.putFields(
+                        "limit",
+                        Value.newBuilder()
+                                .setStringValue("requests_per_unit:"
+                                        + Integer.toUnsignedString(d.getLimit().getRequestsPerUnit()) + " unit:"
+                                        + d.getLimit().getUnit().name())
+                                .build());
             }
             if (d.hasHitsAddend()) {
-                ds.putFields("hitsAddend", Value.newBuilder().setNumberValue(d.getHitsAddend().getValue()).build());
+                ds.putFields(
+                        "hitsAddend",
+                        Value.newBuilder()
+                                .setNumberValue(d.getHitsAddend().getValue())
+                                .build());
             }
             descriptors.addValues(Value.newBuilder().setStructValue(ds));
         }
         m.putFields("descriptors", Value.newBuilder().setListValue(descriptors).build());
         if (request.getHitsAddend() != 0) {
-            m.putFields("hitsAddend", Value.newBuilder()
-                    .setNumberValue(Integer.toUnsignedLong(request.getHitsAddend())).build());
+            m.putFields(
+                    "hitsAddend",
+                    Value.newBuilder()
+                            .setNumberValue(Integer.toUnsignedLong(request.getHitsAddend()))
+                            .build());
         }
         Struct.Builder passed = Struct.newBuilder();
         for (CheckResult.Status s : r.statuses()) {
@@ -400,7 +448,8 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             } else if (have.hasStructValue() && e.getValue().hasStructValue()) {
                 Struct.Builder inner = have.getStructValue().toBuilder();
                 merge(inner, e.getValue().getStructValue());
-                dest.putFields(e.getKey(), Value.newBuilder().setStructValue(inner).build());
+                dest.putFields(
+                        e.getKey(), Value.newBuilder().setStructValue(inner).build());
             }
         }
     }
@@ -410,6 +459,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         if (unit == null) {
             return RateLimitResponse.RateLimit.Unit.UNKNOWN;
         }
-        return RateLimitResponse.RateLimit.Unit.valueOf(RateUnit.fromConfigName(unit).name());
+        return RateLimitResponse.RateLimit.Unit.valueOf(
+                RateUnit.fromConfigName(unit).name());
     }
 }

@@ -3,17 +3,17 @@ package dev.sluice.server.grpc;
 import dev.sluice.server.decision.DecisionService;
 import dev.sluice.server.envoy.RlsService;
 import io.grpc.Metadata;
-import io.grpc.health.v1.HealthCheckResponse;
-import io.grpc.protobuf.services.HealthStatusManager;
-import io.grpc.protobuf.services.ProtoReflectionService;
-import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import io.grpc.Server;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
 import io.grpc.Status;
+import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import io.grpc.protobuf.services.HealthStatusManager;
+import io.grpc.protobuf.services.ProtoReflectionService;
+import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -49,9 +49,15 @@ public final class GrpcServer implements AutoCloseable {
         this.health = health;
     }
 
-    public static GrpcServer start(InetSocketAddress address, DecisionService service, RlsService rls,
-                                   int maxMessageBytes, String bearerToken, Duration idleTimeout,
-                                   boolean reflection) throws IOException {
+    public static GrpcServer start(
+            InetSocketAddress address,
+            DecisionService service,
+            RlsService rls,
+            int maxMessageBytes,
+            String bearerToken,
+            Duration idleTimeout,
+            boolean reflection)
+            throws IOException {
         var definition = rls.bindService();
         if (bearerToken != null) {
             definition = ServerInterceptors.intercept(definition, new TokenCheck(bearerToken, service));
@@ -130,16 +136,18 @@ public final class GrpcServer implements AutoCloseable {
         }
 
         @Override
-        public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
-                                                           ServerCallHandler<Q, R> next) {
+        public <Q, R> ServerCall.Listener<Q> interceptCall(
+                ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
             String got = headers.get(AUTHORIZATION);
             if (got == null || !MessageDigest.isEqual(expected, got.getBytes(StandardCharsets.UTF_8))) {
                 service.metrics().rejected("unauthorized");
-                call.close(Status.UNAUTHENTICATED.withDescription(got == null
-                        ? "missing 'authorization: Bearer <token>' metadata: this service requires the token given with --token"
-                        : "the bearer token is wrong"), new Metadata());
-                return new ServerCall.Listener<>() {
-                };
+                call.close(
+                        Status.UNAUTHENTICATED.withDescription(
+                                got == null
+                                        ? "missing 'authorization: Bearer <token>' metadata: this service requires the token given with --token"
+                                        : "the bearer token is wrong"),
+                        new Metadata());
+                return new ServerCall.Listener<>() {};
             }
             return next.startCall(call, headers);
         }

@@ -1,14 +1,11 @@
 package dev.sluice.server.http;
 
-import io.netty.channel.Channel;
-import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.channel.socket.DuplexChannel;
-import io.netty.util.ReferenceCountUtil;
-import java.util.concurrent.TimeUnit;
-
 import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -17,6 +14,8 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.ReferenceCountUtil;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Netty's aggregator with a problem+json 413 for bodies over the bound. The answer is sent as soon as the
@@ -56,9 +55,14 @@ final class BoundedAggregator extends HttpObjectAggregator {
             ch.close();
             return;
         }
-        duplex.shutdownOutput().addListener(f -> ch.eventLoop().schedule(() -> {
-            ch.close();
-        }, LINGER_SECONDS, TimeUnit.SECONDS));
+        duplex.shutdownOutput()
+                .addListener(f -> ch.eventLoop()
+                        .schedule(
+                                () -> {
+                                    ch.close();
+                                },
+                                LINGER_SECONDS,
+                                TimeUnit.SECONDS));
     }
 
     /**
@@ -81,19 +85,25 @@ final class BoundedAggregator extends HttpObjectAggregator {
         if (expect.length() > 80) {
             expect = expect.substring(0, 80) + "…";
         }
-        return problem(HttpResponseStatus.valueOf(code), "expectation-failed", "the header 'Expect: " + expect
-                + "' is not supported: send 'Expect: 100-continue' or none");
+        return problem(
+                HttpResponseStatus.valueOf(code),
+                "expectation-failed",
+                "the header 'Expect: " + expect + "' is not supported: send 'Expect: 100-continue' or none");
     }
 
     private FullHttpResponse tooLarge() {
-        return problem(HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, "body-too-large", "the request body exceeds "
-                + maxBodyBytes + " bytes (--max-body-bytes): send fewer or shorter descriptors");
+        return problem(
+                HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                "body-too-large",
+                "the request body exceeds " + maxBodyBytes
+                        + " bytes (--max-body-bytes): send fewer or shorter descriptors");
     }
 
     private static FullHttpResponse problem(HttpResponseStatus status, String type, String detail) {
         byte[] body = CheckJson.problem(status.code(), type, detail);
         FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
-        r.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpApiHandler.PROBLEM_JSON)
+        r.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, HttpApiHandler.PROBLEM_JSON)
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
                 .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         return r;

@@ -50,20 +50,22 @@ import java.util.Set;
  */
 public final class CheckJson {
     static final ObjectMapper MAPPER = new ObjectMapper(JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(16).maxNumberLength(40)
-                    .maxStringLength(1 << 16).build())
-            .build()).enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+                    .streamReadConstraints(StreamReadConstraints.builder()
+                            .maxNestingDepth(16)
+                            .maxNumberLength(40)
+                            .maxStringLength(1 << 16)
+                            .build())
+                    .build())
+            .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     private static final Set<String> REQUEST_FIELDS = Set.of("domain", "descriptors", "hits", "hits_addend");
     private static final Set<String> DESCRIPTOR_FIELDS = Set.of("entries", "hits", "hits_addend", "limit");
     private static final Set<String> ENTRY_FIELDS = Set.of("key", "value");
-    private static final Set<String> LIMIT_FIELDS =
-            Set.of("algorithm", "requests_per_unit", "unit", "window", "burst");
+    private static final Set<String> LIMIT_FIELDS = Set.of("algorithm", "requests_per_unit", "unit", "window", "burst");
     /** Hits above this are refused outright (no limit has more permits than a window may hold). */
     static final long MAX_HITS = Integer.MAX_VALUE;
 
-    private CheckJson() {
-    }
+    private CheckJson() {}
 
     /** Parses a request body; throws {@link BadRequestException} naming what is wrong. */
     public static CheckRequest parse(byte[] body, int maxDescriptors) {
@@ -113,7 +115,8 @@ public final class CheckJson {
                         descriptors = new ArrayList<>(2);
                         descriptorHits = new ArrayList<>(2);
                         while ((v = p.nextToken()) == JsonToken.START_OBJECT) {
-                            if (descriptors.size() == maxDescriptors || !plainDescriptor(p, descriptors, descriptorHits)) {
+                            if (descriptors.size() == maxDescriptors
+                                    || !plainDescriptor(p, descriptors, descriptorHits)) {
                                 return null;
                             }
                         }
@@ -126,8 +129,12 @@ public final class CheckJson {
                     }
                 }
             }
-            if (t != JsonToken.END_OBJECT || p.nextToken() != null || domain == null || domain.isEmpty()
-                    || descriptors == null || descriptors.isEmpty()) {
+            if (t != JsonToken.END_OBJECT
+                    || p.nextToken() != null
+                    || domain == null
+                    || domain.isEmpty()
+                    || descriptors == null
+                    || descriptors.isEmpty()) {
                 return null;
             }
             long requestHits = hits < 0 ? 1 : hits;
@@ -209,19 +216,21 @@ public final class CheckJson {
         return h >= 0 && h <= MAX_HITS ? h : -1;
     }
 
-    private static final Set<String> RESERVE_FIELDS = Set.of("domain", "descriptors", "hits", "hits_addend", "max_wait_ns");
+    private static final Set<String> RESERVE_FIELDS =
+            Set.of("domain", "descriptors", "hits", "hits_addend", "max_wait_ns");
 
     /** A reserve request: a check body with one descriptor and {@code max_wait_ns}. */
-    public record Reserve(CheckRequest request, long maxWaitNanos) {
-    }
+    public record Reserve(CheckRequest request, long maxWaitNanos) {}
 
     public static Reserve parseReserve(byte[] body, int maxDescriptors) {
         JsonNode root = tree(new ByteArrayInputStream(body));
         CheckRequest r = parse(root, maxDescriptors, RESERVE_FIELDS);
         JsonNode w = root.get("max_wait_ns");
         if (w == null || !w.isIntegralNumber() || !w.canConvertToLong() || w.asLong() < 0) {
-            throw new BadRequestException("invalid-request", "'max_wait_ns' must be a whole number of nanoseconds ≥ 0: "
-                    + "how long the caller is willing to wait");
+            throw new BadRequestException(
+                    "invalid-request",
+                    "'max_wait_ns' must be a whole number of nanoseconds ≥ 0: "
+                            + "how long the caller is willing to wait");
         }
         return new Reserve(r, w.asLong());
     }
@@ -236,9 +245,13 @@ public final class CheckJson {
         try {
             root = reader.readTree(body);
         } catch (JsonProcessingException e) {
-            throw new BadRequestException("malformed-json", "the body is not valid JSON: " + e.getOriginalMessage()
-                    + (e.getLocation() != null ? " (line " + e.getLocation().getLineNr() + ", column "
-                    + e.getLocation().getColumnNr() + ")" : ""));
+            throw new BadRequestException(
+                    "malformed-json",
+                    "the body is not valid JSON: " + e.getOriginalMessage()
+                            + (e.getLocation() != null
+                                    ? " (line " + e.getLocation().getLineNr() + ", column "
+                                            + e.getLocation().getColumnNr() + ")"
+                                    : ""));
         } catch (IOException e) {
             throw new BadRequestException("malformed-json", "the body could not be read: " + e.getMessage());
         }
@@ -261,8 +274,10 @@ public final class CheckJson {
         long requestHits = hits(root, "", 1);
         JsonNode ds = root.get("descriptors");
         if (ds == null || ds.isNull()) {
-            throw new BadRequestException("missing-descriptors", "'descriptors' is missing: send a list such as "
-                    + "[{\"entries\":[{\"key\":\"user\",\"value\":\"42\"}]}]");
+            throw new BadRequestException(
+                    "missing-descriptors",
+                    "'descriptors' is missing: send a list such as "
+                            + "[{\"entries\":[{\"key\":\"user\",\"value\":\"42\"}]}]");
         }
         if (!ds.isArray()) {
             throw new BadRequestException("invalid-type", "'descriptors' must be a list, not " + kind(ds));
@@ -271,8 +286,9 @@ public final class CheckJson {
             throw new BadRequestException("missing-descriptors", "'descriptors' is empty: send at least one");
         }
         if (ds.size() > maxDescriptors) {
-            throw new BadRequestException("too-many-descriptors", ds.size() + " descriptors in one request: at most "
-                    + maxDescriptors + " (--max-descriptors)");
+            throw new BadRequestException(
+                    "too-many-descriptors",
+                    ds.size() + " descriptors in one request: at most " + maxDescriptors + " (--max-descriptors)");
         }
         List<CheckRequest.Descriptor> out = new ArrayList<>(ds.size());
         for (int i = 0; i < ds.size(); i++) {
@@ -281,15 +297,15 @@ public final class CheckJson {
             object(d, at, DESCRIPTOR_FIELDS);
             JsonNode es = d.get("entries");
             if (es == null || es.isNull()) {
-                throw new BadRequestException("empty-descriptor", at + ".entries is missing: give a list of "
-                        + "{\"key\":…,\"value\":…}");
+                throw new BadRequestException(
+                        "empty-descriptor", at + ".entries is missing: give a list of " + "{\"key\":…,\"value\":…}");
             }
             if (!es.isArray()) {
                 throw new BadRequestException("invalid-type", at + ".entries must be a list, not " + kind(es));
             }
             if (es.isEmpty()) {
-                throw new BadRequestException("empty-descriptor", at + ".entries is empty: give at least one "
-                        + "{\"key\":…,\"value\":…}");
+                throw new BadRequestException(
+                        "empty-descriptor", at + ".entries is empty: give at least one " + "{\"key\":…,\"value\":…}");
             }
             List<Entry> entries = new ArrayList<>(es.size());
             for (int j = 0; j < es.size(); j++) {
@@ -322,22 +338,27 @@ public final class CheckJson {
             h = node.get("hits_addend");
             name = "hits_addend";
         } else if (node.has("hits_addend")) {
-            throw new BadRequestException("invalid-hits", at + "hits and " + at + "hits_addend are the same field: give one");
+            throw new BadRequestException(
+                    "invalid-hits", at + "hits and " + at + "hits_addend are the same field: give one");
         }
         if (h == null || h.isNull()) {
             return dflt;
         }
         if (!h.isIntegralNumber()) {
-            throw new BadRequestException("invalid-hits", at + name + " must be a whole number, not " + kind(h)
-                    + (h.isNumber() ? " " + h.asText() : ""));
+            throw new BadRequestException(
+                    "invalid-hits",
+                    at + name + " must be a whole number, not " + kind(h) + (h.isNumber() ? " " + h.asText() : ""));
         }
         if (!h.canConvertToLong() || h.asLong() > MAX_HITS) {
-            throw new BadRequestException("invalid-hits", at + name + " " + h.asText() + " is too large: at most "
-                    + MAX_HITS + " and never more than the limit's capacity");
+            throw new BadRequestException(
+                    "invalid-hits",
+                    at + name + " " + h.asText() + " is too large: at most " + MAX_HITS
+                            + " and never more than the limit's capacity");
         }
         long v = h.asLong();
         if (v < 0) {
-            throw new BadRequestException("invalid-hits", at + name + " " + v + " is negative: use 0 (check only) or more");
+            throw new BadRequestException(
+                    "invalid-hits", at + name + " " + v + " is negative: use 0 (check only) or more");
         }
         return v;
     }
@@ -345,7 +366,8 @@ public final class CheckJson {
     private static Limit limit(JsonNode n, String at) {
         object(n, at, LIMIT_FIELDS);
         try {
-            Algorithm algorithm = n.has("algorithm") ? Algorithm.fromConfigName(text(n.get("algorithm"), at + ".algorithm"))
+            Algorithm algorithm = n.has("algorithm")
+                    ? Algorithm.fromConfigName(text(n.get("algorithm"), at + ".algorithm"))
                     : Algorithm.FIXED_WINDOW;
             JsonNode rpuNode = n.get("requests_per_unit");
             if (rpuNode == null || !rpuNode.isIntegralNumber() || !rpuNode.canConvertToLong() || rpuNode.asLong() < 1) {
@@ -353,14 +375,16 @@ public final class CheckJson {
             }
             Duration window;
             if (n.has("unit") == n.has("window")) {
-                throw new BadRequestException("invalid-limit", at + " needs exactly one of 'unit' (second … year) or 'window' (e.g. \"90s\")");
+                throw new BadRequestException(
+                        "invalid-limit",
+                        at + " needs exactly one of 'unit' (second … year) or 'window' (e.g. \"90s\")");
             } else if (n.has("unit")) {
                 String u = text(n.get("unit"), at + ".unit").toLowerCase(Locale.ROOT);
                 try {
                     window = RateUnit.fromConfigName(u).length();
                 } catch (IllegalArgumentException e) {
-                    throw new BadRequestException("invalid-limit", at + ".unit '" + u + "' is unknown: use one of "
-                            + RateUnit.names());
+                    throw new BadRequestException(
+                            "invalid-limit", at + ".unit '" + u + "' is unknown: use one of " + RateUnit.names());
                 }
             } else {
                 window = Durations.parse(text(n.get("window"), at + ".window"));
@@ -386,8 +410,10 @@ public final class CheckJson {
         for (Iterator<String> it = n.fieldNames(); it.hasNext(); ) {
             String f = it.next();
             if (!allowed.contains(f)) {
-                throw new BadRequestException("unknown-field", "unknown field '" + f + "' in " + at + ": expected "
-                        + String.join(", ", allowed.stream().sorted().toList()));
+                throw new BadRequestException(
+                        "unknown-field",
+                        "unknown field '" + f + "' in " + at + ": expected "
+                                + String.join(", ", allowed.stream().sorted().toList()));
             }
         }
     }
@@ -474,7 +500,8 @@ public final class CheckJson {
                 b.writeByte(',');
             }
             first = false;
-            b.writeBytes(CODES[s.code().ordinal()]).writeBytes(OUTCOMES[s.outcome().ordinal()]);
+            b.writeBytes(CODES[s.code().ordinal()])
+                    .writeBytes(OUTCOMES[s.outcome().ordinal()]);
             Rule rule = s.rule();
             if (rule != null) {
                 b.writeBytes(RULE);

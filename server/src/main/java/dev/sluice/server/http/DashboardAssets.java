@@ -18,22 +18,32 @@ final class DashboardAssets {
             + "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
     /** One file: its type, bytes and response headers. */
-    record Asset(String contentType, byte[] body, Map<String, String> headers) {
-    }
+    record Asset(String contentType, byte[] body, Map<String, String> headers) {}
 
-    private static final Map<String, String> COMMON = Map.of("Cache-Control", "no-cache",
-            "X-Content-Type-Options", "nosniff", "Referrer-Policy", "no-referrer");
-    private static final Asset PAGE = load("index.html", "text/html; charset=utf-8", Map.of("Cache-Control", "no-cache",
-            "X-Content-Type-Options", "nosniff", "Referrer-Policy", "no-referrer",
-            "Content-Security-Policy", CONTENT_SECURITY_POLICY, "X-Frame-Options", "DENY"));
+    private static final Map<String, String> COMMON =
+            Map.of("Cache-Control", "no-cache", "X-Content-Type-Options", "nosniff", "Referrer-Policy", "no-referrer");
+    private static final Asset PAGE = load(
+            "index.html",
+            "text/html; charset=utf-8",
+            Map.of(
+                    "Cache-Control",
+                    "no-cache",
+                    "X-Content-Type-Options",
+                    "nosniff",
+                    "Referrer-Policy",
+                    "no-referrer",
+                    "Content-Security-Policy",
+                    CONTENT_SECURITY_POLICY,
+                    "X-Frame-Options",
+                    "DENY"));
     private static final Asset SCRIPT = load("dashboard.js", "text/javascript; charset=utf-8", COMMON);
     private static final Asset STYLE = load("dashboard.css", "text/css; charset=utf-8", COMMON);
 
     /** Headers of {@code GET /v1/dashboard}'s answers: never cached, never sniffed. */
-    static final Map<String, String> DATA_HEADERS = Map.of("Cache-Control", "no-store", "X-Content-Type-Options", "nosniff");
+    static final Map<String, String> DATA_HEADERS =
+            Map.of("Cache-Control", "no-store", "X-Content-Type-Options", "nosniff");
 
-    private DashboardAssets() {
-    }
+    private DashboardAssets() {}
 
     /** The file served at {@code path}, or null when the path is none of the dashboard's. */
     static Asset at(String path) {

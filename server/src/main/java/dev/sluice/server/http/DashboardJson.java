@@ -3,8 +3,8 @@ package dev.sluice.server.http;
 import com.fasterxml.jackson.core.JsonGenerator;
 import dev.sluice.Degradation;
 import dev.sluice.failsafe.StoreHealth;
-import dev.sluice.server.config.Durations;
 import dev.sluice.server.config.DomainRules;
+import dev.sluice.server.config.Durations;
 import dev.sluice.server.config.Rule;
 import dev.sluice.server.dashboard.DeniedKeys;
 import dev.sluice.server.decision.CheckResult.Outcome;
@@ -50,8 +50,7 @@ final class DashboardJson {
     /** The origin of {@code clock_ms} (only differences of it mean anything). */
     private static final long EPOCH = System.nanoTime();
 
-    private DashboardJson() {
-    }
+    private DashboardJson() {}
 
     static byte[] write(DecisionService service) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(4096);
@@ -78,7 +77,9 @@ final class DashboardJson {
                 g.writeStringField("id", r.id());
                 g.writeStringField("name", r.name());
                 g.writeStringField("kind", r.kind().name().toLowerCase(Locale.ROOT));
-                g.writeStringField("algorithm", r.algorithm() == null ? null : r.algorithm().configName());
+                g.writeStringField(
+                        "algorithm",
+                        r.algorithm() == null ? null : r.algorithm().configName());
                 g.writeNumberField("requests_per_unit", r.requestsPerUnit());
                 g.writeStringField("unit", r.unit());
                 g.writeStringField("window", r.window() == null ? null : Durations.format(r.window()));
@@ -104,8 +105,10 @@ final class DashboardJson {
 
     private static void series(JsonGenerator g, List<DecisionCounts> counts) throws IOException {
         g.writeNumberField("series_total", counts.size());
-        counts.sort(Comparator.comparingLong(DashboardJson::decided).reversed()
-                .thenComparing(DecisionCounts::domain).thenComparing(DecisionCounts::rule));
+        counts.sort(Comparator.comparingLong(DashboardJson::decided)
+                .reversed()
+                .thenComparing(DecisionCounts::domain)
+                .thenComparing(DecisionCounts::rule));
         g.writeArrayFieldStart("series");
         for (DecisionCounts c : counts.subList(0, Math.min(MAX_SERIES, counts.size()))) {
             g.writeStartObject();
@@ -173,7 +176,8 @@ final class DashboardJson {
         StringBuilder b = null;
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            boolean paired = Character.isHighSurrogate(c) ? i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))
+            boolean paired = Character.isHighSurrogate(c)
+                    ? i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))
                     : !Character.isLowSurrogate(c) || (i > 0 && Character.isHighSurrogate(s.charAt(i - 1)));
             if (!paired && b == null) {
                 b = new StringBuilder(s.length()).append(s, 0, i);

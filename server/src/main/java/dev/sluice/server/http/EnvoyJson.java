@@ -40,16 +40,18 @@ final class EnvoyJson {
     private static final JsonFormat.Printer PRINTER = JsonFormat.printer().omittingInsignificantWhitespace();
     private static final String MESSAGE = "envoy.service.ratelimit.v3.RateLimitRequest";
 
-    private EnvoyJson() {
-    }
+    private EnvoyJson() {}
 
     /** Reads a request body; throws {@link BadRequestException} naming what is wrong. */
     static RateLimitRequest parse(InputStream body) {
-        JsonNode root = CheckJson.tree(READER, body, "send an " + MESSAGE + " as JSON, e.g. "
-                + "{\"domain\":\"dummy\",\"descriptors\":[{\"entries\":[{\"key\":\"perday\"}]}]}");
+        JsonNode root = CheckJson.tree(
+                READER,
+                body,
+                "send an " + MESSAGE + " as JSON, e.g. "
+                        + "{\"domain\":\"dummy\",\"descriptors\":[{\"entries\":[{\"key\":\"perday\"}]}]}");
         if (!root.isObject()) {
-            throw new BadRequestException("invalid-type", "the body must be a JSON object (an " + MESSAGE + "), not "
-                    + CheckJson.kind(root));
+            throw new BadRequestException(
+                    "invalid-type", "the body must be a JSON object (an " + MESSAGE + "), not " + CheckJson.kind(root));
         }
         message(root, RateLimitRequest.getDescriptor(), "");
         RateLimitRequest.Builder b = RateLimitRequest.newBuilder();
@@ -58,8 +60,8 @@ final class EnvoyJson {
         } catch (InvalidProtocolBufferException | RuntimeException e) {
             // what the descriptor walk leaves to JsonFormat: numbers out of range or not whole, unknown enum names,
             // malformed durations, one field under both of its names
-            throw new BadRequestException("invalid-request", "the body is not a valid " + MESSAGE + ": "
-                    + e.getMessage());
+            throw new BadRequestException(
+                    "invalid-request", "the body is not a valid " + MESSAGE + ": " + e.getMessage());
         }
         return b.build();
     }
@@ -76,8 +78,10 @@ final class EnvoyJson {
             FieldDescriptor fd = field(type, f.getKey());
             String path = at.isEmpty() ? f.getKey() : at + "." + f.getKey();
             if (fd == null) {
-                throw new BadRequestException("unknown-field", "unknown field '" + f.getKey() + "' in "
-                        + (at.isEmpty() ? "the body" : at) + " (" + type.getName() + "): expected " + names(type));
+                throw new BadRequestException(
+                        "unknown-field",
+                        "unknown field '" + f.getKey() + "' in " + (at.isEmpty() ? "the body" : at) + " ("
+                                + type.getName() + "): expected " + names(type));
             }
             JsonNode v = f.getValue();
             if (v.isNull()) {
@@ -85,7 +89,8 @@ final class EnvoyJson {
             }
             if (fd.isMapField()) {
                 if (!v.isObject()) {
-                    throw new BadRequestException("invalid-type", path + " must be a JSON object, not " + CheckJson.kind(v));
+                    throw new BadRequestException(
+                            "invalid-type", path + " must be a JSON object, not " + CheckJson.kind(v));
                 }
             } else if (fd.isRepeated()) {
                 if (!v.isArray()) {
@@ -105,24 +110,36 @@ final class EnvoyJson {
             case STRING -> expect(v.isTextual(), v, path, "a string");
             case BOOLEAN -> expect(v.isBoolean(), v, path, "true or false");
             case INT, LONG, FLOAT, DOUBLE -> expect(v.isNumber() || v.isTextual(), v, path, "a number");
-            case ENUM -> expect(v.isTextual() || v.isIntegralNumber(), v, path,
-                    "one of " + fd.getEnumType().getValues().stream().map(e -> e.getName()).toList());
+            case ENUM ->
+                expect(
+                        v.isTextual() || v.isIntegralNumber(),
+                        v,
+                        path,
+                        "one of "
+                                + fd.getEnumType().getValues().stream()
+                                        .map(e -> e.getName())
+                                        .toList());
             case BYTE_STRING -> expect(v.isTextual(), v, path, "a base64 string");
             case MESSAGE -> {
                 Descriptor m = fd.getMessageType();
                 switch (m.getFullName()) {
-                    case "google.protobuf.UInt64Value", "google.protobuf.UInt32Value", "google.protobuf.Int64Value",
-                         "google.protobuf.Int32Value", "google.protobuf.DoubleValue", "google.protobuf.FloatValue" ->
-                            expect(v.isNumber() || v.isTextual(), v, path, "a number");
-                    case "google.protobuf.StringValue", "google.protobuf.BytesValue", "google.protobuf.Duration",
-                         "google.protobuf.Timestamp", "google.protobuf.FieldMask" ->
-                            expect(v.isTextual(), v, path, "a string");
+                    case "google.protobuf.UInt64Value",
+                            "google.protobuf.UInt32Value",
+                            "google.protobuf.Int64Value",
+                            "google.protobuf.Int32Value",
+                            "google.protobuf.DoubleValue",
+                            "google.protobuf.FloatValue" -> expect(v.isNumber() || v.isTextual(), v, path, "a number");
+                    case "google.protobuf.StringValue",
+                            "google.protobuf.BytesValue",
+                            "google.protobuf.Duration",
+                            "google.protobuf.Timestamp",
+                            "google.protobuf.FieldMask" -> expect(v.isTextual(), v, path, "a string");
                     case "google.protobuf.BoolValue" -> expect(v.isBoolean(), v, path, "true or false");
                     case "google.protobuf.Value" -> {
                         // any JSON value
                     }
                     case "google.protobuf.Struct", "google.protobuf.Any" ->
-                            expect(v.isObject(), v, path, "a JSON object");
+                        expect(v.isObject(), v, path, "a JSON object");
                     case "google.protobuf.ListValue" -> expect(v.isArray(), v, path, "a list");
                     default -> {
                         expect(v.isObject(), v, path, "a JSON object");
@@ -135,8 +152,10 @@ final class EnvoyJson {
 
     private static void expect(boolean ok, JsonNode v, String path, String what) {
         if (!ok) {
-            throw new BadRequestException("invalid-type", path + " must be " + what + ", not " + CheckJson.kind(v)
-                    + (v.isValueNode() && !v.isNull() ? " (" + v + ")" : ""));
+            throw new BadRequestException(
+                    "invalid-type",
+                    path + " must be " + what + ", not " + CheckJson.kind(v)
+                            + (v.isValueNode() && !v.isNull() ? " (" + v + ")" : ""));
         }
     }
 

@@ -23,8 +23,7 @@ import java.io.UncheckedIOException;
  * startup is still being opened; {@code failure_policy} is null for a store without one (the in-memory store).
  */
 final class HealthJson {
-    private HealthJson() {
-    }
+    private HealthJson() {}
 
     static byte[] ready(Decision probe, StoreReport store) {
         ByteArrayOutputStream out = new ByteArrayOutputStream(160);

@@ -4,10 +4,10 @@ import dev.sluice.server.config.Messages;
 import dev.sluice.server.decision.BadRequestException;
 import dev.sluice.server.decision.CheckResult;
 import dev.sluice.server.decision.DecisionService;
-import dev.sluice.server.envoy.RlsService;
 import dev.sluice.server.decision.RateLimitHeaders;
 import dev.sluice.server.decision.StoreUnavailableException;
 import dev.sluice.server.decision.UnsupportedByStoreException;
+import dev.sluice.server.envoy.RlsService;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.grpc.Status;
@@ -23,11 +23,11 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.SimpleChannelInboundHandler;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
-import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeadersFactory;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
@@ -74,6 +74,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private final DecisionService service;
     /** envoy's {@code POST /json}: the same answers as gRPC {@code ShouldRateLimit}. */
     private final RlsService rls;
+
     private final byte[] token;
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean draining;
@@ -106,8 +107,14 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         boolean keepAlive = HttpUtil.isKeepAlive(req) && !draining;
         if (!req.decoderResult().isSuccess()) {
             service.metrics().rejected("malformed-http");
-            problem(ctx, false, HttpResponseStatus.BAD_REQUEST, "malformed-http",
-                    "the HTTP request could not be parsed: " + req.decoderResult().cause().getMessage(), Map.of());
+            problem(
+                    ctx,
+                    false,
+                    HttpResponseStatus.BAD_REQUEST,
+                    "malformed-http",
+                    "the HTTP request could not be parsed: "
+                            + req.decoderResult().cause().getMessage(),
+                    Map.of());
             return;
         }
         String uri = req.uri();
@@ -144,8 +151,13 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             }
             case "/healthz" -> {
                 if (req.method().equals(HttpMethod.GET)) {
-                    respond(ctx, keepAlive, HttpResponseStatus.OK, JSON,
-                            "{\"status\":\"ok\"}".getBytes(StandardCharsets.UTF_8), Map.of());
+                    respond(
+                            ctx,
+                            keepAlive,
+                            HttpResponseStatus.OK,
+                            JSON,
+                            "{\"status\":\"ok\"}".getBytes(StandardCharsets.UTF_8),
+                            Map.of());
                 } else {
                     methodNotAllowed(ctx, keepAlive, "GET");
                 }
@@ -159,16 +171,29 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             }
             case "/metrics" -> {
                 if (req.method().equals(HttpMethod.GET)) {
-                    respond(ctx, keepAlive, HttpResponseStatus.OK, "text/plain; version=0.0.4; charset=utf-8",
-                            service.metrics().scrape().getBytes(StandardCharsets.UTF_8), Map.of());
+                    respond(
+                            ctx,
+                            keepAlive,
+                            HttpResponseStatus.OK,
+                            "text/plain; version=0.0.4; charset=utf-8",
+                            service.metrics().scrape().getBytes(StandardCharsets.UTF_8),
+                            Map.of());
                 } else {
                     methodNotAllowed(ctx, keepAlive, "GET");
                 }
             }
-            case "/", "/ui", "/ui/dashboard.js", "/ui/dashboard.css", "/v1/dashboard" -> dashboard(ctx, req, keepAlive, path);
-            default -> problem(ctx, keepAlive, HttpResponseStatus.NOT_FOUND, "not-found", "no route " + Messages.shorten(path)
-                    + ": use POST /v1/check, /v1/peek, /v1/reserve, /v1/reset, /json, GET /healthz, GET /readyz, "
-                    + "GET /healthcheck, GET /metrics, or GET / for the dashboard", Map.of());
+            case "/", "/ui", "/ui/dashboard.js", "/ui/dashboard.css", "/v1/dashboard" ->
+                dashboard(ctx, req, keepAlive, path);
+            default ->
+                problem(
+                        ctx,
+                        keepAlive,
+                        HttpResponseStatus.NOT_FOUND,
+                        "not-found",
+                        "no route " + Messages.shorten(path)
+                                + ": use POST /v1/check, /v1/peek, /v1/reserve, /v1/reset, /json, GET /healthz, GET /readyz, "
+                                + "GET /healthcheck, GET /metrics, or GET / for the dashboard",
+                        Map.of());
         }
     }
 
@@ -183,7 +208,13 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             DashboardAssets.Asset a = DashboardAssets.at(path);
             respond(ctx, keepAlive, HttpResponseStatus.OK, a.contentType(), a.body(), a.headers());
         } else if (authorized(ctx, req, keepAlive)) {
-            respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, DashboardJson.write(service), DashboardAssets.DATA_HEADERS);
+            respond(
+                    ctx,
+                    keepAlive,
+                    HttpResponseStatus.OK,
+                    JSON,
+                    DashboardJson.write(service),
+                    DashboardAssets.DATA_HEADERS);
         }
     }
 
@@ -196,9 +227,15 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             return true;
         }
         service.metrics().rejected("unauthorized");
-        problem(ctx, keepAlive, HttpResponseStatus.UNAUTHORIZED, "unauthorized", got == null
-                ? "missing 'Authorization: Bearer <token>': this service requires the token given with --token"
-                : "the bearer token is wrong", Map.of("WWW-Authenticate", "Bearer"));
+        problem(
+                ctx,
+                keepAlive,
+                HttpResponseStatus.UNAUTHORIZED,
+                "unauthorized",
+                got == null
+                        ? "missing 'Authorization: Bearer <token>': this service requires the token given with --token"
+                        : "the bearer token is wrong",
+                Map.of("WWW-Authenticate", "Bearer"));
         return false;
     }
 
@@ -218,7 +255,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                     CheckJson.Reserve r = CheckJson.parseReserve(body, service.maxDescriptors());
                     f = service.reserve(r.request(), r.maxWaitNanos());
                 }
-                default -> f = service.reset(CheckJson.parse(body, service.maxDescriptors())).thenApply(v -> null);
+                default ->
+                    f = service.reset(CheckJson.parse(body, service.maxDescriptors()))
+                            .thenApply(v -> null);
             }
         } catch (BadRequestException e) {
             service.metrics().rejected(e.type());
@@ -226,8 +265,13 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             return;
         } catch (UnsupportedMediaType e) {
             service.metrics().rejected("unsupported-media-type");
-            problem(ctx, keepAlive, HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type",
-                    "Content-Type " + Messages.shorten(e.getMessage()) + " is not JSON: send application/json", Map.of());
+            problem(
+                    ctx,
+                    keepAlive,
+                    HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
+                    "unsupported-media-type",
+                    "Content-Type " + Messages.shorten(e.getMessage()) + " is not JSON: send application/json",
+                    Map.of());
             return;
         }
         inTurn(ctx, f, () -> finish(ctx, keepAlive, f, start));
@@ -254,8 +298,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         inTurn(ctx, f, () -> finishEnvoyJson(ctx, keepAlive, f, start));
     }
 
-    private void finishEnvoyJson(ChannelHandlerContext ctx, boolean keepAlive,
-                                 CompletableFuture<RateLimitResponse> f, long start) {
+    private void finishEnvoyJson(
+            ChannelHandlerContext ctx, boolean keepAlive, CompletableFuture<RateLimitResponse> f, long start) {
         RateLimitResponse r;
         try {
             r = f.join();
@@ -269,15 +313,38 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             Status st = sre.getStatus();
             String description = st.getDescription() == null ? st.getCode().name() : st.getDescription();
             switch (st.getCode()) {
-                case INVALID_ARGUMENT -> problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST,
-                        problemType(description, "invalid-request"), problemDetail(description), Map.of());
-                case UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED -> problem(ctx, keepAlive,
-                        HttpResponseStatus.SERVICE_UNAVAILABLE, problemType(description, "store-unavailable"),
-                        problemDetail(description), Map.of("Retry-After", "1"));
-                case UNIMPLEMENTED -> problem(ctx, keepAlive, HttpResponseStatus.NOT_IMPLEMENTED,
-                        problemType(description, "unsupported"), problemDetail(description), Map.of());
-                default -> problem(ctx, false, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal-error",
-                        "the service failed to answer; the cause is in its log", Map.of());
+                case INVALID_ARGUMENT ->
+                    problem(
+                            ctx,
+                            keepAlive,
+                            HttpResponseStatus.BAD_REQUEST,
+                            problemType(description, "invalid-request"),
+                            problemDetail(description),
+                            Map.of());
+                case UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED ->
+                    problem(
+                            ctx,
+                            keepAlive,
+                            HttpResponseStatus.SERVICE_UNAVAILABLE,
+                            problemType(description, "store-unavailable"),
+                            problemDetail(description),
+                            Map.of("Retry-After", "1"));
+                case UNIMPLEMENTED ->
+                    problem(
+                            ctx,
+                            keepAlive,
+                            HttpResponseStatus.NOT_IMPLEMENTED,
+                            problemType(description, "unsupported"),
+                            problemDetail(description),
+                            Map.of());
+                default ->
+                    problem(
+                            ctx,
+                            false,
+                            HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                            "internal-error",
+                            "the service failed to answer; the cause is in its log",
+                            Map.of());
             }
             return;
         }
@@ -321,11 +388,21 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
      */
     private void healthcheck(ChannelHandlerContext ctx, boolean keepAlive) {
         if (draining || !service.storeReport().healthy()) {
-            respond(ctx, keepAlive, HttpResponseStatus.INTERNAL_SERVER_ERROR, "text/plain; charset=utf-8",
-                    new byte[0], Map.of());
+            respond(
+                    ctx,
+                    keepAlive,
+                    HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                    "text/plain; charset=utf-8",
+                    new byte[0],
+                    Map.of());
         } else {
-            respond(ctx, keepAlive, HttpResponseStatus.OK, "text/plain; charset=utf-8",
-                    "OK".getBytes(StandardCharsets.UTF_8), Map.of());
+            respond(
+                    ctx,
+                    keepAlive,
+                    HttpResponseStatus.OK,
+                    "text/plain; charset=utf-8",
+                    "OK".getBytes(StandardCharsets.UTF_8),
+                    Map.of());
         }
     }
 
@@ -366,7 +443,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             } finally {
                 inFlight.decrementAndGet();
                 mine.complete(null);
-                java.util.ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
+                java.util.ArrayDeque<FullHttpRequest> q =
+                        ctx.channel().attr(QUEUED).get();
                 while (q != null && !q.isEmpty() && !busy(ctx)) {
                     FullHttpRequest next = q.poll();
                     try {
@@ -393,11 +471,22 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                 problem(ctx, keepAlive, HttpResponseStatus.BAD_REQUEST, b.type(), b.getMessage(), Map.of());
             } else if (t instanceof StoreUnavailableException s) {
                 if (service.logThrottle().allow(s.type())) {
-                    log.atWarn().addKeyValue("event", "store_unavailable").addKeyValue("protocol", "http")
-                            .addKeyValue("type", s.type()).addKeyValue("detail", s.getMessage())
-                            .addKeyValue("suppressed_since_last", service.logThrottle().suppressedSinceLast()).log();
+                    log.atWarn()
+                            .addKeyValue("event", "store_unavailable")
+                            .addKeyValue("protocol", "http")
+                            .addKeyValue("type", s.type())
+                            .addKeyValue("detail", s.getMessage())
+                            .addKeyValue(
+                                    "suppressed_since_last",
+                                    service.logThrottle().suppressedSinceLast())
+                            .log();
                 }
-                problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, s.type(), s.getMessage(),
+                problem(
+                        ctx,
+                        keepAlive,
+                        HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        s.type(),
+                        s.getMessage(),
                         Map.of("Retry-After", "1"));
             } else if (t instanceof UnsupportedByStoreException u) {
                 service.metrics().rejected(u.type());
@@ -420,10 +509,15 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             internalError(ctx, e);
             return;
         }
-        FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1,
-                r.allowed() ? HttpResponseStatus.OK : HttpResponseStatus.TOO_MANY_REQUESTS, buf, CONSTANT_NAMES,
+        FullHttpResponse resp = new DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1,
+                r.allowed() ? HttpResponseStatus.OK : HttpResponseStatus.TOO_MANY_REQUESTS,
+                buf,
+                CONSTANT_NAMES,
                 CONSTANT_NAMES);
-        resp.headers().set(HttpHeaderNames.CONTENT_TYPE, JSON).setInt(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
+        resp.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, JSON)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
         RateLimitHeaders.of(r).forEach((k, v) -> resp.headers().set(k, v));
         Timer timer = service.metrics().timer(false);
         timer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
@@ -443,38 +537,77 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private void ready(ChannelHandlerContext ctx, boolean keepAlive) {
         CompletableFuture<dev.sluice.Decision> probe = service.probe();
         inTurn(ctx, probe, () -> {
-            Throwable t = probe.isCompletedExceptionally() ? probe.handle((v, e) -> e).join() : null;
+            Throwable t =
+                    probe.isCompletedExceptionally() ? probe.handle((v, e) -> e).join() : null;
             if (t == null) {
                 dev.sluice.Decision d = probe.join();
-                respond(ctx, keepAlive, HttpResponseStatus.OK, JSON, HealthJson.ready(d, service.storeReport()),
-                        d.degraded() ? Map.of(RateLimitHeaders.DEGRADED, d.degradation().label()) : Map.of());
+                respond(
+                        ctx,
+                        keepAlive,
+                        HttpResponseStatus.OK,
+                        JSON,
+                        HealthJson.ready(d, service.storeReport()),
+                        d.degraded()
+                                ? Map.of(
+                                        RateLimitHeaders.DEGRADED,
+                                        d.degradation().label())
+                                : Map.of());
             } else {
                 Throwable c = t instanceof CompletionException ? t.getCause() : t;
                 service.metrics().storeError("readyz");
-                problem(ctx, keepAlive, HttpResponseStatus.SERVICE_UNAVAILABLE, "store-unavailable", "the "
-                        + service.storeName() + " store does not answer: " + c.getMessage(), Map.of("Retry-After", "1"));
+                problem(
+                        ctx,
+                        keepAlive,
+                        HttpResponseStatus.SERVICE_UNAVAILABLE,
+                        "store-unavailable",
+                        "the " + service.storeName() + " store does not answer: " + c.getMessage(),
+                        Map.of("Retry-After", "1"));
             }
         });
     }
 
     private void internalError(ChannelHandlerContext ctx, Throwable t) {
-        log.atError().addKeyValue("event", "internal_error").addKeyValue("protocol", "http").setCause(t).log();
-        problem(ctx, false, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal-error",
-                "the service failed to answer; the cause is in its log", Map.of());
+        log.atError()
+                .addKeyValue("event", "internal_error")
+                .addKeyValue("protocol", "http")
+                .setCause(t)
+                .log();
+        problem(
+                ctx,
+                false,
+                HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                "internal-error",
+                "the service failed to answer; the cause is in its log",
+                Map.of());
     }
 
     private void methodNotAllowed(ChannelHandlerContext ctx, boolean keepAlive, String allow) {
-        problem(ctx, keepAlive, HttpResponseStatus.METHOD_NOT_ALLOWED, "method-not-allowed",
-                "this route answers " + allow, Map.of("Allow", allow));
+        problem(
+                ctx,
+                keepAlive,
+                HttpResponseStatus.METHOD_NOT_ALLOWED,
+                "method-not-allowed",
+                "this route answers " + allow,
+                Map.of("Allow", allow));
     }
 
-    private void problem(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String type,
-                         String detail, Map<String, String> headers) {
+    private void problem(
+            ChannelHandlerContext ctx,
+            boolean keepAlive,
+            HttpResponseStatus status,
+            String type,
+            String detail,
+            Map<String, String> headers) {
         respond(ctx, keepAlive, status, PROBLEM_JSON, CheckJson.problem(status.code(), type, detail), headers);
     }
 
-    private void respond(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status, String type,
-                         byte[] body, Map<String, String> headers) {
+    private void respond(
+            ChannelHandlerContext ctx,
+            boolean keepAlive,
+            HttpResponseStatus status,
+            String type,
+            byte[] body,
+            Map<String, String> headers) {
         FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
         resp.headers().set(HttpHeaderNames.CONTENT_TYPE, type).setInt(HttpHeaderNames.CONTENT_LENGTH, body.length);
         headers.forEach((k, v) -> resp.headers().set(k, v));
@@ -506,7 +639,10 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             ctx.close(); // the peer went away
             return;
         }
-        log.atWarn().addKeyValue("event", "connection_error").addKeyValue("cause", cause).log();
+        log.atWarn()
+                .addKeyValue("event", "connection_error")
+                .addKeyValue("cause", cause)
+                .log();
         ctx.close();
     }
 

@@ -31,6 +31,7 @@ import org.slf4j.LoggerFactory;
 public final class HttpServer implements AutoCloseable {
     /** The longest a step of {@link #stop} waits: the event loops' own timeout is 2 s. */
     private static final long STOP_WAIT_SECONDS = 5;
+
     private static final Logger log = LoggerFactory.getLogger(HttpServer.class);
 
     private final EventLoopGroup boss;
@@ -46,25 +47,25 @@ public final class HttpServer implements AutoCloseable {
     }
 
     /** Settings of the HTTP endpoint. */
-    public record Options(int maxBodyBytes, Duration readTimeout, Duration idleTimeout, String bearerToken,
-                          int threads) {
+    public record Options(
+            int maxBodyBytes, Duration readTimeout, Duration idleTimeout, String bearerToken, int threads) {
         public static Options defaults() {
             return new Options(64 * 1024, Duration.ofSeconds(10), Duration.ofSeconds(60), null, 0);
         }
     }
 
     /** Binds and starts serving; throws when the address is taken. */
-    public static HttpServer start(InetSocketAddress address, DecisionService service, RlsService rls,
-                                   Options options)
+    public static HttpServer start(InetSocketAddress address, DecisionService service, RlsService rls, Options options)
             throws InterruptedException {
         boolean epoll = Epoll.isAvailable();
-        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1,
-                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        EventLoopGroup boss =
+                new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         // one loop per core, not Netty's two: a check never blocks, and on 2 cores beside other work 4 loops gave
         // 10-16% fewer checks/s and 2-3x the p99 of 2 loops (bench/server/README.md)
-        int threads = options.threads() > 0 ? options.threads() : Runtime.getRuntime().availableProcessors();
-        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(threads,
-                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        int threads =
+                options.threads() > 0 ? options.threads() : Runtime.getRuntime().availableProcessors();
+        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(
+                threads, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         HttpApiHandler handler = new HttpApiHandler(service, rls, options.bearerToken());
         try {
             ServerBootstrap b = new ServerBootstrap()
@@ -118,14 +119,18 @@ public final class HttpServer implements AutoCloseable {
             }
         }
         boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        if (!workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(STOP_WAIT_SECONDS, TimeUnit.SECONDS)) {
+        if (!workers.shutdownGracefully(0, 2, TimeUnit.SECONDS)
+                .awaitUninterruptibly(STOP_WAIT_SECONDS, TimeUnit.SECONDS)) {
             stopSlow("event_loops");
         }
     }
 
     private static void stopSlow(String step) {
-        log.atWarn().addKeyValue("event", "http_stop_slow").addKeyValue("step", step)
-                .addKeyValue("waited", Duration.ofSeconds(STOP_WAIT_SECONDS)).log();
+        log.atWarn()
+                .addKeyValue("event", "http_stop_slow")
+                .addKeyValue("step", step)
+                .addKeyValue("waited", Duration.ofSeconds(STOP_WAIT_SECONDS))
+                .log();
     }
 
     @Override

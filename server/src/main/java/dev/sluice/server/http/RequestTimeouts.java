@@ -40,6 +40,7 @@ final class RequestTimeouts extends ChannelDuplexHandler {
     private long deadline;
     /** True while the deadline is a request body's (408 when missed), false between requests (close). */
     private boolean reading;
+
     private ScheduledFuture<?> timer;
 
     RequestTimeouts(Duration readTimeout, Duration idleTimeout) {
@@ -115,11 +116,15 @@ final class RequestTimeouts extends ChannelDuplexHandler {
 
     private void timeout(ChannelHandlerContext ctx) {
         deadline = 0;
-        byte[] body = CheckJson.problem(408, "request-timeout", "the request body did not arrive within "
-                + TimeUnit.NANOSECONDS.toMillis(readTimeoutNanos) + " ms (--read-timeout)");
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.REQUEST_TIMEOUT,
-                Unpooled.wrappedBuffer(body));
-        r.headers().set(HttpHeaderNames.CONTENT_TYPE, HttpApiHandler.PROBLEM_JSON)
+        byte[] body = CheckJson.problem(
+                408,
+                "request-timeout",
+                "the request body did not arrive within " + TimeUnit.NANOSECONDS.toMillis(readTimeoutNanos)
+                        + " ms (--read-timeout)");
+        FullHttpResponse r = new DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1, HttpResponseStatus.REQUEST_TIMEOUT, Unpooled.wrappedBuffer(body));
+        r.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, HttpApiHandler.PROBLEM_JSON)
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
                 .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);

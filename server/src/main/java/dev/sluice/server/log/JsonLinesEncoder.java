@@ -57,8 +57,12 @@ public final class JsonLinesEncoder extends LineEncoder {
     private static void scalar(StringBuilder line, Object value) {
         if (value == null) {
             line.append("null");
-        } else if (value instanceof Boolean || value instanceof Integer || value instanceof Long
-                || value instanceof Short || value instanceof Byte || value instanceof BigInteger
+        } else if (value instanceof Boolean
+                || value instanceof Integer
+                || value instanceof Long
+                || value instanceof Short
+                || value instanceof Byte
+                || value instanceof BigInteger
                 || value instanceof BigDecimal) {
             line.append(value);
         } else if ((value instanceof Double || value instanceof Float)

@@ -29,8 +29,8 @@ import org.slf4j.event.KeyValuePair;
  * no state between events.
  */
 abstract class LineEncoder extends EncoderBase<ILoggingEvent> {
-    private static final DateTimeFormatter TIME = DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'")
-            .withZone(ZoneOffset.UTC);
+    private static final DateTimeFormatter TIME =
+            DateTimeFormatter.ofPattern("uuuu-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
     private static final Set<String> FIXED = Set.of("time", "level", "logger", "msg", "exception");
 
     @Override
@@ -92,7 +92,11 @@ abstract class LineEncoder extends EncoderBase<ILoggingEvent> {
         StringBuilder b = null;
         for (int i = 0; i < key.length(); i++) {
             char c = key.charAt(i);
-            boolean ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.'
+            boolean ok = c >= 'a' && c <= 'z'
+                    || c >= 'A' && c <= 'Z'
+                    || c >= '0' && c <= '9'
+                    || c == '_'
+                    || c == '.'
                     || c == '-';
             if (!ok && b == null) {
                 b = new StringBuilder(key.length()).append(key, 0, i);

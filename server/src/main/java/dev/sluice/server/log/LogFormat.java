@@ -22,8 +22,9 @@ public enum LogFormat {
         return switch (text.trim().toLowerCase(Locale.ROOT)) {
             case "logfmt", "text" -> LOGFMT;
             case "json" -> JSON;
-            default -> throw new IllegalArgumentException(what + " '" + text + "' is unknown: use logfmt (the "
-                    + "default) or json");
+            default ->
+                throw new IllegalArgumentException(
+                        what + " '" + text + "' is unknown: use logfmt (the " + "default) or json");
         };
     }
 

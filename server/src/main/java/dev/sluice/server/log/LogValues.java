@@ -16,8 +16,7 @@ import java.util.Locale;
  * exception as its class and message, a path as itself (a path is an Iterable of its names). Quoting is the encoder's job, not this class's.
  */
 final class LogValues {
-    private LogValues() {
-    }
+    private LogValues() {}
 
     /** {@code value} as text; never throws, whatever the value's {@code toString()} does. */
     static String text(Object value) {

@@ -11,8 +11,7 @@ import dev.sluice.http.JsonText;
 public final class LogfmtEncoder extends LineEncoder {
 
     @Override
-    void begin(StringBuilder line) {
-    }
+    void begin(StringBuilder line) {}
 
     @Override
     void field(StringBuilder line, boolean first, String key, Object value) {
@@ -29,8 +28,7 @@ public final class LogfmtEncoder extends LineEncoder {
     }
 
     @Override
-    void end(StringBuilder line) {
-    }
+    void end(StringBuilder line) {}
 
     private static boolean bare(String text) {
         if (text.isEmpty()) {

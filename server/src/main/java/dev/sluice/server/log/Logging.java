@@ -27,16 +27,18 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
 public final class Logging {
     private static final org.slf4j.Logger log = LoggerFactory.getLogger(Logging.class);
 
-    private Logging() {
-    }
+    private Logging() {}
 
     /** Bridges java.util.logging, sets the format, logs uncaught exceptions. Idempotent. */
     public static void start(LogFormat format) {
         bridgeJavaUtilLogging();
         use(format);
         if (Thread.getDefaultUncaughtExceptionHandler() == null) {
-            Thread.setDefaultUncaughtExceptionHandler((thread, e) -> log.atError().addKeyValue("event",
-                    "uncaught_exception").addKeyValue("thread", thread.getName()).setCause(e).log());
+            Thread.setDefaultUncaughtExceptionHandler((thread, e) -> log.atError()
+                    .addKeyValue("event", "uncaught_exception")
+                    .addKeyValue("thread", thread.getName())
+                    .setCause(e)
+                    .log());
         }
     }
 
@@ -55,7 +57,8 @@ public final class Logging {
      */
     static void use(LogFormat format) {
         LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
-        for (Iterator<Appender<ILoggingEvent>> it = context.getLogger(Logger.ROOT_LOGGER_NAME).iteratorForAppenders();
+        for (Iterator<Appender<ILoggingEvent>> it =
+                        context.getLogger(Logger.ROOT_LOGGER_NAME).iteratorForAppenders();
                 it.hasNext(); ) {
             if (it.next() instanceof OutputStreamAppender<ILoggingEvent> stream
                     && stream.getEncoder() instanceof LineEncoder) {
@@ -79,7 +82,8 @@ public final class Logging {
         List<Runnable> changes = new ArrayList<>();
         for (String spec : specs) {
             int eq = spec.lastIndexOf('=');
-            String name = eq < 0 ? Logger.ROOT_LOGGER_NAME : spec.substring(0, eq).trim();
+            String name =
+                    eq < 0 ? Logger.ROOT_LOGGER_NAME : spec.substring(0, eq).trim();
             Level level = level(spec, spec.substring(eq + 1).trim());
             if (name.isEmpty()) {
                 throw new IllegalArgumentException("--log-level '" + spec + "' names no logger: write LEVEL for "
@@ -98,8 +102,9 @@ public final class Logging {
             case "warn", "warning" -> Level.WARN;
             case "error" -> Level.ERROR;
             case "off" -> Level.OFF;
-            default -> throw new IllegalArgumentException("--log-level '" + spec + "': '" + text + "' is not a level: "
-                    + "use trace, debug, info, warn, error or off, as LEVEL or LOGGER=LEVEL");
+            default ->
+                throw new IllegalArgumentException("--log-level '" + spec + "': '" + text + "' is not a level: "
+                        + "use trace, debug, info, warn, error or off, as LEVEL or LOGGER=LEVEL");
         };
     }
 }

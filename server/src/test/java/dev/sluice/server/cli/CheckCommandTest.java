@@ -19,22 +19,28 @@ class CheckCommandTest {
 
     @Test
     void showsADenialAgainstTheExampleRulesWithTheHeadersAndTheAnswerLaidOut() throws Exception {
-        try (SluiceServer server = SluiceServer.start(SluiceServer.Settings.defaults(InMemoryRateLimiter.create(),
-                RuleSet.builtinExample()).withGrpc(null))) {
+        try (SluiceServer server = SluiceServer.start(
+                SluiceServer.Settings.defaults(InMemoryRateLimiter.create(), RuleSet.builtinExample())
+                        .withGrpc(null))) {
             String url = "http://127.0.0.1:" + server.httpAddress().getPort();
             Out blocked = check("--url", url, "--domain", "api", "remote_address=203.0.113.7");
             assertThat(blocked.code).isEqualTo(1);
-            assertThat(blocked.out).startsWith("HTTP 429\n").contains("\"overall_code\": \"OVER_LIMIT\",\n")
+            assertThat(blocked.out)
+                    .startsWith("HTTP 429\n")
+                    .contains("\"overall_code\": \"OVER_LIMIT\",\n")
                     .contains("\n  \"statuses\": [\n    {\n      \"code\": \"OVER_LIMIT\",\n");
 
             Out ok = check("--url", url + "/", "-d", "example", "user=a \"quoted\" name");
             assertThat(ok.code).isZero();
-            assertThat(ok.out).startsWith("HTTP 200\nRateLimit-Policy: ").contains("\nRateLimit: ")
+            assertThat(ok.out)
+                    .startsWith("HTTP 200\nRateLimit-Policy: ")
+                    .contains("\nRateLimit: ")
                     .contains("\"overall_code\": \"OK\"");
 
             Out unreachable = check("--url", "http://127.0.0.1:1", "-d", "example", "user=a");
             assertThat(unreachable.code).isEqualTo(2);
-            assertThat(unreachable.err).startsWith("sluice check: cannot reach http://127.0.0.1:1: ")
+            assertThat(unreachable.err)
+                    .startsWith("sluice check: cannot reach http://127.0.0.1:1: ")
                     .contains("is 'sluice serve' running? pass --url");
 
             Out bad = check("--url", url, "-d", "example", "user");
@@ -45,7 +51,8 @@ class CheckCommandTest {
 
     @Test
     void indentsJsonAndLeavesStringsAlone() {
-        assertThat(CheckCommand.indent("{\"a\":[1,{\"b\":\"x,y:{z}\\\"\"}],\"e\":{},\"f\":[]}")).isEqualTo("""
+        assertThat(CheckCommand.indent("{\"a\":[1,{\"b\":\"x,y:{z}\\\"\"}],\"e\":{},\"f\":[]}"))
+                .isEqualTo("""
                 {
                   "a": [
                     1,
@@ -67,28 +74,45 @@ class CheckCommandTest {
      */
     @Test
     void checkLoadsNoneOfTheServer() throws Exception {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-verbose:class", "-cp", System.getProperty("java.class.path"), Launcher.class.getName(),
-                "check", "--url", "http://127.0.0.1:1", "-d", "example", "user=a"));
+        List<String> command = new ArrayList<>(List.of(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-verbose:class",
+                "-cp",
+                System.getProperty("java.class.path"),
+                Launcher.class.getName(),
+                "check",
+                "--url",
+                "http://127.0.0.1:1",
+                "-d",
+                "example",
+                "user=a"));
         Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("a hang guard").isTrue();
         assertThat(p.exitValue()).as(out).isEqualTo(2);
-        assertThat(out.lines().filter(l -> !l.contains("[class,load]"))).as("nothing said about logging")
+        assertThat(out.lines().filter(l -> !l.contains("[class,load]")))
+                .as("nothing said about logging")
                 .noneMatch(l -> l.contains("SLF4J"));
-        List<String> loaded = out.lines().filter(l -> l.startsWith("[") && l.contains(" source: "))
-                .map(l -> l.replaceAll("^.*\\[class,load\\] (\\S+) source.*$", "$1")).toList();
+        List<String> loaded = out.lines()
+                .filter(l -> l.startsWith("[") && l.contains(" source: "))
+                .map(l -> l.replaceAll("^.*\\[class,load\\] (\\S+) source.*$", "$1"))
+                .toList();
         assertThat(loaded).as("classes loaded").contains(CheckCommand.class.getName(), "picocli.CommandLine");
-        assertThat(loaded).filteredOn(c -> c.startsWith("dev.sluice.server.") && !c.startsWith("dev.sluice.server.cli.")
-                        || c.startsWith("dev.sluice.server.cli.ServeCommand") || c.startsWith("dev.sluice.server.cli.SluiceCommand")
-                        || c.startsWith("ch.qos.logback.") || c.startsWith("com.fasterxml.")
-                        || c.startsWith("io.netty.") || c.startsWith("io.grpc.") || c.startsWith("java.net.http.")
+        assertThat(loaded)
+                .filteredOn(c -> c.startsWith("dev.sluice.server.") && !c.startsWith("dev.sluice.server.cli.")
+                        || c.startsWith("dev.sluice.server.cli.ServeCommand")
+                        || c.startsWith("dev.sluice.server.cli.SluiceCommand")
+                        || c.startsWith("ch.qos.logback.")
+                        || c.startsWith("com.fasterxml.")
+                        || c.startsWith("io.netty.")
+                        || c.startsWith("io.grpc.")
+                        || c.startsWith("java.net.http.")
                         || c.startsWith("jdk.internal.net.http."))
-                .as("what check must not load").isEmpty();
+                .as("what check must not load")
+                .isEmpty();
     }
 
-    record Out(int code, String out, String err) {
-    }
+    record Out(int code, String out, String err) {}
 
     static Out check(String... args) {
         PrintStream out = System.out;

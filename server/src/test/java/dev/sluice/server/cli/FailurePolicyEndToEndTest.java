@@ -35,8 +35,10 @@ import org.junit.jupiter.api.Test;
  */
 class FailurePolicyEndToEndTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
     private static final String RULES = """
             domain: fp
             descriptors:
@@ -67,8 +69,10 @@ class FailurePolicyEndToEndTest {
                 Answer a = r.check(user);
                 assertThat(a.status).as(a.body()).isEqualTo(200);
                 cause = a.degradedCause();
-                assertThat(a.json.get("statuses").get(0).get("degraded").asText()).isEqualTo(cause.label());
-                assertThat(a.json.get("statuses").get(0).get("remaining").asLong()).as("a fresh key's numbers")
+                assertThat(a.json.get("statuses").get(0).get("degraded").asText())
+                        .isEqualTo(cause.label());
+                assertThat(a.json.get("statuses").get(0).get("remaining").asLong())
+                        .as("a fresh key's numbers")
                         .isEqualTo(2);
             }
             r.grpcIsDegraded(user, cause, RateLimitResponse.Code.OK);
@@ -89,7 +93,9 @@ class FailurePolicyEndToEndTest {
                 assertThat(a.status).as(a.body()).isEqualTo(429);
                 cause = a.degradedCause();
                 assertThat(a.json.get("statuses").get(0).get("code").asText()).isEqualTo("OVER_LIMIT");
-                assertThat(a.headers.firstValue("Retry-After")).as("retry when the store is probed again").hasValue("1");
+                assertThat(a.headers.firstValue("Retry-After"))
+                        .as("retry when the store is probed again")
+                        .hasValue("1");
             }
             r.grpcIsDegraded(user, cause, RateLimitResponse.Code.OVER_LIMIT);
             r.countedAndReadyButDegraded();
@@ -108,12 +114,16 @@ class FailurePolicyEndToEndTest {
                 Answer a = r.check(user);
                 assertThat(a.status).as(a.body()).isEqualTo(200);
                 cause = a.degradedCause();
-                assertThat(a.json.get("statuses").get(0).get("remaining").asLong()).isEqualTo(remaining);
+                assertThat(a.json.get("statuses").get(0).get("remaining").asLong())
+                        .isEqualTo(remaining);
             }
             Answer over = r.check(user);
-            assertThat(over.status).as("the local limiter enforces the rule: 3 per minute").isEqualTo(429);
+            assertThat(over.status)
+                    .as("the local limiter enforces the rule: 3 per minute")
+                    .isEqualTo(429);
             over.degradedCause();
-            assertThat(over.json.get("statuses").get(0).get("retry_after_ns").asLong()).isBetween(1L, 20_000_000_000L);
+            assertThat(over.json.get("statuses").get(0).get("retry_after_ns").asLong())
+                    .isBetween(1L, 20_000_000_000L);
             r.countedAndReadyButDegraded();
             r.exactAgainAfterRedisIsBack();
             Answer redisDecides = r.check(user);
@@ -121,7 +131,9 @@ class FailurePolicyEndToEndTest {
                 redisDecides = r.check(user); // a call that missed its budget on this busy machine
             }
             assertThat(redisDecides.json.has("degraded")).isFalse();
-            assertThat(redisDecides.status).as("Redis has its own state: the local one is not copied").isEqualTo(200);
+            assertThat(redisDecides.status)
+                    .as("Redis has its own state: the local one is not copied")
+                    .isEqualTo(200);
         }
     }
 
@@ -192,7 +204,9 @@ class FailurePolicyEndToEndTest {
         static Running start(FailurePolicy policy) throws Exception {
             RedisServer redis = RedisServer.start();
             Stores.Opened store = Stores.open(redis.uri(), 1, BUDGET, 1, policy);
-            assertThat(store.budget()).as("--store-timeout wins over the default").isEqualTo(BUDGET);
+            assertThat(store.budget())
+                    .as("--store-timeout wins over the default")
+                    .isEqualTo(BUDGET);
             return new Running(redis, store);
         }
 
@@ -200,9 +214,13 @@ class FailurePolicyEndToEndTest {
         Answer check(String user) throws IOException, InterruptedException {
             String body = "{\"domain\":\"fp\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"" + user
                     + "\"}]}]}";
-            HttpResponse<String> resp = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/v1/check"))
-                    .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> resp = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                            .timeout(Duration.ofSeconds(10))
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             Answer a = new Answer(resp.statusCode(), resp.headers(), JSON.readTree(resp.body()));
             if (a.json.has("degraded")) {
                 seen.merge(a.degradedCause(), 1, Integer::sum);
@@ -211,10 +229,17 @@ class FailurePolicyEndToEndTest {
         }
 
         Answer get(String path) throws IOException, InterruptedException {
-            HttpResponse<String> resp = HTTP.send(HttpRequest.newBuilder(URI.create(base + path))
-                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-            return new Answer(resp.statusCode(), resp.headers(),
-                    path.equals("/metrics") ? JSON.createObjectNode().put("text", resp.body()) : JSON.readTree(resp.body()));
+            HttpResponse<String> resp = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(base + path))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
+            return new Answer(
+                    resp.statusCode(),
+                    resp.headers(),
+                    path.equals("/metrics")
+                            ? JSON.createObjectNode().put("text", resp.body())
+                            : JSON.readTree(resp.body()));
         }
 
         /** A sample's value in the Prometheus text, e.g. {@code sluice_store_healthy} or one with its labels. */
@@ -234,7 +259,8 @@ class FailurePolicyEndToEndTest {
                 Thread.sleep(50);
                 ready = get("/readyz");
             }
-            assertThat(ready.json.get("status").asText()).as("ready within " + RECOVERY + ": " + ready.body())
+            assertThat(ready.json.get("status").asText())
+                    .as("ready within " + RECOVERY + ": " + ready.body())
                     .isEqualTo("ready");
             assertThat(ready.status).isEqualTo(200);
             assertThat(ready.json.get("store_healthy").asBoolean()).isTrue();
@@ -254,17 +280,26 @@ class FailurePolicyEndToEndTest {
         }
 
         void grpcIsDegraded(String user, Degradation cause, RateLimitResponse.Code code) throws Exception {
-            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcAddress().getPort())
-                    .usePlaintext().build();
+            ManagedChannel ch = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", server.grpcAddress().getPort())
+                    .usePlaintext()
+                    .build();
             try {
-                RateLimitResponse g = RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(10, TimeUnit.SECONDS)
-                        .shouldRateLimit(RateLimitRequest.newBuilder().setDomain("fp").addDescriptors(
-                                RateLimitDescriptor.newBuilder().addEntries(RateLimitDescriptor.Entry.newBuilder()
-                                        .setKey("user").setValue(user))).build());
+                RateLimitResponse g = RateLimitServiceGrpc.newBlockingStub(ch)
+                        .withDeadlineAfter(10, TimeUnit.SECONDS)
+                        .shouldRateLimit(RateLimitRequest.newBuilder()
+                                .setDomain("fp")
+                                .addDescriptors(RateLimitDescriptor.newBuilder()
+                                        .addEntries(RateLimitDescriptor.Entry.newBuilder()
+                                                .setKey("user")
+                                                .setValue(user)))
+                                .build());
                 assertThat(g.getOverallCode()).isEqualTo(code);
-                assertThat(g.getResponseHeadersToAddList()).extracting(HeaderValue::getKey, HeaderValue::getValue)
+                assertThat(g.getResponseHeadersToAddList())
+                        .extracting(HeaderValue::getKey, HeaderValue::getValue)
                         .contains(org.assertj.core.groups.Tuple.tuple("Sluice-Degraded", cause.label()));
-                assertThat(g.getDynamicMetadata().getFieldsOrThrow("degraded").getStringValue()).isEqualTo(cause.label());
+                assertThat(g.getDynamicMetadata().getFieldsOrThrow("degraded").getStringValue())
+                        .isEqualTo(cause.label());
             } finally {
                 ch.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
             }
@@ -278,17 +313,27 @@ class FailurePolicyEndToEndTest {
             assertThat(seen).isNotEmpty();
             for (var e : seen.entrySet()) {
                 assertThat(degradedTotal(e.getKey()) - before.getOrDefault(e.getKey(), 0.0))
-                        .as("counted as " + e.getKey().label()).isGreaterThanOrEqualTo(e.getValue());
+                        .as("counted as " + e.getKey().label())
+                        .isGreaterThanOrEqualTo(e.getValue());
             }
             Answer ready = get("/readyz");
-            assertThat(ready.status).as("the service still answers every request, by its policy").isEqualTo(200);
+            assertThat(ready.status)
+                    .as("the service still answers every request, by its policy")
+                    .isEqualTo(200);
             assertThat(ready.json.get("status").asText()).isEqualTo("degraded");
             assertThat(ready.json.get("store_healthy").asBoolean()).isFalse();
             assertThat(ready.json.get("failure_policy").asText())
-                    .isEqualTo(server.service().storeHealth().orElseThrow().policy().name().toLowerCase(java.util.Locale.ROOT));
+                    .isEqualTo(server.service()
+                            .storeHealth()
+                            .orElseThrow()
+                            .policy()
+                            .name()
+                            .toLowerCase(java.util.Locale.ROOT));
             assertThat(get("/healthz").status).isEqualTo(200);
             if (seen.keySet().stream().allMatch(Degradation::storeUnhealthy)) {
-                assertThat(metric("sluice_store_healthy")).as("the circuit is open").isZero();
+                assertThat(metric("sluice_store_healthy"))
+                        .as("the circuit is open")
+                        .isZero();
             }
         }
 
@@ -303,7 +348,9 @@ class FailurePolicyEndToEndTest {
                 Thread.sleep(50); // Lettuce reconnects on its own schedule
                 a = check(fresh());
             }
-            assertThat(a.json.has("degraded")).as("Redis decides again within " + RECOVERY).isFalse();
+            assertThat(a.json.has("degraded"))
+                    .as("Redis decides again within " + RECOVERY)
+                    .isFalse();
             awaitReady();
             exactSequence();
             awaitReady();
@@ -317,11 +364,14 @@ class FailurePolicyEndToEndTest {
             String user = fresh();
             for (long remaining = 2; remaining >= -1; remaining--) {
                 Answer a = check(user);
-                assertThat(a.json.has("degraded")).as("a healthy Redis decides: %s", a.body()).isFalse();
+                assertThat(a.json.has("degraded"))
+                        .as("a healthy Redis decides: %s", a.body())
+                        .isFalse();
                 assertThat(a.headers.firstValue("Sluice-Degraded")).isEmpty();
                 if (remaining >= 0) {
                     assertThat(a.status).as(a.body()).isEqualTo(200);
-                    assertThat(a.json.get("statuses").get(0).get("remaining").asLong()).isEqualTo(remaining);
+                    assertThat(a.json.get("statuses").get(0).get("remaining").asLong())
+                            .isEqualTo(remaining);
                 } else {
                     assertThat(a.status).as(a.body()).isEqualTo(429);
                 }

@@ -33,24 +33,31 @@ class FailurePolicyOptionsTest {
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
         int code;
         try {
-            code = SluiceCommand.commandLine().execute("serve", "--failure-policy", "fail_sometimes",
-                    "--http", "off", "--grpc", "off");
+            code = SluiceCommand.commandLine()
+                    .execute("serve", "--failure-policy", "fail_sometimes", "--http", "off", "--grpc", "off");
         } finally {
             System.setErr(err);
         }
         assertThat(code).isEqualTo(2);
-        assertThat(captured.toString(StandardCharsets.UTF_8)).contains("--failure-policy 'fail_sometimes' is unknown: "
-                + "use fail_open, fail_closed or fallback_local");
+        assertThat(captured.toString(StandardCharsets.UTF_8))
+                .contains("--failure-policy 'fail_sometimes' is unknown: "
+                        + "use fail_open, fail_closed or fallback_local");
     }
 
     @Test
     void remoteStoresGetTheirDefaultBudgetAndThePolicyEvenWhenDownAtStart() throws Exception {
         int nothing = RedisServer.freePort();
         try (Stores.Opened redis = Stores.open("redis://127.0.0.1:" + nothing, 1, null, 1, FailurePolicy.FAIL_CLOSED);
-             Stores.Opened pg = Stores.open("postgresql://sluice@127.0.0.1:" + nothing + "/sluice", 1, null, 2,
-                     FailurePolicy.FALLBACK_LOCAL)) {
-            assertThat(redis.budget()).as("the store's own default, not one of the service's")
-                    .isEqualTo(RedisRateLimiter.DEFAULT_TIME_BUDGET).isEqualTo(Stores.REDIS_BUDGET);
+                Stores.Opened pg = Stores.open(
+                        "postgresql://sluice@127.0.0.1:" + nothing + "/sluice",
+                        1,
+                        null,
+                        2,
+                        FailurePolicy.FALLBACK_LOCAL)) {
+            assertThat(redis.budget())
+                    .as("the store's own default, not one of the service's")
+                    .isEqualTo(RedisRateLimiter.DEFAULT_TIME_BUDGET)
+                    .isEqualTo(Stores.REDIS_BUDGET);
             assertThat(pg.budget()).isEqualTo(RetryPolicy.DEFAULT.budget()).isEqualTo(Stores.POSTGRES_BUDGET);
             assertThat(((FailSafeRateLimiter) redis.limiter()).policy()).isEqualTo(FailurePolicy.FAIL_CLOSED);
             assertThat(((FailSafeRateLimiter) pg.limiter()).policy()).isEqualTo(FailurePolicy.FALLBACK_LOCAL);
@@ -58,8 +65,12 @@ class FailurePolicyOptionsTest {
             var denied = redis.limiter().tryAcquire("k", limit, 1);
             assertThat(denied.allowed()).isFalse();
             assertThat(denied.degradation()).isEqualTo(Degradation.UNAVAILABLE);
-            assertThat(pg.limiter().tryAcquire("k", limit, 1).allowed()).as("local: the first of 1").isTrue();
-            assertThat(pg.limiter().tryAcquire("k", limit, 1).allowed()).as("local: over 1 a minute").isFalse();
+            assertThat(pg.limiter().tryAcquire("k", limit, 1).allowed())
+                    .as("local: the first of 1")
+                    .isTrue();
+            assertThat(pg.limiter().tryAcquire("k", limit, 1).allowed())
+                    .as("local: over 1 a minute")
+                    .isFalse();
         }
     }
 
@@ -74,7 +85,9 @@ class FailurePolicyOptionsTest {
 
     @Test
     void aMalformedStoreUriRefusesToStartInsteadOfBeingRetried() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> Stores.open("redis://", 1, null, 1,
-                FailurePolicy.FAIL_OPEN)).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("is not a Redis URI: write redis://[user:password@]host:6379[/db]");
+        org.assertj.core.api.Assertions.assertThatThrownBy(
+                        () -> Stores.open("redis://", 1, null, 1, FailurePolicy.FAIL_OPEN))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("is not a Redis URI: write redis://[user:password@]host:6379[/db]");
     }
 }

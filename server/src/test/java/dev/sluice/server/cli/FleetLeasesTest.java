@@ -36,8 +36,10 @@ class FleetLeasesTest {
     private static final int WINDOW = 400; // fixed window: 400 an hour
     private static final int REQUESTS = 2_000; // per key, spread over the nodes
     private static final long LEASE = 64; // --leases=64: each node holds at most 64 of a key
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(10)).build();
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(10))
+            .build();
     private static final String RULES = """
             domain: fleet
             descriptors:
@@ -67,7 +69,8 @@ class FleetLeasesTest {
             c.check();
             long evalshas = redisScriptCalls(port);
             System.out.printf("Redis script calls: %d for %d decisions%n", evalshas, c.decisions());
-            assertThat(evalshas).as("script calls to Redis for %d decisions", c.decisions())
+            assertThat(evalshas)
+                    .as("script calls to Redis for %d decisions", c.decisions())
                     .isLessThan(c.decisions() / 4);
         } finally {
             redis.stop();
@@ -76,9 +79,11 @@ class FleetLeasesTest {
 
     @Test
     void threeJvmsOnOnePostgres() throws Exception {
-        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
+        try (EmbeddedPostgres pg =
+                EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
             String uri = "postgresql://postgres@localhost:" + pg.getPort() + "/postgres";
-            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).isZero();
+            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri))
+                    .isZero();
             runFleet(uri).check();
         }
     }
@@ -89,28 +94,34 @@ class FleetLeasesTest {
             assertThat(Stores.leased(memory, 0)).as("--leases left out").isSameAs(memory);
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> Stores.leased(memory, 1024))
                     .isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("--leases needs a remote store").hasMessageContaining("memory");
+                    .hasMessageContaining("--leases needs a remote store")
+                    .hasMessageContaining("memory");
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> Stores.leased(memory, -5))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("--leases -5 is negative");
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("--leases -5 is negative");
         }
     }
 
     /** What the fleet admitted of each key, and the bound one shared limiter sets for the run's length. */
     private record Counts(long bucketAdmitted, long windowAdmitted, long elapsedNanos, long decisions) {
         void check() {
-            System.out.printf("fleet of %d: token bucket admitted %d of %d (+ refill), fixed window %d of %d, "
-                    + "%d decisions in %d ms%n", NODES, bucketAdmitted, BUCKET, windowAdmitted, WINDOW, decisions,
-                    elapsedNanos / 1_000_000);
+            System.out.printf(
+                    "fleet of %d: token bucket admitted %d of %d (+ refill), fixed window %d of %d, "
+                            + "%d decisions in %d ms%n",
+                    NODES, bucketAdmitted, BUCKET, windowAdmitted, WINDOW, decisions, elapsedNanos / 1_000_000);
             // the token bucket gives one permit back every 6 s: during the run at most this many came back
             long refilled = elapsedNanos / TimeUnit.SECONDS.toNanos(6) + 1;
-            assertThat(bucketAdmitted).as("token bucket %d an hour, %d decisions, %d ms run", BUCKET, REQUESTS,
-                    elapsedNanos / 1_000_000).isLessThanOrEqualTo(BUCKET + refilled);
+            assertThat(bucketAdmitted)
+                    .as("token bucket %d an hour, %d decisions, %d ms run", BUCKET, REQUESTS, elapsedNanos / 1_000_000)
+                    .isLessThanOrEqualTo(BUCKET + refilled);
             // an hour-long window: at most two windows meet a run this short
             assertThat(windowAdmitted).as("fixed window %d an hour", WINDOW).isLessThanOrEqualTo(2L * WINDOW);
             // under-admission is bounded by what the nodes may hold; every node is asked until the end
-            assertThat(bucketAdmitted).as("token bucket admitted at least capacity − nodes × lease")
+            assertThat(bucketAdmitted)
+                    .as("token bucket admitted at least capacity − nodes × lease")
                     .isGreaterThanOrEqualTo(BUCKET - NODES * (LEASE + 1));
-            assertThat(windowAdmitted).as("fixed window admitted at least limit − nodes × lease")
+            assertThat(windowAdmitted)
+                    .as("fixed window admitted at least limit − nodes × lease")
                     .isGreaterThanOrEqualTo(WINDOW - NODES * (LEASE + 1));
         }
     }
@@ -124,11 +135,29 @@ class FleetLeasesTest {
             for (int i = 0; i < NODES; i++) {
                 int http = freePort();
                 Path log = dir.resolve("node-" + i + "-" + System.nanoTime() + ".log");
-                nodes.add(new ProcessBuilder(javaBin(), "-Xmx128m", "-cp", System.getProperty("java.class.path"),
-                        SluiceCommand.class.getName(), "serve", "--store", store, "--leases=" + LEASE,
-                        "--store-timeout", "5s", "--failure-policy", "fail_closed",
-                        "--config", rules.toString(), "--http", "127.0.0.1:" + http, "--grpc", "off")
-                        .redirectErrorStream(true).redirectOutput(log.toFile()).start());
+                nodes.add(new ProcessBuilder(
+                                javaBin(),
+                                "-Xmx128m",
+                                "-cp",
+                                System.getProperty("java.class.path"),
+                                SluiceCommand.class.getName(),
+                                "serve",
+                                "--store",
+                                store,
+                                "--leases=" + LEASE,
+                                "--store-timeout",
+                                "5s",
+                                "--failure-policy",
+                                "fail_closed",
+                                "--config",
+                                rules.toString(),
+                                "--http",
+                                "127.0.0.1:" + http,
+                                "--grpc",
+                                "off")
+                        .redirectErrorStream(true)
+                        .redirectOutput(log.toFile())
+                        .start());
                 bases.add("http://127.0.0.1:" + http);
             }
             for (int i = 0; i < NODES; i++) {
@@ -173,9 +202,13 @@ class FleetLeasesTest {
     }
 
     private static int check(String base, String key) throws IOException, InterruptedException {
-        String body = "{\"domain\":\"fleet\",\"descriptors\":[{\"entries\":[{\"key\":\"" + key + "\",\"value\":\"hot\"}]}]}";
-        HttpRequest r = HttpRequest.newBuilder(URI.create(base + "/v1/check")).timeout(Duration.ofSeconds(60))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build();
+        String body =
+                "{\"domain\":\"fleet\",\"descriptors\":[{\"entries\":[{\"key\":\"" + key + "\",\"value\":\"hot\"}]}]}";
+        HttpRequest r = HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build();
         return HTTP.send(r, HttpResponse.BodyHandlers.discarding()).statusCode();
     }
 
@@ -183,10 +216,15 @@ class FleetLeasesTest {
     private static void awaitReady(String base, Process node) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
         while (System.nanoTime() < deadline) {
-            assertThat(node.isAlive()).as("node %s exited with %s", base, node.isAlive() ? "" : node.exitValue()).isTrue();
+            assertThat(node.isAlive())
+                    .as("node %s exited with %s", base, node.isAlive() ? "" : node.exitValue())
+                    .isTrue();
             try {
-                HttpResponse<Void> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/readyz"))
-                        .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding());
+                HttpResponse<Void> r = HTTP.send(
+                        HttpRequest.newBuilder(URI.create(base + "/readyz"))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.discarding());
                 if (r.statusCode() == 200) {
                     return;
                 }

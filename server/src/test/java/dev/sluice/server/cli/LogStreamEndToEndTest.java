@@ -37,10 +37,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class LogStreamEndToEndTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
     /** A hang guard for each step that waits on the service (a JVM start, a reconnect, a reload), not a budget. */
     private static final Duration GUARD = Duration.ofSeconds(90);
+
     private static final String RULES = """
             domain: logs
             descriptors:
@@ -83,29 +86,40 @@ class LogStreamEndToEndTest {
     /** What each source must have written, in whichever format. */
     private static void assertTheWholeStory(List<Map<String, String>> events) {
         for (Map<String, String> e : events) {
-            assertThat(List.copyOf(e.keySet()).subList(0, 3)).as("fixed leading keys of %s", e)
+            assertThat(List.copyOf(e.keySet()).subList(0, 3))
+                    .as("fixed leading keys of %s", e)
                     .containsExactly("time", "level", "logger");
             assertThat(Instant.parse(e.get("time"))).isNotNull();
             assertThat(e.get("level")).isIn("TRACE", "DEBUG", "INFO", "WARN", "ERROR");
         }
         Map<String, String> started = only(events, e -> "started".equals(e.get("event")));
-        assertThat(started).containsEntry("logger", "dev.sluice.server.cli.ServeCommand")
-                .containsEntry("store", "redis").containsEntry("store_budget", "1s")
+        assertThat(started)
+                .containsEntry("logger", "dev.sluice.server.cli.ServeCommand")
+                .containsEntry("store", "redis")
+                .containsEntry("store_budget", "1s")
                 .containsEntry("failure_policy", "fail_open");
         assertThat(started.get("http")).matches("127\\.0\\.0\\.1:\\d+");
         assertThat(started.get("grpc")).matches("127\\.0\\.0\\.1:\\d+");
-        assertThat(any(events, e -> "rules_reloaded".equals(e.get("event"))).get("rules")).isEqualTo("1");
-        assertThat(any(events, e -> "rules_reload_refused".equals(e.get("event"))).get("problems"))
-                .contains("rules.yaml:").contains("not valid YAML");
+        assertThat(any(events, e -> "rules_reloaded".equals(e.get("event"))).get("rules"))
+                .isEqualTo("1");
+        assertThat(any(events, e -> "rules_reload_refused".equals(e.get("event")))
+                        .get("problems"))
+                .contains("rules.yaml:")
+                .contains("not valid YAML");
         any(events, e -> "shutdown_finished".equals(e.get("event")));
         // sluice-core has no dependency: its failure-policy lines are System.Logger's, with a plain message
-        assertThat(any(events, e -> e.get("logger").startsWith("dev.sluice.failsafe.")).get("msg")).isNotBlank();
+        assertThat(any(events, e -> e.get("logger").startsWith("dev.sluice.failsafe."))
+                        .get("msg"))
+                .isNotBlank();
         // grpc-java's own code logs through java.util.logging only; its shaded Netty through slf4j
         String shadedNetty = "io.grpc.netty.shaded.io.netty.";
-        any(events, e -> e.get("logger").startsWith("io.grpc.") && !e.get("logger").startsWith(shadedNetty));
+        any(
+                events,
+                e -> e.get("logger").startsWith("io.grpc.") && !e.get("logger").startsWith(shadedNetty));
         any(events, e -> e.get("logger").startsWith(shadedNetty));
         any(events, e -> e.get("logger").startsWith("io.netty."));
-        assertThat(any(events, e -> e.get("logger").startsWith("io.lettuce.")).get("msg")).isNotBlank();
+        assertThat(any(events, e -> e.get("logger").startsWith("io.lettuce.")).get("msg"))
+                .isNotBlank();
     }
 
     private List<String> serveThroughAnOutageAndTwoReloads(String format) throws Exception {
@@ -116,27 +130,55 @@ class LogStreamEndToEndTest {
         int http = RedisServer.freePort();
         int grpc = RedisServer.freePort();
         try (RedisServer redis = RedisServer.start()) {
-            Process serve = new ProcessBuilder(javaBin(), "-Xmx128m", "-cp", System.getProperty("java.class.path"),
-                    SluiceCommand.class.getName(), "serve", "--store", redis.uri(), "--store-timeout", "1s",
-                    "--config", rules.toString(), "--reload-interval", "100ms",
-                    "--http", "127.0.0.1:" + http, "--grpc", "127.0.0.1:" + grpc, "--log-format", format,
-                    "--log-level", "io.grpc=debug", "--log-level", "io.netty=debug",
-                    "--log-level", "io.lettuce.core.protocol.ConnectionWatchdog=info",
-                    "--log-level", "io.lettuce.core.protocol.ReconnectionHandler=info")
-                    .redirectError(stderr.toFile()).redirectOutput(stdout.toFile()).start();
+            Process serve = new ProcessBuilder(
+                            javaBin(),
+                            "-Xmx128m",
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            SluiceCommand.class.getName(),
+                            "serve",
+                            "--store",
+                            redis.uri(),
+                            "--store-timeout",
+                            "1s",
+                            "--config",
+                            rules.toString(),
+                            "--reload-interval",
+                            "100ms",
+                            "--http",
+                            "127.0.0.1:" + http,
+                            "--grpc",
+                            "127.0.0.1:" + grpc,
+                            "--log-format",
+                            format,
+                            "--log-level",
+                            "io.grpc=debug",
+                            "--log-level",
+                            "io.netty=debug",
+                            "--log-level",
+                            "io.lettuce.core.protocol.ConnectionWatchdog=info",
+                            "--log-level",
+                            "io.lettuce.core.protocol.ReconnectionHandler=info")
+                    .redirectError(stderr.toFile())
+                    .redirectOutput(stdout.toFile())
+                    .start();
             try {
                 String base = "http://127.0.0.1:" + http;
                 await("ready", () -> status(base + "/readyz") == 200, serve);
                 redis.kill();
                 await("a degraded answer while Redis is down", () -> degraded(base), serve);
-                await("sluice-core's line that the store is failing (the circuit opens after a few failures)",
-                        () -> degraded(base) && Files.readString(stderr).contains("dev.sluice.failsafe."), serve);
+                await(
+                        "sluice-core's line that the store is failing (the circuit opens after a few failures)",
+                        () -> degraded(base) && Files.readString(stderr).contains("dev.sluice.failsafe."),
+                        serve);
                 redis.restart();
                 await("Redis's answer again", () -> !degraded(base), serve);
                 Files.writeString(rules, RULES.formatted(5), StandardCharsets.UTF_8);
                 await("the valid change applied", () -> Files.readString(stderr).contains("rules_reloaded"), serve);
                 Files.writeString(rules, RULES.formatted(5) + "  - key: [\n", StandardCharsets.UTF_8);
-                await("the invalid change refused", () -> Files.readString(stderr).contains("rules_reload_refused"),
+                await(
+                        "the invalid change refused",
+                        () -> Files.readString(stderr).contains("rules_reload_refused"),
                         serve);
             } finally {
                 serve.destroy(); // SIGTERM: the graceful shutdown logs too
@@ -145,8 +187,11 @@ class LogStreamEndToEndTest {
                 }
             }
         }
-        assertThat(Files.readString(stdout)).as("the banner, for people, on stdout")
-                .contains("sluice is serving").doesNotContain("time=").doesNotContain("\"time\"");
+        assertThat(Files.readString(stdout))
+                .as("the banner, for people, on stdout")
+                .contains("sluice is serving")
+                .doesNotContain("time=")
+                .doesNotContain("\"time\"");
         List<String> lines = Files.readAllLines(stderr, StandardCharsets.UTF_8);
         assertThat(lines).as("stderr").isNotEmpty();
         return lines;
@@ -154,18 +199,27 @@ class LogStreamEndToEndTest {
 
     private static Map<String, String> fields(JsonNode node) {
         Map<String, String> out = new LinkedHashMap<>();
-        node.fields().forEachRemaining(f -> out.put(f.getKey(), f.getValue().isArray()
-                ? StreamSupport.stream(f.getValue().spliterator(), false).map(JsonNode::asText)
-                        .collect(Collectors.joining(","))
-                : f.getValue().asText()));
+        node.fields()
+                .forEachRemaining(f -> out.put(
+                        f.getKey(),
+                        f.getValue().isArray()
+                                ? StreamSupport.stream(f.getValue().spliterator(), false)
+                                        .map(JsonNode::asText)
+                                        .collect(Collectors.joining(","))
+                                : f.getValue().asText()));
         return out;
     }
 
     private static Map<String, String> any(List<Map<String, String>> events, Predicate<Map<String, String>> which) {
-        return events.stream().filter(which).findFirst()
+        return events.stream()
+                .filter(which)
+                .findFirst()
                 .orElseThrow(() -> new AssertionError("no such line among " + events.size() + ", whose loggers and "
-                        + "events are " + events.stream().map(e -> e.get("logger") + " " + e.getOrDefault("event", ""))
-                        .distinct().toList()));
+                        + "events are "
+                        + events.stream()
+                                .map(e -> e.get("logger") + " " + e.getOrDefault("event", ""))
+                                .distinct()
+                                .toList()));
     }
 
     private static Map<String, String> only(List<Map<String, String>> events, Predicate<Map<String, String>> which) {
@@ -177,17 +231,25 @@ class LogStreamEndToEndTest {
     private static boolean degraded(String base) throws IOException, InterruptedException {
         String body = "{\"domain\":\"logs\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"u"
                 + System.nanoTime() + "\"}]}]}";
-        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/v1/check"))
-                .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = HTTP.send(
+                HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                        .timeout(Duration.ofSeconds(10))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         return r.headers().firstValue("Sluice-Degraded").isPresent();
     }
 
     private static int status(String url) throws InterruptedException {
         try {
-            return HTTP.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(5)).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode();
+            return HTTP.send(
+                            HttpRequest.newBuilder(URI.create(url))
+                                    .timeout(Duration.ofSeconds(5))
+                                    .build(),
+                            HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
         } catch (IOException notListeningYet) {
             return -1;
         }
@@ -201,7 +263,9 @@ class LogStreamEndToEndTest {
     private static void await(String what, Condition condition, Process serve) throws Exception {
         long deadline = System.nanoTime() + GUARD.toNanos();
         while (!condition.holds()) {
-            assertThat(serve.isAlive()).as("sluice serve exited while waiting for " + what).isTrue();
+            assertThat(serve.isAlive())
+                    .as("sluice serve exited while waiting for " + what)
+                    .isTrue();
             assertThat(System.nanoTime()).as("waited for " + what).isLessThan(deadline);
             Thread.sleep(50);
         }

@@ -13,16 +13,19 @@ class MigrateCommandTest {
 
     @Test
     void saysWhatItCreatedOnAFreshDatabaseAndThatNothingWasNeededAfter() throws Exception {
-        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
+        try (EmbeddedPostgres pg =
+                EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
             String uri = "postgresql://postgres@localhost:" + pg.getPort() + "/postgres";
 
             String fresh = migrate(uri);
-            assertThat(fresh).startsWith("sluice migrate: created 3 tables (sluice_bucket, sluice_log, sluice_window), ")
+            assertThat(fresh)
+                    .startsWith("sluice migrate: created 3 tables (sluice_bucket, sluice_log, sluice_window), ")
                     .contains(" indexes and 15 functions in schema public on postgresql://postgres@localhost:"
                             + pg.getPort() + "/postgres");
 
-            assertThat(migrate(uri)).isEqualTo("sluice migrate: nothing to do: the Sluice schema in public was already "
-                    + "up to date on postgresql://postgres@localhost:" + pg.getPort() + "/postgres\n");
+            assertThat(migrate(uri))
+                    .isEqualTo("sluice migrate: nothing to do: the Sluice schema in public was already "
+                            + "up to date on postgresql://postgres@localhost:" + pg.getPort() + "/postgres\n");
         }
     }
 
@@ -31,7 +34,8 @@ class MigrateCommandTest {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).isZero();
+            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri))
+                    .isZero();
         } finally {
             System.setOut(out);
         }

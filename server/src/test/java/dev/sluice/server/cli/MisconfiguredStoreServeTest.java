@@ -47,9 +47,12 @@ class MisconfiguredStoreServeTest {
                 host all all 127.0.0.1/32 scram-sha-256
                 host all all ::1/128 scram-sha-256
                 """);
-        pg = EmbeddedPostgres.builder().setServerConfig("hba_file", hba.toString()).setServerConfig("fsync", "off")
+        pg = EmbeddedPostgres.builder()
+                .setServerConfig("hba_file", hba.toString())
+                .setServerConfig("fsync", "off")
                 .start();
-        try (Connection c = pg.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
+        try (Connection c = pg.getPostgresDatabase().getConnection();
+                Statement st = c.createStatement()) {
             st.execute("create role sluice login password '" + PASSWORD + "'");
         }
     }
@@ -77,33 +80,39 @@ class MisconfiguredStoreServeTest {
         return new Run(code, captured.toString(StandardCharsets.UTF_8));
     }
 
-    record Run(int code, String stderr) {
-    }
+    record Run(int code, String stderr) {}
 
     @Test
     void aWrongPostgresPasswordStopsTheStartWithTheMessageAndTheFlag() {
         Run r = serve("--store", "postgresql://sluice:not-" + PASSWORD + "@127.0.0.1:" + pg.getPort() + "/postgres");
         assertThat(r.code()).as(r.stderr()).isEqualTo(2);
-        assertThat(r.stderr()).contains("event=start_refused").contains("cannot connect to PostgreSQL at jdbc:postgresql://"
+        assertThat(r.stderr())
+                .contains("event=start_refused")
+                .contains("cannot connect to PostgreSQL at jdbc:postgresql://"
                         + "127.0.0.1:" + pg.getPort() + "/postgres?user=sluice&password=***: the database refused the"
                         + " password")
-                .contains("SQLSTATE 28P01").contains("--start-despite-misconfigured-store").doesNotContain(PASSWORD);
+                .contains("SQLSTATE 28P01")
+                .contains("--start-despite-misconfigured-store")
+                .doesNotContain(PASSWORD);
     }
 
     @Test
     void anUnknownRedisHostStopsTheStart() {
         Run r = serve("--store", "redis://no-such-host.invalid:6379");
         assertThat(r.code()).as(r.stderr()).isEqualTo(2);
-        assertThat(r.stderr()).contains("event=start_refused").contains("Redis at redis://no-such-host.invalid:6379 names a"
-                + " host that does not resolve");
+        assertThat(r.stderr())
+                .contains("event=start_refused")
+                .contains("Redis at redis://no-such-host.invalid:6379 names a" + " host that does not resolve");
     }
 
     @Test
     void aRedisUrlAtPostgresqlsPortStopsTheStart() {
         Run r = serve("--store", "redis://127.0.0.1:" + pg.getPort());
         assertThat(r.code()).as(r.stderr()).isEqualTo(2);
-        assertThat(r.stderr()).contains("event=start_refused").contains("redis://127.0.0.1:" + pg.getPort()
-                + " is a PostgreSQL server, not Redis: check the host and port in the URI");
+        assertThat(r.stderr())
+                .contains("event=start_refused")
+                .contains("redis://127.0.0.1:" + pg.getPort()
+                        + " is a PostgreSQL server, not Redis: check the host and port in the URI");
     }
 
     @Test
@@ -127,7 +136,9 @@ class MisconfiguredStoreServeTest {
             assertThat(d.allowed()).as("fail closed").isFalse();
         }
         ByteArrayOutputStream help = new ByteArrayOutputStream();
-        SluiceCommand.commandLine().getSubcommands().get("serve")
+        SluiceCommand.commandLine()
+                .getSubcommands()
+                .get("serve")
                 .usage(new PrintStream(help, true, StandardCharsets.UTF_8));
         assertThat(help.toString(StandardCharsets.UTF_8)).contains("--start-despite-misconfigured-store");
     }
@@ -135,8 +146,12 @@ class MisconfiguredStoreServeTest {
     @Test
     void aPortThatNeverAnswersIsAnOutageTheServiceStartsDegraded() throws Exception {
         try (ServerSocket silent = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-                Stores.Opened store = Stores.open("redis://127.0.0.1:" + silent.getLocalPort(), 1,
-                        Duration.ofMillis(500), 1, FailurePolicy.FAIL_OPEN)) {
+                Stores.Opened store = Stores.open(
+                        "redis://127.0.0.1:" + silent.getLocalPort(),
+                        1,
+                        Duration.ofMillis(500),
+                        1,
+                        FailurePolicy.FAIL_OPEN)) {
             Decision d = store.limiter().tryAcquire("k", Limit.tokenBucket(1, Rate.perSecond(1)));
             assertThat(d.degradation()).isIn(Degradation.UNAVAILABLE, Degradation.TIMEOUT);
             assertThat(d.allowed()).as("fail open").isTrue();

@@ -22,7 +22,8 @@ class PortInUseTest {
             int port = taken.getLocalPort();
             Run run = serve("--http", "127.0.0.1:" + port, "--grpc", "off");
             assertThat(run.code).isEqualTo(2);
-            assertThat(run.err).contains("event=start_refused reason=\"127.0.0.1:" + port + " is in use (--http): ")
+            assertThat(run.err)
+                    .contains("event=start_refused reason=\"127.0.0.1:" + port + " is in use (--http): ")
                     .contains("Address already in use")
                     .contains("choose another port, e.g. --http 127.0.0.1:" + (port + 100));
         }
@@ -34,13 +35,13 @@ class PortInUseTest {
             int port = taken.getLocalPort();
             Run run = serve("--http", "127.0.0.1:0", "--grpc", "127.0.0.1:" + port);
             assertThat(run.code).isEqualTo(2);
-            assertThat(run.err).contains("event=start_refused reason=\"127.0.0.1:" + port + " is in use (--grpc): ")
+            assertThat(run.err)
+                    .contains("event=start_refused reason=\"127.0.0.1:" + port + " is in use (--grpc): ")
                     .contains("e.g. --grpc 127.0.0.1:" + (port + 100) + " (--grpc off: no gRPC)");
         }
     }
 
-    record Run(int code, String err) {
-    }
+    record Run(int code, String err) {}
 
     static Run serve(String... flags) {
         String[] args = new String[flags.length + 1];
@@ -50,7 +51,8 @@ class PortInUseTest {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            int code = assertTimeoutPreemptively(GUARD, () -> SluiceCommand.commandLine().execute(args));
+            int code = assertTimeoutPreemptively(
+                    GUARD, () -> SluiceCommand.commandLine().execute(args));
             return new Run(code, captured.toString(StandardCharsets.UTF_8));
         } finally {
             System.setErr(err);

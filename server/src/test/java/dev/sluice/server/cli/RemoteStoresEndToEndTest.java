@@ -34,7 +34,8 @@ import org.junit.jupiter.api.Test;
  */
 class RemoteStoresEndToEndTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private static final String RULES = """
             domain: e2e
             descriptors:
@@ -59,7 +60,8 @@ class RemoteStoresEndToEndTest {
         int port = freePort();
         redis.embedded.RedisServer redis = new redis.embedded.RedisServer(port);
         redis.start();
-        try (Stores.Opened store = Stores.open("redis://127.0.0.1:" + port, 1, Duration.ofSeconds(2), 1, FailurePolicy.FAIL_CLOSED)) {
+        try (Stores.Opened store =
+                Stores.open("redis://127.0.0.1:" + port, 1, Duration.ofSeconds(2), 1, FailurePolicy.FAIL_CLOSED)) {
             assertThat(store.name()).isEqualTo("redis");
             exercise(store);
         } finally {
@@ -69,10 +71,14 @@ class RemoteStoresEndToEndTest {
 
     @Test
     void postgresStore() throws Exception {
-        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
+        try (EmbeddedPostgres pg =
+                EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
             String uri = "postgresql://postgres@localhost:" + pg.getPort() + "/postgres";
-            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).isZero();
-            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).as("idempotent").isZero();
+            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri))
+                    .isZero();
+            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri))
+                    .as("idempotent")
+                    .isZero();
             try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(store.name()).isEqualTo("postgres");
                 expiredRowsAreDeleted(store, pg); // before exercise(), whose server closes the store
@@ -83,18 +89,25 @@ class RemoteStoresEndToEndTest {
 
     @Test
     void aDatabaseWithoutTheSchemaGetsItAtStartAndTheLogSaysSo() throws Exception {
-        ch.qos.logback.classic.Logger storesLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-                Stores.class);
+        ch.qos.logback.classic.Logger storesLog =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(Stores.class);
         ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> logged =
                 new ch.qos.logback.core.read.ListAppender<>();
         logged.start();
         storesLog.addAppender(logged);
-        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
+        try (EmbeddedPostgres pg =
+                EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
             String uri = "postgresql://postgres@localhost:" + pg.getPort() + "/postgres";
             try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
-                assertThat(store.limiter().tryAcquire("k", Limit.tokenBucket(1, Rate.perHour(1))).allowed())
-                        .as("decided by the store on the tables serve created").isTrue();
-                assertThat(store.limiter().tryAcquire("k", Limit.tokenBucket(1, Rate.perHour(1))).allowed()).isFalse();
+                assertThat(store.limiter()
+                                .tryAcquire("k", Limit.tokenBucket(1, Rate.perHour(1)))
+                                .allowed())
+                        .as("decided by the store on the tables serve created")
+                        .isTrue();
+                assertThat(store.limiter()
+                                .tryAcquire("k", Limit.tokenBucket(1, Rate.perHour(1)))
+                                .allowed())
+                        .isFalse();
             }
             try (Stores.Opened again = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(again.name()).isEqualTo("postgres");
@@ -103,28 +116,41 @@ class RemoteStoresEndToEndTest {
             storesLog.detachAppender(logged);
         }
         List<String> created = logged.list.stream()
-                .map(e -> e.getKeyValuePairs() == null ? "" : e.getKeyValuePairs().toString())
-                .filter(kv -> kv.contains("event=\"schema_created\"")).toList();
-        assertThat(created).as("one line when the tables were created, none when they were there").singleElement()
-                .asString().contains("schema=\"public\"").contains("prefix=\"sluice_\"").contains("created them");
+                .map(e ->
+                        e.getKeyValuePairs() == null ? "" : e.getKeyValuePairs().toString())
+                .filter(kv -> kv.contains("event=\"schema_created\""))
+                .toList();
+        assertThat(created)
+                .as("one line when the tables were created, none when they were there")
+                .singleElement()
+                .asString()
+                .contains("schema=\"public\"")
+                .contains("prefix=\"sluice_\"")
+                .contains("created them");
     }
 
     /** The service runs the expiry cleaner: a key back to a fresh state leaves the table without being asked. */
     private static void expiredRowsAreDeleted(Stores.Opened store, EmbeddedPostgres pg) throws Exception {
         String key = "expiring:" + UUID.randomUUID();
-        assertThat(store.limiter().tryAcquire(key, Limit.tokenBucket(1, Rate.of(1, Duration.ofMillis(1)))).allowed())
+        assertThat(store.limiter()
+                        .tryAcquire(key, Limit.tokenBucket(1, Rate.of(1, Duration.ofMillis(1))))
+                        .allowed())
                 .isTrue();
         try (java.sql.Connection c = pg.getPostgresDatabase().getConnection();
-             java.sql.PreparedStatement count = c.prepareStatement("select count(*) from sluice_bucket where key = ?")) {
+                java.sql.PreparedStatement count =
+                        c.prepareStatement("select count(*) from sluice_bucket where key = ?")) {
             count.setString(1, key);
             long rows = rows(count);
             assertThat(rows).as("the row exists after the decision").isEqualTo(1);
-            long deadline = System.nanoTime() + Stores.CLEANER_INTERVAL.multipliedBy(6).toNanos();
+            long deadline =
+                    System.nanoTime() + Stores.CLEANER_INTERVAL.multipliedBy(6).toNanos();
             while (rows > 0 && System.nanoTime() < deadline) {
                 Thread.sleep(100); // the cleaner runs on real time
                 rows = rows(count);
             }
-            assertThat(rows).as("rows of the expired key left after six cleaner intervals").isZero();
+            assertThat(rows)
+                    .as("rows of the expired key left after six cleaner intervals")
+                    .isZero();
         }
     }
 
@@ -142,13 +168,22 @@ class RemoteStoresEndToEndTest {
             String base = "http://127.0.0.1:" + server.httpAddress().getPort();
             String user = UUID.randomUUID().toString();
             for (int remaining = 2; remaining >= 0; remaining--) {
-                HttpResponse<String> r = post(base, "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
-                        + user + "\"}]}]}");
+                HttpResponse<String> r = post(
+                        base,
+                        "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"" + user
+                                + "\"}]}]}");
                 assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-                assertThat(JSON.readTree(r.body()).get("statuses").get(0).get("remaining").asLong()).isEqualTo(remaining);
+                assertThat(JSON.readTree(r.body())
+                                .get("statuses")
+                                .get(0)
+                                .get("remaining")
+                                .asLong())
+                        .isEqualTo(remaining);
             }
-            HttpResponse<String> over = post(base, "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
-                    + user + "\"}]}]}");
+            HttpResponse<String> over = post(
+                    base,
+                    "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"" + user
+                            + "\"}]}]}");
             assertThat(over.statusCode()).isEqualTo(429);
             JsonNode st = JSON.readTree(over.body()).get("statuses").get(0);
             assertThat(st.get("retry_after_ns").asLong()).isBetween(1L, 20_000_000_000L);
@@ -156,17 +191,24 @@ class RemoteStoresEndToEndTest {
 
             // all or nothing across two descriptors, on the store
             String ip = UUID.randomUUID().toString();
-            String both = "{\"domain\":\"e2e\",\"hits\":2,\"descriptors\":[{\"entries\":[{\"key\":\"ip\",\"value\":\"" + ip
-                    + "\"}]},{\"entries\":[{\"key\":\"user\",\"value\":\"" + ip + "\"}]}]}";
+            String both = "{\"domain\":\"e2e\",\"hits\":2,\"descriptors\":[{\"entries\":[{\"key\":\"ip\",\"value\":\""
+                    + ip + "\"}]},{\"entries\":[{\"key\":\"user\",\"value\":\"" + ip + "\"}]}]}";
             assertThat(post(base, both).statusCode()).isEqualTo(200);
             assertThat(post(base, both).statusCode()).isEqualTo(429);
-            HttpResponse<String> userAlone = post(base, "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
-                    + ip + "\"}]}]}");
-            assertThat(JSON.readTree(userAlone.body()).get("statuses").get(0).get("remaining").asLong())
-                    .as("the denied pair took nothing").isZero();
+            HttpResponse<String> userAlone = post(
+                    base,
+                    "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"" + ip
+                            + "\"}]}]}");
+            assertThat(JSON.readTree(userAlone.body())
+                            .get("statuses")
+                            .get(0)
+                            .get("remaining")
+                            .asLong())
+                    .as("the denied pair took nothing")
+                    .isZero();
 
-            HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/readyz")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> ready = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(base + "/readyz")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(ready.statusCode()).isEqualTo(200);
             assertThat(ready.body()).contains(store.name());
 
@@ -175,10 +217,15 @@ class RemoteStoresEndToEndTest {
             String hot = UUID.randomUUID().toString();
             List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> many = new java.util.ArrayList<>();
             for (int i = 0; i < 80; i++) {
-                many.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create(base + "/v1/check")).timeout(Duration.ofSeconds(20))
-                        .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
-                                "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"burst\",\"value\":\""
-                                        + hot + "\"}]}]}")).build(), HttpResponse.BodyHandlers.ofString()));
+                many.add(HTTP.sendAsync(
+                        HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                                .timeout(Duration.ofSeconds(20))
+                                .header("Content-Type", "application/json")
+                                .POST(HttpRequest.BodyPublishers.ofString(
+                                        "{\"domain\":\"e2e\",\"descriptors\":[{\"entries\":[{\"key\":\"burst\",\"value\":\""
+                                                + hot + "\"}]}]}"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString()));
             }
             long httpOk = 0;
             for (var f : many) {
@@ -188,14 +235,22 @@ class RemoteStoresEndToEndTest {
             }
             assertThat(httpOk).as("HTTP answers OK on a limit of 25").isEqualTo(25);
 
-            ManagedChannel ch = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcAddress().getPort()).usePlaintext().build();
+            ManagedChannel ch = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", server.grpcAddress().getPort())
+                    .usePlaintext()
+                    .build();
             try {
                 var stub = RateLimitServiceGrpc.newFutureStub(ch).withDeadlineAfter(30, TimeUnit.SECONDS);
-                List<com.google.common.util.concurrent.ListenableFuture<RateLimitResponse>> calls = new java.util.ArrayList<>();
+                List<com.google.common.util.concurrent.ListenableFuture<RateLimitResponse>> calls =
+                        new java.util.ArrayList<>();
                 for (int i = 0; i < 80; i++) {
-                    calls.add(stub.shouldRateLimit(RateLimitRequest.newBuilder().setDomain("e2e").addDescriptors(
-                            RateLimitDescriptor.newBuilder().addEntries(RateLimitDescriptor.Entry.newBuilder()
-                                    .setKey("burst").setValue("grpc-" + hot))).build()));
+                    calls.add(stub.shouldRateLimit(RateLimitRequest.newBuilder()
+                            .setDomain("e2e")
+                            .addDescriptors(RateLimitDescriptor.newBuilder()
+                                    .addEntries(RateLimitDescriptor.Entry.newBuilder()
+                                            .setKey("burst")
+                                            .setValue("grpc-" + hot)))
+                            .build()));
                 }
                 long grpcOk = 0;
                 for (var f : calls) {
@@ -203,10 +258,15 @@ class RemoteStoresEndToEndTest {
                 }
                 assertThat(grpcOk).as("gRPC answers OK on a limit of 25").isEqualTo(25);
 
-                RateLimitResponse g = RateLimitServiceGrpc.newBlockingStub(ch).withDeadlineAfter(20, TimeUnit.SECONDS)
-                        .shouldRateLimit(RateLimitRequest.newBuilder().setDomain("e2e").addDescriptors(
-                                RateLimitDescriptor.newBuilder().addEntries(RateLimitDescriptor.Entry.newBuilder()
-                                        .setKey("user").setValue("grpc-" + user))).build());
+                RateLimitResponse g = RateLimitServiceGrpc.newBlockingStub(ch)
+                        .withDeadlineAfter(20, TimeUnit.SECONDS)
+                        .shouldRateLimit(RateLimitRequest.newBuilder()
+                                .setDomain("e2e")
+                                .addDescriptors(RateLimitDescriptor.newBuilder()
+                                        .addEntries(RateLimitDescriptor.Entry.newBuilder()
+                                                .setKey("user")
+                                                .setValue("grpc-" + user)))
+                                .build());
                 assertThat(g.getOverallCode()).isEqualTo(RateLimitResponse.Code.OK);
                 assertThat(g.getStatuses(0).getLimitRemaining()).isEqualTo(2);
             } finally {
@@ -216,8 +276,12 @@ class RemoteStoresEndToEndTest {
     }
 
     private static HttpResponse<String> post(String base, String body) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create(base + "/v1/check")).timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+        return HTTP.send(
+                HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                        .timeout(Duration.ofSeconds(10))
+                        .header("Content-Type", "application/json")
+                        .POST(HttpRequest.BodyPublishers.ofString(body))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 

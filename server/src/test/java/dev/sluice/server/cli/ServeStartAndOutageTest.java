@@ -35,7 +35,8 @@ import org.junit.jupiter.api.Test;
  */
 class ServeStartAndOutageTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     /** A {@code serve} process: stdout and stderr in files of their own. */
     private static final class Serve implements AutoCloseable {
@@ -49,17 +50,32 @@ class ServeStartAndOutageTest {
             this.base = "http://127.0.0.1:" + port;
             this.out = dir.resolve("serve-" + port + ".out");
             this.err = dir.resolve("serve-" + port + ".err");
-            this.process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-Xmx256m", "-cp", System.getProperty("java.class.path"), SluiceCommand.class.getName(), "serve",
-                    "--store", store, "--http", "127.0.0.1:" + port, "--grpc", "off")
-                    .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+            this.process = new ProcessBuilder(
+                            Path.of(System.getProperty("java.home"), "bin", "java")
+                                    .toString(),
+                            "-Xmx256m",
+                            "-cp",
+                            System.getProperty("java.class.path"),
+                            SluiceCommand.class.getName(),
+                            "serve",
+                            "--store",
+                            store,
+                            "--http",
+                            "127.0.0.1:" + port,
+                            "--grpc",
+                            "off")
+                    .redirectOutput(out.toFile())
+                    .redirectError(err.toFile())
+                    .start();
         }
 
         /** Waits for the banner on stdout: the service says it is serving. Two minutes is the hang guard. */
         void awaitServing() throws Exception {
             long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
             while (!Files.readString(out).contains("sluice is serving") && System.nanoTime() < deadline) {
-                assertThat(process.isAlive()).as("serve exited: %s", Files.readString(err)).isTrue();
+                assertThat(process.isAlive())
+                        .as("serve exited: %s", Files.readString(err))
+                        .isTrue();
                 Thread.sleep(10);
             }
             assertThat(Files.readString(out)).contains("sluice is serving");
@@ -72,9 +88,13 @@ class ServeStartAndOutageTest {
         JsonNode check(String user) throws Exception {
             String body = "{\"domain\":\"example\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"" + user
                     + "\"}]}]}";
-            HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/v1/check"))
-                    .timeout(Duration.ofSeconds(20)).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = HTTP.send(
+                    HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                            .timeout(Duration.ofSeconds(20))
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString());
             return JSON.readTree(r.body());
         }
 
@@ -91,7 +111,8 @@ class ServeStartAndOutageTest {
     void startedWhileRedisIsStoppedItAnswersDegradedLogsAtMostThreeLinesAndDecidesOnceRedisIsUp() throws Exception {
         Path dir = Files.createTempDirectory("sluice-serve-outage");
         RedisServer redis = RedisServer.onFreePort();
-        try (redis; Serve serve = new Serve(dir, redis.uri())) {
+        try (redis;
+                Serve serve = new Serve(dir, redis.uri())) {
             serve.awaitServing();
             long outageEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             int degraded = 0;
@@ -102,7 +123,9 @@ class ServeStartAndOutageTest {
                 Thread.sleep(100); // ten seconds of outage, with calls: each is answered by the policy
             }
             List<String> lines = serve.stderrLines();
-            assertThat(lines).as("stderr over %d degraded answers in 10 s of outage", degraded).hasSizeLessThanOrEqualTo(3);
+            assertThat(lines)
+                    .as("stderr over %d degraded answers in 10 s of outage", degraded)
+                    .hasSizeLessThanOrEqualTo(3);
 
             redis.startProcess();
             String user = UUID.randomUUID().toString();
@@ -112,47 +135,59 @@ class ServeStartAndOutageTest {
                 Thread.sleep(50); // the store opens within a probe interval of Redis's start: 20 s is the hang guard
                 a = serve.check(user);
             }
-            assertThat(a.has("degraded")).as("Redis decides once it is up: %s", a).isFalse();
+            assertThat(a.has("degraded"))
+                    .as("Redis decides once it is up: %s", a)
+                    .isFalse();
             String fresh = UUID.randomUUID().toString();
             for (long remaining = 9; remaining >= 7; remaining--) {
                 JsonNode d = serve.check(fresh);
                 assertThat(d.has("degraded")).isFalse();
                 assertThat(d.get("statuses").get(0).get("remaining").asLong()).isEqualTo(remaining);
             }
-            assertThat(serve.stderrLines().size() - lines.size()).as("lines once Redis is back: %s",
-                    serve.stderrLines()).isLessThanOrEqualTo(2);
+            assertThat(serve.stderrLines().size() - lines.size())
+                    .as("lines once Redis is back: %s", serve.stderrLines())
+                    .isLessThanOrEqualTo(2);
         }
     }
 
     @Test
     void theFirstDecisionsOfAFreshServiceOverAHealthyPostgresAreTheStores() throws Exception {
         Path dir = Files.createTempDirectory("sluice-serve-fresh");
-        try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
+        try (EmbeddedPostgres pg =
+                EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
             String uri = "postgresql://postgres@127.0.0.1:" + pg.getPort() + "/postgres";
-            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri)).isZero();
+            assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri))
+                    .isZero();
             try (Serve serve = new Serve(dir, uri)) {
                 serve.awaitServing();
                 try (RemoteRateLimiter remote = RemoteRateLimiter.create(serve.base)) {
                     // the service's very first request, within the client's default budget of 1 s
-                    Decision d = remote.tryAcquire("remote-" + UUID.randomUUID(), Limit.tokenBucket(5,
-                            Rate.perSecond(1)));
+                    Decision d =
+                            remote.tryAcquire("remote-" + UUID.randomUUID(), Limit.tokenBucket(5, Rate.perSecond(1)));
                     assertThat(d.degraded()).isFalse();
                     assertThat(d.remaining()).isEqualTo(4);
                 }
                 List<CompletableFuture<HttpResponse<String>>> burst = new ArrayList<>();
                 for (int i = 0; i < 32; i++) {
-                    String body = "{\"domain\":\"example\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
-                            + UUID.randomUUID() + "\"}]}]}";
-                    burst.add(HTTP.sendAsync(HttpRequest.newBuilder(URI.create(serve.base + "/v1/check"))
-                            .timeout(Duration.ofSeconds(20)).header("Content-Type", "application/json")
-                            .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()));
+                    String body =
+                            "{\"domain\":\"example\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
+                                    + UUID.randomUUID() + "\"}]}]}";
+                    burst.add(HTTP.sendAsync(
+                            HttpRequest.newBuilder(URI.create(serve.base + "/v1/check"))
+                                    .timeout(Duration.ofSeconds(20))
+                                    .header("Content-Type", "application/json")
+                                    .POST(HttpRequest.BodyPublishers.ofString(body))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString()));
                 }
                 int degraded = 0;
                 for (var f : burst) {
                     JsonNode a = JSON.readTree(f.get(30, TimeUnit.SECONDS).body());
                     degraded += a.has("degraded") ? 1 : 0;
                 }
-                assertThat(degraded).as("degraded answers among the first 32, all at once").isZero();
+                assertThat(degraded)
+                        .as("degraded answers among the first 32, all at once")
+                        .isZero();
             }
         }
     }

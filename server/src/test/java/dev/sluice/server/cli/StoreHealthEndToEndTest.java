@@ -47,8 +47,10 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class StoreHealthEndToEndTest {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP = HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5))
+            .build();
     private static final String RULES = """
             domain: health
             descriptors:
@@ -70,7 +72,8 @@ class StoreHealthEndToEndTest {
     @BeforeAll
     static void startPostgres() throws Exception {
         postgres = EmbeddedPostgres.builder().setServerConfig("fsync", "off").start();
-        assertThat(SluiceCommand.commandLine().execute("migrate", "--store", postgresUri())).isZero();
+        assertThat(SluiceCommand.commandLine().execute("migrate", "--store", postgresUri()))
+                .isZero();
     }
 
     @AfterAll
@@ -90,10 +93,13 @@ class StoreHealthEndToEndTest {
         String label = policy.name().toLowerCase(Locale.ROOT);
         RedisServer redis = RedisServer.start();
         try (Service s = new Service(Stores.leased(Stores.open(redis.uri(), 1, BUDGET, 1, policy), LEASES))) {
-            s.await("the store decides the readiness probe", x -> x.get("/readyz").json.path("status").asText()
-                    .equals("ready"));
+            s.await(
+                    "the store decides the readiness probe",
+                    x -> x.get("/readyz").json.path("status").asText().equals("ready"));
             s.assertHealthy("redis+leases", label);
-            assertThat(s.check(fresh()).json.has("degraded")).as("Redis decides").isFalse();
+            assertThat(s.check(fresh()).json.has("degraded"))
+                    .as("Redis decides")
+                    .isFalse();
 
             redis.kill();
             for (int i = 0; i < 6; i++) { // cold keys: no lease holds permits, so every call is the store's
@@ -102,7 +108,9 @@ class StoreHealthEndToEndTest {
             }
             s.await("the circuit is open", x -> x.metric("sluice_store_healthy") == 0);
             Answer ready = s.get("/readyz");
-            assertThat(ready.status).as("the policy answers every request: still ready").isEqualTo(200);
+            assertThat(ready.status)
+                    .as("the policy answers every request: still ready")
+                    .isEqualTo(200);
             assertThat(ready.field("status").asText()).isEqualTo("degraded");
             assertThat(ready.field("store").asText()).isEqualTo("redis+leases");
             assertThat(ready.field("store_healthy").asBoolean()).isFalse();
@@ -130,7 +138,8 @@ class StoreHealthEndToEndTest {
             assertThat(store.get("failure_policy").asText()).isEqualTo(label);
             assertThat(store.get("degraded").get("unavailable").asLong()).isGreaterThanOrEqualTo(11);
 
-            assertThat(s.get("/healthcheck").status).as("envoy's health check fails while its Redis is down")
+            assertThat(s.get("/healthcheck").status)
+                    .as("envoy's health check fails while its Redis is down")
                     .isEqualTo(500);
             s.await("gRPC health follows", x -> x.grpcHealth("ratelimit") == ServingStatus.NOT_SERVING);
             assertThat(s.grpcHealth("")).as("the server itself serves").isEqualTo(ServingStatus.SERVING);
@@ -140,7 +149,9 @@ class StoreHealthEndToEndTest {
             // no request is sent: the service's own probe finds Redis back and closes the circuit
             s.await("healthy again without traffic", x -> x.metric("sluice_store_healthy") == 1);
             s.assertHealthy("redis+leases", label);
-            assertThat(s.check(fresh()).json.has("degraded")).as("Redis decides again").isFalse();
+            assertThat(s.check(fresh()).json.has("degraded"))
+                    .as("Redis decides again")
+                    .isFalse();
         } finally {
             redis.close();
         }
@@ -149,18 +160,23 @@ class StoreHealthEndToEndTest {
     @Test
     void aStoreNotOpenedYetIsReportedAsSuchUntilItOpens() throws Exception {
         RedisServer redis = RedisServer.onFreePort(); // nothing listens yet
-        try (Service s = new Service(Stores.leased(Stores.open(redis.uri(), 1, BUDGET, 1, FailurePolicy.FAIL_CLOSED),
-                LEASES))) {
+        try (Service s =
+                new Service(Stores.leased(Stores.open(redis.uri(), 1, BUDGET, 1, FailurePolicy.FAIL_CLOSED), LEASES))) {
             Answer ready = s.get("/readyz");
-            assertThat(ready.status).as("fail_closed answers every request (429): still ready").isEqualTo(200);
+            assertThat(ready.status)
+                    .as("fail_closed answers every request (429): still ready")
+                    .isEqualTo(200);
             assertThat(ready.field("status").asText()).isEqualTo("degraded");
             assertThat(ready.field("store_healthy").asBoolean()).isFalse();
             assertThat(ready.field("store_opened").asBoolean()).isFalse();
             assertThat(ready.field("failure_policy").asText()).isEqualTo("fail_closed");
             assertThat(ready.field("degraded").asText()).isEqualTo("unavailable");
             assertThat(s.metric("sluice_store_healthy")).isZero();
-            assertThat(s.get("/v1/dashboard").field("store").get("opened").asBoolean()).isFalse();
-            assertThat(s.get("/healthcheck").status).as("envoy: unhealthy until Redis first connects").isEqualTo(500);
+            assertThat(s.get("/v1/dashboard").field("store").get("opened").asBoolean())
+                    .isFalse();
+            assertThat(s.get("/healthcheck").status)
+                    .as("envoy: unhealthy until Redis first connects")
+                    .isEqualTo(500);
             assertThat(s.grpcHealth("ratelimit")).isEqualTo(ServingStatus.NOT_SERVING);
             assertThat(s.check(fresh()).status).as("fail_closed").isEqualTo(429);
 
@@ -184,22 +200,30 @@ class StoreHealthEndToEndTest {
                 assertThat(ready.status).isEqualTo(200);
                 assertThat(ready.field("status").asText()).as(ready.body()).isEqualTo("ready");
                 assertThat(ready.field("store_healthy").asBoolean()).isTrue();
-                assertThat(ready.field("failure_policy").asText()).isEqualTo(policy.name().toLowerCase(Locale.ROOT));
+                assertThat(ready.field("failure_policy").asText())
+                        .isEqualTo(policy.name().toLowerCase(Locale.ROOT));
             }
-            assertThat(rows(" where key = 'sluice:readyz'")).as("rows of the probe key").isZero();
-            assertThat(rows("")).as("rows of every Sluice table after 25 probes").isEqualTo(rows);
+            assertThat(rows(" where key = 'sluice:readyz'"))
+                    .as("rows of the probe key")
+                    .isZero();
+            assertThat(rows(""))
+                    .as("rows of every Sluice table after 25 probes")
+                    .isEqualTo(rows);
 
             assertThat(s.check(fresh()).json.has("degraded")).isFalse();
-            assertThat(rows("")).as("a decision writes its row: the count sees writes").isEqualTo(rows + 1);
+            assertThat(rows(""))
+                    .as("a decision writes its row: the count sees writes")
+                    .isEqualTo(rows + 1);
         }
     }
 
     /** Rows of the three Sluice tables (bucket, window, log) matching {@code where}. */
     private static long rows(String where) throws Exception {
-        try (Connection c = postgres.getPostgresDatabase().getConnection(); Statement st = c.createStatement();
-             ResultSet r = st.executeQuery("select (select count(*) from sluice_bucket" + where
-                     + ") + (select count(*) from sluice_window" + where + ") + (select count(*) from sluice_log"
-                     + where + ")")) {
+        try (Connection c = postgres.getPostgresDatabase().getConnection();
+                Statement st = c.createStatement();
+                ResultSet r = st.executeQuery("select (select count(*) from sluice_bucket" + where
+                        + ") + (select count(*) from sluice_window" + where + ") + (select count(*) from sluice_log"
+                        + where + ")")) {
             r.next();
             return r.getLong(1);
         }
@@ -234,7 +258,9 @@ class StoreHealthEndToEndTest {
                     .withStore(store.limiter(), store.name(), store.blocking(), store.budget());
             this.server = SluiceServer.start(s);
             this.base = "http://127.0.0.1:" + server.httpAddress().getPort();
-            this.grpc = NettyChannelBuilder.forAddress("127.0.0.1", server.grpcAddress().getPort()).usePlaintext()
+            this.grpc = NettyChannelBuilder.forAddress(
+                            "127.0.0.1", server.grpcAddress().getPort())
+                    .usePlaintext()
                     .build();
         }
 
@@ -262,22 +288,31 @@ class StoreHealthEndToEndTest {
 
         /** One check over HTTP; its 10 s timeout is the hang guard. */
         Answer check(String user) throws IOException, InterruptedException {
-            String body = "{\"domain\":\"health\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\""
-                    + user + "\"}]}]}";
-            return answer(HTTP.send(HttpRequest.newBuilder(URI.create(base + "/v1/check"))
-                    .timeout(Duration.ofSeconds(10)).header("Content-Type", "application/json")
-                    .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString()));
+            String body = "{\"domain\":\"health\",\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"" + user
+                    + "\"}]}]}";
+            return answer(HTTP.send(
+                    HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                            .timeout(Duration.ofSeconds(10))
+                            .header("Content-Type", "application/json")
+                            .POST(HttpRequest.BodyPublishers.ofString(body))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString()));
         }
 
         Answer get(String path) throws IOException, InterruptedException {
-            return answer(HTTP.send(HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10))
-                    .build(), HttpResponse.BodyHandlers.ofString()));
+            return answer(HTTP.send(
+                    HttpRequest.newBuilder(URI.create(base + path))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
+                    HttpResponse.BodyHandlers.ofString()));
         }
 
         private static Answer answer(HttpResponse<String> r) throws IOException {
             boolean json = r.headers().firstValue("Content-Type").orElse("").contains("json");
-            return new Answer(r.statusCode(), r.headers(), json ? JSON.readTree(r.body())
-                    : JSON.createObjectNode().put("text", r.body()));
+            return new Answer(
+                    r.statusCode(),
+                    r.headers(),
+                    json ? JSON.readTree(r.body()) : JSON.createObjectNode().put("text", r.body()));
         }
 
         /** A sample's value in {@code /metrics}, e.g. {@code sluice_store_healthy} or one with its labels. */
@@ -286,8 +321,10 @@ class StoreHealthEndToEndTest {
         }
 
         ServingStatus grpcHealth(String service) {
-            return HealthGrpc.newBlockingStub(grpc).withDeadlineAfter(10, TimeUnit.SECONDS)
-                    .check(HealthCheckRequest.newBuilder().setService(service).build()).getStatus();
+            return HealthGrpc.newBlockingStub(grpc)
+                    .withDeadlineAfter(10, TimeUnit.SECONDS)
+                    .check(HealthCheckRequest.newBuilder().setService(service).build())
+                    .getStatus();
         }
 
         /** Waits until {@code condition} holds, asking again every 50 ms, for at most {@link #GUARD}. */

@@ -1,8 +1,8 @@
 package dev.sluice.server.client;
 
-import dev.sluice.client.RemoteRateLimiter;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.client.RemoteRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.server.ForwardingStore;
 import dev.sluice.server.SluiceServer;
@@ -22,7 +22,8 @@ class RemoteConformanceTest implements RateLimiterTck {
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
         InMemoryRateLimiter store = InMemoryRateLimiter.builder().ticker(ticker).build();
-        SluiceServer.Settings s = SluiceServer.Settings.defaults(store, RuleSet.builtinExample()).withGrpc(null);
+        SluiceServer.Settings s =
+                SluiceServer.Settings.defaults(store, RuleSet.builtinExample()).withGrpc(null);
         SluiceServer server;
         try {
             server = SluiceServer.start(s);
@@ -31,8 +32,10 @@ class RemoteConformanceTest implements RateLimiterTck {
         } catch (InterruptedException e) {
             throw new IllegalStateException(e);
         }
-        RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + server.httpAddress().getPort())
-                .timeBudget(Duration.ofSeconds(20)).build();
+        RemoteRateLimiter remote = RemoteRateLimiter.builder(
+                        "http://127.0.0.1:" + server.httpAddress().getPort())
+                .timeBudget(Duration.ofSeconds(20))
+                .build();
         return new ClosingServer(remote, server);
     }
 

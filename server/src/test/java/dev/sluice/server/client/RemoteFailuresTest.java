@@ -48,23 +48,29 @@ class RemoteFailuresTest {
         // a real Redis client on a port where nothing listens: the service starts and answers by its policy
         int nothing = RedisServer.freePort();
         FailSafeRateLimiter store = FailSafeRateLimiter.builder(
-                () -> RedisRateLimiter.create("redis://127.0.0.1:" + nothing)).policy(FailurePolicy.FAIL_OPEN).build();
-        SluiceServer.Settings s = SluiceServer.Settings.defaults(store, RuleSet.builtinExample()).withGrpc(null)
+                        () -> RedisRateLimiter.create("redis://127.0.0.1:" + nothing))
+                .policy(FailurePolicy.FAIL_OPEN)
+                .build();
+        SluiceServer.Settings s = SluiceServer.Settings.defaults(store, RuleSet.builtinExample())
+                .withGrpc(null)
                 .withStore(store, "redis", true, Duration.ofMillis(100));
         try (SluiceServer server = SluiceServer.start(s)) {
-            RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + server.httpAddress().getPort())
-                    .timeBudget(Duration.ofSeconds(5)).build();
+            RemoteRateLimiter remote = RemoteRateLimiter.builder(
+                            "http://127.0.0.1:" + server.httpAddress().getPort())
+                    .timeBudget(Duration.ofSeconds(5))
+                    .build();
             Decision d = remote.tryAcquire("k", LIMIT, 1);
             assertThat(d.allowed()).isTrue();
             assertThat(d.degradation()).isEqualTo(Degradation.UNAVAILABLE);
             assertThat(d.remaining()).as("fail open: a fresh key's numbers").isEqualTo(2);
-            assertThat(remote.tryAcquire(List.of(Permit.of("a", LIMIT), Permit.of("b", LIMIT, 2))).degradation())
+            assertThat(remote.tryAcquire(List.of(Permit.of("a", LIMIT), Permit.of("b", LIMIT, 2)))
+                            .degradation())
                     .isEqualTo(Degradation.UNAVAILABLE);
             assertThat(remote.peek("k", LIMIT, 1).degradation()).isEqualTo(Degradation.UNAVAILABLE);
 
             // a reset has no policy: the service answers 503 store-unavailable, and the client says so
-            RemoteRateLimiterException e = catchThrowableOfType(() -> remote.reset("k", LIMIT),
-                    RemoteRateLimiterException.class);
+            RemoteRateLimiterException e =
+                    catchThrowableOfType(() -> remote.reset("k", LIMIT), RemoteRateLimiterException.class);
             assertThat(e.httpStatus()).isEqualTo(503);
             assertThat(e.problemType()).isEqualTo("store-unavailable");
             assertThat(e.degradation()).isEqualTo(Degradation.UNAVAILABLE);
@@ -76,9 +82,10 @@ class RemoteFailuresTest {
     void aRefusedConnectionIsUnavailable() throws Exception {
         // a budget no refusal takes: this is about how the failure is classified, not when
         RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + RedisServer.freePort())
-                .timeBudget(Duration.ofSeconds(5)).build();
-        RemoteRateLimiterException e = catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1),
-                RemoteRateLimiterException.class);
+                .timeBudget(Duration.ofSeconds(5))
+                .build();
+        RemoteRateLimiterException e =
+                catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1), RemoteRateLimiterException.class);
         assertThat(e.degradation()).isEqualTo(Degradation.UNAVAILABLE);
         assertThat(e.httpStatus()).isZero();
         assertThat(e.problemType()).isNull();
@@ -87,7 +94,8 @@ class RemoteFailuresTest {
     @Test
     void aServiceThatNeverAnswersIsATimeoutWithinTheBudgetPlusSlack() throws Exception {
         try (Silent silent = new Silent(null)) {
-            RemoteRateLimiter remote = RemoteRateLimiter.builder(silent.url()).timeBudget(BUDGET).build();
+            RemoteRateLimiter remote =
+                    RemoteRateLimiter.builder(silent.url()).timeBudget(BUDGET).build();
             assertTimesOut(() -> remote.tryAcquire("k", LIMIT, 1));
             assertTimesOut(() -> {
                 try {
@@ -102,8 +110,10 @@ class RemoteFailuresTest {
     @Test
     void aServiceThatStallsInTheMiddleOfItsBodyIsATimeoutToo() throws Exception {
         // the JDK client's own request timeout stops at the response headers: the client's bound covers the body
-        try (Silent stalls = new Silent("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{")) {
-            RemoteRateLimiter remote = RemoteRateLimiter.builder(stalls.url()).timeBudget(BUDGET).build();
+        try (Silent stalls =
+                new Silent("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{")) {
+            RemoteRateLimiter remote =
+                    RemoteRateLimiter.builder(stalls.url()).timeBudget(BUDGET).build();
             assertTimesOut(() -> remote.tryAcquire("k", LIMIT, 1));
         }
     }
@@ -112,8 +122,11 @@ class RemoteFailuresTest {
     void wrappedInAFailSafeLimiterAnUnreachableServiceIsDecidedByThePolicy() throws Exception {
         // a budget no refusal takes: this is about how the failure is classified, not when
         RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + RedisServer.freePort())
-                .timeBudget(Duration.ofSeconds(5)).build();
-        try (FailSafeRateLimiter safe = FailSafeRateLimiter.builder(remote).policy(FailurePolicy.FAIL_CLOSED).build()) {
+                .timeBudget(Duration.ofSeconds(5))
+                .build();
+        try (FailSafeRateLimiter safe = FailSafeRateLimiter.builder(remote)
+                .policy(FailurePolicy.FAIL_CLOSED)
+                .build()) {
             Decision d = safe.tryAcquire("k", LIMIT, 1);
             assertThat(d.allowed()).isFalse();
             assertThat(d.degradation()).isEqualTo(Degradation.UNAVAILABLE);
@@ -123,8 +136,7 @@ class RemoteFailuresTest {
 
     @Test
     void errorAnswersAreClassifiedByStatusAndTheServicesProblemType() throws Exception {
-        record Case(int status, String type, Degradation expected) {
-        }
+        record Case(int status, String type, Degradation expected) {}
         List<Case> cases = List.of(
                 new Case(503, "store-timeout", Degradation.TIMEOUT),
                 new Case(503, "store-unavailable", Degradation.UNAVAILABLE),
@@ -139,8 +151,11 @@ class RemoteFailuresTest {
         List<String> seen = new ArrayList<>();
         for (Case c : cases) {
             http.createContext("/" + c.status + "-" + c.type + "/v1/check", ex -> {
-                byte[] body = (c.type == null ? "{}" : "{\"type\":\"urn:sluice:problem:" + c.type
-                        + "\",\"status\":" + c.status + ",\"detail\":\"as the test says\"}").getBytes(StandardCharsets.UTF_8);
+                byte[] body = (c.type == null
+                                ? "{}"
+                                : "{\"type\":\"urn:sluice:problem:" + c.type + "\",\"status\":" + c.status
+                                        + ",\"detail\":\"as the test says\"}")
+                        .getBytes(StandardCharsets.UTF_8);
                 ex.getResponseHeaders().set("Content-Type", "application/problem+json");
                 ex.sendResponseHeaders(c.status, body.length);
                 try (OutputStream out = ex.getResponseBody()) {
@@ -151,25 +166,30 @@ class RemoteFailuresTest {
         http.start();
         try {
             for (Case c : cases) {
-                RemoteRateLimiter remote = RemoteRateLimiter.builder("http://127.0.0.1:" + http.getAddress().getPort()
-                        + "/" + c.status + "-" + c.type).timeBudget(Duration.ofSeconds(5)).build();
-                RemoteRateLimiterException e = catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1),
-                        RemoteRateLimiterException.class);
+                RemoteRateLimiter remote = RemoteRateLimiter.builder(
+                                "http://127.0.0.1:" + http.getAddress().getPort() + "/" + c.status + "-" + c.type)
+                        .timeBudget(Duration.ofSeconds(5))
+                        .build();
+                RemoteRateLimiterException e =
+                        catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1), RemoteRateLimiterException.class);
                 seen.add(c.status + " " + c.type + " -> " + e.degradation() + " (" + e.httpStatus() + ", "
                         + e.problemType() + ")");
             }
         } finally {
             http.stop(0);
         }
-        List<String> expected = cases.stream().map(c -> c.status + " " + c.type + " -> " + c.expected + " ("
-                + c.status + ", " + c.type + ")").toList();
+        List<String> expected = cases.stream()
+                .map(c -> c.status + " " + c.type + " -> " + c.expected + " (" + c.status + ", " + c.type + ")")
+                .toList();
         assertThat(seen).isEqualTo(expected);
     }
 
     /** The call fails with a timeout rather than hanging; how close to its budget is benchmarked, not tested. */
     private static void assertTimesOut(Runnable call) {
-        RemoteRateLimiterException e = assertTimeoutPreemptively(HANG_GUARD,
-                () -> catchThrowableOfType(call::run, RemoteRateLimiterException.class), "a call that never returns");
+        RemoteRateLimiterException e = assertTimeoutPreemptively(
+                HANG_GUARD,
+                () -> catchThrowableOfType(call::run, RemoteRateLimiterException.class),
+                "a call that never returns");
         assertThat(e).as("a timeout").isNotNull();
         assertThat(e.degradation()).as(e.getMessage()).isEqualTo(Degradation.TIMEOUT);
     }
@@ -181,20 +201,22 @@ class RemoteFailuresTest {
         private final Thread acceptor;
 
         Silent(String prefix) throws IOException {
-            acceptor = new Thread(() -> {
-                while (!server.isClosed()) {
-                    try {
-                        Socket s = server.accept();
-                        accepted.add(s);
-                        if (prefix != null) {
-                            s.getOutputStream().write(prefix.getBytes(StandardCharsets.US_ASCII));
-                            s.getOutputStream().flush();
+            acceptor = new Thread(
+                    () -> {
+                        while (!server.isClosed()) {
+                            try {
+                                Socket s = server.accept();
+                                accepted.add(s);
+                                if (prefix != null) {
+                                    s.getOutputStream().write(prefix.getBytes(StandardCharsets.US_ASCII));
+                                    s.getOutputStream().flush();
+                                }
+                            } catch (IOException e) {
+                                return; // closed
+                            }
                         }
-                    } catch (IOException e) {
-                        return; // closed
-                    }
-                }
-            }, "silent-acceptor");
+                    },
+                    "silent-acceptor");
             acceptor.setDaemon(true);
             acceptor.start();
         }

@@ -91,7 +91,9 @@ class RulesParserKeysTest {
         assertThat(r.quotaMode()).isFalse();
         assertThat(r.shadowMode()).isFalse();
         assertThat(r.detailedMetric()).isFalse();
-        assertThat(r.metadata()).as("an empty mapping is no metadata, as in envoy").isNull();
+        assertThat(r.metadata())
+                .as("an empty mapping is no metadata, as in envoy")
+                .isNull();
         DescriptorNode k = d.root().find("k", "v");
         assertThat(k.valueToMetric()).isFalse();
         assertThat(k.shareThreshold()).isFalse();
@@ -198,7 +200,9 @@ class RulesParserKeysTest {
                     rate_limit: {unit: second, requests_per_unit: 1}
                     metadata: *team
                 """);
-        assertThat(d.rules().get(1).metadata()).isEqualTo(d.rules().get(0).metadata()).isEqualTo(Map.of("team", "payments"));
+        assertThat(d.rules().get(1).metadata())
+                .isEqualTo(d.rules().get(0).metadata())
+                .isEqualTo(Map.of("team", "payments"));
     }
 
     @Test
@@ -225,38 +229,42 @@ class RulesParserKeysTest {
                       self: *m
                   - key: e
                     metadata: {x: 1}
-                """)).containsExactly(
-                "rules.yaml:5: 'metadata' must be a mapping of 'name: value' lines, e.g. 'metadata: {team: payments, tier: 2}'",
-                "rules.yaml:9: 'metadata' value 'aGVsbG8=' has the tag 'tag:yaml.org,2002:binary', which metadata cannot "
-                        + "hold: use a string, number, true/false, null, list or mapping",
-                "rules.yaml:10: keys in 'metadata' must be plain values (a Struct's keys are strings), not lists or mappings",
-                "rules.yaml:12: 'metadata' value 'twelve' is not a valid whole number: fix it, or quote it to keep it as a string",
-                "rules.yaml:14: duplicate key 'dup' in 'metadata'",
-                "rules.yaml:15: 'metadata' value 'perhaps' is not a valid true/false: fix it, or quote it to keep it as a string",
-                "rules.yaml:18: 'metadata' contains itself through an alias (*name): metadata is a tree; write the nested "
-                        + "values out",
-                "rules.yaml:21: 'metadata' on a descriptor without 'rate_limit' has no effect (it is returned with the "
-                        + "rule that matched): put it beside the rate_limit it describes");
+                """))
+                .containsExactly(
+                        "rules.yaml:5: 'metadata' must be a mapping of 'name: value' lines, e.g. 'metadata: {team: payments, tier: 2}'",
+                        "rules.yaml:9: 'metadata' value 'aGVsbG8=' has the tag 'tag:yaml.org,2002:binary', which metadata cannot "
+                                + "hold: use a string, number, true/false, null, list or mapping",
+                        "rules.yaml:10: keys in 'metadata' must be plain values (a Struct's keys are strings), not lists or mappings",
+                        "rules.yaml:12: 'metadata' value 'twelve' is not a valid whole number: fix it, or quote it to keep it as a string",
+                        "rules.yaml:14: duplicate key 'dup' in 'metadata'",
+                        "rules.yaml:15: 'metadata' value 'perhaps' is not a valid true/false: fix it, or quote it to keep it as a string",
+                        "rules.yaml:18: 'metadata' contains itself through an alias (*name): metadata is a tree; write the nested "
+                                + "values out",
+                        "rules.yaml:21: 'metadata' on a descriptor without 'rate_limit' has no effect (it is returned with the "
+                                + "rule that matched): put it beside the rate_limit it describes");
     }
 
     @Test
     void semanticsIsReadBesideDomain() {
-        assertThat(rules("domain: d\nsemantics: envoy\ndescriptors: []\n").semantics()).isEqualTo(Semantics.ENVOY);
+        assertThat(rules("domain: d\nsemantics: envoy\ndescriptors: []\n").semantics())
+                .isEqualTo(Semantics.ENVOY);
         assertThat(rules("semantics: STRICT\ndomain: d\n").semantics()).isEqualTo(Semantics.STRICT);
         assertThat(rules("domain: d\n").semantics()).isNull();
     }
 
     @Test
     void aBadSemanticsIsAProblemWithItsLine() {
-        assertThat(problems("domain: d\nsemantics: lenient\ndescriptors: []\n")).containsExactly(
-                "rules.yaml:2: unknown semantics 'lenient': use envoy (count every hit, each descriptor on its own) or "
-                        + "strict (denied calls consume nothing, descriptors all-or-nothing)");
-        assertThat(problems("domain: d\nsemantics: [envoy]\n")).containsExactly(
-                "rules.yaml:2: 'semantics' must be a single value, not a list or mapping");
-        assertThat(problems("domain: d\ndescriptors:\n  - key: k\n    semantics: strict\n")).containsExactly(
-                "rules.yaml:4: unknown key 'semantics' in a descriptor: it belongs at the top of a rules document, "
-                        + "beside 'domain'; expected one of descriptors, detailed_metric, key, metadata, quota_mode, "
-                        + "rate_limit, shadow_mode, share_threshold, value, value_to_metric");
+        assertThat(problems("domain: d\nsemantics: lenient\ndescriptors: []\n"))
+                .containsExactly(
+                        "rules.yaml:2: unknown semantics 'lenient': use envoy (count every hit, each descriptor on its own) or "
+                                + "strict (denied calls consume nothing, descriptors all-or-nothing)");
+        assertThat(problems("domain: d\nsemantics: [envoy]\n"))
+                .containsExactly("rules.yaml:2: 'semantics' must be a single value, not a list or mapping");
+        assertThat(problems("domain: d\ndescriptors:\n  - key: k\n    semantics: strict\n"))
+                .containsExactly(
+                        "rules.yaml:4: unknown key 'semantics' in a descriptor: it belongs at the top of a rules document, "
+                                + "beside 'domain'; expected one of descriptors, detailed_metric, key, metadata, quota_mode, "
+                                + "rate_limit, shadow_mode, share_threshold, value, value_to_metric");
     }
 
     @Test
@@ -271,13 +279,14 @@ class RulesParserKeysTest {
                   - key: user
                     share_threshold: yes
                     rate_limit: {unit: hour, requests_per_unit: 10}
-                """)).containsExactly(
-                "rules.yaml:5: share_threshold can only be used with wildcard values (containing '*'), but found key "
-                        + "'files_report.pdf': write a pattern, e.g. 'value: files/*' (every value matching it then "
-                        + "shares one counter), or remove 'share_threshold'",
-                "rules.yaml:8: share_threshold can only be used with wildcard values (containing '*'), but found key "
-                        + "'user': write a pattern, e.g. 'value: files/*' (every value matching it then shares one "
-                        + "counter), or remove 'share_threshold'");
+                """))
+                .containsExactly(
+                        "rules.yaml:5: share_threshold can only be used with wildcard values (containing '*'), but found key "
+                                + "'files_report.pdf': write a pattern, e.g. 'value: files/*' (every value matching it then "
+                                + "shares one counter), or remove 'share_threshold'",
+                        "rules.yaml:8: share_threshold can only be used with wildcard values (containing '*'), but found key "
+                                + "'user': write a pattern, e.g. 'value: files/*' (every value matching it then shares one "
+                                + "counter), or remove 'share_threshold'");
         DomainRules ok = rules("""
                 domain: d
                 descriptors:
@@ -289,7 +298,9 @@ class RulesParserKeysTest {
                     share_threshold: false
                     rate_limit: {unit: hour, requests_per_unit: 10}
                 """);
-        assertThat(ok.root().find("tenant-a", "1").shareThreshold()).as("a '*' in the key counts, as in envoy").isTrue();
+        assertThat(ok.root().find("tenant-a", "1").shareThreshold())
+                .as("a '*' in the key counts, as in envoy")
+                .isTrue();
         assertThat(ok.root().find("files", "files/a").shareThreshold()).isFalse();
     }
 
@@ -329,24 +340,25 @@ class RulesParserKeysTest {
                     value: b_c
                   - key: a_b
                     value: c
-                """)).containsExactly(
-                "rules.yaml:5: unknown key 'ratelimit' in a descriptor: expected one of descriptors, detailed_metric, key, "
-                        + "metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric",
-                "rules.yaml:10: 'rate_limit' without 'requests_per_unit': say how many requests, e.g. "
-                        + "'requests_per_unit: 100' (or 'unlimited: true')",
-                "rules.yaml:11: unknown key 'requestsperunit' in 'rate_limit': expected one of algorithm, burst, name, "
-                        + "replaces, requests_per_unit, unit, unlimited, window",
-                "rules.yaml:12: a descriptor must be a mapping of 'key: value' lines",
-                "rules.yaml:19: replaces should not contain name of same descriptor: 'self' is this rate_limit's own "
-                        + "name; name the rate_limit of another descriptor",
-                "rules.yaml:20: 'replaces' entry without a 'name': name the rate_limit it replaces",
-                "rules.yaml:26: 'unit' with 'unlimited: true': an unlimited rule has no limit; remove one",
-                "rules.yaml:27: descriptor without a 'key': every entry needs one, e.g. 'key: remote_address'",
-                "rules.yaml:28: duplicate descriptor key 'key1' value 'value1' in the same list: each key/value pair may "
-                        + "appear once per level",
-                "rules.yaml:32: duplicate descriptor composite key 'a_b_c': key 'a_b' value 'c' and key 'a' value 'b_c' "
-                        + "in the same list are one entry to envoy, which knows entries by key + '_' + value; rename one "
-                        + "of the keys");
+                """))
+                .containsExactly(
+                        "rules.yaml:5: unknown key 'ratelimit' in a descriptor: expected one of descriptors, detailed_metric, key, "
+                                + "metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric",
+                        "rules.yaml:10: 'rate_limit' without 'requests_per_unit': say how many requests, e.g. "
+                                + "'requests_per_unit: 100' (or 'unlimited: true')",
+                        "rules.yaml:11: unknown key 'requestsperunit' in 'rate_limit': expected one of algorithm, burst, name, "
+                                + "replaces, requests_per_unit, unit, unlimited, window",
+                        "rules.yaml:12: a descriptor must be a mapping of 'key: value' lines",
+                        "rules.yaml:19: replaces should not contain name of same descriptor: 'self' is this rate_limit's own "
+                                + "name; name the rate_limit of another descriptor",
+                        "rules.yaml:20: 'replaces' entry without a 'name': name the rate_limit it replaces",
+                        "rules.yaml:26: 'unit' with 'unlimited: true': an unlimited rule has no limit; remove one",
+                        "rules.yaml:27: descriptor without a 'key': every entry needs one, e.g. 'key: remote_address'",
+                        "rules.yaml:28: duplicate descriptor key 'key1' value 'value1' in the same list: each key/value pair may "
+                                + "appear once per level",
+                        "rules.yaml:32: duplicate descriptor composite key 'a_b_c': key 'a_b' value 'c' and key 'a' value 'b_c' "
+                                + "in the same list are one entry to envoy, which knows entries by key + '_' + value; rename one "
+                                + "of the keys");
     }
 
     @Test
@@ -361,16 +373,17 @@ class RulesParserKeysTest {
                       shadow_mode: true
                     requests_per_unit: 5
                     domain: other
-                """)).containsExactly(
-                "rules.yaml:7: unknown key 'shadow_mode' in 'rate_limit': it belongs on a descriptor (a '- key: …' "
-                        + "entry) (envoyproxy/ratelimit would ignore it here); expected one of algorithm, burst, name, "
-                        + "replaces, requests_per_unit, unit, unlimited, window",
-                "rules.yaml:8: unknown key 'requests_per_unit' in a descriptor: it belongs in 'rate_limit' "
-                        + "(envoyproxy/ratelimit would ignore it here); expected one of descriptors, detailed_metric, key, "
-                        + "metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric",
-                "rules.yaml:9: unknown key 'domain' in a descriptor: it belongs at the top of a rules document "
-                        + "(envoyproxy/ratelimit would ignore it here); expected one of descriptors, detailed_metric, key, "
-                        + "metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric");
+                """))
+                .containsExactly(
+                        "rules.yaml:7: unknown key 'shadow_mode' in 'rate_limit': it belongs on a descriptor (a '- key: …' "
+                                + "entry) (envoyproxy/ratelimit would ignore it here); expected one of algorithm, burst, name, "
+                                + "replaces, requests_per_unit, unit, unlimited, window",
+                        "rules.yaml:8: unknown key 'requests_per_unit' in a descriptor: it belongs in 'rate_limit' "
+                                + "(envoyproxy/ratelimit would ignore it here); expected one of descriptors, detailed_metric, key, "
+                                + "metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric",
+                        "rules.yaml:9: unknown key 'domain' in a descriptor: it belongs at the top of a rules document "
+                                + "(envoyproxy/ratelimit would ignore it here); expected one of descriptors, detailed_metric, key, "
+                                + "metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric");
     }
 
     @Test
@@ -385,12 +398,13 @@ class RulesParserKeysTest {
                       - key: j
                         quota_mode: sometimes
                         rate_limit: {unit: second, requests_per_unit: 1}
-                """)).containsExactly(
-                "rules.yaml:4: 'quota_mode' on a descriptor without 'rate_limit' has no effect: put it beside the "
-                        + "rate_limit it should soften",
-                "rules.yaml:5: 'shadow_mode' on a descriptor without 'rate_limit' has no effect: put it beside the "
-                        + "rate_limit it should soften",
-                "rules.yaml:8: 'quota_mode' must be true or false, not 'sometimes'");
+                """))
+                .containsExactly(
+                        "rules.yaml:4: 'quota_mode' on a descriptor without 'rate_limit' has no effect: put it beside the "
+                                + "rate_limit it should soften",
+                        "rules.yaml:5: 'shadow_mode' on a descriptor without 'rate_limit' has no effect: put it beside the "
+                                + "rate_limit it should soften",
+                        "rules.yaml:8: 'quota_mode' must be true or false, not 'sometimes'");
         // value_to_metric, share_threshold and detailed_metric act on matching and labels: fine without a rule
         DomainRules d = rules("""
                 domain: d

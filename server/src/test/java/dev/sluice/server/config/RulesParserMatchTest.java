@@ -89,10 +89,16 @@ class RulesParserMatchTest {
         @Test
         void exactThenTheFirstWildcardInFileOrderThenTheKeyOnlyEntry() {
             DomainRules d = rules(RULES);
-            assertThat(limit(d, "path=/api/login")).as("exact beats the wildcards before it").isEqualTo(4);
-            assertThat(limit(d, "path=/api/x/admin")).as("the first wildcard that matches, not the longest").isEqualTo(2);
+            assertThat(limit(d, "path=/api/login"))
+                    .as("exact beats the wildcards before it")
+                    .isEqualTo(4);
+            assertThat(limit(d, "path=/api/x/admin"))
+                    .as("the first wildcard that matches, not the longest")
+                    .isEqualTo(2);
             assertThat(limit(d, "path=/other")).as("the key-only entry last").isEqualTo(1);
-            assertThat(limit(d, "path=/api/*")).as("a value equal to a pattern is an exact match").isEqualTo(2);
+            assertThat(limit(d, "path=/api/*"))
+                    .as("a value equal to a pattern is an exact match")
+                    .isEqualTo(2);
         }
 
         @Test
@@ -127,9 +133,13 @@ class RulesParserMatchTest {
                         rate_limit: {unit: second, requests_per_unit: 3}
                     """);
             assertThat(match(d, "path=/api/v1/resource/123/action")).isNotNull();
-            assertThat(match(d, "path=/api//resource//action")).as("each * matches zero characters too").isNotNull();
+            assertThat(match(d, "path=/api//resource//action"))
+                    .as("each * matches zero characters too")
+                    .isNotNull();
             assertThat(match(d, "path=/api/v1/resource/123/other")).isNull();
-            assertThat(match(d, "path=/api/v1/action")).as("a middle part is missing").isNull();
+            assertThat(match(d, "path=/api/v1/action"))
+                    .as("a middle part is missing")
+                    .isNull();
             assertThat(match(d, "host=www.example.com")).isNotNull();
             assertThat(match(d, "host=example.com")).isNull();
             assertThat(match(d, "id=ab")).isNotNull();
@@ -151,9 +161,12 @@ class RulesParserMatchTest {
             assertThat(match(d, "account=1")).isNull();
             // envoy matches the pattern against key_value: a key-only pattern must match the value's end too
             assertThat(match(d, "x-tenant-id=5")).isNull();
-            assertThat(match(d, "x-tenant=a-id")).as("'x-tenant_a-id' matches x-*-id").isNotNull();
-            assertThat(match(d, "x-*-id=5")).as("no pattern matches 'x-*-id_5': the key-only lookup finds the entry "
-                    + "by its composite").isNotNull();
+            assertThat(match(d, "x-tenant=a-id"))
+                    .as("'x-tenant_a-id' matches x-*-id")
+                    .isNotNull();
+            assertThat(match(d, "x-*-id=5"))
+                    .as("no pattern matches 'x-*-id_5': the key-only lookup finds the entry " + "by its composite")
+                    .isNotNull();
         }
 
         @Test
@@ -173,7 +186,9 @@ class RulesParserMatchTest {
             assertThat(limit(d, "a=b_c")).isEqualTo(1);
             assertThat(limit(d, "a_b=c")).as("'a_b_c' either way").isEqualTo(1);
             assertThat(limit(d, "x_y=z")).as("'x_y_z' matches x_y*").isEqualTo(2);
-            assertThat(limit(d, "m=n")).as("'m_n' is the key-only entry's composite").isEqualTo(3);
+            assertThat(limit(d, "m=n"))
+                    .as("'m_n' is the key-only entry's composite")
+                    .isEqualTo(3);
             assertThat(limit(d, "m_n=anything")).isEqualTo(3);
         }
 
@@ -201,8 +216,12 @@ class RulesParserMatchTest {
         void aLevelOfThousandsOfEntriesFindsEachOne() {
             StringBuilder yaml = new StringBuilder("domain: d\ndescriptors:\n");
             for (int i = 0; i < 3000; i++) {
-                yaml.append("  - key: user\n    value: u_").append(i).append("\n    rate_limit: {unit: second, ")
-                        .append("requests_per_unit: ").append(i + 1).append("}\n");
+                yaml.append("  - key: user\n    value: u_")
+                        .append(i)
+                        .append("\n    rate_limit: {unit: second, ")
+                        .append("requests_per_unit: ")
+                        .append(i + 1)
+                        .append("}\n");
             }
             DomainRules d = rules(yaml.toString());
             for (int i = 0; i < 3000; i++) {
@@ -220,7 +239,8 @@ class RulesParserMatchTest {
             Match m = d.match(sent);
             assertThat(m.keyEntries()).isSameAs(sent);
             assertThat(m.metricLabel()).isSameAs(m.rule().id()).isEqualTo("d.path_/api/login");
-            assertThat(match(d, "path=/api/anything").metricLabel()).isSameAs(match(d, "path=/api/x").rule().id())
+            assertThat(match(d, "path=/api/anything").metricLabel())
+                    .isSameAs(match(d, "path=/api/x").rule().id())
                     .isEqualTo("d.path_/api/*");
         }
     }
@@ -250,7 +270,9 @@ class RulesParserMatchTest {
             DomainRules d = rules(RULES);
             Match a = match(d, "files=files/a.pdf");
             Match b = match(d, "files=files/b.csv");
-            assertThat(a.keyEntries()).containsExactly(new Entry("files", "files/*")).isEqualTo(b.keyEntries());
+            assertThat(a.keyEntries())
+                    .containsExactly(new Entry("files", "files/*"))
+                    .isEqualTo(b.keyEntries());
             assertThat(a.metricLabel()).isEqualTo(b.metricLabel()).isEqualTo("d.files_files/*");
         }
 
@@ -281,7 +303,9 @@ class RulesParserMatchTest {
     static String readmeBlock(String firstLine) throws IOException {
         String readme = java.nio.file.Files.readString(java.nio.file.Path.of("README.md"), StandardCharsets.UTF_8);
         int start = readme.indexOf("```yaml\n" + firstLine + "\n");
-        assertThat(start).as("a yaml block starting '%s' in server/README.md", firstLine).isNotNegative();
+        assertThat(start)
+                .as("a yaml block starting '%s' in server/README.md", firstLine)
+                .isNotNegative();
         start += "```yaml\n".length();
         return readme.substring(start, readme.indexOf("```", start));
     }
@@ -289,23 +313,28 @@ class RulesParserMatchTest {
     @Test
     void theReadmeExampleOfTheDescriptorFlags() throws IOException {
         DomainRules d = rules(readmeBlock("domain: files"));
-        assertThat(match(d, "path=/downloads/a.zip").keyEntries()).isEqualTo(match(d, "path=/downloads/b/c.iso")
-                .keyEntries()).containsExactly(new Entry("path", "/downloads/*"));
+        assertThat(match(d, "path=/downloads/a.zip").keyEntries())
+                .isEqualTo(match(d, "path=/downloads/b/c.iso").keyEntries())
+                .containsExactly(new Entry("path", "/downloads/*"));
         assertThat(label(d, "path=/downloads/a.zip")).isEqualTo("files.path_/downloads/*");
         Match export = match(d, "path=/api/v1/export");
         assertThat(export.keyEntries()).containsExactly(new Entry("path", "/api/v1/export"));
         assertThat(export.metricLabel()).isEqualTo("files.path_/api/v1/export");
         assertThat(export.rule().id()).isEqualTo("files.path_/api/*/export");
         Match t1 = match(d, "tenant=t-1", "user=7");
-        assertThat(t1.keyEntries()).isEqualTo(match(d, "tenant=t-2", "user=7").keyEntries())
+        assertThat(t1.keyEntries())
+                .isEqualTo(match(d, "tenant=t-2", "user=7").keyEntries())
                 .containsExactly(new Entry("tenant", "t-*"), new Entry("user", "7"));
-        assertThat(t1.keyEntries()).isNotEqualTo(match(d, "tenant=t-1", "user=8").keyEntries());
+        assertThat(t1.keyEntries())
+                .isNotEqualTo(match(d, "tenant=t-1", "user=8").keyEntries());
         assertThat(t1.rule().quotaMode()).isTrue();
         assertThat(t1.rule().metadata()).isEqualTo(Map.of("team", "storage", "tier", 2L));
         assertThat(rules(readmeBlock("domain: payments")).semantics()).isEqualTo(Semantics.STRICT);
-        DomainRules keyPattern = rules("domain: d\ndescriptors:\n  - key: x-*\n    rate_limit: {unit: second, "
-                + "requests_per_unit: 1}\n");
-        assertThat(match(keyPattern, "x-tenant=7")).as("the README's key-only pattern").isNotNull();
+        DomainRules keyPattern = rules(
+                "domain: d\ndescriptors:\n  - key: x-*\n    rate_limit: {unit: second, " + "requests_per_unit: 1}\n");
+        assertThat(match(keyPattern, "x-tenant=7"))
+                .as("the README's key-only pattern")
+                .isNotNull();
     }
 
     // ---- ported from envoy's test/config/config_test.go
@@ -330,7 +359,9 @@ class RulesParserMatchTest {
         assertThat(limit(d, "key2=something")).isEqualTo(20);
         assertThat(label(d, "key2=value2")).isEqualTo("test-domain.key2_value2");
         assertThat(limit(d, "key2=value2")).isEqualTo(30);
-        assertThat(match(d, "key2=value3")).as("a value without rate_limit whitelists it").isNull();
+        assertThat(match(d, "key2=value3"))
+                .as("a value without rate_limit whitelists it")
+                .isNull();
         assertThat(label(d, "key3=foo")).isEqualTo("test-domain.key3");
         assertThat(match(d, "key3=foo").rule().name()).isNull();
         assertThat(match(d, "key3=foo").rule().unit()).isEqualTo("hour");
@@ -346,8 +377,10 @@ class RulesParserMatchTest {
     @Test
     void testShadowModeConfig() {
         DomainRules d = upstream("shadowmode_config.yaml");
-        assertThat(match(d, "key1=value1", "subkey1=something").rule().shadowMode()).isFalse();
-        assertThat(match(d, "key1=value1", "subkey1=subvalue1").rule().shadowMode()).isTrue();
+        assertThat(match(d, "key1=value1", "subkey1=something").rule().shadowMode())
+                .isFalse();
+        assertThat(match(d, "key1=value1", "subkey1=subvalue1").rule().shadowMode())
+                .isTrue();
         assertThat(match(d, "key2=something").rule().shadowMode()).isTrue();
         assertThat(match(d, "key2=value2").rule().shadowMode()).isFalse();
     }
@@ -360,12 +393,17 @@ class RulesParserMatchTest {
         assertThat(label(d, "wild=foo1")).isEqualTo(label(d, "wild=foo2")).isEqualTo("test-domain.wild_foo*");
         assertThat(label(d, "nestedWild=val1", "wild=goo2")).isEqualTo("test-domain.nestedWild_val1.wild_goo*");
         assertThat(match(d, "wild=bar")).isNull();
-        assertThat(match(d, "noWild=foo1")).as("no eager match of a value without *").isNull();
-        assertThat(label(d, "midWild=barab")).isEqualTo(label(d, "midWild=bar123b")).isEqualTo("test-domain.midWild_bar*b");
+        assertThat(match(d, "noWild=foo1"))
+                .as("no eager match of a value without *")
+                .isNull();
+        assertThat(label(d, "midWild=barab"))
+                .isEqualTo(label(d, "midWild=bar123b"))
+                .isEqualTo("test-domain.midWild_bar*b");
         assertThat(match(d, "midWild=barb")).as("* matches the empty string").isNotNull();
         assertThat(match(d, "midWild=bara")).isNull();
         assertThat(match(d, "midWild=xbarb")).isNull();
-        assertThat(label(d, "multiWild=foo123bar456baz")).isEqualTo(label(d, "multiWild=foobarbaz"))
+        assertThat(label(d, "multiWild=foo123bar456baz"))
+                .isEqualTo(label(d, "multiWild=foobarbaz"))
                 .isEqualTo("test-domain.multiWild_foo*bar*baz");
         assertThat(match(d, "multiWild=foo123baz")).isNull();
         assertThat(match(d, "multiWild=bar456baz")).isNull();
@@ -433,7 +471,8 @@ class RulesParserMatchTest {
         void nestedWithNoValuesAndRequestFullyNestedDescriptors() {
             assertThat(label(nested(true, true), "key-1=value-1", "key-2=value-2"))
                     .isEqualTo("nested.key-1_value-1.key-2_value-2");
-            assertThat(label(nested(false, false), "key-1=value-1", "key-2=value-2")).isEqualTo("nested.key-1.key-2");
+            assertThat(label(nested(false, false), "key-1=value-1", "key-2=value-2"))
+                    .isEqualTo("nested.key-1.key-2");
         }
 
         @Test
@@ -503,7 +542,8 @@ class RulesParserMatchTest {
                     """;
             assertThat(label(rules(yaml.replace("FLAG", "value_to_metric: true")), "k1=X", "k2=Y", "k3=Z"))
                     .isEqualTo("d.k1.k2_Y.k3");
-            assertThat(label(rules(yaml.replace("FLAG", "")), "k1=X", "k2=Y", "k3=Z")).isEqualTo("d.k1.k2.k3");
+            assertThat(label(rules(yaml.replace("FLAG", "")), "k1=X", "k2=Y", "k3=Z"))
+                    .isEqualTo("d.k1.k2.k3");
         }
 
         @Test
@@ -534,10 +574,12 @@ class RulesParserMatchTest {
                               - key: subject_id
                                 rate_limit: {requests_per_unit: 30, unit: minute}
                     """);
-            assertThat(limit(d, "route=api", "http_method=GET", "subject_id=user123")).isEqualTo(60);
+            assertThat(limit(d, "route=api", "http_method=GET", "subject_id=user123"))
+                    .isEqualTo(60);
             assertThat(label(d, "route=api", "http_method=GET", "subject_id=user123"))
                     .isEqualTo("test-domain.route_api.http_method_GET.subject_id");
-            assertThat(limit(d, "route=api", "http_method=POST", "subject_id=user456")).isEqualTo(30);
+            assertThat(limit(d, "route=api", "http_method=POST", "subject_id=user456"))
+                    .isEqualTo(30);
             assertThat(label(d, "route=api", "http_method=POST", "subject_id=user456"))
                     .isEqualTo("test-domain.route_api.http_method_POST.subject_id");
         }
@@ -612,13 +654,15 @@ class RulesParserMatchTest {
             assertThat(m2.metricLabel()).isEqualTo("test-domain.files_top/*.files_nested/*");
 
             Match m3 = match(d, "path=path/foo", "file=file/doc1", "type=pdf");
-            assertThat(m3.keyEntries()).containsExactly(new Entry("path", "path/*"), new Entry("file", "file/doc1"),
-                    new Entry("type", "pdf"));
+            assertThat(m3.keyEntries())
+                    .containsExactly(
+                            new Entry("path", "path/*"), new Entry("file", "file/doc1"), new Entry("type", "pdf"));
             assertThat(m3.metricLabel()).isEqualTo("test-domain.path_path/*.file_file/*.type");
 
             Match m4 = match(d, "user=user/alice", "resource=res/file1", "action=read");
-            assertThat(m4.keyEntries()).containsExactly(new Entry("user", "user/*"), new Entry("resource", "res/*"),
-                    new Entry("action", "read"));
+            assertThat(m4.keyEntries())
+                    .containsExactly(
+                            new Entry("user", "user/*"), new Entry("resource", "res/*"), new Entry("action", "read"));
             assertThat(m4.metricLabel()).isEqualTo("test-domain.user_user/*.resource_res/*.action");
         }
 
@@ -651,12 +695,15 @@ class RulesParserMatchTest {
                 assertThat(m.metricLabel()).isEqualTo("test-domain.multiroute_svc*ep*rpc");
             }
             assertThat(match(d, "multiroute=svcABCrpc")).isNull();
-            assertThat(label(d, "midroute=/api/v2")).isEqualTo(label(d, "midroute=/api-beta-v2"))
+            assertThat(label(d, "midroute=/api/v2"))
+                    .isEqualTo(label(d, "midroute=/api-beta-v2"))
                     .isEqualTo("test-domain.midroute_/api*v2");
             Match nested = match(d, "tenant=t1prod", "resource=resAv2");
-            assertThat(nested.keyEntries()).containsExactly(new Entry("tenant", "t*prod"), new Entry("resource", "res*v2"));
+            assertThat(nested.keyEntries())
+                    .containsExactly(new Entry("tenant", "t*prod"), new Entry("resource", "res*v2"));
             assertThat(nested.metricLabel()).isEqualTo("test-domain.tenant_t*prod.resource_res*v2");
-            assertThat(match(d, "tenant=t99prod", "resource=resBBBv2").keyEntries()).isEqualTo(nested.keyEntries());
+            assertThat(match(d, "tenant=t99prod", "resource=resBBBv2").keyEntries())
+                    .isEqualTo(nested.keyEntries());
         }
     }
 
@@ -670,20 +717,23 @@ class RulesParserMatchTest {
         @Test
         void noFlagsPreservesThePattern() {
             assertThat(label(wild("foo*", ""), "wild=foo1")).isEqualTo("test-domain.wild_foo*");
-            assertThat(label(wild("foo*bar*", ""), "wild=foo123bar456")).isEqualTo(label(wild("foo*bar*", ""),
-                    "wild=fooXbarY")).isEqualTo("test-domain.wild_foo*bar*");
+            assertThat(label(wild("foo*bar*", ""), "wild=foo123bar456"))
+                    .isEqualTo(label(wild("foo*bar*", ""), "wild=fooXbarY"))
+                    .isEqualTo("test-domain.wild_foo*bar*");
         }
 
         @Test
         void valueToMetricUsesTheRuntimeValue() {
-            assertThat(label(wild("foo*", "    value_to_metric: true\n"), "wild=foo1")).isEqualTo("test-domain.wild_foo1");
+            assertThat(label(wild("foo*", "    value_to_metric: true\n"), "wild=foo1"))
+                    .isEqualTo("test-domain.wild_foo1");
             assertThat(label(wild("foo*bar*", "    value_to_metric: true\n"), "wild=foo123bar456"))
                     .isEqualTo("test-domain.wild_foo123bar456");
         }
 
         @Test
         void shareThresholdTakesPriorityOverValueToMetric() {
-            assertThat(label(wild("foo*", "    share_threshold: true\n"), "wild=foo1")).isEqualTo("test-domain.wild_foo*");
+            assertThat(label(wild("foo*", "    share_threshold: true\n"), "wild=foo1"))
+                    .isEqualTo("test-domain.wild_foo*");
             assertThat(label(wild("foo*", "    share_threshold: true\n    value_to_metric: true\n"), "wild=foo1"))
                     .isEqualTo("test-domain.wild_foo*");
         }
@@ -702,15 +752,18 @@ class RulesParserMatchTest {
                               - key: limit
                                 rate_limit: {requests_per_unit: 20, unit: minute}
                     """);
-            assertThat(label(d, "wild=foo1", "other=bar", "limit=X")).isEqualTo("test-domain.wild_foo*.other_bar.limit");
+            assertThat(label(d, "wild=foo1", "other=bar", "limit=X"))
+                    .isEqualTo("test-domain.wild_foo*.other_bar.limit");
         }
     }
 
     @Test
     void testMetadata() {
         DomainRules d = upstream("metadata.yaml");
-        assertThat(match(d, "key1=value1", "subkey1=something").rule().metadata()).isEqualTo(Map.of("name", "service_1"));
-        assertThat(match(d, "key1=value1", "subkey1=subvalue1").rule().metadata()).isNull();
+        assertThat(match(d, "key1=value1", "subkey1=something").rule().metadata())
+                .isEqualTo(Map.of("name", "service_1"));
+        assertThat(match(d, "key1=value1", "subkey1=subvalue1").rule().metadata())
+                .isNull();
         assertThat(match(d, "key2=something").rule().metadata())
                 .isEqualTo(Map.of("service_with_quota", Map.of("name", "service_2")));
         assertThat(label(d, "key1=value1", "subkey1=something")).isEqualTo("test-domain.key1_value1.subkey1");

@@ -26,13 +26,16 @@ class DeniedKeysTest {
         DeniedKeys d = new DeniedKeys(clock);
         Random r = new Random(1);
         for (int i = 0; i < 50_000; i++) {
-            d.record(i % 4 == 0 ? "shop|user=hot" : i % 4 == 1 ? "shop|user=warm-" + r.nextInt(3)
-                    : "shop|user=" + r.nextInt(1_000_000));
+            d.record(
+                    i % 4 == 0
+                            ? "shop|user=hot"
+                            : i % 4 == 1 ? "shop|user=warm-" + r.nextInt(3) : "shop|user=" + r.nextInt(1_000_000));
         }
         DeniedKeys.Top top = d.top(5);
         assertThat(top.denials()).isEqualTo(50_000);
         assertThat(top.keys().get(0)).isEqualTo(new KeyCount("shop|user=hot", 12_500, 12_500, 12_500));
-        assertThat(top.keys().subList(1, 4)).extracting(KeyCount::key)
+        assertThat(top.keys().subList(1, 4))
+                .extracting(KeyCount::key)
                 .containsExactlyInAnyOrder("shop|user=warm-0", "shop|user=warm-1", "shop|user=warm-2");
         for (KeyCount k : top.keys()) {
             assertThat(k.lower()).isLessThanOrEqualTo(k.count());
@@ -52,12 +55,13 @@ class DeniedKeysTest {
                 clock.advance(Duration.ofSeconds(1)); // across steps too
             }
         }
-        assertThat(d.trackedKeys()).isLessThanOrEqualTo(d.capacity())
+        assertThat(d.trackedKeys())
+                .isLessThanOrEqualTo(d.capacity())
                 .isLessThanOrEqualTo(DeniedKeys.MAX_STRIPES * DeniedKeys.STEPS * DeniedKeys.DEFAULT_COUNTERS);
         DeniedKeys.Top top = d.top(3);
         assertThat(top.denials()).isEqualTo(1_100_000);
-        assertThat(top.keys().get(0)).isEqualTo(new KeyCount("api|remote_address=198.51.100.7", 100_000, 100_000,
-                100_000));
+        assertThat(top.keys().get(0))
+                .isEqualTo(new KeyCount("api|remote_address=198.51.100.7", 100_000, 100_000, 100_000));
     }
 
     @Test
@@ -152,8 +156,9 @@ class DeniedKeysTest {
         DeniedKeys.Top top = d.top(1);
         assertThat(top.denials()).as("no denial lost").isEqualTo((long) threads * perThread);
         // in every stripe the hot key is half of what it sees: never the smallest, never evicted, so exact
-        assertThat(top.keys().get(0)).isEqualTo(new KeyCount("hot", threads * perThread / 2, threads * perThread / 2,
-                threads * perThread / 2));
+        assertThat(top.keys().get(0))
+                .isEqualTo(
+                        new KeyCount("hot", threads * perThread / 2, threads * perThread / 2, threads * perThread / 2));
     }
 
     @Test
@@ -175,6 +180,8 @@ class DeniedKeysTest {
             }
             allocated = Math.min(allocated, SpaceSavingTest.allocatedBytes() - before);
         }
-        assertThat(allocated).as("bytes allocated by 200,000 denials").isLessThan(16 * 1024); // reading the counter costs ~2 KB; one object per call would be ≥ 3 MB
+        assertThat(allocated)
+                .as("bytes allocated by 200,000 denials")
+                .isLessThan(16 * 1024); // reading the counter costs ~2 KB; one object per call would be ≥ 3 MB
     }
 }

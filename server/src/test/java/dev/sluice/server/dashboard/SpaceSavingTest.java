@@ -17,8 +17,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 class SpaceSavingTest {
 
-    record Counter(String key, long count, long error) {
-    }
+    record Counter(String key, long count, long error) {}
 
     static List<Counter> counters(SpaceSaving s) {
         List<Counter> out = new ArrayList<>();
@@ -40,7 +39,9 @@ class SpaceSavingTest {
         for (int i = 0; i < 8; i++) {
             assertThat(c.get(i)).isEqualTo(new Counter("k" + (8 - i), (8 - i) * 3L, 0));
         }
-        assertThat(s.untrackedBound()).as("not full: a key not tracked was never seen").isZero();
+        assertThat(s.untrackedBound())
+                .as("not full: a key not tracked was never seen")
+                .isZero();
     }
 
     @Test
@@ -84,11 +85,22 @@ class SpaceSavingTest {
         stream.forEach(s::offer);
 
         List<Counter> c = counters(s);
-        assertThat(c.subList(0, 10)).extracting(Counter::key)
-                .containsExactly("heavy-1", "heavy-2", "heavy-3", "heavy-4", "heavy-5", "heavy-6", "heavy-7",
-                        "heavy-8", "heavy-9", "heavy-10");
+        assertThat(c.subList(0, 10))
+                .extracting(Counter::key)
+                .containsExactly(
+                        "heavy-1",
+                        "heavy-2",
+                        "heavy-3",
+                        "heavy-4",
+                        "heavy-5",
+                        "heavy-6",
+                        "heavy-7",
+                        "heavy-8",
+                        "heavy-9",
+                        "heavy-10");
         for (int i = 0; i < 10; i++) {
-            assertThat(c.get(i).count() - c.get(i).error()).as("the order of %s is certain", c.get(i))
+            assertThat(c.get(i).count() - c.get(i).error())
+                    .as("the order of %s is certain", c.get(i))
                     .isGreaterThanOrEqualTo(c.get(i + 1).count());
             assertThat(truth.get(c.get(i).key())).as("the ten are above n/k").isGreaterThan(stream.size() / 128L);
         }
@@ -101,10 +113,14 @@ class SpaceSavingTest {
         c.forEach(k -> tracked.add(k.key()));
         truth.forEach((key, t) -> {
             if (t > n / 128) {
-                assertThat(tracked).as("%s seen %d > n/k = %d times", key, t, n / 128).contains(key);
+                assertThat(tracked)
+                        .as("%s seen %d > n/k = %d times", key, t, n / 128)
+                        .contains(key);
             }
         });
-        assertThat(c.stream().mapToLong(Counter::count).sum()).as("the counts add up to the stream").isEqualTo(n);
+        assertThat(c.stream().mapToLong(Counter::count).sum())
+                .as("the counts add up to the stream")
+                .isEqualTo(n);
         assertThat(tracked).hasSize(128);
     }
 
@@ -159,7 +175,9 @@ class SpaceSavingTest {
             }
             allocated = Math.min(allocated, allocatedBytes() - before);
         }
-        assertThat(allocated).as("bytes allocated by 200,000 offers").isLessThan(16 * 1024); // reading the counter costs ~2 KB; one object per call would be ≥ 3 MB
+        assertThat(allocated)
+                .as("bytes allocated by 200,000 offers")
+                .isLessThan(16 * 1024); // reading the counter costs ~2 KB; one object per call would be ≥ 3 MB
     }
 
     static long allocatedBytes() {

@@ -52,8 +52,14 @@ class EnvoySemanticsTest {
     @BeforeEach
     void start() throws Exception {
         clock = ManualTicker.atEpochNanos(T0);
-        service = new DecisionService(InMemoryRateLimiter.builder().ticker(clock).build(), "memory",
-                RuleSet.parse("test", RULES), null, Duration.ofMillis(250).toNanos(), 64, new ServerMetrics());
+        service = new DecisionService(
+                InMemoryRateLimiter.builder().ticker(clock).build(),
+                "memory",
+                RuleSet.parse("test", RULES),
+                null,
+                Duration.ofMillis(250).toNanos(),
+                64,
+                new ServerMetrics());
     }
 
     static CheckRequest.Descriptor d(String key, String value, long hits) {
@@ -61,19 +67,24 @@ class EnvoySemanticsTest {
     }
 
     CheckResult envoy(CheckRequest.Descriptor... ds) {
-        return service.checkEnvoy(new CheckRequest("api", List.of(ds)), Semantics.ENVOY).join();
+        return service.checkEnvoy(new CheckRequest("api", List.of(ds)), Semantics.ENVOY)
+                .join();
     }
 
     CheckResult strict(CheckRequest.Descriptor... ds) {
-        return service.checkEnvoy(new CheckRequest("api", List.of(ds)), Semantics.STRICT).join();
+        return service.checkEnvoy(new CheckRequest("api", List.of(ds)), Semantics.STRICT)
+                .join();
     }
 
     @Test
     void envoyCountsDeniedHitsSoTheWindowStaysOver() {
-        assertThat(envoy(d("user", "a", 3)).statuses().get(0).decision().remaining()).isEqualTo(2);
+        assertThat(envoy(d("user", "a", 3)).statuses().get(0).decision().remaining())
+                .isEqualTo(2);
         CheckResult big = envoy(d("user", "a", 3));
         assertThat(big.allowed()).isFalse();
-        assertThat(big.statuses().get(0).decision().remaining()).as("over: 0, as envoy").isZero();
+        assertThat(big.statuses().get(0).decision().remaining())
+                .as("over: 0, as envoy")
+                .isZero();
         // envoy's counter is now 6 > 5: even 1 more hit, or a check of 0, is over until the minute ends
         assertThat(envoy(d("user", "a", 1)).allowed()).isFalse();
         assertThat(envoy(d("user", "a", 0)).allowed()).isFalse();
@@ -98,7 +109,9 @@ class EnvoySemanticsTest {
         assertThat(atLimit.statuses().get(0).outcome()).isEqualTo(Outcome.CHECKED);
         assertThat(atLimit.statuses().get(0).decision().remaining()).isZero();
         assertThat(envoy(d("user", "b", 1)).allowed()).isFalse();
-        assertThat(envoy(d("user", "b", 0)).allowed()).as("a counted denial put it beyond").isFalse();
+        assertThat(envoy(d("user", "b", 0)).allowed())
+                .as("a counted denial put it beyond")
+                .isFalse();
     }
 
     @Test
@@ -107,13 +120,17 @@ class EnvoySemanticsTest {
         CheckResult r = envoy(d("tenant", "t1", 1), d("user", "e", 1));
         assertThat(r.allowed()).isFalse();
         assertThat(r.statuses().get(0).code()).isEqualTo(Code.OK);
-        assertThat(r.statuses().get(0).decision().remaining()).as("the tenant was counted anyway").isEqualTo(19);
+        assertThat(r.statuses().get(0).decision().remaining())
+                .as("the tenant was counted anyway")
+                .isEqualTo(19);
         assertThat(r.statuses().get(1).code()).isEqualTo(Code.OVER_LIMIT);
 
         strict(d("user", "s", 5));
         CheckResult s = strict(d("tenant", "t2", 1), d("user", "s", 1));
         assertThat(s.allowed()).isFalse();
-        assertThat(strict(d("tenant", "t2", 20)).allowed()).as("all or nothing: the tenant kept its 20").isTrue();
+        assertThat(strict(d("tenant", "t2", 20)).allowed())
+                .as("all or nothing: the tenant kept its 20")
+                .isTrue();
     }
 
     @Test
@@ -124,7 +141,9 @@ class EnvoySemanticsTest {
         CheckResult s = strict(d("user", "i", 6));
         assertThat(s.allowed()).isFalse();
         assertThat(s.statuses().get(0).outcome()).isEqualTo(Outcome.OVER_LIMIT);
-        assertThat(strict(d("user", "i", 5)).allowed()).as("strict: nothing was taken").isTrue();
+        assertThat(strict(d("user", "i", 5)).allowed())
+                .as("strict: nothing was taken")
+                .isTrue();
     }
 
     @Test
@@ -139,22 +158,26 @@ class EnvoySemanticsTest {
         CheckResult banned = envoy(d("banned", "x", 1));
         assertThat(banned.allowed()).isFalse();
         assertThat(banned.statuses().get(0).outcome()).isEqualTo(Outcome.BLOCKED);
-        assertThat(envoy(d("banned", "x", 0)).allowed()).as("0 > 0 is false: a check passes").isTrue();
+        assertThat(envoy(d("banned", "x", 0)).allowed())
+                .as("0 > 0 is false: a check passes")
+                .isTrue();
     }
 
     @Test
     void otherAlgorithmsCountADenialByDrainingWhatIsLeft() {
         assertThat(envoy(d("tb", "x", 2)).allowed()).isTrue();
         assertThat(envoy(d("tb", "x", 2)).allowed()).as("1 left, 2 asked").isFalse();
-        assertThat(envoy(d("tb", "x", 1)).allowed()).as("the denial drained the last token").isFalse();
+        assertThat(envoy(d("tb", "x", 1)).allowed())
+                .as("the denial drained the last token")
+                .isFalse();
         clock.advance(Duration.ofSeconds(1));
         assertThat(envoy(d("tb", "x", 1)).allowed()).isTrue();
     }
 
     @Test
     void unknownDomainLimitsNothingNotEvenACallersLimit() {
-        CheckRequest.Descriptor own = new CheckRequest.Descriptor(List.of(new Entry("k", "v")), 1,
-                dev.sluice.Limit.fixedWindow(1, Duration.ofMinutes(1)), "minute");
+        CheckRequest.Descriptor own = new CheckRequest.Descriptor(
+                List.of(new Entry("k", "v")), 1, dev.sluice.Limit.fixedWindow(1, Duration.ofMinutes(1)), "minute");
         CheckResult r = service.checkEnvoy(new CheckRequest("nope", List.of(d("a", "b", 1), own)), Semantics.ENVOY)
                 .join();
         assertThat(r.allowed()).isTrue();
@@ -164,18 +187,23 @@ class EnvoySemanticsTest {
     @Test
     void aCallersLimitCountsOnTheRulesCounterAsInEnvoy() {
         envoy(d("user", "o", 3));
-        CheckRequest.Descriptor own = new CheckRequest.Descriptor(List.of(new Entry("user", "o")), 1,
-                dev.sluice.Limit.fixedWindow(10, Duration.ofMinutes(1)), "minute");
-        CheckResult r = service.checkEnvoy(new CheckRequest("api", List.of(own)), Semantics.ENVOY).join();
-        assertThat(r.statuses().get(0).decision().remaining()).as("the same entries and window: count 4 of 10")
+        CheckRequest.Descriptor own = new CheckRequest.Descriptor(
+                List.of(new Entry("user", "o")), 1, dev.sluice.Limit.fixedWindow(10, Duration.ofMinutes(1)), "minute");
+        CheckResult r = service.checkEnvoy(new CheckRequest("api", List.of(own)), Semantics.ENVOY)
+                .join();
+        assertThat(r.statuses().get(0).decision().remaining())
+                .as("the same entries and window: count 4 of 10")
                 .isEqualTo(6);
-        assertThat(envoy(d("user", "o", 1)).statuses().get(0).decision().remaining()).as("count 5 of 5").isZero();
+        assertThat(envoy(d("user", "o", 1)).statuses().get(0).decision().remaining())
+                .as("count 5 of 5")
+                .isZero();
     }
 
     @Test
     void aCallersLimitOfZeroBlocksAndKeepsItsUnit() {
         CheckRequest.Descriptor zero = new CheckRequest.Descriptor(List.of(new Entry("k", "v")), 1, null, "hour");
-        CheckResult r = service.checkEnvoy(new CheckRequest("api", List.of(zero)), Semantics.ENVOY).join();
+        CheckResult r = service.checkEnvoy(new CheckRequest("api", List.of(zero)), Semantics.ENVOY)
+                .join();
         assertThat(r.allowed()).isFalse();
         assertThat(r.statuses().get(0).rule().unit()).isEqualTo("hour");
         assertThat(r.statuses().get(0).rule().requestsPerUnit()).isZero();
@@ -188,9 +216,17 @@ class EnvoySemanticsTest {
     @Test
     void failurePoliciesKeepEnvoysCountingMeaningful() throws Exception {
         for (dev.sluice.failsafe.FailurePolicy policy : dev.sluice.failsafe.FailurePolicy.values()) {
-            DecisionService down = new DecisionService(dev.sluice.failsafe.FailSafeRateLimiter.builder(new dev.sluice.server.DownStore())
-                    .policy(policy).ticker(clock).build(), "down", RuleSet.parse("test", RULES), null,
-                    Duration.ofMillis(250).toNanos(), 64, new ServerMetrics());
+            DecisionService down = new DecisionService(
+                    dev.sluice.failsafe.FailSafeRateLimiter.builder(new dev.sluice.server.DownStore())
+                            .policy(policy)
+                            .ticker(clock)
+                            .build(),
+                    "down",
+                    RuleSet.parse("test", RULES),
+                    null,
+                    Duration.ofMillis(250).toNanos(),
+                    64,
+                    new ServerMetrics());
             int ok = 0;
             for (int i = 0; i < 8; i++) {
                 CheckResult r = down.checkEnvoy(new CheckRequest("api", List.of(d("user", "f", 1))), Semantics.ENVOY)
@@ -198,11 +234,14 @@ class EnvoySemanticsTest {
                 assertThat(r.degradation()).as(policy.name()).isNotEqualTo(dev.sluice.Degradation.NONE);
                 ok += r.allowed() ? 1 : 0;
             }
-            assertThat(ok).as(policy.name()).isEqualTo(switch (policy) {
-                case FAIL_OPEN -> 8;
-                case FAIL_CLOSED -> 0;
-                case FALLBACK_LOCAL -> 5;
-            });
+            assertThat(ok)
+                    .as(policy.name())
+                    .isEqualTo(
+                            switch (policy) {
+                                case FAIL_OPEN -> 8;
+                                case FAIL_CLOSED -> 0;
+                                case FALLBACK_LOCAL -> 5;
+                            });
         }
     }
 
@@ -233,9 +272,15 @@ class EnvoySemanticsTest {
             f.get(60, TimeUnit.SECONDS);
         }
         pool.shutdown();
-        assertThat(ok.get()).as("hits answered OK in one hour window").isLessThanOrEqualTo(20).isPositive();
+        assertThat(ok.get())
+                .as("hits answered OK in one hour window")
+                .isLessThanOrEqualTo(20)
+                .isPositive();
         Decision after = service.checkEnvoy(new CheckRequest("api", List.of(d("tenant", "hot", 0))), Semantics.ENVOY)
-                .join().statuses().get(0).decision();
+                .join()
+                .statuses()
+                .get(0)
+                .decision();
         assertThat(after.denied()).as("the window went over and stays over").isTrue();
     }
 }

@@ -16,12 +16,20 @@ class ServerMetricsTest {
         }
         m.decision("api", "api.user_0", CheckResult.Outcome.OK); // an early label keeps counting under its own name
         String scrape = m.scrape();
-        long series = scrape.lines().filter(l -> l.startsWith("sluice_decisions_total{")).count();
+        long series = scrape.lines()
+                .filter(l -> l.startsWith("sluice_decisions_total{"))
+                .count();
         assertThat(series).isEqualTo(ServerMetrics.MAX_RULE_LABELS + 1);
         assertThat(scrape).contains("rule=\"_other\"");
-        assertThat(scrape.lines().filter(l -> l.startsWith("sluice_decisions_total{") && l.contains("rule=\"_other\""))
-                .findFirst().orElseThrow()).endsWith(" 500.0");
-        assertThat(scrape.lines().filter(l -> l.contains("rule=\"api.user_0\"")).findFirst().orElseThrow())
+        assertThat(scrape.lines()
+                        .filter(l -> l.startsWith("sluice_decisions_total{") && l.contains("rule=\"_other\""))
+                        .findFirst()
+                        .orElseThrow())
+                .endsWith(" 500.0");
+        assertThat(scrape.lines()
+                        .filter(l -> l.contains("rule=\"api.user_0\""))
+                        .findFirst()
+                        .orElseThrow())
                 .endsWith(" 2.0");
     }
 }

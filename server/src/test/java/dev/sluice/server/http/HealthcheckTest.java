@@ -25,9 +25,16 @@ class HealthcheckTest {
     @Test
     void okWhileServingAnd500OnceDraining() throws Exception {
         try (InMemoryRateLimiter limiter = InMemoryRateLimiter.builder().build()) {
-            DecisionService service = new DecisionService(limiter, "memory", RuleSet.parse("test",
-                    "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n"),
-                    null, 250_000_000L, 64, new ServerMetrics());
+            DecisionService service = new DecisionService(
+                    limiter,
+                    "memory",
+                    RuleSet.parse(
+                            "test",
+                            "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n"),
+                    null,
+                    250_000_000L,
+                    64,
+                    new ServerMetrics());
             HttpApiHandler handler = new HttpApiHandler(service, new RlsService(service, EnvoyOptions.defaults()), "t");
             EmbeddedChannel ch = new EmbeddedChannel(handler);
 

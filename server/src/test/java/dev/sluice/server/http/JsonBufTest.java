@@ -37,12 +37,18 @@ class JsonBufTest {
     }
 
     @Property(tries = 500)
-    void stringsReadBackUnchanged(@ForAll @StringLength(max = 40)
-                                  @CharRange(from = 0, to = 0x7f) @CharRange(from = 0x2020, to = 0x2030)
-                                  @CharRange(from = 0x4e00, to = 0x4e10) @Chars({'"', '\\', 'é'}) String s)
+    void stringsReadBackUnchanged(
+            @ForAll
+                    @StringLength(max = 40)
+                    @CharRange(from = 0, to = 0x7f)
+                    @CharRange(from = 0x2020, to = 0x2030)
+                    @CharRange(from = 0x4e00, to = 0x4e10)
+                    @Chars({'"', '\\', 'é'})
+                    String s)
             throws Exception {
         ByteBuf b = Unpooled.buffer(1);
         JsonBuf.string(b, s);
-        assertThat(JSON.readTree(b.toString(StandardCharsets.UTF_8)).textValue()).isEqualTo(s);
+        assertThat(JSON.readTree(b.toString(StandardCharsets.UTF_8)).textValue())
+                .isEqualTo(s);
     }
 }

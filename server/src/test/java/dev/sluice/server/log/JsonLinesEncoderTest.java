@@ -35,10 +35,23 @@ class JsonLinesEncoderTest {
     }
 
     @Property
-    void everyValueReadsBackFromOneLine(@ForAll("text") String message, @ForAll("keys") String key,
-                                        @ForAll("text") String value, @ForAll("text") String cause) throws Exception {
-        String line = Events.line(encoder, Events.of(Level.ERROR, "io.grpc.internal.ServerImpl", message,
-                new IllegalStateException(cause), "event", "internal_error", key, value));
+    void everyValueReadsBackFromOneLine(
+            @ForAll("text") String message,
+            @ForAll("keys") String key,
+            @ForAll("text") String value,
+            @ForAll("text") String cause)
+            throws Exception {
+        String line = Events.line(
+                encoder,
+                Events.of(
+                        Level.ERROR,
+                        "io.grpc.internal.ServerImpl",
+                        message,
+                        new IllegalStateException(cause),
+                        "event",
+                        "internal_error",
+                        key,
+                        value));
         JsonNode read = JSON.readTree(line);
         assertThat(names(read)).containsExactly("time", "level", "logger", "event", key, "msg", "exception");
         assertThat(read.get("time").asText()).isEqualTo("2026-01-02T03:04:05.678Z");
@@ -47,16 +60,40 @@ class JsonLinesEncoderTest {
         assertThat(read.get("event").asText()).isEqualTo("internal_error");
         assertThat(read.get(key).asText()).isEqualTo(value);
         assertThat(read.get("msg").asText()).isEqualTo(message);
-        assertThat(read.get("exception").asText()).startsWith(IllegalStateException.class.getName() + ": " + cause)
+        assertThat(read.get("exception").asText())
+                .startsWith(IllegalStateException.class.getName() + ": " + cause)
                 .contains("\tat dev.sluice.server.log.JsonLinesEncoderTest.everyValueReadsBackFromOneLine");
     }
 
     @Example
     void numbersBooleansNullAndCollectionsKeepTheirJsonTypes() throws Exception {
-        String line = Events.line(encoder, Events.of(Level.INFO, "dev.sluice.server.cli.ServeCommand", null, null,
-                "event", "started", "rules", 7, "suppressed_since_last", 12L, "ratio", 0.5, "nan", Double.NaN,
-                "leases", true, "nothing", null, "domains", List.of("api", "example"),
-                "store_budget", Duration.ofMillis(250), "http", new InetSocketAddress(InetAddress.getLoopbackAddress(), 8080)));
+        String line = Events.line(
+                encoder,
+                Events.of(
+                        Level.INFO,
+                        "dev.sluice.server.cli.ServeCommand",
+                        null,
+                        null,
+                        "event",
+                        "started",
+                        "rules",
+                        7,
+                        "suppressed_since_last",
+                        12L,
+                        "ratio",
+                        0.5,
+                        "nan",
+                        Double.NaN,
+                        "leases",
+                        true,
+                        "nothing",
+                        null,
+                        "domains",
+                        List.of("api", "example"),
+                        "store_budget",
+                        Duration.ofMillis(250),
+                        "http",
+                        new InetSocketAddress(InetAddress.getLoopbackAddress(), 8080)));
         JsonNode read = JSON.readTree(line);
         assertThat(read.get("rules").isInt()).isTrue();
         assertThat(read.get("rules").asInt()).isEqualTo(7);
@@ -94,7 +131,8 @@ class JsonLinesEncoderTest {
         String line = Events.line(encoder, Events.of(Level.INFO, "x", null, null, "v", changing, "self", self));
         JsonNode read = JSON.readTree(line);
         assertThat(read.get("v").asText()).contains("toString() failed").contains("ConcurrentModificationException");
-        assertThat(read.get("self").get(1).asText()).as("an element is not read as a collection")
+        assertThat(read.get("self").get(1).asText())
+                .as("an element is not read as a collection")
                 .isEqualTo("[b, (this Collection)]");
     }
 

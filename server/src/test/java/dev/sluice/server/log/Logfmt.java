@@ -44,7 +44,10 @@ public final class Logfmt {
 
     private String key() {
         int start = i;
-        while (i < line.length() && line.charAt(i) > ' ' && line.charAt(i) < 0x7f && line.charAt(i) != '='
+        while (i < line.length()
+                && line.charAt(i) > ' '
+                && line.charAt(i) < 0x7f
+                && line.charAt(i) != '='
                 && line.charAt(i) != '"') {
             i++;
         }

@@ -38,16 +38,25 @@ class LoggingTest {
         List<String> lines = stderrOf(() -> {
             java.util.logging.Logger.getLogger("dev.sluice.test.jul").warning("from \"JUL\"");
             System.getLogger("dev.sluice.test.platform").log(System.Logger.Level.WARNING, "from {0}", "System.Logger");
-            LoggerFactory.getLogger("dev.sluice.test.slf4j").atWarn().addKeyValue("event", "from_slf4j").log();
+            LoggerFactory.getLogger("dev.sluice.test.slf4j")
+                    .atWarn()
+                    .addKeyValue("event", "from_slf4j")
+                    .log();
         });
         assertThat(lines).hasSize(3);
         Map<String, String> jul = Logfmt.parse(lines.get(0));
-        assertThat(jul).containsEntry("level", "WARN").containsEntry("logger", "dev.sluice.test.jul")
+        assertThat(jul)
+                .containsEntry("level", "WARN")
+                .containsEntry("logger", "dev.sluice.test.jul")
                 .containsEntry("msg", "from \"JUL\"");
         Map<String, String> platform = Logfmt.parse(lines.get(1));
-        assertThat(platform).containsEntry("level", "WARN").containsEntry("logger", "dev.sluice.test.platform")
+        assertThat(platform)
+                .containsEntry("level", "WARN")
+                .containsEntry("logger", "dev.sluice.test.platform")
                 .containsEntry("msg", "from System.Logger");
-        assertThat(Logfmt.parse(lines.get(2))).containsEntry("event", "from_slf4j").doesNotContainKey("msg");
+        assertThat(Logfmt.parse(lines.get(2)))
+                .containsEntry("event", "from_slf4j")
+                .doesNotContainKey("msg");
     }
 
     @Test
@@ -55,8 +64,8 @@ class LoggingTest {
         Logging.start(LogFormat.JSON);
         List<String> lines = stderrOf(() -> {
             java.util.logging.Logger.getLogger("dev.sluice.test.jul").severe("line one\nline two");
-            System.getLogger("dev.sluice.test.platform").log(System.Logger.Level.ERROR, "boom",
-                    new IllegalStateException("cause"));
+            System.getLogger("dev.sluice.test.platform")
+                    .log(System.Logger.Level.ERROR, "boom", new IllegalStateException("cause"));
         });
         assertThat(lines).hasSize(2);
         ObjectMapper json = new ObjectMapper();
@@ -96,7 +105,9 @@ class LoggingTest {
     void javaUtilLoggingFollowsLogbacksLevels() {
         Logging.start(LogFormat.LOGFMT);
         java.util.logging.Logger grpc = java.util.logging.Logger.getLogger("io.grpc.internal.SomeGrpcClass");
-        assertThat(grpc.isLoggable(Level.FINE)).as("io.grpc is at WARN in logback.xml").isFalse();
+        assertThat(grpc.isLoggable(Level.FINE))
+                .as("io.grpc is at WARN in logback.xml")
+                .isFalse();
         assertThat(grpc.isLoggable(Level.WARNING)).isTrue();
         try {
             Logging.levels(List.of("io.grpc=debug"));
@@ -114,14 +125,18 @@ class LoggingTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("--log-level 'dev.sluice.test.b=loud': 'loud' is not a level: use trace, debug, info, "
                         + "warn, error or off, as LEVEL or LOGGER=LEVEL");
-        assertThat(((Logger) LoggerFactory.getLogger("dev.sluice.test.a")).getLevel()).as("not applied").isNull();
+        assertThat(((Logger) LoggerFactory.getLogger("dev.sluice.test.a")).getLevel())
+                .as("not applied")
+                .isNull();
         assertThatThrownBy(() -> Logging.levels(List.of("=debug"))).hasMessageContaining("names no logger");
     }
 
     @Test
     void aFormatIsLogfmtTextOrJson() {
         assertThat(LogFormat.parse("--log-format", null)).isEqualTo(LogFormat.LOGFMT);
-        assertThat(LogFormat.parse("--log-format", "text")).as("envoy's LOG_FORMAT word").isEqualTo(LogFormat.LOGFMT);
+        assertThat(LogFormat.parse("--log-format", "text"))
+                .as("envoy's LOG_FORMAT word")
+                .isEqualTo(LogFormat.LOGFMT);
         assertThat(LogFormat.parse("--log-format", " JSON ")).isEqualTo(LogFormat.JSON);
         assertThatThrownBy(() -> LogFormat.parse("--log-format", "xml"))
                 .hasMessage("--log-format 'xml' is unknown: use logfmt (the default) or json");

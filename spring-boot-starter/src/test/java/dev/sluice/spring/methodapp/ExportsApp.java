@@ -23,8 +23,7 @@ import reactor.core.publisher.Mono;
 @SpringBootApplication
 public class ExportsApp {
 
-    public record User(String id) {
-    }
+    public record User(String id) {}
 
     @Bean
     ManualTicker ticker() {

@@ -58,12 +58,14 @@ public class TestApp {
                 return;
             }
             Principal principal = () -> user;
-            chain.doFilter(new HttpServletRequestWrapper(http) {
-                @Override
-                public Principal getUserPrincipal() {
-                    return principal;
-                }
-            }, res);
+            chain.doFilter(
+                    new HttpServletRequestWrapper(http) {
+                        @Override
+                        public Principal getUserPrincipal() {
+                            return principal;
+                        }
+                    },
+                    res);
         });
         r.setOrder(-100);
         return r;

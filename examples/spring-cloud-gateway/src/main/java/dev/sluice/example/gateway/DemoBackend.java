@@ -35,8 +35,10 @@ public class DemoBackend implements SmartLifecycle, DisposableBean {
         try {
             server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
         } catch (IOException e) {
-            throw new UncheckedIOException("the demo backend cannot listen on 127.0.0.1:" + port
-                    + ": set example.backend.port, or example.backend.enabled=false and BACKEND_URI", e);
+            throw new UncheckedIOException(
+                    "the demo backend cannot listen on 127.0.0.1:" + port
+                            + ": set example.backend.port, or example.backend.enabled=false and BACKEND_URI",
+                    e);
         }
         server.createContext("/", exchange -> {
             long n = served.incrementAndGet();

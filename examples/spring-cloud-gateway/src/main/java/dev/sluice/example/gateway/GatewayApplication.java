@@ -28,7 +28,8 @@ public class GatewayApplication {
                 return Mono.just("key:" + apiKey);
             }
             InetSocketAddress peer = exchange.getRequest().getRemoteAddress();
-            return Mono.justOrEmpty(peer == null ? null : "ip:" + peer.getAddress().getHostAddress());
+            return Mono.justOrEmpty(
+                    peer == null ? null : "ip:" + peer.getAddress().getHostAddress());
         };
     }
 }

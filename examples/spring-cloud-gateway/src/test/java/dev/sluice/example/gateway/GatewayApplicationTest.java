@@ -54,14 +54,19 @@ class GatewayApplicationTest {
 
     @LocalServerPort
     int port;
+
     @Autowired
     DemoBackend backend;
+
     @Autowired
     MeterRegistry meters;
 
     private HttpResponse<String> get(String path, String apiKey) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .header("X-Api-Key", apiKey).build(), HttpResponse.BodyHandlers.ofString());
+        return http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .header("X-Api-Key", apiKey)
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
@@ -84,7 +89,9 @@ class GatewayApplicationTest {
         assertThat(denied.headers().firstValue("Retry-After")).hasValue("1");
         assertThat(backend.served() - before).isEqualTo(5);
 
-        assertThat(get("/api/hello", "another").statusCode()).as("another caller, another bucket").isEqualTo(200);
+        assertThat(get("/api/hello", "another").statusCode())
+                .as("another caller, another bucket")
+                .isEqualTo(200);
     }
 
     @Test
@@ -92,15 +99,20 @@ class GatewayApplicationTest {
         for (int i = 0; i < 6; i++) {
             get("/api/hello", "counted");
         }
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
-                + "/actuator/ratelimits")).build(), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http.send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/ratelimits"))
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
         JsonNode routes = new ObjectMapper().readTree(r.body()).get("routes");
         assertThat(routes.get(0).get("id").asText()).isEqualTo("api");
         assertThat(routes.get(0).get("limit").get("policy").asText()).isEqualTo("\"api\";q=5;w=5");
         assertThat(routes.get(0).get("counts").get("denied").asLong()).isGreaterThanOrEqualTo(1);
         assertThat(routes.get(1).get("id").asText()).isEqualTo("reports");
-        assertThat(meters.get("sluice.requests").tags("rules", "api", "outcome", "denied").counter().count())
+        assertThat(meters.get("sluice.requests")
+                        .tags("rules", "api", "outcome", "denied")
+                        .counter()
+                        .count())
                 .isGreaterThanOrEqualTo(1.0);
     }
 
