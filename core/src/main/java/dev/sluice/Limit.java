@@ -2,6 +2,7 @@ package dev.sluice;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A limit: which algorithm, how many permits, over what time. Immutable and cheap to compare;
@@ -31,7 +32,7 @@ public final class Limit {
     private final Algorithm algorithm;
     private final long capacity;
     private final Rate rate;
-    private final String name;
+    private final @Nullable String name;
     // derived, for the stores' arithmetic
     private final long timeScale;
     private final long intervalScaled;
@@ -40,7 +41,7 @@ public final class Limit {
     private final String id;
     private final int hash;
 
-    private Limit(Algorithm algorithm, long capacity, Rate rate, String name) {
+    private Limit(Algorithm algorithm, long capacity, Rate rate, @Nullable String name) {
         this.algorithm = algorithm;
         this.capacity = capacity;
         this.rate = rate;
@@ -122,7 +123,7 @@ public final class Limit {
     }
 
     /** The same limit with a label used in messages, logs and metrics; the label is not part of identity. */
-    public Limit named(String label) {
+    public Limit named(@Nullable String label) {
         if (label != null && label.isEmpty()) {
             label = null;
         }
@@ -154,7 +155,7 @@ public final class Limit {
     }
 
     /** The label given with {@link #named(String)}, or null. */
-    public String name() {
+    public @Nullable String name() {
         return name;
     }
 

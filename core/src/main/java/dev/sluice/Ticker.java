@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import java.time.Duration;
+
 /**
  * The one seam for time: nanoseconds on the Unix-epoch scale.
  *
@@ -35,30 +37,7 @@ public interface Ticker {
      * granted up to {@code rate × lag} permits more than the exact limit grants in it (with 1 ms and 1,000 permits a
      * second: one permit). Durations are only as fine as the resolution.
      */
-    static Ticker coarse(java.time.Duration resolution) {
+    static Ticker coarse(Duration resolution) {
         return CoarseTicker.start(resolution);
-    }
-}
-
-final class SystemTicker implements Ticker {
-    static final SystemTicker INSTANCE = new SystemTicker();
-
-    private final long epochBaseNanos;
-    private final long monotonicBase;
-
-    private SystemTicker() {
-        java.time.Instant now = java.time.Instant.now();
-        this.monotonicBase = System.nanoTime();
-        this.epochBaseNanos = Math.addExact(Math.multiplyExact(now.getEpochSecond(), 1_000_000_000L), now.getNano());
-    }
-
-    @Override
-    public long read() {
-        return epochBaseNanos + (System.nanoTime() - monotonicBase);
-    }
-
-    @Override
-    public String toString() {
-        return "Ticker.system()";
     }
 }

@@ -50,6 +50,7 @@ class CoarseTickerTest {
         String name = "sluice-coarse-ticker-" + Duration.ofMillis(7);
         Ticker coarse = Ticker.coarse(Duration.ofMillis(7));
         assertThat(updaters(name)).isPositive();
+        assertThat(coarse.read()).isPositive();
         coarse = null;
         for (int i = 0; i < 200 && updaters(name) > 0; i++) {
             System.gc();

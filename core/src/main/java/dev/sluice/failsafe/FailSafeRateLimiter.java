@@ -15,7 +15,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A remote store behind a {@link FailurePolicy}: when the store cannot decide, the policy does, and the
@@ -70,9 +72,12 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     private final Optional<StoreHealth> health = Optional.of(new Health());
     private final Object lock = new Object();
 
-    private volatile RateLimiter store;
+    /** Null until the opener opened the store (a limiter built from a supplier). */
+    private volatile @Nullable RateLimiter store;
+
     private volatile boolean closed;
-    private StoreOpener opener;
+    /** Null for a limiter built in front of an open store. */
+    private @Nullable StoreOpener opener;
 
     private FailSafeRateLimiter(Builder b) {
         this.policy = b.policy;
@@ -85,7 +90,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
             store = b.store;
         } else {
             opener = new StoreOpener(
-                    b.supplier,
+                    Objects.requireNonNull(b.supplier, "a builder has a store or a supplier"),
                     b.probeInterval,
                     b.startDespiteMisconfiguration,
                     this::install,
@@ -292,7 +297,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     // ---------------------------------------------------------------------------------------- internals
 
     /** The store when this call should try it: it is open and the circuit lets this call through. */
-    private RateLimiter storeToTry() {
+    private @Nullable RateLimiter storeToTry() {
         RateLimiter s = store;
         return s != null && circuit.allowsCall() ? s : null;
     }
@@ -310,18 +315,18 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     /** Configures a {@link FailSafeRateLimiter}. */
     public static final class Builder {
-        private final RateLimiter store;
-        private final Supplier<? extends RateLimiter> supplier;
+        private final @Nullable RateLimiter store;
+        private final @Nullable Supplier<? extends RateLimiter> supplier;
         private FailurePolicy policy = FailurePolicy.FAIL_OPEN;
         private Duration probeInterval = Duration.ofMillis(200);
         private Duration startupWait = Duration.ofSeconds(DEFAULT_STARTUP_WAIT_SECONDS);
         private Ticker ticker = Ticker.system();
-        private RateLimiter fallback;
+        private @Nullable RateLimiter fallback;
         private boolean startDespiteMisconfiguration;
         private StoreOpener.Pause pause = StoreOpener.Pause.SLEEP;
-        private java.util.function.BiConsumer<Level, String> logSink = Circuit::logOffThePath;
+        private BiConsumer<Level, String> logSink = Circuit::logOffThePath;
 
-        private Builder(RateLimiter store, Supplier<? extends RateLimiter> supplier) {
+        private Builder(@Nullable RateLimiter store, @Nullable Supplier<? extends RateLimiter> supplier) {
             this.store = store;
             this.supplier = supplier;
         }
@@ -390,7 +395,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         }
 
         /** Tests: how the opener waits between attempts, and where the outage lines go. */
-        Builder seams(StoreOpener.Pause pause, java.util.function.BiConsumer<Level, String> logSink) {
+        Builder seams(StoreOpener.Pause pause, BiConsumer<Level, String> logSink) {
             this.pause = Objects.requireNonNull(pause, "pause");
             this.logSink = Objects.requireNonNull(logSink, "logSink");
             return this;

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Opens a store from a {@link Supplier} on its own daemon thread ({@code sluice-store-opener}), again after each
@@ -53,7 +54,7 @@ final class StoreOpener {
     /** True while the builder still waits for the first attempt; whoever clears it decides what the attempt means. */
     private final AtomicBoolean builderWaits = new AtomicBoolean(true);
     /** The misconfiguration the first attempt met, for the builder to throw. */
-    private volatile RuntimeException refusedAtStart;
+    private volatile @Nullable RuntimeException refusedAtStart;
 
     private final Thread thread;
 
@@ -88,6 +89,7 @@ final class StoreOpener {
      * @throws RuntimeException the store's own exception when the first attempt found it misconfigured (the opener
      *                          has stopped: nothing is retried)
      */
+    @Nullable
     String start(Duration wait) {
         thread.start();
         try {

@@ -3,6 +3,7 @@ package dev.sluice.lease;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one node holds of one key under one limit: permits already taken from the shared state and not yet spent,
@@ -119,6 +120,7 @@ final class Lease {
     }
 
     /** Spends {@code cost} held permits if they are usable now; the local decision, or null to ask the store. */
+    @Nullable
     Decision trySpend(long now, long cost) {
         if (usable(now) >= cost) {
             long fromOlder = Math.min(olderHeld, cost); // the earlier cells first: they expire first
@@ -197,13 +199,13 @@ final class Lease {
     }
 
     /** The store's answer to the take ahead of {@code n} (null: it failed), received at {@code received}. */
-    private record Arrival(Decision decision, long n, long received) {}
+    private record Arrival(@Nullable Decision decision, long n, long received) {}
 
     /** Set by whichever thread completes the take ahead (without the monitor); applied by the next caller. */
-    private volatile Arrival arrival;
+    private volatile @Nullable Arrival arrival;
 
-    /** The take ahead has been answered; any thread, without the monitor. */
-    void arrived(Decision d, long n, long received) {
+    /** The take ahead has been answered (null: it failed); any thread, without the monitor. */
+    void arrived(@Nullable Decision d, long n, long received) {
         arrival = new Arrival(d, n, received);
     }
 
@@ -214,8 +216,9 @@ final class Lease {
             return;
         }
         arrival = null;
-        if (a.decision() != null) {
-            taken(a.decision(), 0, a.n(), sentAhead, a.received());
+        Decision d = a.decision();
+        if (d != null) {
+            taken(d, 0, a.n(), sentAhead, a.received());
         }
         ahead = false;
     }

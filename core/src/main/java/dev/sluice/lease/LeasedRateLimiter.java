@@ -12,6 +12,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Exact local leases over a shared store: a hot key is decided here, at in-memory speed, from permits this node
@@ -138,11 +139,11 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         if (again) {
             return counted(store.tryAcquire(key, limit, cost)); // a window short of the extra: the cost alone
         }
-        return extra == 0 || !d.allowed() ? d : asked(d, limit, cost, extra);
+        return extra == 0 || !d.allowed() ? d : asked(d, limit, extra);
     }
 
     /** A call's start: its local decision, or the extra permits its take asks for and when that take is sent. */
-    private record Start(Decision local, long extra, long sent) {}
+    private record Start(@Nullable Decision local, long extra, long sent) {}
 
     /**
      * Decides the call here (then starts a take ahead if one is due, outside the monitor) or begins its take.
@@ -164,7 +165,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     }
 
     /** Counts the call and decides it from held permits or a remembered denial; null: ask the store. Under the monitor. */
-    private Decision local(Lease lease, long cost) {
+    private @Nullable Decision local(Lease lease, long cost) {
         lease.applyArrived();
         long now = ticker.read();
         lease.observe(now, horizonNanos);
@@ -195,11 +196,11 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         }
         // the answer is applied by the next caller, under the monitor: the thread completing it (the store's I/O
         // thread) must never wait for the monitor, which a caller may hold while it waits for that very thread
-        f.whenComplete((d, failure) -> lease.arrived(d, n, ticker.read()));
+        CompletableFuture<?> unused = f.whenComplete((d, failure) -> lease.arrived(d, n, ticker.read()));
     }
 
     /** The caller's view of a granted take of {@code cost + extra}: the extra permits are this node's to spend. */
-    private static Decision asked(Decision d, Limit limit, long cost, long extra) {
+    private static Decision asked(Decision d, Limit limit, long extra) {
         return new Decision(
                 true,
                 d.limit(),
@@ -215,7 +216,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     }
 
     /** The lease of a leasable key, or null when {@link Builder#maxKeys} leases exist already (after evicting idle ones). */
-    private Lease lease(String key, Limit limit) {
+    private @Nullable Lease lease(String key, Limit limit) {
         return leases.lease(key, limit);
     }
 
@@ -250,7 +251,8 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
             }
             throw e;
         }
-        f.whenComplete((d, failure) -> {
+        // a failed take ends here; the caller sees the failure through the future returned below
+        CompletableFuture<?> unused = f.whenComplete((d, failure) -> {
             if (failure != null) {
                 synchronized (lease) {
                     lease.endTake(asked);
@@ -267,7 +269,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
             if (again) {
                 return tryAcquireAsync(key, limit, cost);
             }
-            return CompletableFuture.completedFuture(asked == 0 || !d.allowed() ? d : asked(d, limit, cost, asked));
+            return CompletableFuture.completedFuture(asked == 0 || !d.allowed() ? d : asked(d, limit, asked));
         });
     }
 

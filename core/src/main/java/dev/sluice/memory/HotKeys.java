@@ -2,6 +2,7 @@ package dev.sluice.memory;
 
 import dev.sluice.Limit;
 import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The keyed call's shortcut for the keys it is called with most: a small direct-mapped table of {@link MemoryBound}
@@ -36,6 +37,7 @@ final class HotKeys {
     private final int[] keyHashes = new int[SIZE];
 
     /** The handle of {@code key} under {@code limit} if it is kept, else null. */
+    @Nullable
     MemoryBound get(String key, Limit limit) {
         if (key.length() > MAX_KEY_LENGTH) {
             return null; // never kept: not worth hashing up to 4,096 characters to find that out
@@ -47,8 +49,7 @@ final class HotKeys {
         }
         MemoryBound b = handles[i];
         if (b != null && b.keyHash == keyHash && b.limit().equals(limit)) {
-            String k = b.key();
-            if (k == key || k.equals(key)) {
+            if (b.key().equals(key)) { // String.equals checks identity first
                 return b;
             }
         }

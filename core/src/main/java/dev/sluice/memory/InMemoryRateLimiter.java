@@ -399,7 +399,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
     /** The packed value of a pure state produced at {@code now}, on a table based at {@code base}. */
     static long pack(Registered r, State state, long now, long base) {
         if (state instanceof WindowState w) {
-            return w == WindowState.FRESH
+            return w.equals(WindowState.FRESH)
                     ? r.freshPacked(now, base)
                     : packWindow(w.window() - FixedWindow.windowOf(base, r.limit), w.count());
         }

@@ -8,6 +8,7 @@ import dev.sluice.Limit;
 import dev.sluice.algorithm.Gcra;
 import dev.sluice.memory.InMemoryRateLimiter.Registered;
 import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The in-memory store's {@link BoundLimit}: the key's hash, its limit's registration and its segment are resolved
@@ -47,6 +48,7 @@ final class MemoryBound extends BoundLimit {
 
     private final Segment segment;
     /** The slot the key was last found in, or null; a plain field: a stale value is checked before it is used. */
+    @Nullable
     Where where;
 
     MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper) {
@@ -134,7 +136,7 @@ final class MemoryBound extends BoundLimit {
                 if (cur != LOCKED) {
                     return RELOCATE;
                 }
-                Thread.yield(); // as Segment#acquirePacked: the holder may be descheduled; spinning would keep it off
+                Slots.awaitHolder();
                 cur = (long) LONGS.getVolatile(states, i);
                 continue;
             }

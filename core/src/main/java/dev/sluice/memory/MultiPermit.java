@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * All-or-nothing across several (key, limit) pairs in memory. Each distinct slot is held (marked locked)
@@ -28,7 +29,11 @@ final class MultiPermit {
         final int segmentIndex;
         final Slots[] where = new Slots[1];
         final int[] slot = new int[1];
+        /** What the hold took: the packed value (a Long) or the State; null until the slot is held. */
+        @Nullable
         Object held;
+        /** The state decided on; null until every slot is held. */
+        @Nullable
         State scratch;
 
         Target(long hash, Registered registered, Segment segment, int segmentIndex) {
@@ -41,12 +46,17 @@ final class MultiPermit {
         void release(boolean commit, long now) {
             Slots s = where[0];
             int i = slot[0];
+            Object was = Objects.requireNonNull(held, "released only when held");
             if (registered.packed) {
-                long value = commit ? InMemoryRateLimiter.pack(registered, scratch, now, s.base) : (Long) held;
+                long value = commit ? InMemoryRateLimiter.pack(registered, decided(), now, s.base) : (Long) was;
                 s.releasePacked(i, value);
             } else {
-                s.releaseObject(i, commit ? scratch : (State) held);
+                s.releaseObject(i, commit ? decided() : (State) was);
             }
+        }
+
+        State decided() {
+            return Objects.requireNonNull(scratch, "decided only when every slot is held");
         }
     }
 
@@ -103,16 +113,17 @@ final class MultiPermit {
                 at = Math.max(at, t.where[0].base);
             }
             for (Target t : targets) {
+                Object was = Objects.requireNonNull(t.held, "every slot is held");
                 t.scratch = t.registered.packed
-                        ? InMemoryRateLimiter.unpack(t.registered, (Long) t.held, at, t.where[0].base)
-                        : (State) t.held;
+                        ? InMemoryRateLimiter.unpack(t.registered, (Long) was, at, t.where[0].base)
+                        : (State) was;
             }
             Decision result = null;
             boolean all = true;
             for (int p = 0; p < n; p++) {
                 Target t = byPermit[p];
                 Step step = InMemoryRateLimiter.step(
-                        t.registered, t.scratch, at, permits.get(p).cost());
+                        t.registered, t.decided(), at, permits.get(p).cost());
                 t.scratch = step.state();
                 result = result == null ? step.decision() : result.mostRestrictive(step.decision());
                 all &= step.decision().allowed();
@@ -120,7 +131,7 @@ final class MultiPermit {
             for (Target t : targets) {
                 t.release(all, at);
             }
-            return result;
+            return Objects.requireNonNull(result, "a request has at least one permit");
         }
     }
 }

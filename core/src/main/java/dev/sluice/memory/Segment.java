@@ -17,6 +17,8 @@ import dev.sluice.algorithm.Step;
 import dev.sluice.memory.InMemoryRateLimiter.LockedRef;
 import dev.sluice.memory.InMemoryRateLimiter.Registered;
 import java.lang.invoke.VarHandle;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One open-addressed table of the in-memory limiter (its arrays: {@link Slots}, load ≤ 3/4). Readers and
@@ -53,7 +55,8 @@ final class Segment {
     }
 
     /** With {@code bound}, the slot it remembers is tried first, and the slot found is remembered for next time. */
-    Decision acquirePacked(long h, Registered r, long cost, long nowRead, long maxWaitScaled, MemoryBound bound) {
+    Decision acquirePacked(
+            long h, Registered r, long cost, long nowRead, long maxWaitScaled, @Nullable MemoryBound bound) {
         Limit limit = r.limit;
         for (; ; ) {
             Slots s = slots;
@@ -87,11 +90,7 @@ final class Segment {
                     break; // evicted or moved: look again
                 }
                 if (cur == LOCKED) {
-                    // a multi-permit request holds it for a moment; yield rather than spin, since on a busy machine the
-                    // holder
-                    // may be descheduled and spinning would keep it off the CPU (8 threads on 2 cores: 534 → 185k
-                    // ops/s)
-                    Thread.yield();
+                    Slots.awaitHolder(); // a multi-permit request holds it for a moment
                     continue;
                 }
                 if (r.algorithm == Algorithm.FIXED_WINDOW) {
@@ -150,7 +149,7 @@ final class Segment {
                     break;
                 }
                 if (cur instanceof LockedRef) {
-                    Thread.yield();
+                    Slots.awaitHolder();
                     continue;
                 }
                 Step step = InMemoryRateLimiter.step(r, (State) cur, now, cost);
@@ -184,7 +183,7 @@ final class Segment {
                     continue;
                 }
                 if (cur == LOCKED) {
-                    Thread.yield();
+                    Slots.awaitHolder();
                     continue;
                 }
                 state = InMemoryRateLimiter.unpack(r, cur, now, s.base);
@@ -194,7 +193,7 @@ final class Segment {
                     continue;
                 }
                 if (cur instanceof LockedRef) {
-                    Thread.yield();
+                    Slots.awaitHolder();
                     continue;
                 }
                 state = (State) cur;
@@ -207,6 +206,7 @@ final class Segment {
     // multi-permit holds
 
     /** Locks the slot of (h, r) for a multi-permit request: returns the held packed value or state, or null. */
+    @Nullable
     Object hold(long h, Registered r, long now, Slots[] where, int[] slot) {
         for (; ; ) {
             Slots s = slots;
@@ -223,7 +223,7 @@ final class Segment {
                     return null;
                 }
                 if (cur == LOCKED) {
-                    Thread.yield();
+                    Slots.awaitHolder();
                     continue;
                 }
                 if (LONGS.compareAndSet(s.states, i, cur, LOCKED)) {
@@ -237,7 +237,7 @@ final class Segment {
                     return null;
                 }
                 if (cur instanceof LockedRef) {
-                    Thread.yield();
+                    Slots.awaitHolder();
                     continue;
                 }
                 if (REFS.compareAndSet(s.refs, i, cur, new LockedRef((State) cur))) {
@@ -276,7 +276,7 @@ final class Segment {
         if (r.packed) {
             s.states[i] = r.freshPacked(Math.max(now, s.base), s.base);
         } else {
-            s.refs[i] = r.freshObject();
+            Objects.requireNonNull(s.refs, "a table holding object states has refs")[i] = r.freshObject();
         }
         LONGS.setRelease(s.keys, i, h); // publishes the limit and state written above
         live++;
@@ -336,7 +336,7 @@ final class Segment {
             if (value instanceof Long packed) {
                 next.states[j] = packed;
             } else {
-                next.refs[j] = value;
+                Objects.requireNonNull(next.refs, "a table holding object states has refs")[j] = value;
             }
             moved++;
         }

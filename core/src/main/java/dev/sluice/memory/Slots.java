@@ -9,6 +9,7 @@ import dev.sluice.memory.InMemoryRateLimiter.LockedRef;
 import dev.sluice.memory.InMemoryRateLimiter.Registered;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The arrays of one table generation of a {@link Segment}: open addressing with linear probing, replaced whole,
@@ -24,8 +25,8 @@ final class Slots {
     final long[] keys;
     final long[] states;
     final short[] limits;
-    /** Object states (sliding window, sliding log); allocated only once such a limit is used. */
-    final Object[] refs;
+    /** Object states (sliding window, sliding log); null until such a limit is used. */
+    final Object @Nullable [] refs;
 
     final int capacity;
     final int threshold;
@@ -36,6 +37,16 @@ final class Slots {
      * key was found on, rather than the table itself, so that a handle never keeps a replaced table alive.
      */
     final long generation;
+
+    /**
+     * Waits for a multi-permit request's hold on a slot ({@code LOCKED}) to end: yields rather than spins, since on a
+     * busy machine the holder may be descheduled and spinning would keep it off the CPU (8 threads on 2 cores: 534 →
+     * 185k ops/s).
+     */
+    @SuppressWarnings("ThreadPriorityCheck") // yielding to the holder is the point: see above
+    static void awaitHolder() {
+        Thread.yield();
+    }
 
     Slots(int capacity, boolean withRefs, long base, long generation) {
         this.capacity = capacity;
@@ -113,6 +124,7 @@ final class Slots {
      * Marks slot i (of limit {@code r}) dead and returns what it held (a Long or a State), or null when it was dead
      * already. With {@code wait}, a slot held by a multi-permit request is waited for; without, it is left alone.
      */
+    @Nullable
     Object kill(int i, boolean wait, Registered r) {
         if (r.packed) {
             for (; ; ) {
@@ -124,7 +136,7 @@ final class Slots {
                     if (!wait) {
                         return null;
                     }
-                    Thread.yield();
+                    awaitHolder();
                     continue;
                 }
                 if (LONGS.compareAndSet(states, i, v, DEAD)) {
@@ -144,7 +156,7 @@ final class Slots {
                 if (!wait) {
                     return null;
                 }
-                Thread.yield();
+                awaitHolder();
                 continue;
             }
             if (REFS.compareAndSet(refs, i, ref, DEAD_REF)) {

@@ -219,7 +219,7 @@ public final class TimeBudget {
             stallGranted |= stalled;
             ScheduledFuture<?> check =
                     Timer.INSTANCE.schedule(this, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
-            call.whenComplete((v, e) -> check.cancel(false));
+            CompletableFuture<T> unused = call.whenComplete((v, e) -> check.cancel(false));
         }
 
         @Override

@@ -174,7 +174,7 @@ class LeasedRateLimiterTest {
             CountDownLatch go = new CountDownLatch(1);
             List<Callable<Void>> tasks = new ArrayList<>();
             for (int t = 0; t < 4; t++) {
-                long cost = 1 + t % 3;
+                long cost = 1L + t % 3;
                 tasks.add(() -> {
                     go.await();
                     for (int i = 0; i < 20_000; i++) {
