@@ -9,6 +9,7 @@ import java.sql.SQLException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A decision's attempts, on the worker thread: borrow a connection, send nothing for a caller who gave up, give the
@@ -53,11 +54,11 @@ final class AttemptLoop {
      * Runs {@code work} on a fresh connection, retrying 40001/40P01 under the policy until the call's
      * deadline (System.nanoTime), on the calling (worker) thread; nothing is sent once the deadline has passed.
      */
-    <T> T run(String key, Limit limit, DecisionCall call, SqlCall<T> work) {
+    <T> T run(@Nullable String key, @Nullable Limit limit, DecisionCall call, SqlCall<T> work) {
         return run(key, limit, call, budget.nanos(), work);
     }
 
-    <T> T run(String key, Limit limit, DecisionCall call, long budgetNanos, SqlCall<T> work) {
+    <T> T run(@Nullable String key, @Nullable Limit limit, DecisionCall call, long budgetNanos, SqlCall<T> work) {
         // a decision that waited in a queue was waited for (the caller's patience): its attempts get the whole
         // budget from here; the caller stops waiting, and this sends nothing, when the database stops answering
         long start = System.nanoTime();

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.store.StoreClock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -11,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Coalesces concurrent token-bucket / GCRA decisions into one statement ({@code sluice_bucket_acquire_many}):
@@ -38,7 +40,7 @@ final class Batcher implements AutoCloseable {
 
     /** Builds the failure of a request that was not sent (queue full, or its budget passed while queued). */
     interface NotSent {
-        PostgresStoreException failure(String what, Throwable cause);
+        PostgresStoreException failure(String what, @Nullable Throwable cause);
     }
 
     interface Sender {
@@ -46,7 +48,20 @@ final class Batcher implements AutoCloseable {
         List<Decision> send(List<Request> batch);
     }
 
-    private static final Request POISON = new Request(null, null, 0, 0, null, null, null);
+    /** Tells a dispatcher to stop; told apart by identity ({@link #isPoison}), never sent. */
+    private static final Request POISON = new Request(
+            "",
+            Limit.fixedWindow(1, Duration.ofSeconds(1)),
+            1,
+            -1,
+            StoreClock.Reading.STORE,
+            new DecisionCall(0),
+            new CompletableFuture<>());
+
+    @SuppressWarnings("ReferenceEquality") // the marker itself, not a request equal to it
+    private static boolean isPoison(Request r) {
+        return r == POISON;
+    }
 
     private final BlockingQueue<Request> queue;
     /** Requests queued and not yet taken by a dispatcher (the queue also holds close()'s markers). */
@@ -137,21 +152,19 @@ final class Batcher implements AutoCloseable {
             } catch (InterruptedException e) {
                 return;
             }
-            if (first == POISON) {
+            if (isPoison(first)) {
                 return;
             }
             batch.add(first);
             queue.drainTo(batch, maxBatch - 1);
-            int poisons = 0;
-            while (batch.remove(POISON)) {
-                poisons++;
-            }
+            int taken = batch.size();
+            batch.removeIf(Batcher::isPoison);
+            int poisons = taken - batch.size();
             pending.addAndGet(-batch.size());
             for (int i = 1; i < poisons; i++) {
                 queue.add(POISON); // meant for the other dispatchers
             }
             boolean stop = poisons > 0;
-            long now = System.nanoTime();
             // a caller stops waiting (its future fails) when its budget and its patience are spent: while the
             // database answers others, a decision waiting for a dispatcher is queueing, not failing
             batch.removeIf(r -> r.result().isDone());
@@ -198,7 +211,7 @@ final class Batcher implements AutoCloseable {
         }
         Request r;
         while ((r = queue.poll()) != null) {
-            if (r != POISON) {
+            if (!isPoison(r)) {
                 r.result().completeExceptionally(closedException());
             }
         }

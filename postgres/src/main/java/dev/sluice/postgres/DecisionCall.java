@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import java.sql.SQLException;
 import java.sql.Statement;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a decision is, so that a caller whose budget ran out can say why: still waiting for a worker
@@ -19,9 +20,9 @@ class DecisionCall {
     /** Once sent: when the server cancels the statement, the longest a caller waits for it. */
     volatile long sentLimitNanos;
     /** The statement under way, for a caller who stops waiting to cancel. */
-    volatile Statement statement;
+    volatile @Nullable Statement statement;
     /** The batch this decision travels in (its statement is the batch's), or null when it goes alone. */
-    volatile DecisionCall inBatch;
+    volatile @Nullable DecisionCall inBatch;
 
     private volatile int phase = QUEUED;
 

@@ -4,11 +4,13 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Deletes rows whose {@code expires_at} has passed: such a row equals a fresh key's state, so deleting it
@@ -45,7 +47,8 @@ public final class ExpiryCleaner implements AutoCloseable {
     private final AtomicLong sweeps = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final AtomicReference<RuntimeException> lastFailure = new AtomicReference<>();
-    private volatile ScheduledExecutorService scheduler;
+    /** Null until {@link #start}. */
+    private volatile @Nullable ScheduledExecutorService scheduler;
 
     ExpiryCleaner(
             ExpiredRows rows,
@@ -84,7 +87,7 @@ public final class ExpiryCleaner implements AutoCloseable {
         });
         scheduler = s;
         long ms = interval.toMillis();
-        s.scheduleWithFixedDelay(this::sweepQuietly, ms, ms, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> unused = s.scheduleWithFixedDelay(this::sweepQuietly, ms, ms, TimeUnit.MILLISECONDS);
     }
 
     /** The least time between two lines about sweeps failing for the same outage of the database. */
@@ -191,7 +194,7 @@ public final class ExpiryCleaner implements AutoCloseable {
     }
 
     /** The last failure of a scheduled sweep, or null. */
-    public RuntimeException lastFailure() {
+    public @Nullable RuntimeException lastFailure() {
         return lastFailure.get();
     }
 

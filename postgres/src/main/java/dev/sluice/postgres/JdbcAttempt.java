@@ -1,11 +1,15 @@
 package dev.sluice.postgres;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One attempt of a decision on one pooled connection: the connection as the pool handed it out, with the attempt's
@@ -55,18 +59,17 @@ final class JdbcAttempt {
     }
 
     /** The PostgreSQL driver's statement class and its millisecond query timeout, when that driver is there. */
-    private static final Class<?> PG_STATEMENT;
+    private static final @Nullable Class<?> PG_STATEMENT;
 
-    private static final java.lang.invoke.MethodHandle SET_QUERY_TIMEOUT_MS;
+    private static final @Nullable MethodHandle SET_QUERY_TIMEOUT_MS;
 
     static {
         Class<?> type = null;
-        java.lang.invoke.MethodHandle handle = null;
+        MethodHandle handle = null;
         try {
             type = Class.forName("org.postgresql.jdbc.PgStatement");
-            handle = java.lang.invoke.MethodHandles.publicLookup()
-                    .findVirtual(
-                            type, "setQueryTimeoutMs", java.lang.invoke.MethodType.methodType(void.class, long.class));
+            handle = MethodHandles.publicLookup()
+                    .findVirtual(type, "setQueryTimeoutMs", MethodType.methodType(void.class, long.class));
         } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
             type = null; // another driver: JDBC's whole seconds
         }
@@ -80,15 +83,19 @@ final class JdbcAttempt {
      * {@code setQueryTimeout}, whole seconds, rounded up.
      */
     static void setQueryTimeoutMillis(Statement st, long millis) throws SQLException {
-        Object pg = SET_QUERY_TIMEOUT_MS != null && st.isWrapperFor(PG_STATEMENT) ? st.unwrap(PG_STATEMENT) : null;
-        if (PG_STATEMENT != null && PG_STATEMENT.isInstance(pg)) { // a proxying wrapper may hand back another proxy
-            try {
-                SET_QUERY_TIMEOUT_MS.invoke(pg, millis);
-                return;
-            } catch (SQLException | RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable e) {
-                throw new SQLException("cannot set the query timeout", e);
+        Class<?> type = PG_STATEMENT;
+        MethodHandle setTimeout = SET_QUERY_TIMEOUT_MS;
+        if (type != null && setTimeout != null && st.isWrapperFor(type)) {
+            Object pg = st.unwrap(type);
+            if (type.isInstance(pg)) { // a proxying wrapper may hand back another proxy
+                try {
+                    setTimeout.invoke(pg, millis);
+                    return;
+                } catch (SQLException | RuntimeException | Error e) {
+                    throw e;
+                } catch (Throwable e) {
+                    throw new SQLException("cannot set the query timeout", e);
+                }
             }
         }
         st.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, (millis + 999) / 1000));

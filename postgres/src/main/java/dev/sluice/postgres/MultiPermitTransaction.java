@@ -23,6 +23,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * A multi-permit request as one transaction: one statement per table locks (or creates) every row the request
@@ -42,6 +43,11 @@ final class MultiPermitTransaction {
     }
 
     private record Id(String key, String limitId) {}
+
+    /** The value of an id the request named: every one has its limit, and its state once locked. */
+    private static <V> V known(Map<Id, V> byId, Id id) {
+        return Objects.requireNonNull(byId.get(id), "every (key, limit) of the request is known");
+    }
 
     Decision acquireAll(Db c, List<Permit> permits) throws SQLException {
         Map<Id, Limit> limits = new LinkedHashMap<>();
@@ -65,14 +71,14 @@ final class MultiPermitTransaction {
             }
             long now = reading.store() ? dbClock : reading.clientNanos();
             for (Map.Entry<Id, State> e : states.entrySet()) {
-                now = Math.max(now, latestInstant(e.getValue(), limits.get(e.getKey())));
+                now = Math.max(now, latestInstant(e.getValue(), known(limits, e.getKey())));
             }
             Map<Id, State> scratch = new HashMap<>(states);
             List<Decision> decisions = new ArrayList<>(permits.size());
             boolean all = true;
             for (Permit p : permits) {
                 Id id = new Id(p.key(), p.limit().id());
-                Step step = Algorithms.tryAcquire(scratch.get(id), now, p.limit(), p.cost());
+                Step step = Algorithms.tryAcquire(known(scratch, id), now, p.limit(), p.cost());
                 scratch.put(id, step.state());
                 decisions.add(step.decision());
                 all &= step.decision().allowed();
@@ -144,7 +150,7 @@ final class MultiPermitTransaction {
         Map<Table, PreparedStatement> batches = new EnumMap<>(Table.class);
         try {
             for (Map.Entry<Id, State> e : states.entrySet()) {
-                Limit limit = limits.get(e.getKey());
+                Limit limit = known(limits, e.getKey());
                 Table table = Table.of(limit);
                 PreparedStatement ps = batches.get(table);
                 if (ps == null) {

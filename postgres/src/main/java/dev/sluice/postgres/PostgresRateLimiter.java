@@ -1,5 +1,6 @@
 package dev.sluice.postgres;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
@@ -16,6 +17,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RateLimiter} whose state lives in PostgreSQL (12 and later) or YugabyteDB's YSQL: shared by
@@ -83,7 +85,7 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     private final DataSource dataSource;
     /** The pool this limiter made (for a JDBC URL or a DataSource that does not pool), closed with it; or null. */
-    private final com.zaxxer.hikari.HikariDataSource ownedPool;
+    private final @Nullable HikariDataSource ownedPool;
     /** The database's URL without its password, for messages. */
     private final String where;
     /** Whose clock decides: the database's by default, a client ticker's in tests. */
@@ -98,7 +100,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final Workers workers;
     private final ExpiredRows expiredRows;
     private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
-    private final Batcher batcher;
+    private final @Nullable Batcher batcher;
     private final AttemptLoop attempts;
     private final DatabaseHealth health = new DatabaseHealth();
     private final PostgresFailures failures;
@@ -114,7 +116,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.dataSource = connections.dataSource();
         this.ownedPool = connections.owned();
         this.where = connections.where();
-        this.clock = b.ticker == null ? StoreClock.store() : StoreClock.client(b.ticker);
+        this.clock = b.clock;
         this.schema = b.schema;
         this.prefix = b.prefix;
         this.retryPolicy = b.retryPolicy;
@@ -141,7 +143,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
         // 25 ms budget). Built and dropped here instead.
-        failures.notSent("warm-up", new TimeoutException()).getStackTrace();
+        StackTraceElement[] unused =
+                failures.notSent("warm-up", new TimeoutException()).getStackTrace();
         try {
             this.schemaCreated = Startup.warmUp(attempts, statements, clock, where, b.migrateIfMissing, this::migrate);
             if (ownedPool != null) {
@@ -188,20 +191,24 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** Configures a {@link PostgresRateLimiter}. */
     public static final class Builder {
-        private final DataSource dataSource;
-        private final String jdbcUrl;
+        /** One of the two is given: a DataSource, or a URL for a pool of the limiter's own. */
+        private final @Nullable DataSource dataSource;
+
+        private final @Nullable String jdbcUrl;
         private boolean migrateIfMissing = true;
-        private Ticker ticker;
+        private StoreClock clock = StoreClock.store();
         private String schema = Migrations.DEFAULT_SCHEMA;
         private String prefix = Migrations.DEFAULT_PREFIX;
         private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
-        private Executor asyncExecutor;
+        /** Null: a pool of {@code threads} of the limiter's own. */
+        private @Nullable Executor asyncExecutor;
+
         private int threads = DEFAULT_THREADS;
         private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
         private int concurrentBatches; // 0: a quarter of the threads
         private int maxQueued = DEFAULT_MAX_QUEUED_DECISIONS;
 
-        private Builder(DataSource dataSource, String jdbcUrl) {
+        private Builder(@Nullable DataSource dataSource, @Nullable String jdbcUrl) {
             this.dataSource = dataSource;
             this.jdbcUrl = jdbcUrl;
         }
@@ -221,7 +228,8 @@ public final class PostgresRateLimiter implements RateLimiter {
          * time, which only the database's clock guarantees.
          */
         public Builder ticker(Ticker t) {
-            this.ticker = Objects.requireNonNull(t, "ticker must not be null: omit it to use the database's clock");
+            this.clock = StoreClock.client(
+                    Objects.requireNonNull(t, "ticker must not be null: omit it to use the database's clock"));
             return this;
         }
 

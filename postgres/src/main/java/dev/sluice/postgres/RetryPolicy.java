@@ -4,6 +4,7 @@ import dev.sluice.store.TimeBudget;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How a decision survives the database's conflict errors: SQLSTATE {@code 40001} (serialization failure,
@@ -73,7 +74,7 @@ public record RetryPolicy(int maxAttempts, Duration initialBackoff, Duration max
     }
 
     /** True for the SQLSTATEs worth another attempt: 40001 serialization failure, 40P01 deadlock detected. */
-    public static boolean isRetryable(String sqlState) {
+    public static boolean isRetryable(@Nullable String sqlState) {
         return "40001".equals(sqlState) || "40P01".equals(sqlState);
     }
 

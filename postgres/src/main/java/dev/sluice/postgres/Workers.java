@@ -11,6 +11,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The threads a decision's blocking JDBC work runs on, so that its caller waits at most its budget: the limiter's
@@ -21,7 +22,7 @@ import java.util.function.BooleanSupplier;
 final class Workers {
     private final Executor executor;
     /** The pool this limiter made, shut down with it; or null for the caller's executor. */
-    private final ExecutorService owned;
+    private final @Nullable ExecutorService owned;
 
     private final int maxQueued;
     private final AttemptLoop attempts;
@@ -29,7 +30,7 @@ final class Workers {
     private final BooleanSupplier closed;
 
     Workers(
-            Executor given,
+            @Nullable Executor given,
             int threads,
             int maxQueued,
             AttemptLoop attempts,

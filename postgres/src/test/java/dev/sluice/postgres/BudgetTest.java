@@ -122,10 +122,10 @@ class BudgetTest {
         @Override
         public Connection getConnection() throws SQLException {
             Connection real = TestDatabase.dataSource().getConnection();
-            return proxy(Connection.class, real, (m, args) -> {
+            return proxy(Connection.class, (m, args) -> {
                 Object r = m.invoke(real, args);
                 return r instanceof PreparedStatement ps
-                        ? proxy(PreparedStatement.class, ps, (sm, sargs) -> switch (sm.getName()) {
+                        ? proxy(PreparedStatement.class, (sm, sargs) -> switch (sm.getName()) {
                             case "setQueryTimeout" -> null;
                             case "isWrapperFor" -> false; // JdbcAttempt then sets JDBC's timeout, which this ignores
                             default -> sm.invoke(ps, sargs);
@@ -138,7 +138,7 @@ class BudgetTest {
             Object on(java.lang.reflect.Method m, Object[] args) throws Exception;
         }
 
-        private static <T> T proxy(Class<T> type, T real, Call call) {
+        private static <T> T proxy(Class<T> type, Call call) {
             return type.cast(java.lang.reflect.Proxy.newProxyInstance(
                     BudgetTest.class.getClassLoader(), new Class<?>[] {type}, (p, m, args) -> {
                         try {

@@ -40,8 +40,13 @@ class CloseTest {
             rl.close(); // idempotent
             assertClosed(() -> rl.tryAcquire("k", BUCKET));
             assertClosed(() -> rl.tryAcquire("k", Limit.fixedWindow(1, Duration.ofHours(1))));
-            assertClosed(() -> rl.tryAcquireAsync("k", BUCKET, 1));
-            assertClosed(() -> rl.tryAcquireAsync("k", Limit.slidingLog(1, Duration.ofHours(1)), 1));
+            assertClosed(() -> {
+                CompletableFuture<Decision> unused = rl.tryAcquireAsync("k", BUCKET, 1); // it throws at once
+            });
+            assertClosed(() -> {
+                CompletableFuture<Decision> unused =
+                        rl.tryAcquireAsync("k", Limit.slidingLog(1, Duration.ofHours(1)), 1); // it throws at once
+            });
             assertClosed(() -> rl.reserve("k", BUCKET, 1, Duration.ofSeconds(1)));
             assertClosed(() -> rl.reset("k", BUCKET));
             assertClosed(() -> rl.tryAcquire(List.of(Permit.of("a", BUCKET), Permit.of("b", BUCKET))));
@@ -72,7 +77,7 @@ class CloseTest {
         LinkedBlockingQueue<Batcher.Request> queue = new LinkedBlockingQueue<>() {
             @Override
             public boolean add(Batcher.Request r) {
-                if (r == stalled) {
+                if (stalled.equals(r)) {
                     inAdd.countDown();
                     try {
                         closed.await();
@@ -92,7 +97,9 @@ class CloseTest {
                 },
                 (what, cause) -> new PostgresStoreException(what, null, cause, Degradation.OVERLOADED),
                 queue);
-        Thread submitter = new Thread(() -> batcher.submit(stalled));
+        Thread submitter = new Thread(() -> {
+            CompletableFuture<Decision> unused = batcher.submit(stalled); // its answer is stalled.result()
+        });
         submitter.start();
         assertThat(inAdd.await(5, TimeUnit.SECONDS)).isTrue();
         batcher.close(); // the queue is empty: close drains nothing and stops the dispatchers

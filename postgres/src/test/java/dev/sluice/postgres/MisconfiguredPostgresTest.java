@@ -247,12 +247,16 @@ class MisconfiguredPostgresTest {
             long[] waits = {1, 2, 4, 8, 16, 30, 30};
             for (int i = 0; i < waits.length; i++) {
                 now[0] += TimeUnit.SECONDS.toNanos(waits[i]) - 1;
-                catchThrowable(gate::getConnection);
+                assertThat(catchThrowable(gate::getConnection))
+                        .as("the last refusal again, without a login")
+                        .isInstanceOf(SQLException.class);
                 assertThat(proxy.accepted())
                         .as("held back until the wait has passed")
                         .isEqualTo(i + 1);
                 now[0] += 1;
-                catchThrowable(gate::getConnection);
+                assertThat(catchThrowable(gate::getConnection))
+                        .as("a login, refused")
+                        .isInstanceOf(SQLException.class);
                 assertThat(proxy.accepted()).isEqualTo(i + 2);
             }
             driver.setPassword(RIGHT); // the URL's password is overridden by the property

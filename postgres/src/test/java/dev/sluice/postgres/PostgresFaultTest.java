@@ -200,10 +200,14 @@ class PostgresFaultTest {
         }
 
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             running = false;
-            for (Thread t : threads) {
-                t.join(5_000);
+            try {
+                for (Thread t : threads) {
+                    t.join(5_000);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
     }

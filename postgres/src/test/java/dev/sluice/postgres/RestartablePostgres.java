@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -59,6 +60,7 @@ final class RestartablePostgres implements AutoCloseable {
     }
 
     /** A new cluster in a temporary directory on a free port, started with {@code config} ({@code -c name=value}). */
+    @SuppressWarnings("try") // the resource is the first server itself, running for the block and stopped after it
     static RestartablePostgres start(Map<String, String> config) throws IOException {
         Path root = Files.createTempDirectory("sluice-restartable-pg-");
         Path data = root.resolve("data");
@@ -267,7 +269,7 @@ final class RestartablePostgres implements AutoCloseable {
         processes.forEach(h -> command.add(Long.toString(h.pid())));
         try {
             Process kill = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String out = new String(kill.getInputStream().readAllBytes());
+            String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!kill.waitFor(10, TimeUnit.SECONDS)) {
                 kill.destroyForcibly();
                 throw new IllegalStateException(String.join(" ", command) + " did not finish");

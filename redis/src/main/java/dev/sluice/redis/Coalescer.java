@@ -96,7 +96,7 @@ final class Coalescer {
             if (sent == null || sent.isDone()) {
                 inFlight.decrementAndGet(); // answered at once (a failure to send): go on here, not in a nested drain
             } else {
-                sent.whenComplete((v, e) -> {
+                CompletableFuture<?> unused = sent.whenComplete((v, e) -> {
                     inFlight.decrementAndGet();
                     drain();
                 });

@@ -8,15 +8,15 @@ import java.nio.charset.StandardCharsets;
  * Where the state of (key, limit) lives in Redis: {@code prefix + limit.id() + ":" + key} when the key
  * carries a Redis Cluster hash tag, {@code prefix + limit.id() + "{" + key + "}"} when it does not (and a
  * third form, {@code prefix + limit.id() + "~{" + hash + "}" + key}, for an untagged key containing a
- * {@code }}, which would end a {@code {key}} tag early).
+ * <code>}</code>, which would end a {@code {key}} tag early).
  *
- * <p>Why the braces: Redis Cluster places a key by its hash tag, the text between the first {@code {}
- * and the next {@code }}. Wrapping an untagged key in braces makes the user's key its own tag, so every
+ * <p>Why the braces: Redis Cluster places a key by its hash tag, the text between the first <code>{</code>
+ * and the next <code>}</code>. Wrapping an untagged key in braces makes the user's key its own tag, so every
  * limit on one key lands in one slot (a multi-permit over {@code user:42}'s per-second and per-day limits
  * runs as one script), and a key that already has a tag, such as {@code {tenant-7}:user:42}, is placed by
  * that tag, so keys sharing a tag share a slot. The prefix and the limit id never contain braces. The
  * mapping is one-to-one: the limit id has a fixed shape, and the character after it ({@code :},
- * {@code {} or {@code ~}) says which form follows.
+ * <code>{</code> or {@code ~}) says which form follows.
  *
  * <p>Keys are stored as UTF-8. A Java string with an unpaired surrogate has no UTF-8 form (it would be
  * silently replaced by {@code ?} and collide with another key), so it is rejected.
@@ -43,7 +43,7 @@ final class RedisKeys {
         return sb.toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Redis's rule: a {@code {} followed later by a {@code }} with at least one character between. */
+    /** Redis's rule: a <code>{</code> followed later by a <code>}</code> with at least one character between. */
     static boolean hasHashTag(String key) {
         int open = key.indexOf('{');
         if (open < 0) {

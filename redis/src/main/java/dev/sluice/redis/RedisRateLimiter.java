@@ -17,6 +17,10 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RateLimiter} whose state lives in Redis or Redis Cluster, shared by every process that uses
@@ -80,7 +84,7 @@ public final class RedisRateLimiter implements RateLimiter {
     private final RedisScriptingAsyncCommands<byte[], byte[]> scripting;
     private final ScriptRunner runner;
     /** Coalesces concurrent single-permit decisions into batches; null with {@link Builder#batching(boolean) batching(false)}. */
-    private final Coalescer coalescer;
+    private final @Nullable Coalescer coalescer;
 
     private final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
     private final boolean cluster;
@@ -94,16 +98,18 @@ public final class RedisRateLimiter implements RateLimiter {
     private final String where;
     private final RedisFailures failures;
     private final ReconnectWatch reconnects;
-    private final java.util.concurrent.Executor callbackExecutor;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Null: futures complete on Lettuce's I/O thread. */
+    private final @Nullable Executor callbackExecutor;
+
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private RedisRateLimiter(Builder b) {
-        this.clock = b.ticker == null ? StoreClock.store() : StoreClock.client(b.ticker);
+        this.clock = b.clock;
         this.callbackExecutor = b.callbackExecutor;
         this.prefix = b.keyPrefix;
         this.budget = TimeBudget.of("timeBudget", b.timeBudget);
         this.connectTimeout = b.connectTimeout;
-        this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
+        this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (clock.isStore() ? 0L : 3_600_000L);
         List<RedisURI> uris = RedisUris.parse(b.uri, b.connectTimeout);
         this.where = RedisUris.describe(uris);
         this.reconnects = new ReconnectWatch();
@@ -172,7 +178,7 @@ public final class RedisRateLimiter implements RateLimiter {
     }
 
     /** Runs {@code call}'s script unless this limiter is closed. */
-    private <T> ScriptRunner.Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+    private <T> ScriptRunner.Call<T> run(ScriptCall call, Function<List<Object>, T> finish) {
         checkOpen();
         return runner.run(call, finish);
     }
@@ -302,14 +308,18 @@ public final class RedisRateLimiter implements RateLimiter {
     /** Options for a {@link RedisRateLimiter}. */
     public static final class Builder {
         private final String uri;
-        private Ticker ticker;
+        private StoreClock clock = StoreClock.store();
         private String keyPrefix = "sluice:";
         private Duration timeBudget = DEFAULT_TIME_BUDGET;
         private Duration connectTimeout = Duration.ofSeconds(2);
-        private Boolean cluster;
-        private Duration minExpiry;
-        private ClientResources resources;
-        private java.util.concurrent.Executor callbackExecutor;
+        /** Null until set: a single address is asked whether it is a cluster. */
+        private @Nullable Boolean cluster;
+        /** Null until set: the default depends on the clock. */
+        private @Nullable Duration minExpiry;
+        /** Null until set: the limiter creates its own. */
+        private @Nullable ClientResources resources;
+
+        private @Nullable Executor callbackExecutor;
         private boolean batching = true;
 
         private Builder(String uri) {
@@ -323,7 +333,7 @@ public final class RedisRateLimiter implements RateLimiter {
          * {@link #minExpiry(Duration)} (default one hour).
          */
         public Builder ticker(Ticker ticker) {
-            this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+            this.clock = StoreClock.client(Objects.requireNonNull(ticker, "ticker must not be null"));
             return this;
         }
 
@@ -403,7 +413,7 @@ public final class RedisRateLimiter implements RateLimiter {
          * the I/O thread and callbacks must be short and must not block. The limiter does not shut the
          * executor down.
          */
-        public Builder callbackExecutor(java.util.concurrent.Executor executor) {
+        public Builder callbackExecutor(Executor executor) {
             this.callbackExecutor = Objects.requireNonNull(executor, "callbackExecutor must not be null");
             return this;
         }

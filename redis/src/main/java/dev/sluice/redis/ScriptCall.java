@@ -17,10 +17,14 @@ import dev.sluice.algorithm.Step;
 import dev.sluice.algorithm.TatState;
 import dev.sluice.algorithm.WindowState;
 import dev.sluice.store.StoreClock;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One {@code EVALSHA}: the KEYS and ARGV of a request (see {@code common.lua} for the layout) and how to
@@ -182,8 +186,7 @@ final class ScriptCall {
     }
 
     private static final int UNIT_COST_LIMITS = 4096;
-    private static final java.util.concurrent.ConcurrentHashMap<Limit, byte[][]> UNIT_COST =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private static final ConcurrentHashMap<Limit, byte[][]> UNIT_COST = new ConcurrentHashMap<>();
 
     private static byte[][] encode(Limit limit, long cost, long maxWait) {
         byte[][] argv = new byte[STRIDE][];
@@ -274,7 +277,7 @@ final class ScriptCall {
         groups.add(calls.get(0).argv[0]);
         groups.add(calls.get(0).argv[1]);
         byte[] groupOf = new byte[n];
-        java.util.Map<java.nio.ByteBuffer, Integer> firstOf = new java.util.HashMap<>(2 * n);
+        Map<ByteBuffer, Integer> firstOf = new HashMap<>(2 * n);
         byte[] shared = new byte[n];
         for (int i = 0; i < n; i++) {
             ScriptCall c = calls.get(i);
@@ -290,7 +293,7 @@ final class ScriptCall {
                 }
             }
             groupOf[i] = (byte) ('0' + g); // at most MAX_BATCH sets: '0' .. 'o'
-            Integer earlier = firstOf.putIfAbsent(java.nio.ByteBuffer.wrap(keys[i]), i);
+            Integer earlier = firstOf.putIfAbsent(ByteBuffer.wrap(keys[i]), i);
             shared[i] = (byte) (earlier == null ? '0' : '1');
             if (earlier != null) {
                 shared[earlier] = '1';

@@ -14,6 +14,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs the limiter's Lua scripts: {@code SCRIPT LOAD} at start, then one {@code EVALSHA} per call (an {@code EVAL}
@@ -47,7 +49,8 @@ final class ScriptRunner {
      */
     final class Call<T> extends CompletableFuture<T> {
         final long start = System.nanoTime();
-        volatile Future<?> sent;
+        /** The command once sent (null before): cancelled when the deadline passes first. */
+        volatile @Nullable Future<?> sent;
 
         @Override
         public boolean completeExceptionally(Throwable e) {
@@ -84,14 +87,14 @@ final class ScriptRunner {
      * from Lettuce's I/O thread; its deadline is enforced by whoever waits on it ({@link #await} or
      * {@link #withDeadline}), so both attempts share one deadline.
      */
-    <T> Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+    <T> Call<T> run(ScriptCall call, Function<List<Object>, T> finish) {
         return run(call, finish, new Call<>());
     }
 
     /** {@link #run(ScriptCall, java.util.function.Function)} completing a call made earlier (one that waited in a queue). */
-    <T> Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish, Call<T> result) {
+    <T> Call<T> run(ScriptCall call, Function<List<Object>, T> finish, Call<T> result) {
         LuaScripts.Script s = call.script;
-        io.lettuce.core.RedisFuture<List<Object>> sent;
+        RedisFuture<List<Object>> sent;
         try {
             sent = scripting.evalsha(s.sha(), ScriptOutputType.MULTI, call.keys, call.argv);
         } catch (RuntimeException e) {
@@ -112,7 +115,7 @@ final class ScriptRunner {
                     result.completeExceptionally(new TimeoutException());
                     return;
                 }
-                io.lettuce.core.RedisFuture<List<Object>> again;
+                RedisFuture<List<Object>> again;
                 try {
                     again = scripting.eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv);
                 } catch (RuntimeException e2) {
@@ -137,8 +140,7 @@ final class ScriptRunner {
         return result;
     }
 
-    private static <T> void finish(
-            CompletableFuture<T> result, List<Object> reply, java.util.function.Function<List<Object>, T> finish) {
+    private static <T> void finish(CompletableFuture<T> result, List<Object> reply, Function<List<Object>, T> finish) {
         try {
             result.complete(finish.apply(reply));
         } catch (RuntimeException e) {

@@ -98,7 +98,7 @@ class BatchingTest {
                 assertThat(d.remaining()).isEqualTo(i < 300 ? 2 - i / 100 : 0);
             }
             // 4 calls alone, then the 1,996 queued ones 64 at a time
-            long expected = Coalescer.MAX_IN_FLIGHT
+            long expected = (long) Coalescer.MAX_IN_FLIGHT
                     + (calls - Coalescer.MAX_IN_FLIGHT + Coalescer.MAX_BATCH - 1) / Coalescer.MAX_BATCH;
             assertThat(evalshaCalls()).isEqualTo(expected);
         }

@@ -45,7 +45,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class RedisFaultInjectionTest {
 
-    private static final Duration BUDGET = RedisRateLimiter.DEFAULT_TIME_BUDGET;
     /** A hang guard for one call: 10 budgets and more. */
     private static final Duration HANG_GUARD = Duration.ofSeconds(10);
 

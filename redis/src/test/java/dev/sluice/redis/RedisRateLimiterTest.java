@@ -366,7 +366,7 @@ class RedisRateLimiterTest {
     }
 
     private static long calls(String commandstats, String command) {
-        for (String line : commandstats.split("\r?\n")) {
+        for (String line : commandstats.split("\r?\n", -1)) {
             if (line.startsWith("cmdstat_" + command + ":")) {
                 int i = line.indexOf("calls=") + 6;
                 return Long.parseLong(line.substring(i, line.indexOf(',', i)));

@@ -4,6 +4,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
@@ -185,7 +186,7 @@ public final class RedisServer implements AutoCloseable {
      * of its own, opened and closed for this question.
      */
     public int connectedClients() {
-        try (Socket s = new Socket("127.0.0.1", port)) {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
             s.setSoTimeout(2000);
             s.getOutputStream().write("CLIENT LIST\r\n".getBytes(StandardCharsets.US_ASCII));
             java.io.DataInputStream in =
@@ -218,7 +219,7 @@ public final class RedisServer implements AutoCloseable {
      * Redis's replies as text, e.g. {@code command(null, "CONFIG SET requirepass s3cret")}.
      */
     public String command(String password, String... commands) {
-        try (Socket s = new Socket("127.0.0.1", port)) {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
             s.setSoTimeout(2000);
             StringBuilder out = new StringBuilder(password == null ? "" : "AUTH " + password + "\r\n");
             for (String c : commands) {
@@ -280,7 +281,7 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private boolean ping() {
-        try (Socket s = new Socket("127.0.0.1", port)) {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
             s.setSoTimeout(1000);
             s.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
             byte[] buf = new byte[7];
@@ -300,15 +301,17 @@ public final class RedisServer implements AutoCloseable {
         String choice = System.getenv("SLUICE_REDIS_SERVER");
         if (choice != null && !choice.isBlank() && !choice.equals("embedded")) {
             System.out.println("tests use " + choice);
-            return binary = Path.of(choice);
+            binary = Path.of(choice);
+            return binary;
         }
         String path = "embedded".equals(choice) ? null : System.getenv("PATH");
         if (path != null) {
-            for (String d : path.split(File.pathSeparator)) {
+            for (String d : path.split(File.pathSeparator, -1)) {
                 Path p = Path.of(d, "redis-server");
                 if (Files.isExecutable(p)) {
                     System.out.println("tests use " + p);
-                    return binary = p;
+                    binary = p;
+                    return binary;
                 }
             }
         }
@@ -323,7 +326,8 @@ public final class RedisServer implements AutoCloseable {
         tmp.toFile().setExecutable(true);
         tmp.toFile().deleteOnExit();
         System.out.println("tests use embedded-redis's " + resource);
-        return binary = tmp;
+        binary = tmp;
+        return binary;
     }
 
     private static String bundledResource() {
