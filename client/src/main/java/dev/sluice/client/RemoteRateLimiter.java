@@ -9,6 +9,7 @@ import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
+import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.TimeBudget;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,6 +23,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RateLimiter} whose decisions are made by a running {@code sluice serve}: an application moves from
@@ -61,7 +63,9 @@ public final class RemoteRateLimiter implements RateLimiter {
     private final URI reserve;
     private final URI reset;
     private final String domain;
-    private final String authorization;
+    /** Null without a token. */
+    private final @Nullable String authorization;
+
     private final Duration budget;
     private final TimeBudget timeBudget;
 
@@ -96,9 +100,9 @@ public final class RemoteRateLimiter implements RateLimiter {
     public static final class Builder {
         private final String baseUrl;
         private String domain = "sluice";
-        private String token;
+        private @Nullable String token;
         private Duration budget = Duration.ofMillis(DEFAULT_BUDGET_MILLIS);
-        private HttpClient client;
+        private @Nullable HttpClient client;
 
         private Builder(String baseUrl) {
             this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl must not be null: e.g. http://127.0.0.1:8080");
@@ -114,8 +118,8 @@ public final class RemoteRateLimiter implements RateLimiter {
             return this;
         }
 
-        /** The service's bearer token ({@code sluice serve --token}). */
-        public Builder token(String token) {
+        /** The service's bearer token ({@code sluice serve --token}); null: none (the default). */
+        public Builder token(@Nullable String token) {
             this.token = token;
             return this;
         }
@@ -132,12 +136,13 @@ public final class RemoteRateLimiter implements RateLimiter {
 
         /** The same as {@link #timeBudget(Duration)}: the name it had before every store had a time budget. */
         @Deprecated
+        @SuppressWarnings("InlineMeSuggester") // @InlineMe would make Error Prone's annotations a dependency
         public Builder timeout(Duration timeout) {
             return timeBudget(timeout);
         }
 
-        /** A client of your own (proxy, TLS settings, executor). */
-        public Builder httpClient(HttpClient client) {
+        /** A client of your own (proxy, TLS settings, executor); null: the limiter's own (the default). */
+        public Builder httpClient(@Nullable HttpClient client) {
             this.client = client;
             return this;
         }
@@ -166,7 +171,7 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        long waitNanos = dev.sluice.algorithm.Algorithms.checkReserve(key, limit, cost, maxWait);
+        long waitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
         return join(send(reserve, body(List.of(new Permit(key, limit, cost)), waitNanos))
                 .thenApply(RemoteRateLimiter::decision));
     }
@@ -192,7 +197,8 @@ public final class RemoteRateLimiter implements RateLimiter {
     @Override
     public void close() {}
 
-    private String body(List<Permit> permits, Long maxWaitNanos) {
+    /** @param maxWaitNanos a reservation's wait, null for the other calls */
+    private String body(List<Permit> permits, @Nullable Long maxWaitNanos) {
         ObjectNode root = JSON.createObjectNode().put("domain", domain);
         if (maxWaitNanos != null) {
             root.put("max_wait_ns", maxWaitNanos);
@@ -232,7 +238,7 @@ public final class RemoteRateLimiter implements RateLimiter {
                 f -> f.completeExceptionally(new TimeoutException()));
         return bounded.handle((resp, t) -> {
             if (t != null) {
-                Throwable c = t instanceof CompletionException ? t.getCause() : t;
+                Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
                 if (c instanceof TimeoutException) {
                     exchange.cancel(true);
                 }
@@ -298,7 +304,7 @@ public final class RemoteRateLimiter implements RateLimiter {
      * The service's {@code "degraded"} label as a {@link Degradation}: absent is NONE; a label this client does not
      * know (a newer service) is still degraded, as STORE_ERROR, rather than silently exact.
      */
-    static Degradation degradation(JsonNode label) {
+    static Degradation degradation(@Nullable JsonNode label) {
         if (label == null || label.isNull()) {
             return Degradation.NONE;
         }

@@ -4,11 +4,13 @@ import dev.sluice.Degradation;
 import dev.sluice.StoreException;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpTimeoutException;
 import java.nio.channels.UnresolvedAddressException;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The decision service could not decide: it was not reached, did not answer within the client's time budget, or
@@ -29,10 +31,14 @@ public final class RemoteRateLimiterException extends StoreException {
     private static final String PROBLEM_PREFIX = "urn:sluice:problem:";
 
     private final int httpStatus;
-    private final String problemType;
+    private final @Nullable String problemType;
 
     RemoteRateLimiterException(
-            String message, Throwable cause, Degradation degradation, int httpStatus, String problemType) {
+            String message,
+            @Nullable Throwable cause,
+            Degradation degradation,
+            int httpStatus,
+            @Nullable String problemType) {
         super(message, cause, degradation);
         this.httpStatus = httpStatus;
         this.problemType = problemType;
@@ -44,16 +50,14 @@ public final class RemoteRateLimiterException extends StoreException {
     }
 
     /** The service answered {@code status} with a problem of {@code type} (the full URN, or null). */
-    static RemoteRateLimiterException answered(String message, int status, String type) {
+    static RemoteRateLimiterException answered(String message, int status, @Nullable String type) {
         String t = type != null && type.startsWith(PROBLEM_PREFIX) ? type.substring(PROBLEM_PREFIX.length()) : type;
         return new RemoteRateLimiterException(message, null, classify(status, t), status, t);
     }
 
     static Degradation classify(Throwable t) {
         // HttpConnectTimeoutException is an HttpTimeoutException: no connection within the budget is a timeout
-        if (t instanceof HttpTimeoutException
-                || t instanceof TimeoutException
-                || t instanceof java.net.SocketTimeoutException) {
+        if (t instanceof HttpTimeoutException || t instanceof TimeoutException || t instanceof SocketTimeoutException) {
             return Degradation.TIMEOUT;
         }
         if (t instanceof ConnectException && t.getCause() instanceof HttpConnectTimeoutException) {
@@ -65,18 +69,14 @@ public final class RemoteRateLimiterException extends StoreException {
         return Degradation.STORE_ERROR;
     }
 
-    static Degradation classify(int status, String problemType) {
+    static Degradation classify(int status, @Nullable String problemType) {
         if (status == 503 && problemType != null) {
-            switch (problemType) {
-                case "store-timeout":
-                    return Degradation.TIMEOUT;
-                case "store-overloaded":
-                    return Degradation.OVERLOADED;
-                case "store-error":
-                    return Degradation.STORE_ERROR;
-                default:
-                    return Degradation.UNAVAILABLE;
-            }
+            return switch (problemType) {
+                case "store-timeout" -> Degradation.TIMEOUT;
+                case "store-overloaded" -> Degradation.OVERLOADED;
+                case "store-error" -> Degradation.STORE_ERROR;
+                default -> Degradation.UNAVAILABLE;
+            };
         }
         if (status == 504) {
             return Degradation.TIMEOUT;
@@ -93,7 +93,7 @@ public final class RemoteRateLimiterException extends StoreException {
     }
 
     /** The problem type answered ({@code store-timeout}, …), or null. */
-    public String problemType() {
+    public @Nullable String problemType() {
         return problemType;
     }
 }
