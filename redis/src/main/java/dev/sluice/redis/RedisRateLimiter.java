@@ -286,6 +286,9 @@ public final class RedisRateLimiter implements RateLimiter {
             return;
         }
         reconnects.stop();
+        if (coalescer != null) {
+            coalescer.close(new IllegalStateException(this + " is closed: create a new limiter"));
+        }
         redis.close();
     }
 
