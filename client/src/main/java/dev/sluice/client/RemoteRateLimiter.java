@@ -165,15 +165,25 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
+        return join(tryAcquireAsync(permits));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
         Permit.checkAll(permits);
-        return join(send(check, body(permits, null)).thenApply(RemoteRateLimiter::decision));
+        return send(check, body(permits, null)).thenApply(RemoteRateLimiter::decision);
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        return join(reserveAsync(key, limit, cost, maxWait));
+    }
+
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
         long waitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
-        return join(send(reserve, body(List.of(new Permit(key, limit, cost)), waitNanos))
-                .thenApply(RemoteRateLimiter::decision));
+        return send(reserve, body(List.of(new Permit(key, limit, cost)), waitNanos))
+                .thenApply(RemoteRateLimiter::decision);
     }
 
     /**
@@ -182,15 +192,24 @@ public final class RemoteRateLimiter implements RateLimiter {
      */
     @Override
     public Decision peek(String key, Limit limit, long cost) {
+        return join(peekAsync(key, limit, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        return join(send(peek, body(List.of(new Permit(key, limit, cost)), null))
-                .thenApply(RemoteRateLimiter::decision));
+        return send(peek, body(List.of(new Permit(key, limit, cost)), null)).thenApply(RemoteRateLimiter::decision);
     }
 
     @Override
     public void reset(String key, Limit limit) {
+        join(resetAsync(key, limit));
+    }
+
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
         Permit.checkKeyAndLimit(key, limit);
-        join(send(reset, body(List.of(new Permit(key, limit, 1)), null)));
+        return send(reset, body(List.of(new Permit(key, limit, 1)), null)).thenRun(() -> {});
     }
 
     /** Holds no connections of its own beyond the shared HTTP client: nothing to release. */

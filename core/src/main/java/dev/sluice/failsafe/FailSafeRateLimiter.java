@@ -9,6 +9,7 @@ import dev.sluice.StoreException;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.store.Futures;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +17,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BiConsumer;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
@@ -69,7 +71,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     private final FailurePolicy policy;
     private final Circuit circuit;
     private final PolicyDecisions byPolicy;
-    private final Optional<StoreHealth> health = Optional.of(new Health());
+    private final Optional<StoreHealth> health;
     private final Object lock = new Object();
 
     /** Null until the opener opened the store (a limiter built from a supplier). */
@@ -86,6 +88,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         OutageLog outages = new OutageLog(b.ticker, policy, b.logSink);
         this.circuit =
                 new Circuit(probeIntervalNanos, b.ticker, outages, b.store != null ? null : Degradation.UNAVAILABLE);
+        this.health = Optional.of(new CircuitHealth(circuit, policy, byPolicy, () -> store != null));
         if (b.store != null) {
             store = b.store;
         } else {
@@ -136,85 +139,83 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        // written out per method rather than through lambdas: a capturing lambda would allocate on every call
-        RateLimiter s = storeToTry();
-        if (s != null) {
-            try {
-                return succeeded(s.tryAcquire(key, limit, cost));
-            } catch (RuntimeException e) {
-                return byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
-            }
-        }
-        return byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause());
+        return Futures.join(tryAcquireAsync(key, limit, cost));
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        RateLimiter s = storeToTry();
-        if (s == null) {
-            return CompletableFuture.completedFuture(
-                    byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause()));
-        }
-        CompletableFuture<Decision> f;
-        try {
-            f = s.tryAcquireAsync(key, limit, cost);
-        } catch (RuntimeException e) {
-            f = CompletableFuture.failedFuture(e);
-        }
-        return f.handle((d, e) -> {
-            return e == null
-                    ? succeeded(d)
-                    : byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
-        });
+        return decide(
+                s -> s.tryAcquireAsync(key, limit, cost),
+                cause -> byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, cause));
     }
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
+        return Futures.join(tryAcquireAsync(permits));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
         Permit.checkAll(permits);
-        RateLimiter s = storeToTry();
-        if (s != null) {
-            try {
-                return succeeded(s.tryAcquire(permits));
-            } catch (RuntimeException e) {
-                return byPolicy.decide(permits, failed(e));
-            }
-        }
-        return byPolicy.decide(permits, circuit.cause());
+        return decide(s -> s.tryAcquireAsync(permits), cause -> byPolicy.decide(permits, cause));
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        return Futures.join(reserveAsync(key, limit, cost, maxWait));
+    }
+
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
         Algorithms.checkReserve(key, limit, cost, maxWait);
-        RateLimiter s = storeToTry();
-        if (s != null) {
-            try {
-                return succeeded(s.reserve(key, limit, cost, maxWait));
-            } catch (RuntimeException e) {
-                return byPolicy.decide(PolicyDecisions.Call.RESERVE, key, limit, cost, maxWait, failed(e));
-            }
-        }
-        return byPolicy.decide(PolicyDecisions.Call.RESERVE, key, limit, cost, maxWait, circuit.cause());
+        return decide(
+                s -> s.reserveAsync(key, limit, cost, maxWait),
+                cause -> byPolicy.decide(PolicyDecisions.Call.RESERVE, key, limit, cost, maxWait, cause));
     }
 
     @Override
     public Decision peek(String key, Limit limit, long cost) {
+        return Futures.join(peekAsync(key, limit, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
+        return decide(
+                s -> s.peekAsync(key, limit, cost),
+                cause -> byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, cause));
+    }
+
+    /**
+     * Every kind of decision, both views: the store's when it is open and the circuit lets this call through, else
+     * the policy's; a store failure is classified (the circuit told) and decided by the policy, while the caller's own
+     * mistakes propagate. The synchronous views wait for this future: the store bounds it by its time budget, this
+     * class adds no waiting of its own, and a decision by the policy completes at once.
+     */
+    private CompletableFuture<Decision> decide(
+            Function<RateLimiter, CompletableFuture<Decision>> ask, Function<Degradation, Decision> policy) {
         RateLimiter s = storeToTry();
-        if (s != null) {
-            try {
-                return succeeded(s.peek(key, limit, cost));
-            } catch (RuntimeException e) {
-                return byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, failed(e));
-            }
+        if (s == null) {
+            return CompletableFuture.completedFuture(policy.apply(circuit.cause()));
         }
-        return byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, circuit.cause());
+        CompletableFuture<Decision> f;
+        try {
+            f = ask.apply(s);
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.handle((d, e) -> e == null ? succeeded(d) : policy.apply(failed(e)));
     }
 
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */
     @Override
     public void reset(String key, Limit limit) {
+        Futures.join(resetAsync(key, limit));
+    }
+
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
         Permit.checkKeyAndLimit(key, limit);
         RateLimiter local = byPolicy.fallbackIfAny();
         if (local != null) {
@@ -222,13 +223,13 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         }
         RateLimiter s = store;
         if (s == null) {
-            throw new StoreException(
+            return CompletableFuture.failedFuture(new StoreException(
                     "the store is not open yet (" + circuit.cause().label() + "): the reset of '" + key
                             + "' was not applied; retry when storeHealthy() is true",
                     null,
-                    Degradation.UNAVAILABLE);
+                    Degradation.UNAVAILABLE));
         }
-        s.reset(key, limit);
+        return s.resetAsync(key, limit);
     }
 
     // ---------------------------------------------------------------------------------------- health
@@ -253,29 +254,6 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     @Override
     public Optional<StoreHealth> storeHealth() {
         return health;
-    }
-
-    /** {@link StoreHealth} read from this limiter's fields: the store, the circuit, the policy's counts. */
-    private final class Health implements StoreHealth {
-        @Override
-        public Degradation cause() {
-            return circuit.state(); // open (with its cause) from build() until the store is installed
-        }
-
-        @Override
-        public boolean opened() {
-            return store != null;
-        }
-
-        @Override
-        public FailurePolicy policy() {
-            return policy;
-        }
-
-        @Override
-        public long degradedCount(Degradation cause) {
-            return byPolicy.count(cause);
-        }
     }
 
     @Override

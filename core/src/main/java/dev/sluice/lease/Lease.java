@@ -249,13 +249,8 @@ final class Lease {
             deniedUntil = Long.MIN_VALUE;
         } else if (d.allowed()) {
             usable(sent);
-            if (held > 0 || olderHeld == 0) {
-                olderHeld = held; // the older segment, if any, had fewer (earlier) cells: dropped
-                olderAnchor = anchor;
-            }
             // the end of the schedule (TAT) or of the window, as a local instant no later than the store's
-            anchor = sent + d.resetAfterNanos() - (tat ? 1 : 0);
-            held = extra;
+            add(extra, sent + d.resetAfterNanos() - (tat ? 1 : 0));
             lastGrant = extra;
             storeRemaining = d.remaining();
             if (extra > 0 || extraCap == 0) {
@@ -275,10 +270,61 @@ final class Lease {
         }
     }
 
+    /**
+     * Holds {@code n} more cells, the last of which ends at {@code end}, beside what is held: at most two segments are
+     * kept, so when takes overlap (their answers may come in any order) the two whose cells end first become one
+     * segment under the earlier end. That is a safe under-estimate: of cells ending at {@code a <= b}, no more are
+     * usable at any instant as one segment ending at {@code a} than as the two, spending the earliest first; and no
+     * permit is dropped while its place is still ahead.
+     */
+    private void add(long n, long end) {
+        long[] counts = {olderHeld, held, n};
+        long[] ends = {olderAnchor, anchor, end};
+        // order the (at most three) non-empty segments by their end
+        int[] order = {0, 1, 2};
+        for (int i = 1; i < 3; i++) {
+            for (int j = i; j > 0 && ends[order[j]] < ends[order[j - 1]]; j--) {
+                int t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        }
+        long firstCount = 0;
+        long firstEnd = 0;
+        long lastCount = 0;
+        long lastEnd = end;
+        for (int k : order) {
+            if (counts[k] == 0) {
+                continue;
+            }
+            if (lastCount > 0) { // what was the latest so far joins the earlier segment, under the earliest end
+                firstEnd = firstCount > 0 ? firstEnd : lastEnd;
+                firstCount += lastCount;
+            }
+            lastCount = counts[k];
+            lastEnd = ends[k];
+        }
+        olderHeld = firstCount;
+        olderAnchor = firstEnd;
+        held = lastCount;
+        anchor = lastEnd;
+    }
+
     /** Forgets everything held and remembered (after a reset of the key). */
     void clear() {
         held = 0;
         olderHeld = 0;
         deniedUntil = Long.MIN_VALUE;
+    }
+
+    /** The caller's view of a granted take of {@code cost + extra}: the extra permits are this node's to spend. */
+    static Decision asked(Decision d, Limit limit, long extra) {
+        return new Decision(
+                true,
+                d.limit(),
+                Math.min(limit.capacity(), d.remaining() + extra),
+                0,
+                d.resetAfterNanos(),
+                d.degradation());
     }
 }

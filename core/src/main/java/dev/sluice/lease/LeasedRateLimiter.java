@@ -6,6 +6,7 @@ import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.failsafe.StoreHealth;
+import dev.sluice.store.Futures;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -103,43 +104,87 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         return new Builder(store);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Decided here, synchronously and without a future, when the key's held permits (or a remembered denial)
+     * cover it; else the caller waits for the {@linkplain #tryAcquireAsync take}, which is written once, for both
+     * views.
+     */
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        if (!Lease.leasable(limit)) {
-            return counted(store.tryAcquire(key, limit, cost));
-        }
-        Lease lease = lease(key, limit);
+        Lease lease = Lease.leasable(limit) ? leases.lease(key, limit) : null;
         if (lease == null) {
-            return counted(store.tryAcquire(key, limit, cost));
+            return counted(store.tryAcquire(key, limit, cost)); // the plain path: the store's own call
         }
         Start start = start(lease, key, limit, cost);
-        if (start.local() != null) {
-            return start.local();
+        Decision local = start.local();
+        return local != null ? local : Futures.join(take(lease, key, limit, cost, start));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Decided here when the key's held permits cover it (the future is complete at once); else the store's call,
+     * made asynchronously (concurrent calls on a key without held permits may each call the store, for their cost
+     * alone).
+     */
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        Lease lease = Lease.leasable(limit) ? leases.lease(key, limit) : null;
+        if (lease == null) {
+            storeCalls.incrementAndGet();
+            return store.tryAcquireAsync(key, limit, cost);
         }
+        Start start = start(lease, key, limit, cost);
+        Decision local = start.local();
+        return local != null ? CompletableFuture.completedFuture(local) : take(lease, key, limit, cost, start);
+    }
+
+    /**
+     * The take protocol, the one copy both views use: asks the store for {@code cost} plus the extra permits the
+     * start chose, without the monitor (callers of this key go on deciding from what is held, or, when nothing is,
+     * call the store too, for their cost alone, while this take is under way); then records the answer under the
+     * monitor. A fixed window that denies the take because it is short of the extra permits is asked once more, for
+     * the cost alone, as a plain store call: the caller is not counted again in the key's demand (re-entering the
+     * lease path would count it twice) and the answer is returned as the store gives it.
+     */
+    private CompletableFuture<Decision> take(Lease lease, String key, Limit limit, long cost, Start start) {
         long extra = start.extra();
         long sent = start.sent();
-        // the store call is made without the monitor: callers of this key go on deciding from what is held (or,
-        // when nothing is, call the store too, for their cost alone, while this take is under way)
-        Decision d;
+        storeCalls.incrementAndGet();
+        CompletableFuture<Decision> f;
         try {
-            d = counted(store.tryAcquire(key, limit, cost + extra));
+            f = store.tryAcquireAsync(key, limit, cost + extra);
         } catch (RuntimeException e) {
             synchronized (lease) {
                 lease.endTake(extra);
             }
             throw e;
         }
-        boolean again;
-        synchronized (lease) {
-            lease.taken(d, cost, extra, sent, ticker.read());
-            lease.endTake(extra);
-            again = lease.asksAgain(d, extra);
-        }
-        if (again) {
-            return counted(store.tryAcquire(key, limit, cost)); // a window short of the extra: the cost alone
-        }
-        return extra == 0 || !d.allowed() ? d : asked(d, limit, extra);
+        // a failed take ends here; the caller sees the failure through the future returned below
+        CompletableFuture<?> unused = f.whenComplete((d, failure) -> {
+            if (failure != null) {
+                synchronized (lease) {
+                    lease.endTake(extra);
+                }
+            }
+        });
+        return f.thenCompose(d -> {
+            boolean again;
+            synchronized (lease) {
+                lease.taken(d, cost, extra, sent, ticker.read());
+                lease.endTake(extra);
+                again = lease.asksAgain(d, extra);
+            }
+            if (again) {
+                storeCalls.incrementAndGet();
+                return store.tryAcquireAsync(key, limit, cost);
+            }
+            return CompletableFuture.completedFuture(extra == 0 || !d.allowed() ? d : Lease.asked(d, limit, extra));
+        });
     }
 
     /** A call's start: its local decision, or the extra permits its take asks for and when that take is sent. */
@@ -199,78 +244,9 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         CompletableFuture<?> unused = f.whenComplete((d, failure) -> lease.arrived(d, n, ticker.read()));
     }
 
-    /** The caller's view of a granted take of {@code cost + extra}: the extra permits are this node's to spend. */
-    private static Decision asked(Decision d, Limit limit, long extra) {
-        return new Decision(
-                true,
-                d.limit(),
-                Math.min(limit.capacity(), d.remaining() + extra),
-                0,
-                d.resetAfterNanos(),
-                d.degradation());
-    }
-
     private Decision counted(Decision d) {
         storeCalls.incrementAndGet();
         return d;
-    }
-
-    /** The lease of a leasable key, or null when {@link Builder#maxKeys} leases exist already (after evicting idle ones). */
-    private @Nullable Lease lease(String key, Limit limit) {
-        return leases.lease(key, limit);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Decided here when the key's held permits cover it; else the store's call, made asynchronously (concurrent
-     * async calls on a key without held permits may each call the store).
-     */
-    @Override
-    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        Lease lease = Lease.leasable(limit) ? lease(key, limit) : null;
-        if (lease == null) {
-            storeCalls.incrementAndGet();
-            return store.tryAcquireAsync(key, limit, cost);
-        }
-        Start start = start(lease, key, limit, cost);
-        if (start.local() != null) {
-            return CompletableFuture.completedFuture(start.local());
-        }
-        storeCalls.incrementAndGet();
-        long extra = start.extra();
-        long asked = extra;
-        long sentAt = start.sent();
-        CompletableFuture<Decision> f;
-        try {
-            f = store.tryAcquireAsync(key, limit, cost + extra);
-        } catch (RuntimeException e) {
-            synchronized (lease) {
-                lease.endTake(asked);
-            }
-            throw e;
-        }
-        // a failed take ends here; the caller sees the failure through the future returned below
-        CompletableFuture<?> unused = f.whenComplete((d, failure) -> {
-            if (failure != null) {
-                synchronized (lease) {
-                    lease.endTake(asked);
-                }
-            }
-        });
-        return f.thenCompose(d -> {
-            boolean again;
-            synchronized (lease) {
-                lease.taken(d, cost, asked, sentAt, ticker.read());
-                lease.endTake(asked);
-                again = lease.asksAgain(d, asked);
-            }
-            if (again) {
-                return tryAcquireAsync(key, limit, cost);
-            }
-            return CompletableFuture.completedFuture(asked == 0 || !d.allowed() ? d : asked(d, limit, asked));
-        });
     }
 
     @Override
@@ -279,8 +255,20 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     }
 
     @Override
+    public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
+        storeCalls.incrementAndGet();
+        return store.tryAcquireAsync(permits);
+    }
+
+    @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
         return counted(store.reserve(key, limit, cost, maxWait));
+    }
+
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
+        storeCalls.incrementAndGet();
+        return store.reserveAsync(key, limit, cost, maxWait);
     }
 
     @Override
@@ -289,14 +277,27 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     }
 
     @Override
+    public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
+        storeCalls.incrementAndGet();
+        return store.peekAsync(key, limit, cost);
+    }
+
+    /** Resets the key in the store, then forgets this node's lease of it (other nodes' leases stay). */
+    @Override
     public void reset(String key, Limit limit) {
-        store.reset(key, limit);
-        Lease l = leases.existing(key, limit);
-        if (l != null) {
-            synchronized (l) {
-                l.clear();
+        Futures.join(resetAsync(key, limit));
+    }
+
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
+        return store.resetAsync(key, limit).thenRun(() -> {
+            Lease l = leases.existing(key, limit);
+            if (l != null) {
+                synchronized (l) {
+                    l.clear();
+                }
             }
-        }
+        });
     }
 
     /** Store calls made so far (takes, takes ahead, denials asked again, and every call of the plain path). */

@@ -211,6 +211,50 @@ class LeasedRateLimiterTest {
         node.close();
     }
 
+    /**
+     * The take protocol is written once: the same calls through the synchronous and the asynchronous view, each on a
+     * fresh node and store, give the same decisions, the same store calls and the same held permits at every step,
+     * including fixed windows another node leaves short of a take's extra permits (the take is denied and asked
+     * again for the cost alone, counted once in the key's demand).
+     */
+    @Test
+    void bothViewsTakeAlikeIncludingAWindowShortOfTheExtraPermits() {
+        Limit window = Limit.fixedWindow(40, Duration.ofSeconds(10));
+        Limit bucket = Limit.tokenBucket(64, Rate.perSecond(20));
+        List<String> views = new ArrayList<>();
+        for (boolean async : new boolean[] {false, true}) {
+            ManualTicker clock = ManualTicker.atEpochNanos(START);
+            RateLimiter shared = InMemoryRateLimiter.builder().ticker(clock).build();
+            StringBuilder log = new StringBuilder();
+            try (LeasedRateLimiter node = LeasedRateLimiter.builder(shared)
+                    .ticker(clock)
+                    .horizon(Duration.ofSeconds(10))
+                    .build()) {
+                java.util.Random random = new java.util.Random(7);
+                for (int i = 0; i < 2_000; i++) {
+                    clock.advance(Duration.ofMillis(random.nextInt(20)));
+                    Limit limit = random.nextBoolean() ? window : bucket;
+                    if (random.nextInt(10) == 0) {
+                        Decision unused = shared.tryAcquire("k", limit, 1L + random.nextInt(3)); // another node
+                    }
+                    long cost = 1L + random.nextInt(2);
+                    Decision d =
+                            async ? node.tryAcquireAsync("k", limit, cost).join() : node.tryAcquire("k", limit, cost);
+                    log.append(i)
+                            .append(' ')
+                            .append(d)
+                            .append(" calls=")
+                            .append(node.storeCalls())
+                            .append(" held=")
+                            .append(node.held("k", limit))
+                            .append('\n');
+                }
+            }
+            views.add(log.toString());
+        }
+        assertThat(views.get(1)).as("the async view").isEqualTo(views.get(0));
+    }
+
     /** A real in-memory store whose async calls are decided later, on another thread, as a remote store's are. */
     private record AnsweredElsewhere(RateLimiter store, ExecutorService threads) implements RateLimiter {
         @Override

@@ -1,6 +1,5 @@
 package dev.sluice.postgres;
 
-import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.store.TimeBudget;
@@ -39,7 +38,11 @@ final class CallerWait {
      * Waits for a decision's worker until its deadline plus {@link CallerWait#GRACE_MILLIS}; then the decision fails
      * with why it did not come back (see {@link #late}). Exceptions come back as thrown, unwrapped.
      */
-    <T> T await(CompletableFuture<T> f, DecisionCall call, String key, Limit limit) {
+    <T> T await(PostgresCalls.Pending<T> p) {
+        CompletableFuture<T> f = p.future();
+        DecisionCall call = p.call();
+        String key = p.key();
+        Limit limit = p.limit();
         try {
             // expire: the worker, if it has not begun, now sends nothing
             return budget.await(f, call.deadlineNanos + GRACE_NANOS, patience(call), g -> expire(g, call, key, limit));
@@ -72,8 +75,10 @@ final class CallerWait {
      * The future fails with the same exception as {@link #await} at the same moment: the deadline plus
      * {@link CallerWait#GRACE_MILLIS}, whatever the decision is waiting for.
      */
-    CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, DecisionCall call, String key, Limit limit) {
-        return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call), g -> expire(g, call, key, limit));
+    <T> CompletableFuture<T> bounded(PostgresCalls.Pending<T> p) {
+        DecisionCall call = p.call();
+        return budget.bound(
+                p.future(), call.deadlineNanos + GRACE_NANOS, patience(call), g -> expire(g, call, p.key(), p.limit()));
     }
 
     /**

@@ -105,6 +105,9 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final DatabaseHealth health = new DatabaseHealth();
     private final PostgresFailures failures;
     private final CallerWait waits;
+    /** The operations, one per kind of decision, that both views use. */
+    private final PostgresCalls calls;
+
     private final TimeBudget budget;
     private volatile boolean closed;
     /** build() found Sluice's tables or functions missing and created them. */
@@ -140,6 +143,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                         failures::notSent)
                 : null;
         this.workers = new Workers(b.asyncExecutor, b.threads, b.maxQueued, attempts, failures, () -> closed);
+        this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, clock, budget, () -> closed);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
         // 25 ms budget). Built and dropped here instead.
@@ -377,45 +381,22 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        check(key, limit, cost);
-        DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(acquire(key, limit, cost, -1, call), call, key, limit);
+        return waits.await(calls.tryAcquire(key, limit, cost));
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        check(key, limit, cost);
-        DecisionCall call = new DecisionCall(budget.deadline()); // the budget starts now, queue included
-        return waits.bounded(acquire(key, limit, cost, -1, call), call, key, limit); // no thread blocks on it
+        return waits.bounded(calls.tryAcquire(key, limit, cost)); // no thread blocks on it
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
-        check(key, limit, cost);
-        DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(acquire(key, limit, cost, maxWaitNanos, call), call, key, limit);
+        return waits.await(calls.reserve(key, limit, cost, maxWait));
     }
 
-    /**
-     * A tryAcquire ({@code maxWaitNanos < 0}) or a reserve: with batching, a token-bucket or GCRA decision joins the
-     * batcher's queue (the batch completes it); else it is its own statement on a worker.
-     */
-    private CompletableFuture<Decision> acquire(
-            String key, Limit limit, long cost, long maxWaitNanos, DecisionCall call) {
-        if (batcher != null && limit.algorithm().isTat()) {
-            return batcher.submit(
-                    new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, new CompletableFuture<>()));
-        }
-        return workers.submit(
-                key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
-    }
-
-    /** Checks a call before anything is sent: the permit, the key as PostgreSQL text, and that this limiter is open. */
-    private void check(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        KeyText.check(key);
-        checkOpen();
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
+        return waits.bounded(calls.reserve(key, limit, cost, maxWait));
     }
 
     /**
@@ -428,43 +409,32 @@ public final class PostgresRateLimiter implements RateLimiter {
      */
     @Override
     public Decision peek(String key, Limit limit, long cost) {
-        check(key, limit, cost);
-        DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(
-                workers.submit(key, limit, call, c -> statements.peek(c, key, limit, cost, clock.read())),
-                call,
-                key,
-                limit);
+        return waits.await(calls.peek(key, limit, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
+        return waits.bounded(calls.peek(key, limit, cost));
     }
 
     @Override
     public void reset(String key, Limit limit) {
-        Permit.checkKey(key);
-        Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
-        KeyText.check(key);
-        checkOpen();
-        DecisionCall call = new DecisionCall(budget.deadline());
-        waits.await(workers.submit(key, limit, call, c -> statements.reset(c, key, limit)), call, key, limit);
+        waits.await(calls.reset(key, limit));
+    }
+
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
+        return waits.bounded(calls.reset(key, limit));
     }
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        Permit.checkAll(permits);
-        for (Permit p : permits) {
-            KeyText.check(p.key());
-        }
-        checkOpen();
-        if (permits.size() == 1) {
-            Permit p = permits.get(0);
-            return tryAcquire(p.key(), p.limit(), p.cost());
-        }
-        Permit first = permits.get(0);
-        DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(
-                workers.submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)),
-                call,
-                first.key(),
-                first.limit());
+        return waits.await(calls.tryAcquire(permits));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
+        return waits.bounded(calls.tryAcquire(permits));
     }
 
     // ------------------------------------------------------------------ expiry
@@ -495,9 +465,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException(CLOSED);
-        }
+        calls.checkOpen();
     }
 
     /**

@@ -10,7 +10,6 @@ import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
@@ -19,7 +18,6 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -86,7 +84,9 @@ public final class RedisRateLimiter implements RateLimiter {
     /** Coalesces concurrent single-permit decisions into batches; null with {@link Builder#batching(boolean) batching(false)}. */
     private final @Nullable Coalescer coalescer;
 
-    private final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
+    /** The operations, one per kind of decision, that both views use. */
+    private final RedisCalls calls;
+
     private final boolean cluster;
     /** Whose clock decides: Redis's {@code TIME} by default, a client ticker's in tests. */
     private final StoreClock clock;
@@ -120,12 +120,13 @@ public final class RedisRateLimiter implements RateLimiter {
         this.redis = redis;
         this.cluster = redis.cluster;
         this.scripting = redis.scripting;
-        this.keyCommands = redis.keyCommands;
         this.runner = new ScriptRunner(scripting, budget, failures, where);
         this.coalescer = b.batching ? new Coalescer(runner, failures, cluster) : null;
+        this.calls = new RedisCalls(
+                runner, coalescer, redis.keyCommands, cluster, clock, prefix, minTtlMillis, closed, toString());
         try {
             runner.loadScripts(connectTimeout);
-            runner.warmUp(peekCall("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
+            runner.warmUp(calls.peek("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -157,7 +158,7 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
         long start = System.nanoTime();
-        return runner.await(single(key, limit, cost), start);
+        return runner.await(calls.tryAcquire(key, limit, cost), start);
     }
 
     /**
@@ -174,69 +175,38 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(runner.withDeadline(single(key, limit, cost)));
-    }
-
-    /** Runs {@code call}'s script unless this limiter is closed. */
-    private <T> ScriptRunner.Call<T> run(ScriptCall call, Function<List<Object>, T> finish) {
-        checkOpen();
-        return runner.run(call, finish);
-    }
-
-    private void checkOpen() {
-        if (closed.get()) {
-            throw new IllegalStateException(this + " is closed: create a new limiter");
-        }
-    }
-
-    private ScriptRunner.Call<Decision> single(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        ScriptCall.checkExact(limit);
-        ScriptCall call = ScriptCall.of(
-                prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1, now(), minTtlMillis);
-        return decide(call);
-    }
-
-    /** A single-permit decision: through the batches, or its own {@code EVALSHA} without batching. */
-    private ScriptRunner.Call<Decision> decide(ScriptCall call) {
-        if (coalescer == null) {
-            return run(call, call::single);
-        }
-        checkOpen();
-        return coalescer.submit(call);
+        return onCallbackExecutor(runner.withDeadline(calls.tryAcquire(key, limit, cost)));
     }
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
         long start = System.nanoTime();
-        return runner.await(multi(permits), start);
+        return runner.await(calls.tryAcquire(permits), start);
     }
 
     /**
      * {@link #tryAcquire(List)} without blocking the caller on I/O. The future completes on a Lettuce I/O
      * thread unless {@link Builder#callbackExecutor} is set: see {@link #tryAcquireAsync(String, Limit, long)}.
      */
+    @Override
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
-        return onCallbackExecutor(runner.withDeadline(multi(permits)));
-    }
-
-    private ScriptRunner.Call<Decision> multi(List<Permit> permits) {
-        Permit.checkAll(permits);
-        ScriptCall call = ScriptCall.of(prefix, permits, clock.read(), minTtlMillis);
-        if (cluster) {
-            call.checkOneSlot();
-        }
-        return run(call, reply -> Decision.mostRestrictive(call.decisions(reply)));
+        return onCallbackExecutor(runner.withDeadline(calls.tryAcquire(permits)));
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
-        ScriptCall.checkExact(limit);
-        ScriptCall call = ScriptCall.of(
-                prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, maxWaitNanos, now(), minTtlMillis);
         long start = System.nanoTime();
-        return runner.await(decide(call), start);
+        return runner.await(calls.reserve(key, limit, cost, maxWait), start);
+    }
+
+    /**
+     * {@link #reserve(String, Limit, long, Duration)} without blocking the caller on I/O. The future completes on a
+     * Lettuce I/O thread unless {@link Builder#callbackExecutor} is set: see
+     * {@link #tryAcquireAsync(String, Limit, long)}.
+     */
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
+        return onCallbackExecutor(runner.withDeadline(calls.reserve(key, limit, cost, maxWait)));
     }
 
     /**
@@ -252,7 +222,7 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public Decision peek(String key, Limit limit, long cost) {
         long start = System.nanoTime();
-        return runner.await(peekCall(key, limit, cost), start);
+        return runner.await(calls.peek(key, limit, cost), start);
     }
 
     /**
@@ -260,24 +230,21 @@ public final class RedisRateLimiter implements RateLimiter {
      * Lettuce I/O thread unless {@link Builder#callbackExecutor} is set: see
      * {@link #tryAcquireAsync(String, Limit, long)}.
      */
+    @Override
     public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(runner.withDeadline(peekCall(key, limit, cost)));
-    }
-
-    private ScriptRunner.Call<Decision> peekCall(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        ScriptCall.checkExact(limit);
-        ScriptCall call = ScriptCall.peek(prefix, key, limit, cost, now());
-        return run(call, call::peek);
+        return onCallbackExecutor(runner.withDeadline(calls.peek(key, limit, cost)));
     }
 
     @Override
     public void reset(String key, Limit limit) {
-        Permit.checkKey(key);
-        Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
-        byte[] k = RedisKeys.of(prefix, key, limit);
-        checkOpen();
-        runner.delete(keyCommands, k);
+        long start = System.nanoTime();
+        runner.await(calls.reset(key, limit), start);
+    }
+
+    /** {@link #reset(String, Limit)} ({@code DEL}) without blocking the caller on I/O. */
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
+        return onCallbackExecutor(runner.withDeadline(calls.reset(key, limit)).thenRun(() -> {}));
     }
 
     @Override
@@ -295,11 +262,6 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public String toString() {
         return "RedisRateLimiter[" + where + (cluster ? ", cluster" : "") + "]";
-    }
-
-    /** This call's time: Redis's own {@code TIME} (read by the script) or the client ticker's now. */
-    private StoreClock.Reading now() {
-        return clock.read();
     }
 
     /** The future as the user gets it: completed on the callback executor if one is set. */

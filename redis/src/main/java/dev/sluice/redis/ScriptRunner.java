@@ -228,9 +228,8 @@ final class ScriptRunner {
         }
     }
 
-    /** {@code DEL key} within the budget, waited for. */
-    void delete(RedisKeyAsyncCommands<byte[], byte[]> keyCommands, byte[] key) {
-        long start = System.nanoTime();
+    /** {@code DEL key}: one call, its budget enforced by whoever waits on it. */
+    Call<Long> delete(RedisKeyAsyncCommands<byte[], byte[]> keyCommands, byte[] key) {
         Call<Long> f = newCall();
         try {
             RedisFuture<Long> sent = keyCommands.del(key);
@@ -245,6 +244,6 @@ final class ScriptRunner {
         } catch (RuntimeException e) {
             f.completeExceptionally(failures.translate(e, null));
         }
-        await(f, start);
+        return f;
     }
 }

@@ -17,12 +17,24 @@ import org.junit.jupiter.api.Test;
 /**
  * Random sequences of (time step, key, cost) run against the store and against
  * {@link ReferenceRateLimiter} (the pure steps); every decision must be identical. Steps are whole
- * microseconds, the precision every store keeps. The seed is in the failure message.
+ * microseconds, the precision every store keeps. The seed is in the failure message. The sequences run once through
+ * the store's synchronous view and once, on a fresh store, through its asynchronous view ({@code tryAcquireAsync},
+ * {@code peekAsync}, {@code reserveAsync}, {@code resetAsync}): both must decide exactly like the pure steps, so they
+ * agree with each other.
  */
 public interface DifferentialTck extends StoreUnderTest {
 
     @Test
     default void randomSequencesDecideExactlyLikeThePureSteps() {
+        runAll(false);
+    }
+
+    @Test
+    default void randomSequencesThroughTheAsyncViewDecideExactlyLikeThePureSteps() {
+        runAll(true);
+    }
+
+    private void runAll(boolean async) {
         List<Limit> limits = List.of(
                 Limit.tokenBucket(10, Rate.perSecond(3)),
                 Limit.tokenBucket(1, Rate.of(7, Duration.ofMillis(10))),
@@ -33,12 +45,12 @@ public interface DifferentialTck extends StoreUnderTest {
                 Limit.slidingLog(6, Duration.ofMillis(700)));
         long seed = System.nanoTime();
         for (Limit limit : limits) {
-            run(seed++, List.of(limit));
+            run(seed++, List.of(limit), async);
         }
-        run(seed, limits);
+        run(seed, limits, async);
     }
 
-    private void run(long seed, List<Limit> limits) {
+    private void run(long seed, List<Limit> limits, boolean async) {
         SplittableRandom random = new SplittableRandom(seed);
         ManualTicker t = Tck.ticker();
         t.advanceNanos(random.nextLong(0, 1_000_000) * Tck.MICRO);
@@ -65,11 +77,12 @@ public interface DifferentialTck extends StoreUnderTest {
                 if (op < 70) {
                     what = "tryAcquire(" + key + ", " + limit + ", " + cost + ")";
                     expected = oracle.tryAcquire(key, limit, cost);
-                    actual = store.tryAcquire(key, limit, cost);
+                    actual =
+                            async ? store.tryAcquireAsync(key, limit, cost).join() : store.tryAcquire(key, limit, cost);
                 } else if (op < 80) {
                     what = "peek(" + key + ", " + limit + ", " + cost + ")";
                     expected = oracle.peek(key, limit, cost);
-                    actual = store.peek(key, limit, cost);
+                    actual = async ? store.peekAsync(key, limit, cost).join() : store.peek(key, limit, cost);
                 } else if (op < 90) {
                     List<Permit> permits = new ArrayList<>();
                     int n = 1 + random.nextInt(3);
@@ -80,20 +93,28 @@ public interface DifferentialTck extends StoreUnderTest {
                     }
                     what = "tryAcquire(" + permits + ")";
                     expected = oracle.tryAcquire(permits);
-                    actual = store.tryAcquire(permits);
+                    actual = async ? store.tryAcquireAsync(permits).join() : store.tryAcquire(permits);
                 } else if (op < 96 && limit.algorithm().isTat()) {
                     Duration maxWait = Duration.ofNanos(random.nextLong(0, 3 * limit.periodNanos() / 1000 + 1) * 1000);
                     what = "reserve(" + key + ", " + limit + ", " + cost + ", " + maxWait + ")";
                     expected = oracle.reserve(key, limit, cost, maxWait);
-                    actual = store.reserve(key, limit, cost, maxWait);
+                    actual = async
+                            ? store.reserveAsync(key, limit, cost, maxWait).join()
+                            : store.reserve(key, limit, cost, maxWait);
                 } else {
                     what = "reset(" + key + ", " + limit + ")";
                     oracle.reset(key, limit);
-                    store.reset(key, limit);
+                    if (async) {
+                        store.resetAsync(key, limit).join();
+                    } else {
+                        store.reset(key, limit);
+                    }
                     continue;
                 }
                 assertThat(actual)
-                        .as("seed %d, step %d at T0+%d ns: %s", seed, i, t.read() - Tck.T0, what)
+                        .as(
+                                "%s view, seed %d, step %d at T0+%d ns: %s",
+                                async ? "async" : "sync", seed, i, t.read() - Tck.T0, what)
                         .isEqualTo(expected);
             }
         }
