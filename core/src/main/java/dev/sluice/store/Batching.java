@@ -2,8 +2,10 @@ package dev.sluice.store;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
@@ -77,6 +79,7 @@ public final class Batching<M extends Batching.Member> {
 
     private final int maxInFlight;
     private final int maxBatch;
+    private final int maxPerKey;
     private final int maxQueued;
     private final Sender<M> sender;
 
@@ -92,8 +95,17 @@ public final class Batching<M extends Batching.Member> {
      * @param maxQueued the most decisions that may wait for a batch
      */
     public Batching(int maxInFlight, int maxBatch, int maxQueued, Sender<M> sender) {
+        this(maxInFlight, maxBatch, maxBatch, maxQueued, sender);
+    }
+
+    /**
+     * With at most {@code maxPerKey} decisions of one key in one call (the rest of that key's wait for the next): for a
+     * store whose call does a key's decisions one statement each (PostgreSQL), so that a hot key's call stays short.
+     */
+    public Batching(int maxInFlight, int maxBatch, int maxPerKey, int maxQueued, Sender<M> sender) {
         this.maxInFlight = check("maxInFlight", maxInFlight, 1, 256, "e.g. 6");
         this.maxBatch = check("maxBatchSize", maxBatch, 1, 10_000, "e.g. 64");
+        this.maxPerKey = check("maxPerKey", maxPerKey, 1, maxBatch, "e.g. 16");
         this.maxQueued = check("maxQueued", maxQueued, 1, 1_000_000, "e.g. 10,000");
         this.sender = Objects.requireNonNull(sender, "sender");
     }
@@ -144,13 +156,21 @@ public final class Batching<M extends Batching.Member> {
         }
         List<M> batch = null;
         ArrayDeque<M> waiting = null;
+        Map<Object, Integer> perKey = null; // only with a cap per key
         M m;
         while ((batch == null || batch.size() < maxBatch) && (m = queue.poll()) != null) {
             if (m.isDone()) {
                 continue;
             }
             Object key = m.batchKey();
-            if (keysInFlight.contains(key)) {
+            boolean full = false;
+            if (maxPerKey < maxBatch && !keysInFlight.contains(key)) {
+                if (perKey == null) {
+                    perKey = new HashMap<>();
+                }
+                full = perKey.merge(key, 1, Integer::sum) > maxPerKey;
+            }
+            if (full || keysInFlight.contains(key)) {
                 if (waiting == null) {
                     waiting = new ArrayDeque<>();
                 }

@@ -132,6 +132,20 @@ class BatchingTest {
     }
 
     @Test
+    void aCapPerKeyLeavesTheRestOfAHotKeysDecisionsForTheNextCall() {
+        HeldStore store = new HeldStore();
+        Batching<Call> b = new Batching<>(1, 64, 2, 100, store);
+        b.submit(new Call("other"));
+        for (String k : List.of("hot", "hot", "cold", "hot", "hot")) {
+            b.submit(new Call(k));
+        }
+        store.answer(0);
+        assertThat(store.keysOf(1)).containsExactly("hot", "hot", "cold");
+        store.answer(1);
+        assertThat(store.keysOf(2)).containsExactly("hot", "hot");
+    }
+
+    @Test
     void aWaitingDecisionKeepsItsPlaceBehindItsKeyWhileOthersPass() {
         HeldStore store = new HeldStore();
         Batching<Call> b = new Batching<>(1, 64, 100, store);

@@ -9,9 +9,9 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,7 +28,8 @@ import org.jspecify.annotations.Nullable;
  * retry policy) fails every request in it, and none of them took anything: the batch commits or rolls back whole.
  *
  * <p>The blocking JDBC work of a batch runs on one of {@code concurrentBatches} dispatcher threads (the policy never
- * has more batches out, so none waits for a thread).
+ * has more batches out, so none waits for a thread), made by the limiter's {@link dev.sluice.Scheduler}'s thread
+ * factory ({@code sluice-postgres-batch-<n>} by default).
  */
 final class Batcher implements AutoCloseable {
 
@@ -78,7 +79,7 @@ final class Batcher implements AutoCloseable {
     private final ExecutorService dispatchers;
     private final Batching<Request> batching;
 
-    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, NotSent notSent) {
+    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, NotSent notSent, ThreadFactory threads) {
         if (maxBatch < 1 || maxBatch > 10_000) {
             throw new IllegalArgumentException("maxBatchSize " + maxBatch + " must be between 1 and 10,000: e.g. 64");
         }
@@ -89,16 +90,13 @@ final class Batcher implements AutoCloseable {
         this.notSent = notSent;
         this.maxQueued = maxQueued;
         this.sender = sender;
-        AtomicInteger n = new AtomicInteger();
         ThreadPoolExecutor pool = new ThreadPoolExecutor(
-                dispatchers, dispatchers, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), r -> {
-                    Thread t = new Thread(r, "sluice-postgres-batch-" + n.incrementAndGet());
-                    t.setDaemon(true);
-                    return t;
-                });
+                dispatchers, dispatchers, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads);
         pool.prestartAllCoreThreads(); // no caller pays for starting a thread inside its budget
         this.dispatchers = pool;
-        this.batching = new Batching<>(dispatchers, maxBatch, maxQueued, this::dispatch);
+        // a key's decisions are one statement each in the batch's function: a quarter of the batch at most, so that a
+        // hot key's batch stays as short as the batches that shared it before a key was in one batch at a time
+        this.batching = new Batching<>(dispatchers, maxBatch, Math.max(1, maxBatch / 4), maxQueued, this::dispatch);
     }
 
     /**

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -130,9 +129,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.statements = new DecisionStatements(sql, schema);
         this.expiredRows = new ExpiredRows(attempts, sql, clock);
-        // a quarter of the threads: fewer, fuller batches share more of each commit; measured on 64 callers, 16
-        // connections, 100k keys, synchronous_commit on: threads / 2 gave 28.7k and 25.9k decisions/s, threads / 4
-        // 33.5k and 33.8k (hot key 17.6k / 19.6k against 27.0k / 29.2k); bench/README.md
+        // a quarter of the threads: fewer, fuller batches share more of each commit (measured: bench/README.md)
         int concurrentBatches = b.concurrentBatches > 0 ? b.concurrentBatches : Math.max(1, b.threads / 4);
         this.batcher = b.maxBatchSize > 0
                 ? new Batcher(
@@ -140,9 +137,17 @@ public final class PostgresRateLimiter implements RateLimiter {
                         concurrentBatches,
                         b.maxQueued,
                         new BatchSend(attempts, statements),
-                        failures::notSent)
+                        failures::notSent,
+                        b.scheduler.threadFactory("postgres-batch"))
                 : null;
-        this.workers = new Workers(b.asyncExecutor, b.threads, b.maxQueued, attempts, failures, () -> closed);
+        this.workers = new Workers(
+                b.asyncExecutor,
+                b.threads,
+                b.maxQueued,
+                attempts,
+                failures,
+                () -> closed,
+                b.scheduler.threadFactory("postgres"));
         this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, clock, budget, () -> closed);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
@@ -193,141 +198,14 @@ public final class PostgresRateLimiter implements RateLimiter {
                         "jdbcUrl must not be null: e.g. jdbc:postgresql://localhost:5432/postgres?user=postgres"));
     }
 
-    /** Configures a {@link PostgresRateLimiter}. */
-    public static final class Builder {
-        /** One of the two is given: a DataSource, or a URL for a pool of the limiter's own. */
-        private final @Nullable DataSource dataSource;
-
-        private final @Nullable String jdbcUrl;
-        private boolean migrateIfMissing = true;
-        private StoreClock clock = StoreClock.store();
-        private String schema = Migrations.DEFAULT_SCHEMA;
-        private String prefix = Migrations.DEFAULT_PREFIX;
-        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
-        /** Null: a pool of {@code threads} of the limiter's own. */
-        private @Nullable Executor asyncExecutor;
-
-        private int threads = DEFAULT_THREADS;
-        private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
-        private int concurrentBatches; // 0: a quarter of the threads
-        private int maxQueued = DEFAULT_MAX_QUEUED_DECISIONS;
-
+    /** Configures a {@link PostgresRateLimiter}: its options are those of {@link PostgresOptions}. */
+    public static final class Builder extends PostgresOptions<Builder> {
         private Builder(@Nullable DataSource dataSource, @Nullable String jdbcUrl) {
-            this.dataSource = dataSource;
-            this.jdbcUrl = jdbcUrl;
+            super(dataSource, jdbcUrl);
         }
 
-        /**
-         * Whether {@code build()} creates Sluice's tables and functions ({@link #migrate()}) when it finds them
-         * missing; default true. With false, a missing schema fails {@code build()} with the fix.
-         */
-        public Builder migrateIfMissing(boolean migrate) {
-            this.migrateIfMissing = migrate;
-            return this;
-        }
-
-        /**
-         * Decide with this client ticker (epoch nanoseconds) instead of the database's
-         * {@code clock_timestamp()}. For tests and simulations: in production every instance must agree on
-         * time, which only the database's clock guarantees.
-         */
-        public Builder ticker(Ticker t) {
-            this.clock = StoreClock.client(
-                    Objects.requireNonNull(t, "ticker must not be null: omit it to use the database's clock"));
-            return this;
-        }
-
-        /** The schema holding Sluice's tables and functions; default {@code public}. */
-        public Builder schema(String name) {
-            this.schema = Migrations.checkSchema(name);
-            return this;
-        }
-
-        /** The prefix of every table and function name; default {@code sluice_}. */
-        public Builder tablePrefix(String p) {
-            this.prefix = Migrations.checkPrefix(p);
-            return this;
-        }
-
-        /** Retries and time budget; default {@link RetryPolicy#DEFAULT}. */
-        public Builder retryPolicy(RetryPolicy policy) {
-            this.retryPolicy = Objects.requireNonNull(policy, "retryPolicy must not be null: e.g. RetryPolicy.DEFAULT");
-            return this;
-        }
-
-        /**
-         * Where the blocking JDBC work runs (sync callers wait for it at most their budget) of every decision that is not
-         * batched (window algorithms, peeks, resets, multi-permits; all of them with {@code batching(false)});
-         * default {@link #threads(int)} daemon threads with a queue of {@link #maxQueuedDecisions(int)}.
-         * Bound your own executor's queue likewise (a decision that waited there past its budget fails
-         * without being sent), and never give one that runs tasks on the calling thread: the caller would
-         * then wait for the pool and the socket, unbounded by the budget.
-         */
-        public Builder asyncExecutor(Executor executor) {
-            this.asyncExecutor = Objects.requireNonNull(executor, "asyncExecutor must not be null");
-            return this;
-        }
-
-        /**
-         * How many threads of the default executor run decisions' JDBC work, each holding one pooled
-         * connection while it does; default {@value PostgresRateLimiter#DEFAULT_THREADS}. Set it to the
-         * pool's maximum size: fewer threads leave connections idle, more wait for a connection.
-         */
-        public Builder threads(int n) {
-            if (n < 1 || n > 1024) {
-                throw new IllegalArgumentException(
-                        "threads " + n + " must be between 1 and 1024: e.g. the pool's" + " maximum size");
-            }
-            this.threads = n;
-            return this;
-        }
-
-        /**
-         * How concurrent token-bucket and GCRA decisions are batched (on by default: 64 a statement, from a quarter as
-         * many dispatcher threads as {@link #threads(int)}): up to {@code maxBatchSize} queued decisions go to the
-         * database as one statement and one commit, from {@code concurrentBatches} dispatcher threads (each holding
-         * one pooled connection while its batch runs). Every decision stays exact and decided in arrival order per
-         * key; what changes is throughput under concurrency (one round trip and one commit for many decisions). A lone
-         * caller is never delayed waiting for others: its batch is its own request, sent at once.
-         */
-        public Builder batching(int maxBatchSize, int concurrentBatches) {
-            if (maxBatchSize < 1 || maxBatchSize > 10_000) {
-                throw new IllegalArgumentException(
-                        "maxBatchSize " + maxBatchSize + " must be between 1 and 10,000: e.g. 64");
-            }
-            if (concurrentBatches < 1 || concurrentBatches > 256) {
-                throw new IllegalArgumentException("concurrentBatches " + concurrentBatches
-                        + " must be between 1 and 256: e.g. half the pool size");
-            }
-            this.maxBatchSize = maxBatchSize;
-            this.concurrentBatches = concurrentBatches;
-            return this;
-        }
-
-        /**
-         * {@code false}: every decision is its own statement and commit on a worker thread, however many run at once
-         * (the behaviour before batching was the default). {@code true}: the default batching.
-         */
-        public Builder batching(boolean batching) {
-            this.maxBatchSize = batching ? DEFAULT_MAX_BATCH_SIZE : 0;
-            this.concurrentBatches = 0;
-            return this;
-        }
-
-        /**
-         * How many decisions may wait at once in the default async executor's queue and, with
-         * {@link #batching(int, int)}, in the batching queue; default
-         * {@value PostgresRateLimiter#DEFAULT_MAX_QUEUED_DECISIONS}.
-         * Past it a call is rejected at once with a {@link PostgresStoreException} saying the queue is
-         * full (for {@code tryAcquireAsync}, as its future's failure), instead of queueing work that could
-         * only run after its time budget.
-         */
-        public Builder maxQueuedDecisions(int max) {
-            if (max < 1 || max > 1_000_000) {
-                throw new IllegalArgumentException(
-                        "maxQueuedDecisions " + max + " must be between 1 and 1,000,000: e.g. 10,000");
-            }
-            this.maxQueued = max;
+        @Override
+        Builder self() {
             return this;
         }
 

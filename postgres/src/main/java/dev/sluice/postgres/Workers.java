@@ -7,15 +7,16 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
 /**
  * The threads a decision's blocking JDBC work runs on, so that its caller waits at most its budget: the limiter's
- * own pool ({@code threads} daemon threads, started up front, with a bounded queue) or the caller's executor. A
+ * own pool ({@code threads} threads from the limiter's {@link dev.sluice.Scheduler}'s thread factory, daemon
+ * threads {@code sluice-postgres-<n>} by default, started up front, with a bounded queue) or the caller's executor. A
  * decision the queue cannot take fails at once, nothing sent; one whose caller stopped waiting before a worker took
  * it is skipped.
  */
@@ -31,11 +32,12 @@ final class Workers {
 
     Workers(
             @Nullable Executor given,
-            int threads,
+            int size,
             int maxQueued,
             AttemptLoop attempts,
             PostgresFailures failures,
-            BooleanSupplier closed) {
+            BooleanSupplier closed,
+            ThreadFactory threads) {
         this.maxQueued = maxQueued;
         this.attempts = attempts;
         this.failures = failures;
@@ -44,15 +46,10 @@ final class Workers {
             this.executor = given;
             this.owned = null;
         } else {
-            AtomicInteger n = new AtomicInteger();
             // bounded: past maxQueued waiting decisions a call is rejected instead of queueing work that
             // could only run after its budget
             ThreadPoolExecutor pool = new ThreadPoolExecutor(
-                    threads, threads, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(maxQueued), r -> {
-                        Thread t = new Thread(r, "sluice-postgres-" + n.incrementAndGet());
-                        t.setDaemon(true);
-                        return t;
-                    });
+                    size, size, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(maxQueued), threads);
             pool.prestartAllCoreThreads(); // no caller pays for starting a thread inside its budget
             this.owned = pool;
             this.executor = pool;

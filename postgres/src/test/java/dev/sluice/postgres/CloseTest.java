@@ -70,7 +70,8 @@ class CloseTest {
                 batch -> {
                     throw new AssertionError("nothing should be sent");
                 },
-                (what, cause) -> new PostgresStoreException(what, null, cause, Degradation.OVERLOADED));
+                (what, cause) -> new PostgresStoreException(what, null, cause, Degradation.OVERLOADED),
+                dev.sluice.Scheduler.system().threadFactory("postgres-batch"));
         batcher.close();
         Batcher.Request late = new Batcher.Request(
                 "k",

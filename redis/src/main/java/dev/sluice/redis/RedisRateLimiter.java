@@ -10,7 +10,6 @@ import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.List;
@@ -79,24 +78,14 @@ public final class RedisRateLimiter implements RateLimiter {
     public static final Duration DEFAULT_TIME_BUDGET = Duration.ofMillis(250);
 
     private final RedisConnection redis;
-    private final RedisScriptingAsyncCommands<byte[], byte[]> scripting;
     private final ScriptRunner runner;
     /** Coalesces concurrent single-permit decisions into batches; null with {@link Builder#batching(boolean) batching(false)}. */
     private final @Nullable Coalescer coalescer;
-
     /** The operations, one per kind of decision, that both views use. */
     private final RedisCalls calls;
 
     private final boolean cluster;
-    /** Whose clock decides: Redis's {@code TIME} by default, a client ticker's in tests. */
-    private final StoreClock clock;
-
-    private final String prefix;
-    private final TimeBudget budget;
-    private final Duration connectTimeout;
-    private final long minTtlMillis;
     private final String where;
-    private final RedisFailures failures;
     private final ReconnectWatch reconnects;
     /** Null: futures complete on Lettuce's I/O thread. */
     private final @Nullable Executor callbackExecutor;
@@ -104,26 +93,25 @@ public final class RedisRateLimiter implements RateLimiter {
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private RedisRateLimiter(Builder b) {
-        this.clock = b.clock;
+        // whose clock decides: Redis's TIME by default, a client ticker's in tests
+        StoreClock clock = b.clock;
         this.callbackExecutor = b.callbackExecutor;
-        this.prefix = b.keyPrefix;
-        this.budget = TimeBudget.of("timeBudget", b.timeBudget);
-        this.connectTimeout = b.connectTimeout;
-        this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (clock.isStore() ? 0L : 3_600_000L);
+        TimeBudget budget = TimeBudget.of("timeBudget", b.timeBudget);
+        Duration connectTimeout = b.connectTimeout;
+        long minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (clock.isStore() ? 0L : 3_600_000L);
         List<RedisURI> uris = RedisUris.parse(b.uri, b.connectTimeout);
         this.where = RedisUris.describe(uris);
         this.reconnects = new ReconnectWatch();
-        this.failures = new RedisFailures(where, budget, reconnects);
+        RedisFailures failures = new RedisFailures(where, budget, reconnects);
         RedisConnection redis = RedisConnection.open(
                         b.uri, uris, where, b.cluster, b.resources, b.connectTimeout, reconnects)
                 .watchedBy(reconnects);
         this.redis = redis;
         this.cluster = redis.cluster;
-        this.scripting = redis.scripting;
-        this.runner = new ScriptRunner(scripting, budget, failures, where);
+        this.runner = new ScriptRunner(redis.scripting, budget, failures, where);
         this.coalescer = b.batching ? new Coalescer(runner, failures, cluster) : null;
         this.calls = new RedisCalls(
-                runner, coalescer, redis.keyCommands, cluster, clock, prefix, minTtlMillis, closed, toString());
+                runner, coalescer, redis.keyCommands, cluster, clock, b.keyPrefix, minTtlMillis, closed, toString());
         try {
             runner.loadScripts(connectTimeout);
             runner.warmUp(calls.peek("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
