@@ -1,12 +1,13 @@
 package dev.sluice.server.cli;
 
 import java.net.InetSocketAddress;
+import org.jspecify.annotations.Nullable;
 
 /** {@code host:port}, {@code :port} or {@code port} (loopback), or {@code off}. */
 final class Addresses {
     private Addresses() {}
 
-    static InetSocketAddress parse(String what, String s) {
+    static @Nullable InetSocketAddress parse(String what, @Nullable String s) {
         if (s == null || s.equalsIgnoreCase("off") || s.equalsIgnoreCase("none")) {
             return null;
         }

@@ -1,8 +1,11 @@
 package dev.sluice.server.config;
 
+import java.io.IOException;
 import java.io.Reader;
+import java.io.StringReader;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.composer.Composer;
 import org.yaml.snakeyaml.error.Mark;
@@ -43,7 +46,7 @@ final class BoundedYaml {
         String text;
         try {
             text = read(reader);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             problems.add(source + ":1: cannot read: " + e.getMessage());
             return List.of();
         }
@@ -57,8 +60,7 @@ final class BoundedYaml {
         options.setAllowRecursiveKeys(false);
         options.setNestingDepthLimit(MAX_NESTING);
         options.setCodePointLimit(MAX_CHARS);
-        TrackingParser events =
-                new TrackingParser(new ParserImpl(new StreamReader(new java.io.StringReader(text)), options));
+        TrackingParser events = new TrackingParser(new ParserImpl(new StreamReader(new StringReader(text)), options));
         Composer composer = new Composer(events, new Resolver(), options);
         List<Node> out = new ArrayList<>();
         try {
@@ -86,7 +88,7 @@ final class BoundedYaml {
     }
 
     /** The whole text, or null when it is over {@link #MAX_CHARS}. */
-    private static String read(Reader reader) throws java.io.IOException {
+    private static @Nullable String read(Reader reader) throws IOException {
         StringBuilder sb = new StringBuilder();
         char[] buf = new char[8192];
         for (int n; (n = reader.read(buf)) >= 0; ) {
@@ -123,7 +125,7 @@ final class BoundedYaml {
     }
 
     /** SnakeYAML's limit messages, with what the limit is for and what to do. */
-    private static String limitMessage(String m) {
+    private static String limitMessage(@Nullable String m) {
         String s = m == null ? "" : m;
         if (s.startsWith("Nesting Depth")) {
             return "nested deeper than " + MAX_NESTING + " levels: rules need only a few; flatten the file";
@@ -145,7 +147,7 @@ final class BoundedYaml {
      */
     private static final class TrackingParser implements Parser {
         private final Parser delegate;
-        private Mark last;
+        private @Nullable Mark last;
 
         TrackingParser(Parser delegate) {
             this.delegate = delegate;

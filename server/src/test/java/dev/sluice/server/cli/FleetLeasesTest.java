@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -90,7 +91,8 @@ class FleetLeasesTest {
 
     @Test
     void leasesNeedARemoteStoreAndAPositiveMaximum() {
-        try (Stores.Opened memory = Stores.open("memory", 16, null, 1, dev.sluice.failsafe.FailurePolicy.FAIL_OPEN)) {
+        try (Stores.Opened memory = Stores.open(
+                "memory", 16, Stores.Budget.STORE_DEFAULT, 1, dev.sluice.failsafe.FailurePolicy.FAIL_OPEN)) {
             assertThat(Stores.leased(memory, 0)).as("--leases left out").isSameAs(memory);
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> Stores.leased(memory, 1024))
                     .isInstanceOf(IllegalArgumentException.class)
@@ -238,11 +240,11 @@ class FleetLeasesTest {
 
     /** EVALSHA and EVAL calls Redis has answered, from {@code INFO commandstats}. */
     private static long redisScriptCalls(int port) throws Exception {
-        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+        try (java.net.Socket s = new java.net.Socket(InetAddress.getLoopbackAddress(), port)) {
             s.getOutputStream().write("INFO commandstats\r\nQUIT\r\n".getBytes(StandardCharsets.US_ASCII));
             String info = new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
             long calls = 0;
-            for (String line : info.split("\r\n")) {
+            for (String line : info.split("\r\n", -1)) {
                 if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
                     String v = line.substring(line.indexOf("calls=") + 6);
                     calls += Long.parseLong(v.substring(0, v.indexOf(',')));

@@ -199,8 +199,8 @@ class LogStreamEndToEndTest {
 
     private static Map<String, String> fields(JsonNode node) {
         Map<String, String> out = new LinkedHashMap<>();
-        node.fields()
-                .forEachRemaining(f -> out.put(
+        node.properties()
+                .forEach(f -> out.put(
                         f.getKey(),
                         f.getValue().isArray()
                                 ? StreamSupport.stream(f.getValue().spliterator(), false)

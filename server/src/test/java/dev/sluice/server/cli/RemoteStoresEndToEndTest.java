@@ -60,8 +60,12 @@ class RemoteStoresEndToEndTest {
         int port = freePort();
         redis.embedded.RedisServer redis = new redis.embedded.RedisServer(port);
         redis.start();
-        try (Stores.Opened store =
-                Stores.open("redis://127.0.0.1:" + port, 1, Duration.ofSeconds(2), 1, FailurePolicy.FAIL_CLOSED)) {
+        try (Stores.Opened store = Stores.open(
+                "redis://127.0.0.1:" + port,
+                1,
+                Stores.Budget.of(Duration.ofSeconds(2)),
+                1,
+                FailurePolicy.FAIL_CLOSED)) {
             assertThat(store.name()).isEqualTo("redis");
             exercise(store);
         } finally {
@@ -79,7 +83,8 @@ class RemoteStoresEndToEndTest {
             assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri))
                     .as("idempotent")
                     .isZero();
-            try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
+            try (Stores.Opened store =
+                    Stores.open(uri, 1, Stores.Budget.of(Duration.ofSeconds(2)), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(store.name()).isEqualTo("postgres");
                 expiredRowsAreDeleted(store, pg); // before exercise(), whose server closes the store
                 exercise(store);
@@ -98,7 +103,8 @@ class RemoteStoresEndToEndTest {
         try (EmbeddedPostgres pg =
                 EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
             String uri = "postgresql://postgres@localhost:" + pg.getPort() + "/postgres";
-            try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
+            try (Stores.Opened store =
+                    Stores.open(uri, 1, Stores.Budget.of(Duration.ofSeconds(2)), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(store.limiter()
                                 .tryAcquire("k", Limit.tokenBucket(1, Rate.perHour(1)))
                                 .allowed())
@@ -109,7 +115,8 @@ class RemoteStoresEndToEndTest {
                                 .allowed())
                         .isFalse();
             }
-            try (Stores.Opened again = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
+            try (Stores.Opened again =
+                    Stores.open(uri, 1, Stores.Budget.of(Duration.ofSeconds(2)), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(again.name()).isEqualTo("postgres");
             }
         } finally {

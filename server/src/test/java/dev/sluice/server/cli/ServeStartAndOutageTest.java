@@ -99,10 +99,14 @@ class ServeStartAndOutageTest {
         }
 
         @Override
-        public void close() throws Exception {
+        public void close() {
             process.destroy();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor(20, TimeUnit.SECONDS);
+            try {
+                if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor(20, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
     }
