@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /** The five algorithms. Names match the service's YAML ({@code algorithm: token_bucket}). */
 public enum Algorithm {
@@ -39,7 +40,7 @@ public enum Algorithm {
     }
 
     /** Parses a configuration name such as {@code sliding_window}; case and dashes are forgiven. */
-    public static Algorithm fromConfigName(String name) {
+    public static Algorithm fromConfigName(@Nullable String name) {
         String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT).replace('-', '_');
         for (Algorithm a : values()) {
             if (a.configName.equals(n)) {

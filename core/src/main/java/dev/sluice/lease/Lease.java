@@ -32,7 +32,7 @@ final class Lease {
     private long held;
     /** Local instant, epoch ns: the end of the schedule A (token bucket, GCRA) or the window's end (fixed window). */
     private long anchor;
-    /** What the take before the last left held, and its anchor: earlier cells, spent first. */
+    /** What the takes before the last left held, and the earliest of their anchors: earlier cells, spent first. */
     private long olderHeld;
 
     private long olderAnchor;
@@ -234,7 +234,7 @@ final class Lease {
     /**
      * Records what the store decided for a take of {@code cost + extra} sent at {@code sent} and answered at
      * {@code received}: the extra permits become held (what the take before left held stays usable as the older
-     * cells; anything older than that is dropped), or the denial is remembered.
+     * cells, see {@link #makeRoom}), or the denial is remembered.
      */
     void taken(Decision d, long cost, long extra, long sent, long received) {
         if (d.degraded()) {
@@ -249,8 +249,10 @@ final class Lease {
             deniedUntil = Long.MIN_VALUE;
         } else if (d.allowed()) {
             usable(sent);
+            makeRoom(received);
             // the end of the schedule (TAT) or of the window, as a local instant no later than the store's
-            add(extra, sent + d.resetAfterNanos() - (tat ? 1 : 0));
+            anchor = sent + d.resetAfterNanos() - (tat ? 1 : 0);
+            held = extra;
             lastGrant = extra;
             storeRemaining = d.remaining();
             if (extra > 0 || extraCap == 0) {
@@ -271,43 +273,27 @@ final class Lease {
     }
 
     /**
-     * Holds {@code n} more cells, the last of which ends at {@code end}, beside what is held: at most two segments are
-     * kept, so when takes overlap (their answers may come in any order) the two whose cells end first become one
-     * segment under the earlier end. That is a safe under-estimate: of cells ending at {@code a <= b}, no more are
-     * usable at any instant as one segment ending at {@code a} than as the two, spending the earliest first; and no
-     * permit is dropped while its place is still ahead.
+     * Makes the held segment the older one, for a new take's permits. When both still hold permits (a take ahead
+     * answered after a caller's take, say), they become one older segment under the earlier anchor: each of their
+     * cells is then counted as starting no later than it does, which is safe (for the fixed window, a later window's
+     * cells are never held while an earlier window's may still be spent). Dropping the older segment instead would
+     * lose permits that have not expired, and the node would under-admit by more than it holds; that is done only
+     * when the merged segment would keep fewer at {@code now} (the earlier anchor too close).
      */
-    private void add(long n, long end) {
-        long[] counts = {olderHeld, held, n};
-        long[] ends = {olderAnchor, anchor, end};
-        // order the (at most three) non-empty segments by their end
-        int[] order = {0, 1, 2};
-        for (int i = 1; i < 3; i++) {
-            for (int j = i; j > 0 && ends[order[j]] < ends[order[j - 1]]; j--) {
-                int t = order[j];
-                order[j] = order[j - 1];
-                order[j - 1] = t;
+    private void makeRoom(long now) {
+        if (held > 0 && olderHeld > 0) {
+            long earlier = Math.min(anchor, olderAnchor);
+            long merged = alive(olderHeld + held, earlier, now);
+            if (merged >= alive(held, anchor, now)) {
+                olderHeld = merged;
+                olderAnchor = earlier;
+                return;
             }
         }
-        long firstCount = 0;
-        long firstEnd = 0;
-        long lastCount = 0;
-        long lastEnd = end;
-        for (int k : order) {
-            if (counts[k] == 0) {
-                continue;
-            }
-            if (lastCount > 0) { // what was the latest so far joins the earlier segment, under the earliest end
-                firstEnd = firstCount > 0 ? firstEnd : lastEnd;
-                firstCount += lastCount;
-            }
-            lastCount = counts[k];
-            lastEnd = ends[k];
+        if (held > 0 || olderHeld == 0) {
+            olderHeld = held;
+            olderAnchor = anchor;
         }
-        olderHeld = firstCount;
-        olderAnchor = firstEnd;
-        held = lastCount;
-        anchor = lastEnd;
     }
 
     /** Forgets everything held and remembered (after a reset of the key). */

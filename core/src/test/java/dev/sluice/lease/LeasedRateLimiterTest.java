@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -255,8 +256,60 @@ class LeasedRateLimiterTest {
         assertThat(views.get(1)).as("the async view").isEqualTo(views.get(0));
     }
 
+    /**
+     * Permits of three takes held at once, the take ahead answered after a caller's take that was sent later, are all
+     * spendable: none is dropped before it expires. (Before, the oldest few were dropped, and a node under-admitted by
+     * more than it held: aNodeNeverHoldsMoreThanMaxLeaseOfAKeyTakesUnderWayIncluded failed about once in 100 runs on a
+     * busy machine, 66 permits taken and not admitted, maxLease 64.)
+     */
+    @Test
+    void aTakeAheadAnsweredAfterACallersTakeLosesNoPermit() {
+        ManualTicker clock = ManualTicker.atEpochNanos(START); // time stands still: nothing held expires
+        InMemoryRateLimiter memory = InMemoryRateLimiter.builder().ticker(clock).build();
+        List<Runnable> unanswered = new ArrayList<>();
+        Limit limit = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
+        try (LeasedRateLimiter node = LeasedRateLimiter.builder(new AnsweredElsewhere(memory, unanswered::add))
+                .ticker(clock)
+                .maxLease(64)
+                .build()) {
+            // every store call is queued until the test answers it: a caller's take (its future is not done) at once,
+            // a take ahead (started by a decision made here, whose future is done) when the test says
+            long admitted = 0;
+            int before;
+            do { // takes grow with the demand, until one is taken ahead
+                before = unanswered.size();
+                assertThat(decide(node, unanswered, limit, 1).allowed()).isTrue();
+                admitted++;
+            } while (unanswered.size() == before);
+            long held = node.held("hot", limit);
+            assertThat(held).as("held when the take ahead was sent").isPositive();
+            // a caller's take (its cost is more than is held), answered at once, while the take ahead is out
+            assertThat(decide(node, unanswered, limit, held + 1).allowed()).isTrue();
+            admitted += held + 1;
+            assertThat(node.held("hot", limit))
+                    .as("held from the caller's take, and what was left")
+                    .isGreaterThan(held);
+            unanswered.remove(0).run(); // the take ahead is answered now, applied by the next call
+            assertThat(decide(node, unanswered, limit, 1).allowed()).isTrue();
+            admitted++;
+            long givenOut = limit.capacity() - memory.peek("hot", limit).remaining();
+            assertThat(node.held("hot", limit))
+                    .as("held: every permit taken from the store and not admitted")
+                    .isEqualTo(givenOut - admitted);
+        }
+    }
+
+    /** A call of the hot key; a caller's take it makes (the store call it waits for) is answered at once. */
+    private static Decision decide(LeasedRateLimiter node, List<Runnable> unanswered, Limit limit, long cost) {
+        CompletableFuture<Decision> f = node.tryAcquireAsync("hot", limit, cost);
+        if (!f.isDone()) {
+            unanswered.remove(unanswered.size() - 1).run();
+        }
+        return f.join();
+    }
+
     /** A real in-memory store whose async calls are decided later, on another thread, as a remote store's are. */
-    private record AnsweredElsewhere(RateLimiter store, ExecutorService threads) implements RateLimiter {
+    private record AnsweredElsewhere(RateLimiter store, Executor threads) implements RateLimiter {
         @Override
         public Decision tryAcquire(String key, Limit limit, long cost) {
             return store.tryAcquire(key, limit, cost);

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -45,7 +46,7 @@ final class RulesWatcher implements AutoCloseable {
             return t;
         });
         long ms = Math.max(50, interval.toMillis());
-        timer.scheduleWithFixedDelay(this::poll, ms, ms, TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> unused = timer.scheduleWithFixedDelay(this::poll, ms, ms, TimeUnit.MILLISECONDS);
     }
 
     private void poll() {

@@ -9,14 +9,17 @@ import dev.sluice.server.envoy.RlsService;
 import dev.sluice.server.grpc.GrpcServer;
 import dev.sluice.server.http.HttpServer;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,20 +32,22 @@ public final class SluiceServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SluiceServer.class);
 
     private final DecisionService service;
-    private final HttpServer http;
-    private final GrpcServer grpc;
-    private final RulesWatcher watcher;
-    private final StoreWatch storeWatch;
-    private final ExecutorService storeExecutor;
+    /** Each null when not started: HTTP or gRPC off, no files to watch, a store without health, no pool. */
+    private final @Nullable HttpServer http;
+
+    private final @Nullable GrpcServer grpc;
+    private final @Nullable RulesWatcher watcher;
+    private final @Nullable StoreWatch storeWatch;
+    private final @Nullable ExecutorService storeExecutor;
     private final Duration grace;
 
     private SluiceServer(
             DecisionService service,
-            HttpServer http,
-            GrpcServer grpc,
-            RulesWatcher watcher,
-            StoreWatch storeWatch,
-            ExecutorService storeExecutor,
+            @Nullable HttpServer http,
+            @Nullable GrpcServer grpc,
+            @Nullable RulesWatcher watcher,
+            @Nullable StoreWatch storeWatch,
+            @Nullable ExecutorService storeExecutor,
             Duration grace) {
         this.service = service;
         this.http = http;
@@ -67,8 +72,8 @@ public final class SluiceServer implements AutoCloseable {
      *                      {@value DecisionService#DEADLINE_SLACK_MILLIS} ms
      */
     public record Settings(
-            InetSocketAddress http,
-            InetSocketAddress grpc,
+            @Nullable InetSocketAddress http,
+            @Nullable InetSocketAddress grpc,
             RuleSet rules,
             List<Path> configPaths,
             Duration reloadInterval,
@@ -80,15 +85,15 @@ public final class SluiceServer implements AutoCloseable {
             int maxDescriptors,
             Duration readTimeout,
             Duration idleTimeout,
-            String bearerToken,
+            @Nullable String bearerToken,
             Duration shutdownGrace,
             EnvoyOptions envoy) {
 
         /** Defaults around a limiter and rules: loopback, ephemeral ports, the documented limits. */
         public static Settings defaults(RateLimiter limiter, RuleSet rules) {
             return new Settings(
-                    new InetSocketAddress("127.0.0.1", 0),
-                    new InetSocketAddress("127.0.0.1", 0),
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                     rules,
                     List.of(),
                     Duration.ofSeconds(2),
@@ -105,7 +110,7 @@ public final class SluiceServer implements AutoCloseable {
                     EnvoyOptions.defaults());
         }
 
-        public Settings withHttp(InetSocketAddress a) {
+        public Settings withHttp(@Nullable InetSocketAddress a) {
             return new Settings(
                     a,
                     grpc,
@@ -125,7 +130,7 @@ public final class SluiceServer implements AutoCloseable {
                     envoy);
         }
 
-        public Settings withGrpc(InetSocketAddress a) {
+        public Settings withGrpc(@Nullable InetSocketAddress a) {
             return new Settings(
                     http,
                     a,
@@ -165,7 +170,7 @@ public final class SluiceServer implements AutoCloseable {
                     envoy);
         }
 
-        public Settings withToken(String t) {
+        public Settings withToken(@Nullable String t) {
             return new Settings(
                     http,
                     grpc,
@@ -323,7 +328,9 @@ public final class SluiceServer implements AutoCloseable {
                 pool.shutdownNow();
             }
             if (binding != null && e instanceof IOException) { // Netty's bind rethrows the OS's error unchecked
-                throw new CannotListenException(binding, "http".equals(binding) ? s.http() : s.grpc(), e);
+                InetSocketAddress address = Objects.requireNonNull(
+                        "http".equals(binding) ? s.http() : s.grpc(), "the endpoint being bound has an address");
+                throw new CannotListenException(binding, address, e);
             }
             throw e;
         }
@@ -340,12 +347,12 @@ public final class SluiceServer implements AutoCloseable {
     }
 
     /** The HTTP address actually bound, or null. */
-    public InetSocketAddress httpAddress() {
+    public @Nullable InetSocketAddress httpAddress() {
         return http == null ? null : http.address();
     }
 
     /** The gRPC address actually bound, or null. */
-    public InetSocketAddress grpcAddress() {
+    public @Nullable InetSocketAddress grpcAddress() {
         return grpc == null ? null : grpc.address();
     }
 

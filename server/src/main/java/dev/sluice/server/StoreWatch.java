@@ -4,6 +4,7 @@ import dev.sluice.server.decision.DecisionService;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -40,7 +41,8 @@ final class StoreWatch implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        timer.scheduleWithFixedDelay(this::look, INTERVAL.toMillis(), INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        ScheduledFuture<?> unused = timer.scheduleWithFixedDelay(
+                this::look, INTERVAL.toMillis(), INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private void look() {

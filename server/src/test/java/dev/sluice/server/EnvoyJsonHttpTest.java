@@ -12,6 +12,7 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
@@ -324,7 +325,8 @@ class EnvoyJsonHttpTest {
                                         false)),
                         "envoy/example5.yaml");
                 java.net.Socket c = new java.net.Socket(
-                        "127.0.0.1", slow.server.httpAddress().getPort())) {
+                        InetAddress.getLoopbackAddress(),
+                        slow.server.httpAddress().getPort())) {
             c.setSoTimeout(10_000);
             StringBuilder both = new StringBuilder();
             for (String user : List.of("slow", "fast")) {

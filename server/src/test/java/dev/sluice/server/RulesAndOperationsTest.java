@@ -13,6 +13,7 @@ import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.DecisionService;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -352,8 +353,8 @@ class RulesAndOperationsTest {
                         new KeyedSlowStore(),
                         t -> t.withStore(t.limiter(), "keyed", true, Duration.ofSeconds(5)),
                         "envoy/example5.yaml");
-                java.net.Socket c =
-                        new java.net.Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+                java.net.Socket c = new java.net.Socket(
+                        InetAddress.getLoopbackAddress(), s.server.httpAddress().getPort())) {
             c.setSoTimeout(10_000);
             StringBuilder both = new StringBuilder();
             for (String user : List.of("slow", "fast")) {

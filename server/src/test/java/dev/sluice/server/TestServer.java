@@ -152,7 +152,7 @@ final class TestServer implements AutoCloseable {
         sb.append(",\"descriptors\":[");
         for (int i = 0; i < descriptors.length; i++) {
             sb.append(i == 0 ? "" : ",").append("{\"entries\":[");
-            String[] kvs = descriptors[i].split(",");
+            String[] kvs = descriptors[i].split(",", -1);
             for (int j = 0; j < kvs.length; j++) {
                 String[] kv = kvs[j].split("=", 2);
                 sb.append(j == 0 ? "" : ",")

@@ -17,11 +17,13 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.spi.LoggingEventBuilder;
@@ -86,9 +88,11 @@ final class ServeCommand implements Callable<Integer> {
             paramLabel = "TOKEN",
             defaultValue = "${env:SLUICE_TOKEN}",
             description = "Require 'Authorization: Bearer TOKEN' on /v1/* and gRPC (default: $SLUICE_TOKEN, else none)")
+    @Nullable
     String token;
 
     @Option(names = "--token-file", paramLabel = "FILE", description = "Read the bearer token from a file")
+    @Nullable
     Path tokenFile;
 
     @Option(
@@ -120,6 +124,7 @@ final class ServeCommand implements Callable<Integer> {
             paramLabel = "DURATION",
             description = "Time budget of each remote store call, connection and retries included; past it the "
                     + "failure policy decides (default: 250ms, sized from the stores' load benchmarks)")
+    @Nullable
     String storeTimeout;
 
     @Option(
@@ -213,6 +218,7 @@ final class ServeCommand implements Callable<Integer> {
             defaultValue = "${env:LOG_FORMAT}",
             description = "Log lines on stderr: logfmt or json, one event a line, every library's too (default: "
                     + "$LOG_FORMAT, else logfmt)")
+    @Nullable
     String logFormat;
 
     @Option(
@@ -295,7 +301,9 @@ final class ServeCommand implements Callable<Integer> {
                     Stores.open(
                             store,
                             maxKeys,
-                            storeTimeout == null ? null : Durations.parse(storeTimeout),
+                            storeTimeout == null
+                                    ? Stores.Budget.STORE_DEFAULT
+                                    : Stores.Budget.of(Durations.parse(storeTimeout)),
                             poolSize,
                             policy(failurePolicy),
                             startDespiteMisconfiguredStore),
@@ -322,7 +330,7 @@ final class ServeCommand implements Callable<Integer> {
                         opened.limiter(),
                         opened.name(),
                         opened.blocking(),
-                        opened.budget() != null ? opened.budget() : s0.storeTimeout());
+                        opened.budget().orElse(s0.storeTimeout()));
         s = new SluiceServer.Settings(
                 s.http(),
                 s.grpc(),
@@ -360,9 +368,9 @@ final class ServeCommand implements Callable<Integer> {
                         "sluice-shutdown"));
         LoggingEventBuilder started =
                 log.atInfo().addKeyValue("event", "started").addKeyValue("store", opened.name());
-        if (opened.budget() != null) {
-            started = started.addKeyValue("store_budget", opened.budget())
-                    .addKeyValue("failure_policy", policy(failurePolicy));
+        Duration budget = opened.budget().orElse(null);
+        if (budget != null) {
+            started = started.addKeyValue("store_budget", budget).addKeyValue("failure_policy", policy(failurePolicy));
         }
         started.addKeyValue("http", orOff(server.httpAddress()))
                 .addKeyValue("grpc", orOff(server.grpcAddress()))
@@ -374,9 +382,9 @@ final class ServeCommand implements Callable<Integer> {
                 server,
                 rules,
                 rulesFrom,
-                opened.budget() == null
+                budget == null
                         ? opened.name()
-                        : opened.name() + " (budget " + opened.budget().toMillis() + " ms a call, then "
+                        : opened.name() + " (budget " + budget.toMillis() + " ms a call, then "
                                 + failurePolicy.toLowerCase(Locale.ROOT) + ")",
                 bearer != null,
                 grpcReflection);
@@ -385,7 +393,7 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     /** A start that cannot go on: one {@code event=start_refused} line saying why, and the exit code. */
-    static int refuse(int exitCode, String reason) {
+    static int refuse(int exitCode, @Nullable String reason) {
         log.atError()
                 .addKeyValue("event", "start_refused")
                 .addKeyValue("reason", reason)
@@ -393,7 +401,7 @@ final class ServeCommand implements Callable<Integer> {
         return exitCode;
     }
 
-    private static Object orOff(InetSocketAddress address) {
+    private static Object orOff(@Nullable InetSocketAddress address) {
         return address == null ? "off" : address;
     }
 

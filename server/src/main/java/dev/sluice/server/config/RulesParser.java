@@ -7,12 +7,20 @@ import dev.sluice.RateUnit;
 import java.io.Reader;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeTuple;
@@ -67,7 +75,7 @@ public final class RulesParser {
     private final String source;
     private final List<String> problems = new ArrayList<>();
     /** The descriptor lists being walked, outermost first: an alias may point back into them (a cycle). */
-    private final Set<Node> walking = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    private final Set<Node> walking = Collections.newSetFromMap(new IdentityHashMap<>());
 
     private RulesParser(String source) {
         this.source = source;
@@ -84,7 +92,7 @@ public final class RulesParser {
         List<DomainRules> out = p.parseAll(reader);
         if (!p.problems.isEmpty()) {
             p.problems.replaceAll(RulesParser::capped);
-            p.problems.sort(java.util.Comparator.comparingInt(RulesParser::lineOf)); // stable: file order within a line
+            p.problems.sort(Comparator.comparingInt(RulesParser::lineOf)); // stable: file order within a line
             throw new ConfigException(p.problems);
         }
         return out;
@@ -104,7 +112,7 @@ public final class RulesParser {
         return out;
     }
 
-    private DomainRules domain(Node doc) {
+    private @Nullable DomainRules domain(Node doc) {
         Map<String, Node> fields = mapping(doc, "a rules document", DOMAIN_KEYS);
         if (fields == null) {
             return null;
@@ -134,7 +142,7 @@ public final class RulesParser {
         return new DomainRules(domain, semantics, root, List.copyOf(rules), where(doc));
     }
 
-    private DescriptorLevel level(Node node, String path, List<Rule> rules, Set<String> unused) {
+    private DescriptorLevel level(@Nullable Node node, String path, List<Rule> rules, Set<String> unused) {
         DescriptorLevel level = new DescriptorLevel();
         if (node == null || isNull(node)) { // 'descriptors:' with nothing: none, as envoy reads it
             return level;
@@ -154,11 +162,14 @@ public final class RulesParser {
         try {
             for (Node item : seq.getValue()) {
                 DescriptorNode d = descriptor(item, path, rules);
-                DescriptorNode before = d == null ? null : level.add(d);
+                if (d == null) {
+                    continue;
+                }
+                DescriptorNode before = level.add(d);
                 if (before == null) {
                     continue;
                 }
-                if (before.key().equals(d.key()) && java.util.Objects.equals(before.value(), d.value())) {
+                if (before.key().equals(d.key()) && Objects.equals(before.value(), d.value())) {
                     problem(
                             item,
                             "duplicate descriptor key " + quote(d.key())
@@ -179,7 +190,7 @@ public final class RulesParser {
         return level;
     }
 
-    private DescriptorNode descriptor(Node node, String parentPath, List<Rule> rules) {
+    private @Nullable DescriptorNode descriptor(Node node, String parentPath, List<Rule> rules) {
         Map<String, Node> f = mapping(node, "a descriptor", DESCRIPTOR_KEYS);
         if (f == null) {
             return null;
@@ -245,8 +256,13 @@ public final class RulesParser {
         return "key " + quote(d.key()) + (d.value() == null ? "" : " value " + quote(d.value()));
     }
 
-    private Rule rateLimit(
-            Node node, String path, boolean shadow, boolean quota, boolean detailed, Map<String, Object> metadata) {
+    private @Nullable Rule rateLimit(
+            Node node,
+            String path,
+            boolean shadow,
+            boolean quota,
+            boolean detailed,
+            @Nullable Map<String, Object> metadata) {
         Map<String, Node> f = mapping(node, "'rate_limit'", RATE_LIMIT_KEYS);
         if (f == null) {
             return null;
@@ -393,7 +409,7 @@ public final class RulesParser {
     }
 
     /** The names in {@code replaces}; {@code ownName} is the rule's own {@code name} (may be null). */
-    private List<String> replaces(Node node, String ownName) {
+    private List<String> replaces(@Nullable Node node, @Nullable String ownName) {
         if (node == null || isNull(node)) {
             return List.of();
         }
@@ -424,7 +440,7 @@ public final class RulesParser {
 
     // ---- node helpers: each reports a precise problem and returns null on a wrong shape
 
-    private Map<String, Node> mapping(Node node, String what, Set<String> allowed) {
+    private @Nullable Map<String, Node> mapping(Node node, String what, Set<String> allowed) {
         if (!(node instanceof MappingNode m)) {
             problem(node, what + " must be a mapping of 'key: value' lines");
             return null;
@@ -456,7 +472,7 @@ public final class RulesParser {
         return out;
     }
 
-    private String string(Node node, String what) {
+    private @Nullable String string(@Nullable Node node, String what) {
         if (node == null) {
             return null;
         }
@@ -468,7 +484,7 @@ public final class RulesParser {
     }
 
     /** A flag; absent or empty ({@code shadow_mode:}) is false, as envoy reads it. */
-    private boolean bool(Node node, String what) {
+    private boolean bool(@Nullable Node node, String what) {
         String s = isNull(node) ? null : string(node, what);
         if (s == null) {
             return false;
@@ -484,27 +500,26 @@ public final class RulesParser {
     }
 
     /** A YAML null: {@code key:} with nothing, {@code ~} or {@code null}. */
-    private static boolean isNull(Node node) {
+    private static boolean isNull(@Nullable Node node) {
         return node instanceof ScalarNode s && Tag.NULL.equals(s.getTag());
     }
 
-    private Long integer(Node node, String what) {
+    private @Nullable Long integer(@Nullable Node node, String what) {
         String s = string(node, what);
         if (s == null) {
             return null;
         }
-        try {
-            return Long.parseLong(s.trim().replace("_", ""));
-        } catch (NumberFormatException e) {
-            problem(node, "'" + what + "' must be a whole number, not " + quote(s));
-            return null;
+        Long n = WholeNumbers.parse(s);
+        if (n == null) {
+            problem(node, WholeNumbers.problem(what, s));
         }
+        return n;
     }
 
     private static Map<String, String> places() {
         // envoy checks key names, not where they stand: there it would accept these and ignore them
         String envoyIgnores = " (envoyproxy/ratelimit would ignore it here)";
-        Map<String, String> m = new java.util.HashMap<>();
+        Map<String, String> m = new HashMap<>();
         m.put("domain", "at the top of a rules document" + envoyIgnores);
         m.put("descriptors", "at the top of a rules document or on a descriptor" + envoyIgnores);
         for (String k : DESCRIPTOR_KEYS) {
@@ -522,12 +537,12 @@ public final class RulesParser {
     }
 
     private static int lineOf(String problem) {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile(":(\\d+): ").matcher(problem);
+        Matcher m = Pattern.compile(":(\\d+): ").matcher(problem);
         return m.find() ? Integer.parseInt(m.group(1)) : 0;
     }
 
-    private void problem(Node node, String message) {
-        problems.add(where(node) + ": " + Messages.abbreviateQuoted(message));
+    private void problem(@Nullable Node node, @Nullable String message) {
+        problems.add(where(node) + ": " + Messages.abbreviateQuoted(String.valueOf(message)));
     }
 
     /** A last bound for messages that quote without quotes (SnakeYAML's: "found undefined alias <name>"). */
@@ -539,7 +554,7 @@ public final class RulesParser {
         return Messages.quote(value);
     }
 
-    private String where(Node node) {
+    private String where(@Nullable Node node) {
         return node == null ? source : source + ":" + (node.getStartMark().getLine() + 1);
     }
 }

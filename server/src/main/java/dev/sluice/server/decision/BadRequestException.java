@@ -1,6 +1,7 @@
 package dev.sluice.server.decision;
 
 import dev.sluice.server.config.Messages;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A request the service refuses, with a short machine-readable problem type ({@code unknown-domain},
@@ -10,9 +11,9 @@ import dev.sluice.server.config.Messages;
 public final class BadRequestException extends RuntimeException {
     private final String type;
 
-    public BadRequestException(String type, String message) {
+    public BadRequestException(String type, @Nullable String message) {
         super(
-                Messages.abbreviateQuoted(message),
+                message == null ? null : Messages.abbreviateQuoted(message),
                 null,
                 false,
                 false); // a message quotes the input, it does not copy it

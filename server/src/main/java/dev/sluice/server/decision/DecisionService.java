@@ -18,10 +18,13 @@ import dev.sluice.server.decision.CheckResult.Status;
 import dev.sluice.server.decision.Plan.Item;
 import dev.sluice.server.decision.Plan.Kind;
 import dev.sluice.server.decision.Plan.Mode;
+import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Turns a {@link CheckRequest} into a {@link CheckResult}: match each descriptor to its rule (envoy's rules),
@@ -112,7 +115,7 @@ public final class DecisionService {
             RateLimiter limiter,
             String storeName,
             RuleSet rules,
-            ExecutorService storeExecutor,
+            @Nullable ExecutorService storeExecutor,
             long storeTimeoutNanos,
             int maxDescriptors,
             ServerMetrics metrics) {
@@ -188,8 +191,7 @@ public final class DecisionService {
     /** The key and limit of the health probe: no request's key (those always hold a '|' after the domain). */
     static final String PROBE_KEY = "sluice:readyz";
 
-    private static final Limit PROBE_LIMIT =
-            Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
+    private static final Limit PROBE_LIMIT = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, Duration.ofSeconds(1));
 
     /**
      * The health probe of {@code /readyz} and of the service's own store watch: a {@link RateLimiter#peek} of a probe
@@ -264,7 +266,8 @@ public final class DecisionService {
 
     private Semantics semanticsOf(String domain, Semantics fallback) {
         DomainRules dr = planner.rules().domain(domain);
-        return dr != null && dr.semantics() != null ? dr.semantics() : fallback;
+        Semantics own = dr == null ? null : dr.semantics();
+        return own != null ? own : fallback;
     }
 
     /**
@@ -284,7 +287,7 @@ public final class DecisionService {
     }
 
     /** @param request the request decided, whose denials are noted; null for looks (nothing is denied) */
-    private CompletableFuture<CheckResult> decideAsync(Plan plan, CheckRequest request) {
+    private CompletableFuture<CheckResult> decideAsync(Plan plan, @Nullable CheckRequest request) {
         if (!plan.needsStore()) {
             try {
                 return CompletableFuture.completedFuture(noted(request, plan, decider.decide(plan)));
@@ -307,7 +310,7 @@ public final class DecisionService {
      * comparison and allocates nothing; shadow-mode denials ({@code shadow_over_limit}) are answered OK and are not
      * counted, nor are check-only looks.
      */
-    private CheckResult noted(CheckRequest request, Plan plan, CheckResult result) {
+    private CheckResult noted(@Nullable CheckRequest request, Plan plan, CheckResult result) {
         if (request == null) {
             return result;
         }
@@ -315,7 +318,7 @@ public final class DecisionService {
         for (int i = 0; i < statuses.size(); i++) {
             Status s = statuses.get(i);
             if (s.outcome() == Outcome.OVER_LIMIT) {
-                deniedKeys.record(plan.items().get(i).key());
+                deniedKeys.record(plan.items().get(i).storeKey());
             } else if (s.outcome() == Outcome.BLOCKED && s.hits() > 0) {
                 // answered without the store, so no store key was built: the entries as sent (one item per descriptor)
                 deniedKeys.record(StoreKeys.storeKey(
@@ -339,7 +342,7 @@ public final class DecisionService {
         return calls.run(plan.items().size(), () -> {
             for (Item it : plan.items()) {
                 if (it.limit() != null) {
-                    limiter.reset(it.key(), it.limit());
+                    limiter.reset(it.storeKey(), it.storeLimit());
                 }
             }
             return null;
@@ -371,11 +374,11 @@ public final class DecisionService {
                     "reserve needs a descriptor with a limit and hits ≥ 1; this one matched "
                             + (it.rule() == null
                                     ? "no rule"
-                                    : it.rule().kind().name().toLowerCase(java.util.Locale.ROOT) + " rule "
+                                    : it.rule().kind().name().toLowerCase(Locale.ROOT) + " rule "
                                             + it.rule().id())));
         }
         return calls.run(1, () -> {
-            Decision d = limiter.reserve(it.key(), it.limit(), it.hits(), java.time.Duration.ofNanos(maxWaitNanos));
+            Decision d = limiter.reserve(it.storeKey(), it.storeLimit(), it.hits(), Duration.ofNanos(maxWaitNanos));
             Status st = PlanDecider.status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
             metrics.decision(plan.metricDomain(), it.metricRule(), st.outcome());
             return noted(request, plan, new CheckResult(d.allowed(), List.of(st), d));

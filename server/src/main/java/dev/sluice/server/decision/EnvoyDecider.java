@@ -1,5 +1,6 @@
 package dev.sluice.server.decision;
 
+import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
@@ -9,7 +10,9 @@ import dev.sluice.server.decision.CheckResult.Outcome;
 import dev.sluice.server.decision.CheckResult.Status;
 import dev.sluice.server.decision.Plan.Item;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides a {@link Plan.Mode#ENVOY} plan as envoyproxy/ratelimit does by default: each descriptor on its own (one
@@ -66,18 +69,19 @@ final class EnvoyDecider {
      */
     CompletableFuture<CheckResult> decideLoneAsync(Plan plan, int index) {
         Item it = plan.items().get(index);
-        Limit l = it.limit();
-        CompletableFuture<Decision> first = limiter.tryAcquireAsync(it.key(), l, Math.min(it.hits(), l.capacity()));
+        Limit l = it.storeLimit();
+        CompletableFuture<Decision> first =
+                limiter.tryAcquireAsync(it.storeKey(), l, Math.min(it.hits(), l.capacity()));
         if (!counter(l)) {
             first = first.thenCompose(d -> drains(d)
-                    ? limiter.tryAcquireAsync(it.key(), l, d.remaining()).thenApply(ignored -> d)
+                    ? limiter.tryAcquireAsync(it.storeKey(), l, d.remaining()).thenApply(ignored -> d)
                     : CompletableFuture.completedFuture(d));
         }
         return first.thenApply(d -> decide(plan, index, d));
     }
 
     /** @param lone the index of the descriptor whose store decision {@code loneDecision} already is, or -1 */
-    private CheckResult decide(Plan plan, int lone, Decision loneDecision) {
+    private CheckResult decide(Plan plan, int lone, @Nullable Decision loneDecision) {
         List<Item> items = plan.items();
         Status[] out = new Status[items.size()];
         int over = 0;
@@ -90,10 +94,11 @@ final class EnvoyDecider {
             Decision d = switch (it.kind()) {
                 case NONE, UNLIMITED -> null;
                 case BLOCKED -> {
-                    long w = rule.window().toNanos();
+                    long w = it.matched().windowNanos();
                     yield new Decision(it.hits() == 0, 0, 0, it.hits() == 0 ? 0 : w, w);
                 }
-                case ENFORCED, SHADOW -> i == lone ? counted(it, loneDecision) : count(it);
+                case ENFORCED, SHADOW ->
+                    i == lone ? counted(it, Objects.requireNonNull(loneDecision, "the lone call's answer")) : count(it);
                 default -> throw new IllegalStateException("not an envoy plan item: " + it.kind());
             };
             Status s;
@@ -108,8 +113,9 @@ final class EnvoyDecider {
                         it.metricRule(),
                         true);
             } else {
+                Rule matched = it.matched(); // a decision was made: the item has a rule
                 boolean denied = d.denied();
-                boolean shadow = rule.shadowMode();
+                boolean shadow = matched.shadowMode();
                 Outcome outcome = !denied
                         ? (it.hits() == 0 ? Outcome.CHECKED : Outcome.OK)
                         : shadow
@@ -119,13 +125,13 @@ final class EnvoyDecider {
                 s = new Status(
                         denied && !shadow ? Code.OVER_LIMIT : Code.OK,
                         outcome,
-                        rule,
-                        rule.limit(),
+                        matched,
+                        matched.limit(),
                         d,
                         it.hits(),
                         it.metricRule(),
                         true);
-                if (rule.quotaMode()) {
+                if (matched.quotaMode()) {
                     quota++;
                     quotaOver += s.code() == Code.OVER_LIMIT ? 1 : 0;
                 } else if (s.code() == Code.OVER_LIMIT) {
@@ -144,30 +150,30 @@ final class EnvoyDecider {
 
     /** Whether {@code l} is envoy's counter ({@link RequestPlanner#counting}) rather than one of Sluice's algorithms. */
     private static boolean counter(Limit l) {
-        return l.capacity() == Limit.MAX_WINDOW_PERMITS && l.algorithm() == dev.sluice.Algorithm.FIXED_WINDOW;
+        return l.capacity() == Limit.MAX_WINDOW_PERMITS && l.algorithm() == Algorithm.FIXED_WINDOW;
     }
 
     /** One descriptor, counted; the decision carries envoy's numbers (limit {@code C}, remaining {@code C − count}). */
     private Decision count(Item it) {
-        Limit l = it.limit();
+        Limit l = it.storeLimit();
         long h = it.hits();
         if (!counter(l)) {
             return drain(it, l, h);
         }
-        Decision d = h == 0 ? peeker.peek(it, 1) : limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
+        Decision d = h == 0 ? peeker.peek(it, 1) : limiter.tryAcquire(it.storeKey(), l, Math.min(h, l.capacity()));
         return counted(it, d);
     }
 
     /** What the store answered for one descriptor's hits (its drain made, if one was due), read as envoy counts. */
     private Decision counted(Item it, Decision d) {
-        Limit l = it.limit();
+        Limit l = it.storeLimit();
         if (!counter(l)) {
             return d.degraded() ? d : it.hits() > l.capacity() || !d.allowed() ? over(d, l.capacity()) : d;
         }
         // envoy's counter (RequestPlanner#counting): add the hits, then compare the count with the limit
         // a failure policy's answer reads the same way: fail_open as a fresh counter, fail_closed as one over,
         // fallback_local as the local counter it keeps with the same limit (and stays marked degraded)
-        long c = it.rule().limit().capacity();
+        long c = it.matched().limitOfLimited().capacity();
         long h = it.hits();
         long count = h > 0 && !d.allowed() ? Long.MAX_VALUE : l.capacity() - d.remaining();
         if (count > c) {
@@ -181,9 +187,9 @@ final class EnvoyDecider {
         if (h == 0) {
             return peeker.peek(it, 1);
         }
-        Decision d = limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
+        Decision d = limiter.tryAcquire(it.storeKey(), l, Math.min(h, l.capacity()));
         if (drains(d)) {
-            limiter.tryAcquire(it.key(), l, d.remaining());
+            limiter.tryAcquire(it.storeKey(), l, d.remaining());
         }
         return counted(it, d);
     }

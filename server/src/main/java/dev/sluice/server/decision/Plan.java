@@ -3,6 +3,8 @@ package dev.sluice.server.decision;
 import dev.sluice.Limit;
 import dev.sluice.server.config.Rule;
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a request asks of the store, worked out before the store is asked: one {@link Item} per descriptor, with
@@ -32,7 +34,28 @@ record Plan(String metricDomain, List<Item> items) {
     }
 
     /** One descriptor's part of the plan. */
-    record Item(Kind kind, Rule rule, Limit limit, String key, long hits, String metricRule) {
+    record Item(
+            Kind kind,
+            @Nullable Rule rule,
+            @Nullable Limit limit,
+            @Nullable String key,
+            long hits,
+            String metricRule) {
+        /** The rule: every kind of item but {@link Kind#NONE} has one. */
+        Rule matched() {
+            return Objects.requireNonNull(rule, "an item of kind NONE has no rule");
+        }
+
+        /** The limit the store is asked about: the items of a store call (see {@link #needsStore()}) have one. */
+        Limit storeLimit() {
+            return Objects.requireNonNull(limit, "only the items of a store call have a limit");
+        }
+
+        /** The store key, beside {@link #storeLimit()}. */
+        String storeKey() {
+            return Objects.requireNonNull(key, "only the items of a store call have a key");
+        }
+
         /** The cost a PEEK item asks about: its hits, or 1 for {@code hits: 0} (would the next request pass?). */
         long peekCost() {
             return Math.max(1, hits);

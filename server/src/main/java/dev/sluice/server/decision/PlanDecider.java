@@ -11,7 +11,9 @@ import dev.sluice.server.decision.Plan.Item;
 import dev.sluice.server.decision.Plan.Kind;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -43,11 +45,12 @@ final class PlanDecider {
      */
     CompletableFuture<CheckResult> decideLoneAsync(Plan plan, int index) {
         Item it = plan.items().get(index);
-        return limiter.tryAcquireAsync(it.key(), it.limit(), it.hits()).thenApply(d -> decide(plan, d));
+        return limiter.tryAcquireAsync(it.storeKey(), it.storeLimit(), it.hits())
+                .thenApply(d -> decide(plan, d));
     }
 
     /** @param lone the decision of the plan's lone enforced descriptor, already made, or null to make it here */
-    private CheckResult decide(Plan plan, Decision lone) {
+    private CheckResult decide(Plan plan, @Nullable Decision lone) {
         List<Item> items = plan.items();
         Status[] out = new Status[items.size()];
         boolean allowed = true;
@@ -63,9 +66,9 @@ final class PlanDecider {
                     out[i] = new Status(
                             Code.OK, Outcome.UNLIMITED, it.rule(), null, null, it.hits(), it.metricRule(), true);
                 case BLOCKED -> {
-                    long w = it.rule().window().toNanos();
+                    long w = it.matched().windowNanos();
                     Decision d = new Decision(false, 0, 0, w, w);
-                    boolean shadow = it.rule().shadowMode();
+                    boolean shadow = it.matched().shadowMode();
                     out[i] = new Status(
                             shadow ? Code.OK : Code.OVER_LIMIT,
                             shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.BLOCKED,
@@ -79,7 +82,7 @@ final class PlanDecider {
                 }
                 case PEEK -> {
                     Decision d = peek(it, it.peekCost());
-                    boolean shadow = it.rule().shadowMode();
+                    boolean shadow = it.matched().shadowMode();
                     Code code = d.allowed() || shadow ? Code.OK : Code.OVER_LIMIT;
                     out[i] = new Status(
                             code, Outcome.CHECKED, it.rule(), it.limit(), d, it.hits(), it.metricRule(), true);
@@ -88,7 +91,7 @@ final class PlanDecider {
                 case OVERSIZED -> {
                     // more hits than the limit holds (strict semantics on the Envoy APIs): over, nothing taken
                     Decision d = oversized(it);
-                    boolean shadow = it.rule().shadowMode();
+                    boolean shadow = it.matched().shadowMode();
                     out[i] = new Status(
                             shadow ? Code.OK : Code.OVER_LIMIT,
                             shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.OVER_LIMIT,
@@ -117,7 +120,7 @@ final class PlanDecider {
         } else if (enforced.size() == 1) {
             int i = enforced.get(0);
             Item it = items.get(i);
-            Decision d = lone != null ? lone : limiter.tryAcquire(it.key(), it.limit(), it.hits());
+            Decision d = lone != null ? lone : limiter.tryAcquire(it.storeKey(), it.storeLimit(), it.hits());
             out[i] = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
             allowed = d.allowed();
         } else if (enforced.size() > 1) {
@@ -128,7 +131,7 @@ final class PlanDecider {
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);
             if (it.kind() == Kind.SHADOW) {
-                Decision d = limiter.tryAcquire(it.key(), it.limit(), it.hits());
+                Decision d = limiter.tryAcquire(it.storeKey(), it.storeLimit(), it.hits());
                 out[i] = new Status(
                         Code.OK,
                         d.allowed() ? Outcome.OK : Outcome.SHADOW_OVER_LIMIT,
@@ -146,12 +149,13 @@ final class PlanDecider {
         for (int i = 0; i < out.length; i++) {
             Status s = out[i];
             metrics.decision(plan.metricDomain(), s.metricRule(), s.outcome());
-            boolean counts = s.decision() != null
+            Decision sd = s.decision();
+            boolean counts = sd != null
                     && s.outcome() != Outcome.SHADOW_OVER_LIMIT
                     && !(s.rule() != null && s.rule().shadowMode())
                     && !(atomic != null && enforced.contains(i));
-            if (counts) {
-                combined = combined == null ? s.decision() : combined.mostRestrictive(s.decision());
+            if (sd != null && counts) {
+                combined = combined == null ? sd : combined.mostRestrictive(sd);
             }
         }
         return new CheckResult(allowed, List.of(out), combined);
@@ -162,7 +166,7 @@ final class PlanDecider {
         List<Permit> permits = new ArrayList<>(enforced.size());
         for (int i : enforced) {
             Item it = items.get(i);
-            permits.add(new Permit(it.key(), it.limit(), it.hits()));
+            permits.add(new Permit(it.storeKey(), it.storeLimit(), it.hits()));
         }
         Decision combined = limiter.tryAcquire(permits);
         boolean allowed = combined.allowed();
@@ -192,7 +196,7 @@ final class PlanDecider {
             // another request freed room after the denial: report the denial on the tightest descriptor
             int tight = enforced.get(0);
             for (int i : enforced) {
-                if (out[i].decision().remaining() < out[tight].decision().remaining()) {
+                if (remaining(out[i]) < remaining(out[tight])) {
                     tight = i;
                 }
             }
@@ -203,20 +207,20 @@ final class PlanDecider {
 
     /** The numbers of a descriptor asking more than its limit holds: denied, its state read with a peek when possible. */
     private Decision oversized(Item it) {
-        long w = it.limit().periodNanos();
+        long w = it.storeLimit().periodNanos();
         try {
-            Decision now = limiter.peek(it.key(), it.limit(), 1);
+            Decision now = limiter.peek(it.storeKey(), it.storeLimit(), 1);
             long reset = now.resetAfterNanos();
             return new Decision(false, now.limit(), now.remaining(), Math.max(reset, w), reset, now.degradation());
         } catch (UnsupportedOperationException e) {
-            return new Decision(false, it.limit().capacity(), 0, w, w);
+            return new Decision(false, it.storeLimit().capacity(), 0, w, w);
         }
     }
 
     /** A check-only look at one descriptor; a store without peek is a 501 / UNIMPLEMENTED, not a bad request. */
     Decision peek(Item it, long cost) {
         try {
-            return limiter.peek(it.key(), it.limit(), cost);
+            return limiter.peek(it.storeKey(), it.storeLimit(), cost);
         } catch (UnsupportedOperationException e) {
             throw new UnsupportedByStoreException(
                     "peek-unsupported",
@@ -232,9 +236,9 @@ final class PlanDecider {
      * Per-descriptor detail after a multi-descriptor decision, or null when the store cannot give it: the decision
      * is already made (and its permits possibly taken), so a failing look must not fail the request.
      */
-    private Decision detail(Item it) {
+    private @Nullable Decision detail(Item it) {
         try {
-            return limiter.peek(it.key(), it.limit(), it.hits());
+            return limiter.peek(it.storeKey(), it.storeLimit(), it.hits());
         } catch (UnsupportedOperationException e) {
             return null;
         } catch (RuntimeException e) {
@@ -250,6 +254,12 @@ final class PlanDecider {
             }
             return null;
         }
+    }
+
+    /** What a detailed status's own decision leaves. */
+    private static long remaining(Status s) {
+        return Objects.requireNonNull(s.decision(), "a detailed status has its decision")
+                .remaining();
     }
 
     static Status status(Item it, Decision d, Outcome outcome, boolean detailed) {

@@ -9,6 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where and how long the store is called. The in-memory store decides on the caller's (event-loop) thread: it never
@@ -19,12 +20,13 @@ import java.util.function.Supplier;
  */
 final class StoreCalls {
     private final String storeName;
-    private final ExecutorService storeExecutor;
+    private final @Nullable ExecutorService storeExecutor;
     private final long storeTimeoutNanos;
     private final ServerMetrics metrics;
 
     /** @param storeExecutor null to call the store on the caller's thread (the in-memory store) */
-    StoreCalls(String storeName, ExecutorService storeExecutor, long storeTimeoutNanos, ServerMetrics metrics) {
+    StoreCalls(
+            String storeName, @Nullable ExecutorService storeExecutor, long storeTimeoutNanos, ServerMetrics metrics) {
         this.storeName = storeName;
         this.storeExecutor = storeExecutor;
         this.storeTimeoutNanos = storeTimeoutNanos;
@@ -80,7 +82,7 @@ final class StoreCalls {
             if (t == null) {
                 return r;
             }
-            Throwable c = t instanceof CompletionException ? t.getCause() : t;
+            Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
             if (c instanceof TimeoutException) {
                 metrics.storeError("timeout");
                 throw new CompletionException(new StoreUnavailableException(

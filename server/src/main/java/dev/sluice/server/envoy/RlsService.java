@@ -1,6 +1,8 @@
 package dev.sluice.server.envoy;
 
+import com.google.protobuf.Duration;
 import com.google.protobuf.ListValue;
+import com.google.protobuf.NullValue;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
 import dev.sluice.Algorithm;
@@ -32,6 +34,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,7 +90,8 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     @Override
     public void shouldRateLimit(RateLimitRequest request, StreamObserver<RateLimitResponse> out) {
         long start = System.nanoTime();
-        decide(request).whenComplete((resp, t) -> {
+        // the answer goes to the observer in here: nothing waits for the future this returns
+        CompletableFuture<?> unused = decide(request).whenComplete((resp, t) -> {
             if (t == null) {
                 service.metrics().timer(true).record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
                 out.onNext(resp);
@@ -124,7 +128,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
                             .asRuntimeException();
                 }
             }
-            throw failure(t instanceof CompletionException ? t.getCause() : t);
+            throw failure(t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
         });
     }
 
@@ -217,7 +221,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     }
 
     /** The caller's limit, or null for 0 requests per unit (every hit over, as envoy). */
-    private static Limit override(RateLimitDescriptor.RateLimitOverride o, int i) {
+    private static @Nullable Limit override(RateLimitDescriptor.RateLimitOverride o, int i) {
         RateUnit unit = RateUnit.fromConfigName(overrideUnit(o, i));
         if (o.getRequestsPerUnit() == 0) {
             return null;
@@ -312,20 +316,18 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         }
         st.setCurrentLimit(limit);
         Decision d = s.decision();
-        boolean over = d != null && d.denied() || s.code() == CheckResult.Code.OVER_LIMIT;
+        boolean over = (d != null && d.denied()) || s.code() == CheckResult.Code.OVER_LIMIT;
         if (!over && d != null) {
             st.setLimitRemaining((int) Math.min(MAX_UINT32, Math.max(0, d.remaining())));
         }
         long reset = rule.algorithm() == Algorithm.FIXED_WINDOW
                 ? windowEndSeconds(rule, nowNanos)
                 : d == null ? 0 : ceilSeconds(d.resetAfterNanos());
-        return st.setDurationUntilReset(
-                        com.google.protobuf.Duration.newBuilder().setSeconds(reset))
-                .build();
+        return st.setDurationUntilReset(Duration.newBuilder().setSeconds(reset)).build();
     }
 
     /** Whole seconds to the end of a fixed window aligned to the epoch: envoy's {@code CalculateReset}. */
-    private static long windowEndSeconds(Rule rule, long nowNanos) {
+    private static long windowEndSeconds(@Nullable Rule rule, long nowNanos) {
         if (rule == null || rule.window() == null) {
             return 0;
         }
@@ -337,7 +339,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         return nanos <= 0 ? 0 : (nanos + 999_999_999L) / 1_000_000_000L;
     }
 
-    private static boolean quotaMode(Rule rule) {
+    private static boolean quotaMode(@Nullable Rule rule) {
         return rule != null && rule.quotaMode();
     }
 
@@ -376,7 +378,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
                 ds.putFields(
                         "hitsAddend",
                         Value.newBuilder()
-                                .setNumberValue(d.getHitsAddend().getValue())
+                                .setNumberValue((double) d.getHitsAddend().getValue())
                                 .build());
             }
             descriptors.addValues(Value.newBuilder().setStructValue(ds));
@@ -386,7 +388,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
             m.putFields(
                     "hitsAddend",
                     Value.newBuilder()
-                            .setNumberValue(Integer.toUnsignedLong(request.getHitsAddend()))
+                            .setNumberValue((double) Integer.toUnsignedLong(request.getHitsAddend()))
                             .build());
         }
         Struct.Builder passed = Struct.newBuilder();
@@ -403,7 +405,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     }
 
     /** A rule's {@code metadata:} as the protobuf Struct envoy makes of it ({@code structpb.NewStruct}). */
-    private static Struct ruleMetadata(Rule rule) {
+    private static @Nullable Struct ruleMetadata(Rule rule) {
         return rule.metadata() == null ? null : struct(rule.metadata());
     }
 
@@ -417,7 +419,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     private static Value value(Object v) {
         Value.Builder b = Value.newBuilder();
         if (v == null) {
-            b.setNullValue(com.google.protobuf.NullValue.NULL_VALUE);
+            b.setNullValue(NullValue.NULL_VALUE);
         } else if (v instanceof String s) {
             b.setStringValue(s);
         } else if (v instanceof Boolean bool) {
@@ -437,7 +439,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     }
 
     /** envoy's {@code mergeMetadata}: new keys are added, structs merged recursively, the first value kept. */
-    private static void merge(Struct.Builder dest, Struct src) {
+    private static void merge(Struct.Builder dest, @Nullable Struct src) {
         if (src == null) {
             return;
         }
@@ -455,7 +457,7 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
     }
 
     /** Envoy's unit of the same name; UNKNOWN for a Sluice {@code window} that is no envoy unit. */
-    private static RateLimitResponse.RateLimit.Unit unit(String unit) {
+    private static RateLimitResponse.RateLimit.Unit unit(@Nullable String unit) {
         if (unit == null) {
             return RateLimitResponse.RateLimit.Unit.UNKNOWN;
         }

@@ -2,6 +2,7 @@ package dev.sluice.server.http;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
@@ -15,6 +16,7 @@ import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -52,17 +54,19 @@ final class BoundedAggregator extends HttpObjectAggregator {
 
     private static void lingeringClose(Channel ch) {
         if (!(ch instanceof DuplexChannel duplex) || !ch.isActive()) {
-            ch.close();
+            ChannelFuture unused = ch.close();
             return;
         }
-        duplex.shutdownOutput()
-                .addListener(f -> ch.eventLoop()
-                        .schedule(
-                                () -> {
-                                    ch.close();
-                                },
-                                LINGER_SECONDS,
-                                TimeUnit.SECONDS));
+        // closing is fire and forget here, as everywhere in Netty: nothing waits for these futures
+        ChannelFuture unused = duplex.shutdownOutput().addListener(f -> {
+            ScheduledFuture<?> unusedClosing = ch.eventLoop()
+                    .schedule(
+                            () -> {
+                                ChannelFuture unusedClosed = ch.close();
+                            },
+                            LINGER_SECONDS,
+                            TimeUnit.SECONDS);
+        });
     }
 
     /**

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
@@ -27,10 +28,13 @@ import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The JSON of {@code POST /v1/check}.
@@ -83,7 +87,7 @@ public final class CheckJson {
      * tokens, without a tree: half the cost of the tree. Anything else, and anything wrong, is {@code null}: the
      * tree then reads it and names the problem, so both ways accept exactly the same bodies.
      */
-    private static CheckRequest plain(byte[] body, int maxDescriptors) {
+    private static @Nullable CheckRequest plain(byte[] body, int maxDescriptors) {
         try (JsonParser p = MAPPER.getFactory().createParser(body)) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return null;
@@ -134,6 +138,7 @@ public final class CheckJson {
                     || domain == null
                     || domain.isEmpty()
                     || descriptors == null
+                    || descriptorHits == null
                     || descriptors.isEmpty()) {
                 return null;
             }
@@ -240,7 +245,7 @@ public final class CheckJson {
     }
 
     /** Reads a body into a tree with {@code reader}; bad JSON or an empty body is a {@link BadRequestException}. */
-    static JsonNode tree(com.fasterxml.jackson.databind.ObjectReader reader, InputStream body, String emptyHint) {
+    static JsonNode tree(ObjectReader reader, InputStream body, String emptyHint) {
         JsonNode root;
         try {
             root = reader.readTree(body);
@@ -451,8 +456,9 @@ public final class CheckJson {
     private static final byte[] OVERALL_OVER = JsonBuf.ascii("{\"overall_code\":\"OVER_LIMIT\"");
     private static final byte[] DEGRADED = JsonBuf.ascii(",\"degraded\":");
     private static final byte[] STATUSES = JsonBuf.ascii(",\"statuses\":[");
-    private static final byte[][] CODES = new byte[CheckResult.Code.values().length][];
-    private static final byte[][] OUTCOMES = new byte[CheckResult.Outcome.values().length][];
+    private static final byte[][] CODES = bytesOf(CheckResult.Code.values(), c -> "{\"code\":\"" + c.name() + "\"");
+    private static final byte[][] OUTCOMES = bytesOf(
+            CheckResult.Outcome.values(), o -> ",\"outcome\":\"" + o.name().toLowerCase(Locale.ROOT) + "\"");
     private static final byte[] RULE = JsonBuf.ascii(",\"rule\":");
     private static final byte[] NAME = JsonBuf.ascii(",\"name\":");
     private static final byte[] SHADOW_MODE = JsonBuf.ascii(",\"shadow_mode\":true");
@@ -472,13 +478,19 @@ public final class CheckJson {
     private static final byte[] WINDOW = JsonBuf.ascii(",\"window\":");
     private static final byte[] CAPACITY = JsonBuf.ascii(",\"capacity\":");
 
-    static {
-        for (CheckResult.Code c : CheckResult.Code.values()) {
-            CODES[c.ordinal()] = JsonBuf.ascii("{\"code\":\"" + c.name() + "\"");
+    /** Each constant's bytes, in the order of {@code values()}: read with {@link #bytesOf(byte[][], Enum)}. */
+    private static <E extends Enum<E>> byte[][] bytesOf(E[] values, Function<E, String> text) {
+        byte[][] out = new byte[values.length][];
+        for (int i = 0; i < values.length; i++) {
+            out[i] = JsonBuf.ascii(text.apply(values[i]));
         }
-        for (CheckResult.Outcome o : CheckResult.Outcome.values()) {
-            OUTCOMES[o.ordinal()] = JsonBuf.ascii(",\"outcome\":\"" + o.name().toLowerCase(Locale.ROOT) + "\"");
-        }
+        return out;
+    }
+
+    /** The bytes of {@code e} in a table made by {@link #bytesOf(Enum[], Function)}. */
+    @SuppressWarnings("EnumOrdinal") // a table of constant bytes indexed by ordinal, read on every response
+    private static byte[] bytesOf(byte[][] table, Enum<?> e) {
+        return table[e.ordinal()];
     }
 
     /**
@@ -500,8 +512,7 @@ public final class CheckJson {
                 b.writeByte(',');
             }
             first = false;
-            b.writeBytes(CODES[s.code().ordinal()])
-                    .writeBytes(OUTCOMES[s.outcome().ordinal()]);
+            b.writeBytes(bytesOf(CODES, s.code())).writeBytes(bytesOf(OUTCOMES, s.outcome()));
             Rule rule = s.rule();
             if (rule != null) {
                 b.writeBytes(RULE);
@@ -558,7 +569,7 @@ public final class CheckJson {
         b.writeByte('}').writeByte('}');
     }
 
-    private static void writeLimit(ByteBuf b, Rule rule, Limit l) {
+    private static void writeLimit(ByteBuf b, Rule rule, @Nullable Limit l) {
         if (rule.algorithm() != null) {
             b.writeBytes(LIMIT_ALGORITHM);
             JsonBuf.string(b, rule.algorithm().configName());
@@ -588,9 +599,9 @@ public final class CheckJson {
     }
 
     /** An RFC 9457 problem body. */
-    public static byte[] problem(int status, String type, String detail) {
+    public static byte[] problem(int status, String type, @Nullable String detail) {
         try {
-            Map<String, Object> m = new java.util.LinkedHashMap<>();
+            Map<String, Object> m = new LinkedHashMap<>();
             m.put("type", "urn:sluice:problem:" + type);
             m.put("title", title(type));
             m.put("status", status);

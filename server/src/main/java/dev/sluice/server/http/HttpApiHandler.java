@@ -1,5 +1,6 @@
 package dev.sluice.server.http;
 
+import dev.sluice.Decision;
 import dev.sluice.server.config.Messages;
 import dev.sluice.server.decision.BadRequestException;
 import dev.sluice.server.decision.CheckResult;
@@ -17,6 +18,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufInputStream;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
@@ -32,14 +34,19 @@ import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
+import io.netty.util.AttributeKey;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.ArrayDeque;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -65,21 +72,21 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     private static final HttpHeadersFactory CONSTANT_NAMES =
             DefaultHttpHeadersFactory.headersFactory().withNameValidation(false);
     /** The last answer this connection is waiting to write, if any (see {@link #inTurn}). */
-    private static final io.netty.util.AttributeKey<CompletableFuture<Void>> PENDING =
-            io.netty.util.AttributeKey.valueOf("sluice.pending");
+    private static final AttributeKey<CompletableFuture<Void>> PENDING = AttributeKey.valueOf("sluice.pending");
     /** Requests that arrived (pipelined) while an answer was pending, in order. */
-    private static final io.netty.util.AttributeKey<java.util.ArrayDeque<FullHttpRequest>> QUEUED =
-            io.netty.util.AttributeKey.valueOf("sluice.queued");
+    private static final AttributeKey<ArrayDeque<FullHttpRequest>> QUEUED = AttributeKey.valueOf("sluice.queued");
 
     private final DecisionService service;
     /** envoy's {@code POST /json}: the same answers as gRPC {@code ShouldRateLimit}. */
     private final RlsService rls;
 
-    private final byte[] token;
+    /** Null: no token is asked for. */
+    private final byte @Nullable [] token;
+
     private final AtomicInteger inFlight = new AtomicInteger();
     private volatile boolean draining;
 
-    HttpApiHandler(DecisionService service, RlsService rls, String bearerToken) {
+    HttpApiHandler(DecisionService service, RlsService rls, @Nullable String bearerToken) {
         this.service = service;
         this.rls = rls;
         this.token = bearerToken == null ? null : ("Bearer " + bearerToken).getBytes(StandardCharsets.UTF_8);
@@ -205,7 +212,8 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         if (!req.method().equals(HttpMethod.GET)) {
             methodNotAllowed(ctx, keepAlive, "GET");
         } else if (!path.equals("/v1/dashboard")) {
-            DashboardAssets.Asset a = DashboardAssets.at(path);
+            DashboardAssets.Asset a =
+                    Objects.requireNonNull(DashboardAssets.at(path), "routed here for the dashboard's paths alone");
             respond(ctx, keepAlive, HttpResponseStatus.OK, a.contentType(), a.body(), a.headers());
         } else if (authorized(ctx, req, keepAlive)) {
             respond(
@@ -244,7 +252,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         CompletableFuture<CheckResult> f;
         try {
             String ct = req.headers().get(HttpHeaderNames.CONTENT_TYPE);
-            if (ct != null && !ct.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+            if (ct != null && !ct.toLowerCase(Locale.ROOT).startsWith("application/json")) {
                 throw new UnsupportedMediaType(ct);
             }
             byte[] body = ByteBufUtil.getBytes(req.content());
@@ -270,7 +278,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                     keepAlive,
                     HttpResponseStatus.UNSUPPORTED_MEDIA_TYPE,
                     "unsupported-media-type",
-                    "Content-Type " + Messages.shorten(e.getMessage()) + " is not JSON: send application/json",
+                    "Content-Type " + Messages.shorten(e.contentType) + " is not JSON: send application/json",
                     Map.of());
             return;
         }
@@ -411,10 +419,10 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         return p != null && !p.isDone();
     }
 
-    private static java.util.ArrayDeque<FullHttpRequest> queue(ChannelHandlerContext ctx) {
-        java.util.ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
+    private static ArrayDeque<FullHttpRequest> queue(ChannelHandlerContext ctx) {
+        ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
         if (q == null) {
-            q = new java.util.ArrayDeque<>();
+            q = new ArrayDeque<>();
             ctx.channel().attr(QUEUED).set(q);
         }
         return q;
@@ -437,14 +445,13 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         inFlight.incrementAndGet();
         ctx.channel().config().setAutoRead(false);
         CompletableFuture<?> gate = previous == null ? f : CompletableFuture.allOf(previous, f);
-        gate.whenComplete((r, t) -> ctx.executor().execute(() -> {
+        CompletableFuture<?> unused = gate.whenComplete((r, t) -> ctx.executor().execute(() -> {
             try {
                 answer.run();
             } finally {
                 inFlight.decrementAndGet();
                 mine.complete(null);
-                java.util.ArrayDeque<FullHttpRequest> q =
-                        ctx.channel().attr(QUEUED).get();
+                ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
                 while (q != null && !q.isEmpty() && !busy(ctx)) {
                     FullHttpRequest next = q.poll();
                     try {
@@ -535,12 +542,12 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
      * past its deadline, or a store without a policy failed). Liveness ({@code /healthz}) never looks at the store.
      */
     private void ready(ChannelHandlerContext ctx, boolean keepAlive) {
-        CompletableFuture<dev.sluice.Decision> probe = service.probe();
+        CompletableFuture<Decision> probe = service.probe();
         inTurn(ctx, probe, () -> {
             Throwable t =
                     probe.isCompletedExceptionally() ? probe.handle((v, e) -> e).join() : null;
             if (t == null) {
-                dev.sluice.Decision d = probe.join();
+                Decision d = probe.join();
                 respond(
                         ctx,
                         keepAlive,
@@ -553,7 +560,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                                         d.degradation().label())
                                 : Map.of());
             } else {
-                Throwable c = t instanceof CompletionException ? t.getCause() : t;
+                Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
                 service.metrics().storeError("readyz");
                 problem(
                         ctx,
@@ -566,7 +573,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         });
     }
 
-    private void internalError(ChannelHandlerContext ctx, Throwable t) {
+    private void internalError(ChannelHandlerContext ctx, @Nullable Throwable t) {
         log.atError()
                 .addKeyValue("event", "internal_error")
                 .addKeyValue("protocol", "http")
@@ -596,7 +603,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
             boolean keepAlive,
             HttpResponseStatus status,
             String type,
-            String detail,
+            @Nullable String detail,
             Map<String, String> headers) {
         respond(ctx, keepAlive, status, PROBLEM_JSON, CheckJson.problem(status.code(), type, detail), headers);
     }
@@ -616,7 +623,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     private void send(ChannelHandlerContext ctx, boolean keepAlive, FullHttpResponse resp) {
         if (keepAlive && !draining) {
-            ctx.writeAndFlush(resp, ctx.voidPromise());
+            ChannelFuture unused = ctx.writeAndFlush(resp, ctx.voidPromise());
         } else {
             resp.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             ctx.writeAndFlush(resp).addListener(ChannelFutureListener.CLOSE);
@@ -625,7 +632,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-        java.util.ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
+        ArrayDeque<FullHttpRequest> q = ctx.channel().attr(QUEUED).get();
         if (q != null) {
             q.forEach(FullHttpRequest::release);
             q.clear();
@@ -636,19 +643,24 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
         if (cause instanceof IOException) {
-            ctx.close(); // the peer went away
+            ChannelFuture unused = ctx.close(); // the peer went away
             return;
         }
         log.atWarn()
                 .addKeyValue("event", "connection_error")
                 .addKeyValue("cause", cause)
                 .log();
-        ctx.close();
+        ChannelFuture unused = ctx.close();
     }
 
     private static final class UnsupportedMediaType extends Exception {
+        private static final long serialVersionUID = 1L;
+        /** The Content-Type sent. */
+        final String contentType;
+
         UnsupportedMediaType(String ct) {
             super(ct, null, false, false);
+            this.contentType = ct;
         }
     }
 }

@@ -2,6 +2,7 @@ package dev.sluice.server.http;
 
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
@@ -16,6 +17,7 @@ import io.netty.handler.codec.http.LastHttpContent;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Slow-loris and idle-connection protection, one timer per connection:
@@ -41,7 +43,7 @@ final class RequestTimeouts extends ChannelDuplexHandler {
     /** True while the deadline is a request body's (408 when missed), false between requests (close). */
     private boolean reading;
 
-    private ScheduledFuture<?> timer;
+    private @Nullable ScheduledFuture<?> timer;
 
     RequestTimeouts(Duration readTimeout, Duration idleTimeout) {
         this.readTimeoutNanos = readTimeout.toNanos();
@@ -110,7 +112,7 @@ final class RequestTimeouts extends ChannelDuplexHandler {
         } else if (reading) {
             timeout(ctx);
         } else {
-            ctx.close();
+            ChannelFuture unused = ctx.close();
         }
     }
 

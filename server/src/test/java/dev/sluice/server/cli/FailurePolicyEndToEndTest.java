@@ -17,6 +17,8 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -109,11 +111,10 @@ class FailurePolicyEndToEndTest {
             r.exactBeforeTheOutage();
             r.redis.kill();
             String user = fresh();
-            Degradation cause = null;
             for (long remaining = 2; remaining >= 0; remaining--) {
                 Answer a = r.check(user);
                 assertThat(a.status).as(a.body()).isEqualTo(200);
-                cause = a.degradedCause();
+                a.degradedCause(); // asserts the answer says it is degraded
                 assertThat(a.json.get("statuses").get(0).get("remaining").asLong())
                         .isEqualTo(remaining);
             }
@@ -140,11 +141,13 @@ class FailurePolicyEndToEndTest {
     @Test
     void theServiceStartsWithRedisDownAndUsesItOnceItIsUp() throws Exception {
         RedisServer redis = RedisServer.onFreePort();
-        try (Stores.Opened defaults = Stores.open(redis.uri(), 1, null, 1, FailurePolicy.FAIL_OPEN)) {
-            assertThat(defaults.budget()).as("the Redis default budget").isEqualTo(Stores.REDIS_BUDGET);
+        try (Stores.Opened defaults =
+                Stores.open(redis.uri(), 1, Stores.Budget.STORE_DEFAULT, 1, FailurePolicy.FAIL_OPEN)) {
+            assertThat(defaults.budget()).as("the Redis default budget").contains(Stores.REDIS_BUDGET);
             assertThat(defaults.limiter()).as("opened although nothing listens").isNotNull();
         }
-        try (Running r = new Running(redis, Stores.open(redis.uri(), 1, BUDGET, 1, FailurePolicy.FAIL_OPEN))) {
+        try (Running r =
+                new Running(redis, Stores.open(redis.uri(), 1, Stores.Budget.of(BUDGET), 1, FailurePolicy.FAIL_OPEN))) {
             Answer a = r.check(fresh());
             assertThat(a.status).as(a.body()).isEqualTo(200);
             assertThat(a.degradedCause()).as("nothing listens yet").isEqualTo(Degradation.UNAVAILABLE);
@@ -196,17 +199,21 @@ class FailurePolicyEndToEndTest {
             this.redis = redis;
             this.store = store;
             SluiceServer.Settings s = SluiceServer.Settings.defaults(store.limiter(), RuleSet.parse("fp.yaml", RULES))
-                    .withStore(store.limiter(), store.name(), store.blocking(), store.budget());
+                    .withStore(
+                            store.limiter(),
+                            store.name(),
+                            store.blocking(),
+                            store.budget().orElseThrow());
             this.server = SluiceServer.start(s);
             this.base = "http://127.0.0.1:" + server.httpAddress().getPort();
         }
 
         static Running start(FailurePolicy policy) throws Exception {
             RedisServer redis = RedisServer.start();
-            Stores.Opened store = Stores.open(redis.uri(), 1, BUDGET, 1, policy);
+            Stores.Opened store = Stores.open(redis.uri(), 1, Stores.Budget.of(BUDGET), 1, policy);
             assertThat(store.budget())
                     .as("--store-timeout wins over the default")
-                    .isEqualTo(BUDGET);
+                    .contains(BUDGET);
             return new Running(redis, store);
         }
 
@@ -379,8 +386,8 @@ class FailurePolicyEndToEndTest {
         }
 
         private boolean isRunning() {
-            try (java.net.Socket s = new java.net.Socket("127.0.0.1", redis.port())) {
-                return true;
+            try (Socket s = new Socket(InetAddress.getLoopbackAddress(), redis.port())) {
+                return s.isConnected();
             } catch (IOException e) {
                 return false;
             }

@@ -70,7 +70,7 @@ class RemoteFailuresTest {
 
             // a reset has no policy: the service answers 503 store-unavailable, and the client says so
             RemoteRateLimiterException e =
-                    catchThrowableOfType(() -> remote.reset("k", LIMIT), RemoteRateLimiterException.class);
+                    catchThrowableOfType(RemoteRateLimiterException.class, () -> remote.reset("k", LIMIT));
             assertThat(e.httpStatus()).isEqualTo(503);
             assertThat(e.problemType()).isEqualTo("store-unavailable");
             assertThat(e.degradation()).isEqualTo(Degradation.UNAVAILABLE);
@@ -85,7 +85,7 @@ class RemoteFailuresTest {
                 .timeBudget(Duration.ofSeconds(5))
                 .build();
         RemoteRateLimiterException e =
-                catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1), RemoteRateLimiterException.class);
+                catchThrowableOfType(RemoteRateLimiterException.class, () -> remote.tryAcquire("k", LIMIT, 1));
         assertThat(e.degradation()).isEqualTo(Degradation.UNAVAILABLE);
         assertThat(e.httpStatus()).isZero();
         assertThat(e.problemType()).isNull();
@@ -171,7 +171,7 @@ class RemoteFailuresTest {
                         .timeBudget(Duration.ofSeconds(5))
                         .build();
                 RemoteRateLimiterException e =
-                        catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1), RemoteRateLimiterException.class);
+                        catchThrowableOfType(RemoteRateLimiterException.class, () -> remote.tryAcquire("k", LIMIT, 1));
                 seen.add(c.status + " " + c.type + " -> " + e.degradation() + " (" + e.httpStatus() + ", "
                         + e.problemType() + ")");
             }
@@ -188,7 +188,7 @@ class RemoteFailuresTest {
     private static void assertTimesOut(Runnable call) {
         RemoteRateLimiterException e = assertTimeoutPreemptively(
                 HANG_GUARD,
-                () -> catchThrowableOfType(call::run, RemoteRateLimiterException.class),
+                () -> catchThrowableOfType(RemoteRateLimiterException.class, call::run),
                 "a call that never returns");
         assertThat(e).as("a timeout").isNotNull();
         assertThat(e.degradation()).as(e.getMessage()).isEqualTo(Degradation.TIMEOUT);
