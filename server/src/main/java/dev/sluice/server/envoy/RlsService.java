@@ -17,22 +17,19 @@ import dev.sluice.server.decision.BadRequestException;
 import dev.sluice.server.decision.CheckRequest;
 import dev.sluice.server.decision.CheckResult;
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.decision.FailureLog;
 import dev.sluice.server.decision.RateLimitHeaders;
-import dev.sluice.server.decision.StoreUnavailableException;
-import dev.sluice.server.decision.UnsupportedByStoreException;
+import dev.sluice.server.decision.ServiceException;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
 import io.grpc.stub.StreamObserver;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -97,79 +94,30 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
                 out.onNext(resp);
                 out.onCompleted();
             } else {
-                out.onError(t instanceof CompletionException ? t.getCause() : t);
+                out.onError(GrpcFailures.status(FailureLog.noted(service, t, log, "grpc")));
             }
         });
     }
 
     /**
-     * Decides one request: the answer, or a {@link StatusRuntimeException} carrying the gRPC status of the failure
-     * ({@code INVALID_ARGUMENT}, {@code UNAVAILABLE}, {@code UNIMPLEMENTED}, {@code INTERNAL}), already counted and
-     * logged. Shared by gRPC and {@code POST /json}.
+     * Decides one request: the answer, or a {@link ServiceException} (bad input, a store failure, unsupported,
+     * internal), which the transport notes ({@link FailureLog}) and maps to its own answer. Shared by gRPC and
+     * {@code POST /json}.
      */
     public CompletableFuture<RateLimitResponse> decide(RateLimitRequest request) {
         CheckRequest check;
         try {
             check = toCheck(request);
         } catch (BadRequestException e) {
-            service.metrics().rejected(e.type());
-            return CompletableFuture.failedFuture(Status.INVALID_ARGUMENT
-                    .withDescription(e.type() + ": " + e.getMessage())
-                    .asRuntimeException());
+            return CompletableFuture.failedFuture(e);
         }
-        return service.checkEnvoy(check, options.semantics()).handle((r, t) -> {
-            if (t == null) {
-                try {
-                    return toResponse(request, r, options, service.clock().read());
-                } catch (RuntimeException e) {
-                    internalError(e);
-                    throw Status.INTERNAL
-                            .withDescription("the service failed to answer; the cause is in its log")
-                            .asRuntimeException();
-                }
+        return service.checkEnvoy(check, options.semantics()).thenApply(r -> {
+            try {
+                return toResponse(request, r, options, service.clock().read());
+            } catch (RuntimeException e) {
+                throw ServiceException.of(e);
             }
-            throw failure(t instanceof CompletionException && t.getCause() != null ? t.getCause() : t);
         });
-    }
-
-    private StatusRuntimeException failure(Throwable c) {
-        if (c instanceof BadRequestException b) {
-            service.metrics().rejected(b.type());
-            return Status.INVALID_ARGUMENT
-                    .withDescription(b.type() + ": " + b.getMessage())
-                    .asRuntimeException();
-        } else if (c instanceof StoreUnavailableException s) {
-            if (service.logThrottle().allow(s.type())) {
-                log.atWarn()
-                        .addKeyValue("event", "store_unavailable")
-                        .addKeyValue("protocol", "grpc")
-                        .addKeyValue("type", s.type())
-                        .addKeyValue("detail", s.getMessage())
-                        .addKeyValue(
-                                "suppressed_since_last", service.logThrottle().suppressedSinceLast())
-                        .log();
-            }
-            return Status.UNAVAILABLE
-                    .withDescription(s.type() + ": " + s.getMessage())
-                    .asRuntimeException();
-        } else if (c instanceof UnsupportedByStoreException u) {
-            service.metrics().rejected(u.type());
-            return Status.UNIMPLEMENTED
-                    .withDescription(u.type() + ": " + u.getMessage())
-                    .asRuntimeException();
-        }
-        internalError(c);
-        return Status.INTERNAL
-                .withDescription("the service failed to answer; the cause is in its log")
-                .asRuntimeException();
-    }
-
-    private static void internalError(Throwable t) {
-        log.atError()
-                .addKeyValue("event", "internal_error")
-                .addKeyValue("protocol", "grpc")
-                .setCause(t)
-                .log();
     }
 
     private CheckRequest toCheck(RateLimitRequest request) {
