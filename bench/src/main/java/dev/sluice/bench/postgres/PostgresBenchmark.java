@@ -32,6 +32,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decisions per second on one PostgreSQL, side by side in one run: Sluice's {@link PostgresRateLimiter}
@@ -58,7 +59,9 @@ public final class PostgresBenchmark {
 
     private static final Limit LIMIT = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
 
-    private final String url;
+    /** Null: an embedded PostgreSQL. */
+    private final @Nullable String url;
+
     private final String user;
     private final String password;
     private final int seconds;
@@ -337,7 +340,7 @@ public final class PostgresBenchmark {
     private static final Pattern TPS = Pattern.compile("tps = ([0-9.]+) \\(without initial connection time\\)");
 
     /** pgbench -M prepared running exactly the statement PostgresRateLimiter sends; null when pgbench is missing. */
-    private Result pgbench(String jdbcUrl, String workload, String sync, boolean hot) throws Exception {
+    private @Nullable Result pgbench(String jdbcUrl, String workload, String sync, boolean hot) throws Exception {
         Matcher m = Pattern.compile("jdbc:postgresql://([^:/]+):(\\d+)/([^?]+)").matcher(jdbcUrl);
         if (!m.find()) {
             System.out.println("pgbench skipped: cannot read host, port and database from " + jdbcUrl);

@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.IntFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decisions per second against one Redis with a fixed number of requests in flight (a closed loop: each
@@ -334,7 +335,12 @@ public final class RedisLoadBenchmark {
     }
 
     /** One measured run of one client. */
-    record Run(double perSecond, double allowedPercent, long errors, String commands, Throwable firstError) {}
+    record Run(
+            double perSecond,
+            double allowedPercent,
+            long errors,
+            String commands,
+            @Nullable Throwable firstError) {}
 
     /** A client under test: a name and how it decides for key number {@code i}. */
     record Client(String name, IntFunction<CompletionStage<Boolean>> op) {}
@@ -499,7 +505,7 @@ public final class RedisLoadBenchmark {
     /** Redis's CPU time so far (user + system, INFO cpu), in seconds. */
     static double redisCpuSeconds(StatefulRedisConnection<String, String> admin) {
         double t = 0;
-        for (String line : admin.sync().info("cpu").split("\r?\n")) {
+        for (String line : admin.sync().info("cpu").split("\r?\n", -1)) {
             if (line.startsWith("used_cpu_sys:") || line.startsWith("used_cpu_user:")) {
                 t += Double.parseDouble(line.substring(line.indexOf(':') + 1).trim());
             }
@@ -516,7 +522,7 @@ public final class RedisLoadBenchmark {
 
     static Map<String, Long> commandStats(StatefulRedisConnection<String, String> admin) {
         Map<String, Long> out = new LinkedHashMap<>();
-        for (String line : admin.sync().info("commandstats").split("\r?\n")) {
+        for (String line : admin.sync().info("commandstats").split("\r?\n", -1)) {
             if (line.startsWith("cmdstat_")) {
                 String name = line.substring(8, line.indexOf(':'));
                 int i = line.indexOf("calls=") + 6;

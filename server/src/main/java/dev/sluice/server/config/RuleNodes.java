@@ -104,12 +104,11 @@ final class RuleNodes {
         if (s == null) {
             return null;
         }
-        try {
-            return Long.parseLong(s.trim().replace("_", ""));
-        } catch (NumberFormatException e) {
-            problem(node, "'" + what + "' must be a whole number, not " + quote(s));
-            return null;
+        Long n = WholeNumbers.parse(s);
+        if (n == null) {
+            problem(node, WholeNumbers.problem(what, s));
         }
+        return n;
     }
 
     static int lineOf(String problem) {
