@@ -6,6 +6,7 @@ import dev.sluice.Limit;
 import dev.sluice.store.TimeBudget;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -125,7 +126,7 @@ final class CallerWait {
      */
     private static void cancelUntilOver(DecisionCall call, long pauseMillis) {
         if (call.cancel()) {
-            CANCELLER.schedule(
+            ScheduledFuture<?> unused = CANCELLER.schedule(
                     () -> cancelUntilOver(call, Math.min(2 * pauseMillis, MAX_CANCEL_PAUSE_MILLIS)),
                     pauseMillis,
                     TimeUnit.MILLISECONDS);
