@@ -287,21 +287,11 @@ public final class RemoteRateLimiter implements RateLimiter {
             if (status == 200 || status == 429) {
                 return json;
             }
-            String detail = json.path("detail").asText("HTTP " + status);
-            String type = json.path("type").asText("");
-            if (status == 400) {
-                if (type.endsWith(":invalid-request") && detail.contains("reserve is defined for")) {
-                    throw new UnsupportedOperationException(detail);
-                }
-                throw new IllegalArgumentException(detail);
-            }
-            if (status == 501) {
-                throw new UnsupportedOperationException(detail);
-            }
-            throw RemoteRateLimiterException.answered(
-                    "sluice service " + uri + " answered " + status + ": " + detail,
+            throw RemoteRateLimiterException.failure(
+                    "sluice service " + uri,
                     status,
-                    type.isEmpty() ? null : type);
+                    json.path("type").textValue(),
+                    json.path("detail").asText("HTTP " + status));
         });
     }
 

@@ -1,7 +1,9 @@
 package dev.sluice.client;
 
 import dev.sluice.Degradation;
+import dev.sluice.FailureKind;
 import dev.sluice.StoreException;
+import dev.sluice.http.HttpProblems;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketTimeoutException;
@@ -19,17 +21,20 @@ import org.jspecify.annotations.Nullable;
  * <ul>
  *   <li>{@code TIMEOUT} — no answer within the budget (connect included), or 504 from a proxy in between;</li>
  *   <li>{@code UNAVAILABLE} — connection refused or reset, name not resolved, 502, or a 503 without a store cause;</li>
- *   <li>a 503 whose problem type is {@code store-timeout}, {@code store-unavailable}, {@code store-overloaded} or
- *       {@code store-error} keeps the service's own cause: the service's store failed that way;</li>
- *   <li>{@code STORE_ERROR} — any other answer that is not a decision (500, 401, a body that is not JSON).</li>
+ *   <li>a 503 whose problem type is {@code store-timeout}, {@code store-unavailable}, {@code store-overloaded},
+ *       {@code store-error} or {@code store-misconfigured} keeps the service's own cause: the service's store failed
+ *       that way;</li>
+ *   <li>{@code MISCONFIGURED} — 401 or 403: the service refused this client's token;</li>
+ *   <li>{@code STORE_ERROR} — any other answer that is not a decision (500, a body that is not JSON).</li>
  * </ul>
+ * The answer is decoded by its status and problem type ({@link HttpProblems#kindOf}), never by its message: a 400
+ * is thrown as {@link IllegalArgumentException} and a 501 as {@link UnsupportedOperationException}, as a store
+ * would throw them ({@link #failure}).
  * {@link #httpStatus()} is the status answered (0 when there was no answer) and {@link #problemType()} the
  * problem's type without its {@code urn:sluice:problem:} prefix (null when there was none).
  */
 public final class RemoteRateLimiterException extends StoreException {
     private static final long serialVersionUID = 1L;
-    private static final String PROBLEM_PREFIX = "urn:sluice:problem:";
-
     private final int httpStatus;
     private final @Nullable String problemType;
 
@@ -51,8 +56,28 @@ public final class RemoteRateLimiterException extends StoreException {
 
     /** The service answered {@code status} with a problem of {@code type} (the full URN, or null). */
     static RemoteRateLimiterException answered(String message, int status, @Nullable String type) {
-        String t = type != null && type.startsWith(PROBLEM_PREFIX) ? type.substring(PROBLEM_PREFIX.length()) : type;
-        return new RemoteRateLimiterException(message, null, classify(status, t), status, t);
+        String t = type != null && type.startsWith(HttpProblems.TYPE_PREFIX)
+                ? type.substring(HttpProblems.TYPE_PREFIX.length())
+                : type;
+        Degradation cause = HttpProblems.kindOf(status, t).degradation();
+        return new RemoteRateLimiterException(
+                message, null, cause == null ? Degradation.STORE_ERROR : cause, status, t);
+    }
+
+    /**
+     * What to throw for the service's answer that is no decision, by its {@link FailureKind}: bad input is an
+     * {@link IllegalArgumentException}, an unsupported operation an {@link UnsupportedOperationException} (with the
+     * service's detail, as the store would throw them), anything else this exception.
+     *
+     * @param service names the service ({@code sluice service http://…}) for the message
+     * @param type the problem's type as answered, null when it had none
+     */
+    static RuntimeException failure(String service, int status, @Nullable String type, String detail) {
+        return switch (HttpProblems.kindOf(status, type)) {
+            case BAD_REQUEST -> new IllegalArgumentException(detail);
+            case UNSUPPORTED -> new UnsupportedOperationException(detail);
+            default -> answered(service + " answered " + status + ": " + detail, status, type);
+        };
     }
 
     static Degradation classify(Throwable t) {
@@ -65,24 +90,6 @@ public final class RemoteRateLimiterException extends StoreException {
         }
         if (t instanceof IOException || t instanceof UnresolvedAddressException || t instanceof UnknownHostException) {
             return Degradation.UNAVAILABLE; // refused, reset, closed, not resolved
-        }
-        return Degradation.STORE_ERROR;
-    }
-
-    static Degradation classify(int status, @Nullable String problemType) {
-        if (status == 503 && problemType != null) {
-            return switch (problemType) {
-                case "store-timeout" -> Degradation.TIMEOUT;
-                case "store-overloaded" -> Degradation.OVERLOADED;
-                case "store-error" -> Degradation.STORE_ERROR;
-                default -> Degradation.UNAVAILABLE;
-            };
-        }
-        if (status == 504) {
-            return Degradation.TIMEOUT;
-        }
-        if (status == 502 || status == 503) {
-            return Degradation.UNAVAILABLE;
         }
         return Degradation.STORE_ERROR;
     }

@@ -2,7 +2,6 @@ package dev.sluice.server.cli;
 
 import dev.sluice.Degradation;
 import dev.sluice.StoreException;
-import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.server.CannotListenException;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.ConfigException;
@@ -20,7 +19,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import org.jspecify.annotations.Nullable;
@@ -305,7 +303,7 @@ final class ServeCommand implements Callable<Integer> {
                                     ? Stores.Budget.STORE_DEFAULT
                                     : Stores.Budget.of(Durations.parse(storeTimeout)),
                             poolSize,
-                            policy(failurePolicy),
+                            Stores.policy(failurePolicy),
                             startDespiteMisconfiguredStore),
                     leases);
         } catch (IllegalArgumentException e) {
@@ -353,7 +351,7 @@ final class ServeCommand implements Callable<Integer> {
             server = SluiceServer.start(s, maxClientLimits, httpThreads, grpcReflection);
         } catch (CannotListenException e) {
             opened.close();
-            return refuse(2, cannotListen(e));
+            return refuse(2, ServeBanner.cannotListen(e));
         }
         WarmUp.http(
                 server.httpAddress(), bearer); // before it says it serves: the first client's call is not the cold one
@@ -370,7 +368,8 @@ final class ServeCommand implements Callable<Integer> {
                 log.atInfo().addKeyValue("event", "started").addKeyValue("store", opened.name());
         Duration budget = opened.budget().orElse(null);
         if (budget != null) {
-            started = started.addKeyValue("store_budget", budget).addKeyValue("failure_policy", policy(failurePolicy));
+            started = started.addKeyValue("store_budget", budget)
+                    .addKeyValue("failure_policy", Stores.policy(failurePolicy));
         }
         started.addKeyValue("http", orOff(server.httpAddress()))
                 .addKeyValue("grpc", orOff(server.grpcAddress()))
@@ -378,16 +377,8 @@ final class ServeCommand implements Callable<Integer> {
                 .addKeyValue("rules", rules.ruleCount())
                 .addKeyValue("auth", bearer != null ? "bearer" : "none")
                 .log();
-        banner(
-                server,
-                rules,
-                rulesFrom,
-                budget == null
-                        ? opened.name()
-                        : opened.name() + " (budget " + budget.toMillis() + " ms a call, then "
-                                + failurePolicy.toLowerCase(Locale.ROOT) + ")",
-                bearer != null,
-                grpcReflection);
+        ServeBanner.print(
+                server, rules, rulesFrom, opened.name(), budget, failurePolicy, bearer != null, grpcReflection);
         stopped.await();
         return 0;
     }
@@ -403,97 +394,5 @@ final class ServeCommand implements Callable<Integer> {
 
     private static Object orOff(@Nullable InetSocketAddress address) {
         return address == null ? "off" : address;
-    }
-
-    /**
-     * The port and the flag that chose it, e.g. {@code 127.0.0.1:8080 is in use (--http): Address already in use; stop
-     * what listens there (another sluice serve?) or choose another port, e.g. --http 127.0.0.1:8180 (--http off: no
-     * HTTP)}: the reason of the {@code event=start_refused} line.
-     */
-    static String cannotListen(CannotListenException e) {
-        String flag = "--" + e.endpoint();
-        InetSocketAddress a = e.address();
-        String where = host(a) + ":" + a.getPort();
-        String other = host(a) + ":" + (a.getPort() == 0 || a.getPort() > 65535 - 100 ? 0 : a.getPort() + 100);
-        return where + (e.inUse() ? " is in use (" : " cannot be listened on (") + flag + "): "
-                + e.reason()
-                + (e.inUse()
-                        ? "; stop what listens there (another sluice serve?) or choose another port"
-                        : "; choose another address")
-                + ", e.g. " + flag + " " + other + " (" + flag + " off: no "
-                + ("http".equals(e.endpoint()) ? "HTTP" : "gRPC") + ")";
-    }
-
-    /** {@code --failure-policy}: fail_open, fail_closed or fallback_local (any case, - or _). */
-    static FailurePolicy policy(String name) {
-        String n = name == null ? "" : name.trim().toUpperCase(Locale.ROOT).replace('-', '_');
-        for (FailurePolicy p : FailurePolicy.values()) {
-            if (p.name().equals(n)) {
-                return p;
-            }
-        }
-        throw new IllegalArgumentException(
-                "--failure-policy '" + name + "' is unknown: use fail_open, fail_closed " + "or fallback_local");
-    }
-
-    private static void banner(
-            SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth, boolean reflection) {
-        StringBuilder b = new StringBuilder();
-        b.append("sluice is serving ")
-                .append(rules.domains().size())
-                .append(" domain(s), ")
-                .append(rules.ruleCount())
-                .append(" rule(s) from ")
-                .append(rulesFrom)
-                .append(", store: ")
-                .append(store)
-                .append('\n');
-        InetSocketAddress h = server.httpAddress();
-        if (h != null) {
-            String base = "http://" + host(h) + ":" + h.getPort();
-            b.append("  HTTP  ")
-                    .append(base)
-                    .append("   POST /v1/check /json · GET /healthz /readyz /healthcheck /metrics\n");
-            b.append("  Dashboard  ").append(base).append("/   (live rules, decisions and denied keys)\n");
-        }
-        InetSocketAddress g = server.grpcAddress();
-        if (g != null) {
-            b.append("  gRPC  ")
-                    .append(host(g))
-                    .append(':')
-                    .append(g.getPort())
-                    .append("   envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit")
-                    .append(
-                            reflection
-                                    ? " · server reflection (grpcurl -plaintext " + host(g) + ":" + g.getPort()
-                                            + " list)\n"
-                                    : "\n");
-        }
-        if (h != null) {
-            boolean builtin =
-                    rules.domains().containsKey("example") && rules.domains().containsKey("api");
-            String domain =
-                    builtin ? "example" : rules.domains().keySet().iterator().next();
-            String entry = builtin ? "{\"key\":\"user\",\"value\":\"alice\"}" : "{\"key\":\"KEY\",\"value\":\"VALUE\"}";
-            b.append("Try it:\n  curl -i -X POST http://")
-                    .append(host(h))
-                    .append(':')
-                    .append(h.getPort())
-                    .append("/v1/check -H 'Content-Type: application/json'")
-                    .append(auth ? " -H \"Authorization: Bearer $SLUICE_TOKEN\"" : "")
-                    .append(" -d '{\"domain\":\"")
-                    .append(domain)
-                    .append("\",\"descriptors\":[{\"entries\":[")
-                    .append(entry)
-                    .append("]}]}'\n");
-        }
-        b.append("Stop with Ctrl-C (in-flight requests finish first).");
-        System.out.println(b);
-        System.out.flush();
-    }
-
-    private static String host(InetSocketAddress a) {
-        String h = a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString();
-        return h.contains(":") ? "[" + h + "]" : h;
     }
 }

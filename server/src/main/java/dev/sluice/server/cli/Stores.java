@@ -15,6 +15,7 @@ import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -319,5 +320,17 @@ final class Stores {
 
     private static String decode(String s) {
         return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    }
+
+    /** {@code --failure-policy}: fail_open, fail_closed or fallback_local (any case, - or _). */
+    static FailurePolicy policy(String name) {
+        String n = name == null ? "" : name.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+        for (FailurePolicy p : FailurePolicy.values()) {
+            if (p.name().equals(n)) {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException(
+                "--failure-policy '" + name + "' is unknown: use fail_open, fail_closed " + "or fallback_local");
     }
 }

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.algorithm.Algorithms;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.LogThrottle;
 import dev.sluice.failsafe.StoreHealth;
@@ -62,7 +63,8 @@ import org.jspecify.annotations.Nullable;
  * Sluice denial takes nothing, a counter never goes beyond its limit, so that reading would never deny. To ask about
  * more than one permit without taking them, use {@link #peek(CheckRequest)} ({@code POST /v1/peek}), where
  * {@code hits} is the cost asked about. A store whose peek throws {@link UnsupportedOperationException} makes such
- * requests fail with {@link UnsupportedByStoreException} (501 / UNIMPLEMENTED), before anything is taken.
+ * requests fail with a {@link ServiceException} of kind {@code UNSUPPORTED} ({@code peek-unsupported}: 501 /
+ * UNIMPLEMENTED), before anything is taken.
  *
  * <p>The store key of a descriptor is its domain and its entries as sent ({@code api|plan=free|user=42}), so every
  * distinct value of a key-only rule gets its own bucket, as in envoy; state is per (key, limit), so changing a
@@ -76,7 +78,7 @@ import org.jspecify.annotations.Nullable;
  * store's own time budget ({@code --store-timeout}), and when the store times out, is down or fails, the failure
  * policy decides instead (fail open, fail closed, local limits) and the decision says so
  * ({@link Decision#degradation()}, shown as {@code degraded} in the answer). So a decision does not fail because of
- * the store. What remains a 503 / UNAVAILABLE ({@link StoreUnavailableException}):
+ * the store. What remains a 503 / UNAVAILABLE (a {@link ServiceException} of one of the store's kinds):
  * <ul>
  *   <li>{@code reset}, which has no policy to apply (a reset that did not happen must not look as if it had);</li>
  *   <li>the bounded pool is full ({@code store-overloaded}): the service itself is overloaded (asynchronous calls
@@ -199,7 +201,7 @@ public final class DecisionService {
      * store, under the store's budget and the service's deadline. It completes with that decision,
      * {@linkplain Decision#degraded() degraded} when the failure policy answered for the store (a probe that reaches
      * the store while its circuit is open is the one that closes it once the store is back), and exceptionally
-     * ({@link StoreUnavailableException}) when not even that was possible.
+     * (a {@link ServiceException} of one of the store's kinds) when not even that was possible.
      */
     public CompletableFuture<Decision> probe() {
         return calls.run(1, () -> limiter.peek(PROBE_KEY, PROBE_LIMIT, 1));
@@ -219,10 +221,11 @@ public final class DecisionService {
     }
 
     /**
-     * Decides asynchronously. The future fails with {@link BadRequestException} for bad input,
-     * {@link StoreUnavailableException} when the store pool is full, the service's deadline passes or a bare store
-     * (no failure policy) fails, and {@link UnsupportedByStoreException} when a check-only descriptor meets a store
-     * without peek; never with anything else.
+     * Decides asynchronously. The future fails with a {@link ServiceException}, never with anything else: a
+     * {@link BadRequestException} for bad input; one of the store's kinds when the store pool is full, the service's
+     * deadline passes or a bare store (no failure policy) fails; {@code UNSUPPORTED} when a check-only descriptor
+     * meets a store without peek, or the store or the limit's algorithm does not define the operation (a reserve on a
+     * window).
      */
     public CompletableFuture<CheckResult> check(CheckRequest request) {
         Plan plan;
@@ -376,6 +379,12 @@ public final class DecisionService {
                                     ? "no rule"
                                     : it.rule().kind().name().toLowerCase(Locale.ROOT) + " rule "
                                             + it.rule().id())));
+        }
+        try {
+            // a window cannot lend from a future window: the request's mistake, refused before the store is asked
+            Algorithms.checkReservable(it.storeLimit());
+        } catch (UnsupportedOperationException e) {
+            return CompletableFuture.failedFuture(new BadRequestException("invalid-request", e.getMessage()));
         }
         return calls.run(1, () -> {
             Decision d = limiter.reserve(it.storeKey(), it.storeLimit(), it.hits(), Duration.ofNanos(maxWaitNanos));

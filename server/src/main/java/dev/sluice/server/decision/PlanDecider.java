@@ -1,6 +1,7 @@
 package dev.sluice.server.decision;
 
 import dev.sluice.Decision;
+import dev.sluice.FailureKind;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.failsafe.LogThrottle;
@@ -222,7 +223,8 @@ final class PlanDecider {
         try {
             return limiter.peek(it.storeKey(), it.storeLimit(), cost);
         } catch (UnsupportedOperationException e) {
-            throw new UnsupportedByStoreException(
+            throw new ServiceException(
+                    FailureKind.UNSUPPORTED,
                     "peek-unsupported",
                     "the " + storeName + " store cannot answer "
                             + "check-only requests (hits 0, /v1/peek): it does not implement peek"

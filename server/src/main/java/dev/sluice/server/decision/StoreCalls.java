@@ -1,7 +1,9 @@
 package dev.sluice.server.decision;
 
 import dev.sluice.Degradation;
+import dev.sluice.FailureKind;
 import dev.sluice.StoreException;
+import dev.sluice.http.HttpProblems;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
@@ -51,8 +53,10 @@ final class StoreCalls {
             f = CompletableFuture.supplyAsync(work, storeExecutor);
         } catch (RejectedExecutionException e) {
             metrics.storeError("overloaded");
-            return CompletableFuture.failedFuture(new StoreUnavailableException(
-                    "store-overloaded", "the " + storeName + " store has too many requests waiting: retry shortly", e));
+            return CompletableFuture.failedFuture(new ServiceException(
+                    FailureKind.OVERLOADED,
+                    "the " + storeName + " store has too many requests waiting: retry shortly",
+                    e));
         }
         return bounded(f, storeCalls);
     }
@@ -82,11 +86,11 @@ final class StoreCalls {
             if (t == null) {
                 return r;
             }
-            Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
+            Throwable c = FailureKind.unwrap(t);
             if (c instanceof TimeoutException) {
                 metrics.storeError("timeout");
-                throw new CompletionException(new StoreUnavailableException(
-                        "store-timeout",
+                throw new CompletionException(new ServiceException(
+                        FailureKind.TIMED_OUT,
                         "the " + storeName
                                 + " store did not answer within " + TimeUnit.NANOSECONDS.toMillis(deadline) + " ms ("
                                 + storeCalls
@@ -99,33 +103,41 @@ final class StoreCalls {
         });
     }
 
-    /** The service's own exception for what a store call threw: a 400, a 501 or a 503 with the store's cause. */
-    RuntimeException translate(Throwable t) {
-        if (t instanceof BadRequestException
-                || t instanceof StoreUnavailableException
-                || t instanceof UnsupportedByStoreException) {
-            return (RuntimeException) t;
+    /**
+     * The service's exception for what a store call threw, by its {@link FailureKind}: bad input (a 400), an
+     * operation the store or the limit's algorithm does not define (a 501), or the store's failure (a 503 with the
+     * store's cause; anything a store throws that is no {@link dev.sluice.StoreException} is a {@code store-error}).
+     */
+    ServiceException translate(Throwable thrown) {
+        Throwable t = FailureKind.unwrap(thrown);
+        if (t instanceof ServiceException s) {
+            return s;
         }
-        if (t instanceof IllegalArgumentException || t instanceof UnsupportedOperationException) {
-            return new BadRequestException("invalid-request", t.getMessage());
+        FailureKind kind = FailureKind.of(t);
+        switch (kind) {
+            case BAD_REQUEST -> {
+                return new BadRequestException(HttpProblems.type(kind), t.getMessage());
+            }
+            case UNSUPPORTED -> {
+                return new ServiceException(
+                        kind,
+                        t.getMessage() == null
+                                ? "the " + storeName + " store does not implement this operation"
+                                : t.getMessage(),
+                        t);
+            }
+            default -> {
+                // what the failure policy does not absorb (reset) or a bare store: the store's own classification
+                Degradation cause = t instanceof StoreException e ? e.degradation() : Degradation.STORE_ERROR;
+                metrics.storeError(cause == Degradation.STORE_ERROR ? "error" : cause.label());
+                return new ServiceException(
+                        FailureKind.of(cause),
+                        "the " + storeName + " store failed"
+                                + (t instanceof StoreException ? " (" + cause.label() + ")" : "")
+                                + ": " + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()),
+                        t);
+            }
         }
-        if (t instanceof StoreException e) {
-            // what the failure policy does not absorb (reset) or a bare store: the store's own classification
-            Degradation cause = e.degradation();
-            metrics.storeError(cause == Degradation.STORE_ERROR ? "error" : cause.label());
-            return new StoreUnavailableException(
-                    problemType(cause),
-                    "the " + storeName + " store failed ("
-                            + cause.label() + "): "
-                            + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()),
-                    t);
-        }
-        metrics.storeError("error");
-        return new StoreUnavailableException(
-                "store-error",
-                "the " + storeName + " store failed: "
-                        + (t.getMessage() == null ? "no detail (see the service log)" : t.getMessage()),
-                t);
     }
 
     /** The service's deadline for work making {@code storeCalls} sequential store calls (saturating). */
@@ -135,10 +147,5 @@ final class StoreCalls {
         return storeTimeoutNanos > (Long.MAX_VALUE - slack) / calls
                 ? Long.MAX_VALUE
                 : storeTimeoutNanos * calls + slack;
-    }
-
-    /** The 503 problem type for a store failure: {@code store-timeout}, {@code store-unavailable}, … */
-    static String problemType(Degradation cause) {
-        return "store-" + cause.label().replace('_', '-').replace("store-", "");
     }
 }

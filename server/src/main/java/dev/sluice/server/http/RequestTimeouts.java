@@ -1,18 +1,13 @@
 package dev.sluice.server.http;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
@@ -118,17 +113,11 @@ final class RequestTimeouts extends ChannelDuplexHandler {
 
     private void timeout(ChannelHandlerContext ctx) {
         deadline = 0;
-        byte[] body = CheckJson.problem(
-                408,
+        FullHttpResponse r = HttpAnswers.closingProblem(
+                HttpResponseStatus.REQUEST_TIMEOUT,
                 "request-timeout",
                 "the request body did not arrive within " + TimeUnit.NANOSECONDS.toMillis(readTimeoutNanos)
                         + " ms (--read-timeout)");
-        FullHttpResponse r = new DefaultFullHttpResponse(
-                HttpVersion.HTTP_1_1, HttpResponseStatus.REQUEST_TIMEOUT, Unpooled.wrappedBuffer(body));
-        r.headers()
-                .set(HttpHeaderNames.CONTENT_TYPE, HttpApiHandler.PROBLEM_JSON)
-                .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
-                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
     }
 }

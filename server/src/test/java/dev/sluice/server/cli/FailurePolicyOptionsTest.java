@@ -21,9 +21,9 @@ class FailurePolicyOptionsTest {
 
     @Test
     void policiesAreNamedLikeTheEnumInAnyCase() {
-        assertThat(ServeCommand.policy("fail_open")).isEqualTo(FailurePolicy.FAIL_OPEN);
-        assertThat(ServeCommand.policy("FAIL-CLOSED")).isEqualTo(FailurePolicy.FAIL_CLOSED);
-        assertThat(ServeCommand.policy(" fallback_local ")).isEqualTo(FailurePolicy.FALLBACK_LOCAL);
+        assertThat(Stores.policy("fail_open")).isEqualTo(FailurePolicy.FAIL_OPEN);
+        assertThat(Stores.policy("FAIL-CLOSED")).isEqualTo(FailurePolicy.FAIL_CLOSED);
+        assertThat(Stores.policy(" fallback_local ")).isEqualTo(FailurePolicy.FALLBACK_LOCAL);
     }
 
     @Test

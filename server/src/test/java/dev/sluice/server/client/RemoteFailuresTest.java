@@ -142,11 +142,13 @@ class RemoteFailuresTest {
                 new Case(503, "store-unavailable", Degradation.UNAVAILABLE),
                 new Case(503, "store-overloaded", Degradation.OVERLOADED),
                 new Case(503, "store-error", Degradation.STORE_ERROR),
+                new Case(503, "store-misconfigured", Degradation.MISCONFIGURED),
                 new Case(503, null, Degradation.UNAVAILABLE),
                 new Case(502, null, Degradation.UNAVAILABLE),
                 new Case(504, null, Degradation.TIMEOUT),
                 new Case(500, "internal-error", Degradation.STORE_ERROR),
-                new Case(401, "unauthorized", Degradation.STORE_ERROR));
+                new Case(401, "unauthorized", Degradation.MISCONFIGURED),
+                new Case(404, "not-found", Degradation.STORE_ERROR));
         HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         List<String> seen = new ArrayList<>();
         for (Case c : cases) {
