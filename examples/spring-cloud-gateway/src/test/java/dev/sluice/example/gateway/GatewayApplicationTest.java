@@ -10,6 +10,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -64,7 +65,14 @@ class GatewayApplicationTest {
         BACKEND.stop();
     }
 
-    private final HttpClient http = HttpClient.newHttpClient();
+    /**
+     * A hang guard on every request, far above the milliseconds each takes: a reply that never comes (a read lost
+     * by the server's event loop) fails the test with HttpTimeoutException instead of hanging the build.
+     */
+    private static final Duration HANG_GUARD = Duration.ofSeconds(60);
+
+    private final HttpClient http =
+            HttpClient.newBuilder().connectTimeout(HANG_GUARD).build();
 
     @LocalServerPort
     int port;
@@ -76,6 +84,7 @@ class GatewayApplicationTest {
         return http.send(
                 HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                         .header("X-Api-Key", apiKey)
+                        .timeout(HANG_GUARD)
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
@@ -112,6 +121,7 @@ class GatewayApplicationTest {
         }
         HttpResponse<String> r = http.send(
                 HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/ratelimits"))
+                        .timeout(HANG_GUARD)
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
