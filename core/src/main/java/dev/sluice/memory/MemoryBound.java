@@ -1,12 +1,13 @@
 package dev.sluice.memory;
 
-import static dev.sluice.memory.InMemoryRateLimiter.LOCKED;
+import static dev.sluice.memory.Slots.LOCKED;
 
 import dev.sluice.BoundLimit;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
 import dev.sluice.algorithm.Gcra;
-import dev.sluice.memory.InMemoryRateLimiter.Registered;
 import java.lang.invoke.VarHandle;
 import org.jspecify.annotations.Nullable;
 
@@ -39,47 +40,60 @@ final class MemoryBound extends BoundLimit {
      */
     record Where(long generation, int index) {}
 
-    private final InMemoryRateLimiter owner;
-    private final Registered registered;
-    private final boolean tat;
+    private final MemoryStore store;
+    private final Ticker ticker;
+    private final RegisteredLimit registered;
+    private final Segment segment;
     private final long hash;
     /** The key's {@link String#hashCode()}, for {@link HotKeys}. */
     final int keyHash;
 
-    private final Segment segment;
+    // the limit's constants the step reads, copied here so that a decision reads them from the handle alone
+    private final boolean tat;
+    private final long capacity;
+    private final long timeScale;
+    private final long intervalScaled;
+    private final long capacityScaled;
+    private final long rebaseIntervalNanos;
+
     /** The slot the key was last found in, or null; a plain field: a stale value is checked before it is used. */
     @Nullable
     Where where;
 
-    MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper) {
-        this(owner, key, limit, sleeper, owner.register(limit));
-    }
-
-    private MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper, Registered registered) {
-        this(owner, key, limit, sleeper, registered, owner.hash(key, registered));
-    }
-
-    /** For a key whose registration and hash the caller has already resolved. */
-    MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper, Registered registered, long hash) {
-        super(owner, key, limit, sleeper);
-        this.owner = owner;
-        this.registered = registered;
-        this.tat = registered.algorithm.isTat();
+    /** The handle of {@code key} under {@code limit}, whose registration {@code r} and hash the store resolved. */
+    MemoryBound(
+            RateLimiter limiter,
+            MemoryStore store,
+            String key,
+            Limit limit,
+            Sleeper sleeper,
+            RegisteredLimit r,
+            long hash) {
+        super(limiter, key, limit, sleeper);
+        this.store = store;
+        this.ticker = store.ticker();
+        this.registered = r;
+        this.segment = store.segmentFor(hash);
         this.hash = hash;
         this.keyHash = key.hashCode();
-        this.segment = owner.segmentFor(hash);
+        this.tat = r.algorithm.isTat();
+        this.capacity = limit.capacity();
+        this.timeScale = r.timeScale;
+        this.intervalScaled = limit.intervalScaled();
+        this.capacityScaled = limit.capacityScaled();
+        this.rebaseIntervalNanos = r.rebaseIntervalNanos;
     }
 
     @Override
     public BoundLimit withSleeper(Sleeper sleeper) {
-        return new MemoryBound(owner, key(), limit(), sleeper, registered, hash);
+        return new MemoryBound(limiter(), store, key(), limit(), sleeper, registered, hash);
     }
 
     @Override
     public Decision tryAcquire(long cost) {
-        Registered r = registered;
-        r.limit.checkCost(cost);
-        long now = owner.now();
+        RegisteredLimit r = registered;
+        checkCost(cost);
+        long now = ticker.read();
         if (!tat) {
             return r.packed
                     ? segment.acquirePacked(hash, r, cost, now, -1, this)
@@ -98,13 +112,19 @@ final class MemoryBound extends BoundLimit {
         if (!tat) {
             return tryAcquire(cost).allowed();
         }
-        registered.limit.checkCost(cost);
-        long now = owner.now();
+        checkCost(cost);
+        long now = ticker.read();
         long v;
         while ((v = step(cost, now)) == RELOCATE) {
             where = segment.locate(hash, registered, now);
         }
         return v >= 0;
+    }
+
+    private void checkCost(long cost) {
+        if (cost < 1 || cost > capacity) {
+            limit().checkCost(cost); // throws, naming the cost and the limit
+        }
     }
 
     /**
@@ -120,14 +140,13 @@ final class MemoryBound extends BoundLimit {
         if (w == null || w.generation() != s.generation) {
             return RELOCATE;
         }
-        Registered r = registered;
-        long base = s.base;
-        if (nowRead - base > r.rebaseIntervalNanos) {
+        long sinceBase = nowRead - s.base;
+        if (sinceBase > rebaseIntervalNanos) {
             return RELOCATE;
         }
-        long e = Math.max(nowRead - base, 0) * r.timeScale; // a read before the base decides at the base
-        long taken = cost * r.limit.intervalScaled();
-        long room = r.limit.capacityScaled() - taken;
+        long e = Math.max(sinceBase, 0) * timeScale; // a read before the base decides at the base
+        long taken = cost * intervalScaled;
+        long room = capacityScaled - taken;
         long[] states = s.states;
         int i = w.index();
         long cur = (long) LONGS.getVolatile(states, i);

@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 class MemoryBoundTest {
     /**
      * About one permit a second, counted in units of 1/1,000,000,007 ns: a table holding it is rebuilt on a new
-     * base every 2.3 s of ticker time ({@code InMemoryRateLimiter.Registered#rebaseIntervalNanos}).
+     * base every 2.3 s of ticker time ({@code RegisteredLimit#rebaseIntervalNanos}).
      */
     private static final Limit SLOW_BASE =
             Limit.tokenBucket(4, Rate.of(1_000_000_007L, Duration.ofSeconds(1_000_000_000L)));
@@ -119,7 +119,7 @@ class MemoryBoundTest {
                 InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build(); // one segment
         BoundLimit hot = rl.bind("hot", l);
         assertThat(hot.tryAcquirePermit()).isTrue();
-        Segment segment = rl.segmentFor(rl.hash("hot", rl.register(l)));
+        Segment segment = rl.store.segmentFor(rl.store.hash("hot", rl.store.register(l)));
         java.lang.ref.WeakReference<Slots> first = new java.lang.ref.WeakReference<>(segment.slots);
         for (int i = 0; i < 200; i++) {
             // the table grows and evicts (these keys, which are closer to fresh than the hot one): it is replaced
