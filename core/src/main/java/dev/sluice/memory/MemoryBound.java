@@ -93,16 +93,13 @@ final class MemoryBound extends BoundLimit {
     public Decision tryAcquire(long cost) {
         RegisteredLimit r = registered;
         checkCost(cost);
-        long now = ticker.read();
         if (!tat) {
+            long now = ticker.read();
             return r.packed
                     ? segment.acquirePacked(hash, r, cost, now, -1, this)
                     : segment.acquireObject(hash, r, cost, now);
         }
-        long v;
-        while ((v = step(cost, now)) == RELOCATE) {
-            where = segment.locate(hash, r, now);
-        }
+        long v = stepOrRelocate(cost);
         boolean allowed = v >= 0;
         return Gcra.decision(allowed, allowed ? v : ~v, cost, r.limit);
     }
@@ -113,12 +110,16 @@ final class MemoryBound extends BoundLimit {
             return tryAcquire(cost).allowed();
         }
         checkCost(cost);
-        long now = ticker.read();
+        return stepOrRelocate(cost) >= 0;
+    }
+
+    /** {@link #step}, after looking the key up again (and rebasing its table if due) as long as it relocates. */
+    private long stepOrRelocate(long cost) {
         long v;
-        while ((v = step(cost, now)) == RELOCATE) {
-            where = segment.locate(hash, registered, now);
+        while ((v = step(cost)) == RELOCATE) {
+            where = segment.locate(hash, registered, ticker.read());
         }
-        return v >= 0;
+        return v;
     }
 
     private void checkCost(long cost) {
@@ -128,27 +129,33 @@ final class MemoryBound extends BoundLimit {
     }
 
     /**
-     * The token bucket / GCRA step on the remembered slot at {@code nowRead}: the backlog after taking {@code cost}
-     * (≥ 0) when allowed, {@code ~backlog} (&lt; 0) when denied (nothing written), or {@link #RELOCATE}. The slot
-     * holds {@code TAT} as {@code (TAT − base)·timeScale}; in those units now is {@code e = (now − base)·timeScale}
-     * and the backlog is {@code max(TAT − e, 0)}. A table's base is never further than the limit's rebase interval
-     * behind now (else: relocate, which rebases), so {@code e ≤ 2^61} and {@code e + backlog} cannot overflow.
+     * The token bucket / GCRA step on the remembered slot, now: the backlog after taking {@code cost} (≥ 0) when
+     * allowed, {@code ~backlog} (&lt; 0) when denied (nothing written), or {@link #RELOCATE}. The slot holds {@code TAT}
+     * as {@code (TAT − base)·timeScale}; in those units now is {@code e = (now − base)·timeScale} and the backlog is
+     * {@code max(TAT − e, 0)}. A table's base is never further than the limit's rebase interval behind now (else:
+     * relocate, which rebases), so {@code e ≤ 2^61} and {@code e + backlog} cannot overflow.
+     *
+     * <p>The table, the slot and the base are loaded before the clock is read, so that their loads overlap the clock
+     * read instead of following it; the state word itself is read after it, right before the compare-and-set. A table
+     * replaced meanwhile has its slots marked dead first, so the compare-and-set fails and the step relocates; a base
+     * later than the clock reading decides at the base, as the segment does.
      */
-    private long step(long cost, long nowRead) {
+    private long step(long cost) {
         Where w = where;
         Slots s = segment.slots;
         if (w == null || w.generation() != s.generation) {
             return RELOCATE;
         }
-        long sinceBase = nowRead - s.base;
+        long[] states = s.states;
+        int i = w.index();
+        long base = s.base;
+        long sinceBase = ticker.read() - base;
         if (sinceBase > rebaseIntervalNanos) {
             return RELOCATE;
         }
         long e = Math.max(sinceBase, 0) * timeScale; // a read before the base decides at the base
         long taken = cost * intervalScaled;
         long room = capacityScaled - taken;
-        long[] states = s.states;
-        int i = w.index();
         long cur = (long) LONGS.getVolatile(states, i);
         for (; ; ) {
             if (cur < 0) { // packed values are never negative: dead (look again) or held by a multi-permit request
