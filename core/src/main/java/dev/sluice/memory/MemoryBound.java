@@ -166,10 +166,11 @@ final class MemoryBound extends BoundLimit {
                 cur = (long) LONGS.getVolatile(states, i);
                 continue;
             }
-            long backlog = Math.max(cur - e, 0);
-            if (backlog > room) {
-                return ~backlog;
+            long ahead = cur - e; // the backlog, when positive
+            if (ahead > room) { // room >= 0 (cost <= capacity): ahead is the backlog; no max on the denying path
+                return ~ahead;
             }
+            long backlog = Math.max(ahead, 0);
             long witness = (long) LONGS.compareAndExchange(states, i, cur, e + backlog + taken);
             if (witness == cur) {
                 return backlog + taken;
