@@ -32,7 +32,7 @@ final class Lease {
     private long held;
     /** Local instant, epoch ns: the end of the schedule A (token bucket, GCRA) or the window's end (fixed window). */
     private long anchor;
-    /** What the take before the last left held, and its anchor: earlier cells, spent first. */
+    /** What the takes before the last left held, and the earliest of their anchors: earlier cells, spent first. */
     private long olderHeld;
 
     private long olderAnchor;
@@ -234,7 +234,7 @@ final class Lease {
     /**
      * Records what the store decided for a take of {@code cost + extra} sent at {@code sent} and answered at
      * {@code received}: the extra permits become held (what the take before left held stays usable as the older
-     * cells; anything older than that is dropped), or the denial is remembered.
+     * cells, see {@link #makeRoom}), or the denial is remembered.
      */
     void taken(Decision d, long cost, long extra, long sent, long received) {
         if (d.degraded()) {
@@ -249,10 +249,7 @@ final class Lease {
             deniedUntil = Long.MIN_VALUE;
         } else if (d.allowed()) {
             usable(sent);
-            if (held > 0 || olderHeld == 0) {
-                olderHeld = held; // the older segment, if any, had fewer (earlier) cells: dropped
-                olderAnchor = anchor;
-            }
+            makeRoom(received);
             // the end of the schedule (TAT) or of the window, as a local instant no later than the store's
             anchor = sent + d.resetAfterNanos() - (tat ? 1 : 0);
             held = extra;
@@ -272,6 +269,30 @@ final class Lease {
             deniedUntil = sent + d.retryAfterNanos();
             deniedCost = extra > 0 ? 1 : cost;
             retryAt = received + d.retryAfterNanos();
+        }
+    }
+
+    /**
+     * Makes the held segment the older one, for a new take's permits. When both still hold permits (a take ahead
+     * answered after a caller's take, say), they become one older segment under the earlier anchor: each of their
+     * cells is then counted as starting no later than it does, which is safe (for the fixed window, a later window's
+     * cells are never held while an earlier window's may still be spent). Dropping the older segment instead would
+     * lose permits that have not expired, and the node would under-admit by more than it holds; that is done only
+     * when the merged segment would keep fewer at {@code now} (the earlier anchor too close).
+     */
+    private void makeRoom(long now) {
+        if (held > 0 && olderHeld > 0) {
+            long earlier = Math.min(anchor, olderAnchor);
+            long merged = alive(olderHeld + held, earlier, now);
+            if (merged >= alive(held, anchor, now)) {
+                olderHeld = merged;
+                olderAnchor = earlier;
+                return;
+            }
+        }
+        if (held > 0 || olderHeld == 0) {
+            olderHeld = held;
+            olderAnchor = anchor;
         }
     }
 

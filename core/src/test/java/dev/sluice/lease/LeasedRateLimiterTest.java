@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -211,8 +212,47 @@ class LeasedRateLimiterTest {
         node.close();
     }
 
+    /**
+     * Permits of three takes held at once, the take ahead answered after a caller's take that was sent later, are all
+     * spendable: none is dropped before it expires. (Before, the oldest few were dropped, and a node under-admitted by
+     * more than it held: aNodeNeverHoldsMoreThanMaxLeaseOfAKeyTakesUnderWayIncluded failed about once in 100 runs on a
+     * busy machine, 66 permits taken and not admitted, maxLease 64.)
+     */
+    @Test
+    void aTakeAheadAnsweredAfterACallersTakeLosesNoPermit() {
+        ManualTicker clock = ManualTicker.atEpochNanos(START); // time stands still: nothing held expires
+        InMemoryRateLimiter memory = InMemoryRateLimiter.builder().ticker(clock).build();
+        List<Runnable> unanswered = new ArrayList<>();
+        Limit limit = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
+        try (LeasedRateLimiter node = LeasedRateLimiter.builder(new AnsweredElsewhere(memory, unanswered::add))
+                .ticker(clock)
+                .maxLease(64)
+                .build()) {
+            long admitted = 0;
+            while (unanswered.isEmpty()) { // takes grow with the demand, until one is taken ahead
+                assertThat(node.tryAcquire("hot", limit).allowed()).isTrue();
+                admitted++;
+            }
+            long held = node.held("hot", limit);
+            assertThat(held).as("held when the take ahead was sent").isPositive();
+            // a caller's take (its cost is more than is held), answered at once, while the take ahead is out
+            assertThat(node.tryAcquire("hot", limit, held + 1).allowed()).isTrue();
+            admitted += held + 1;
+            assertThat(node.held("hot", limit))
+                    .as("held from the caller's take, and what was left")
+                    .isGreaterThan(held);
+            unanswered.remove(0).run(); // the take ahead is answered now, applied by the next call
+            assertThat(node.tryAcquire("hot", limit).allowed()).isTrue();
+            admitted++;
+            long givenOut = limit.capacity() - memory.peek("hot", limit).remaining();
+            assertThat(node.held("hot", limit))
+                    .as("held: every permit taken from the store and not admitted")
+                    .isEqualTo(givenOut - admitted);
+        }
+    }
+
     /** A real in-memory store whose async calls are decided later, on another thread, as a remote store's are. */
-    private record AnsweredElsewhere(RateLimiter store, ExecutorService threads) implements RateLimiter {
+    private record AnsweredElsewhere(RateLimiter store, Executor threads) implements RateLimiter {
         @Override
         public Decision tryAcquire(String key, Limit limit, long cost) {
             return store.tryAcquire(key, limit, cost);

@@ -6,8 +6,8 @@ import dev.sluice.Limit;
 import dev.sluice.store.TimeBudget;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -17,7 +17,8 @@ import java.util.concurrent.TimeoutException;
  * a worker, a pooled connection or a batch), a decision keeps waiting while the database keeps answering others;
  * sent, it keeps waiting for its statement, up to {@value AttemptLoop#SENT_PATIENCE} budgets, while the
  * database keeps answering others (a convoy on a hot row's lock). A caller who stops waiting marks its call
- * abandoned (a call not sent yet is then never sent) and cancels a statement under way, off its own thread.
+ * abandoned (a call not sent yet is then never sent) and cancels a statement under way, off its own thread, until
+ * it is over.
  */
 final class CallerWait {
     /** How long past the deadline a caller still waits for its worker's answer (see {@link PostgresRateLimiter#SLACK_MILLIS}). */
@@ -107,30 +108,45 @@ final class CallerWait {
         call.abandoned = true;
         if (f.completeExceptionally(late(call, key, limit, new TimeoutException()))
                 && call.phase() == DecisionCall.SENT) {
-            CANCELLER.execute(call::cancel);
+            CANCELLER.execute(() -> cancelUntilOver(call, FIRST_CANCEL_PAUSE_MILLIS));
+        }
+    }
+
+    /** The pause before a cancel is sent again, at first; it doubles up to {@link #MAX_CANCEL_PAUSE_MILLIS}. */
+    private static final long FIRST_CANCEL_PAUSE_MILLIS = 10;
+
+    private static final long MAX_CANCEL_PAUSE_MILLIS = 1000;
+
+    /**
+     * Cancels the call's statement again and again until it is over. One cancel is not enough: the server ignores
+     * one that reaches it before the statement does, and on a busy machine a worker thread or a database backend may
+     * be a whole budget late. The statement would then wait for its locked row and take its permits when the lock
+     * goes, its caller having been told that it was cancelled and took nothing. A statement waiting for a lock is
+     * ended by the first cancel that finds it there.
+     */
+    private static void cancelUntilOver(DecisionCall call, long pauseMillis) {
+        if (call.cancel()) {
+            ScheduledFuture<?> unused = CANCELLER.schedule(
+                    () -> cancelUntilOver(call, Math.min(2 * pauseMillis, MAX_CANCEL_PAUSE_MILLIS)),
+                    pauseMillis,
+                    TimeUnit.MILLISECONDS);
         }
     }
 
     /**
-     * Sends the cancels of statements whose callers stopped waiting: best effort (the server cancels every
-     * statement at its own limit anyway), so a full queue drops them; its threads end when idle.
+     * Sends the cancels of statements whose callers stopped waiting; its threads end when idle. Its queue holds at
+     * most one task per statement under way.
      */
-    private static final ThreadPoolExecutor CANCELLER = canceller();
+    private static final ScheduledThreadPoolExecutor CANCELLER = canceller();
 
-    private static ThreadPoolExecutor canceller() {
-        ThreadPoolExecutor t = new ThreadPoolExecutor(
-                2,
-                2,
-                1,
-                TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(1024),
-                r -> {
-                    Thread thread = new Thread(r, "sluice-postgres-cancel");
-                    thread.setDaemon(true);
-                    return thread;
-                },
-                new ThreadPoolExecutor.DiscardPolicy());
-        t.allowCoreThreadTimeOut(true);
+    private static ScheduledThreadPoolExecutor canceller() {
+        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(2, r -> {
+            Thread thread = new Thread(r, "sluice-postgres-cancel");
+            thread.setDaemon(true);
+            return thread;
+        });
+        t.setKeepAliveTime(1, TimeUnit.SECONDS);
+        t.allowCoreThreadTimeOut(true); // the last thread stays while a task is scheduled
         return t;
     }
 

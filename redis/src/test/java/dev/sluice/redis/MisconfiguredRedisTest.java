@@ -103,31 +103,42 @@ class MisconfiguredRedisTest {
     void tlsOnOneSideOnlyIsAMisconfigurationEitherWay() throws Exception {
         Path dir = Files.createTempDirectory("sluice-redis-tls");
         TlsFiles tls = TlsFiles.in(dir);
-        int tlsPort = RedisServer.freePort();
-        RedisServer server = RedisServer.onFreePort(
-                "--tls-port",
-                Integer.toString(tlsPort),
-                "--tls-cert-file",
-                tls.cert.toString(),
-                "--tls-key-file",
-                tls.key.toString(),
-                "--tls-ca-cert-file",
-                tls.cert.toString(),
-                "--tls-auth-clients",
-                "no");
-        try (server) {
+        int tlsPort;
+        RedisServer server;
+        for (int attempt = 1; ; attempt++) { // on other ports when another process took one first
+            tlsPort = RedisServer.freePort();
+            server = RedisServer.onFreePort(
+                    "--tls-port",
+                    Integer.toString(tlsPort),
+                    "--tls-cert-file",
+                    tls.cert.toString(),
+                    "--tls-key-file",
+                    tls.key.toString(),
+                    "--tls-ca-cert-file",
+                    tls.cert.toString(),
+                    "--tls-auth-clients",
+                    "no");
             try {
                 server.startProcess();
+                break;
+            } catch (RedisServer.PortTaken e) {
+                server.close();
+                if (attempt == 5) {
+                    throw e;
+                }
             } catch (IllegalStateException e) {
+                server.close();
                 Assumptions.abort("this redis-server was built without TLS: " + e.getMessage());
             }
+        }
+        try (RedisServer started = server) {
             RedisStoreException plainToTls = refused("redis://127.0.0.1:" + tlsPort);
             assertThat(plainToTls.degradation()).isEqualTo(Degradation.MISCONFIGURED);
             assertThat(plainToTls).hasMessage("redis://127.0.0.1:" + tlsPort + " speaks only TLS: use rediss://");
-            RedisStoreException tlsToPlain = refused("rediss://127.0.0.1:" + server.port());
+            RedisStoreException tlsToPlain = refused("rediss://127.0.0.1:" + started.port());
             assertThat(tlsToPlain.degradation()).isEqualTo(Degradation.MISCONFIGURED);
             assertThat(tlsToPlain)
-                    .hasMessage("rediss://127.0.0.1:" + server.port()
+                    .hasMessage("rediss://127.0.0.1:" + started.port()
                             + " answers in plain text, not TLS: use redis:// (or enable TLS on the server)");
             RedisStoreException untrusted = refused("rediss://127.0.0.1:" + tlsPort);
             assertThat(untrusted.degradation())

@@ -13,6 +13,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A real {@code redis-server} process for tests, bound to 127.0.0.1 on a free port: the one on the PATH
@@ -37,6 +39,15 @@ public final class RedisServer implements AutoCloseable {
     private final Path dir;
     private Process process;
 
+    /**
+     * The ports of this JVM's servers, from creation to {@link #close()}: {@link #freePort()} hands none of them out,
+     * so a server killed for a test keeps its port for its restart, and "a port nothing listens on" stays so.
+     */
+    private static final Set<Integer> OWNED = ConcurrentHashMap.newKeySet();
+
+    /** How many ports {@link #start} tries when other processes take them first. */
+    private static final int PORT_ATTEMPTS = 5;
+
     private RedisServer(int port, List<String> extraArgs) throws IOException {
         this.port = port;
         this.extraArgs = extraArgs;
@@ -45,22 +56,67 @@ public final class RedisServer implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(new Thread(this::stop));
     }
 
-    /** Starts a standalone server on a free port. */
+    /**
+     * Starts a standalone server on a free port. Another process may take that port between {@link #freePort()}
+     * and the start (another build's tests on the same machine): then it starts on another port.
+     */
     public static RedisServer start(String... extraArgs) {
-        RedisServer s = onFreePort(extraArgs);
-        s.restart();
-        return s;
+        return start(RedisServer::onFreePort, extraArgs);
+    }
+
+    /** {@link #start(String...)} on the ports {@code servers} gives, for a test of the retry. */
+    static RedisServer start(java.util.function.Function<String[], RedisServer> servers, String... extraArgs) {
+        for (int attempt = 1; ; attempt++) {
+            RedisServer s = servers.apply(extraArgs);
+            try {
+                s.startProcess();
+                return s;
+            } catch (PortTaken e) {
+                s.close();
+                if (attempt == PORT_ATTEMPTS) {
+                    throw new IllegalStateException(
+                            PORT_ATTEMPTS + " free ports in a row were taken before"
+                                    + " redis-server could listen; the last: " + e.getMessage(),
+                            e);
+                }
+            } catch (IOException e) {
+                s.close();
+                throw new UncheckedIOException(e);
+            } catch (RuntimeException e) {
+                s.close();
+                throw e;
+            }
+        }
     }
 
     /**
      * A server on a free port, not started yet: {@link #uri()} names where it will listen, {@link #startProcess()}
-     * starts it.
+     * starts it. (Its port is this JVM's from now on, but another process may still take it before the start: then
+     * {@link #startProcess()} throws {@link PortTaken}.)
      */
     public static RedisServer onFreePort(String... extraArgs) {
         try {
-            return new RedisServer(freePort(), List.of(extraArgs));
+            return onPort(freePort(), extraArgs);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A server on {@code port}, not started yet. */
+    static RedisServer onPort(int port, String... extraArgs) {
+        OWNED.add(port);
+        try {
+            return new RedisServer(port, List.of(extraArgs));
+        } catch (IOException e) {
+            OWNED.remove(port);
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The port was another process's when this server started: it could not listen there. */
+    public static final class PortTaken extends IllegalStateException {
+        PortTaken(String message) {
+            super(message);
         }
     }
 
@@ -113,13 +169,18 @@ public final class RedisServer implements AutoCloseable {
         long deadline = System.nanoTime() + 10_000_000_000L;
         while (System.nanoTime() < deadline) {
             if (!p.isAlive()) {
-                throw new IllegalStateException("redis-server exited: " + Files.readString(dir.resolve("redis.log")));
+                String log = Files.readString(dir.resolve("redis.log"));
+                if (log.contains("Address already in use")) { // the port, or a cluster node's bus port (+10000)
+                    throw new PortTaken("port " + port + " is taken: " + log);
+                }
+                throw new IllegalStateException("redis-server exited: " + log);
             }
             if (ping()) {
-                if (answeringPid() != p.pid()) {
-                    // another test's server took the port between freePort() and this start: ours cannot bind
+                long answering = answeringPid();
+                if (answering != p.pid()) {
+                    // another server took the port between freePort() and this start: ours cannot bind
                     p.destroyForcibly();
-                    throw new IllegalStateException("port " + port + " is another redis-server's (pid " + answeringPid()
+                    throw new PortTaken("port " + port + " is another redis-server's (pid " + answering
                             + "), not this one's (pid " + p.pid() + ")");
                 }
                 return;
@@ -269,6 +330,7 @@ public final class RedisServer implements AutoCloseable {
     @Override
     public void close() {
         stop();
+        OWNED.remove(port);
         try (var files = Files.walk(dir)) {
             files.sorted(java.util.Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
         } catch (IOException ignored) {
@@ -344,10 +406,14 @@ public final class RedisServer implements AutoCloseable {
         return "/redis-server-6.2.6-v5-linux-amd64";
     }
 
-    /** A port nothing listens on right now. */
+    /** A port nothing listens on right now, and none of this JVM's servers' (one may be down for a restart). */
     public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+        while (true) {
+            try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                if (!OWNED.contains(s.getLocalPort())) {
+                    return s.getLocalPort();
+                }
+            }
         }
     }
 

@@ -7,6 +7,7 @@ import dev.sluice.Rate;
 import dev.sluice.RateUnit;
 import java.time.Duration;
 import java.util.Collection;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A route's {@link SluiceRateLimiter.Config} read into what a decision needs: the {@link Limit}, the cost of one
@@ -32,12 +33,12 @@ import java.util.Collection;
  *                      a whole number per second; RateLimit-Policy states it exactly)
  * @param burstCapacity the X-RateLimit-Burst-Capacity value: burstCapacity, or the limit's capacity
  */
-record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapacity, String requestedTokens) {
-
-    /** Whether every request is denied without asking the store ({@code burstCapacity: 0}). */
-    boolean deniesAll() {
-        return limit == null;
-    }
+record RouteLimit(
+        @Nullable Limit limit,
+        long cost,
+        @Nullable String replenishRate,
+        String burstCapacity,
+        String requestedTokens) {
 
     /**
      * Reads {@code c}; {@code where} names the route in messages.
@@ -72,7 +73,7 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
      * @param others the route's arguments of another rate limiter ({@code redis-rate-limiter.replenishRate}), or
      *               null
      */
-    static String missing(String where, Collection<String> others) {
+    static String missing(String where, @Nullable Collection<String> others) {
         String p = SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + ".";
         StringBuilder m = new StringBuilder(where)
                 .append(": its RequestRateLimiter decides with Sluice but it has no ")

@@ -26,6 +26,7 @@ import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter.Response;
 import org.springframework.cloud.gateway.support.ConfigurationService;
+import org.springframework.context.support.GenericApplicationContext;
 
 /** The limiter without a gateway: how it reads route arguments, what it refuses, and how it asks the store. */
 class SluiceRateLimiterTest {
@@ -206,8 +207,7 @@ class SluiceRateLimiterTest {
     void aLimiterWithADefaultConfigDefinedAsABeanReadsRouteArgumentsToo() {
         SluiceRateLimiter limiter = new SluiceRateLimiter(
                 memory, new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(3));
-        org.springframework.context.support.GenericApplicationContext context =
-                new org.springframework.context.support.GenericApplicationContext();
+        GenericApplicationContext context = new GenericApplicationContext();
         context.registerBean(ConfigurationService.class, SluiceRateLimiterTest::configurationService);
         context.refresh();
         limiter.setApplicationContext(context);

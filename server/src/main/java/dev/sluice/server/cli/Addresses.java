@@ -22,8 +22,11 @@ final class Addresses {
             port = s.substring(colon + 1);
         }
         try {
+            if (!port.matches("[0-9]{1,5}")) { // Integer.parseInt would also read other scripts' digits
+                throw new NumberFormatException();
+            }
             int p = Integer.parseInt(port);
-            if (p < 0 || p > 65535) {
+            if (p > 65535) {
                 throw new NumberFormatException();
             }
             return new InetSocketAddress(host, p);

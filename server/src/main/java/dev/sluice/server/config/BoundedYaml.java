@@ -60,7 +60,8 @@ final class BoundedYaml {
         options.setAllowRecursiveKeys(false);
         options.setNestingDepthLimit(MAX_NESTING);
         options.setCodePointLimit(MAX_CHARS);
-        TrackingParser events = new TrackingParser(new ParserImpl(new StreamReader(new StringReader(text)), options));
+        StreamReader stream = new StreamReader(new StringReader(text));
+        TrackingParser events = new TrackingParser(new ParserImpl(stream, options));
         Composer composer = new Composer(events, new Resolver(), options);
         List<Node> out = new ArrayList<>();
         try {
@@ -83,8 +84,29 @@ final class BoundedYaml {
         } catch (YAMLException e) {
             // the limits (nesting, aliases, size) carry no position: the last event read is where it stopped
             problems.add(source + ":" + events.line() + ": not valid YAML: " + limitMessage(e.getMessage()));
+        } catch (NumberFormatException e) {
+            // SnakeYAML takes any script's digit (Character.isDigit) for a %YAML version or a block scalar's
+            // indentation, then Integer.parseInt fails on one outside the Basic Multilingual Plane; the reader
+            // stands on or just past it
+            int line = stream.getLine() + 1;
+            problems.add(source + ":" + line + ": not valid YAML: " + notZeroToNine(text, line));
         }
         return out;
+    }
+
+    /** The first digit other than 0-9 on line {@code line} (1-based), named, and what to write instead. */
+    private static String notZeroToNine(String text, int line) {
+        String[] lines = text.split("\r\n|[\n\r\u0085\u2028\u2029]", -1);
+        String l = line <= lines.length ? lines[line - 1] : "";
+        int digit = l.codePoints()
+                .filter(c -> Character.isDigit(c) && (c < '0' || c > '9'))
+                .findFirst()
+                .orElse(-1);
+        String which = digit < 0
+                ? "a digit"
+                : "the digit '" + Character.toString(digit) + "' (" + String.format("U+%04X", digit) + ")";
+        return which + " is not one of 0-9, the only digits YAML reads as a number here (a %YAML version, a block"
+                + " scalar's indentation): write it with 0-9";
     }
 
     /** The whole text, or null when it is over {@link #MAX_CHARS}. */

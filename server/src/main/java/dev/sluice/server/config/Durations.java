@@ -22,7 +22,7 @@ public final class Durations {
         int i = 0;
         while (i < s.length()) {
             int start = i;
-            while (i < s.length() && Character.isDigit(s.charAt(i))) {
+            while (i < s.length() && s.charAt(i) >= '0' && s.charAt(i) <= '9') { // not other scripts' digits
                 i++;
             }
             if (i == start || i - start > 18) {

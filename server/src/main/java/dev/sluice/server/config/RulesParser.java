@@ -509,12 +509,11 @@ public final class RulesParser {
         if (s == null) {
             return null;
         }
-        try {
-            return Long.parseLong(s.trim().replace("_", ""));
-        } catch (NumberFormatException e) {
-            problem(node, "'" + what + "' must be a whole number, not " + quote(s));
-            return null;
+        Long n = WholeNumbers.parse(s);
+        if (n == null) {
+            problem(node, WholeNumbers.problem(what, s));
         }
+        return n;
     }
 
     private static Map<String, String> places() {

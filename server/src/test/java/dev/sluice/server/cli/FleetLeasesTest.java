@@ -2,10 +2,10 @@ package dev.sluice.server.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.redis.RedisServer;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -61,11 +61,9 @@ class FleetLeasesTest {
 
     @Test
     void threeJvmsOnOneRedis() throws Exception {
-        int port = freePort();
-        redis.embedded.RedisServer redis = new redis.embedded.RedisServer(port);
-        redis.start();
-        try {
-            String uri = "redis://127.0.0.1:" + port;
+        try (RedisServer redis = RedisServer.start()) { // on another port if another process takes its first
+            int port = redis.port();
+            String uri = redis.uri();
             Counts c = runFleet(uri);
             c.check();
             long evalshas = redisScriptCalls(port);
@@ -73,8 +71,6 @@ class FleetLeasesTest {
             assertThat(evalshas)
                     .as("script calls to Redis for %d decisions", c.decisions())
                     .isLessThan(c.decisions() / 4);
-        } finally {
-            redis.stop();
         }
     }
 
@@ -133,9 +129,9 @@ class FleetLeasesTest {
         Files.writeString(rules, RULES, StandardCharsets.UTF_8);
         List<Process> nodes = new ArrayList<>();
         List<String> bases = new ArrayList<>();
+        List<Path> logs = new ArrayList<>();
         try {
             for (int i = 0; i < NODES; i++) {
-                int http = freePort();
                 Path log = dir.resolve("node-" + i + "-" + System.nanoTime() + ".log");
                 nodes.add(new ProcessBuilder(
                                 javaBin(),
@@ -154,13 +150,16 @@ class FleetLeasesTest {
                                 "--config",
                                 rules.toString(),
                                 "--http",
-                                "127.0.0.1:" + http,
+                                "127.0.0.1:0", // a port of its own: one chosen here could be taken before it binds
                                 "--grpc",
                                 "off")
                         .redirectErrorStream(true)
                         .redirectOutput(log.toFile())
                         .start());
-                bases.add("http://127.0.0.1:" + http);
+                logs.add(log);
+            }
+            for (int i = 0; i < NODES; i++) {
+                bases.add(ServedAt.http(logs.get(i), nodes.get(i), Duration.ofMinutes(2)));
             }
             for (int i = 0; i < NODES; i++) {
                 awaitReady(bases.get(i), nodes.get(i));
@@ -257,11 +256,5 @@ class FleetLeasesTest {
 
     private static String javaBin() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }

@@ -127,8 +127,6 @@ class LogStreamEndToEndTest {
         Files.writeString(rules, RULES.formatted(3), StandardCharsets.UTF_8);
         Path stderr = dir.resolve("stderr.log");
         Path stdout = dir.resolve("stdout.log");
-        int http = RedisServer.freePort();
-        int grpc = RedisServer.freePort();
         try (RedisServer redis = RedisServer.start()) {
             Process serve = new ProcessBuilder(
                             javaBin(),
@@ -146,9 +144,9 @@ class LogStreamEndToEndTest {
                             "--reload-interval",
                             "100ms",
                             "--http",
-                            "127.0.0.1:" + http,
+                            "127.0.0.1:0", // ports of its own: ones chosen here could be taken before it binds
                             "--grpc",
-                            "127.0.0.1:" + grpc,
+                            "127.0.0.1:0",
                             "--log-format",
                             format,
                             "--log-level",
@@ -163,7 +161,7 @@ class LogStreamEndToEndTest {
                     .redirectOutput(stdout.toFile())
                     .start();
             try {
-                String base = "http://127.0.0.1:" + http;
+                String base = ServedAt.http(stdout, serve, GUARD);
                 await("ready", () -> status(base + "/readyz") == 200, serve);
                 redis.kill();
                 await("a degraded answer while Redis is down", () -> degraded(base), serve);

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.redis.RedisServer;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
@@ -16,7 +17,6 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -57,19 +57,11 @@ class RemoteStoresEndToEndTest {
 
     @Test
     void redisStore() throws Exception {
-        int port = freePort();
-        redis.embedded.RedisServer redis = new redis.embedded.RedisServer(port);
-        redis.start();
-        try (Stores.Opened store = Stores.open(
-                "redis://127.0.0.1:" + port,
-                1,
-                Stores.Budget.of(Duration.ofSeconds(2)),
-                1,
-                FailurePolicy.FAIL_CLOSED)) {
+        try (RedisServer redis = RedisServer.start(); // on another port if another process takes its first
+                Stores.Opened store = Stores.open(
+                        redis.uri(), 1, Stores.Budget.of(Duration.ofSeconds(2)), 1, FailurePolicy.FAIL_CLOSED)) {
             assertThat(store.name()).isEqualTo("redis");
             exercise(store);
-        } finally {
-            redis.stop();
         }
     }
 
@@ -290,11 +282,5 @@ class RemoteStoresEndToEndTest {
                         .POST(HttpRequest.BodyPublishers.ofString(body))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }

@@ -43,13 +43,13 @@ class ServeStartAndOutageTest {
         final Process process;
         final Path out;
         final Path err;
-        final String base;
+        /** Where it serves HTTP, once {@link #awaitServing()} read it from the banner. */
+        String base;
 
         Serve(Path dir, String store) throws IOException {
-            int port = RedisServer.freePort();
-            this.base = "http://127.0.0.1:" + port;
-            this.out = dir.resolve("serve-" + port + ".out");
-            this.err = dir.resolve("serve-" + port + ".err");
+            long n = System.nanoTime();
+            this.out = dir.resolve("serve-" + n + ".out");
+            this.err = dir.resolve("serve-" + n + ".err");
             this.process = new ProcessBuilder(
                             Path.of(System.getProperty("java.home"), "bin", "java")
                                     .toString(),
@@ -61,7 +61,7 @@ class ServeStartAndOutageTest {
                             "--store",
                             store,
                             "--http",
-                            "127.0.0.1:" + port,
+                            "127.0.0.1:0", // a port of its own: one chosen here could be taken before it binds
                             "--grpc",
                             "off")
                     .redirectOutput(out.toFile())
@@ -69,14 +69,15 @@ class ServeStartAndOutageTest {
                     .start();
         }
 
-        /** Waits for the banner on stdout: the service says it is serving. Two minutes is the hang guard. */
+        /**
+         * Waits for the banner on stdout (the service says it is serving) and reads where. Two minutes is the hang
+         * guard.
+         */
         void awaitServing() throws Exception {
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-            while (!Files.readString(out).contains("sluice is serving") && System.nanoTime() < deadline) {
-                assertThat(process.isAlive())
-                        .as("serve exited: %s", Files.readString(err))
-                        .isTrue();
-                Thread.sleep(10);
+            try {
+                base = ServedAt.http(out, process, Duration.ofMinutes(2));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "\nstderr: " + Files.readString(err), e);
             }
             assertThat(Files.readString(out)).contains("sluice is serving");
         }

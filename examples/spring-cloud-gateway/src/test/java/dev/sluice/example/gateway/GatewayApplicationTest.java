@@ -6,14 +6,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.ManualTicker;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Instant;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -31,10 +29,22 @@ import org.springframework.test.context.DynamicPropertySource;
  * limiter's clock is frozen (a {@link ManualTicker} bean, which the in-memory store picks up) so no token comes back
  * mid-test.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "example.backend.enabled=false")
 @Import(GatewayApplicationTest.FrozenClock.class)
 class GatewayApplicationTest {
-    private static final int BACKEND_PORT = freePort();
+    /**
+     * The example's demo backend, started here on a port of its own (0): a free port chosen for the application to
+     * bind as it starts could be taken by another process meanwhile (another build's tests on the same machine).
+     */
+    private static final DemoBackend BACKEND = startedBackend();
+
+    private static DemoBackend startedBackend() {
+        DemoBackend b = new DemoBackend(0);
+        b.start();
+        return b;
+    }
 
     @TestConfiguration
     static class FrozenClock {
@@ -46,17 +56,18 @@ class GatewayApplicationTest {
 
     @DynamicPropertySource
     static void backend(DynamicPropertyRegistry registry) {
-        registry.add("example.backend.port", () -> BACKEND_PORT);
-        registry.add("BACKEND_URI", () -> "http://127.0.0.1:" + BACKEND_PORT);
+        registry.add("BACKEND_URI", () -> "http://127.0.0.1:" + BACKEND.port());
+    }
+
+    @AfterAll
+    static void stopBackend() {
+        BACKEND.stop();
     }
 
     private final HttpClient http = HttpClient.newHttpClient();
 
     @LocalServerPort
     int port;
-
-    @Autowired
-    DemoBackend backend;
 
     @Autowired
     MeterRegistry meters;
@@ -71,7 +82,7 @@ class GatewayApplicationTest {
 
     @Test
     void fivePassToTheBackendAndTheSixthIsAnswered429ByTheGateway() throws Exception {
-        long before = backend.served();
+        long before = BACKEND.served();
         for (int i = 1; i <= 5; i++) {
             HttpResponse<String> ok = get("/api/hello", "demo");
             assertThat(ok.statusCode()).isEqualTo(200);
@@ -87,7 +98,7 @@ class GatewayApplicationTest {
         assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=5;w=5");
         assertThat(denied.headers().firstValue("RateLimit")).hasValue("\"api\";r=0;t=5");
         assertThat(denied.headers().firstValue("Retry-After")).hasValue("1");
-        assertThat(backend.served() - before).isEqualTo(5);
+        assertThat(BACKEND.served() - before).isEqualTo(5);
 
         assertThat(get("/api/hello", "another").statusCode())
                 .as("another caller, another bucket")
@@ -126,13 +137,5 @@ class GatewayApplicationTest {
         HttpResponse<String> denied = get("/reports/daily", "reporter");
         assertThat(denied.statusCode()).isEqualTo(429);
         assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"reports\";q=100;w=3600");
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 }
