@@ -32,6 +32,8 @@ final class MemoryBound extends BoundLimit {
     private static final VarHandle LONGS = Slots.LONGS;
     /** {@link #step}'s answer when the remembered slot is gone (evicted, reset, moved) or its table is due for a rebase. */
     private static final long RELOCATE = Long.MIN_VALUE;
+    /** {@link #step}'s clock argument when it is to read the clock itself, after loading the table. */
+    private static final long READ_CLOCK = Long.MIN_VALUE;
 
     /**
      * Slot {@code index} of the segment's table {@code generation} ({@link Slots#generation}): immutable, so a racing
@@ -113,11 +115,17 @@ final class MemoryBound extends BoundLimit {
         return stepOrRelocate(cost) >= 0;
     }
 
-    /** {@link #step}, after looking the key up again (and rebasing its table if due) as long as it relocates. */
+    /**
+     * {@link #step}, after looking the key up again (and rebasing its table if due) as long as it relocates. A retry
+     * decides at the clock reading it located the key with, not at a later one: a limit's rebase interval can be
+     * shorter than a rebuild takes, and a retry reading the clock again could find its table due for a rebase again.
+     */
     private long stepOrRelocate(long cost) {
-        long v;
-        while ((v = step(cost)) == RELOCATE) {
-            where = segment.locate(hash, registered, ticker.read());
+        long v = step(cost, READ_CLOCK);
+        while (v == RELOCATE) {
+            long now = ticker.read();
+            where = segment.locate(hash, registered, now);
+            v = step(cost, now);
         }
         return v;
     }
@@ -129,7 +137,7 @@ final class MemoryBound extends BoundLimit {
     }
 
     /**
-     * The token bucket / GCRA step on the remembered slot, now: the backlog after taking {@code cost} (≥ 0) when
+     * The token bucket / GCRA step on the remembered slot at {@code given} ({@link #READ_CLOCK}: now): the backlog after taking {@code cost} (≥ 0) when
      * allowed, {@code ~backlog} (&lt; 0) when denied (nothing written), or {@link #RELOCATE}. The slot holds {@code TAT}
      * as {@code (TAT − base)·timeScale}; in those units now is {@code e = (now − base)·timeScale} and the backlog is
      * {@code max(TAT − e, 0)}. A table's base is never further than the limit's rebase interval behind now (else:
@@ -140,7 +148,7 @@ final class MemoryBound extends BoundLimit {
      * replaced meanwhile has its slots marked dead first, so the compare-and-set fails and the step relocates; a base
      * later than the clock reading decides at the base, as the segment does.
      */
-    private long step(long cost) {
+    private long step(long cost, long given) {
         Where w = where;
         Slots s = segment.slots;
         if (w == null || w.generation() != s.generation) {
@@ -149,7 +157,7 @@ final class MemoryBound extends BoundLimit {
         long[] states = s.states;
         int i = w.index();
         long base = s.base;
-        long sinceBase = ticker.read() - base;
+        long sinceBase = (given == READ_CLOCK ? ticker.read() : given) - base;
         if (sinceBase > rebaseIntervalNanos) {
             return RELOCATE;
         }

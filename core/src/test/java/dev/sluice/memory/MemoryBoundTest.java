@@ -1,12 +1,14 @@
 package dev.sluice.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.sluice.BoundLimit;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
+import dev.sluice.Ticker;
 import dev.sluice.algorithm.Exact;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -109,6 +111,29 @@ class MemoryBoundTest {
                     .as("an evicted hot key starts fresh: generous, never strict (checked above)")
                     .isLessThan(300);
         }
+    }
+
+    /**
+     * A limit whose table is due for a rebase every 2.3 µs (a rate of 10^15 + 1 a second: time scale 10^15 + 1), on a
+     * clock that moves 3 µs a read: every call finds its table due, rebases it, and must then decide at the reading
+     * it rebased with, not read the clock again (which would find the table due again, for ever).
+     */
+    @Test
+    void aHandleWhoseTableIsDueAtEveryReadStillDecides() {
+        AtomicLong clock = new AtomicLong(1_767_225_600_000_000_000L);
+        Ticker fast = () -> clock.addAndGet(3_000);
+        InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(fast).build();
+        Limit l = Limit.tokenBucket(1, Rate.perSecond(1_000_000_000_000_001L));
+        assertThat(new RegisteredLimit(l, 0).rebaseIntervalNanos).isLessThan(3_000);
+        BoundLimit bound = rl.bind("k", l);
+        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+            for (int i = 0; i < 100; i++) {
+                assertThat(bound.tryAcquirePermit())
+                        .as("a permit a µs; calls 3 µs apart")
+                        .isTrue();
+                assertThat(bound.tryAcquire().allowed()).isTrue();
+            }
+        });
     }
 
     @Test
