@@ -14,7 +14,7 @@ import org.jspecify.annotations.Nullable;
  * keys crafted to (the String hash is not secret), only cost a miss: where a key's state lives is still decided by
  * its SipHash ({@link KeyHasher}), and no two keys ever share a handle. A miss puts the key's handle in its entry one
  * time in {@value #ADMIT_ONE_IN}, at random: a key called often is in after a few dozen calls, and a flood of distinct
- * keys costs a handle (about 56 bytes) every {@value #ADMIT_ONE_IN} calls, not every call. Keys over
+ * keys costs a handle every {@value #ADMIT_ONE_IN} calls, not every call. Keys over
  * {@value #MAX_KEY_LENGTH} characters are never kept. At most {@value #SIZE} handles (and their key strings) are
  * held; entries are replaced, never removed: a handle whose key was evicted or reset finds its slot dead and looks
  * the key up again, as any handle does.

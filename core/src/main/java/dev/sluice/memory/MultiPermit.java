@@ -4,7 +4,6 @@ import dev.sluice.Decision;
 import dev.sluice.Permit;
 import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
-import dev.sluice.memory.InMemoryRateLimiter.Registered;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -24,7 +23,7 @@ final class MultiPermit {
     /** One distinct (key, limit) of the request. */
     private static final class Target {
         final long hash;
-        final Registered registered;
+        final RegisteredLimit registered;
         final Segment segment;
         final int segmentIndex;
         final Slots[] where = new Slots[1];
@@ -36,7 +35,7 @@ final class MultiPermit {
         @Nullable
         State scratch;
 
-        Target(long hash, Registered registered, Segment segment, int segmentIndex) {
+        Target(long hash, RegisteredLimit registered, Segment segment, int segmentIndex) {
             this.hash = hash;
             this.registered = registered;
             this.segment = segment;
@@ -48,7 +47,7 @@ final class MultiPermit {
             int i = slot[0];
             Object was = Objects.requireNonNull(held, "released only when held");
             if (registered.packed) {
-                long value = commit ? InMemoryRateLimiter.pack(registered, decided(), now, s.base) : (Long) was;
+                long value = commit ? PackedState.pack(registered, decided(), now, s.base) : (Long) was;
                 s.releasePacked(i, value);
             } else {
                 s.releaseObject(i, commit ? decided() : (State) was);
@@ -64,15 +63,15 @@ final class MultiPermit {
             .thenComparingLong(t -> t.hash)
             .thenComparingInt(t -> t.registered.index);
 
-    static Decision acquire(InMemoryRateLimiter owner, List<Permit> permits) {
+    static Decision acquire(MemoryStore store, List<Permit> permits) {
         int n = permits.size();
         Target[] byPermit = new Target[n];
         Target[] distinct = new Target[n];
         int d = 0;
         for (int p = 0; p < n; p++) {
             Permit permit = Objects.requireNonNull(permits.get(p), "permits must not contain null");
-            Registered r = owner.register(permit.limit());
-            long h = owner.hash(permit.key(), r);
+            RegisteredLimit r = store.register(permit.limit());
+            long h = store.hash(permit.key(), r);
             Target t = null;
             for (int j = 0; j < d; j++) {
                 if (distinct[j].hash == h && distinct[j].registered == r) {
@@ -81,14 +80,14 @@ final class MultiPermit {
                 }
             }
             if (t == null) {
-                t = new Target(h, r, owner.segmentFor(h), owner.segmentIndex(h));
+                t = new Target(h, r, store.segmentFor(h), store.segmentIndex(h));
                 distinct[d++] = t;
             }
             byPermit[p] = t;
         }
         Target[] targets = Arrays.copyOf(distinct, d);
         Arrays.sort(targets, ORDER);
-        long now = owner.now();
+        long now = store.now();
         for (; ; ) {
             for (Target t : targets) {
                 t.segment.ensure(t.hash, t.registered, now);
@@ -115,15 +114,14 @@ final class MultiPermit {
             for (Target t : targets) {
                 Object was = Objects.requireNonNull(t.held, "every slot is held");
                 t.scratch = t.registered.packed
-                        ? InMemoryRateLimiter.unpack(t.registered, (Long) was, at, t.where[0].base)
+                        ? PackedState.unpack(t.registered, (Long) was, at, t.where[0].base)
                         : (State) was;
             }
             Decision result = null;
             boolean all = true;
             for (int p = 0; p < n; p++) {
                 Target t = byPermit[p];
-                Step step = InMemoryRateLimiter.step(
-                        t.registered, t.decided(), at, permits.get(p).cost());
+                Step step = t.registered.step(t.decided(), at, permits.get(p).cost());
                 t.scratch = step.state();
                 result = result == null ? step.decision() : result.mostRestrictive(step.decision());
                 all &= step.decision().allowed();

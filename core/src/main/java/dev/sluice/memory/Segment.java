@@ -1,10 +1,10 @@
 package dev.sluice.memory;
 
-import static dev.sluice.memory.InMemoryRateLimiter.DEAD;
-import static dev.sluice.memory.InMemoryRateLimiter.DEAD_REF;
-import static dev.sluice.memory.InMemoryRateLimiter.LOCKED;
-import static dev.sluice.memory.InMemoryRateLimiter.packWindow;
-import static dev.sluice.memory.InMemoryRateLimiter.windowCount;
+import static dev.sluice.memory.PackedState.packWindow;
+import static dev.sluice.memory.PackedState.windowCount;
+import static dev.sluice.memory.Slots.DEAD;
+import static dev.sluice.memory.Slots.DEAD_REF;
+import static dev.sluice.memory.Slots.LOCKED;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
@@ -14,8 +14,7 @@ import dev.sluice.algorithm.FixedWindow;
 import dev.sluice.algorithm.Gcra;
 import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
-import dev.sluice.memory.InMemoryRateLimiter.LockedRef;
-import dev.sluice.memory.InMemoryRateLimiter.Registered;
+import dev.sluice.memory.Slots.LockedRef;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
@@ -23,7 +22,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * One open-addressed table of the in-memory limiter (its arrays: {@link Slots}, load ≤ 3/4). Readers and
  * deciders take no lock; inserting, evicting ({@link Eviction}), sweeping and rebuilding hold this segment's
- * monitor. A slot, once given to a key, holds that key until it is marked {@link InMemoryRateLimiter#DEAD};
+ * monitor. A slot, once given to a key, holds that key until it is marked {@link Slots#DEAD};
  * dead slots are only reclaimed by building a new table, so a compare-and-set on a stale slot fails instead of
  * landing on someone else's state.
  */
@@ -31,14 +30,16 @@ final class Segment {
     private static final VarHandle LONGS = Slots.LONGS;
     private static final VarHandle REFS = Slots.REFS;
 
-    private final InMemoryRateLimiter owner;
+    /** The limits its slots' indices name; never the limiter itself. */
+    private final LimitRegistry limits;
+
     private final int maxLive;
     volatile Slots slots;
     private int live; // guarded by this
     private int used; // live + dead slots, guarded by this
 
-    Segment(InMemoryRateLimiter owner, int maxLive, long now) {
-        this.owner = owner;
+    Segment(LimitRegistry limits, int maxLive, long now) {
+        this.limits = limits;
         this.maxLive = Math.max(1, maxLive);
         this.slots = new Slots(Slots.capacityFor(Math.min(this.maxLive, 8)), false, now, 0);
     }
@@ -50,17 +51,17 @@ final class Segment {
     // ------------------------------------------------------------------------------------------------
     // the decision paths
 
-    Decision acquirePacked(long h, Registered r, long cost, long nowRead, long maxWaitScaled) {
+    Decision acquirePacked(long h, RegisteredLimit r, long cost, long nowRead, long maxWaitScaled) {
         return acquirePacked(h, r, cost, nowRead, maxWaitScaled, null);
     }
 
     /** With {@code bound}, the slot it remembers is tried first, and the slot found is remembered for next time. */
     Decision acquirePacked(
-            long h, Registered r, long cost, long nowRead, long maxWaitScaled, @Nullable MemoryBound bound) {
+            long h, RegisteredLimit r, long cost, long nowRead, long maxWaitScaled, @Nullable MemoryBound bound) {
         Limit limit = r.limit;
         for (; ; ) {
             Slots s = slots;
-            if (nowRead - s.base > owner.rebaseIntervalNanos) {
+            if (nowRead - s.base > limits.rebaseIntervalNanos) {
                 rebase(nowRead);
                 continue;
             }
@@ -119,10 +120,10 @@ final class Segment {
     }
 
     /** The slot of (h, r) on a table fit to decide at {@code nowRead}: rebases, and inserts a fresh key, if need be. */
-    MemoryBound.Where locate(long h, Registered r, long nowRead) {
+    MemoryBound.Where locate(long h, RegisteredLimit r, long nowRead) {
         for (; ; ) {
             Slots s = slots;
-            if (nowRead - s.base > owner.rebaseIntervalNanos) {
+            if (nowRead - s.base > limits.rebaseIntervalNanos) {
                 rebase(nowRead);
                 continue;
             }
@@ -134,7 +135,7 @@ final class Segment {
         }
     }
 
-    Decision acquireObject(long h, Registered r, long cost, long now) {
+    Decision acquireObject(long h, RegisteredLimit r, long cost, long now) {
         for (; ; ) {
             Slots s = slots;
             int i = s.find(h, r.index);
@@ -152,7 +153,7 @@ final class Segment {
                     Slots.awaitHolder();
                     continue;
                 }
-                Step step = InMemoryRateLimiter.step(r, (State) cur, now, cost);
+                Step step = r.step((State) cur, now, cost);
                 if (!step.decision().allowed()) {
                     return step.decision();
                 }
@@ -164,10 +165,10 @@ final class Segment {
     }
 
     /** Reads the key's state and decides without writing; an unknown key is read as fresh and not created. */
-    Decision peek(long h, Registered r, long cost, long nowRead) {
+    Decision peek(long h, RegisteredLimit r, long cost, long nowRead) {
         for (; ; ) {
             Slots s = slots;
-            if (r.packed && nowRead - s.base > owner.rebaseIntervalNanos) {
+            if (r.packed && nowRead - s.base > limits.rebaseIntervalNanos) {
                 rebase(nowRead);
                 continue;
             }
@@ -186,7 +187,7 @@ final class Segment {
                     Slots.awaitHolder();
                     continue;
                 }
-                state = InMemoryRateLimiter.unpack(r, cur, now, s.base);
+                state = PackedState.unpack(r, cur, now, s.base);
             } else {
                 Object cur = REFS.getVolatile(s.refs, i);
                 if (cur == DEAD_REF) {
@@ -207,10 +208,10 @@ final class Segment {
 
     /** Locks the slot of (h, r) for a multi-permit request: returns the held packed value or state, or null. */
     @Nullable
-    Object hold(long h, Registered r, long now, Slots[] where, int[] slot) {
+    Object hold(long h, RegisteredLimit r, long now, Slots[] where, int[] slot) {
         for (; ; ) {
             Slots s = slots;
-            if (r.packed && now - s.base > owner.rebaseIntervalNanos) {
+            if (r.packed && now - s.base > limits.rebaseIntervalNanos) {
                 return null;
             }
             int i = s.find(h, r.index);
@@ -250,8 +251,8 @@ final class Segment {
     }
 
     /** Makes sure (h, r) has a slot on a table fit to decide at {@code now}, inserting a fresh key if need be. */
-    void ensure(long h, Registered r, long now) {
-        if (now - slots.base > owner.rebaseIntervalNanos) {
+    void ensure(long h, RegisteredLimit r, long now) {
+        if (now - slots.base > limits.rebaseIntervalNanos) {
             rebase(now);
         }
         if (slots.find(h, r.index) < 0) {
@@ -262,7 +263,7 @@ final class Segment {
     // ------------------------------------------------------------------------------------------------
     // structural changes, under the monitor
 
-    private synchronized void insert(long h, Registered r, long now) {
+    private synchronized void insert(long h, RegisteredLimit r, long now) {
         Slots s = slots;
         if (s.find(h, r.index) >= 0) {
             return;
@@ -286,14 +287,14 @@ final class Segment {
     synchronized void remove(long h, int limitIndex) {
         Slots s = slots;
         int i = s.find(h, limitIndex);
-        if (i >= 0 && s.kill(i, true, owner.registered(limitIndex)) != null) {
+        if (i >= 0 && s.kill(i, true, limits.get(limitIndex)) != null) {
             live--;
         }
     }
 
     /** Rebuilds the table on a new base once now has moved too far from the old one. */
     private synchronized void rebase(long now) {
-        if (now - slots.base > owner.rebaseIntervalNanos) {
+        if (now - slots.base > limits.rebaseIntervalNanos) {
             rebuild(now, slots.refs != null);
         }
     }
@@ -306,7 +307,7 @@ final class Segment {
         Slots old = slots;
         long base = Math.max(now, old.base);
         if (live >= maxLive) {
-            live -= Eviction.evict(old, base, live, maxLive, owner::registered);
+            live -= Eviction.evict(old, base, live, maxLive, limits);
         }
         Slots next = new Slots(
                 Slots.capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs, base, old.generation + 1);
@@ -316,7 +317,7 @@ final class Segment {
             if (h == 0) {
                 continue;
             }
-            Registered r = owner.registered(old.limits[i]);
+            RegisteredLimit r = limits.get(old.limits[i]);
             Object value = old.kill(i, true, r);
             if (value == null) {
                 continue;

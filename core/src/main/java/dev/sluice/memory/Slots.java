@@ -1,12 +1,6 @@
 package dev.sluice.memory;
 
-import static dev.sluice.memory.InMemoryRateLimiter.DEAD;
-import static dev.sluice.memory.InMemoryRateLimiter.DEAD_REF;
-import static dev.sluice.memory.InMemoryRateLimiter.LOCKED;
-
 import dev.sluice.algorithm.State;
-import dev.sluice.memory.InMemoryRateLimiter.LockedRef;
-import dev.sluice.memory.InMemoryRateLimiter.Registered;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import org.jspecify.annotations.Nullable;
@@ -15,12 +9,28 @@ import org.jspecify.annotations.Nullable;
  * The arrays of one table generation of a {@link Segment}: open addressing with linear probing, replaced whole,
  * never resized in place. A slot is (key hash, limit index, state): a packed {@code long} for the token bucket,
  * GCRA and fixed window, an object in {@link #refs} for the others. Once given to a key a slot holds that key
- * until it is marked dead ({@link InMemoryRateLimiter#DEAD}, {@link InMemoryRateLimiter#DEAD_REF}), so a
+ * until it is marked dead ({@link #DEAD}, {@link #DEAD_REF}), so a
  * compare-and-set on a stale slot fails instead of landing on another key's state.
  */
 final class Slots {
     static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
     static final VarHandle REFS = MethodHandles.arrayElementVarHandle(Object[].class);
+
+    /** A packed slot that was evicted or moved to a new table: never written again ({@link PackedState}: never < 0). */
+    static final long DEAD = Long.MIN_VALUE;
+    /** A packed slot held by a multi-permit request for a moment. */
+    static final long LOCKED = Long.MIN_VALUE + 1;
+    /** The mark of an evicted or moved object slot. */
+    static final Object DEAD_REF = new Object();
+
+    /** Placeholder for a multi-permit request's hold on an object slot, keeping the state it replaced. */
+    static final class LockedRef {
+        final State held;
+
+        LockedRef(State held) {
+            this.held = held;
+        }
+    }
 
     final long[] keys;
     final long[] states;
@@ -30,7 +40,7 @@ final class Slots {
 
     final int capacity;
     final int threshold;
-    /** Packed token bucket values count from this instant (epoch ns); see {@link Registered#tat}. */
+    /** Packed token bucket values count from this instant (epoch ns); see {@link RegisteredLimit#tat}. */
     final long base;
     /**
      * This table's place in its segment's succession of tables (0, 1, 2, …): what a handle remembers of the table its
@@ -108,7 +118,7 @@ final class Slots {
     }
 
     /** Nanoseconds until slot i (of limit {@code r}) is fresh, or -1 when it is empty, dead or held. */
-    long untilFresh(int i, long now, Registered r) {
+    long untilFresh(int i, long now, RegisteredLimit r) {
         if (keys[i] == 0) {
             return -1;
         }
@@ -125,7 +135,7 @@ final class Slots {
      * already. With {@code wait}, a slot held by a multi-permit request is waited for; without, it is left alone.
      */
     @Nullable
-    Object kill(int i, boolean wait, Registered r) {
+    Object kill(int i, boolean wait, RegisteredLimit r) {
         if (r.packed) {
             for (; ; ) {
                 long v = (long) LONGS.getVolatile(states, i);

@@ -1,12 +1,14 @@
 package dev.sluice.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.sluice.BoundLimit;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
+import dev.sluice.Ticker;
 import dev.sluice.algorithm.Exact;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,7 +32,7 @@ import org.junit.jupiter.api.Test;
 class MemoryBoundTest {
     /**
      * About one permit a second, counted in units of 1/1,000,000,007 ns: a table holding it is rebuilt on a new
-     * base every 2.3 s of ticker time ({@code InMemoryRateLimiter.Registered#rebaseIntervalNanos}).
+     * base every 2.3 s of ticker time ({@code RegisteredLimit#rebaseIntervalNanos}).
      */
     private static final Limit SLOW_BASE =
             Limit.tokenBucket(4, Rate.of(1_000_000_007L, Duration.ofSeconds(1_000_000_000L)));
@@ -111,6 +113,29 @@ class MemoryBoundTest {
         }
     }
 
+    /**
+     * A limit whose table is due for a rebase every 2.3 µs (a rate of 10^15 + 1 a second: time scale 10^15 + 1), on a
+     * clock that moves 3 µs a read: every call finds its table due, rebases it, and must then decide at the reading
+     * it rebased with, not read the clock again (which would find the table due again, for ever).
+     */
+    @Test
+    void aHandleWhoseTableIsDueAtEveryReadStillDecides() {
+        AtomicLong clock = new AtomicLong(1_767_225_600_000_000_000L);
+        Ticker fast = () -> clock.addAndGet(3_000);
+        InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(fast).build();
+        Limit l = Limit.tokenBucket(1, Rate.perSecond(1_000_000_000_000_001L));
+        assertThat(new RegisteredLimit(l, 0).rebaseIntervalNanos).isLessThan(3_000);
+        BoundLimit bound = rl.bind("k", l);
+        assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
+            for (int i = 0; i < 100; i++) {
+                assertThat(bound.tryAcquirePermit())
+                        .as("a permit a µs; calls 3 µs apart")
+                        .isTrue();
+                assertThat(bound.tryAcquire().allowed()).isTrue();
+            }
+        });
+    }
+
     @Test
     void aHandleDoesNotKeepAReplacedTableAlive() throws InterruptedException {
         ManualTicker t = ManualTicker.atEpochNanos(1_767_225_600_000_000_000L);
@@ -119,7 +144,7 @@ class MemoryBoundTest {
                 InMemoryRateLimiter.builder().ticker(t).maxKeys(64).build(); // one segment
         BoundLimit hot = rl.bind("hot", l);
         assertThat(hot.tryAcquirePermit()).isTrue();
-        Segment segment = rl.segmentFor(rl.hash("hot", rl.register(l)));
+        Segment segment = rl.store.segmentFor(rl.store.hash("hot", rl.store.register(l)));
         java.lang.ref.WeakReference<Slots> first = new java.lang.ref.WeakReference<>(segment.slots);
         for (int i = 0; i < 200; i++) {
             // the table grows and evicts (these keys, which are closer to fresh than the hot one): it is replaced
