@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -122,6 +123,19 @@ final class Batcher implements AutoCloseable {
 
     /** One batch on a dispatcher thread: sent, then each request answered (a failure fails each). */
     private CompletableFuture<?> dispatch(List<Request> batch) {
+        try {
+            return send(batch);
+        } catch (RejectedExecutionException e) { // close() stopped the dispatchers (their queue is unbounded)
+            IllegalStateException closed = closedException();
+            closed.initCause(e);
+            for (Request r : batch) {
+                r.result().completeExceptionally(closed);
+            }
+            return CompletableFuture.failedFuture(closed);
+        }
+    }
+
+    private CompletableFuture<?> send(List<Request> batch) {
         return CompletableFuture.runAsync(
                 () -> {
                     List<@Nullable Decision> decisions = sender.send(batch);
