@@ -3,6 +3,7 @@ package dev.sluice.postgres;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
@@ -92,8 +93,11 @@ final class PostgresCalls {
         return onWorker(key, limit, new DecisionCall(budget.deadline()), c -> statements.reset(c, key, limit));
     }
 
-    /** All or nothing: one transaction on a worker (a single permit is the single decision). */
-    Pending<Decision> tryAcquire(List<Permit> permits) {
+    /**
+     * All or nothing, with each permit's own decision: one transaction on a worker (a single permit is the single
+     * decision, whose denial took nothing and so is its own look).
+     */
+    Pending<PermitDecisions> tryAcquireEach(List<Permit> permits) {
         Permit.checkAll(permits);
         for (Permit p : permits) {
             KeyText.check(p.key());
@@ -101,7 +105,12 @@ final class PostgresCalls {
         checkOpen();
         Permit first = permits.get(0);
         if (permits.size() == 1) {
-            return acquire(first.key(), first.limit(), first.cost(), -1);
+            Pending<Decision> one = acquire(first.key(), first.limit(), first.cost(), -1);
+            return new Pending<>(
+                    one.future().thenApply(d -> new PermitDecisions(d, List.of(d))),
+                    one.call(),
+                    one.key(),
+                    one.limit());
         }
         return onWorker(
                 first.key(),

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
@@ -307,12 +308,23 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        return waits.await(calls.tryAcquire(permits));
+        return tryAcquireEach(permits).decision();
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
-        return waits.bounded(calls.tryAcquire(permits));
+        return tryAcquireEachAsync(permits).thenApply(PermitDecisions::decision);
+    }
+
+    /** One transaction (see {@code MultiPermitTransaction}), whose rows tell each permit's own decision. */
+    @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        return waits.await(calls.tryAcquireEach(permits));
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return waits.bounded(calls.tryAcquireEach(permits));
     }
 
     // ------------------------------------------------------------------ expiry
