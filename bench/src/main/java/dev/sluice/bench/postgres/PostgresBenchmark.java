@@ -51,7 +51,7 @@ import org.jspecify.annotations.Nullable;
  * <pre>
  *   java -cp "$(cat bench/target/cp.txt):bench/target/classes" dev.sluice.bench.postgres.PostgresBenchmark \
  *        [--url jdbc:postgresql://host:5432/db --user u --password p] [--seconds 10] [--callers 64] [--connections 16] [--keys 100000]
- *        [--only sluice,single,bucket4j,pgbench]
+ *        [--only sluice,single,bucket4j,pgbench] [--serializable true]
  * </pre>
  * Without {@code --url} it starts an embedded PostgreSQL 17 (fsync on) and stops it at the end.
  */
@@ -71,6 +71,8 @@ public final class PostgresBenchmark {
     private final int keys;
     private final List<String> only;
     private final RetryPolicy retry;
+    /** Every session SERIALIZABLE ({@code --serializable true}): the hot key's conflicts become 40001s. */
+    private final boolean serializable;
     /** Stores whose 100k rows exist already: the keys are touched once, not before every run. */
     private final java.util.Set<String> touched = new java.util.HashSet<>();
 
@@ -91,6 +93,7 @@ public final class PostgresBenchmark {
         this.retry = a.containsKey("budget-ms")
                 ? RetryPolicy.DEFAULT.withBudget(Duration.ofMillis(Long.parseLong(a.get("budget-ms"))))
                 : RetryPolicy.DEFAULT;
+        this.serializable = Boolean.parseBoolean(a.getOrDefault("serializable", "false"));
     }
 
     public static void main(String[] args) throws Exception {
@@ -127,7 +130,8 @@ public final class PostgresBenchmark {
                         + "), " + callers
                         + " calling threads, " + threads + " pooled connections, " + keys + " keys, " + seconds
                         + " s per run after " + warmupSeconds
-                        + " s warm-up, " + Runtime.getRuntime().availableProcessors() + " cores");
+                        + " s warm-up, " + Runtime.getRuntime().availableProcessors() + " cores"
+                        + (serializable ? ", default_transaction_isolation = serializable" : ""));
             }
             for (String sync : List.of("on", "off")) {
                 try (HikariDataSource ds = pool(jdbcUrl, sync, threads)) {
@@ -179,7 +183,8 @@ public final class PostgresBenchmark {
         c.setPassword(password);
         c.setMaximumPoolSize(size);
         c.setMinimumIdle(size);
-        c.setConnectionInitSql("set synchronous_commit = " + sync);
+        c.setConnectionInitSql("set synchronous_commit = " + sync
+                + (serializable ? "; set default_transaction_isolation = serializable" : ""));
         return new HikariDataSource(c);
     }
 
@@ -378,7 +383,11 @@ public final class PostgresBenchmark {
                             user,
                             m.group(3))
                     .redirectErrorStream(true);
-            pb.environment().put("PGOPTIONS", "-c synchronous_commit=" + sync);
+            pb.environment()
+                    .put(
+                            "PGOPTIONS",
+                            "-c synchronous_commit=" + sync
+                                    + (serializable ? " -c default_transaction_isolation=serializable" : ""));
             if (!password.isEmpty()) {
                 pb.environment().put("PGPASSWORD", password);
             }
