@@ -10,10 +10,6 @@ import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.proxy.ProxyManager;
 import io.github.bucket4j.postgresql.Bucket4jPostgreSQL;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -30,8 +26,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -107,7 +101,7 @@ public final class PostgresBenchmark {
         new PostgresBenchmark(a).run();
     }
 
-    private record Result(String store, String workload, String sync, double perSecond, long errors, long denied) {}
+    record Result(String store, String workload, String sync, double perSecond, long errors, long denied) {}
 
     private void run() throws Exception {
         EmbeddedPostgres embedded = null;
@@ -147,7 +141,8 @@ public final class PostgresBenchmark {
                             results.add(bucket4j(ds, workload, sync, hot));
                         }
                         if (only.contains("pgbench")) {
-                            Result r = pgbench(jdbcUrl, workload, sync, hot);
+                            Result r = new Pgbench(LIMIT, keys, threads, seconds, user, password, serializable)
+                                    .run(jdbcUrl, workload, sync, hot);
                             if (r != null) {
                                 results.add(r);
                             }
@@ -339,87 +334,6 @@ public final class PostgresBenchmark {
         }
         for (Thread th : ts) {
             th.join();
-        }
-    }
-
-    private static final Pattern TPS = Pattern.compile("tps = ([0-9.]+) \\(without initial connection time\\)");
-
-    /** pgbench -M prepared running exactly the statement PostgresRateLimiter sends; null when pgbench is missing. */
-    private @Nullable Result pgbench(String jdbcUrl, String workload, String sync, boolean hot) throws Exception {
-        Matcher m = Pattern.compile("jdbc:postgresql://([^:/]+):(\\d+)/([^?]+)").matcher(jdbcUrl);
-        if (!m.find()) {
-            System.out.println("pgbench skipped: cannot read host, port and database from " + jdbcUrl);
-            return null;
-        }
-        Path script = Files.createTempFile("sluice-pgbench", ".sql");
-        String key = hot ? "'bench:0'" : "'bench:' || :k";
-        Files.writeString(
-                script,
-                (hot ? "" : "\\set k random(0, " + (keys - 1) + ")\n")
-                        + "select allowed, pre_backlog, pre_at_ns, now_ns, existed from public.sluice_bucket_acquire("
-                        + key
-                        + ", '" + LIMIT.id() + "', 1, null, " + LIMIT.timeScale() + ", " + LIMIT.intervalScaled() + ", "
-                        + LIMIT.capacityScaled() + ", null);\n",
-                StandardCharsets.UTF_8);
-        try {
-            ProcessBuilder pb = new ProcessBuilder(
-                            "pgbench",
-                            "-n",
-                            "-M",
-                            "prepared",
-                            "-c",
-                            String.valueOf(threads),
-                            "-j",
-                            "2",
-                            "-T",
-                            String.valueOf(seconds),
-                            "-f",
-                            script.toString(),
-                            "-h",
-                            m.group(1),
-                            "-p",
-                            m.group(2),
-                            "-U",
-                            user,
-                            m.group(3))
-                    .redirectErrorStream(true);
-            pb.environment()
-                    .put(
-                            "PGOPTIONS",
-                            "-c synchronous_commit=" + sync
-                                    + (serializable ? " -c default_transaction_isolation=serializable" : ""));
-            if (!password.isEmpty()) {
-                pb.environment().put("PGPASSWORD", password);
-            }
-            Process p;
-            try {
-                p = pb.start();
-            } catch (IOException e) {
-                System.out.println("pgbench skipped: " + e.getMessage());
-                return null;
-            }
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            p.waitFor();
-            Matcher tps = TPS.matcher(out);
-            if (!tps.find()) {
-                System.out.println("pgbench gave no tps:\n" + out);
-                return null;
-            }
-            Matcher failed =
-                    Pattern.compile("number of failed transactions: (\\d+)").matcher(out);
-            long errors = failed.find() ? Long.parseLong(failed.group(1)) : 0;
-            Result r = new Result(
-                    "pgbench -M prepared (sluice statement)",
-                    workload,
-                    sync,
-                    Double.parseDouble(tps.group(1)),
-                    errors,
-                    0);
-            System.out.printf(
-                    Locale.ROOT, "%-30s %-10s sync=%-3s %,10.0f decisions/s%n", r.store, workload, sync, r.perSecond);
-            return r;
-        } finally {
-            Files.deleteIfExists(script);
         }
     }
 }
