@@ -17,7 +17,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The operations of a {@link PostgresRateLimiter}, one per kind of decision, each written once: checks the input
  * (before anything is sent or changed), takes the call's deadline from the budget (queueing included) and hands the
- * work to the batches or a worker, returning a {@link Pending} call. The limiter's two views use them: the synchronous
+ * work to the batches or a worker, returning a {@link Pending} call. A decision or reset that does not batch goes to a
+ * worker once no other statement of this limiter is on its row ({@link Workers#submitOnRow}); a peek (it locks and
+ * writes nothing) and a multi-permit transaction (several rows, locked in one fixed order) go at once. The limiter's two views use them: the synchronous
  * one waits for it ({@link CallerWait#await}), the asynchronous one gets its future bounded alike
  * ({@link CallerWait#bounded}).
  */
@@ -73,7 +75,7 @@ final class PostgresCalls {
                     new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, new CompletableFuture<>()));
             return new Pending<>(f, call, key, limit);
         }
-        return onWorker(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
+        return onRow(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
     }
 
     Pending<Decision> peek(String key, Limit limit, long cost) {
@@ -90,7 +92,7 @@ final class PostgresCalls {
         Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
         KeyText.check(key);
         checkOpen();
-        return onWorker(key, limit, new DecisionCall(budget.deadline()), c -> statements.reset(c, key, limit));
+        return onRow(key, limit, new DecisionCall(budget.deadline()), c -> statements.reset(c, key, limit));
     }
 
     /**
@@ -117,6 +119,11 @@ final class PostgresCalls {
                 first.limit(),
                 new DecisionCall(budget.deadline()),
                 c -> multiPermit.acquireAll(c, permits));
+    }
+
+    /** On a worker once no other statement of this limiter is on the row (a hot key's decisions one at a time). */
+    private <T> Pending<T> onRow(String key, Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {
+        return new Pending<>(workers.submitOnRow(key, limit, call, work), call, key, limit);
     }
 
     private <T> Pending<T> onWorker(String key, Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {
