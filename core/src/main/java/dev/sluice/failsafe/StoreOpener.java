@@ -2,10 +2,15 @@ package dev.sluice.failsafe;
 
 import dev.sluice.Degradation;
 import dev.sluice.RateLimiter;
+import dev.sluice.Scheduler;
 import dev.sluice.StoreException;
 import dev.sluice.store.ReconnectBackoff;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -14,8 +19,11 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Opens a store from a {@link Supplier} on its own daemon thread ({@code sluice-store-opener}), again after each
- * failure until it returns one, and lets the builder wait for the first attempt.
+ * Opens a store from a {@link Supplier}, again after each failure until it returns one, and lets the builder wait for
+ * the first attempt. An attempt blocks (it connects and warms up), so it runs on a daemon thread of the
+ * {@link Scheduler}'s factory ({@code sluice-store-opener-<n>}, which ends a second after the last attempt); the wait
+ * before the next attempt is the scheduler's, so that a test advancing a {@link dev.sluice.ManualScheduler} steps the
+ * opener one attempt at a time.
  *
  * <p>The first attempt is what makes the first decision over a healthy store the store's own: the builder waits
  * for it up to a startup wait. A failing attempt ends the wait at once, and what happens then depends on why:
@@ -34,21 +42,17 @@ import org.jspecify.annotations.Nullable;
  */
 final class StoreOpener {
 
-    /** Waits between attempts; a seam so that tests step the opener instead of sleeping. */
-    @FunctionalInterface
-    interface Pause {
-        Pause SLEEP = TimeUnit.NANOSECONDS::sleep;
-
-        void pause(long nanos) throws InterruptedException;
-    }
-
     private final Supplier<? extends RateLimiter> supplier;
     private final long probeIntervalNanos;
     private final boolean startDespiteMisconfiguration;
     private final Predicate<RateLimiter> install;
     private final Consumer<Degradation> onFailure;
     private final OutageLog outages;
-    private final Pause pause;
+    private final Scheduler scheduler;
+    /** Where an attempt runs: the opener's own thread, or (tests) the thread that starts or schedules it. */
+    private final Executor attempts;
+    /** The opener's own thread, when {@link #attempts} is not a test's; shut down by {@link #stop()}. */
+    private final @Nullable ThreadPoolExecutor ownThread;
     /** Counted down when the first attempt has returned or thrown. */
     private final CountDownLatch firstAttempt = new CountDownLatch(1);
     /** True while the builder still waits for the first attempt; whoever clears it decides what the attempt means. */
@@ -56,12 +60,19 @@ final class StoreOpener {
     /** The misconfiguration the first attempt met, for the builder to throw. */
     private volatile @Nullable RuntimeException refusedAtStart;
 
-    private final Thread thread;
+    private final Object lock = new Object();
+    /** Set by {@link #stop()}: no attempt is scheduled after it. Guarded by {@link #lock}. */
+    private boolean stopped;
+    /** The next attempt, scheduled after a failure. Guarded by {@link #lock}. */
+    private Scheduler.@Nullable Cancellable next;
+    /** Misconfigurations in a row, for the backoff; attempts run one at a time (each schedules the next). */
+    private int refusals;
 
     /**
      * @param install takes the opened store, or returns false when the limiter was closed meanwhile (the store is
      *                then closed here)
      * @param onFailure told the cause of each failed attempt
+     * @param attempts where attempts run; null: a daemon thread of {@code scheduler}'s factory
      */
     StoreOpener(
             Supplier<? extends RateLimiter> supplier,
@@ -70,20 +81,30 @@ final class StoreOpener {
             Predicate<RateLimiter> install,
             Consumer<Degradation> onFailure,
             OutageLog outages,
-            Pause pause) {
+            Scheduler scheduler,
+            @Nullable Executor attempts) {
         this.supplier = supplier;
         this.probeIntervalNanos = Math.max(1, probeInterval.toNanos());
         this.startDespiteMisconfiguration = startDespiteMisconfiguration;
         this.install = install;
         this.onFailure = onFailure;
         this.outages = outages;
-        this.pause = pause;
-        this.thread = new Thread(this::run, "sluice-store-opener");
-        thread.setDaemon(true);
+        this.scheduler = scheduler;
+        if (attempts != null) {
+            this.ownThread = null;
+            this.attempts = attempts;
+        } else {
+            ThreadPoolExecutor own = new ThreadPoolExecutor(
+                    1, 1, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), scheduler.threadFactory("store-opener"));
+            own.allowCoreThreadTimeOut(true);
+            this.ownThread = own;
+            this.attempts = own;
+        }
     }
 
     /**
-     * Starts opening and waits, up to {@code wait}, for the first attempt; an interrupt ends the wait early.
+     * Starts opening and waits, up to {@code wait}, for the first attempt; an interrupt ends the wait early. The wait
+     * is on real time: the attempt is real work on a real thread (a connection, a warm-up).
      *
      * @return null, or a line for the log when the first attempt did not end within the wait
      * @throws RuntimeException the store's own exception when the first attempt found it misconfigured (the opener
@@ -91,7 +112,7 @@ final class StoreOpener {
      */
     @Nullable
     String start(Duration wait) {
-        thread.start();
+        startAttempt();
         try {
             if (!firstAttempt.await(wait.toNanos(), TimeUnit.NANOSECONDS) && builderWaits.compareAndSet(true, false)) {
                 return "the store did not open within the startup wait of " + OutageLog.words(wait.toNanos())
@@ -109,51 +130,74 @@ final class StoreOpener {
         return null;
     }
 
-    /** Stops opening; a store opened meanwhile is closed by {@code install}'s refusal. */
+    /** Stops opening: cancels the next attempt and interrupts one under way; a store it opens is closed. */
     void stop() {
-        thread.interrupt();
+        Scheduler.Cancellable n;
+        synchronized (lock) {
+            stopped = true;
+            n = next;
+            next = null;
+        }
+        if (n != null) {
+            n.cancel();
+        }
+        if (ownThread != null) {
+            ownThread.shutdownNow();
+        }
     }
 
-    private void run() {
-        int refusals = 0;
-        while (!Thread.currentThread().isInterrupted()) {
-            long waitNanos;
-            try {
-                RateLimiter s = supplier.get();
-                if (install.test(s)) {
-                    outages.recovered("store opened");
-                } else {
-                    s.close();
-                }
-                builderWaits.set(false);
-                firstAttempt.countDown();
+    /** Hands one attempt to its thread; after {@link #stop()} the thread refuses it, and nothing runs. */
+    private void startAttempt() {
+        try {
+            attempts.execute(this::attempt);
+        } catch (RejectedExecutionException stoppedMeanwhile) {
+            // stop() shut the opener's thread down between scheduling this attempt and now
+        }
+    }
+
+    /** One attempt: installs the store, or notes the failure and schedules the next attempt. */
+    private void attempt() {
+        synchronized (lock) {
+            if (stopped) {
                 return;
-            } catch (RuntimeException e) {
-                Degradation cause = causeOf(e);
-                if (cause == Degradation.MISCONFIGURED
-                        && !startDespiteMisconfiguration
-                        && builderWaits.compareAndSet(true, false)) {
-                    refusedAtStart = e; // the builder throws it: an application must not start on a typo
-                    firstAttempt.countDown();
-                    return;
-                }
-                builderWaits.set(false);
-                refusals = cause == Degradation.MISCONFIGURED ? refusals + 1 : 0;
-                waitNanos = refusals > 0 ? ReconnectBackoff.nanosAfter(refusals) : probeIntervalNanos;
-                onFailure.accept(cause);
-                outages.failing(
-                        cause,
-                        "cannot open the store: " + e.getMessage(),
-                        refusals > 0
-                                ? "trying again in " + OutageLog.words(waitNanos) + ", backing off to "
-                                        + OutageLog.words(ReconnectBackoff.MAX.toNanos())
-                                : "trying again every " + OutageLog.words(probeIntervalNanos));
-                firstAttempt.countDown();
             }
-            try {
-                pause.pause(waitNanos);
-            } catch (InterruptedException e) {
+        }
+        long waitNanos;
+        try {
+            RateLimiter s = supplier.get();
+            if (install.test(s)) {
+                outages.recovered("store opened");
+            } else {
+                s.close();
+            }
+            builderWaits.set(false);
+            firstAttempt.countDown();
+            return;
+        } catch (RuntimeException e) {
+            Degradation cause = causeOf(e);
+            if (cause == Degradation.MISCONFIGURED
+                    && !startDespiteMisconfiguration
+                    && builderWaits.compareAndSet(true, false)) {
+                refusedAtStart = e; // the builder throws it: an application must not start on a typo
+                firstAttempt.countDown();
                 return;
+            }
+            builderWaits.set(false);
+            refusals = cause == Degradation.MISCONFIGURED ? refusals + 1 : 0;
+            waitNanos = refusals > 0 ? ReconnectBackoff.nanosAfter(refusals) : probeIntervalNanos;
+            onFailure.accept(cause);
+            outages.failing(
+                    cause,
+                    "cannot open the store: " + e.getMessage(),
+                    refusals > 0
+                            ? "trying again in " + OutageLog.words(waitNanos) + ", backing off to "
+                                    + OutageLog.words(ReconnectBackoff.MAX.toNanos())
+                            : "trying again every " + OutageLog.words(probeIntervalNanos));
+            firstAttempt.countDown();
+        }
+        synchronized (lock) {
+            if (!stopped) {
+                next = scheduler.schedule(Duration.ofNanos(waitNanos), this::startAttempt);
             }
         }
     }
