@@ -1,10 +1,12 @@
 package dev.sluice.postgres;
 
+import dev.sluice.Scheduler;
+import dev.sluice.Ticker;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -24,7 +26,9 @@ import org.jspecify.annotations.Nullable;
  * cleaner skips it) or finds it gone once the cleaner commits, and then starts from a fresh state, which
  * the expired row was equal to.
  *
- * <p>Time is the limiter's: the database's clock by default, its ticker when it has one.
+ * <p>Time is the limiter's: the database's clock by default, its ticker when it has one. A scheduled cleaner waits
+ * its interval on the limiter's {@link Scheduler} (after each sweep: sweeps never overlap) and sweeps on a daemon
+ * thread of the scheduler's factory, {@code sluice-postgres-cleaner-<n>}: a sweep is JDBC, it blocks.
  */
 public final class ExpiryCleaner implements AutoCloseable {
 
@@ -47,8 +51,15 @@ public final class ExpiryCleaner implements AutoCloseable {
     private final AtomicLong sweeps = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final AtomicReference<RuntimeException> lastFailure = new AtomicReference<>();
-    /** Null until {@link #start}. */
-    private volatile @Nullable ScheduledExecutorService scheduler;
+    private final Object lock = new Object();
+    /** Null until {@link #start}. Guarded by {@link #lock}, as are the next two. */
+    private @Nullable Scheduled scheduled;
+
+    private Scheduler.@Nullable Cancellable next;
+    private boolean stopped;
+
+    /** A started cleaner's schedule: the scheduler it waits on, its interval, the thread it sweeps on. */
+    private record Scheduled(Scheduler scheduler, Duration interval, ThreadPoolExecutor sweeper) {}
 
     ExpiryCleaner(
             ExpiredRows rows,
@@ -78,22 +89,48 @@ public final class ExpiryCleaner implements AutoCloseable {
         }
     }
 
-    void start(Duration interval) {
+    /** Sweeps every {@code interval} (after each sweep) on {@code scheduler}'s time, until {@link #close()}. */
+    void start(Duration interval, Scheduler scheduler) {
         checkInterval(interval);
-        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-postgres-cleaner");
-            t.setDaemon(true);
-            return t;
-        });
-        scheduler = s;
-        long ms = interval.toMillis();
-        ScheduledFuture<?> unused = s.scheduleWithFixedDelay(this::sweepQuietly, ms, ms, TimeUnit.MILLISECONDS);
+        ThreadPoolExecutor sweeper = new ThreadPoolExecutor(
+                1,
+                1,
+                0,
+                TimeUnit.MILLISECONDS,
+                new LinkedBlockingQueue<>(),
+                scheduler.threadFactory("postgres-cleaner"));
+        this.ticker = scheduler.ticker();
+        synchronized (lock) {
+            scheduled = new Scheduled(scheduler, interval, sweeper);
+        }
+        scheduleNext();
     }
+
+    private void scheduleNext() {
+        synchronized (lock) {
+            Scheduled s = scheduled;
+            if (s != null && !stopped) {
+                next = s.scheduler().schedule(s.interval(), () -> {
+                    try {
+                        s.sweeper().execute(() -> {
+                            sweepQuietly();
+                            scheduleNext();
+                        });
+                    } catch (RejectedExecutionException closedMeanwhile) {
+                        // close() stopped the sweeper between scheduling this sweep and now
+                    }
+                });
+            }
+        }
+    }
+
+    /** The clock of the lines about failing sweeps: the scheduler's once started. */
+    private Ticker ticker = Ticker.system();
 
     /** The least time between two lines about sweeps failing for the same outage of the database. */
     private static final long REMINDER_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-    /** Since when sweeps fail because the database cannot serve (System.nanoTime), and the last line said so. */
+    /** Since when sweeps fail because the database cannot serve ({@link #ticker}), and the last line said so. */
     private long failingSince;
 
     private long lastLineAt;
@@ -113,8 +150,8 @@ public final class ExpiryCleaner implements AutoCloseable {
                 failing = false;
                 LOG.log(
                         System.Logger.Level.DEBUG,
-                        "expiry sweeps work again after "
-                                + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSince) + " s");
+                        "expiry sweeps work again after " + TimeUnit.NANOSECONDS.toSeconds(ticker.read() - failingSince)
+                                + " s");
             }
         } catch (RuntimeException e) {
             if (limiterClosed.getAsBoolean()) {
@@ -126,7 +163,7 @@ public final class ExpiryCleaner implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "expiry sweep failed; the next one will try again", e);
                 return;
             }
-            long now = System.nanoTime();
+            long now = ticker.read();
             // a privilege only the cleaner needs (DELETE) is its own to tell; a refused login, the decisions tell
             System.Logger.Level level =
                     "42501".equals(p.sqlState()) ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG;
@@ -209,15 +246,26 @@ public final class ExpiryCleaner implements AutoCloseable {
     /** Stops the schedule; a sweep under way finishes its current statement. Idempotent. */
     @Override
     public void close() {
-        ScheduledExecutorService s = scheduler;
+        Scheduled s;
+        Scheduler.Cancellable n;
+        synchronized (lock) {
+            stopped = true;
+            s = scheduled;
+            n = next;
+            next = null;
+        }
+        if (n != null) {
+            n.cancel();
+        }
         if (s != null) {
-            s.shutdown();
+            ThreadPoolExecutor sweeper = s.sweeper();
+            sweeper.shutdown();
             try {
-                if (!s.awaitTermination(5, TimeUnit.SECONDS)) {
-                    s.shutdownNow();
+                if (!sweeper.awaitTermination(5, TimeUnit.SECONDS)) {
+                    sweeper.shutdownNow();
                 }
             } catch (InterruptedException e) {
-                s.shutdownNow();
+                sweeper.shutdownNow();
                 Thread.currentThread().interrupt();
             }
         }

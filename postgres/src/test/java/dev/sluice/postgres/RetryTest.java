@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
+import dev.sluice.tck.Eventually;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -144,15 +145,11 @@ class RetryTest {
         }
     }
 
-    private static void awaitLockWaiters(int n) throws InterruptedException {
-        for (int i = 0; i < 3000; i++) {
+    private static void awaitLockWaiters(int n) {
+        Eventually.await(Duration.ofSeconds(30), n + " statement(s) waiting for the row lock", () -> {
             Long waiting =
                     TestDatabase.queryLong("select count(*) from pg_stat_activity where wait_event_type = 'Lock'");
-            if (waiting != null && waiting >= n) {
-                return;
-            }
-            Thread.sleep(10);
-        }
-        throw new AssertionError("no statement started waiting for the row lock");
+            return waiting != null && waiting >= n;
+        });
     }
 }
