@@ -5,12 +5,10 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Scheduler;
 import dev.sluice.StoreException;
 import dev.sluice.store.ReconnectBackoff;
+import dev.sluice.store.Repeat;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -21,9 +19,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * Opens a store from a {@link Supplier}, again after each failure until it returns one, and lets the builder wait for
  * the first attempt. An attempt blocks (it connects and warms up), so it runs on a daemon thread of the
- * {@link Scheduler}'s factory ({@code sluice-store-opener-<n>}, which ends a second after the last attempt); the wait
- * before the next attempt is the scheduler's, so that a test advancing a {@link dev.sluice.ManualScheduler} steps the
- * opener one attempt at a time.
+ * {@link Scheduler}'s factory ({@code sluice-store-opener-<n>}, which ends once the store opened); the wait before the
+ * next attempt is the scheduler's ({@link Repeat}), so that a test advancing a {@link dev.sluice.ManualScheduler}
+ * steps the opener one attempt at a time.
  *
  * <p>The first attempt is what makes the first decision over a healthy store the store's own: the builder waits
  * for it up to a startup wait. A failing attempt ends the wait at once, and what happens then depends on why:
@@ -48,11 +46,8 @@ final class StoreOpener {
     private final Predicate<RateLimiter> install;
     private final Consumer<Degradation> onFailure;
     private final OutageLog outages;
-    private final Scheduler scheduler;
-    /** Where an attempt runs: the opener's own thread, or (tests) the thread that starts or schedules it. */
-    private final Executor attempts;
-    /** The opener's own thread, when {@link #attempts} is not a test's; shut down by {@link #stop()}. */
-    private final @Nullable ThreadPoolExecutor ownThread;
+    /** The attempts, one after the other, on the opener's own thread or (tests) where the test said. */
+    private final Repeat attempts;
     /** Counted down when the first attempt has returned or thrown. */
     private final CountDownLatch firstAttempt = new CountDownLatch(1);
     /** True while the builder still waits for the first attempt; whoever clears it decides what the attempt means. */
@@ -60,11 +55,6 @@ final class StoreOpener {
     /** The misconfiguration the first attempt met, for the builder to throw. */
     private volatile @Nullable RuntimeException refusedAtStart;
 
-    private final Object lock = new Object();
-    /** Set by {@link #stop()}: no attempt is scheduled after it. Guarded by {@link #lock}. */
-    private boolean stopped;
-    /** The next attempt, scheduled after a failure. Guarded by {@link #lock}. */
-    private Scheduler.@Nullable Cancellable next;
     /** Misconfigurations in a row, for the backoff; attempts run one at a time (each schedules the next). */
     private int refusals;
 
@@ -89,17 +79,7 @@ final class StoreOpener {
         this.install = install;
         this.onFailure = onFailure;
         this.outages = outages;
-        this.scheduler = scheduler;
-        if (attempts != null) {
-            this.ownThread = null;
-            this.attempts = attempts;
-        } else {
-            ThreadPoolExecutor own = new ThreadPoolExecutor(
-                    1, 1, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), scheduler.threadFactory("store-opener"));
-            own.allowCoreThreadTimeOut(true);
-            this.ownThread = own;
-            this.attempts = own;
-        }
+        this.attempts = new Repeat(scheduler, "store-opener", attempts, this::attempt);
     }
 
     /**
@@ -112,7 +92,7 @@ final class StoreOpener {
      */
     @Nullable
     String start(Duration wait) {
-        startAttempt();
+        attempts.now();
         try {
             if (!firstAttempt.await(wait.toNanos(), TimeUnit.NANOSECONDS) && builderWaits.compareAndSet(true, false)) {
                 return "the store did not open within the startup wait of " + OutageLog.words(wait.toNanos())
@@ -132,36 +112,11 @@ final class StoreOpener {
 
     /** Stops opening: cancels the next attempt and interrupts one under way; a store it opens is closed. */
     void stop() {
-        Scheduler.Cancellable n;
-        synchronized (lock) {
-            stopped = true;
-            n = next;
-            next = null;
-        }
-        if (n != null) {
-            n.cancel();
-        }
-        if (ownThread != null) {
-            ownThread.shutdownNow();
-        }
+        attempts.close(Duration.ZERO);
     }
 
-    /** Hands one attempt to its thread; after {@link #stop()} the thread refuses it, and nothing runs. */
-    private void startAttempt() {
-        try {
-            attempts.execute(this::attempt);
-        } catch (RejectedExecutionException stoppedMeanwhile) {
-            // stop() shut the opener's thread down between scheduling this attempt and now
-        }
-    }
-
-    /** One attempt: installs the store, or notes the failure and schedules the next attempt. */
-    private void attempt() {
-        synchronized (lock) {
-            if (stopped) {
-                return;
-            }
-        }
+    /** One attempt: installs the store, or notes the failure; returns the wait before the next, if there is one. */
+    private @Nullable Duration attempt() {
         long waitNanos;
         try {
             RateLimiter s = supplier.get();
@@ -172,7 +127,7 @@ final class StoreOpener {
             }
             builderWaits.set(false);
             firstAttempt.countDown();
-            return;
+            return null;
         } catch (RuntimeException e) {
             Degradation cause = causeOf(e);
             if (cause == Degradation.MISCONFIGURED
@@ -180,7 +135,7 @@ final class StoreOpener {
                     && builderWaits.compareAndSet(true, false)) {
                 refusedAtStart = e; // the builder throws it: an application must not start on a typo
                 firstAttempt.countDown();
-                return;
+                return null;
             }
             builderWaits.set(false);
             refusals = cause == Degradation.MISCONFIGURED ? refusals + 1 : 0;
@@ -195,11 +150,7 @@ final class StoreOpener {
                             : "trying again every " + OutageLog.words(probeIntervalNanos));
             firstAttempt.countDown();
         }
-        synchronized (lock) {
-            if (!stopped) {
-                next = scheduler.schedule(Duration.ofNanos(waitNanos), this::startAttempt);
-            }
-        }
+        return Duration.ofNanos(waitNanos);
     }
 
     /**

@@ -2,11 +2,9 @@ package dev.sluice.postgres;
 
 import dev.sluice.Scheduler;
 import dev.sluice.Ticker;
+import dev.sluice.store.Repeat;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -51,15 +49,8 @@ public final class ExpiryCleaner implements AutoCloseable {
     private final AtomicLong sweeps = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final AtomicReference<RuntimeException> lastFailure = new AtomicReference<>();
-    private final Object lock = new Object();
-    /** Null until {@link #start}. Guarded by {@link #lock}, as are the next two. */
-    private @Nullable Scheduled scheduled;
-
-    private Scheduler.@Nullable Cancellable next;
-    private boolean stopped;
-
-    /** A started cleaner's schedule: the scheduler it waits on, its interval, the thread it sweeps on. */
-    private record Scheduled(Scheduler scheduler, Duration interval, ThreadPoolExecutor sweeper) {}
+    /** The sweeps of a scheduled cleaner; null until {@link #start}. */
+    private volatile @Nullable Repeat schedule;
 
     ExpiryCleaner(
             ExpiredRows rows,
@@ -92,36 +83,13 @@ public final class ExpiryCleaner implements AutoCloseable {
     /** Sweeps every {@code interval} (after each sweep) on {@code scheduler}'s time, until {@link #close()}. */
     void start(Duration interval, Scheduler scheduler) {
         checkInterval(interval);
-        ThreadPoolExecutor sweeper = new ThreadPoolExecutor(
-                1,
-                1,
-                0,
-                TimeUnit.MILLISECONDS,
-                new LinkedBlockingQueue<>(),
-                scheduler.threadFactory("postgres-cleaner"));
         this.ticker = scheduler.ticker();
-        synchronized (lock) {
-            scheduled = new Scheduled(scheduler, interval, sweeper);
-        }
-        scheduleNext();
-    }
-
-    private void scheduleNext() {
-        synchronized (lock) {
-            Scheduled s = scheduled;
-            if (s != null && !stopped) {
-                next = s.scheduler().schedule(s.interval(), () -> {
-                    try {
-                        s.sweeper().execute(() -> {
-                            sweepQuietly();
-                            scheduleNext();
-                        });
-                    } catch (RejectedExecutionException closedMeanwhile) {
-                        // close() stopped the sweeper between scheduling this sweep and now
-                    }
-                });
-            }
-        }
+        Repeat r = new Repeat(scheduler, "postgres-cleaner", null, () -> {
+            sweepQuietly();
+            return interval;
+        });
+        schedule = r;
+        r.after(interval);
     }
 
     /** The clock of the lines about failing sweeps: the scheduler's once started. */
@@ -246,28 +214,9 @@ public final class ExpiryCleaner implements AutoCloseable {
     /** Stops the schedule; a sweep under way finishes its current statement. Idempotent. */
     @Override
     public void close() {
-        Scheduled s;
-        Scheduler.Cancellable n;
-        synchronized (lock) {
-            stopped = true;
-            s = scheduled;
-            n = next;
-            next = null;
-        }
-        if (n != null) {
-            n.cancel();
-        }
-        if (s != null) {
-            ThreadPoolExecutor sweeper = s.sweeper();
-            sweeper.shutdown();
-            try {
-                if (!sweeper.awaitTermination(5, TimeUnit.SECONDS)) {
-                    sweeper.shutdownNow();
-                }
-            } catch (InterruptedException e) {
-                sweeper.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
+        Repeat r = schedule;
+        if (r != null) {
+            r.close(Duration.ofSeconds(5));
         }
         onClose.accept(this);
     }

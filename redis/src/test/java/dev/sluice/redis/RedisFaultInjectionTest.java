@@ -11,6 +11,7 @@ import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.tck.Eventually;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import java.nio.charset.StandardCharsets;
@@ -111,7 +112,8 @@ class RedisFaultInjectionTest {
                 load.awaitCalls("healthy", 50);
                 load.phase("fault");
                 fault.accept(server);
-                sleep(OUTAGE);
+                // the outage lasts until the circuit has opened and the load made 20 calls meanwhile
+                Eventually.await(OUTAGE.multipliedBy(20), "the circuit open", () -> !limiter.storeHealthy());
                 load.awaitCalls("fault", 20);
                 assertThat(limiter.storeHealthy())
                         .as("the circuit is open during the outage")
@@ -453,13 +455,10 @@ class RedisFaultInjectionTest {
 
         /** Waits (a hang guard of a minute) until the load made {@code n} calls in phase {@code p}. */
         void awaitCalls(String p, long n) {
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (calls(p) < n && System.nanoTime() < end) {
-                sleep(Duration.ofMillis(10));
-            }
-            assertThat(calls(p))
-                    .as("calls in phase %s (the load keeps making progress)", p)
-                    .isGreaterThanOrEqualTo(n);
+            Eventually.await(
+                    Duration.ofSeconds(60),
+                    n + " calls in phase " + p + " (the load keeps making progress)",
+                    () -> calls(p) >= n);
         }
 
         long calls(String p) {
@@ -526,17 +525,17 @@ class RedisFaultInjectionTest {
 
     /** Every thread started since {@code before} has ended (closing waits for Lettuce; a thread may linger a moment). */
     private static void awaitNoNewThreads(Set<Thread> before) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Set<Thread> extra;
-        do {
-            extra = liveThreads();
+        try {
+            Eventually.await(Duration.ofSeconds(30), "no thread left behind", () -> {
+                Set<Thread> extra = liveThreads();
+                extra.removeAll(before);
+                return extra.isEmpty();
+            });
+        } catch (AssertionError e) {
+            Set<Thread> extra = liveThreads();
             extra.removeAll(before);
-            if (extra.isEmpty()) {
-                return;
-            }
-            sleep(Duration.ofMillis(20));
-        } while (System.nanoTime() < deadline);
-        assertThat(names(extra)).as("threads left behind").isEmpty();
+            assertThat(names(extra)).as("threads left behind").isEmpty();
+        }
     }
 
     private static void sleep(Duration d) {
