@@ -25,6 +25,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
@@ -167,16 +168,16 @@ class RedisFaultInjectionTest {
 
     /** Waits until the store decides exactly again: a round on a fresh key, none of it degraded, admits exactly the limit. */
     private static void awaitExact(RateLimiter limiter) {
-        long since = System.nanoTime();
-        int round = 0;
-        while (System.nanoTime() - since < RECOVERY_NANOS) {
-            if (exactRound(limiter, "recovery-" + round++)) {
-                return;
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        AtomicInteger round = new AtomicInteger();
+        try {
+            Eventually.await(
+                    Duration.ofNanos(RECOVERY_NANOS),
+                    "decisions exact again after the store's return",
+                    () -> exactRound(limiter, "recovery-" + round.getAndIncrement()));
+        } catch (AssertionError e) {
+            throw new AssertionError(
+                    e.getMessage() + " (" + round + " rounds, the last one stopped by " + lastMiss + ")", e);
         }
-        throw new AssertionError("decisions not exact again within " + RECOVERY_NANOS / 1_000_000_000 + " s of the"
-                + " store's return (" + round + " rounds, the last one stopped by " + lastMiss + ")");
     }
 
     /** Why the last round of {@link #exactRound} was not decided by Redis, for the failure message. */
