@@ -6,6 +6,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
+import dev.sluice.Scheduler;
 import dev.sluice.StoreException;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -85,10 +87,11 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     private FailSafeRateLimiter(Builder b) {
         this.policy = b.policy;
         long probeIntervalNanos = b.probeInterval.toNanos();
-        this.byPolicy = new PolicyDecisions(policy, probeIntervalNanos, b.ticker, b.fallback);
-        OutageLog outages = new OutageLog(b.ticker, policy, b.logSink);
+        Ticker ticker = b.ticker();
+        this.byPolicy = new PolicyDecisions(policy, probeIntervalNanos, ticker, b.fallback);
+        OutageLog outages = new OutageLog(ticker, policy, b.logSink);
         this.circuit =
-                new Circuit(probeIntervalNanos, b.ticker, outages, b.store != null ? null : Degradation.UNAVAILABLE);
+                new Circuit(probeIntervalNanos, ticker, outages, b.store != null ? null : Degradation.UNAVAILABLE);
         this.health = Optional.of(new CircuitHealth(circuit, policy, byPolicy, () -> store != null));
         if (b.store != null) {
             store = b.store;
@@ -100,7 +103,8 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
                     this::install,
                     circuit::holdOpen,
                     outages,
-                    b.pause);
+                    b.scheduler,
+                    b.attempts);
             String late = opener.start(b.startupWait);
             if (late != null) {
                 b.logSink.accept(Level.WARNING, late);
@@ -305,10 +309,11 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         private FailurePolicy policy = FailurePolicy.FAIL_OPEN;
         private Duration probeInterval = Duration.ofMillis(200);
         private Duration startupWait = Duration.ofSeconds(DEFAULT_STARTUP_WAIT_SECONDS);
-        private Ticker ticker = Ticker.system();
+        private @Nullable Ticker ticker;
+        private Scheduler scheduler = Scheduler.system();
         private @Nullable RateLimiter fallback;
         private boolean startDespiteMisconfiguration;
-        private StoreOpener.Pause pause = StoreOpener.Pause.SLEEP;
+        private @Nullable Executor attempts;
         private BiConsumer<Level, String> logSink = Circuit::logOffThePath;
 
         private Builder(@Nullable RateLimiter store, @Nullable Supplier<? extends RateLimiter> supplier) {
@@ -354,10 +359,28 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
             return this;
         }
 
-        /** The clock of the probe interval and of the default local fallback; default {@link Ticker#system()}. */
+        /**
+         * The clock of the probe interval and of the default local fallback; default the {@linkplain #scheduler
+         * scheduler}'s, {@link Ticker#system()}.
+         */
         public Builder ticker(Ticker ticker) {
             this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
             return this;
+        }
+
+        /**
+         * For a limiter built from a supplier: the time and threads of the opener (the wait before each new attempt
+         * and the daemon thread attempts run on, {@code sluice-store-opener-<n>}), and the clock when no
+         * {@link #ticker(Ticker)} is given; default {@link Scheduler#system()}.
+         */
+        public Builder scheduler(Scheduler scheduler) {
+            this.scheduler = Objects.requireNonNull(scheduler, "scheduler must not be null: e.g. Scheduler.system()");
+            return this;
+        }
+
+        private Ticker ticker() {
+            Ticker t = ticker;
+            return t != null ? t : scheduler.ticker();
         }
 
         /**
@@ -379,9 +402,9 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
             return this;
         }
 
-        /** Tests: how the opener waits between attempts, and where the outage lines go. */
-        Builder seams(StoreOpener.Pause pause, BiConsumer<Level, String> logSink) {
-            this.pause = Objects.requireNonNull(pause, "pause");
+        /** Tests: where the opener's attempts run (null: its own thread), and where the outage lines go. */
+        Builder seams(@Nullable Executor attempts, BiConsumer<Level, String> logSink) {
+            this.attempts = attempts;
             this.logSink = Objects.requireNonNull(logSink, "logSink");
             return this;
         }

@@ -2,11 +2,13 @@ package dev.sluice.postgres;
 
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import dev.sluice.Scheduler;
 import dev.sluice.store.TimeBudget;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
@@ -17,7 +19,8 @@ import java.util.concurrent.TimeoutException;
  * sent, it keeps waiting for its statement, up to {@value AttemptLoop#SENT_PATIENCE} budgets, while the
  * database keeps answering others (a convoy on a hot row's lock). A caller who stops waiting marks its call
  * abandoned (a call not sent yet is then never sent) and cancels a statement under way, off its own thread, until
- * it is over.
+ * it is over: the pauses between cancels are the limiter's {@link Scheduler}'s, the cancels (which block on the
+ * network) run on up to two daemon threads of its factory, {@code sluice-postgres-cancel-<n>}, which end when idle.
  */
 final class CallerWait {
     /** How long past the deadline a caller still waits for its worker's answer (see {@link PostgresRateLimiter#SLACK_MILLIS}). */
@@ -28,11 +31,21 @@ final class CallerWait {
     private final TimeBudget budget;
     private final DatabaseHealth health;
     private final PostgresFailures failures;
+    private final Scheduler scheduler;
+    /**
+     * Sends the cancels of statements whose callers stopped waiting; its threads end when idle. Its queue holds at
+     * most one task per statement under way.
+     */
+    private final ThreadPoolExecutor canceller;
 
-    CallerWait(TimeBudget budget, DatabaseHealth health, PostgresFailures failures) {
+    CallerWait(TimeBudget budget, DatabaseHealth health, PostgresFailures failures, Scheduler scheduler) {
         this.budget = budget;
         this.health = health;
         this.failures = failures;
+        this.scheduler = scheduler;
+        this.canceller = new ThreadPoolExecutor(
+                2, 2, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), scheduler.threadFactory("postgres-cancel"));
+        canceller.allowCoreThreadTimeOut(true);
     }
 
     /**
@@ -113,7 +126,7 @@ final class CallerWait {
         call.abandoned = true;
         if (f.completeExceptionally(late(call, key, limit, new TimeoutException()))
                 && call.phase() == DecisionCall.SENT) {
-            CANCELLER.execute(() -> cancelUntilOver(call, FIRST_CANCEL_PAUSE_MILLIS));
+            canceller.execute(() -> cancelUntilOver(call, FIRST_CANCEL_PAUSE_MILLIS));
         }
     }
 
@@ -129,30 +142,12 @@ final class CallerWait {
      * goes, its caller having been told that it was cancelled and took nothing. A statement waiting for a lock is
      * ended by the first cancel that finds it there.
      */
-    private static void cancelUntilOver(DecisionCall call, long pauseMillis) {
+    private void cancelUntilOver(DecisionCall call, long pauseMillis) {
         if (call.cancel()) {
-            ScheduledFuture<?> unused = CANCELLER.schedule(
-                    () -> cancelUntilOver(call, Math.min(2 * pauseMillis, MAX_CANCEL_PAUSE_MILLIS)),
-                    pauseMillis,
-                    TimeUnit.MILLISECONDS);
+            long nextPause = Math.min(2 * pauseMillis, MAX_CANCEL_PAUSE_MILLIS);
+            Scheduler.Cancellable unused = scheduler.schedule(
+                    Duration.ofMillis(pauseMillis), () -> canceller.execute(() -> cancelUntilOver(call, nextPause)));
         }
-    }
-
-    /**
-     * Sends the cancels of statements whose callers stopped waiting; its threads end when idle. Its queue holds at
-     * most one task per statement under way.
-     */
-    private static final ScheduledThreadPoolExecutor CANCELLER = canceller();
-
-    private static ScheduledThreadPoolExecutor canceller() {
-        ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(2, r -> {
-            Thread thread = new Thread(r, "sluice-postgres-cancel");
-            thread.setDaemon(true);
-            return thread;
-        });
-        t.setKeepAliveTime(1, TimeUnit.SECONDS);
-        t.allowCoreThreadTimeOut(true); // the last thread stays while a task is scheduled
-        return t;
     }
 
     /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */

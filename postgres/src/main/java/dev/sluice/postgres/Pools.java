@@ -69,6 +69,10 @@ final class Pools {
      * Waits until the pool holds all its connections, at most {@code wait}: HikariCP opens them one after another
      * in the background, and a burst of first decisions would otherwise wait for those logins. A database that
      * admits fewer (max_connections) does not stop the limiter: it serves with what it has.
+     *
+     * <p>A real wait on purpose, not the limiter's {@link dev.sluice.Scheduler}: it waits for logins to a database,
+     * which happen on HikariCP's own thread on the database's time, and {@code build()} blocks on it anyway; a 5 ms
+     * poll of the pool's count, bounded by {@code wait}, is what HikariCP offers to watch them.
      */
     static void fill(HikariDataSource pool, Duration wait) {
         long end = System.nanoTime() + wait.toNanos();

@@ -6,6 +6,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
+import dev.sluice.Scheduler;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
@@ -109,12 +110,14 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final PostgresCalls calls;
 
     private final TimeBudget budget;
+    private final Scheduler scheduler;
     private volatile boolean closed;
     /** build() found Sluice's tables or functions missing and created them. */
     private final boolean schemaCreated;
 
     private PostgresRateLimiter(Builder b) {
         this.budget = TimeBudget.of("RetryPolicy.budget", b.retryPolicy.budget());
+        this.scheduler = b.scheduler;
         Pools.Resolved connections = Startup.connect(b.jdbcUrl, b.dataSource, b.threads, b.retryPolicy.budget());
         this.dataSource = connections.dataSource();
         this.ownedPool = connections.owned();
@@ -125,8 +128,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
         this.failures = new PostgresFailures(schema, prefix, b.retryPolicy.budget(), health);
-        this.waits = new CallerWait(budget, health, failures);
-        this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures, b.scheduler);
+        this.waits = new CallerWait(budget, health, failures, scheduler);
+        this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures, scheduler);
         this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.statements = new DecisionStatements(sql, schema);
         this.expiredRows = new ExpiredRows(attempts, sql, clock);
@@ -330,8 +333,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     // ------------------------------------------------------------------ expiry
 
     /**
-     * Starts a cleaner deleting expired rows every {@code interval}: 1,000 rows a batch, at most 10 batches
-     * a sweep. Closing this limiter stops it.
+     * Starts a cleaner deleting expired rows every {@code interval} (on the builder's {@code scheduler}): 1,000 rows a
+     * batch, at most 10 batches a sweep. Closing this limiter stops it.
      */
     public ExpiryCleaner cleaner(Duration interval) {
         return cleaner(interval, ExpiryCleaner.DEFAULT_BATCH_SIZE, ExpiryCleaner.DEFAULT_MAX_BATCHES);
@@ -344,7 +347,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         ExpiryCleaner cleaner =
                 new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
         cleaners.add(cleaner);
-        cleaner.start(interval);
+        cleaner.start(interval, scheduler);
         return cleaner;
     }
 

@@ -191,6 +191,10 @@ final class Startup {
         }
     }
 
+    /**
+     * A real 20 ms pause between warm-up attempts, bounded by the warm-up's budget: {@code build()} blocks on the
+     * database answering, which no scheduler's clock can hurry (HikariCP opens the connection on its own thread).
+     */
     private static void pause() {
         try {
             Thread.sleep(20);

@@ -9,6 +9,7 @@ import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.Rate;
+import dev.sluice.tck.Eventually;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -64,14 +66,8 @@ class BudgetTest {
             return TestDatabase.dataSource().getConnection();
         }
 
-        void awaitWaiters(int n) throws InterruptedException {
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (waiting.get() < n) {
-                assertThat(System.nanoTime() - end)
-                        .as("%s callers waiting for a connection", n)
-                        .isNegative();
-                Thread.sleep(5);
-            }
+        void awaitWaiters(int n) {
+            Eventually.await(Duration.ofSeconds(10), n + " callers waiting for a connection", () -> waiting.get() >= n);
         }
     }
 
@@ -251,15 +247,9 @@ class BudgetTest {
     void anAsyncDecisionQueuedPastItsBudgetIsNotSent() throws Exception {
         String key = key();
         Limit one = Limit.tokenBucket(1, Rate.perHour(1));
-        Executor late = r -> new Thread(() -> {
-                    try {
-                        Thread.sleep(BUDGET.toMillis() + 200);
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                    r.run();
-                })
-                .start();
+        // an executor that runs nothing until the test says so: the decision waits in it past its budget
+        List<Runnable> held = new CopyOnWriteArrayList<>();
+        Executor late = held::add;
         try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET))
                 .asyncExecutor(late)
@@ -270,7 +260,9 @@ class BudgetTest {
                     .isInstanceOf(ExecutionException.class)
                     .hasCauseInstanceOf(PostgresStoreException.class)
                     .hasMessageContaining("nothing was sent");
-            Thread.sleep(200); // let anything the late task might still send arrive
+            for (Runnable r : held) {
+                r.run(); // the late tasks run now, past their budgets, and end before the check below
+            }
             try (PostgresRateLimiter check = TestDatabase.limiter(TestDatabase.dataSource())) {
                 // another limiter: this one runs even sync calls on the late executor
                 assertThat(check.tryAcquire(key, one).allowed())

@@ -121,7 +121,12 @@ class CloseTest {
                     callers.add(th);
                 }
                 go.countDown();
-                Thread.sleep(5 + round * 3);
+                // close() lands at another point of the 800 calls each round: after 40, 80, … of them were made
+                int made = 40 * (round + 1);
+                long guard = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                while (futures.size() + thrown.size() < made && System.nanoTime() - guard < 0) {
+                    Thread.onSpinWait();
+                }
                 rl.close();
                 for (Thread th : callers) {
                     th.join(10_000);

@@ -1,5 +1,6 @@
 package dev.sluice.postgres;
 
+import dev.sluice.tck.Eventually;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -11,6 +12,7 @@ import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -18,6 +20,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A real PostgreSQL whose processes a test controls: killed with SIGKILL (postmaster and every backend,
@@ -165,31 +168,31 @@ final class RestartablePostgres implements AutoCloseable {
     }
 
     private void awaitReady(long timeoutNanos) throws IOException {
-        long end = System.nanoTime() + timeoutNanos;
         Properties props = new Properties();
         props.setProperty("user", "postgres");
         props.setProperty("connectTimeout", "1");
         props.setProperty("socketTimeout", "2");
-        SQLException last = null;
-        while (System.nanoTime() - end < 0) {
-            if (!postmaster.isAlive()) {
-                throw new IOException("postgres exited with " + postmaster.exitValue() + ": see "
-                        + root.resolve("postgres.log") + "\n" + log());
-            }
-            try (Connection c = DriverManager.getConnection(jdbcUrl(), props);
-                    Statement st = c.createStatement();
-                    ResultSet rs = st.executeQuery("show data_directory")) {
-                rs.next();
-                if (Path.of(rs.getString(1)).toRealPath().equals(dataDir.toRealPath())) {
-                    return;
+        AtomicReference<SQLException> last = new AtomicReference<>();
+        try {
+            Eventually.await(Duration.ofNanos(timeoutNanos), "postgres accepting connections at " + jdbcUrl(), () -> {
+                if (!postmaster.isAlive()) {
+                    throw new IOException("postgres exited with " + postmaster.exitValue() + ": see "
+                            + root.resolve("postgres.log") + "\n" + log());
                 }
-                // another server took the port first: this one cannot listen, and exits
-            } catch (SQLException e) {
-                last = e; // starting up (57P03), or crash recovery under way
-            }
-            sleep(10);
+                try (Connection c = DriverManager.getConnection(jdbcUrl(), props);
+                        Statement st = c.createStatement();
+                        ResultSet rs = st.executeQuery("show data_directory")) {
+                    rs.next();
+                    // another server that took the port first answers with its own directory: this one exits
+                    return Path.of(rs.getString(1)).toRealPath().equals(dataDir.toRealPath());
+                } catch (SQLException e) {
+                    last.set(e); // starting up (57P03), or crash recovery under way
+                    return false;
+                }
+            });
+        } catch (AssertionError e) {
+            throw new IOException(e.getMessage() + ": " + last.get() + "\n" + log(), e);
         }
-        throw new IOException("postgres did not accept connections within 30 s: " + last + "\n" + log());
     }
 
     /** SIGKILL to the postmaster and all its children; returns when every one of them is gone. */
@@ -207,14 +210,8 @@ final class RestartablePostgres implements AutoCloseable {
         }
         // ProcessHandle.onExit polls slowly for processes that are not our children (the backends); a
         // zombie has released its shared memory already, which is all a restart needs
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         for (ProcessHandle h : all) {
-            while (!gone(h)) {
-                if (System.nanoTime() - end > 0) {
-                    throw new IllegalStateException("process " + h.pid() + " survived SIGKILL for 10 s");
-                }
-                sleep(1);
-            }
+            Eventually.await(Duration.ofSeconds(10), "process " + h.pid() + " gone after SIGKILL", () -> gone(h));
         }
         paused = false;
     }
@@ -249,19 +246,12 @@ final class RestartablePostgres implements AutoCloseable {
         paused = true; // from here on close() sends SIGCONT before SIGKILL
         signal("STOP", List.of(p.toHandle()));
         // a process in uninterruptible sleep (an fsync, say) stops only when that returns
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (true) {
+        Eventually.await(Duration.ofSeconds(5), "every process of the server stopped", () -> {
             List<ProcessHandle> running =
                     p.toHandle().descendants().filter(h -> !stopped(h)).toList();
-            if (running.isEmpty()) {
-                break;
-            }
-            if (System.nanoTime() - end > 0) {
-                throw new IllegalStateException("processes " + running + " did not stop within 5 s");
-            }
-            signal("STOP", running);
-            sleep(2);
-        }
+            signal("STOP", running); // a child forked meanwhile, or one that missed it
+            return running.isEmpty();
+        });
     }
 
     /** SIGCONT to every process {@link #pause()} stopped. */
@@ -329,14 +319,5 @@ final class RestartablePostgres implements AutoCloseable {
         }
         LIVE.remove(this);
         FreePortPostgres.delete(root);
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
     }
 }

@@ -10,6 +10,7 @@ import dev.sluice.Limit;
 import dev.sluice.ManualScheduler;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
+import dev.sluice.tck.Eventually;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -189,25 +190,16 @@ class RetryTest {
     }
 
     /** Waits until the limiter has scheduled a backoff (more tasks than {@code idle} on its scheduler). */
-    private static void awaitBackoff(ManualScheduler time, int idle) throws InterruptedException {
-        for (int i = 0; i < 30_000; i++) {
-            if (time.pending() > idle) {
-                return;
-            }
-            Thread.sleep(1);
-        }
-        throw new AssertionError("the limiter did not back off after the conflict");
+    private static void awaitBackoff(ManualScheduler time, int idle) {
+        Eventually.await(
+                Duration.ofSeconds(30), "the limiter backing off after the conflict", () -> time.pending() > idle);
     }
 
-    private static void awaitLockWaiters(int n) throws InterruptedException {
-        for (int i = 0; i < 3000; i++) {
+    private static void awaitLockWaiters(int n) {
+        Eventually.await(Duration.ofSeconds(30), n + " statement(s) waiting for the row lock", () -> {
             Long waiting =
                     TestDatabase.queryLong("select count(*) from pg_stat_activity where wait_event_type = 'Lock'");
-            if (waiting != null && waiting >= n) {
-                return;
-            }
-            Thread.sleep(10);
-        }
-        throw new AssertionError("no statement started waiting for the row lock");
+            return waiting != null && waiting >= n;
+        });
     }
 }

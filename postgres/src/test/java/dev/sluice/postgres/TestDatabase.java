@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.tck.Eventually;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -162,14 +163,11 @@ final class TestDatabase {
      * time out may still be queued behind a row lock until the server's cancel reaches it, and releasing
      * the lock before that would let it through.
      */
-    static void awaitNoLockWaiters() throws InterruptedException {
-        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-        while (queryLong("select count(*) from pg_stat_activity where wait_event_type = 'Lock'") > 0) {
-            if (System.nanoTime() - end > 0) {
-                throw new IllegalStateException("a backend still waits for a lock after 10 s");
-            }
-            Thread.sleep(2);
-        }
+    static void awaitNoLockWaiters() {
+        Eventually.await(
+                Duration.ofSeconds(10),
+                "no backend waiting for a lock",
+                () -> queryLong("select count(*) from pg_stat_activity where wait_event_type = 'Lock'") == 0);
     }
 
     static void execute(String sql) {

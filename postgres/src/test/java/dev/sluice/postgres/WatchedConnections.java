@@ -1,15 +1,14 @@
 package dev.sluice.postgres;
 
-import static org.assertj.core.api.Assertions.assertThat;
-
+import dev.sluice.tck.Eventually;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.postgresql.PGConnection;
@@ -28,7 +27,7 @@ import org.postgresql.PGConnection;
  */
 final class WatchedConnections extends TestDataSource {
     /** Longer than any wait these tests expect, by far: a hang guard. */
-    private static final long GUARD_NANOS = TimeUnit.SECONDS.toNanos(20);
+    private static final Duration GUARD = Duration.ofSeconds(20);
 
     private static final Set<String> EXECUTES = Set.of("execute", "executeQuery", "executeUpdate", "executeBatch");
 
@@ -49,14 +48,8 @@ final class WatchedConnections extends TestDataSource {
     }
 
     /** Waits until every connection handed out came back: no attempt, so no statement, is under way. */
-    void awaitAllReturned() throws InterruptedException {
-        long end = System.nanoTime() + GUARD_NANOS;
-        while (out.get() > 0) {
-            assertThat(System.nanoTime() - end)
-                    .as("%s connection(s) still out after 20 s", out.get())
-                    .isNegative();
-            Thread.sleep(2);
-        }
+    void awaitAllReturned() {
+        Eventually.await(GUARD, "every connection handed out returned", () -> out.get() == 0);
     }
 
     @Override
@@ -119,14 +112,8 @@ final class WatchedConnections extends TestDataSource {
         });
     }
 
-    private void awaitACancelAfter(int before) throws InterruptedException {
-        long end = System.nanoTime() + GUARD_NANOS;
-        while (cancels.get() == before) {
-            assertThat(System.nanoTime() - end)
-                    .as("no cancel within 20 s of the held statement")
-                    .isNegative();
-            Thread.sleep(2);
-        }
+    private void awaitACancelAfter(int before) {
+        Eventually.await(GUARD, "a cancel of the held statement", () -> cancels.get() != before);
     }
 
     interface Call {

@@ -1,5 +1,6 @@
 package dev.sluice.redis;
 
+import dev.sluice.tck.Eventually;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -11,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -166,16 +168,18 @@ public final class RedisServer implements AutoCloseable {
                 .redirectOutput(dir.resolve("redis.log").toFile());
         process = pb.start();
         Process p = process;
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (!p.isAlive()) {
-                String log = Files.readString(dir.resolve("redis.log"));
-                if (log.contains("Address already in use")) { // the port, or a cluster node's bus port (+10000)
-                    throw new PortTaken("port " + port + " is taken: " + log);
+        try {
+            Eventually.await(Duration.ofSeconds(10), "redis-server on port " + port + " answering PING", () -> {
+                if (!p.isAlive()) {
+                    String log = Files.readString(dir.resolve("redis.log"));
+                    if (log.contains("Address already in use")) { // the port, or a cluster node's bus port (+10000)
+                        throw new PortTaken("port " + port + " is taken: " + log);
+                    }
+                    throw new IllegalStateException("redis-server exited: " + log);
                 }
-                throw new IllegalStateException("redis-server exited: " + log);
-            }
-            if (ping()) {
+                if (!ping()) {
+                    return false;
+                }
                 long answering = answeringPid();
                 if (answering != p.pid()) {
                     // another server took the port between freePort() and this start: ours cannot bind
@@ -183,12 +187,15 @@ public final class RedisServer implements AutoCloseable {
                     throw new PortTaken("port " + port + " is another redis-server's (pid " + answering
                             + "), not this one's (pid " + p.pid() + ")");
                 }
-                return;
+                return true;
+            });
+        } catch (AssertionError e) {
+            if (e.getCause() instanceof RuntimeException thrown) {
+                throw thrown; // PortTaken: the caller tries another port
             }
-            sleep(20);
+            p.destroyForcibly();
+            throw new IllegalStateException(e.getMessage(), e);
         }
-        p.destroyForcibly();
-        throw new IllegalStateException("redis-server on port " + port + " did not answer PING within 10 s");
     }
 
     /** The PID of the running process. */

@@ -1,6 +1,7 @@
 package dev.sluice.server;
 
 import dev.sluice.RateLimiter;
+import dev.sluice.Scheduler;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.DecisionService;
 import dev.sluice.server.decision.ServerMetrics;
@@ -281,7 +282,7 @@ public final class SluiceServer implements AutoCloseable {
             }
             binding = null;
             if (!s.configPaths().isEmpty()) {
-                watcher = new RulesWatcher(s.configPaths(), service, s.reloadInterval());
+                watcher = new RulesWatcher(s.configPaths(), service, s.reloadInterval(), Scheduler.system());
             }
         } catch (IOException | InterruptedException | RuntimeException e) {
             if (http != null) {
@@ -300,7 +301,7 @@ public final class SluiceServer implements AutoCloseable {
         StoreWatch storeWatch = null;
         if (service.storeHealth().isPresent()) {
             GrpcServer g = grpc;
-            storeWatch = new StoreWatch(service, g == null ? healthy -> {} : g::serving);
+            storeWatch = new StoreWatch(service, g == null ? healthy -> {} : g::serving, Scheduler.system());
         }
         return new SluiceServer(service, http, grpc, watcher, storeWatch, s.shutdownGrace());
     }

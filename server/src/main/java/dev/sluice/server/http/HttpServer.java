@@ -115,6 +115,8 @@ public final class HttpServer implements AutoCloseable {
             stopSlow("close_listener");
         }
         handler.draining(true);
+        // a real wait, bounded by the grace: the requests in flight finish on Netty's event loops and the store's
+        // time, and the caller (the shutdown hook) blocks on them anyway; a 10 ms poll of their count is enough
         long deadline = System.nanoTime() + grace.toNanos();
         while (handler.inFlight() > 0 && System.nanoTime() < deadline) {
             try {

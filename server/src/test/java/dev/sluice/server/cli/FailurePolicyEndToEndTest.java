@@ -9,6 +9,7 @@ import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.redis.RedisServer;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.tck.Eventually;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
@@ -256,17 +257,14 @@ class FailurePolicyEndToEndTest {
 
         /** Waits until {@code /readyz} says the store decides (it may still be opening in the background). */
         void awaitReady() throws Exception {
-            long deadline = System.nanoTime() + RECOVERY.toNanos();
-            Answer ready = get("/readyz");
-            while (!ready.json.path("status").asText().equals("ready") && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-                ready = get("/readyz");
-            }
-            assertThat(ready.json.get("status").asText())
-                    .as("ready within " + RECOVERY + ": " + ready.body())
-                    .isEqualTo("ready");
-            assertThat(ready.status).isEqualTo(200);
-            assertThat(ready.json.get("store_healthy").asBoolean()).isTrue();
+            java.util.concurrent.atomic.AtomicReference<Answer> ready =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Eventually.await(RECOVERY, "/readyz saying ready", () -> {
+                ready.set(get("/readyz"));
+                return ready.get().json.path("status").asText().equals("ready");
+            });
+            assertThat(ready.get().status).isEqualTo(200);
+            assertThat(ready.get().json.get("store_healthy").asBoolean()).isTrue();
         }
 
         void exactBeforeTheOutage() throws Exception {
@@ -345,15 +343,9 @@ class FailurePolicyEndToEndTest {
             if (!isRunning()) {
                 redis.startProcess();
             }
-            long deadline = System.nanoTime() + RECOVERY.toNanos();
-            Answer a = check(fresh());
-            while (a.json.has("degraded") && System.nanoTime() < deadline) {
-                Thread.sleep(50); // Lettuce reconnects on its own schedule
-                a = check(fresh());
-            }
-            assertThat(a.json.has("degraded"))
-                    .as("Redis decides again within " + RECOVERY)
-                    .isFalse();
+            // Lettuce reconnects on its own schedule
+            Eventually.await(
+                    RECOVERY, "Redis deciding again", () -> !check(fresh()).json.has("degraded"));
             awaitReady();
             exactSequence();
             awaitReady();

@@ -3,6 +3,7 @@ package dev.sluice.server.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.redis.RedisServer;
+import dev.sluice.tck.Eventually;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -214,9 +215,8 @@ class FleetLeasesTest {
     }
 
     /** Waits for {@code /readyz} (the JVM starts and connects to the store); a hang guard of two minutes. */
-    private static void awaitReady(String base, Process node) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-        while (System.nanoTime() < deadline) {
+    private static void awaitReady(String base, Process node) {
+        Eventually.await(Duration.ofMinutes(2), "node " + base + " ready", () -> {
             assertThat(node.isAlive())
                     .as("node %s exited with %s", base, node.isAlive() ? "" : node.exitValue())
                     .isTrue();
@@ -226,15 +226,11 @@ class FleetLeasesTest {
                                 .timeout(Duration.ofSeconds(5))
                                 .build(),
                         HttpResponse.BodyHandlers.discarding());
-                if (r.statusCode() == 200) {
-                    return;
-                }
+                return r.statusCode() == 200;
             } catch (IOException notYet) {
-                // not listening yet
+                return false; // not listening yet
             }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("node " + base + " not ready after two minutes");
+        });
     }
 
     /** EVALSHA and EVAL calls Redis has answered, from {@code INFO commandstats}. */

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.redis.RedisServer;
 import dev.sluice.server.log.Logfmt;
+import dev.sluice.tck.Eventually;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -258,15 +259,16 @@ class LogStreamEndToEndTest {
     }
 
     /** Polls {@code condition} until it holds; fails if the service exits or {@link #GUARD} passes first. */
-    private static void await(String what, Condition condition, Process serve) throws Exception {
-        long deadline = System.nanoTime() + GUARD.toNanos();
-        while (!condition.holds()) {
+    private static void await(String what, Condition condition, Process serve) {
+        Eventually.await(GUARD, what, () -> {
+            if (condition.holds()) {
+                return true;
+            }
             assertThat(serve.isAlive())
                     .as("sluice serve exited while waiting for " + what)
                     .isTrue();
-            assertThat(System.nanoTime()).as("waited for " + what).isLessThan(deadline);
-            Thread.sleep(50);
-        }
+            return false;
+        });
     }
 
     private static String javaBin() {

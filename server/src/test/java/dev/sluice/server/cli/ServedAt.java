@@ -1,10 +1,12 @@
 package dev.sluice.server.cli;
 
+import dev.sluice.tck.Eventually;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -22,21 +24,29 @@ final class ServedAt {
      * The base URL ({@code http://127.0.0.1:<port>}) of the banner that {@code serve} writes to {@code output}, once
      * it is there; {@code guard} is a hang guard only. Fails at once, with its output, when the process exits first.
      */
-    static String http(Path output, Process serve, Duration guard) throws IOException, InterruptedException {
-        long deadline = System.nanoTime() + guard.toNanos();
-        while (true) {
-            String text = Files.exists(output) ? Files.readString(output, StandardCharsets.UTF_8) : "";
-            Matcher m = HTTP.matcher(text);
-            if (m.find()) {
-                return m.group(1);
-            }
-            if (!serve.isAlive()) {
-                throw new AssertionError("serve exited with " + serve.exitValue() + " before it served: " + text);
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("serve wrote no banner within " + guard + ": " + text);
-            }
-            Thread.sleep(10);
+    static String http(Path output, Process serve, Duration guard) throws IOException {
+        AtomicReference<String> served = new AtomicReference<>();
+        try {
+            Eventually.await(guard, "sluice serve's banner in " + output, () -> {
+                String text = read(output);
+                Matcher m = HTTP.matcher(text);
+                if (m.find()) {
+                    served.set(m.group(1));
+                    return true;
+                }
+                if (!serve.isAlive()) {
+                    throw new IllegalStateException(
+                            "serve exited with " + serve.exitValue() + " before it served: " + text);
+                }
+                return false;
+            });
+        } catch (AssertionError e) {
+            throw new AssertionError(e.getMessage() + ": " + read(output), e);
         }
+        return served.get();
+    }
+
+    private static String read(Path output) throws IOException {
+        return Files.exists(output) ? Files.readString(output, StandardCharsets.UTF_8) : "";
     }
 }

@@ -8,6 +8,7 @@ import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.redis.RedisServer;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.tck.Eventually;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -328,15 +329,9 @@ class StoreHealthEndToEndTest {
                     .getStatus();
         }
 
-        /** Waits until {@code condition} holds, asking again every 50 ms, for at most {@link #GUARD}. */
-        void await(String what, Condition condition) throws Exception {
-            long deadline = System.nanoTime() + GUARD.toNanos();
-            boolean met = condition.test(this);
-            while (!met && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-                met = condition.test(this);
-            }
-            assertThat(met).as(what + " within " + GUARD).isTrue();
+        /** Waits until {@code condition} holds, for at most {@link #GUARD}: Redis restarting, a probe a second. */
+        void await(String what, Condition condition) {
+            Eventually.await(GUARD, what, () -> condition.test(this));
         }
 
         @Override
