@@ -6,11 +6,9 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
-import dev.sluice.Scheduler;
 import dev.sluice.StoreException;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
-import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.store.Futures;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -18,8 +16,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -303,109 +299,17 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     }
 
     /** Configures a {@link FailSafeRateLimiter}. */
-    public static final class Builder {
-        private final @Nullable RateLimiter store;
-        private final @Nullable Supplier<? extends RateLimiter> supplier;
-        private FailurePolicy policy = FailurePolicy.FAIL_OPEN;
-        private Duration probeInterval = Duration.ofMillis(200);
-        private Duration startupWait = Duration.ofSeconds(DEFAULT_STARTUP_WAIT_SECONDS);
-        private @Nullable Ticker ticker;
-        private Scheduler scheduler = Scheduler.system();
-        private @Nullable RateLimiter fallback;
-        private boolean startDespiteMisconfiguration;
-        private @Nullable Executor attempts;
-        private BiConsumer<Level, String> logSink = Circuit::logOffThePath;
+    public static final class Builder extends FailSafeOptions<Builder> {
+        final @Nullable RateLimiter store;
+        final @Nullable Supplier<? extends RateLimiter> supplier;
 
         private Builder(@Nullable RateLimiter store, @Nullable Supplier<? extends RateLimiter> supplier) {
             this.store = store;
             this.supplier = supplier;
         }
 
-        /** What decides when the store cannot; default {@link FailurePolicy#FAIL_OPEN}. */
-        public Builder policy(FailurePolicy policy) {
-            this.policy = Objects.requireNonNull(
-                    policy, "policy must not be null: FAIL_OPEN, FAIL_CLOSED or" + " FALLBACK_LOCAL");
-            return this;
-        }
-
-        /**
-         * While the store is unhealthy, at most one call per interval tries it (and the supplier is retried
-         * at this pace); default 200 ms, from 1 ms to 1 minute. It bounds how long decisions stay degraded
-         * after the store is back.
-         */
-        public Builder probeInterval(Duration interval) {
-            Objects.requireNonNull(interval, "probeInterval must not be null");
-            if (interval.compareTo(Duration.ofMillis(1)) < 0 || interval.compareTo(Duration.ofMinutes(1)) > 0) {
-                throw new IllegalArgumentException("probeInterval " + interval
-                        + " is out of range: use 1 ms to 1 minute, such as Duration.ofMillis(200)");
-            }
-            this.probeInterval = interval;
-            return this;
-        }
-
-        /**
-         * For a limiter built from a supplier: how long {@code build()} waits for the supplier's first attempt
-         * before it returns and leaves the store to open in the background; default
-         * {@value FailSafeRateLimiter#DEFAULT_STARTUP_WAIT_SECONDS} s, from zero (never wait: the first decisions
-         * are degraded until the store opens) to 1 minute.
-         */
-        public Builder startupWait(Duration wait) {
-            Objects.requireNonNull(wait, "startupWait must not be null: use Duration.ZERO to not wait");
-            if (wait.isNegative() || wait.compareTo(Duration.ofMinutes(1)) > 0) {
-                throw new IllegalArgumentException("startupWait " + wait
-                        + " is out of range: use zero to 1 minute, such as Duration.ofSeconds(5)");
-            }
-            this.startupWait = wait;
-            return this;
-        }
-
-        /**
-         * The clock of the probe interval and of the default local fallback; default the {@linkplain #scheduler
-         * scheduler}'s, {@link Ticker#system()}.
-         */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
-            return this;
-        }
-
-        /**
-         * For a limiter built from a supplier: the time and threads of the opener (the wait before each new attempt
-         * and the daemon thread attempts run on, {@code sluice-store-opener-<n>}), and the clock when no
-         * {@link #ticker(Ticker)} is given; default {@link Scheduler#system()}.
-         */
-        public Builder scheduler(Scheduler scheduler) {
-            this.scheduler = Objects.requireNonNull(scheduler, "scheduler must not be null: e.g. Scheduler.system()");
-            return this;
-        }
-
-        private Ticker ticker() {
-            Ticker t = ticker;
-            return t != null ? t : scheduler.ticker();
-        }
-
-        /**
-         * The local limiter for {@link FailurePolicy#FALLBACK_LOCAL}; default an {@link InMemoryRateLimiter}
-         * on this builder's ticker, created on first use. This limiter closes it.
-         */
-        public Builder fallback(RateLimiter fallback) {
-            this.fallback = Objects.requireNonNull(fallback, "fallback must not be null");
-            return this;
-        }
-
-        /**
-         * Whether {@code build()} returns although the supplier's first attempt found the store misconfigured
-         * (decisions are then degraded {@link Degradation#MISCONFIGURED}, the store retried 1 s to 30 s apart);
-         * default false: {@code build()} throws, so that rate limiting is never silently off because of a typo.
-         */
-        public Builder startDespiteMisconfiguration(boolean start) {
-            this.startDespiteMisconfiguration = start;
-            return this;
-        }
-
-        /** Tests: where the opener's attempts run (null: its own thread), and where the outage lines go. */
-        Builder seams(@Nullable Executor attempts, BiConsumer<Level, String> logSink) {
-            this.attempts = attempts;
-            this.logSink = Objects.requireNonNull(logSink, "logSink");
+        @Override
+        Builder self() {
             return this;
         }
 
