@@ -24,4 +24,5 @@ public interface RateLimiterTck
                 BadInputTck,
                 DifferentialTck,
                 ConcurrencyTck,
-                BoundLimitTck {}
+                BoundLimitTck,
+                LimitChangeTck {}
