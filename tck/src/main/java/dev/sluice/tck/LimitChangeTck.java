@@ -18,6 +18,10 @@ import org.junit.jupiter.api.Test;
  * switches to a tighter L2 of the same name (denied until what was spent has refilled under L2) and then to a looser
  * L3 (at most L3 minus what was spent), counting admissions exactly; each runs through the synchronous and the
  * asynchronous view. A new name, or a reset, starts fresh; unnamed limits are identified by their numbers.
+ *
+ * <p>Not yet in {@link RateLimiterTck}: a store that reads state under changed numbers implements this beside it
+ * ({@code class InMemoryConformanceTest implements RateLimiterTck, LimitChangeTck}). It joins the whole suite once
+ * every store passes it (issue 29: Redis and PostgreSQL still key state by the numbers).
  */
 public interface LimitChangeTck extends StoreUnderTest {
 

@@ -24,5 +24,4 @@ public interface RateLimiterTck
                 BadInputTck,
                 DifferentialTck,
                 ConcurrencyTck,
-                BoundLimitTck,
-                LimitChangeTck {}
+                BoundLimitTck {}
