@@ -34,9 +34,14 @@ final class LimitRegistry {
      * A registration of {@code limit}'s identity (under any numbers), or null when this limiter has never met the
      * identity: enough to find a key's slot, not to decide under {@code limit}'s numbers.
      */
-    synchronized @Nullable RegisteredLimit lookupIdentity(Limit limit) {
-        RegisteredLimit r = byLimit.get(limit);
-        return r != null ? r : byIdentity.get(limit.identity());
+    @Nullable
+    RegisteredLimit lookupIdentity(Limit limit) {
+        RegisteredLimit r = byLimit.get(limit); // lock-free for a limit met before, the common case
+        return r != null ? r : byIdentity(limit);
+    }
+
+    private synchronized @Nullable RegisteredLimit byIdentity(Limit limit) {
+        return byIdentity.get(limit.identity());
     }
 
     /** The limit registered under {@code index} (one a slot holds). */
