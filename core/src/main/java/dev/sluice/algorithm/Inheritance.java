@@ -70,8 +70,14 @@ public final class Inheritance {
      * {@code ⌈B·P'/P⌉} ({@code P}, {@code P'} the intervals in each limit's units), at most {@link Limit#MAX_SCALED}.
      */
     public static long tatBacklog(long b, Limit from, Limit to) {
-        long p = from.intervalScaled();
-        long p2 = to.intervalScaled();
+        return tatBacklog(b, from.intervalScaled(), to.intervalScaled());
+    }
+
+    /**
+     * {@link #tatBacklog(long, Limit, Limit)} given the two intervals ({@link Limit#intervalScaled()}), for a store
+     * that knows the numbers a state was written under but not the limit (Redis keeps them beside the value).
+     */
+    public static long tatBacklog(long b, long p, long p2) {
         if (Exact.productLessOrEqual(b, p2, Limit.MAX_SCALED, p)) {
             return Exact.mulDivCeil(b, p2, p);
         }

@@ -40,7 +40,7 @@ final class ScriptCall {
     /** Lua doubles are exact below 2^53; the scripts keep every quantity they compute under it. */
     static final long LUA_EXACT = 1L << 53;
 
-    private static final int STRIDE = 6;
+    private static final int STRIDE = 9;
     private static final byte[] EMPTY = new byte[0];
 
     final byte[][] keys;
@@ -92,8 +92,60 @@ final class ScriptCall {
         byte[][] keys = new byte[userKeys.length][];
         for (int i = 0; i < keys.length; i++) {
             keys[i] = RedisKeys.of(prefix, userKeys[i], limits[i]);
+            for (int j = 0; j < i; j++) {
+                if (Arrays.equals(keys[i], keys[j]) && !limits[i].equals(limits[j])) {
+                    throw new IllegalArgumentException("multi-permit names key '" + RedisKeys.abbreviate(userKeys[i])
+                            + "' twice under limit " + limits[i].describe() + " with other numbers (" + limits[j]
+                            + " and " + limits[i] + "): give each permit of one named limit the same numbers");
+                }
+            }
         }
         return new ScriptCall(userKeys, keys, limits, costs, maxWaitNanos, now, minTtlMillis, false);
+    }
+
+    /**
+     * The script reported a token bucket value written under other numbers ({@code gcra.lua}): the call is repeated
+     * ({@link #reading}), reading the value {@link GcraChange converted} in its place if the key still holds it.
+     */
+    static final class Changed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        /** 0-based. */
+        final int permit;
+
+        @SuppressWarnings("serial")
+        final byte[] value;
+
+        final long nowUs;
+
+        Changed(int permit, byte[] value, long nowUs) {
+            super("a limit's numbers changed", null, false, false);
+            this.permit = permit;
+            this.value = value;
+            this.nowUs = nowUs;
+        }
+    }
+
+    /** This call again, reading the value that {@code changed} reports converted in its place. */
+    ScriptCall reading(Changed changed) {
+        return reading(changed.permit, changed.value, changed.nowUs);
+    }
+
+    /** This call again, permit {@code i} (0-based) reading {@code value}, read at {@code nowUs}, under its numbers. */
+    ScriptCall reading(int i, byte[] value, long nowUs) {
+        byte[][] a = argv.clone();
+        a[2 + i * STRIDE + 7] = value;
+        a[2 + i * STRIDE + 8] = GcraChange.replacement(value, nowUs, limits[i]);
+        return new ScriptCall(this, a);
+    }
+
+    private ScriptCall(ScriptCall from, byte[][] argv) {
+        this.userKeys = from.userKeys;
+        this.keys = from.keys;
+        this.limits = from.limits;
+        this.costs = from.costs;
+        this.maxWaitNanos = from.maxWaitNanos;
+        this.script = from.script;
+        this.argv = argv;
     }
 
     /** One script for every permit of a multi-permit request (checked: {@link Permit#checkAll}). */
@@ -168,7 +220,7 @@ final class ScriptCall {
     }
 
     /**
-     * The six ARGV fields of one permit. Those of a plain {@code tryAcquire} of cost 1, the common case, are
+     * The nine ARGV fields of one permit. Those of a plain {@code tryAcquire} of cost 1, the common case, are
      * encoded once per limit and shared (Lettuce only reads them).
      */
     private static byte[][] fields(Limit limit, long cost, long maxWait) {
@@ -191,6 +243,10 @@ final class ScriptCall {
     private static byte[][] encode(Limit limit, long cost, long maxWait) {
         byte[][] argv = new byte[STRIDE][];
         int b = 0;
+        // a named limit's numbers, stored beside its state (see common.lua); no value to read instead of the stored one
+        argv[b + 6] = limit.name() == null ? EMPTY : limit.id().getBytes(StandardCharsets.US_ASCII);
+        argv[b + 7] = EMPTY;
+        argv[b + 8] = EMPTY;
         switch (limit.algorithm()) {
             case TOKEN_BUCKET, GCRA -> {
                 long k = 1000 * limit.timeScale();
@@ -232,6 +288,9 @@ final class ScriptCall {
     /** The Decision of each permit, from the reply {@code {now_us, committed, (allowed, s1, s2, s3)...}}. */
     List<Decision> decisions(List<Object> reply) {
         long nowNanos = num(reply, 0) * 1000;
+        if (num(reply, 1) == -3) {
+            throw new Changed((int) num(reply, 2) - 1, bytes(reply, 3), num(reply, 0));
+        }
         boolean committed = num(reply, 1) == 1;
         List<Decision> out = new ArrayList<>(keys.length);
         boolean all = true;
@@ -271,8 +330,8 @@ final class ScriptCall {
     static ScriptCall batch(List<ScriptCall> calls) {
         int n = calls.size();
         byte[][] keys = new byte[n][];
-        // the six fields of a decision are sent once per distinct set (most batches: one limit, one cost), and each
-        // decision names its set with one character: a batch of 64 sends 64 keys and ~5 arguments, not 64 * 6
+        // the nine fields of a decision are sent once per distinct set (most batches: one limit, one cost), and each
+        // decision names its set with one character: a batch of 64 sends 64 keys and ~11 arguments, not 64 * 9
         List<byte[]> groups = new ArrayList<>(2 + STRIDE);
         groups.add(calls.get(0).argv[0]);
         groups.add(calls.get(0).argv[1]);
@@ -368,7 +427,9 @@ final class ScriptCall {
         long nowNanos = num(reply, 0) * 1000;
         State state = switch (limit.algorithm()) {
             case TOKEN_BUCKET, GCRA ->
-                new TatState(num(reply, 1) * (1000 * limit.timeScale()) + num(reply, 2), nowNanos);
+                num(reply, 1) == -3
+                        ? new TatState(GcraChange.backlog(bytes(reply, 2), num(reply, 0), limit), nowNanos)
+                        : new TatState(num(reply, 1) * (1000 * limit.timeScale()) + num(reply, 2), nowNanos);
             case FIXED_WINDOW -> num(reply, 1) < 0 ? WindowState.FRESH : new WindowState(num(reply, 1), num(reply, 2));
             case SLIDING_WINDOW ->
                 num(reply, 1) < 0
@@ -402,6 +463,14 @@ final class ScriptCall {
         Object o = reply.get(i);
         if (o instanceof Long l) {
             return l;
+        }
+        throw new IllegalStateException("unexpected reply element " + i + " from the Sluice script: " + o);
+    }
+
+    static byte[] bytes(List<Object> reply, int i) {
+        Object o = reply.get(i);
+        if (o instanceof byte[] b) {
+            return b;
         }
         throw new IllegalStateException("unexpected reply element " + i + " from the Sluice script: " + o);
     }

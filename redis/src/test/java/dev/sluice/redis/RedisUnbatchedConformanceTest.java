@@ -2,10 +2,11 @@ package dev.sluice.redis;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.tck.LimitChangeTck;
 import dev.sluice.tck.RateLimiterTck;
 
 /** The whole conformance suite with {@code batching(false)}: one {@code EVALSHA} per decision, however concurrent. */
-class RedisUnbatchedConformanceTest implements RateLimiterTck {
+class RedisUnbatchedConformanceTest implements RateLimiterTck, LimitChangeTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {

@@ -17,11 +17,12 @@ import org.junit.jupiter.api.Test;
  * {@link dev.sluice.algorithm.Inheritance} says: what was spent carries over. Each scenario exhausts a key under L1,
  * switches to a tighter L2 of the same name (denied until what was spent has refilled under L2) and then to a looser
  * L3 (at most L3 minus what was spent), counting admissions exactly; each runs through the synchronous and the
- * asynchronous view. A new name, or a reset, starts fresh; unnamed limits are identified by their numbers.
+ * asynchronous view. A new name, or a reset, starts fresh; unnamed limits are identified by their numbers. Random
+ * sequences over named limits whose numbers change between calls must decide exactly as {@link ReferenceRateLimiter}.
  *
  * <p>Not yet in {@link RateLimiterTck}: a store that reads state under changed numbers implements this beside it
  * ({@code class InMemoryConformanceTest implements RateLimiterTck, LimitChangeTck}). It joins the whole suite once
- * every store passes it (issue 29: Redis and PostgreSQL still key state by the numbers).
+ * every store passes it (issue 29: PostgreSQL still keys state by the numbers).
  */
 public interface LimitChangeTck extends StoreUnderTest {
 
@@ -87,6 +88,37 @@ public interface LimitChangeTck extends StoreUnderTest {
             assertThat(v.drain(k, l2))
                     .as("%s: reset under any numbers of the name", v)
                     .isEqualTo(4);
+        }
+    }
+
+    @Test
+    default void randomSequencesUnderChangingNumbersDecideExactlyLikeThePureSteps() {
+        long seed = System.nanoTime();
+        for (boolean async : new boolean[] {false, true}) {
+            for (List<Limit> named : List.of(
+                    List.of(
+                            Limit.tokenBucket(10, Rate.perSecond(3)).named("d-tb"),
+                            Limit.tokenBucket(4, Rate.of(7, Duration.ofMillis(10)))
+                                    .named("d-tb"),
+                            Limit.tokenBucket(25, Rate.of(2, Duration.ofSeconds(3)))
+                                    .named("d-tb")),
+                    List.of(
+                            Limit.gcra(Rate.of(7, Duration.ofSeconds(2)), 4).named("d-g"),
+                            Limit.gcra(Rate.perSecond(9), 12).named("d-g")),
+                    List.of(
+                            Limit.fixedWindow(5, Duration.ofMillis(250)).named("d-fw"),
+                            Limit.fixedWindow(9, Duration.ofMillis(250)).named("d-fw"),
+                            Limit.fixedWindow(3, Duration.ofMillis(700)).named("d-fw")),
+                    List.of(
+                            Limit.slidingWindow(8, Duration.ofMillis(1300)).named("d-sw"),
+                            Limit.slidingWindow(3, Duration.ofMillis(1300)).named("d-sw"),
+                            Limit.slidingWindow(6, Duration.ofMillis(400)).named("d-sw")),
+                    List.of(
+                            Limit.slidingLog(6, Duration.ofMillis(700)).named("d-sl"),
+                            Limit.slidingLog(3, Duration.ofMillis(200)).named("d-sl"),
+                            Limit.slidingLog(9, Duration.ofMillis(1100)).named("d-sl")))) {
+                DifferentialTck.sequence(this, seed++, named, async);
+            }
         }
     }
 

@@ -65,20 +65,24 @@ public final class ReferenceRateLimiter implements RateLimiter {
         Permit.checkAll(permits);
         long now = ticker.read();
         Map<Id, Written> scratch = new HashMap<>();
+        // states read under other numbers than they were written under: written so even when the request is denied
+        Map<Id, Written> read = new HashMap<>();
         List<Decision> decisions = new ArrayList<>(permits.size());
         boolean all = true;
         for (Permit p : permits) {
             Id id = new Id(p.key(), p.limit());
             Written w = scratch.get(id);
             State s = w != null ? w.under(p.limit(), now) : state(id, p.limit(), now);
+            Written was = states.get(id);
+            if (w == null && was != null && !was.limit().equals(p.limit())) {
+                read.put(id, new Written(p.limit(), s));
+            }
             Step step = Algorithms.tryAcquire(s, now, p.limit(), p.cost());
             scratch.put(id, new Written(p.limit(), step.state()));
             decisions.add(step.decision());
             all &= step.decision().allowed();
         }
-        if (all) {
-            states.putAll(scratch);
-        }
+        states.putAll(all ? scratch : read);
         return Decision.mostRestrictive(decisions);
     }
 
