@@ -152,7 +152,7 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
         for (Pending p : group) {
             calls.add(p.call);
         }
-        ScriptRunner.Call<List<Object>> sent = runner.run(ScriptCall.batch(calls), reply -> reply);
+        ScriptRunner.Call<List<Object>> sent = runner.run(ScriptBatch.of(calls), reply -> reply);
         return sent.whenComplete((reply, e) -> {
             if (e != null) {
                 for (Pending p : group) {

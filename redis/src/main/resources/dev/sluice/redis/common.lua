@@ -7,7 +7,7 @@ constant, so it is loaded once and called with EVALSHA.
 Exactness. Lua 5.1 numbers are doubles, exact for integers below 2^53. Epoch nanoseconds (~1.8e18)
 do not fit, epoch microseconds (~1.8e15) do, so time is kept in microseconds and every quantity the
 scripts compute exactly stays below 2^53; the Java side rejects the few limits that would need more
-(ScriptCall.checkExact) and computes the Decision's nanoseconds itself from what the script reports.
+(ScriptFields.checkExact) and computes the Decision's nanoseconds itself from what the script reports.
 Numbers are written with string.format('%d'), which prints a C long: exact, unlike tostring.
 
 Speed. Redis runs this whole chunk on every call, so it defines few functions, allocates few tables,
