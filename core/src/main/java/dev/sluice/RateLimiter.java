@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -46,6 +47,50 @@ public interface RateLimiter extends AutoCloseable {
      */
     default CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
         return CompletableFuture.completedFuture(tryAcquire(permits));
+    }
+
+    /**
+     * {@link #tryAcquire(List)} that also says, atomically with the all-or-nothing decision, each permit's own state
+     * after the call: see {@link PermitDecisions} for what each element means. Made in one store call by every store
+     * of Sluice (in memory, Redis, PostgreSQL) and by the fail-safe and leasing wrappers; what a front end needs to
+     * answer per key (the service's statuses per descriptor) without a second round trip.
+     *
+     * <p>The default, for stores written elsewhere: one permit is {@link #tryAcquire(String, Limit, long)} (exact: a
+     * denial took nothing); several are not atomic: {@link #tryAcquire(List)}, then a {@link #peek(String, Limit,
+     * long)} of each permit (a concurrent call on the same key may show in those numbers); a store whose peek is
+     * unsupported answers each permit with the overall decision ({@link PermitDecisions#combinedOnly()}).
+     */
+    default PermitDecisions tryAcquireEach(List<Permit> permits) {
+        Permit.checkAll(permits);
+        if (permits.size() == 1) {
+            Permit p = permits.get(0);
+            return PermitDecisions.of(tryAcquire(p.key(), p.limit(), p.cost()));
+        }
+        Decision d = tryAcquire(permits);
+        List<Decision> each = new ArrayList<>(permits.size());
+        try {
+            for (Permit p : permits) {
+                each.add(PermitDecisions.after(d, peek(p.key(), p.limit(), p.cost())));
+            }
+        } catch (RuntimeException e) {
+            // unsupported, or failed after the decision was made (its permits possibly taken): the decision stands
+            return PermitDecisions.uniform(d, permits.size());
+        }
+        return new PermitDecisions(d, each);
+    }
+
+    /**
+     * {@link #tryAcquireEach(List)} without blocking the caller on I/O. The default makes
+     * {@link #tryAcquireAsync(String, Limit, long)} for one permit; for several {@link #tryAcquireAsync(List)}, then
+     * {@link #peekAsync} of each permit (not atomic: see {@link #tryAcquireEach(List)}).
+     */
+    default CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        Permit.checkAll(permits);
+        if (permits.size() == 1) {
+            Permit p = permits.get(0);
+            return tryAcquireAsync(p.key(), p.limit(), p.cost()).thenApply(PermitDecisions::of);
+        }
+        return tryAcquireAsync(permits).thenCompose(d -> PermitDecisions.peekedAfter(this, d, permits));
     }
 
     /**

@@ -3,7 +3,6 @@ package dev.sluice.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -58,7 +57,7 @@ public final class Report {
     @SuppressWarnings("unchecked")
     private void read(Path json) throws IOException {
         List<Object> results =
-                (List<Object>) Objects.requireNonNull(new Json(Files.readString(json)).value(), "JMH's results");
+                (List<Object>) Objects.requireNonNull(new JmhJson(Files.readString(json)).value(), "JMH's results");
         for (Object o : results) {
             Map<String, Object> result = (Map<String, Object>) o;
             String name = ((String) Objects.requireNonNull(result.get("benchmark"), "a JMH result names its benchmark"))
@@ -337,109 +336,5 @@ public final class Report {
         }
         double s = r.allowedShare();
         return s < 0.001 && s > 0 ? String.format("%.4f%%", 100 * s) : String.format("%.1f%%", 100 * s);
-    }
-
-    /** Just enough JSON for JMH's result file: objects, arrays, strings, numbers, true, false, null. */
-    private static final class Json {
-        private final String s;
-        private int i;
-
-        Json(String s) {
-            this.s = s;
-        }
-
-        @Nullable
-        Object value() {
-            skip();
-            char c = s.charAt(i);
-            switch (c) {
-                case '{' -> {
-                    Map<String, Object> m = new LinkedHashMap<>();
-                    i++;
-                    skip();
-                    if (s.charAt(i) == '}') {
-                        i++;
-                        return m;
-                    }
-                    for (; ; ) {
-                        skip();
-                        String k = string();
-                        skip();
-                        expect(':');
-                        m.put(k, value());
-                        skip();
-                        if (s.charAt(i++) == '}') {
-                            return m;
-                        }
-                    }
-                }
-                case '[' -> {
-                    List<Object> l = new ArrayList<>();
-                    i++;
-                    skip();
-                    if (s.charAt(i) == ']') {
-                        i++;
-                        return l;
-                    }
-                    for (; ; ) {
-                        l.add(value());
-                        skip();
-                        if (s.charAt(i++) == ']') {
-                            return l;
-                        }
-                    }
-                }
-                case '"' -> {
-                    return string();
-                }
-                default -> {
-                    int start = i;
-                    while (i < s.length() && ",}] \n\r\t".indexOf(s.charAt(i)) < 0) {
-                        i++;
-                    }
-                    String word = s.substring(start, i);
-                    return switch (word) {
-                        case "true" -> true;
-                        case "false" -> false;
-                        case "null" -> null;
-                        default -> Double.parseDouble(word);
-                    };
-                }
-            }
-        }
-
-        private String string() {
-            expect('"');
-            StringBuilder b = new StringBuilder();
-            for (char c = s.charAt(i++); c != '"'; c = s.charAt(i++)) {
-                if (c == '\\') {
-                    char e = s.charAt(i++);
-                    switch (e) {
-                        case 'n' -> b.append('\n');
-                        case 't' -> b.append('\t');
-                        case 'u' -> {
-                            b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
-                            i += 4;
-                        }
-                        default -> b.append(e);
-                    }
-                } else {
-                    b.append(c);
-                }
-            }
-            return b.toString();
-        }
-
-        private void expect(char c) {
-            if (s.charAt(i++) != c) {
-                throw new IllegalArgumentException("expected '" + c + "' at offset " + (i - 1));
-            }
-        }
-
-        private void skip() {
-            while (i < s.length() && Character.isWhitespace(s.charAt(i))) {
-                i++;
-            }
-        }
     }
 }

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreException;
 import dev.sluice.Ticker;
@@ -162,6 +163,17 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     }
 
     @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        return Futures.join(tryAcquireEachAsync(permits));
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        Permit.checkAll(permits);
+        return decide(s -> s.tryAcquireEachAsync(permits), cause -> byPolicy.decideEach(permits, cause));
+    }
+
+    @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
         return Futures.join(reserveAsync(key, limit, cost, maxWait));
     }
@@ -189,23 +201,23 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     /**
      * Every kind of decision, both views: the store's when it is open and the circuit lets this call through, else
-     * the policy's; a store failure is classified (the circuit told) and decided by the policy, while the caller's own
+     * the policy's; a store failure is classified by the circuit and decided by the policy, while the caller's own
      * mistakes propagate. The synchronous views wait for this future: the store bounds it by its time budget, this
      * class adds no waiting of its own, and a decision by the policy completes at once.
      */
-    private CompletableFuture<Decision> decide(
-            Function<RateLimiter, CompletableFuture<Decision>> ask, Function<Degradation, Decision> policy) {
+    private <T> CompletableFuture<T> decide(
+            Function<RateLimiter, CompletableFuture<T>> ask, Function<Degradation, T> policy) {
         RateLimiter s = storeToTry();
         if (s == null) {
             return CompletableFuture.completedFuture(policy.apply(circuit.cause()));
         }
-        CompletableFuture<Decision> f;
+        CompletableFuture<T> f;
         try {
             f = ask.apply(s);
         } catch (RuntimeException e) {
             f = CompletableFuture.failedFuture(e);
         }
-        return f.handle((d, e) -> e == null ? succeeded(d) : policy.apply(failed(e)));
+        return f.handle((d, e) -> e == null ? succeeded(d) : policy.apply(circuit.failed(e)));
     }
 
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */
@@ -281,14 +293,9 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     }
 
     /** Notes a call the store answered (closing the circuit if it was open) and returns its decision. */
-    private Decision succeeded(Decision d) {
+    private <T> T succeeded(T d) {
         circuit.succeeded();
         return d;
-    }
-
-    /** Classifies a store failure and tells the circuit; the caller's own mistakes propagate. */
-    private Degradation failed(Throwable e) {
-        return circuit.failed(e);
     }
 
     /** Configures a {@link FailSafeRateLimiter}. */

@@ -4,10 +4,12 @@ import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.memory.InMemoryRateLimiter;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Objects;
@@ -89,6 +91,27 @@ final class PolicyDecisions implements AutoCloseable {
                     byPolicy(permits.get(i).limit(), permits.get(i).cost(), cause));
         }
         return d;
+    }
+
+    /**
+     * The policy's decisions for a multi-permit call, each permit's and the overall one, counted once: the local
+     * fallback's own (see {@link PermitDecisions}), or fail-open / fail-closed per permit, all marked degraded.
+     */
+    PermitDecisions decideEach(List<Permit> permits, Degradation cause) {
+        counter(cause).increment();
+        if (policy == FailurePolicy.FALLBACK_LOCAL) {
+            PermitDecisions local = local().tryAcquireEach(permits);
+            List<Decision> each = new ArrayList<>(permits.size());
+            for (Decision d : local.permits()) {
+                each.add(d.withDegradation(cause));
+            }
+            return new PermitDecisions(local.decision().withDegradation(cause), each);
+        }
+        List<Decision> each = new ArrayList<>(permits.size());
+        for (Permit p : permits) {
+            each.add(byPolicy(p.limit(), p.cost(), cause));
+        }
+        return new PermitDecisions(Decision.mostRestrictive(each), each);
     }
 
     /** The fail-open or fail-closed decision, which knows nothing about the key. */

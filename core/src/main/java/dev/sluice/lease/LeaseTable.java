@@ -47,6 +47,17 @@ final class LeaseTable {
         return leases.get(new Key(key, limit));
     }
 
+    /** Permits of {@code key} under {@code limit} held here at {@code now} (0 when it has no lease). */
+    long held(String key, Limit limit, long now) {
+        Lease l = existing(key, limit);
+        if (l == null) {
+            return 0;
+        }
+        synchronized (l) {
+            return l.usable(now);
+        }
+    }
+
     void clear() {
         leases.clear();
     }

@@ -3,6 +3,7 @@ package dev.sluice.lease;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.failsafe.StoreHealth;
@@ -135,8 +136,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         Permit.check(key, limit, cost);
         Lease lease = Lease.leasable(limit) ? leases.lease(key, limit) : null;
         if (lease == null) {
-            storeCalls.incrementAndGet();
-            return store.tryAcquireAsync(key, limit, cost);
+            return counted(store.tryAcquireAsync(key, limit, cost));
         }
         Start start = start(lease, key, limit, cost);
         Decision local = start.local();
@@ -180,8 +180,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
                 again = lease.asksAgain(d, extra);
             }
             if (again) {
-                storeCalls.incrementAndGet();
-                return store.tryAcquireAsync(key, limit, cost);
+                return counted(store.tryAcquireAsync(key, limit, cost));
             }
             return CompletableFuture.completedFuture(extra == 0 || !d.allowed() ? d : Lease.asked(d, limit, extra));
         });
@@ -244,7 +243,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         CompletableFuture<?> unused = f.whenComplete((d, failure) -> lease.arrived(d, n, ticker.read()));
     }
 
-    private Decision counted(Decision d) {
+    private <T> T counted(T d) {
         storeCalls.incrementAndGet();
         return d;
     }
@@ -256,8 +255,20 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
-        storeCalls.incrementAndGet();
-        return store.tryAcquireAsync(permits);
+        return counted(store.tryAcquireAsync(permits));
+    }
+
+    @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        return Futures.join(tryAcquireEachAsync(permits));
+    }
+
+    /** One permit takes the leased path ({@link #tryAcquireAsync(String, Limit, long)}); several the store's call. */
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return permits.size() == 1
+                ? RateLimiter.super.tryAcquireEachAsync(permits)
+                : counted(store.tryAcquireEachAsync(permits));
     }
 
     @Override
@@ -267,8 +278,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
 
     @Override
     public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
-        storeCalls.incrementAndGet();
-        return store.reserveAsync(key, limit, cost, maxWait);
+        return counted(store.reserveAsync(key, limit, cost, maxWait));
     }
 
     @Override
@@ -278,8 +288,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
 
     @Override
     public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
-        storeCalls.incrementAndGet();
-        return store.peekAsync(key, limit, cost);
+        return counted(store.peekAsync(key, limit, cost));
     }
 
     /** Resets the key in the store, then forgets this node's lease of it (other nodes' leases stay). */
@@ -313,13 +322,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     /** Permits of {@code key} under {@code limit} held here now (0 when none). */
     public long held(String key, Limit limit) {
         Permit.checkKeyAndLimit(key, limit);
-        Lease l = leases.existing(key, limit);
-        if (l == null) {
-            return 0;
-        }
-        synchronized (l) {
-            return l.usable(ticker.read());
-        }
+        return leases.held(key, limit, ticker.read());
     }
 
     /** Closes the store. What is held is not given back (it expires; see the class comment). */

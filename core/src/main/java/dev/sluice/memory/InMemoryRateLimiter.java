@@ -4,6 +4,7 @@ import dev.sluice.BoundLimit;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
@@ -108,6 +109,22 @@ public final class InMemoryRateLimiter implements RateLimiter {
     public Decision tryAcquire(List<Permit> permits) {
         Permit.checkAll(permits);
         return store.acquireAll(permits);
+    }
+
+    /** One all-or-nothing step, with each permit's own decision (see {@link PermitDecisions}); completes at once. */
+    @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        Permit.checkAll(permits);
+        if (permits.size() == 1) { // the keyed call's path (its hot keys' handles)
+            Permit p = permits.get(0);
+            return PermitDecisions.of(tryAcquire(p.key(), p.limit(), p.cost()));
+        }
+        return store.acquireEach(permits);
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return CompletableFuture.completedFuture(tryAcquireEach(permits));
     }
 
     @Override

@@ -21,6 +21,12 @@ final class KeyHasher {
         this.k1 = random.nextLong();
     }
 
+    /** With a given secret: for tests. */
+    KeyHasher(long k0, long k1) {
+        this.k0 = k0;
+        this.k1 = k1;
+    }
+
     long hash(String key, int limitIdentity) {
         long v0 = k0 ^ 0x736f6d6570736575L;
         long v1 = k1 ^ 0x646f72616e646f6dL;

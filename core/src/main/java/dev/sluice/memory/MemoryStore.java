@@ -3,6 +3,7 @@ package dev.sluice.memory;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import java.util.List;
@@ -102,6 +103,11 @@ final class MemoryStore {
     /** All or none of {@code permits}: see {@link MultiPermit}. */
     Decision acquireAll(List<Permit> permits) {
         return MultiPermit.acquire(this, permits);
+    }
+
+    /** {@link #acquireAll} with each permit's own decision: see {@link MultiPermit}. */
+    PermitDecisions acquireEach(List<Permit> permits) {
+        return MultiPermit.acquireEach(this, permits);
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.sluice.memory;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Inheritance;
 import dev.sluice.algorithm.State;
@@ -34,6 +35,9 @@ final class MultiPermit {
         /** What the hold took: the packed value (a Long) or the State; null until the slot is held. */
         @Nullable
         Object held;
+        /** The state before the call; null until every slot is held. */
+        @Nullable
+        State original;
         /** The state decided on; null until every slot is held. */
         @Nullable
         State scratch;
@@ -67,6 +71,18 @@ final class MultiPermit {
             .thenComparingInt(t -> t.registered.identity);
 
     static Decision acquire(MemoryStore store, List<Permit> permits) {
+        return acquire(store, permits, null);
+    }
+
+    /** {@link #acquire}, with each permit's own decision as {@link PermitDecisions} defines it. */
+    static PermitDecisions acquireEach(MemoryStore store, List<Permit> permits) {
+        Decision[] each = new Decision[permits.size()];
+        Decision d = acquire(store, permits, each);
+        return new PermitDecisions(d, Arrays.asList(each));
+    }
+
+    /** @param each null, or filled with each permit's own decision (see {@link PermitDecisions}) */
+    private static Decision acquire(MemoryStore store, List<Permit> permits, Decision @Nullable [] each) {
         int n = permits.size();
         Target[] byPermit = new Target[n];
         Target[] distinct = new Target[n];
@@ -119,6 +135,7 @@ final class MultiPermit {
                 t.scratch = t.registered.packed
                         ? PackedState.unpack(t.registered, (Long) was, at, t.where[0].base)
                         : (State) was;
+                t.original = t.scratch;
             }
             Decision result = null;
             boolean all = true;
@@ -134,6 +151,18 @@ final class MultiPermit {
                 t.scratch = Inheritance.carryOver(step.state(), at, limit, t.registered.limit);
                 result = result == null ? step.decision() : result.mostRestrictive(step.decision());
                 all &= step.decision().allowed();
+                if (each != null) {
+                    each[p] = step.decision();
+                }
+            }
+            if (each != null && !all) {
+                // nothing is taken: each permit's own look at the state the call leaves as it was
+                for (int p = 0; p < n; p++) {
+                    Permit permit = permits.get(p);
+                    State was = Objects.requireNonNull(byPermit[p].original, "every slot is held");
+                    State read = Inheritance.carryOver(was, at, byPermit[p].registered.limit, permit.limit());
+                    each[p] = Algorithms.peek(read, at, permit.limit(), permit.cost());
+                }
             }
             for (Target t : targets) {
                 t.release(all, at);

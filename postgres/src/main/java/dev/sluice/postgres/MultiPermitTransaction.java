@@ -3,6 +3,7 @@ package dev.sluice.postgres;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Exact;
 import dev.sluice.algorithm.LogState;
@@ -49,7 +50,8 @@ final class MultiPermitTransaction {
         return Objects.requireNonNull(byId.get(id), "every (key, limit) of the request is known");
     }
 
-    Decision acquireAll(Db c, List<Permit> permits) throws SQLException {
+    /** Each permit's own decision beside the overall one, as {@link PermitDecisions} defines them. */
+    PermitDecisions acquireAll(Db c, List<Permit> permits) throws SQLException {
         Map<Id, Limit> limits = new LinkedHashMap<>();
         Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
         for (Permit p : permits) {
@@ -83,12 +85,20 @@ final class MultiPermitTransaction {
                 decisions.add(step.decision());
                 all &= step.decision().allowed();
             }
+            Decision overall = Decision.mostRestrictive(decisions);
             if (all) {
                 write(c, scratch, limits);
                 c.connection().commit();
                 committed = true;
+                return new PermitDecisions(overall, decisions);
             }
-            return Decision.mostRestrictive(decisions);
+            // nothing is taken: each permit's own look at its row as locked, which the rollback leaves as it was
+            List<Decision> looks = new ArrayList<>(permits.size());
+            for (Permit p : permits) {
+                looks.add(
+                        Algorithms.peek(known(states, new Id(p.key(), p.limit().id())), now, p.limit(), p.cost()));
+            }
+            return new PermitDecisions(overall, looks);
         } finally {
             if (!committed) {
                 try {

@@ -3,6 +3,7 @@ package dev.sluice.postgres;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
@@ -16,7 +17,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * The operations of a {@link PostgresRateLimiter}, one per kind of decision, each written once: checks the input
  * (before anything is sent or changed), takes the call's deadline from the budget (queueing included) and hands the
- * work to the batches or a worker, returning a {@link Pending} call. The limiter's two views use them: the synchronous
+ * work to the batches or a worker, returning a {@link Pending} call. A decision or reset that does not batch goes to a
+ * worker once no other statement of this limiter is on its row ({@link Workers#submitOnRow}); a peek (it locks and
+ * writes nothing) and a multi-permit transaction (several rows, locked in one fixed order) go at once. The limiter's two views use them: the synchronous
  * one waits for it ({@link CallerWait#await}), the asynchronous one gets its future bounded alike
  * ({@link CallerWait#bounded}).
  */
@@ -72,7 +75,7 @@ final class PostgresCalls {
                     new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, new CompletableFuture<>()));
             return new Pending<>(f, call, key, limit);
         }
-        return onWorker(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
+        return onRow(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
     }
 
     Pending<Decision> peek(String key, Limit limit, long cost) {
@@ -89,11 +92,14 @@ final class PostgresCalls {
         Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
         KeyText.check(key);
         checkOpen();
-        return onWorker(key, limit, new DecisionCall(budget.deadline()), c -> statements.reset(c, key, limit));
+        return onRow(key, limit, new DecisionCall(budget.deadline()), c -> statements.reset(c, key, limit));
     }
 
-    /** All or nothing: one transaction on a worker (a single permit is the single decision). */
-    Pending<Decision> tryAcquire(List<Permit> permits) {
+    /**
+     * All or nothing, with each permit's own decision: one transaction on a worker (a single permit is the single
+     * decision, whose denial took nothing and so is its own look).
+     */
+    Pending<PermitDecisions> tryAcquireEach(List<Permit> permits) {
         Permit.checkAll(permits);
         for (Permit p : permits) {
             KeyText.check(p.key());
@@ -101,13 +107,23 @@ final class PostgresCalls {
         checkOpen();
         Permit first = permits.get(0);
         if (permits.size() == 1) {
-            return acquire(first.key(), first.limit(), first.cost(), -1);
+            Pending<Decision> one = acquire(first.key(), first.limit(), first.cost(), -1);
+            return new Pending<>(
+                    one.future().thenApply(d -> new PermitDecisions(d, List.of(d))),
+                    one.call(),
+                    one.key(),
+                    one.limit());
         }
         return onWorker(
                 first.key(),
                 first.limit(),
                 new DecisionCall(budget.deadline()),
                 c -> multiPermit.acquireAll(c, permits));
+    }
+
+    /** On a worker once no other statement of this limiter is on the row (a hot key's decisions one at a time). */
+    private <T> Pending<T> onRow(String key, Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {
+        return new Pending<>(workers.submitOnRow(key, limit, call, work), call, key, limit);
     }
 
     private <T> Pending<T> onWorker(String key, Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {

@@ -125,8 +125,9 @@ abstract class PostgresOptions<B extends PostgresOptions<B>> {
     }
 
     /**
-     * {@code false}: every decision is its own statement and commit on a worker thread, however many run at once
-     * (the behaviour before batching was the default). {@code true}: the default batching.
+     * {@code false}: every decision is its own statement and commit on a worker thread (the behaviour before batching
+     * was the default), as many at once as there are workers, but a row (key and limit) in one statement at a time: a
+     * hot key's decisions go one after the other. {@code true}: the default batching.
      */
     public B batching(boolean batching) {
         this.maxBatchSize = batching ? PostgresRateLimiter.DEFAULT_MAX_BATCH_SIZE : 0;
@@ -153,7 +154,8 @@ abstract class PostgresOptions<B extends PostgresOptions<B>> {
 
     /**
      * Where this limiter's threads come from (the workers', {@code sluice-postgres-<n>}, and the batch dispatchers',
-     * {@code sluice-postgres-batch-<n>}): {@link Scheduler#threadFactory}; default {@link Scheduler#system()}.
+     * {@code sluice-postgres-batch-<n>}): {@link Scheduler#threadFactory}; and the clock and timer of the backoff
+     * between conflict retries (a {@code ManualScheduler} lets a test drive them); default {@link Scheduler#system()}.
      * Give {@code Scheduler.system(yourThreadFactory)} to name or group them as the application does.
      */
     public B scheduler(Scheduler scheduler) {

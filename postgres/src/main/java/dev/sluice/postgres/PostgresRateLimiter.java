@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
@@ -43,8 +44,8 @@ import org.jspecify.annotations.Nullable;
  * keeps answering others (a decision queued for a worker, a connection or a batch; a statement in a lock convoy on
  * a hot row). A decision whose caller gave up is never sent; a statement under way is cancelled. The worker
  * ({@link AttemptLoop}) gives each statement the time left as its query timeout, retries SQLSTATE 40001, 40P01
- * and a broken connection (class 08: after a restart the pool still holds connections to the old server) under
- * the {@link RetryPolicy}; if the database died while it ran a statement that committed, the retry takes again:
+ * until the budget ends, after the {@link RetryPolicy}'s jittered backoff, and a broken connection at once (class 08:
+ * after a restart the pool still holds connections to the old server); if the database died while it ran a statement that committed, the retry takes again:
  * the limit errs on the strict side. Anything else is a {@link PostgresStoreException} whose
  * {@link PostgresStoreException#degradation() degradation} ({@link PostgresFailures}) says whether it timed out,
  * the database is unavailable, the client side is overloaded, or the database answered with an error, for
@@ -125,7 +126,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.sql = new Sql(schema, prefix);
         this.failures = new PostgresFailures(schema, prefix, b.retryPolicy.budget(), health);
         this.waits = new CallerWait(budget, health, failures);
-        this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures);
+        this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures, b.scheduler);
         this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.statements = new DecisionStatements(sql, schema);
         this.expiredRows = new ExpiredRows(attempts, sql, clock);
@@ -218,8 +219,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     public record Stats(long decisions, long retries, long retriesExhausted) {}
 
     /**
-     * Decisions made, retries taken after 40001/40P01, and decisions that gave up because the retry
-     * policy ran out of attempts or time.
+     * Decisions made, retries taken (after 40001/40P01, or on another connection after a broken one), and decisions
+     * that gave up because their conflicts outlasted the time budget.
      */
     public Stats stats() {
         return new Stats(attempts.decisions.sum(), attempts.retries.sum(), attempts.retriesExhausted.sum());
@@ -307,12 +308,23 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        return waits.await(calls.tryAcquire(permits));
+        return tryAcquireEach(permits).decision();
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
-        return waits.bounded(calls.tryAcquire(permits));
+        return tryAcquireEachAsync(permits).thenApply(PermitDecisions::decision);
+    }
+
+    /** One transaction (see {@code MultiPermitTransaction}), whose rows tell each permit's own decision. */
+    @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        return waits.await(calls.tryAcquireEach(permits));
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return waits.bounded(calls.tryAcquireEach(permits));
     }
 
     // ------------------------------------------------------------------ expiry

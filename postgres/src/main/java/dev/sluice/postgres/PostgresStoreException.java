@@ -6,7 +6,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The database could not decide: it is unreachable, its Sluice objects are missing (run
- * {@link PostgresRateLimiter#migrate()}), conflicts outlasted the {@link RetryPolicy}, or the decision ran
+ * {@link PostgresRateLimiter#migrate()}), conflicts outlasted the time budget ({@link RetryPolicy}), or the decision ran
  * past its time budget. The message says which and what to do; {@link #sqlState()} carries the SQLSTATE
  * when the database gave one, and {@link #degradation()} the class a failure policy acts on:
  * <ul>

@@ -3,6 +3,7 @@ package dev.sluice.redis;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
@@ -64,12 +65,28 @@ final class RedisCalls {
     }
 
     ScriptRunner.Call<Decision> tryAcquire(List<Permit> permits) {
+        ScriptCall call = multiPermit(permits);
+        return run(call, reply -> Decision.mostRestrictive(call.decisions(reply)));
+    }
+
+    /** {@link #tryAcquire(List)} with each permit's own decision: the same script, its reply read per permit. */
+    ScriptRunner.Call<PermitDecisions> tryAcquireEach(List<Permit> permits) {
+        if (permits.size() == 1) { // the single decision, batched with others
+            Permit p = permits.get(0);
+            return tryAcquire(p.key(), p.limit(), p.cost()).map(PermitDecisions::of);
+        }
+        ScriptCall call = multiPermit(permits);
+        return run(call, reply -> ScriptLooks.each(call, reply));
+    }
+
+    /** All or nothing: one script for every permit (on Redis Cluster, in one hash slot). */
+    private ScriptCall multiPermit(List<Permit> permits) {
         Permit.checkAll(permits);
         ScriptCall call = ScriptCall.of(prefix, permits, clock.read(), minTtlMillis);
         if (cluster) {
             call.checkOneSlot();
         }
-        return run(call, reply -> Decision.mostRestrictive(call.decisions(reply)));
+        return call;
     }
 
     ScriptRunner.Call<Decision> reserve(String key, Limit limit, long cost, Duration maxWait) {
@@ -89,7 +106,7 @@ final class RedisCalls {
         Permit.check(key, limit, cost);
         ScriptFields.checkExact(limit);
         ScriptCall call = ScriptCall.peek(prefix, key, limit, cost, clock.read());
-        return run(call, call::peek);
+        return run(call, reply -> ScriptLooks.peek(call, reply));
     }
 
     ScriptRunner.Call<Long> reset(String key, Limit limit) {

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
@@ -173,13 +174,20 @@ public final class RedisRateLimiter implements RateLimiter {
         return runner.await(calls.tryAcquire(permits), start);
     }
 
-    /**
-     * {@link #tryAcquire(List)} without blocking the caller on I/O. The future completes on a Lettuce I/O
-     * thread unless {@link Builder#callbackExecutor} is set: see {@link #tryAcquireAsync(String, Limit, long)}.
-     */
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
         return onCallbackExecutor(runner.withDeadline(calls.tryAcquire(permits)));
+    }
+
+    @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        long start = System.nanoTime();
+        return runner.await(calls.tryAcquireEach(permits), start);
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return onCallbackExecutor(runner.withDeadline(calls.tryAcquireEach(permits)));
     }
 
     @Override

@@ -4,14 +4,11 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
-import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.FixedWindow;
 import dev.sluice.algorithm.Gcra;
-import dev.sluice.algorithm.LogState;
 import dev.sluice.algorithm.SlidingLog;
 import dev.sluice.algorithm.SlidingWindow;
 import dev.sluice.algorithm.SlidingWindowState;
-import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import dev.sluice.algorithm.TatState;
 import dev.sluice.algorithm.WindowState;
@@ -275,35 +272,20 @@ final class ScriptCall {
         }
     }
 
-    /**
-     * The Decision of a peek, from {@code peek.lua}'s reply {@code {now_us, state...}}: the pure step
-     * {@link Algorithms#peek} on the very state the script read, at the very instant it used.
-     */
-    Decision peek(List<Object> reply) {
-        Limit limit = limits[0];
-        long nowNanos = num(reply, 0) * 1000;
-        State state = switch (limit.algorithm()) {
-            case TOKEN_BUCKET, GCRA ->
-                num(reply, 1) == -3
-                        ? new TatState(GcraChange.backlog(bytes(reply, 2), num(reply, 0), limit), nowNanos)
-                        : new TatState(num(reply, 1) * (1000 * limit.timeScale()) + num(reply, 2), nowNanos);
-            case FIXED_WINDOW -> num(reply, 1) < 0 ? WindowState.FRESH : new WindowState(num(reply, 1), num(reply, 2));
-            case SLIDING_WINDOW ->
-                num(reply, 1) < 0
-                        ? SlidingWindowState.FRESH
-                        : new SlidingWindowState(num(reply, 1), num(reply, 2), num(reply, 3));
-            case SLIDING_LOG -> {
-                int n = (reply.size() - 1) / 2;
-                long[] times = new long[n];
-                long[] costs = new long[n];
-                for (int j = 0; j < n; j++) {
-                    times[j] = num(reply, 1 + 2 * j) * 1000;
-                    costs[j] = num(reply, 2 + 2 * j);
-                }
-                yield new LogState(times, costs);
-            }
-        };
-        return Algorithms.peek(state, nowNanos, limit, costs[0]);
+    byte[] key(int i) {
+        return keys[i];
+    }
+
+    Limit limit(int i) {
+        return limits[i];
+    }
+
+    long cost(int i) {
+        return costs[i];
+    }
+
+    int permits() {
+        return keys.length;
     }
 
     /** The user's key of permit {@code i} (1-based, as the scripts number them) for error messages. */

@@ -51,11 +51,35 @@ final class ScriptRunner {
         final long start = System.nanoTime();
         /** The command once sent (null before): cancelled when the deadline passes first. */
         volatile @Nullable Future<?> sent;
+        /** The call this one is a {@link #map} of (null for a call of its own): timed out with it. */
+        private @Nullable Call<?> source;
+
+        /** This call's answer made into another: one call, one deadline (a timeout of either times out both). */
+        <U> Call<U> map(Function<? super T, ? extends U> fn) {
+            Call<U> mapped = new Call<>();
+            mapped.source = this;
+            CompletableFuture<?> unused = whenComplete((r, e) -> {
+                if (e != null) {
+                    mapped.completeExceptionally(e);
+                    return;
+                }
+                try {
+                    mapped.complete(fn.apply(r));
+                } catch (RuntimeException failure) {
+                    mapped.completeExceptionally(failure);
+                }
+            });
+            return mapped;
+        }
 
         @Override
         public boolean completeExceptionally(Throwable e) {
             if (!(e instanceof TimeoutException)) {
                 return super.completeExceptionally(e);
+            }
+            Call<?> s0 = source;
+            if (s0 != null) {
+                s0.completeExceptionally(new TimeoutException()); // its command cancelled, or left out of its batch
             }
             boolean won = super.completeExceptionally(failures.timedOut(e));
             Future<?> s = sent;

@@ -15,10 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,13 +28,12 @@ public final class SluiceServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SluiceServer.class);
 
     private final DecisionService service;
-    /** Each null when not started: HTTP or gRPC off, no files to watch, a store without health, no pool. */
+    /** Each null when not started: HTTP or gRPC off, no files to watch, a store without health. */
     private final @Nullable HttpServer http;
 
     private final @Nullable GrpcServer grpc;
     private final @Nullable RulesWatcher watcher;
     private final @Nullable StoreWatch storeWatch;
-    private final @Nullable ExecutorService storeExecutor;
     private final Duration grace;
 
     private SluiceServer(
@@ -47,14 +42,12 @@ public final class SluiceServer implements AutoCloseable {
             @Nullable GrpcServer grpc,
             @Nullable RulesWatcher watcher,
             @Nullable StoreWatch storeWatch,
-            @Nullable ExecutorService storeExecutor,
             Duration grace) {
         this.service = service;
         this.http = http;
         this.grpc = grpc;
         this.watcher = watcher;
         this.storeWatch = storeWatch;
-        this.storeExecutor = storeExecutor;
         this.grace = grace;
     }
 
@@ -64,8 +57,6 @@ public final class SluiceServer implements AutoCloseable {
      * @param http          HTTP address, or null for none
      * @param grpc          gRPC address, or null for none
      * @param configPaths   files/directories to watch for hot reload (empty: no reload)
-     * @param blockingStore true for stores whose calls block on I/O (they run on a bounded pool under
-     *                      {@code storeTimeout}); false for the in-memory store (decided on the event loop)
      * @param envoy         how the Envoy APIs (gRPC and {@code POST /json}) answer
      * @param storeTimeout  the store's time budget per call; the service gives up on a request itself (503
      *                      {@code store-timeout}) after one budget per store call the request makes plus
@@ -79,7 +70,6 @@ public final class SluiceServer implements AutoCloseable {
             Duration reloadInterval,
             RateLimiter limiter,
             String storeName,
-            boolean blockingStore,
             Duration storeTimeout,
             int maxBodyBytes,
             int maxDescriptors,
@@ -99,7 +89,6 @@ public final class SluiceServer implements AutoCloseable {
                     Duration.ofSeconds(2),
                     limiter,
                     "memory",
-                    false,
                     Duration.ofMillis(250),
                     64 * 1024,
                     64,
@@ -119,7 +108,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -139,7 +127,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -159,7 +146,6 @@ public final class SluiceServer implements AutoCloseable {
                     interval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -179,7 +165,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -199,7 +184,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     bodyBytes,
                     descriptors,
@@ -219,7 +203,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -230,7 +213,7 @@ public final class SluiceServer implements AutoCloseable {
                     e);
         }
 
-        public Settings withStore(RateLimiter l, String name, boolean blocking, Duration timeout) {
+        public Settings withStore(RateLimiter l, String name, Duration timeout) {
             return new Settings(
                     http,
                     grpc,
@@ -239,7 +222,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     l,
                     name,
-                    blocking,
                     timeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -273,24 +255,8 @@ public final class SluiceServer implements AutoCloseable {
     public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads, boolean grpcReflection)
             throws IOException, InterruptedException {
         ServerMetrics metrics = new ServerMetrics();
-        ExecutorService pool = null;
-        if (s.blockingStore()) {
-            int n = Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
-            pool = new ThreadPoolExecutor(
-                    n,
-                    n,
-                    60,
-                    TimeUnit.SECONDS,
-                    new ArrayBlockingQueue<>(16 * n),
-                    r -> {
-                        Thread t = new Thread(r, "sluice-store");
-                        t.setDaemon(true);
-                        return t;
-                    },
-                    new ThreadPoolExecutor.AbortPolicy());
-        }
         DecisionService service = new DecisionService(
-                s.limiter(), s.storeName(), s.rules(), pool, s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
+                s.limiter(), s.storeName(), s.rules(), s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
         service.maxClientLimits(maxClientLimits);
         metrics.store(s.storeName(), service.storeHealth());
         RlsService rls = new RlsService(service, s.envoy());
@@ -324,9 +290,6 @@ public final class SluiceServer implements AutoCloseable {
             if (grpc != null) {
                 grpc.stop(Duration.ZERO);
             }
-            if (pool != null) {
-                pool.shutdownNow();
-            }
             if (binding != null && e instanceof IOException) { // Netty's bind rethrows the OS's error unchecked
                 InetSocketAddress address = Objects.requireNonNull(
                         "http".equals(binding) ? s.http() : s.grpc(), "the endpoint being bound has an address");
@@ -339,7 +302,7 @@ public final class SluiceServer implements AutoCloseable {
             GrpcServer g = grpc;
             storeWatch = new StoreWatch(service, g == null ? healthy -> {} : g::serving);
         }
-        return new SluiceServer(service, http, grpc, watcher, storeWatch, pool, s.shutdownGrace());
+        return new SluiceServer(service, http, grpc, watcher, storeWatch, s.shutdownGrace());
     }
 
     public DecisionService service() {
@@ -378,14 +341,6 @@ public final class SluiceServer implements AutoCloseable {
         }
         if (grpc != null) {
             grpc.stop(grace);
-        }
-        if (storeExecutor != null) {
-            storeExecutor.shutdown();
-            try {
-                storeExecutor.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
         }
         service.limiter().close();
         log.atInfo().addKeyValue("event", "shutdown_finished").log();

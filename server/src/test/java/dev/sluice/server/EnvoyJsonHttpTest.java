@@ -296,9 +296,7 @@ class EnvoyJsonHttpTest {
     @Test
     void aStoreThatCannotAnswerIs503() {
         try (TestServer down = TestServer.startWith(
-                new DownStore(),
-                t -> t.withStore(t.limiter(), "down", true, Duration.ofSeconds(1)),
-                "envoy/example5.yaml")) {
+                new DownStore(), t -> t.withStore(t.limiter(), "down", Duration.ofSeconds(1)), "envoy/example5.yaml")) {
             TestServer.Resp r = json(down, one("internal", "azure", "x"));
             assertThat(r.status()).as(r.body()).isEqualTo(503);
             assertThat(r.header("Retry-After")).isEqualTo("1");
@@ -318,7 +316,7 @@ class EnvoyJsonHttpTest {
         // apart
         try (TestServer slow = TestServer.startWith(
                         new RulesAndOperationsTest.KeyedSlowStore(),
-                        t -> t.withStore(t.limiter(), "keyed", true, Duration.ofSeconds(5))
+                        t -> t.withStore(t.limiter(), "keyed", Duration.ofSeconds(5))
                                 .withEnvoy(new dev.sluice.server.envoy.EnvoyOptions(
                                         dev.sluice.server.config.Semantics.STRICT,
                                         dev.sluice.server.envoy.EnvoyOptions.Headers.NONE,

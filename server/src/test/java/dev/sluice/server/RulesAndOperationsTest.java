@@ -333,7 +333,7 @@ class RulesAndOperationsTest {
     void aStoreThatIsDownIs503WithAProblemAndHealthStaysUp() {
         try (TestServer s = TestServer.startWith(
                 new DownStore(),
-                t -> t.withStore(t.limiter(), "down", true, Duration.ofMillis(500)),
+                t -> t.withStore(t.limiter(), "down", Duration.ofMillis(500)),
                 "envoy/example5.yaml")) {
             TestServer.Resp r = s.check("internal", "azure=x");
             assertThat(r.status()).isEqualTo(503);
@@ -350,7 +350,7 @@ class RulesAndOperationsTest {
     void shutdownLetsInFlightRequestsFinish() throws Exception {
         TestServer s = TestServer.startWith(
                 new SlowStore(700),
-                t -> t.withStore(t.limiter(), "slow", true, Duration.ofSeconds(5)),
+                t -> t.withStore(t.limiter(), "slow", Duration.ofSeconds(5)),
                 "envoy/example5.yaml");
         var pending = TestServer.CLIENT.sendAsync(
                 java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.base + "/v1/check"))
@@ -397,7 +397,7 @@ class RulesAndOperationsTest {
     void pipelinedRequestsAreAnsweredInOrderEvenWhenDecidedOutOfOrder() throws Exception {
         try (TestServer s = TestServer.startWith(
                         new KeyedSlowStore(),
-                        t -> t.withStore(t.limiter(), "keyed", true, Duration.ofSeconds(5)),
+                        t -> t.withStore(t.limiter(), "keyed", Duration.ofSeconds(5)),
                         "envoy/example5.yaml");
                 java.net.Socket c = new java.net.Socket(
                         InetAddress.getLoopbackAddress(), s.server.httpAddress().getPort())) {
@@ -430,7 +430,7 @@ class RulesAndOperationsTest {
     void aSlowStoreIsCutOffAtTheStoreTimeout() {
         try (TestServer s = TestServer.startWith(
                 new SlowStore(5_000),
-                t -> t.withStore(t.limiter(), "slow", true, Duration.ofMillis(150)),
+                t -> t.withStore(t.limiter(), "slow", Duration.ofMillis(150)),
                 "envoy/example5.yaml")) {
             TestServer.Resp r = s.check("internal", "azure=x");
             assertThat(r.status()).isEqualTo(503);

@@ -52,7 +52,7 @@ final class TestServer implements AutoCloseable {
 
     /** Starts with a given store instead of a memory store on the manual clock. */
     static TestServer startWith(RateLimiter limiter, UnaryOperator<SluiceServer.Settings> tweak, String... resources) {
-        return start(s -> tweak.apply(s.withStore(limiter, "test", s.blockingStore(), s.storeTimeout())), resources);
+        return start(s -> tweak.apply(s.withStore(limiter, "test", s.storeTimeout())), resources);
     }
 
     private record Holder(RuleSet rules, UnaryOperator<SluiceServer.Settings> tweak) {

@@ -18,6 +18,7 @@ public interface RateLimiterTck
                 SlidingWindowTck,
                 SlidingLogTck,
                 MultiPermitTck,
+                EachPermitTck,
                 ReserveTck,
                 ResetTck,
                 PeekTck,

@@ -3,6 +3,7 @@ package dev.sluice.tck;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
@@ -61,7 +62,16 @@ public final class ReferenceRateLimiter implements RateLimiter {
     }
 
     @Override
-    public synchronized Decision tryAcquire(List<Permit> permits) {
+    public Decision tryAcquire(List<Permit> permits) {
+        return tryAcquireEach(permits).decision();
+    }
+
+    /**
+     * The permits' steps in request order on a scratch copy; all allowed: committed, each permit's step is its
+     * decision; else nothing is written and each permit's decision is a peek of its cost on the state as it is.
+     */
+    @Override
+    public synchronized PermitDecisions tryAcquireEach(List<Permit> permits) {
         Permit.checkAll(permits);
         long now = ticker.read();
         Map<Id, Written> scratch = new HashMap<>();
@@ -82,8 +92,22 @@ public final class ReferenceRateLimiter implements RateLimiter {
             decisions.add(step.decision());
             all &= step.decision().allowed();
         }
-        states.putAll(all ? scratch : read);
-        return Decision.mostRestrictive(decisions);
+        Decision overall = Decision.mostRestrictive(decisions);
+        if (all) {
+            states.putAll(scratch);
+            return new PermitDecisions(overall, decisions);
+        }
+        states.putAll(read);
+        List<Decision> looks = new ArrayList<>(permits.size());
+        for (Permit p : permits) {
+            looks.add(Algorithms.peek(state(new Id(p.key(), p.limit()), p.limit(), now), now, p.limit(), p.cost()));
+        }
+        return new PermitDecisions(overall, looks);
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return CompletableFuture.completedFuture(tryAcquireEach(permits));
     }
 
     @Override

@@ -105,9 +105,9 @@ public final class FleetLeaseBenchmark {
             for (Scenario s : scenarios) {
                 double plain = 0;
                 for (boolean leases : new boolean[] {false, true}) {
-                    long evalshaBefore = RedisLoadBenchmark.commandStats(admin).getOrDefault("evalsha", 0L);
+                    long evalshaBefore = ClosedLoop.commandStats(admin).getOrDefault("evalsha", 0L);
                     List<NodeResult> results = fleet(uri, nodes, threads, seconds, s, leases);
-                    long evalshas = RedisLoadBenchmark.commandStats(admin).getOrDefault("evalsha", 0L) - evalshaBefore;
+                    long evalshas = ClosedLoop.commandStats(admin).getOrDefault("evalsha", 0L) - evalshaBefore;
                     long decisions =
                             results.stream().mapToLong(NodeResult::decisions).sum();
                     long admitted =

@@ -324,11 +324,7 @@ final class ServeCommand implements Callable<Integer> {
                 .withConfigPaths(paths, Durations.parse(reloadInterval))
                 .withToken(bearer)
                 .withLimits(maxBodyBytes, maxDescriptors, Durations.parse(readTimeout), Durations.parse(idleTimeout))
-                .withStore(
-                        opened.limiter(),
-                        opened.name(),
-                        opened.blocking(),
-                        opened.budget().orElse(s0.storeTimeout()));
+                .withStore(opened.limiter(), opened.name(), opened.budget().orElse(s0.storeTimeout()));
         s = new SluiceServer.Settings(
                 s.http(),
                 s.grpc(),
@@ -337,7 +333,6 @@ final class ServeCommand implements Callable<Integer> {
                 s.reloadInterval(),
                 s.limiter(),
                 s.storeName(),
-                s.blockingStore(),
                 s.storeTimeout(),
                 s.maxBodyBytes(),
                 s.maxDescriptors(),

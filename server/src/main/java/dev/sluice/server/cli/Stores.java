@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *       URL — a HikariCP pool of {@code poolSize} connections; a missing schema is created (one log line says
  *       so), as {@code sluice migrate} does.</li>
  * </ul>
- * Remote stores are marked blocking (the service calls them on its bounded pool), get a time budget per call
+ * Remote stores (their calls leave the process; the service asks them asynchronously) get a time budget per call
  * ({@code --store-timeout}, by default {@link #REDIS_BUDGET} or {@link #POSTGRES_BUDGET}) and are wrapped in a
  * {@link FailSafeRateLimiter} with the {@code --failure-policy}: when the store is slow, down or failing, the
  * policy decides and the decision says so. The memory store is never wrapped: it cannot be down.
@@ -89,13 +89,13 @@ final class Stores {
     }
 
     /**
-     * An opened store, its display name, whether its calls block on I/O, the time budget it was built with (none for
+     * An opened store, its display name, whether it is remote (its calls leave the process), the time budget it was built with (none for
      * the memory store), and what to close after it (if anything).
      */
     record Opened(
             RateLimiter limiter,
             String name,
-            boolean blocking,
+            boolean remote,
             Optional<Duration> budget,
             @Nullable AutoCloseable resources)
             implements AutoCloseable {
@@ -199,7 +199,7 @@ final class Stores {
             throw new IllegalArgumentException("--leases " + maxLease + " is negative: give the most permits of a "
                     + "key one instance may hold, e.g. --leases=1024, or leave it out");
         }
-        if (!opened.blocking()) {
+        if (!opened.remote()) {
             throw new IllegalArgumentException("--leases needs a remote store (redis://… or postgresql://…): the "
                     + opened.name() + " store already decides in this process");
         }

@@ -46,7 +46,7 @@ record Plan(String metricDomain, List<Item> items) {
             return Objects.requireNonNull(rule, "an item of kind NONE has no rule");
         }
 
-        /** The limit the store is asked about: the items of a store call (see {@link #needsStore()}) have one. */
+        /** The limit the store is asked about: the items of a store call (enforced, shadow, check-only) have one. */
         Limit storeLimit() {
             return Objects.requireNonNull(limit, "only the items of a store call have a limit");
         }
@@ -60,52 +60,5 @@ record Plan(String metricDomain, List<Item> items) {
         long peekCost() {
             return Math.max(1, hits);
         }
-    }
-
-    /**
-     * The most store calls deciding this plan makes: one per check-only or shadow descriptor, one for the
-     * enforced ones, and with several enforced ones a peek each for their own numbers.
-     */
-    int storeCalls() {
-        int enforced = 0;
-        int others = 0;
-        for (Item i : items) {
-            if (i.kind == Kind.ENFORCED) {
-                enforced++;
-            } else if (i.kind == Kind.SHADOW || i.kind == Kind.PEEK || i.kind == Kind.OVERSIZED) {
-                others++;
-            }
-        }
-        return others + (enforced == 0 ? 0 : enforced == 1 ? 1 : 1 + enforced);
-    }
-
-    /**
-     * The index of the plan's one store call when that is its only one and nothing else in the plan can deny (one
-     * enforced descriptor beside descriptors with no rule or an unlimited one): the call may then be made before
-     * the rest is looked at, asynchronously. -1 otherwise.
-     */
-    int loneEnforced() {
-        int found = -1;
-        for (int k = 0; k < items.size(); k++) {
-            Kind kind = items.get(k).kind;
-            if (kind == Kind.ENFORCED) {
-                if (found >= 0) {
-                    return -1;
-                }
-                found = k;
-            } else if (kind != Kind.NONE && kind != Kind.UNLIMITED) {
-                return -1;
-            }
-        }
-        return found;
-    }
-
-    boolean needsStore() {
-        for (Item i : items) {
-            if (i.kind == Kind.ENFORCED || i.kind == Kind.SHADOW || i.kind == Kind.PEEK || i.kind == Kind.OVERSIZED) {
-                return true;
-            }
-        }
-        return false;
     }
 }

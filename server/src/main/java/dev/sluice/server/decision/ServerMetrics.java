@@ -36,8 +36,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *       only;</li>
  *   <li>{@code sluice_store_info{store,failure_policy}} — always 1: the store's name ({@code redis+leases}) and its
  *       failure policy ({@code fail_open}, …, {@code none} for the in-memory store);</li>
- *   <li>{@code sluice_store_errors_total{kind}} — failures the failure policy cannot absorb: resets, a full store
- *       pool, the service's own deadline, readiness probes;</li>
+ *   <li>{@code sluice_store_errors_total{kind}} — failures the failure policy cannot absorb: resets, a store
+ *       without a policy failing, the service's own deadline, readiness probes;</li>
  *   <li>{@code sluice_requests_rejected_total{reason}} — requests refused before a decision (bad input, auth);</li>
  *   <li>{@code sluice_config_reloads_total{result}} — hot reloads applied or refused.</li>
  * </ul>

@@ -52,8 +52,8 @@ import org.slf4j.LoggerFactory;
  *       policy decided instead of the store, {@code Sluice-Degraded: <cause>} is added to the headers and
  *       {@code degraded: <cause>} to the dynamic metadata, whatever the options (envoy would have failed the call);</li>
  *   <li>bad input is {@code INVALID_ARGUMENT}; a store that is down or slow does not fail the call: the failure
- *       policy answers ({@code sluice serve --failure-policy}). {@code UNAVAILABLE} remains for a service whose
- *       store pool is full or past its own deadline (Envoy's {@code failure_mode_deny} then decides); a check-only
+ *       policy answers ({@code sluice serve --failure-policy}). {@code UNAVAILABLE} remains for a request past
+ *       the service's own deadline (Envoy's {@code failure_mode_deny} then decides); a check-only
  *       descriptor on a store without peek is {@code UNIMPLEMENTED}; never a stack trace.</li>
  * </ul>
  */

@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The gRPC endpoint: {@link RlsService} on grpc-java's Netty transport. Calls run on the transport's event loop
- * (decisions never block it: remote stores run on the decision service's pool), messages are bounded by
+ * (decisions never block it: remote stores are asked asynchronously), messages are bounded by
  * the same body limit as HTTP, and an optional bearer token is required in the {@code authorization} metadata.
  * {@code grpc.health.v1.Health} answers as envoyproxy/ratelimit's: {@code "ratelimit"} is SERVING while the store is
  * healthy ({@link #serving(boolean)}, the same verdict as HTTP's {@code /healthcheck}) and NOT_SERVING otherwise,
@@ -66,8 +66,8 @@ public final class GrpcServer implements AutoCloseable {
             definition = ServerInterceptors.intercept(definition, new TokenCheck(bearerToken, service));
         }
         // Calls run on the transport's event loop (directExecutor): nothing on the way to a decision blocks (the
-        // in-memory store decides in place; remote stores run on the decision service's own pool and answer from
-        // there), so a hand-off to another pool only added a queue, a wake-up and a cache miss per call. Measured
+        // in-memory store decides in place; remote stores are asked asynchronously and answer from their I/O
+        // threads), so a hand-off to another pool only added a queue, a wake-up and a cache miss per call. Measured
         // with h2load (64 in flight on 1 connection, bench/server/README.md): about 1.5-2x the calls per second of
         // the ForkJoinPool this replaced. (An earlier measurement found directExecutor ten times slower: calls then
         // waited on the store in place.)

@@ -71,8 +71,8 @@ final class OpsRoutes {
      * store's health, the cause and the policy. Failing readiness because the shared store is down would take every
      * instance out of its load balancer at once, which turns the policy the operator chose (fail closed, local
      * limits) into whatever the callers do without the service; alert on {@code store_healthy} or
-     * {@code sluice_store_healthy} instead. 503 only when not even the policy could answer (the store pool is full or
-     * past its deadline, or a store without a policy failed). Liveness ({@code /healthz}) never looks at the store.
+     * {@code sluice_store_healthy} instead. 503 only when not even the policy could answer (the service's deadline
+     * passed, or a store without a policy failed). Liveness ({@code /healthz}) never looks at the store.
      */
     void readyz(ChannelHandlerContext ctx, boolean keepAlive) {
         CompletableFuture<Decision> probe = service.probe();

@@ -199,11 +199,7 @@ class FailurePolicyEndToEndTest {
             this.redis = redis;
             this.store = store;
             SluiceServer.Settings s = SluiceServer.Settings.defaults(store.limiter(), RuleSet.parse("fp.yaml", RULES))
-                    .withStore(
-                            store.limiter(),
-                            store.name(),
-                            store.blocking(),
-                            store.budget().orElseThrow());
+                    .withStore(store.limiter(), store.name(), store.budget().orElseThrow());
             this.server = SluiceServer.start(s);
             this.base = "http://127.0.0.1:" + server.httpAddress().getPort();
         }

@@ -81,7 +81,7 @@ class FailurePolicyOptionsTest {
                 Stores.open("memory", 16, Stores.Budget.of(Duration.ofMillis(5)), 1, FailurePolicy.FAIL_CLOSED)) {
             assertThat(memory.limiter()).isInstanceOf(InMemoryRateLimiter.class);
             assertThat(memory.budget()).isEmpty();
-            assertThat(memory.blocking()).isFalse();
+            assertThat(memory.remote()).isFalse();
         }
     }
 

@@ -162,7 +162,7 @@ class RemoteStoresEndToEndTest {
 
     private static void exercise(Stores.Opened store) throws Exception {
         SluiceServer.Settings s = SluiceServer.Settings.defaults(store.limiter(), RuleSet.parse("e2e.yaml", RULES))
-                .withStore(store.limiter(), store.name(), store.blocking(), Duration.ofSeconds(2));
+                .withStore(store.limiter(), store.name(), Duration.ofSeconds(2));
         try (SluiceServer server = SluiceServer.start(s)) {
             String base = "http://127.0.0.1:" + server.httpAddress().getPort();
             String user = UUID.randomUUID().toString();
@@ -233,6 +233,41 @@ class RemoteStoresEndToEndTest {
                 httpOk += code == 200 ? 1 : 0;
             }
             assertThat(httpOk).as("HTTP answers OK on a limit of 25").isEqualTo(25);
+
+            // the same with three descriptors a request, strict: one all-or-nothing store call each, so exactly 25 are
+            // admitted on all three keys, and every denial names all three (they move together) as OVER_LIMIT
+            String three = "{\"domain\":\"e2e\",\"descriptors\":["
+                    + String.join(
+                            ",",
+                            List.of("a", "b", "c").stream()
+                                    .map(k -> "{\"entries\":[{\"key\":\"burst\",\"value\":\"" + hot + "-" + k + "\"}]}")
+                                    .toList())
+                    + "]}";
+            List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> triples = new java.util.ArrayList<>();
+            for (int i = 0; i < 80; i++) {
+                triples.add(HTTP.sendAsync(
+                        HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                                .timeout(Duration.ofSeconds(20))
+                                .header("Content-Type", "application/json")
+                                .POST(HttpRequest.BodyPublishers.ofString(three))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString()));
+            }
+            long tripleOk = 0;
+            for (var f : triples) {
+                HttpResponse<String> r = f.get(30, TimeUnit.SECONDS);
+                assertThat(r.statusCode()).as(r.body()).isIn(200, 429);
+                tripleOk += r.statusCode() == 200 ? 1 : 0;
+                if (r.statusCode() == 429) {
+                    for (JsonNode status : JSON.readTree(r.body()).get("statuses")) {
+                        assertThat(status.get("code").asText()).as(r.body()).isEqualTo("OVER_LIMIT");
+                        assertThat(status.get("remaining").asLong())
+                                .as(r.body())
+                                .isZero();
+                    }
+                }
+            }
+            assertThat(tripleOk).as("HTTP answers OK on three limits of 25").isEqualTo(25);
 
             ManagedChannel ch = NettyChannelBuilder.forAddress(
                             "127.0.0.1", server.grpcAddress().getPort())

@@ -256,11 +256,7 @@ class StoreHealthEndToEndTest {
         Service(Stores.Opened store) throws Exception {
             this.store = store;
             SluiceServer.Settings s = SluiceServer.Settings.defaults(store.limiter(), RuleSet.parse("h.yaml", RULES))
-                    .withStore(
-                            store.limiter(),
-                            store.name(),
-                            store.blocking(),
-                            store.budget().orElseThrow());
+                    .withStore(store.limiter(), store.name(), store.budget().orElseThrow());
             this.server = SluiceServer.start(s);
             this.base = "http://127.0.0.1:" + server.httpAddress().getPort();
             this.grpc = NettyChannelBuilder.forAddress(

@@ -53,7 +53,7 @@ class RemoteFailuresTest {
                 .build();
         SluiceServer.Settings s = SluiceServer.Settings.defaults(store, RuleSet.builtinExample())
                 .withGrpc(null)
-                .withStore(store, "redis", true, Duration.ofMillis(100));
+                .withStore(store, "redis", Duration.ofMillis(100));
         try (SluiceServer server = SluiceServer.start(s)) {
             RemoteRateLimiter remote = RemoteRateLimiter.builder(
                             "http://127.0.0.1:" + server.httpAddress().getPort())
