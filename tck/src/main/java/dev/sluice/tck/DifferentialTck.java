@@ -121,7 +121,6 @@ public interface DifferentialTck extends StoreUnderTest {
                     }
                     continue;
                 }
-                System.err.println("DBG " + i + " +" + micros + "us " + what + " -> " + expected + " / " + actual);
                 assertThat(actual)
                         .as(
                                 "%s view, seed %d, step %d at T0+%d ns: %s",
