@@ -2,7 +2,6 @@ package dev.sluice.redis;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
-import dev.sluice.tck.LimitChangeTck;
 import dev.sluice.tck.RateLimiterTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -14,7 +13,7 @@ import org.junit.jupiter.api.AfterAll;
  * ({@code tck:{…}:name}), so the keys one multi-permit request combines share a slot, as the {@code {tag}}
  * convention asks; RedisClusterTest adds untagged keys spread over every master.
  */
-class RedisClusterConformanceTest implements RateLimiterTck, LimitChangeTck {
+class RedisClusterConformanceTest implements RateLimiterTck {
 
     private static final ClientResources RESOURCES = DefaultClientResources.builder()
             .ioThreadPoolSize(2)

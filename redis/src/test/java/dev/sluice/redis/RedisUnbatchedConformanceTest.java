@@ -2,11 +2,10 @@ package dev.sluice.redis;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
-import dev.sluice.tck.LimitChangeTck;
 import dev.sluice.tck.RateLimiterTck;
 
 /** The whole conformance suite with {@code batching(false)}: one {@code EVALSHA} per decision, however concurrent. */
-class RedisUnbatchedConformanceTest implements RateLimiterTck, LimitChangeTck {
+class RedisUnbatchedConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {

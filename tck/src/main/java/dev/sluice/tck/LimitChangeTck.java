@@ -19,10 +19,6 @@ import org.junit.jupiter.api.Test;
  * L3 (at most L3 minus what was spent), counting admissions exactly; each runs through the synchronous and the
  * asynchronous view. A new name, or a reset, starts fresh; unnamed limits are identified by their numbers. Random
  * sequences over named limits whose numbers change between calls must decide exactly as {@link ReferenceRateLimiter}.
- *
- * <p>Not yet in {@link RateLimiterTck}: a store that reads state under changed numbers implements this beside it
- * ({@code class InMemoryConformanceTest implements RateLimiterTck, LimitChangeTck}). It joins the whole suite once
- * every store passes it (issue 29: PostgreSQL still keys state by the numbers).
  */
 public interface LimitChangeTck extends StoreUnderTest {
 

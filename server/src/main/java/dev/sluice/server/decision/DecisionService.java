@@ -70,8 +70,7 @@ import org.jspecify.annotations.Nullable;
  * distinct value of a key-only rule gets its own bucket, as in envoy. A rule's limit is named by the rule (its
  * {@code name}, else its domain and descriptor path), and state is per (key, limit identity): a reload that changes
  * a rule's numbers reads each key's state under the new numbers ({@link dev.sluice.algorithm.Inheritance}: what was
- * spent carries over), on the in-memory store; Redis and PostgreSQL still keep it per (key, numbers), so there a
- * change starts fresh. Keys longer than the store's 4096-character bound are replaced by
+ * spent carries over), on every store. Keys longer than the store's 4096-character bound are replaced by
  * their SHA-256.
  *
  * <h2>Store failures</h2>

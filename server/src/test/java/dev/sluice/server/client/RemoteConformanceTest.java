@@ -7,7 +7,6 @@ import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.server.ForwardingStore;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
-import dev.sluice.tck.LimitChangeTck;
 import dev.sluice.tck.RateLimiterTck;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -18,7 +17,7 @@ import java.time.Duration;
  * (one per limiter the suite asks for) whose in-memory store runs on the suite's clock. Every decision crosses
  * the socket, the JSON and the rules layer; the suite requires them to be the in-process store's, exactly.
  */
-class RemoteConformanceTest implements RateLimiterTck, LimitChangeTck {
+class RemoteConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
