@@ -32,8 +32,8 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Each call is one {@code POST} to the service's HTTP API, carrying the key as the descriptor
  * {@code [key=<key>]} of a client domain (default {@code "sluice"}, which needs no rules) and the {@link Limit}
- * itself as the descriptor's {@code limit}. The service therefore keeps state per (key, limit) exactly as a local
- * store would, on whatever store it runs (memory, Redis, PostgreSQL), with the service's clock. Multi-permit calls
+ * itself, its name included, as the descriptor's {@code limit}. The service therefore keeps state per (key, limit
+ * identity) and reads it under a named limit's changed numbers exactly as a local store would, on whatever store it runs (memory, Redis, PostgreSQL), with the service's clock. Multi-permit calls
  * are one request and all-or-nothing on the service. {@link #peek(String, Limit, long)} is {@code POST /v1/peek}
  * with {@code hits} = the cost asked about: the service's own store peeks, nothing is taken.
  *
@@ -234,6 +234,9 @@ public final class RemoteRateLimiter implements RateLimiter {
                     .put("window", l.rate().periodNanos() + "ns");
             if (l.algorithm().isTat()) {
                 lj.put("burst", l.capacity());
+            }
+            if (l.name() != null) {
+                lj.put("name", l.name()); // the limit's identity: its state survives a change of its numbers
             }
         }
         return root.toString();

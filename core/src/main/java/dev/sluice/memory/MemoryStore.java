@@ -17,7 +17,9 @@ import java.util.List;
  * Keys are not stored. A (key, limit) pair is reduced to a 64-bit SipHash with a secret drawn per limiter
  * ({@link KeyHasher}: collision odds about n²/2⁶⁵ for n keys), and lives in one of up to 64 {@link Segment}s of
  * open-addressed primitive arrays ({@link Slots}): the hash, a {@code short} limit index ({@link LimitRegistry}), and
- * one {@code long} of state. That long ({@link PackedState}) is the whole state of a token bucket or GCRA key (how far
+ * one {@code long} of state. The hash is of the key and the limit's {@link Limit#identity()}; the index names the
+ * numbers the state was written under, and a call with other numbers under the same identity reads that state under
+ * its own (in place of the old slot, once: {@link Segment#reinterpret}). That long ({@link PackedState}) is the whole state of a token bucket or GCRA key (how far
  * its theoretical arrival time lies past the table's base instant, in units of 1/{@link Limit#timeScale()} ns) and of
  * a fixed window key (window number and count). A table whose base falls too far behind now is rebuilt on a new base
  * before it decides: the exact arithmetic never overflows and a key idle for years is read right. Sliding windows and
@@ -75,7 +77,7 @@ final class MemoryStore {
     }
 
     long hash(String key, RegisteredLimit r) {
-        return hasher.hash(key, r.index);
+        return hasher.hash(key, r.identity);
     }
 
     Segment segmentFor(long h) {
@@ -108,24 +110,28 @@ final class MemoryStore {
         return MultiPermit.acquireEach(this, permits);
     }
 
-    /** What acquiring would decide now, writing nothing; a limit or key never met is read as fresh. */
+    /**
+     * What acquiring would decide now, writing nothing; a limit or key never met is read as fresh, one met under other
+     * numbers of the same identity as those numbers' state read under these.
+     */
     Decision peek(String key, Limit limit, long cost) {
-        RegisteredLimit r = limits.lookup(limit);
         long now = ticker.read();
-        if (r == null) {
+        if (limits.lookupIdentity(limit) == null) {
             return Algorithms.peek(Algorithms.fresh(limit), now, limit, cost);
         }
+        RegisteredLimit r = limits.register(limit);
         long h = hash(key, r);
         return segmentFor(h).peek(h, r, cost, now);
     }
 
+    /** Forgets the key's state under the limit's identity, whatever numbers it was written under. */
     void reset(String key, Limit limit) {
-        RegisteredLimit r = limits.lookup(limit);
+        RegisteredLimit r = limits.lookupIdentity(limit);
         if (r == null) {
             return;
         }
         long h = hash(key, r);
-        segmentFor(h).remove(h, r.index);
+        segmentFor(h).remove(h, r);
     }
 
     int trackedKeys() {

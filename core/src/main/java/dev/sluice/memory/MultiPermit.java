@@ -1,9 +1,11 @@
 package dev.sluice.memory;
 
 import dev.sluice.Decision;
+import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.algorithm.Algorithms;
+import dev.sluice.algorithm.Inheritance;
 import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import java.util.Arrays;
@@ -22,7 +24,7 @@ import org.jspecify.annotations.Nullable;
 final class MultiPermit {
     private MultiPermit() {}
 
-    /** One distinct (key, limit) of the request. */
+    /** One distinct (key, limit identity) of the request. */
     private static final class Target {
         final long hash;
         final RegisteredLimit registered;
@@ -66,7 +68,7 @@ final class MultiPermit {
 
     private static final Comparator<Target> ORDER = Comparator.<Target>comparingInt(t -> t.segmentIndex)
             .thenComparingLong(t -> t.hash)
-            .thenComparingInt(t -> t.registered.index);
+            .thenComparingInt(t -> t.registered.identity);
 
     static Decision acquire(MemoryStore store, List<Permit> permits) {
         return acquire(store, permits, null);
@@ -91,7 +93,7 @@ final class MultiPermit {
             long h = store.hash(permit.key(), r);
             Target t = null;
             for (int j = 0; j < d; j++) {
-                if (distinct[j].hash == h && distinct[j].registered == r) {
+                if (distinct[j].hash == h && distinct[j].registered.identity == r.identity) {
                     t = distinct[j];
                     break;
                 }
@@ -139,8 +141,14 @@ final class MultiPermit {
             boolean all = true;
             for (int p = 0; p < n; p++) {
                 Target t = byPermit[p];
-                Step step = t.registered.step(t.decided(), at, permits.get(p).cost());
-                t.scratch = step.state();
+                Limit limit = permits.get(p).limit();
+                Step step = Algorithms.tryAcquire(
+                        Inheritance.carryOver(t.decided(), at, t.registered.limit, limit),
+                        at,
+                        limit,
+                        permits.get(p).cost());
+                // kept under the slot's numbers (a request naming one identity under two sets of numbers is read over)
+                t.scratch = Inheritance.carryOver(step.state(), at, limit, t.registered.limit);
                 result = result == null ? step.decision() : result.mostRestrictive(step.decision());
                 all &= step.decision().allowed();
                 if (each != null) {
@@ -152,7 +160,8 @@ final class MultiPermit {
                 for (int p = 0; p < n; p++) {
                     Permit permit = permits.get(p);
                     State was = Objects.requireNonNull(byPermit[p].original, "every slot is held");
-                    each[p] = Algorithms.peek(was, at, permit.limit(), permit.cost());
+                    State read = Inheritance.carryOver(was, at, byPermit[p].registered.limit, permit.limit());
+                    each[p] = Algorithms.peek(read, at, permit.limit(), permit.cost());
                 }
             }
             for (Target t : targets) {

@@ -12,13 +12,22 @@ import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 
 /**
- * A limit known to one in-memory limiter ({@link LimitRegistry}), with what the hot path needs precomputed, and the
+ * A limit (its identity and its numbers) known to one in-memory limiter ({@link LimitRegistry}), with what the hot
+ * path needs precomputed, and the
  * arithmetic of its packed state ({@link PackedState}) that depends on the limit: a fresh key's value, the window
  * or backlog a value stands for, and how long until a key's state equals a fresh key's (what eviction ranks by).
  */
 final class RegisteredLimit {
     final Limit limit;
+    /** This limit's numbers under its identity: what a slot records its state was written under. */
     final int index;
+    /**
+     * The limit's {@link Limit#identity()}, numbered: a key's hash is of the key and this, so the same key under the
+     * same identity finds the same slot whatever the numbers, and a slot written under other numbers is read
+     * under these ({@link Segment#reinterpret}).
+     */
+    final int identity;
+
     final Algorithm algorithm;
     /** State fits the slot's long (token bucket, GCRA, fixed window). */
     final boolean packed;
@@ -33,9 +42,10 @@ final class RegisteredLimit {
      */
     final long rebaseIntervalNanos;
 
-    RegisteredLimit(Limit limit, int index) {
+    RegisteredLimit(Limit limit, int index, int identity) {
         this.limit = limit;
         this.index = index;
+        this.identity = identity;
         this.algorithm = limit.algorithm();
         this.packed = algorithm.isTat() || algorithm == Algorithm.FIXED_WINDOW;
         this.timeScale = limit.timeScale();

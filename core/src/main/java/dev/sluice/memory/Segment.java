@@ -12,6 +12,7 @@ import dev.sluice.Limit;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.FixedWindow;
 import dev.sluice.algorithm.Gcra;
+import dev.sluice.algorithm.Inheritance;
 import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import dev.sluice.memory.Slots.LockedRef;
@@ -72,9 +73,13 @@ final class Segment {
             if (w != null && w.generation() == s.generation) {
                 i = w.index(); // the key's slot on this table until it is found dead
             } else {
-                i = s.find(h, r.index);
+                i = s.find(h, r, limits);
                 if (i < 0) {
                     insert(h, r, now);
+                    continue;
+                }
+                if (s.limits[i] != r.index) {
+                    reinterpret(h, r, now);
                     continue;
                 }
                 if (bound != null) {
@@ -127,20 +132,28 @@ final class Segment {
                 rebase(nowRead);
                 continue;
             }
-            int i = s.find(h, r.index);
-            if (i >= 0) {
+            int i = s.find(h, r, limits);
+            if (i >= 0 && s.limits[i] == r.index) {
                 return new MemoryBound.Where(s.generation, i);
             }
-            insert(h, r, Math.max(nowRead, s.base));
+            if (i >= 0) {
+                reinterpret(h, r, Math.max(nowRead, s.base));
+            } else {
+                insert(h, r, Math.max(nowRead, s.base));
+            }
         }
     }
 
     Decision acquireObject(long h, RegisteredLimit r, long cost, long now) {
         for (; ; ) {
             Slots s = slots;
-            int i = s.find(h, r.index);
+            int i = s.find(h, r, limits);
             if (i < 0) {
                 insert(h, r, now);
+                continue;
+            }
+            if (s.limits[i] != r.index) {
+                reinterpret(h, r, now);
                 continue;
             }
             Object[] refs = s.refs;
@@ -173,10 +186,11 @@ final class Segment {
                 continue;
             }
             long now = Math.max(nowRead, s.base);
-            int i = s.find(h, r.index);
+            int i = s.find(h, r, limits);
             if (i < 0) {
                 return Algorithms.peek(r.freshObject(), now, r.limit, cost);
             }
+            RegisteredLimit written = limits.get(s.limits[i]);
             State state;
             if (r.packed) {
                 long cur = (long) LONGS.getVolatile(s.states, i);
@@ -187,7 +201,7 @@ final class Segment {
                     Slots.awaitHolder();
                     continue;
                 }
-                state = PackedState.unpack(r, cur, now, s.base);
+                state = PackedState.unpack(written, cur, now, s.base);
             } else {
                 Object cur = REFS.getVolatile(s.refs, i);
                 if (cur == DEAD_REF) {
@@ -198,6 +212,9 @@ final class Segment {
                     continue;
                 }
                 state = (State) cur;
+            }
+            if (written != r) {
+                state = Inheritance.carryOver(state, now, written.limit, r.limit);
             }
             return Algorithms.peek(state, now, r.limit, cost);
         }
@@ -214,9 +231,9 @@ final class Segment {
             if (r.packed && now - s.base > limits.rebaseIntervalNanos) {
                 return null;
             }
-            int i = s.find(h, r.index);
-            if (i < 0) {
-                return null;
+            int i = s.find(h, r, limits);
+            if (i < 0 || s.limits[i] != r.index) {
+                return null; // gone, or written under other numbers meanwhile: ensure() again
             }
             if (r.packed) {
                 long cur = (long) LONGS.getVolatile(s.states, i);
@@ -250,13 +267,20 @@ final class Segment {
         }
     }
 
-    /** Makes sure (h, r) has a slot on a table fit to decide at {@code now}, inserting a fresh key if need be. */
+    /**
+     * Makes sure (h, r) has a slot written under r's numbers on a table fit to decide at {@code now}, inserting a fresh
+     * key, or reading the key's state under r's numbers, if need be.
+     */
     void ensure(long h, RegisteredLimit r, long now) {
         if (now - slots.base > limits.rebaseIntervalNanos) {
             rebase(now);
         }
-        if (slots.find(h, r.index) < 0) {
+        Slots s = slots;
+        int i = s.find(h, r, limits);
+        if (i < 0) {
             insert(h, r, now);
+        } else if (s.limits[i] != r.index) {
+            reinterpret(h, r, Math.max(now, s.base));
         }
     }
 
@@ -265,7 +289,7 @@ final class Segment {
 
     private synchronized void insert(long h, RegisteredLimit r, long now) {
         Slots s = slots;
-        if (s.find(h, r.index) >= 0) {
+        if (s.find(h, r, limits) >= 0) {
             return;
         }
         boolean needRefs = !r.packed;
@@ -284,12 +308,48 @@ final class Segment {
         used++;
     }
 
-    synchronized void remove(long h, int limitIndex) {
+    /** Forgets (h, r's identity), whatever numbers its state was written under. */
+    synchronized void remove(long h, RegisteredLimit r) {
         Slots s = slots;
-        int i = s.find(h, limitIndex);
-        if (i >= 0 && s.kill(i, true, limits.get(limitIndex)) != null) {
+        int i = s.find(h, r, limits);
+        if (i >= 0 && s.kill(i, true, limits.get(s.limits[i])) != null) {
             live--;
         }
+    }
+
+    /**
+     * Reads the state of (h, r's identity), written under other numbers, under r's numbers at {@code now}
+     * ({@link Inheritance}): the old slot is marked dead, as a moved one is, and the state read under the new numbers
+     * goes into a new slot that records them. A decider racing on the old slot finds it dead and looks again, so no
+     * compare-and-set of a state computed under the old numbers can land on the new ones. Happens once per key and
+     * change of numbers; a key whose calls alternate between two sets of numbers is read over at each switch.
+     */
+    synchronized void reinterpret(long h, RegisteredLimit r, long now) {
+        Slots s = slots;
+        if (used >= s.threshold) {
+            s = rebuild(now, s.refs != null);
+        }
+        int i = s.find(h, r, limits);
+        if (i < 0 || s.limits[i] == r.index) {
+            return; // gone, or read under r's numbers by another caller meanwhile
+        }
+        RegisteredLimit written = limits.get(s.limits[i]);
+        Object value = s.kill(i, true, written);
+        if (value == null) {
+            return;
+        }
+        long at = Math.max(now, s.base);
+        State was = value instanceof Long packed ? PackedState.unpack(written, packed, at, s.base) : (State) value;
+        State read = Inheritance.carryOver(was, at, written.limit, r.limit);
+        int j = s.empty(h);
+        s.limits[j] = (short) r.index;
+        if (r.packed) {
+            s.states[j] = PackedState.pack(r, read, at, s.base);
+        } else {
+            Objects.requireNonNull(s.refs, "a table holding object states has refs")[j] = read;
+        }
+        LONGS.setRelease(s.keys, j, h); // publishes the limit and state written above
+        used++;
     }
 
     /** Rebuilds the table on a new base once now has moved too far from the old one. */

@@ -79,8 +79,11 @@ final class Slots {
         return (int) (((h & 0xFFFF_FFFFL) * capacity) >>> 32);
     }
 
-    /** The slot of (h, limit), or -1. Lock-free. */
-    int find(long h, int limitIndex) {
+    /**
+     * The slot of (h, r's identity), or -1. Lock-free. The slot may hold state written under other numbers of the
+     * identity ({@code limits[i] != r.index}): the caller reads it under r's ({@link Segment#reinterpret}).
+     */
+    int find(long h, RegisteredLimit r, LimitRegistry registry) {
         int cap = capacity;
         int i = home(h);
         for (int probes = 0; probes < cap; probes++) {
@@ -88,7 +91,9 @@ final class Slots {
             if (k == 0) {
                 return -1;
             }
-            if (k == h && limits[i] == limitIndex && (long) LONGS.getVolatile(states, i) != DEAD) {
+            if (k == h
+                    && (limits[i] == r.index || registry.get(limits[i]).identity == r.identity)
+                    && (long) LONGS.getVolatile(states, i) != DEAD) {
                 return i;
             }
             if (++i == cap) {

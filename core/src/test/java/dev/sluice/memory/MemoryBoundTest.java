@@ -125,7 +125,7 @@ class MemoryBoundTest {
         Ticker fast = () -> clock.addAndGet(3_000);
         InMemoryRateLimiter rl = InMemoryRateLimiter.builder().ticker(fast).build();
         Limit l = Limit.tokenBucket(1, Rate.perSecond(1_000_000_000_000_001L));
-        assertThat(new RegisteredLimit(l, 0).rebaseIntervalNanos).isLessThan(3_000);
+        assertThat(new RegisteredLimit(l, 0, 0).rebaseIntervalNanos).isLessThan(3_000);
         BoundLimit bound = rl.bind("k", l);
         assertTimeoutPreemptively(Duration.ofSeconds(10), () -> {
             for (int i = 0; i < 100; i++) {

@@ -48,7 +48,7 @@ final class Batcher implements AutoCloseable {
         /** The row this request decides on. */
         @Override
         public Object batchKey() {
-            return new Row(key, limit.id());
+            return new Row(key, Table.limitId(limit));
         }
 
         @Override

@@ -78,7 +78,7 @@ final class Workers {
             implements Batching.Member {
         @Override
         public Object batchKey() {
-            return new Row(key, limit.id());
+            return new Row(key, Table.limitId(limit));
         }
 
         @Override

@@ -152,7 +152,7 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
         for (Pending p : group) {
             calls.add(p.call);
         }
-        ScriptRunner.Call<List<Object>> sent = runner.run(ScriptCall.batch(calls), reply -> reply);
+        ScriptRunner.Call<List<Object>> sent = runner.run(ScriptBatch.of(calls), reply -> reply);
         return sent.whenComplete((reply, e) -> {
             if (e != null) {
                 for (Pending p : group) {
@@ -178,7 +178,14 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
             int r = 1 + 4 * i;
             try {
                 long code = ScriptCall.num(reply, r);
-                if (code < 0) {
+                if (code == -3) {
+                    // a token bucket value written under other numbers: converted, and decided on its own
+                    ScriptCall again = p.call.reading(0, ScriptCall.bytes(reply, r + 1), nowNanos / 1000);
+                    runner.again(again, p.call::single, p.result);
+                } else if (code == -4) {
+                    // its key was read under other numbers of its name earlier in the batch: decided on its own
+                    runner.again(p.call, p.call::single, p.result);
+                } else if (code < 0) {
                     String error = (code == -1 ? "SLUICEWRONGTYPE" : "SLUICECORRUPT") + " 1";
                     p.result.completeExceptionally(
                             failures.translate(new RedisCommandExecutionException(error), p.call));

@@ -59,7 +59,7 @@ final class RedisCalls {
 
     ScriptRunner.Call<Decision> tryAcquire(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        ScriptCall.checkExact(limit);
+        ScriptFields.checkExact(limit);
         return decide(ScriptCall.of(
                 prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1, clock.read(), minTtlMillis));
     }
@@ -91,7 +91,7 @@ final class RedisCalls {
 
     ScriptRunner.Call<Decision> reserve(String key, Limit limit, long cost, Duration maxWait) {
         long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
-        ScriptCall.checkExact(limit);
+        ScriptFields.checkExact(limit);
         return decide(ScriptCall.of(
                 prefix,
                 new String[] {key},
@@ -104,7 +104,7 @@ final class RedisCalls {
 
     ScriptRunner.Call<Decision> peek(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        ScriptCall.checkExact(limit);
+        ScriptFields.checkExact(limit);
         ScriptCall call = ScriptCall.peek(prefix, key, limit, cost, clock.read());
         return run(call, reply -> ScriptLooks.peek(call, reply));
     }

@@ -30,7 +30,8 @@ import org.jspecify.annotations.Nullable;
  * {@code PEXPIRE} equal to the time until the key would be fresh again, so Redis forgets idle keys by itself.
  * Time is Redis's own ({@code TIME} inside the script), never an application clock, so a fleet with skewed
  * clocks still shares one bucket exactly; a client {@link Ticker} can replace it for tests
- * ({@link Builder#ticker(Ticker)}). A denied call writes nothing.
+ * ({@link Builder#ticker(Ticker)}). A denied call writes nothing, unless it read a named limit's state under new
+ * numbers: then it writes that state under them (see {@code common.lua}).
  *
  * <p>Calls from many threads share one Lettuce connection and are pipelined on it automatically; the
  * {@code *Async} methods never block. <b>Their futures complete on a Lettuce I/O thread</b> (unless

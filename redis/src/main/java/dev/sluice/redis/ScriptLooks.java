@@ -32,8 +32,13 @@ final class ScriptLooks {
         long nowNanos = ScriptCall.num(reply, 0) * 1000;
         State state = switch (limit.algorithm()) {
             case TOKEN_BUCKET, GCRA ->
-                new TatState(
-                        ScriptCall.num(reply, 1) * (1000 * limit.timeScale()) + ScriptCall.num(reply, 2), nowNanos);
+                ScriptCall.num(reply, 1) == -3 // a named limit's value under other numbers: converted here
+                        ? new TatState(
+                                GcraChange.backlog(ScriptCall.bytes(reply, 2), ScriptCall.num(reply, 0), limit),
+                                nowNanos)
+                        : new TatState(
+                                ScriptCall.num(reply, 1) * (1000 * limit.timeScale()) + ScriptCall.num(reply, 2),
+                                nowNanos);
             case FIXED_WINDOW ->
                 ScriptCall.num(reply, 1) < 0
                         ? WindowState.FRESH

@@ -128,7 +128,7 @@ final class ScriptRunner {
         result.sent = sent;
         sent.whenComplete((reply, e) -> {
             if (e == null) {
-                finish(result, reply, finish);
+                finish(call, result, reply, finish);
                 return;
             }
             Throwable c = RedisFailures.unwrap(e);
@@ -152,7 +152,7 @@ final class ScriptRunner {
                 }
                 again.whenComplete((reply2, e2) -> {
                     if (e2 == null) {
-                        finish(result, reply2, finish);
+                        finish(call, result, reply2, finish);
                     } else {
                         result.completeExceptionally(failures.translate(e2, call));
                     }
@@ -164,12 +164,27 @@ final class ScriptRunner {
         return result;
     }
 
-    private static <T> void finish(CompletableFuture<T> result, List<Object> reply, Function<List<Object>, T> finish) {
+    /**
+     * Completes {@code result} with what {@code finish} makes of the reply; when that is a token bucket value written
+     * under other numbers ({@link ScriptCall.Changed}), the call again with the value converted, within its budget.
+     */
+    private <T> void finish(ScriptCall call, Call<T> result, List<Object> reply, Function<List<Object>, T> finish) {
         try {
             result.complete(finish.apply(reply));
+        } catch (ScriptCall.Changed changed) {
+            again(call.reading(changed), finish, result); // the call sent, with what earlier repeats read
         } catch (RuntimeException e) {
             result.completeExceptionally(e);
         }
+    }
+
+    /** Runs {@code call} for {@code result}, a call whose first script did not decide, unless its budget is spent. */
+    <T> void again(ScriptCall call, Function<List<Object>, T> finish, Call<T> result) {
+        if (result.isDone() || budget.deadlineFrom(result.start) - System.nanoTime() <= 0) {
+            result.completeExceptionally(new TimeoutException());
+            return;
+        }
+        Call<T> unused = run(call, finish, result); // completes result
     }
 
     /** SCRIPT LOAD of every script, bounded by {@code connectTimeout}; the caller closes on failure. */

@@ -108,6 +108,45 @@ class BatchingTest {
     }
 
     /**
+     * A rollout inside one process: queued decisions on one key under two sets of numbers of one named limit. A batch
+     * reads the key under the first decision's numbers; a decision under the other numbers (and a token bucket value
+     * written under other numbers, which the client converts) is decided again on its own (one more script call each,
+     * the price of alternating numbers on one key). Whatever the order, what was spent carries over: both limits hold
+     * 10, 4 were spent, so exactly 6 more are admitted.
+     */
+    @Test
+    void queuedDecisionsUnderTwoSetsOfNumbersOfOneNameSpendOneState() {
+        ManualTicker t = Tck.ticker();
+        List<List<Limit>> pairs = List.of(
+                List.of(
+                        Limit.tokenBucket(10, Rate.perSecond(10)).named("roll-tb"),
+                        Limit.tokenBucket(10, Rate.perSecond(5)).named("roll-tb")),
+                List.of(
+                        Limit.fixedWindow(10, Duration.ofMinutes(1)).named("roll-fw"),
+                        Limit.fixedWindow(10, Duration.ofMinutes(2)).named("roll-fw")),
+                List.of(
+                        Limit.slidingLog(10, Duration.ofMinutes(1)).named("roll-sl"),
+                        Limit.slidingLog(10, Duration.ofMinutes(2)).named("roll-sl")));
+        try (RedisRateLimiter rl = limiter(t).build()) {
+            for (List<Limit> pair : pairs) {
+                String key = "rollout:" + pair.get(0).name();
+                for (int i = 0; i < 4; i++) {
+                    assertThat(rl.tryAcquire(key, pair.get(0)).allowed()).isTrue();
+                }
+                List<CompletableFuture<Decision>> calls = new ArrayList<>();
+                whilePaused(() -> {
+                    for (int i = 0; i < 200; i++) {
+                        calls.add(rl.tryAcquireAsync(key, pair.get(i % 2), 1));
+                    }
+                });
+                long allowed = calls.stream().filter(f -> f.join().allowed()).count();
+                assertThat(allowed).as("%s", pair).isEqualTo(6);
+                assertThat(rl.peek(key, pair.get(1), 1).allowed()).isFalse();
+            }
+        }
+    }
+
+    /**
      * The decisions of one process on one key never race each other at Redis: while a call on the hot key is out, its
      * next decisions wait (though fewer than MAX_IN_FLIGHT calls are out) and go together in the next call.
      */

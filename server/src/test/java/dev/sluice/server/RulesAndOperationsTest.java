@@ -239,6 +239,52 @@ class RulesAndOperationsTest {
         }
     }
 
+    /**
+     * A rule's state belongs to its name (its domain and descriptor path, or its {@code name}), not to its numbers:
+     * a reload that tightens it keeps what each key spent (no fresh burst during an incident), one that loosens it
+     * gives back no more than the new numbers minus what was spent.
+     */
+    @Test
+    void aReloadThatTightensARuleKeepsWhatWasSpent(@TempDir Path dir) throws Exception {
+        Path rules = dir.resolve("rules.yaml");
+        String rule = """
+                domain: live
+                descriptors:
+                  - key: k
+                    rate_limit:
+                      algorithm: %s
+                      unit: hour
+                      requests_per_unit: %d
+                """;
+        for (String algorithm : List.of("fixed_window", "token_bucket", "sliding_log")) {
+            Files.writeString(rules, rule.formatted(algorithm, 5));
+            try (TestServer s = TestServer.start(
+                    t -> t.withConfigPaths(List.of(rules), Duration.ofHours(1)), "envoy/example5.yaml")) {
+                assertThat(s.server.reload()).isTrue();
+                for (int i = 0; i < 5; i++) {
+                    assertThat(s.check("live", "k=1").status()).isEqualTo(200);
+                }
+                Files.writeString(rules, rule.formatted(algorithm, 3));
+                assertThat(s.server.reload()).isTrue();
+                assertThat(s.check("live", "k=1").status())
+                        .as("%s tightened to 3 with 5 spent", algorithm)
+                        .isEqualTo(429);
+                assertThat(s.check("live", "k=2").status())
+                        .as("another key is fresh")
+                        .isEqualTo(200);
+                Files.writeString(rules, rule.formatted(algorithm, 8));
+                assertThat(s.server.reload()).isTrue();
+                int admitted = 0;
+                while (s.check("live", "k=1").status() == 200) {
+                    admitted++;
+                }
+                assertThat(admitted)
+                        .as("%s loosened to 8 with 5 spent", algorithm)
+                        .isEqualTo(3);
+            }
+        }
+    }
+
     /** A store that takes its time: a call waits until the test releases it (30 s at most, a hang guard). */
     static final class SlowStore implements RateLimiter {
         final CountDownLatch entered = new CountDownLatch(1);

@@ -41,6 +41,12 @@ record RouteLimit(
         String requestedTokens) {
 
     /**
+     * The name of every route's limit: its identity, so that a route whose numbers change (its arguments rebound)
+     * keeps each key's state under the new numbers. One name serves every route: a route's keys begin with its id.
+     */
+    static final String NAME = "gateway-route";
+
+    /**
      * Reads {@code c}; {@code where} names the route in messages.
      *
      * @throws IllegalArgumentException naming the route, the argument and the fix
@@ -122,7 +128,8 @@ record RouteLimit(
             throw new IllegalArgumentException(arg + "requestedTokens " + cost + " exceeds burstCapacity "
                     + burstCapacity + ": no request could ever pass; raise burstCapacity or lower requestedTokens");
         }
-        Limit limit = Limit.tokenBucket(burstCapacity, Rate.perSecond(replenishRate));
+        Limit limit =
+                Limit.tokenBucket(burstCapacity, Rate.perSecond(replenishRate)).named(NAME);
         return new RouteLimit(limit, cost, headerRate, Long.toString(burstCapacity), Long.toString(cost));
     }
 
@@ -158,7 +165,8 @@ record RouteLimit(
         Limit limit;
         try { // LimitSpec refuses a burst on an algorithm without one, naming it
             limit = new LimitSpec(algorithm, c.getRequestsPerUnit(), window, c.getBurst()).toLimit();
-            limit.checkCost(cost);
+            limit.checkCost(cost); // its message names the numbers
+            limit = limit.named(NAME);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
                     where + ": " + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + ": " + e.getMessage(), e);

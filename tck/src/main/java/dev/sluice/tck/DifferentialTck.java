@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * microseconds, the precision every store keeps. The seed is in the failure message. The sequences run once through
  * the store's synchronous view and once, on a fresh store, through its asynchronous view ({@code tryAcquireAsync},
  * {@code peekAsync}, {@code reserveAsync}, {@code resetAsync}): both must decide exactly like the pure steps, so they
- * agree with each other.
+ * agree with each other. ({@link LimitChangeTck} runs the same sequences over named limits whose numbers change.)
  */
 public interface DifferentialTck extends StoreUnderTest {
 
@@ -45,21 +45,25 @@ public interface DifferentialTck extends StoreUnderTest {
                 Limit.slidingLog(6, Duration.ofMillis(700)));
         long seed = System.nanoTime();
         for (Limit limit : limits) {
-            run(seed++, List.of(limit), async);
+            sequence(this, seed++, List.of(limit), async);
         }
-        run(seed, limits, async);
+        sequence(this, seed, limits, async);
     }
 
-    private void run(long seed, List<Limit> limits, boolean async) {
+    /**
+     * One random sequence of {@link StoreUnderTest#differentialSteps()} calls over {@code limits} and three keys, on a
+     * fresh store and on {@link ReferenceRateLimiter}, through the synchronous or the asynchronous view.
+     */
+    static void sequence(StoreUnderTest s, long seed, List<Limit> limits, boolean async) {
         SplittableRandom random = new SplittableRandom(seed);
         ManualTicker t = Tck.ticker();
         t.advanceNanos(random.nextLong(0, 1_000_000) * Tck.MICRO);
         String base = Tck.key("diff");
         String[] keys = {base + ":a", base + ":b", base + ":c"};
         long maxWindow = limits.stream().mapToLong(Limit::periodNanos).max().orElseThrow();
-        try (RateLimiter store = newLimiter(t);
+        try (RateLimiter store = s.newLimiter(t);
                 RateLimiter oracle = new ReferenceRateLimiter(t)) {
-            for (int i = 0; i < differentialSteps(); i++) {
+            for (int i = 0; i < s.differentialSteps(); i++) {
                 int dice = random.nextInt(100);
                 long micros = dice < 30
                         ? 0
@@ -88,8 +92,14 @@ public interface DifferentialTck extends StoreUnderTest {
                     int n = 1 + random.nextInt(3);
                     for (int j = 0; j < n; j++) {
                         Limit l = limits.get(random.nextInt(limits.size()));
-                        permits.add(
-                                Permit.of(keys[random.nextInt(keys.length)], l, random.nextLong(1, l.capacity() + 1)));
+                        String k = keys[random.nextInt(keys.length)];
+                        // one request names one state under one set of numbers
+                        if (permits.stream()
+                                .noneMatch(p -> p.key().equals(k)
+                                        && p.limit().sameIdentity(l)
+                                        && !p.limit().equals(l))) {
+                            permits.add(Permit.of(k, l, random.nextLong(1, l.capacity() + 1)));
+                        }
                     }
                     what = "tryAcquire(" + permits + ")";
                     expected = oracle.tryAcquire(permits);

@@ -24,5 +24,6 @@ public interface RateLimiterTck
                 PeekTck,
                 BadInputTck,
                 DifferentialTck,
+                LimitChangeTck,
                 ConcurrencyTck,
                 BoundLimitTck {}

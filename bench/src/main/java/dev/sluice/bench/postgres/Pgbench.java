@@ -53,7 +53,7 @@ final class Pgbench {
                         + "select allowed, pre_backlog, pre_at_ns, now_ns, existed from public.sluice_bucket_acquire("
                         + key
                         + ", '" + limit.id() + "', 1, null, " + limit.timeScale() + ", " + limit.intervalScaled() + ", "
-                        + limit.capacityScaled() + ", null);\n",
+                        + limit.capacityScaled() + ", null, null);\n",
                 StandardCharsets.UTF_8);
         try {
             ProcessBuilder pb = new ProcessBuilder(

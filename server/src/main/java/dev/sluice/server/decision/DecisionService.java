@@ -67,8 +67,10 @@ import org.jspecify.annotations.Nullable;
  * UNIMPLEMENTED), before anything is taken.
  *
  * <p>The store key of a descriptor is its domain and its entries as sent ({@code api|plan=free|user=42}), so every
- * distinct value of a key-only rule gets its own bucket, as in envoy; state is per (key, limit), so changing a
- * rule's numbers starts fresh buckets for it. Keys longer than the store's 4096-character bound are replaced by
+ * distinct value of a key-only rule gets its own bucket, as in envoy. A rule's limit is named by the rule (its
+ * {@code name}, else its domain and descriptor path), and state is per (key, limit identity): a reload that changes
+ * a rule's numbers reads each key's state under the new numbers ({@link dev.sluice.algorithm.Inheritance}: what was
+ * spent carries over), on every store. Keys longer than the store's 4096-character bound are replaced by
  * their SHA-256.
  *
  * <h2>Store failures</h2>

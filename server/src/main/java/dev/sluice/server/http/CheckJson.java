@@ -35,7 +35,8 @@ import java.util.Set;
  *  "descriptors": [
  *    {"entries": [{"key": "plan", "value": "free"}, {"key": "user", "value": "42"}],
  *     "hits": 3,                                optional, overrides the request's
- *     "limit": {"algorithm": "token_bucket", "requests_per_unit": 10, "unit": "second", "burst": 20}}
+ *     "limit": {"algorithm": "token_bucket", "requests_per_unit": 10, "unit": "second", "burst": 20,
+ *               "name": "exports"}}            name optional: the limit's identity (its state survives new numbers)
  *  ]}                                           limit is optional: a caller-sent limit instead of the rules
  * </pre>
  * Parsing is strict: unknown fields, wrong types, negative or fractional hits are refused with a message that
@@ -54,7 +55,10 @@ public final class CheckJson {
     private static final Set<String> REQUEST_FIELDS = Set.of("domain", "descriptors", "hits", "hits_addend");
     private static final Set<String> DESCRIPTOR_FIELDS = Set.of("entries", "hits", "hits_addend", "limit");
     private static final Set<String> ENTRY_FIELDS = Set.of("key", "value");
-    private static final Set<String> LIMIT_FIELDS = Set.of("algorithm", "requests_per_unit", "unit", "window", "burst");
+    private static final Set<String> LIMIT_FIELDS =
+            Set.of("algorithm", "requests_per_unit", "unit", "window", "burst", "name");
+    /** The longest name a caller-sent limit may have. */
+    static final int MAX_LIMIT_NAME = 256;
     /** Hits above this are refused outright (no limit has more permits than a window may hold). */
     static final long MAX_HITS = Integer.MAX_VALUE;
 
@@ -252,10 +256,23 @@ public final class CheckJson {
                 }
                 burst = b.asLong();
             }
-            return new LimitSpec(algorithm, rpuNode.asLong(), window, burst).toLimit();
+            Limit limit = new LimitSpec(algorithm, rpuNode.asLong(), window, burst).toLimit();
+            return n.has("name") ? limit.named(name(n.get("name"), at + ".name")) : limit;
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("invalid-limit", at + ": " + e.getMessage());
         }
+    }
+
+    /** A caller-sent limit's name: its identity, whose state survives a change of the limit's numbers. */
+    private static String name(JsonNode n, String at) {
+        String name = text(n, at);
+        if (name.isEmpty() || name.length() > MAX_LIMIT_NAME) {
+            throw new BadRequestException(
+                    "invalid-limit",
+                    at + " has " + name.length() + " characters: give a name of 1 to " + MAX_LIMIT_NAME
+                            + ", or none for a limit identified by its numbers");
+        }
+        return name;
     }
 
     private static void object(JsonNode n, String at, Set<String> allowed) {
