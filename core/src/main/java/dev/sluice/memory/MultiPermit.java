@@ -1,5 +1,9 @@
 package dev.sluice.memory;
 
+import static dev.sluice.memory.Slots.DEAD;
+import static dev.sluice.memory.Slots.DEAD_REF;
+import static dev.sluice.memory.Slots.LOCKED;
+
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
@@ -8,6 +12,8 @@ import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Inheritance;
 import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
+import dev.sluice.memory.Slots.LockedRef;
+import java.lang.invoke.VarHandle;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
@@ -22,6 +28,9 @@ import org.jspecify.annotations.Nullable;
  * state if all permits were granted, or with its old one if any was not.
  */
 final class MultiPermit {
+    private static final VarHandle LONGS = Slots.LONGS;
+    private static final VarHandle REFS = Slots.REFS;
+
     private MultiPermit() {}
 
     /** One distinct (key, limit identity) of the request. */
@@ -114,7 +123,7 @@ final class MultiPermit {
             int held = 0;
             while (held < targets.length) {
                 Target t = targets[held];
-                t.held = t.segment.hold(t.hash, t.registered, now, t.where, t.slot);
+                t.held = hold(t.segment, t.hash, t.registered, now, t.where, t.slot);
                 if (t.held == null) {
                     break; // evicted or moved meanwhile
                 }
@@ -168,6 +177,50 @@ final class MultiPermit {
                 t.release(all, at);
             }
             return Objects.requireNonNull(result, "a request has at least one permit");
+        }
+    }
+
+    /** Locks the slot of (h, r) in {@code seg} for a multi-permit request: returns the held packed value or state, or null. */
+    @Nullable
+    private static Object hold(Segment seg, long h, RegisteredLimit r, long now, Slots[] where, int[] slot) {
+        for (; ; ) {
+            Slots s = seg.slots;
+            if (r.packed && now - s.base > seg.limits.rebaseIntervalNanos) {
+                return null;
+            }
+            int i = s.find(h, r, seg.limits);
+            if (i < 0 || s.limits[i] != r.index) {
+                return null; // gone, or written under other numbers meanwhile: ensure() again
+            }
+            if (r.packed) {
+                long cur = (long) LONGS.getVolatile(s.states, i);
+                if (cur == DEAD) {
+                    return null;
+                }
+                if (cur == LOCKED) {
+                    Slots.awaitHolder();
+                    continue;
+                }
+                if (LONGS.compareAndSet(s.states, i, cur, LOCKED)) {
+                    where[0] = s;
+                    slot[0] = i;
+                    return cur;
+                }
+            } else {
+                Object cur = REFS.getVolatile(s.refs, i);
+                if (cur == DEAD_REF) {
+                    return null;
+                }
+                if (cur instanceof LockedRef) {
+                    Slots.awaitHolder();
+                    continue;
+                }
+                if (REFS.compareAndSet(s.refs, i, cur, new LockedRef((State) cur))) {
+                    where[0] = s;
+                    slot[0] = i;
+                    return cur;
+                }
+            }
         }
     }
 }

@@ -32,7 +32,7 @@ final class Segment {
     private static final VarHandle REFS = Slots.REFS;
 
     /** The limits its slots' indices name; never the limiter itself. */
-    private final LimitRegistry limits;
+    final LimitRegistry limits;
 
     private final int maxLive;
     volatile Slots slots;
@@ -217,53 +217,6 @@ final class Segment {
                 state = Inheritance.carryOver(state, now, written.limit, r.limit);
             }
             return Algorithms.peek(state, now, r.limit, cost);
-        }
-    }
-
-    // ------------------------------------------------------------------------------------------------
-    // multi-permit holds
-
-    /** Locks the slot of (h, r) for a multi-permit request: returns the held packed value or state, or null. */
-    @Nullable
-    Object hold(long h, RegisteredLimit r, long now, Slots[] where, int[] slot) {
-        for (; ; ) {
-            Slots s = slots;
-            if (r.packed && now - s.base > limits.rebaseIntervalNanos) {
-                return null;
-            }
-            int i = s.find(h, r, limits);
-            if (i < 0 || s.limits[i] != r.index) {
-                return null; // gone, or written under other numbers meanwhile: ensure() again
-            }
-            if (r.packed) {
-                long cur = (long) LONGS.getVolatile(s.states, i);
-                if (cur == DEAD) {
-                    return null;
-                }
-                if (cur == LOCKED) {
-                    Slots.awaitHolder();
-                    continue;
-                }
-                if (LONGS.compareAndSet(s.states, i, cur, LOCKED)) {
-                    where[0] = s;
-                    slot[0] = i;
-                    return cur;
-                }
-            } else {
-                Object cur = REFS.getVolatile(s.refs, i);
-                if (cur == DEAD_REF) {
-                    return null;
-                }
-                if (cur instanceof LockedRef) {
-                    Slots.awaitHolder();
-                    continue;
-                }
-                if (REFS.compareAndSet(s.refs, i, cur, new LockedRef((State) cur))) {
-                    where[0] = s;
-                    slot[0] = i;
-                    return cur;
-                }
-            }
         }
     }
 

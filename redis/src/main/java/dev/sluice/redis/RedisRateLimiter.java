@@ -70,9 +70,8 @@ public final class RedisRateLimiter implements RateLimiter {
     /**
      * How much later than its time budget a call may return, the documented bound: a call gives up exactly at
      * its deadline (a synchronous one parks its own thread until then, an async one is failed by the JDK's
-     * delay scheduler), and this covers waking that thread and building the error: p50 0.2-0.4 ms, p99
-     * 1.3 ms measured on a frozen Redis. A machine that does not give the woken thread a CPU adds its own
-     * delay, as does a GC pause; the fault tests measure both (redis/README.md).
+     * delay scheduler), and this covers waking that thread and building the error (measured on a frozen Redis,
+     * with what a starved CPU or a GC pause adds: redis/README.md).
      */
     public static final Duration SLACK = Duration.ofMillis(2);
 
