@@ -48,7 +48,7 @@ final class Batcher implements AutoCloseable {
         /** The row this request decides on. */
         @Override
         public Object batchKey() {
-            return new Row(key, Table.limitId(limit));
+            return Table.row(key, limit);
         }
 
         @Override
@@ -61,8 +61,6 @@ final class Batcher implements AutoCloseable {
             result.completeExceptionally(error);
         }
     }
-
-    private record Row(String key, String limitId) {}
 
     /** Builds the failure of a request that was not sent (queue full, or its budget passed while queued). */
     interface NotSent {

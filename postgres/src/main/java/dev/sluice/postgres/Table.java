@@ -31,6 +31,13 @@ enum Table {
         return limit.identity();
     }
 
+    /** The row a decision on {@code key} under {@code limit} is on: the key of core's batching, a row in one call at a time. */
+    static Object row(String key, Limit limit) {
+        return new Row(key, limitId(limit));
+    }
+
+    private record Row(String key, String limitId) {}
+
     /** The {@code numbers} a row of {@code limit} is written under: null for an unnamed limit (its id is its numbers). */
     static @Nullable String numbers(Limit limit) {
         return limit.name() == null ? null : limit.id();

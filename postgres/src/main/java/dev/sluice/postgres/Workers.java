@@ -71,14 +71,12 @@ final class Workers {
         });
     }
 
-    private record Row(String key, String limitId) {}
-
     /** A decision waiting for its row: it goes to a worker once no statement of this limiter is on that row. */
     private record OnRow<T>(String key, Limit limit, DecisionCall call, SqlCall<T> work, CompletableFuture<T> result)
             implements Batching.Member {
         @Override
         public Object batchKey() {
-            return new Row(key, Table.limitId(limit));
+            return Table.row(key, limit);
         }
 
         @Override
