@@ -27,11 +27,18 @@ import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The limiter's one Lettuce connection, to a single Redis or a Redis Cluster (asked with {@code INFO cluster} when
- * the URI does not say), with the options a rate limiter needs: reconnection within 100 ms of Redis's return,
- * nothing ever re-sent after a reconnect (a decision is applied at most once), commands to a single Redis rejected
- * at once while it is disconnected, the cluster's topology refreshed on every trigger. It owns the client resources
- * it created and shuts them down with itself.
+ * The limiter's one Lettuce connection, to a single Redis, a Redis Cluster (asked with {@code INFO cluster} when
+ * the URI does not say) or the master that Redis Sentinel names, with the options a rate limiter needs:
+ * reconnection within 100 ms of Redis's return, nothing ever re-sent after a reconnect (a decision is applied at
+ * most once), commands to a single Redis rejected at once while it is disconnected, the cluster's topology
+ * refreshed on every trigger. It owns the client resources it created and shuts them down with itself.
+ *
+ * <p>With Sentinel it is the same single connection, to the master only (the scripts write, so they must run there;
+ * no replica is ever read): Lettuce asks the sentinels for the master's address at every connection and
+ * reconnection. After a failover the old master's connection drops (it died, or Sentinel's {@code CLIENT KILL} ends
+ * it when it is turned into a replica), and the reconnection finds the new master. Meanwhile calls fail
+ * {@code UNAVAILABLE}, as while a single Redis is down (so does a {@code READONLY} reply from a demoted master that
+ * answers before its clients are killed).
  */
 final class RedisConnection implements AutoCloseable {
 
@@ -83,11 +90,21 @@ final class RedisConnection implements AutoCloseable {
                 ? given
                 : DefaultClientResources.builder().reconnectDelay(watch).build();
         ClientResources own = given != null ? null : resources; // created here: shut down with the connection
+        boolean sentinel = RedisUris.isSentinel(uris.get(0));
+        if (sentinel && Boolean.TRUE.equals(clusterHint)) {
+            shutdown(own);
+            throw new IllegalArgumentException("redisUri \"" + RedisUris.redact(rawUri) + "\" names Redis Sentinel,"
+                    + " which serves one master, not a Redis Cluster: leave cluster(true) out, or give the cluster's"
+                    + " nodes as redis://host1:port1,host2:port2");
+        }
         boolean useCluster;
         try {
-            useCluster = clusterHint != null
-                    ? clusterHint
-                    : (uris.size() > 1 || isCluster(uris.get(0), resources, connectTimeout, rawUri, uris, where));
+            // Sentinel names a single master (with its replicas), never a cluster: nothing to ask
+            useCluster = !sentinel
+                    && (clusterHint != null
+                            ? clusterHint
+                            : (uris.size() > 1
+                                    || isCluster(uris.get(0), resources, connectTimeout, rawUri, uris, where)));
         } catch (RuntimeException e) {
             shutdown(own);
             throw e;

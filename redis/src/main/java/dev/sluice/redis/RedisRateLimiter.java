@@ -131,9 +131,9 @@ public final class RedisRateLimiter implements RateLimiter {
     }
 
     /**
-     * A builder for the Redis at {@code redisUri}. Several comma-separated addresses
-     * ({@code redis://h1:7000,h2:7001}) mean a Redis Cluster; a single address is checked with
-     * {@code INFO cluster} unless {@link Builder#cluster(boolean)} says which it is.
+     * A builder for the Redis at {@code redisUri}: several addresses ({@code redis://h1:7000,h2:7001}) mean a Redis
+     * Cluster, a single one is asked ({@code INFO cluster}) unless {@link Builder#cluster(boolean)} says which it is;
+     * {@code redis-sentinel://h1:26379,h2:26379#mymaster}: the master Redis Sentinel names (redis/README.md).
      */
     public static Builder builder(String redisUri) {
         return new Builder(redisUri);

@@ -24,6 +24,9 @@ final class RedisUris {
     static String describe(List<RedisURI> uris) {
         StringBuilder out = new StringBuilder();
         for (RedisURI u : uris) {
+            if (isSentinel(u)) {
+                return describeSentinels(u);
+            }
             if (u.getSocket() != null) {
                 out.append(out.length() == 0 ? "redis-socket://" : ",").append(u.getSocket());
                 continue;
@@ -35,6 +38,21 @@ final class RedisUris {
                     .append(u.getPort());
         }
         return out.toString();
+    }
+
+    /** True for a {@code redis-sentinel://} URI: its hosts are sentinels, which name the master. */
+    static boolean isSentinel(RedisURI u) {
+        return !u.getSentinels().isEmpty();
+    }
+
+    /** {@code redis-sentinel://h1:26379,h2:26379#master}: the sentinels and the master's name, nothing secret. */
+    private static String describeSentinels(RedisURI u) {
+        java.util.StringJoiner hosts = new java.util.StringJoiner(
+                ",", u.isSsl() ? "rediss-sentinel://" : "redis-sentinel://", "#" + u.getSentinelMasterId());
+        for (RedisURI s : u.getSentinels()) {
+            hosts.add(s.getHost() + ":" + s.getPort());
+        }
+        return hosts.toString();
     }
 
     /** A URI for an error message about the URI itself: whatever precedes the last {@code @} is hidden. */
@@ -87,6 +105,9 @@ final class RedisUris {
                     + " (or rediss:// for TLS)");
         }
         String head = uri.substring(0, scheme + 3);
+        if (head.equals("redis-sentinel://") || head.equals("rediss-sentinel://")) {
+            return List.of(sentinel(uri, timeout));
+        }
         String rest = uri.substring(scheme + 3);
         int at = rest.lastIndexOf('@');
         String auth = at >= 0 ? rest.substring(0, at + 1) : "";
@@ -117,4 +138,35 @@ final class RedisUris {
         }
         return out;
     }
+
+    /**
+     * A {@code redis-sentinel://[[user:]password@]host1:26379,host2:26379[/db]#master} URI (Lettuce's syntax): one
+     * {@link RedisURI} whose sentinels Lettuce asks for the master's address at every (re)connection.
+     */
+    private static RedisURI sentinel(String uri, Duration timeout) {
+        int hash = uri.lastIndexOf('#');
+        if (hash < 0 || uri.substring(hash + 1).isBlank()) {
+            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" names no master: end it with"
+                    + " #<name>, the name the sentinels monitor (sentinel monitor <name> host port quorum), as in "
+                    + SENTINEL_FORM);
+        }
+        RedisURI u;
+        try {
+            u = RedisURI.create(uri);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("redisUri \"" + redact(uri) + "\" is not a Redis Sentinel URI ("
+                    + scrub(e.getMessage(), userInfo(uri)) + "): use " + SENTINEL_FORM);
+        }
+        if (u.getSentinels().isEmpty()) {
+            throw new IllegalArgumentException(
+                    "redisUri \"" + redact(uri) + "\" names no sentinel: use " + SENTINEL_FORM);
+        }
+        u.setTimeout(timeout);
+        for (RedisURI s : u.getSentinels()) {
+            s.setTimeout(timeout);
+        }
+        return u;
+    }
+
+    private static final String SENTINEL_FORM = "redis-sentinel://[password@]host1:26379,host2:26379[/db]#mymaster";
 }

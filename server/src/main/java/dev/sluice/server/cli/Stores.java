@@ -28,7 +28,9 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>{@code memory} — the in-process store (the default);</li>
  *   <li>{@code redis://[user:password@]host:port[/db]}, {@code rediss://…}, several comma-separated addresses
- *       for a Redis Cluster (a single address is asked whether it is one);</li>
+ *       for a Redis Cluster (a single address is asked whether it is one);
+ *       {@code redis-sentinel://[password@]host1:26379,host2:26379[/db]#mastername} for the master that Redis
+ *       Sentinel names (followed across failovers);</li>
  *   <li>{@code postgresql://[user[:password]@]host[:port]/database[?param=value…]} or a {@code jdbc:postgresql:}
  *       URL — a HikariCP pool of {@code poolSize} connections; a missing schema is created (one log line says
  *       so), as {@code sluice migrate} does.</li>
@@ -181,8 +183,9 @@ final class Stores {
                 return store;
             });
         }
-        throw new IllegalArgumentException(
-                "unknown store '" + spec + "': use memory, redis://host:6379 or " + "postgresql://user@host:5432/db");
+        throw new IllegalArgumentException("unknown store '" + spec
+                + "': use memory, redis://host:6379, redis-sentinel://host:26379#mastername or "
+                + "postgresql://user@host:5432/db");
     }
 
     /**
@@ -228,6 +231,10 @@ final class Stores {
 
     /** Refuses Redis URIs that can never work, before the service starts retrying them. */
     private static void checkRedisUri(String spec) {
+        if (spec.startsWith("redis-sentinel://") || spec.startsWith("rediss-sentinel://")) {
+            checkSentinelUri(spec);
+            return;
+        }
         // limit 0: a trailing comma is forgiven (trailing empty strings are dropped), as RedisUris skips it too
         for (String one : spec.split(",", 0)) {
             String u = one.trim();
@@ -248,9 +255,27 @@ final class Stores {
         }
     }
 
+    /** Refuses a Sentinel URI without sentinels or the name of the master they monitor. */
+    private static void checkSentinelUri(String spec) {
+        String form = "redis-sentinel://[password@]host1:26379,host2:26379[/db]#mastername";
+        int hash = spec.lastIndexOf('#');
+        if (hash < 0 || spec.substring(hash + 1).isBlank()) {
+            throw new IllegalArgumentException("store '" + redact(spec) + "' names no master: end it with #<name>,"
+                    + " the name the sentinels monitor, e.g. " + form);
+        }
+        String rest = spec.substring(spec.indexOf("://") + 3, hash);
+        String hosts = rest.substring(rest.lastIndexOf('@') + 1).split("[/?]", -1)[0];
+        if (hosts.isBlank()) {
+            throw new IllegalArgumentException("store '" + redact(spec) + "' names no sentinel: write " + form);
+        }
+    }
+
     /** {@code redis} or {@code postgres} for a URI of theirs, else null. */
     static @Nullable String kind(String s) {
-        if (s.startsWith("redis://") || s.startsWith("rediss://")) {
+        if (s.startsWith("redis://")
+                || s.startsWith("rediss://")
+                || s.startsWith("redis-sentinel://")
+                || s.startsWith("rediss-sentinel://")) {
             return "redis";
         }
         if (s.startsWith("postgresql://") || s.startsWith("postgres://") || s.startsWith("jdbc:postgresql:")) {
@@ -315,6 +340,9 @@ final class Stores {
 
     /** The URI with any password replaced, for messages and logs. */
     static String redact(String spec) {
+        if ("redis".equals(kind(spec))) { // redis://secret@host: a user info without ':' is a password to Redis
+            return spec.replaceAll("://[^@]*@", "://***@");
+        }
         return spec.replaceAll("(://[^:/@]*:)[^@]*@", "$1***@");
     }
 

@@ -106,6 +106,16 @@ class MisconfiguredStoreServeTest {
     }
 
     @Test
+    void aSentinelUrlWithoutTheMastersNameStopsTheStartWithTheFix() {
+        Run r = serve("--store", "redis-sentinel://s3cret@127.0.0.1:26379,127.0.0.1:26380");
+        assertThat(r.code()).as(r.stderr()).isEqualTo(2);
+        assertThat(r.stderr())
+                .contains("store 'redis-sentinel://***@127.0.0.1:26379,127.0.0.1:26380' names no master: end it with"
+                        + " #<name>")
+                .doesNotContain("s3cret");
+    }
+
+    @Test
     void aRedisUrlAtPostgresqlsPortStopsTheStart() {
         Run r = serve("--store", "redis://127.0.0.1:" + pg.getPort());
         assertThat(r.code()).as(r.stderr()).isEqualTo(2);

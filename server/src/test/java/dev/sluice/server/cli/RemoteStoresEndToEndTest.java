@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.redis.RedisSentinels;
 import dev.sluice.redis.RedisServer;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
@@ -61,6 +62,16 @@ class RemoteStoresEndToEndTest {
         try (RedisServer redis = RedisServer.start(); // on another port if another process takes its first
                 Stores.Opened store = Stores.open(
                         redis.uri(), 1, Stores.Budget.of(Duration.ofSeconds(2)), 1, FailurePolicy.FAIL_CLOSED)) {
+            assertThat(store.name()).isEqualTo("redis");
+            exercise(store);
+        }
+    }
+
+    @Test
+    void redisSentinelStore() throws Exception {
+        try (RedisSentinels sentinels = new RedisSentinels(); // a master, a replica, three sentinels
+                Stores.Opened store = Stores.open(
+                        sentinels.uri(), 1, Stores.Budget.of(Duration.ofSeconds(2)), 1, FailurePolicy.FAIL_CLOSED)) {
             assertThat(store.name()).isEqualTo("redis");
             exercise(store);
         }
