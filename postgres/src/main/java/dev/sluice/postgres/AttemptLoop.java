@@ -19,8 +19,9 @@ import org.jspecify.annotations.Nullable;
 /**
  * A decision's attempts, on the worker thread: borrow a connection, send nothing for a caller who gave up, give the
  * statement its budget from the moment it is sent (and the server's cancel at {@value
- * #SENT_PATIENCE} budgets), retry 40001/40P01 with the {@link RetryPolicy}'s jittered backoff until a budget from the
- * first attempt's send has passed (however many attempts that takes; the backoff waits on the limiter's
+ * #SENT_PATIENCE} budgets), retry 40001/40P01 with the {@link RetryPolicy}'s jittered backoff until {@value
+ * #SENT_PATIENCE} budgets from the first attempt's send have passed (however many attempts that takes; the backoff
+ * waits on the limiter's
  * {@link Scheduler}, whose ticker measures that budget, so a test drives it), a broken connection at once on another
  * while the deadline lasts, and say why when it gives up. Counts decisions, retries and exhausted retries.
  */
@@ -66,8 +67,8 @@ final class AttemptLoop {
     }
 
     /**
-     * Runs {@code work} on a fresh connection, retrying 40001/40P01 until a budget has passed since the first attempt
-     * was sent, on the calling (worker) thread; nothing is sent once the deadline has passed.
+     * Runs {@code work} on a fresh connection, retrying 40001/40P01 until {@value #SENT_PATIENCE} budgets have passed
+     * since the first attempt was sent, on the calling (worker) thread; nothing is sent once the deadline has passed.
      */
     <T> T run(@Nullable String key, @Nullable Limit limit, DecisionCall call, SqlCall<T> work) {
         return run(key, limit, call, budget.nanos(), work);
@@ -79,7 +80,9 @@ final class AttemptLoop {
         long start = System.nanoTime();
         long deadline = start + budgetNanos;
         long retriesStart = NOT_SENT; // the scheduler's ticker when the first attempt was sent
-        long retryUntil = NOT_SENT; // conflicts are retried until then: a budget from the first attempt's send
+        // conflicts are retried until then: SENT_PATIENCE budgets from the first attempt's send, the patience of a
+        // statement in a lock convoy (the same contention under READ COMMITTED is a wait for the row's lock)
+        long retryUntil = NOT_SENT;
         int attempt = 0;
         while (true) {
             attempt++;
@@ -129,10 +132,11 @@ final class AttemptLoop {
                 if (RetryPolicy.isRetryable(state)) {
                     health.answered(); // a conflict is an answer: the database is up, and busy on this row
                     if (retryUntil == NOT_SENT) {
-                        retryUntil = retriesStart + budgetNanos;
+                        retryUntil = retriesStart + budgetNanos * SENT_PATIENCE;
                     }
-                    // contention is the database answering: retried for as long as the budget lasts, however many
-                    // attempts that takes; only when it outlasts the budget does the decision fail
+                    // contention is the database answering (each conflict says another transaction got through):
+                    // retried however many attempts that takes, past the budget as a lock convoy waits past it (the
+                    // caller keeps waiting while the database answers); only SENT_PATIENCE budgets of it fail
                     long left = retryUntil - ticker.read();
                     if (left > 0) {
                         backOff(retryPolicy.backoffNanos(attempt, left));
@@ -154,7 +158,7 @@ final class AttemptLoop {
                             "gave up after " + attempt + " attempt(s) in "
                                     + TimeUnit.NANOSECONDS.toMillis(elapsed) + " ms on conflicts (SQLSTATE " + state
                                     + ": " + e.getMessage() + ")" + KeyText.about(key, limit)
-                                    + ": they outlasted the time budget of "
+                                    + ": they outlasted " + SENT_PATIENCE + " time budgets of "
                                     + TimeUnit.NANOSECONDS.toMillis(budgetNanos) + " ms; nothing was taken. Raise"
                                     + " RetryPolicy.budget, or spread the load over more keys",
                             state,

@@ -9,11 +9,13 @@ import org.jspecify.annotations.Nullable;
 /**
  * How a decision survives the database's conflict errors: SQLSTATE {@code 40001} (serialization failure,
  * raised under SERIALIZABLE and by YugabyteDB's optimistic concurrency) and {@code 40P01} (deadlock) are
- * retried inside the library for as long as the decision's {@code budget} lasts, however many attempts that takes,
- * after a backoff drawn uniformly from {@code [0, min(maxBackoff, initialBackoff·2^(attempt−1))]} ("full jitter",
- * so that the threads that collided do not collide again in step) and never past the budget's end. Contention on a
- * healthy database is not a failure: it costs time, and only when it outlasts the budget does the decision fail
- * ({@code TIMEOUT}). A count of attempts is no bound worth having: how many a hot key needs depends on how many
+ * retried inside the library, however many attempts that takes, after a backoff drawn uniformly from
+ * {@code [0, min(maxBackoff, initialBackoff·2^(attempt−1))]} ("full jitter", so that the threads that collided do not
+ * collide again in step), for as long as a statement waiting for a locked row would wait: {@value
+ * AttemptLoop#SENT_PATIENCE} budgets from the first attempt's send (each conflict is the database answering: another
+ * transaction got through). Contention on a healthy database is not a failure: it costs time, and only when it
+ * outlasts that does the decision fail ({@code TIMEOUT}); three processes on one hot row of a busy 2-core machine were
+ * seen to need more than one 250 ms budget of it. A count of attempts is no bound worth having: how many a hot key needs depends on how many
  * processes share it and how fast the machine is, not on whether the database is healthy (8 threads on one key on a
  * busy machine ran out of 16 attempts in 137 ms of a 250 ms budget).
  *
@@ -26,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  * connection or a batch: that is queueing, and the caller keeps waiting as long as the database keeps answering
  * other decisions (it answered within the last budget, and nothing failed since); when it does not, the queued
  * decision fails at its budget without being sent ({@code OVERLOADED}, or the database's own trouble when it was
- * last seen failing). Conflict retries happen within the budget of the first attempt, counted from when it was sent.
+ * last seen failing). Conflict retries are counted from the first attempt's send, as above.
  *
  * <p>The default, 250 ms, sits far above a healthy database's p99.9 under load, measured with
  * {@code HealthyUnderLoad} on a busy 2-core machine (bench/README.md, "Healthy stores under load"); an outage costs

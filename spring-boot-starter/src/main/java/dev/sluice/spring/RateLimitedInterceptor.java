@@ -40,7 +40,9 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     static final String TASK_EXECUTOR = "applicationTaskExecutor";
 
     private final RateLimitedMethods methods;
-    private final boolean shadowMode;
+    /** {@code sluice.shadow-mode}, replaced when it is refreshed. */
+    private volatile boolean shadowMode;
+
     private final LogThrottle logThrottle = new LogThrottle();
     // set by RateLimitedMethods.setBeanFactory, which Spring calls before it proxies any bean
     private volatile @Nullable BeanFactory beanFactory;
@@ -53,6 +55,10 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     RateLimitedInterceptor(RateLimitedMethods methods, boolean shadowMode) {
         this.methods = methods;
         this.shadowMode = shadowMode;
+    }
+
+    void shadowMode(boolean on) {
+        this.shadowMode = on;
     }
 
     void setBeanFactory(BeanFactory beanFactory) {

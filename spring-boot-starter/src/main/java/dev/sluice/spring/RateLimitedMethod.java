@@ -50,7 +50,9 @@ final class RateLimitedMethod {
     final String description;
 
     final String limitName;
-    final Limit limit;
+    /** The limit's numbers, replaced when {@code sluice.limits} is refreshed (its name, and so its state, stays). */
+    volatile Limit limit;
+
     final String keySource;
     final String costSource;
     final String scope;
@@ -106,7 +108,7 @@ final class RateLimitedMethod {
                             + (limits.isEmpty() ? " (there are none yet)" : " or use one of " + limits.keySet()));
         }
         RateLimitedMethod m = new RateLimitedMethod(method, a, limit);
-        m.checkLiteralCost();
+        m.checkLiteralCost(limit);
         return m;
     }
 
@@ -181,8 +183,26 @@ final class RateLimitedMethod {
         }
     }
 
+    /**
+     * This method's limit in refreshed {@code sluice.limits}, checked as at startup (it exists, a literal cost fits);
+     * the caller applies it once every method's passed.
+     *
+     * @throws SluiceConfigException naming the property, the method and the fix
+     */
+    Limit limitIn(Map<String, Limit> limits) {
+        Limit l = limits.get(limitName);
+        if (l == null) {
+            throw new SluiceConfigException(
+                    "sluice.limits." + limitName,
+                    "missing, but @RateLimited on " + description + " names it: put sluice.limits." + limitName
+                            + " back (the annotation is read at startup only)");
+        }
+        checkLiteralCost(l);
+        return l;
+    }
+
     /** A cost written as a number ({@code cost = "200"}) is checked against the capacity now. */
-    private void checkLiteralCost() {
+    private void checkLiteralCost(Limit limit) {
         if (cost instanceof SpelExpression s && s.getAST() instanceof Literal) {
             long c = costValue(s.getValue(), "cost");
             if (c > limit.capacity()) {

@@ -32,7 +32,9 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
  */
 final class RateLimitedMethods extends AbstractBeanFactoryAwareAdvisingPostProcessor
         implements SmartInitializingSingleton {
-    private final Map<String, Limit> limits;
+    /** {@code sluice.limits}, replaced by a refresh. */
+    private volatile Map<String, Limit> limits;
+
     private final RateLimitedInterceptor interceptor;
     /** By (method, target class) as found at startup and as invoked (an interface's method, say). */
     private final Map<MethodClassKey, RateLimitedMethod> byMethod = new ConcurrentHashMap<>();
@@ -102,6 +104,29 @@ final class RateLimitedMethods extends AbstractBeanFactoryAwareAdvisingPostProce
             byMethod.put(k, m);
         }
         return m;
+    }
+
+    /**
+     * For a refresh of {@code sluice.*}: checks every annotated method against the refreshed limits, and returns how
+     * to apply them (each method's limit under its new numbers, the same name: every key keeps what it spent).
+     *
+     * @throws SluiceConfigException naming the property, the method and the fix; nothing is applied then
+     */
+    Runnable refreshed(Map<String, Limit> next, boolean shadowMode) {
+        Map<String, Limit> copy = Map.copyOf(next);
+        for (RateLimitedMethod m : found.values()) {
+            m.limitIn(copy);
+        }
+        return () -> {
+            limits = copy;
+            for (RateLimitedMethod m : found.values()) {
+                Limit l = copy.get(m.limitName);
+                if (l != null) {
+                    m.limit = l;
+                }
+            }
+            interceptor.shadowMode(shadowMode);
+        };
     }
 
     /** Every annotated method found, sorted by description. */

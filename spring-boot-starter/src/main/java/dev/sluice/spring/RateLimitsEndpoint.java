@@ -30,7 +30,9 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
  */
 @Endpoint(id = "ratelimits")
 class RateLimitsEndpoint {
-    private final SluiceProperties properties;
+    /** The properties in force (a refresh replaces them). */
+    private final Supplier<SluiceProperties> inForce;
+
     private final Supplier<RateLimiter> limiter;
     private final DecisionCounts counts;
     private final RateLimitedMethods methods;
@@ -43,12 +45,12 @@ class RateLimitsEndpoint {
      * @param filterPresent whether a {@code RateLimitFilter} applies the rules (a servlet application)
      */
     RateLimitsEndpoint(
-            SluiceProperties properties,
+            Supplier<SluiceProperties> inForce,
             Supplier<RateLimiter> limiter,
             DecisionCounts counts,
             RateLimitedMethods methods,
             BooleanSupplier filterPresent) {
-        this.properties = properties;
+        this.inForce = inForce;
         this.limiter = limiter;
         this.counts = counts;
         this.methods = methods;
@@ -57,20 +59,21 @@ class RateLimitsEndpoint {
 
     @ReadOperation
     public Map<String, Object> rateLimits() {
+        SluiceProperties properties = inForce.get();
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("enabled", properties.isEnabled());
         m.put("shadowMode", properties.isShadowMode());
         if (!properties.isEnabled()) {
             return m; // sluice.enabled=false: nothing is limited, and the rules need not even be valid
         }
-        m.put("store", store(limiter.get()));
+        m.put("store", store(limiter.get(), properties));
         Map<String, Object> limits = new LinkedHashMap<>();
         RuleFactory.namedLimits(properties).forEach((name, l) -> limits.put(name, limit(l)));
         m.put("limits", limits);
         boolean filter = filterPresent.getAsBoolean();
         m.put("filter", filter);
         // the rules are the servlet filter's: built (and so the servlet API touched) only where there is one
-        m.put("rules", filter ? rules() : List.of());
+        m.put("rules", filter ? rules(properties) : List.of());
         List<DecisionCounts.Route> routes = counts == null ? List.of() : counts.routes();
         if (!routes.isEmpty()) {
             m.put("routes", routes(routes));
@@ -97,7 +100,7 @@ class RateLimitsEndpoint {
         return m;
     }
 
-    private List<Object> rules() {
+    private List<Object> rules(SluiceProperties properties) {
         List<RateLimitRule> built = RuleFactory.rules(properties); // checked at startup: it builds
         List<Object> out = new ArrayList<>();
         for (int i = 0; i < built.size(); i++) {
@@ -161,13 +164,13 @@ class RateLimitsEndpoint {
         return d;
     }
 
-    private Map<String, Object> store(RateLimiter l) {
+    private Map<String, Object> store(RateLimiter l, SluiceProperties properties) {
         Map<String, Object> d = new LinkedHashMap<>();
         if (l instanceof InMemoryRateLimiter) {
             d.put("kind", "memory");
             d.put("healthy", true);
         } else if (l instanceof FailSafeRateLimiter f) {
-            d.put("kind", remoteKind());
+            d.put("kind", remoteKind(properties));
             d.put("healthy", f.storeHealthy());
             d.put("failurePolicy", f.policy().name().toLowerCase(Locale.ROOT));
             Map<String, Long> degraded = new LinkedHashMap<>();
@@ -184,7 +187,7 @@ class RateLimitsEndpoint {
     }
 
     /** redis or datasource, from sluice.store: the URI itself may carry a password. */
-    private String remoteKind() {
+    private static String remoteKind(SluiceProperties properties) {
         String s = properties.getStore() == null
                 ? ""
                 : properties.getStore().strip().toLowerCase(Locale.ROOT);

@@ -10,6 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.Filter;
 import java.util.List;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -62,6 +63,28 @@ public class SluiceAutoConfiguration {
     }
 
     /**
+     * The properties in force and what is rebuilt from them when they change: the named limits and shadow mode of
+     * {@link RateLimited} methods here, the filter's rules where there is a filter.
+     */
+    @Bean
+    @ConditionalOnMissingBean
+    SluiceRefresh sluiceRefresh(Environment environment, RateLimitedMethods methods) {
+        SluiceRefresh refresh = new SluiceRefresh(environment);
+        refresh.add(next -> methods.refreshed(RuleFactory.namedLimits(next), next.isShadowMode()));
+        return refresh;
+    }
+
+    /** With Spring Cloud: a change of {@code sluice.*} and a refresh rebuild the rules (see {@link SluiceRefresh}). */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.cloud.context.environment.EnvironmentChangeEvent")
+    static class CloudRefresh {
+        @Bean
+        EnvironmentChangeListener sluiceEnvironmentChangeListener(SluiceRefresh refresh) {
+            return new EnvironmentChangeListener(refresh);
+        }
+    }
+
+    /**
      * Where the filter, {@link RateLimited} methods and the gateway count their decisions: the {@code ratelimits}
      * endpoint's counts, and the meters when there are some ({@code sluice.requests}, {@code sluice.calls}).
      */
@@ -71,26 +94,40 @@ public class SluiceAutoConfiguration {
         return new DecisionCounts(meters.getIfAvailable(() -> DecisionMeters.NONE));
     }
 
-    /** Servlet applications: the filter and its registration. */
+    /**
+     * Servlet applications: the filter and its registration. The registered filter is a {@link RefreshedFilter} over
+     * the starter's own {@link RateLimitFilter}, rebuilt by a refresh; an application's own one is registered as it
+     * is, never replaced.
+     */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
     @ConditionalOnClass(Filter.class)
     static class Web {
+        /** The filter {@link #sluiceRateLimitFilter} built, or null when the application has its own. */
+        private volatile @Nullable RateLimitFilter built;
 
         @Bean
         @ConditionalOnMissingBean(RateLimitFilter.class)
         RateLimitFilter sluiceRateLimitFilter(
                 RateLimiter limiter,
-                SluiceProperties p,
+                SluiceRefresh refresh,
                 ObjectProvider<RateLimitListener> listener,
                 DecisionCounts counts) {
+            RateLimitListener told = counted(counts, listener.getIfAvailable(() -> RateLimitListener.NONE));
+            RateLimitFilter f = filter(limiter, refresh.current(), told);
+            built = f;
+            return f;
+        }
+
+        /** The filter of {@code p}'s rules and settings, checked: a bad one throws naming the property. */
+        static RateLimitFilter filter(RateLimiter limiter, SluiceProperties p, RateLimitListener listener) {
             List<RateLimitRule> rules = RuleFactory.rules(p);
             RateLimitFilter.Builder b = RateLimitFilter.builder(limiter)
                     .shadowMode(p.isShadowMode())
                     .tierAttribute(p.getTierAttribute())
                     .defaultTier(p.getDefaultTier())
                     .problemType(p.getProblemType())
-                    .listener(counted(counts, listener.getIfAvailable(() -> RateLimitListener.NONE)));
+                    .listener(listener);
             try {
                 b.clientIp(
                         p.getTrustedProxies().isEmpty()
@@ -117,12 +154,40 @@ public class SluiceAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(name = "sluiceRateLimitFilterRegistration")
-        FilterRegistrationBean<RateLimitFilter> sluiceRateLimitFilterRegistration(
-                RateLimitFilter filter, SluiceProperties p) {
-            FilterRegistrationBean<RateLimitFilter> r = new FilterRegistrationBean<>(filter);
+        FilterRegistrationBean<Filter> sluiceRateLimitFilterRegistration(
+                RateLimitFilter filter,
+                SluiceRefresh refresh,
+                RateLimiter limiter,
+                ObjectProvider<RateLimitListener> listener,
+                DecisionCounts counts) {
+            Filter registered = filter;
+            if (filter == built) {
+                RefreshedFilter refreshed = new RefreshedFilter(filter);
+                RateLimitListener told = counted(counts, listener.getIfAvailable(() -> RateLimitListener.NONE));
+                refresh.add(next -> {
+                    RateLimitFilter rebuilt = filter(limiter, next, told);
+                    rebuilt.setEnabled(refreshed.current().isEnabled()); // as the application last set it
+                    return () -> refreshed.replace(rebuilt);
+                });
+                registered = refreshed;
+            }
+            FilterRegistrationBean<Filter> r = new FilterRegistrationBean<>(registered);
             r.setName("sluiceRateLimitFilter");
-            r.setOrder(p.getFilterOrder());
+            r.setOrder(refresh.current().getFilterOrder());
             r.addUrlPatterns("/*");
+            return r;
+        }
+
+        /**
+         * The {@link RateLimitFilter} bean is not registered by itself (Spring Boot registers every {@code Filter} bean
+         * that no registration names): {@link #sluiceRateLimitFilterRegistration} registers it, or the
+         * {@link RefreshedFilter} over it.
+         */
+        @Bean
+        FilterRegistrationBean<RateLimitFilter> sluiceRateLimitFilterBean(RateLimitFilter filter) {
+            FilterRegistrationBean<RateLimitFilter> r = new FilterRegistrationBean<>(filter);
+            r.setName("sluiceRateLimitFilterBean");
+            r.setEnabled(false);
             return r;
         }
     }

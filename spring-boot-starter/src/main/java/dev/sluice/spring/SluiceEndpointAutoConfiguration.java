@@ -34,9 +34,11 @@ public class SluiceEndpointAutoConfiguration {
             ObjectProvider<RateLimiter> limiter,
             ObjectProvider<DecisionCounts> counts,
             ObjectProvider<RateLimitedMethods> methods,
+            ObjectProvider<SluiceRefresh> refresh,
             ListableBeanFactory beans) {
+        SluiceRefresh r = refresh.getIfAvailable();
         return new RateLimitsEndpoint(
-                properties,
+                r == null ? () -> properties : r::current,
                 limiter::getIfUnique,
                 counts.getIfAvailable(),
                 methods.getIfAvailable(),

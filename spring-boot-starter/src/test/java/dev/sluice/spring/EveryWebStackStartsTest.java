@@ -31,6 +31,8 @@ class EveryWebStackStartsTest {
         "--sluice.limits.reports.requests_per_unit=2", "--sluice.limits.reports.unit=minute"
     };
     private static final String EXPOSED = "--management.endpoints.web.exposure.include=ratelimits,metrics";
+    /** Spring Cloud (spring-cloud-context and whatever else of it): optional, its refresh rebuilds the rules. */
+    private static final List<String> SPRING_CLOUD = List.of("spring-cloud-");
 
     private static List<String> both(List<String> a, List<String> b) {
         List<String> all = new ArrayList<>(a);
@@ -97,6 +99,9 @@ class EveryWebStackStartsTest {
             assertThat(app.loadedNaming("dev.sluice.", "jakarta/servlet/"))
                     .as("the check sees the filter")
                     .contains("dev.sluice.servlet.RateLimitFilter", "dev.sluice.servlet.RateLimitListener");
+            assertThat(app.loaded("dev.sluice.spring."))
+                    .as("with Spring Cloud, its refresh rebuilds the rules")
+                    .contains("dev.sluice.spring.EnvironmentChangeListener");
 
             JsonNode rule =
                     json(app.port(), "/actuator/ratelimits").get("rules").get(0);
@@ -111,15 +116,19 @@ class EveryWebStackStartsTest {
     }
 
     @Test
-    void aServletAppWithoutActuatorOrMicrometer() throws Exception {
+    void aServletAppWithoutActuatorMicrometerOrSpringCloud() throws Exception {
         assertThat(IsolatedApp.loadableWithout(
                         IsolatedApp.ACTUATOR_AND_MICROMETER, "io.micrometer.core.instrument.MeterRegistry"))
                 .as("truly absent")
                 .isFalse();
-        try (IsolatedApp app = IsolatedApp.start(SERVLET_APP, IsolatedApp.ACTUATOR_AND_MICROMETER, RULE)) {
+        List<String> excluded = both(IsolatedApp.ACTUATOR_AND_MICROMETER, SPRING_CLOUD);
+        try (IsolatedApp app = IsolatedApp.start(SERVLET_APP, excluded, RULE)) {
+            assertThat(app.canLoad("org.springframework.cloud.context.environment.EnvironmentChangeEvent"))
+                    .isFalse();
             filterDeniesTheThird(app);
             assertThat(Http.get(app.port(), "/actuator/ratelimits").statusCode())
                     .isEqualTo(404);
+            assertThat(app.loaded("dev.sluice.spring.")).doesNotContain("dev.sluice.spring.EnvironmentChangeListener");
         }
     }
 

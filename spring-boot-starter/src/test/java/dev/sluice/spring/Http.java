@@ -23,8 +23,19 @@ final class Http {
     private Http() {}
 
     static HttpResponse<String> get(int port, String path, String... headers) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                .timeout(Duration.ofSeconds(10));
+        return send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)), headers);
+    }
+
+    /** A POST without a body, as {@code curl -X POST} sends to {@code /actuator/refresh}. */
+    static HttpResponse<String> post(int port, String path) {
+        return send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .POST(HttpRequest.BodyPublishers.noBody()),
+                new String[0]);
+    }
+
+    private static HttpResponse<String> send(HttpRequest.Builder b, String[] headers) {
+        b.timeout(Duration.ofSeconds(10));
         if (headers.length > 0) {
             b.headers(headers);
         }

@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The starter names each limit of {@code sluice.limits} by its key, and a name is a limit's identity: limits built
- * again from properties with other numbers read the state the same name already has (the starter builds its rules
- * once, at startup; this is the contract a refresh of them would rely on, not a refresh).
+ * again from properties with other numbers read the state the same name already has. The contract a refresh relies
+ * on; {@link PropertyRefreshHttpTest} refreshes a running application.
  */
 class RuleFactoryLimitChangeTest {
 
