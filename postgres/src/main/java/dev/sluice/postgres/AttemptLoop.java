@@ -151,6 +151,9 @@ final class AttemptLoop {
                                     e);
                         }
                         retries.increment();
+                        // the retry's wait for a connection is queueing again, as the first attempt's was: it gets a
+                        // budget from now (retryUntil, not this deadline, bounds how long conflicts are retried)
+                        deadline = Math.max(deadline, System.nanoTime() + budgetNanos);
                         continue;
                     }
                     retriesExhausted.increment();
