@@ -32,7 +32,7 @@ final class ServeBanner {
                         ? "; stop what listens there (another sluice serve?) or choose another port"
                         : "; choose another address")
                 + ", e.g. " + flag + " " + other + " (" + flag + " off: no "
-                + ("http".equals(e.endpoint()) ? "HTTP" : "gRPC") + ")";
+                + ("http".equals(e.endpoint()) ? "HTTP" : "grpc".equals(e.endpoint()) ? "gRPC" : "Prometheus") + ")";
     }
 
     /**
