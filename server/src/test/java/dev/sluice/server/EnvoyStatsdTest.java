@@ -9,6 +9,8 @@ import dev.sluice.ManualTicker;
 import dev.sluice.RateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.config.Semantics;
+import dev.sluice.server.envoy.EnvoyOptions;
 import dev.sluice.server.stats.EnvoyStats;
 import dev.sluice.server.stats.StatsSinks;
 import dev.sluice.server.stats.StatsdSink;
@@ -38,6 +40,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -72,12 +76,17 @@ class EnvoyStatsdTest {
 
     /** envoy's files, unchanged, on a memory store at a fixed instant (every window starts at T0). */
     private SluiceServer serve(StatsSinks sinks) throws Exception {
+        return serve(sinks, UnaryOperator.identity());
+    }
+
+    private SluiceServer serve(StatsSinks sinks, UnaryOperator<SluiceServer.Settings> tweak) throws Exception {
         RuleSet rules = RuleSet.parse(
                 "envoy", TestServer.resource(RULES_SHADOW) + "\n---\n" + TestServer.resource(RULES_BASIC));
         RateLimiter limiter = InMemoryRateLimiter.builder()
                 .ticker(ManualTicker.atEpochNanos(TestServer.T0))
                 .build();
-        SluiceServer server = SluiceServer.start(SluiceServer.Settings.defaults(limiter, rules), 1024, 1, false, sinks);
+        SluiceServer server =
+                SluiceServer.start(tweak.apply(SluiceServer.Settings.defaults(limiter, rules)), 1024, 1, false, sinks);
         closing.add(server);
         ManagedChannel channel = NettyChannelBuilder.forAddress(
                         "127.0.0.1", server.grpcAddress().getPort())
@@ -88,7 +97,7 @@ class EnvoyStatsdTest {
         return server;
     }
 
-    private StatsSinks sinks(InetSocketAddress statsd, StatsdSink.Protocol protocol) {
+    private StatsSinks sinks(@Nullable InetSocketAddress statsd, StatsdSink.Protocol protocol) {
         return new StatsSinks(new EnvoyStats(), statsd, protocol, FLUSH, null, "/metrics", flushes, Runnable::run);
     }
 
@@ -190,6 +199,10 @@ class EnvoyStatsdTest {
                     .as("nothing before the flush interval")
                     .isEmpty();
 
+            assertThat(server.statsSinks().describe())
+                    .isEqualTo("statsd tcp://" + collector.address().getHostString() + ":"
+                            + collector.address().getPort()
+                            + " every 10s   (envoyproxy/ratelimit's stats, under its names)");
             flushes.advance(FLUSH);
             assertThat(collector.await(ENVOYS_LINES.size())).containsExactlyInAnyOrderElementsOf(ENVOYS_LINES);
 
@@ -270,6 +283,9 @@ class EnvoyStatsdTest {
         SluiceServer server = serve(sinks);
         envoysTraffic();
         InetSocketAddress at = server.statsSinks().prometheusAddress();
+        assertThat(server.statsSinks().describe())
+                .isEqualTo("Prometheus http://127.0.0.1:" + at.getPort()
+                        + "/metrics   (envoyproxy/ratelimit's stats, under its names)");
         TestServer.Resp r =
                 TestServer.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + at.getPort() + "/metrics"))
                         .GET()
@@ -291,6 +307,41 @@ class EnvoyStatsdTest {
                                 .build())
                         .status())
                 .isEqualTo(404);
+    }
+
+    /**
+     * With Sluice's strict semantics a denial takes nothing, yet the stats read each answer as envoy counts: the
+     * denied hits on top of what the limit holds. So the first requests count as under envoy's semantics; the next
+     * one, which envoy would find over, fits here (the 3 denied hits were never taken) and counts within.
+     */
+    @Test
+    void strictSemanticsCountEachAnswerAsEnvoyReadsIt() throws Exception {
+        SluiceServer server = serve(
+                sinks(null, StatsdSink.Protocol.TCP),
+                s -> s.withEnvoy(new EnvoyOptions(Semantics.STRICT, EnvoyOptions.Headers.NONE, false)));
+        assertThat(call("test-domain", 25, descriptor(-1, "key2=value2"))).isEqualTo(Code.OK); // 0 -> 25
+        assertThat(call("test-domain", 4, descriptor(-1, "key2=value2"))).isEqualTo(Code.OK); // 25 -> 29
+        assertThat(call("test-domain", 3, descriptor(-1, "key2=value2"))).isEqualTo(Code.OVER_LIMIT); // 29 (+3)
+        EnvoyStats stats = server.service().metrics().envoyStats();
+        String key = P + "test-domain.key2_value2.";
+        assertThat(new long[] {
+                    stats.total(key + "total_hits"),
+                    stats.total(key + "within_limit"),
+                    stats.total(key + "near_limit"),
+                    stats.total(key + "over_limit")
+                })
+                .containsExactly(32, 29, 6, 2);
+        assertThat(call("test-domain", 1, descriptor(-1, "key2=value2"))).isEqualTo(Code.OK); // 29 -> 30
+        assertThat(new long[] {
+                    stats.total(key + "total_hits"),
+                    stats.total(key + "within_limit"),
+                    stats.total(key + "near_limit"),
+                    stats.total(key + "over_limit")
+                })
+                .containsExactly(33, 30, 7, 2);
+        assertThatThrownBy(() -> call("", 1, descriptor(-1, "key2=value2"))).isInstanceOf(StatusRuntimeException.class);
+        assertThat(stats.total("ratelimit.service.call.should_rate_limit.service_error"))
+                .isEqualTo(1);
     }
 
     /** A statsd collector over TCP on 127.0.0.1: every line it reads, in order. */

@@ -39,10 +39,12 @@ public final class EnvoyPrometheus implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService thread;
+    private final String path;
 
-    private EnvoyPrometheus(HttpServer server, ExecutorService thread) {
+    private EnvoyPrometheus(HttpServer server, ExecutorService thread, String path) {
         this.server = server;
         this.thread = thread;
+        this.path = path;
     }
 
     /**
@@ -61,7 +63,7 @@ public final class EnvoyPrometheus implements AutoCloseable {
         server.setExecutor(thread);
         server.createContext("/", exchange -> answer(exchange, stats, path));
         server.start();
-        return new EnvoyPrometheus(server, thread);
+        return new EnvoyPrometheus(server, thread, path);
     }
 
     private static void answer(HttpExchange exchange, EnvoyStats stats, String path) throws IOException {
@@ -94,6 +96,11 @@ public final class EnvoyPrometheus implements AutoCloseable {
     /** The address bound (its port chosen by the system when 0 was asked for). */
     public InetSocketAddress address() {
         return server.getAddress();
+    }
+
+    /** The path served. */
+    public String path() {
+        return path;
     }
 
     @Override

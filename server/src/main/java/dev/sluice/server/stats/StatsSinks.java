@@ -1,6 +1,7 @@
 package dev.sluice.server.stats;
 
 import dev.sluice.Scheduler;
+import dev.sluice.server.config.Durations;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -62,6 +63,27 @@ public record StatsSinks(
 
         public @Nullable StatsdSink statsd() {
             return statsd;
+        }
+
+        /** What runs, for the banner: {@code statsd tcp://… every 10s · Prometheus http://…/metrics}, or null. */
+        public @Nullable String describe() {
+            StringBuilder b = new StringBuilder();
+            if (statsd != null) {
+                b.append("statsd ")
+                        .append(statsd.where())
+                        .append(" every ")
+                        .append(Durations.format(statsd.flushInterval()));
+            }
+            if (prometheus != null) {
+                InetSocketAddress a = prometheus.address();
+                b.append(b.length() > 0 ? " · " : "")
+                        .append("Prometheus http://")
+                        .append(a.getHostString())
+                        .append(':')
+                        .append(a.getPort())
+                        .append(prometheus.path());
+            }
+            return b.length() == 0 ? null : b + "   (envoyproxy/ratelimit's stats, under its names)";
         }
 
         /** The address envoy's Prometheus names are served on, or null. */

@@ -70,6 +70,7 @@ public final class StatsdSink implements AutoCloseable {
     private final EnvoyStats stats;
     private final InetSocketAddress collector;
     private final Protocol protocol;
+    private final Duration flushInterval;
     private final Scheduler scheduler;
     private final Repeat flushes;
     private final AtomicLong dropped = new AtomicLong();
@@ -94,12 +95,17 @@ public final class StatsdSink implements AutoCloseable {
         this.stats = stats;
         this.collector = collector;
         this.protocol = protocol;
+        this.flushInterval = flushInterval;
         this.scheduler = scheduler;
         this.flushes = new Repeat(scheduler, "statsd", runsOn, () -> {
             flush();
             return flushInterval;
         });
         this.flushes.after(flushInterval);
+    }
+
+    public Duration flushInterval() {
+        return flushInterval;
     }
 
     /** Lines read from the counters and not delivered: the collector was away. */
@@ -148,7 +154,8 @@ public final class StatsdSink implements AutoCloseable {
         }
     }
 
-    private String where() {
+    /** The collector as the logs name it, {@code tcp://host:port}. */
+    public String where() {
         return protocol.configName() + "://" + collector.getHostString() + ":" + collector.getPort();
     }
 
