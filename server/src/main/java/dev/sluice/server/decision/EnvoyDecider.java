@@ -31,6 +31,9 @@ import java.util.concurrent.CompletableFuture;
  * Token bucket, GCRA and the sliding algorithms (Sluice's additions) count a denied call by draining what is left.
  * When the failure policy decides instead of the store, its decision is read the same way and stays marked
  * degraded ({@code fallback_local} keeps the same counters in memory, so it limits as the store would).
+ *
+ * <p>Each descriptor counted here is also counted in envoy's stats ({@link dev.sluice.server.stats.EnvoyStats}),
+ * from the window's count before and after its hits, as envoy's limiter counts them.
  */
 final class EnvoyDecider {
     private final RateLimiter limiter;
