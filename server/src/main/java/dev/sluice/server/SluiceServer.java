@@ -9,6 +9,7 @@ import dev.sluice.server.envoy.EnvoyOptions;
 import dev.sluice.server.envoy.RlsService;
 import dev.sluice.server.grpc.GrpcServer;
 import dev.sluice.server.http.HttpServer;
+import dev.sluice.server.stats.StatsSinks;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -35,6 +36,7 @@ public final class SluiceServer implements AutoCloseable {
     private final @Nullable GrpcServer grpc;
     private final @Nullable RulesWatcher watcher;
     private final @Nullable StoreWatch storeWatch;
+    private final StatsSinks.@Nullable Started sinks;
     private final Duration grace;
 
     private SluiceServer(
@@ -43,12 +45,14 @@ public final class SluiceServer implements AutoCloseable {
             @Nullable GrpcServer grpc,
             @Nullable RulesWatcher watcher,
             @Nullable StoreWatch storeWatch,
+            StatsSinks.@Nullable Started sinks,
             Duration grace) {
         this.service = service;
         this.http = http;
         this.grpc = grpc;
         this.watcher = watcher;
         this.storeWatch = storeWatch;
+        this.sinks = sinks;
         this.grace = grace;
     }
 
@@ -255,7 +259,20 @@ public final class SluiceServer implements AutoCloseable {
      */
     public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads, boolean grpcReflection)
             throws IOException, InterruptedException {
-        ServerMetrics metrics = new ServerMetrics();
+        return start(s, maxClientLimits, httpThreads, grpcReflection, StatsSinks.none());
+    }
+
+    /**
+     * As {@link #start(Settings, int, int, boolean)}, with envoy's stats counted as {@code stats} says and sent
+     * where it says ({@code sluice serve --statsd}, {@code --prometheus}); stopped by {@link #close()}.
+     *
+     * @throws CannotListenException also when envoy's Prometheus address cannot be bound ({@code "prometheus"})
+     */
+    public static SluiceServer start(
+            Settings s, int maxClientLimits, int httpThreads, boolean grpcReflection, StatsSinks stats)
+            throws IOException, InterruptedException {
+        ServerMetrics metrics = new ServerMetrics(stats.stats());
+        stats.stats().configLoad(true); // the rules it starts with: envoy counts its first load too
         DecisionService service = new DecisionService(
                 s.limiter(), s.storeName(), s.rules(), s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
         service.maxClientLimits(maxClientLimits);
@@ -264,6 +281,7 @@ public final class SluiceServer implements AutoCloseable {
         HttpServer http = null;
         GrpcServer grpc = null;
         RulesWatcher watcher = null;
+        StatsSinks.Started sinks = null;
         String binding = null; // the endpoint being bound, for the error that names it
         try {
             if (s.http() != null) {
@@ -280,6 +298,8 @@ public final class SluiceServer implements AutoCloseable {
                 grpc = GrpcServer.start(
                         s.grpc(), service, rls, s.maxBodyBytes(), s.bearerToken(), s.idleTimeout(), grpcReflection);
             }
+            binding = "prometheus";
+            sinks = stats.start();
             binding = null;
             if (!s.configPaths().isEmpty()) {
                 watcher = new RulesWatcher(s.configPaths(), service, s.reloadInterval(), Scheduler.system());
@@ -291,9 +311,13 @@ public final class SluiceServer implements AutoCloseable {
             if (grpc != null) {
                 grpc.stop(Duration.ZERO);
             }
+            if (sinks != null) {
+                sinks.close();
+            }
             if (binding != null && e instanceof IOException) { // Netty's bind rethrows the OS's error unchecked
                 InetSocketAddress address = Objects.requireNonNull(
-                        "http".equals(binding) ? s.http() : s.grpc(), "the endpoint being bound has an address");
+                        "http".equals(binding) ? s.http() : "grpc".equals(binding) ? s.grpc() : stats.prometheus(),
+                        "the endpoint being bound has an address");
                 throw new CannotListenException(binding, address, e);
             }
             throw e;
@@ -303,11 +327,16 @@ public final class SluiceServer implements AutoCloseable {
             GrpcServer g = grpc;
             storeWatch = new StoreWatch(service, g == null ? healthy -> {} : g::serving, Scheduler.system());
         }
-        return new SluiceServer(service, http, grpc, watcher, storeWatch, s.shutdownGrace());
+        return new SluiceServer(service, http, grpc, watcher, storeWatch, sinks, s.shutdownGrace());
     }
 
     public DecisionService service() {
         return service;
+    }
+
+    /** The stats sinks ({@code --statsd}, {@code --prometheus}: each null when not asked for); null before start. */
+    public StatsSinks.@Nullable Started statsSinks() {
+        return sinks;
     }
 
     /** The HTTP address actually bound, or null. */
@@ -342,6 +371,9 @@ public final class SluiceServer implements AutoCloseable {
         }
         if (grpc != null) {
             grpc.stop(grace);
+        }
+        if (sinks != null) {
+            sinks.close(); // after the last decisions: their stats are in its last flush
         }
         service.limiter().close();
         log.atInfo().addKeyValue("event", "shutdown_finished").log();

@@ -3,6 +3,7 @@ package dev.sluice.server.cli;
 import dev.sluice.server.CannotListenException;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.stats.StatsSinks;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Locale;
@@ -32,7 +33,7 @@ final class ServeBanner {
                         ? "; stop what listens there (another sluice serve?) or choose another port"
                         : "; choose another address")
                 + ", e.g. " + flag + " " + other + " (" + flag + " off: no "
-                + ("http".equals(e.endpoint()) ? "HTTP" : "gRPC") + ")";
+                + ("http".equals(e.endpoint()) ? "HTTP" : "grpc".equals(e.endpoint()) ? "gRPC" : "Prometheus") + ")";
     }
 
     /**
@@ -82,6 +83,11 @@ final class ServeBanner {
                                     ? " · server reflection (grpcurl -plaintext " + host(g) + ":" + g.getPort()
                                             + " list)\n"
                                     : "\n");
+        }
+        StatsSinks.Started sinks = server.statsSinks();
+        String stats = sinks == null ? null : sinks.describe();
+        if (stats != null) {
+            b.append("  Stats  ").append(stats).append('\n');
         }
         if (h != null) {
             boolean builtin =

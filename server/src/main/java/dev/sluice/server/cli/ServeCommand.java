@@ -26,6 +26,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.spi.LoggingEventBuilder;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code sluice serve}: run the decision service until SIGINT/SIGTERM, then shut down gracefully. */
@@ -164,6 +165,9 @@ final class ServeCommand implements Callable<Integer> {
                     + "always strict (default ${DEFAULT-VALUE})")
     String semantics;
 
+    @Mixin
+    StatsOptions stats = new StatsOptions(); // envoy's stats: --statsd, --prometheus, --near-limit-ratio, …
+
     @Option(
             names = "--rls-response-headers",
             defaultValue = "none",
@@ -295,6 +299,7 @@ final class ServeCommand implements Callable<Integer> {
                     rlsDynamicMetadata);
             httpAddress = Addresses.parse("--http", http);
             grpcAddress = Addresses.parse("--grpc", grpc);
+            stats.check();
             opened = Stores.leased(
                     Stores.open(
                             store,
@@ -343,7 +348,7 @@ final class ServeCommand implements Callable<Integer> {
                 envoy);
         SluiceServer server;
         try {
-            server = SluiceServer.start(s, maxClientLimits, httpThreads, grpcReflection);
+            server = SluiceServer.start(s, maxClientLimits, httpThreads, grpcReflection, stats.sinks());
         } catch (CannotListenException e) {
             opened.close();
             return refuse(2, ServeBanner.cannotListen(e));

@@ -247,14 +247,16 @@ public final class DecisionService {
      */
     public CompletableFuture<CheckResult> checkEnvoy(CheckRequest request, Semantics fallback) {
         if (semanticsOf(request.domain(), fallback) == Semantics.STRICT) {
-            return decided(request, Mode.DECIDE, true, plan -> decide(plan, request));
+            return decided(request, Mode.DECIDE, true, plan -> decide(plan, request))
+                    .whenComplete(metrics::envoyStrict);
         }
         return decided(
-                request,
-                Mode.ENVOY,
-                true,
-                plan -> calls.run(EnvoyDecider.sequentialCalls(plan), () -> envoyDecider.decide(plan))
-                        .thenApply(r -> noted(request, plan, r)));
+                        request,
+                        Mode.ENVOY,
+                        true,
+                        plan -> calls.run(EnvoyDecider.sequentialCalls(plan), () -> envoyDecider.decide(plan))
+                                .thenApply(r -> noted(request, plan, r)))
+                .whenComplete(metrics::envoyCall); // envoy's stats: its counts in EnvoyDecider, failures here
     }
 
     private Semantics semanticsOf(String domain, Semantics fallback) {

@@ -31,6 +31,9 @@ import java.util.concurrent.CompletableFuture;
  * Token bucket, GCRA and the sliding algorithms (Sluice's additions) count a denied call by draining what is left.
  * When the failure policy decides instead of the store, its decision is read the same way and stays marked
  * degraded ({@code fallback_local} keeps the same counters in memory, so it limits as the store would).
+ *
+ * <p>Each descriptor counted here is also counted in envoy's stats ({@link dev.sluice.server.stats.EnvoyStats}),
+ * from the window's count before and after its hits, as envoy's limiter counts them.
  */
 final class EnvoyDecider {
     private final RateLimiter limiter;
@@ -82,6 +85,9 @@ final class EnvoyDecider {
             Decision d = switch (it.kind()) {
                 case NONE, UNLIMITED -> null;
                 case BLOCKED -> {
+                    // requests_per_unit: 0, as envoy counts it: every hit over a limit of 0
+                    metrics.envoyStats()
+                            .counted(it.metricRule(), it.matched().shadowMode(), 0, it.hits(), 0, it.hits());
                     long w = it.matched().windowNanos();
                     yield new Decision(it.hits() == 0, 0, 0, it.hits() == 0 ? 0 : w, w);
                 }
@@ -162,15 +168,21 @@ final class EnvoyDecider {
     /** What the store answered for one descriptor's hits (its drain made, if one was due), read as envoy counts. */
     private Decision counted(Item it, Decision d) {
         Limit l = it.storeLimit();
+        long h = it.hits();
         if (!counter(l)) {
-            return d.degraded() ? d : it.hits() > l.capacity() || !d.allowed() ? over(d, l.capacity()) : d;
+            // envoy's stats read the count as what the limit holds less what remains, before the hits if denied
+            long c = l.capacity();
+            long before = d.allowed() ? c - d.remaining() - h : c - d.remaining();
+            metrics.envoyStats().counted(it.metricRule(), it.matched().shadowMode(), c, h, before, before + h);
+            return d.degraded() ? d : h > c || !d.allowed() ? over(d, c) : d;
         }
         // envoy's counter (RequestPlanner#counting): add the hits, then compare the count with the limit
         // a failure policy's answer reads the same way: fail_open as a fresh counter, fail_closed as one over,
         // fallback_local as the local counter it keeps with the same limit (and stays marked degraded)
         long c = it.matched().limitOfLimited().capacity();
-        long h = it.hits();
         long count = h > 0 && !d.allowed() ? Long.MAX_VALUE : l.capacity() - d.remaining();
+        // envoy's stats, as its limiter counts them (EnvoyStats): the hits took the count from count - h to count
+        metrics.envoyStats().counted(it.metricRule(), it.matched().shadowMode(), c, h, count - h, count);
         if (count > c) {
             return over(d, c);
         }

@@ -1,7 +1,11 @@
 package dev.sluice.server.decision;
 
+import dev.sluice.Decision;
 import dev.sluice.Degradation;
+import dev.sluice.FailureKind;
 import dev.sluice.failsafe.StoreHealth;
+import dev.sluice.server.config.Rule;
+import dev.sluice.server.stats.EnvoyStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -18,6 +22,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The service's Prometheus metrics:
@@ -41,9 +46,61 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>{@code sluice_requests_rejected_total{reason}} — requests refused before a decision (bad input, auth);</li>
  *   <li>{@code sluice_config_reloads_total{result}} — hot reloads applied or refused.</li>
  * </ul>
+ * Beside them, envoyproxy/ratelimit's own stats under its names ({@link #envoyStats()}), for statsd and envoy's
+ * Prometheus names.
  */
 public final class ServerMetrics {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    private final EnvoyStats envoyStats;
+
+    /** With envoy's stats at its defaults. */
+    public ServerMetrics() {
+        this(new EnvoyStats());
+    }
+
+    public ServerMetrics(EnvoyStats envoyStats) {
+        this.envoyStats = envoyStats;
+    }
+
+    /** envoyproxy/ratelimit's stats, counted where the Envoy APIs decide. */
+    public EnvoyStats envoyStats() {
+        return envoyStats;
+    }
+
+    /**
+     * Notes a {@code ShouldRateLimit} call's failure in envoy's stats: {@code redis_error} when the store failed it,
+     * {@code service_error} otherwise (a request without a domain or descriptors, as envoy's service errors).
+     */
+    void envoyCall(@Nullable CheckResult unused, @Nullable Throwable failure) {
+        if (failure != null) {
+            envoyStats.callFailed(FailureKind.of(failure).storeFailure());
+        }
+    }
+
+    /**
+     * A {@code ShouldRateLimit} call decided with Sluice's strict semantics, in envoy's stats: each descriptor's
+     * count read from its answer (within: {@code C − remaining} after the hits; over: the hits on top of
+     * {@code C − remaining}, none of them taken).
+     */
+    void envoyStrict(@Nullable CheckResult result, @Nullable Throwable failure) {
+        envoyCall(result, failure);
+        if (result == null) {
+            return;
+        }
+        for (CheckResult.Status s : result.statuses()) {
+            Rule r = s.rule();
+            Decision d = s.decision();
+            long h = s.hits();
+            if (r != null && r.kind() == Rule.Kind.BLOCKED) {
+                envoyStats.counted(s.metricRule(), r.shadowMode(), 0, h, 0, h);
+            } else if (r != null && d != null && s.limit() != null && s.outcome() != CheckResult.Outcome.SKIPPED) {
+                long c = s.limit().capacity();
+                long before = d.allowed() ? c - d.remaining() - h : c - d.remaining();
+                envoyStats.counted(s.metricRule(), r.shadowMode(), c, h, before, before + h);
+            }
+        }
+    }
+
     private final Timer httpTimer = timer("http");
     private final Timer grpcTimer = timer("grpc");
 
@@ -154,6 +211,7 @@ public final class ServerMetrics {
     }
 
     public void reload(boolean applied) {
+        envoyStats.configLoad(applied);
         Counter.builder("sluice.config.reloads")
                 .description("Rule reloads, applied or refused")
                 .tag("result", applied ? "applied" : "refused")

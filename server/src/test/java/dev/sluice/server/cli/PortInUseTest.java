@@ -41,6 +41,18 @@ class PortInUseTest {
         }
     }
 
+    @Test
+    void aTakenPrometheusPortIsNamedWithItsFlag() throws Exception {
+        try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int port = taken.getLocalPort();
+            Run run = serve("--http", "127.0.0.1:0", "--grpc", "off", "--prometheus", "127.0.0.1:" + port);
+            assertThat(run.code).isEqualTo(2);
+            assertThat(run.err)
+                    .contains("event=start_refused reason=\"127.0.0.1:" + port + " is in use (--prometheus): ")
+                    .contains("e.g. --prometheus 127.0.0.1:" + (port + 100) + " (--prometheus off: no Prometheus)");
+        }
+    }
+
     record Run(int code, String err) {}
 
     static Run serve(String... flags) {
