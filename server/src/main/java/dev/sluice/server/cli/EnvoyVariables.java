@@ -79,11 +79,10 @@ final class EnvoyVariables {
             sets("RUNTIME_ROOT", "--config"),
             sets("RUNTIME_SUBDIRECTORY", "--config"),
             sets("RUNTIME_APPDIRECTORY", "--config"),
-            refused(
+            noEffect(
                     "RUNTIME_IGNOREDOTFILES",
-                    "dot files are always skipped here, and so are files not named *.yaml or *.yml: rename "
-                            + "the rules files to load, and set RUNTIME_IGNOREDOTFILES=true",
-                    "true"),
+                    "dot files are always skipped (as envoy's RUNTIME_IGNOREDOTFILES=true), and so are files not "
+                            + "named *.yaml or *.yml"),
             sets("RUNTIME_WATCH_ROOT", "--config"),
             noEffect(
                     "EXPIRATION_JITTER_MAX_SECONDS",
