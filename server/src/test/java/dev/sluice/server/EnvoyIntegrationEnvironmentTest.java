@@ -33,6 +33,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -41,8 +42,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * envoy's integration tests' environment, unchanged but for the machine (ports: 0, bound on 127.0.0.1; REDIS_URL: the
@@ -64,13 +66,19 @@ class EnvoyIntegrationEnvironmentTest {
             Pattern.compile("^  HTTP  http://127\\.0\\.0\\.1:(\\d+)", Pattern.MULTILINE);
     private static final Pattern DEBUG = Pattern.compile("^  Debug  (http://127\\.0\\.0\\.1:\\d+)", Pattern.MULTILINE);
 
-    @Test
-    void envoysIntegrationEnvironmentDrivesServeAndItsCasesAnswerAsEnvoys(@TempDir Path dir) throws Exception {
+    /**
+     * {@code stopIncrement}: envoy's {@code makeSimpleRedisSettingsWithStopCacheKeyIncrementWhenOverlimit}, the same
+     * settings with {@code STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true}.
+     */
+    @ParameterizedTest(name = "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT={0}")
+    @ValueSource(booleans = {false, true})
+    void envoysIntegrationEnvironmentDrivesServeAndItsCasesAnswerAsEnvoys(boolean stopIncrement, @TempDir Path dir)
+            throws Exception {
         Path v1 = runtime(dir.resolve("v1"), false);
         Path current = Files.createSymbolicLink(dir.resolve("current"), v1);
         try (RedisServer redis = RedisServer.start()) {
             // defaultSettings() + makeSimpleRedisSettings(port, perSecondPort, false, 0), USE_STATSD=false (init)
-            Map<String, String> env = Map.ofEntries(
+            Map<String, String> env = new HashMap<>(Map.ofEntries(
                     Map.entry("USE_STATSD", "false"),
                     Map.entry("RUNTIME_ROOT", current.toString()),
                     Map.entry("RUNTIME_SUBDIRECTORY", "ratelimit"),
@@ -87,7 +95,10 @@ class EnvoyIntegrationEnvironmentTest {
                     Map.entry("LOCAL_CACHE_SIZE_IN_BYTES", "0"),
                     Map.entry("BACKEND_TYPE", "redis"),
                     Map.entry("REDIS_URL", "127.0.0.1:" + redis.port()),
-                    Map.entry("REDIS_PERSECOND_URL", "localhost:6380"));
+                    Map.entry("REDIS_PERSECOND_URL", "localhost:6380")));
+            if (stopIncrement) {
+                env.put("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "true");
+            }
             Path out = dir.resolve("serve.out");
             Path err = dir.resolve("serve.err");
             ProcessBuilder pb = new ProcessBuilder(
@@ -118,7 +129,7 @@ class EnvoyIntegrationEnvironmentTest {
                         .build();
                 try {
                     var stub = RateLimitServiceGrpc.newBlockingStub(channel).withDeadlineAfter(1, TimeUnit.MINUTES);
-                    basicBaseConfig(r -> stub.shouldRateLimit(r));
+                    basicBaseConfig(r -> stub.shouldRateLimit(r), stopIncrement);
 
                     assertThat(get(debug + "/rlconfig"))
                             .contains("basic.key1: unit=SECOND requests_per_unit=50, shadow_mode: false, "
@@ -162,8 +173,11 @@ class EnvoyIntegrationEnvironmentTest {
         }
     }
 
-    /** testBasicBaseConfig's requests and expected answers, on fresh keys; retried when a window ends midway. */
-    private static void basicBaseConfig(Call c) throws Exception {
+    /**
+     * testBasicBaseConfig's requests and expected answers, on fresh keys; retried when a window ends midway. With
+     * {@code stopIncrement}, as envoy's test expects: key2 is no longer counted once key3 is over.
+     */
+    private static void basicBaseConfig(Call c, boolean stopIncrement) throws Exception {
         assertThat(c.call(req("foo", d("hello=world")))).isEqualTo(resp(OK, ok()));
         RateLimitResponse first = c.call(req("basic", d("key1=foo")));
         assertThat(first).isEqualTo(resp(OK, status(OK, 50, SECOND, 49, reset(first, 0))));
@@ -186,7 +200,7 @@ class EnvoyIntegrationEnvironmentTest {
             long last = Long.MAX_VALUE;
             for (int i = 0; i < 15; i++) {
                 Code code = i >= 10 ? OVER_LIMIT : OK;
-                long remaining1 = 20L - (i + 1);
+                long remaining1 = i >= 10 && stopIncrement ? 10 : 20L - (i + 1);
                 long remaining2 = i >= 10 ? 0 : 10 - (i + 1);
                 RateLimitResponse r = c.call(req("another", d("key2=" + random), d("key3=" + random)));
                 last = sameWindow(last, reset(r, 0));
