@@ -151,7 +151,10 @@ final class EnvoyEnvironment implements CommandLine.IDefaultValueProvider {
                 try {
                     valueOf(option);
                 } catch (IllegalArgumentException e) {
-                    refused.add(new Finding(option, Level.REFUSED, option, String.valueOf(e.getMessage())));
+                    String message = String.valueOf(e.getMessage());
+                    String variable = message.split("[ =']", 2)[0]; // every message starts with its variable
+                    refused.add(new Finding(
+                            variable.matches("[A-Z_]+") ? variable : option, Level.REFUSED, option, message));
                 }
             }
         }

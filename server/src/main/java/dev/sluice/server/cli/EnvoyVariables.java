@@ -24,7 +24,7 @@ final class EnvoyVariables {
     private static final String NO_PER_SECOND = "one Redis decides every limit here: unset REDIS_PERSECOND (Sluice "
             + "takes one EVALSHA per batch of decisions, so a second Redis for per-second limits is not needed)";
     private static final String NO_MEMCACHE = "Sluice's stores are Redis, PostgreSQL and memory";
-    private static final String NO_TRACING = "tracing is not supported: unset TRACING_ENABLED";
+    private static final String NO_TRACING = "no traces are exported: unset TRACING_ENABLED";
     private static final String RECONNECTS = "the store connects in the background and reconnects with a backoff of "
             + "1 s to 30 s, answering by --failure-policy meanwhile; a misconfigured one stops the start";
 

@@ -174,6 +174,10 @@ class EnvoyEnvironmentTest {
                 .singleElement()
                 .asString()
                 .startsWith("REDIS_SOCKET_TYPE=unix is not supported");
+        assertThat(findings(Map.of("RUNTIME_ROOT", "/data")))
+                .extracting(Finding::variable)
+                .as("the variable, not the option, names the line")
+                .containsExactly("REDIS_URL");
         assertThat(refusals(Map.of("RUNTIME_ROOT", "/data")))
                 .as("envoy's default REDIS_URL is a unix socket")
                 .singleElement()
@@ -299,7 +303,7 @@ class EnvoyEnvironmentTest {
                 .hasSize(2)
                 .anySatisfy(l -> assertThat(l)
                         .contains("variable=TRACING_ENABLED")
-                        .contains("TRACING_ENABLED=true is not supported: tracing is not supported"))
+                        .contains("TRACING_ENABLED=true is not supported: no traces are exported"))
                 .anySatisfy(l -> assertThat(l).contains("variable=GRPC_UDS").contains("set GRPC_HOST and GRPC_PORT"));
     }
 }
