@@ -23,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * Hot reload: polls the configured paths (files, and the {@code *.yaml} files in configured directories) and
  * reloads when any file's size, modification time or identity changes, or a file appears or disappears.
  * Polling rather than a {@code WatchService} because it also sees the symlink swaps Kubernetes uses for
- * ConfigMaps and works the same on every filesystem.
+ * ConfigMaps and works the same on every filesystem. A file's identity is its real path and inode, so pointing a
+ * symlink on the way (envoy's {@code RUNTIME_ROOT}, with {@code RUNTIME_WATCH_ROOT} true) at a new directory reloads,
+ * even when the new files have the old ones' sizes and times.
  *
  * <p>A reload that fails validation keeps the rules in force and logs every problem with its file and line;
  * the next change is tried again.

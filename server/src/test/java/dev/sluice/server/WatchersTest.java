@@ -18,6 +18,8 @@ import dev.sluice.server.decision.DecisionService;
 import dev.sluice.server.decision.ServerMetrics;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -85,6 +87,57 @@ class WatchersTest {
                     .as("close() cancelled the next poll")
                     .isZero();
         }
+    }
+
+    /**
+     * envoy's runtime layout with RUNTIME_WATCH_ROOT true: RUNTIME_ROOT is a symlink, and pointing it at a new
+     * directory (atomically, as Kubernetes and envoy's deploy tooling do) reloads. With RUNTIME_WATCH_ROOT false the
+     * root was resolved at startup (EnvoyEnvironment), and the swap is not followed, as in envoy.
+     */
+    @Test
+    void swappingTheRuntimeRootSymlinkReloadsThroughTheRootAndNotThroughTheResolvedPath(@TempDir Path dir)
+            throws Exception {
+        Path v1 = runtime(dir.resolve("v1"), 1);
+        Path v2 = runtime(dir.resolve("v2"), 5); // the same size as v1's file: only what it is differs
+        Path current = Files.createSymbolicLink(dir.resolve("current"), v1);
+        Path throughRoot = current.resolve("ratelimit/config");
+        Path resolved = current.toRealPath().resolve("ratelimit/config");
+        try (InMemoryRateLimiter limiter = InMemoryRateLimiter.create()) {
+            DecisionService watchingRoot = service(limiter, RuleSet.load(List.of(throughRoot)));
+            DecisionService notWatchingRoot = service(limiter, RuleSet.load(List.of(resolved)));
+            RulesWatcher a = new RulesWatcher(
+                    List.of(throughRoot), watchingRoot, Duration.ofMillis(100), scheduler, Runnable::run);
+            RulesWatcher b = new RulesWatcher(
+                    List.of(resolved), notWatchingRoot, Duration.ofMillis(100), scheduler, Runnable::run);
+            try {
+                scheduler.advance(Duration.ofMillis(100));
+                assertThat(requestsPerUnit(watchingRoot)).isEqualTo(1);
+
+                Path next = Files.createSymbolicLink(dir.resolve("current.next"), v2);
+                Files.move(next, current, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                assertThat(requestsPerUnit(watchingRoot))
+                        .as("not before the next poll")
+                        .isEqualTo(1);
+                scheduler.advance(Duration.ofMillis(100));
+                assertThat(requestsPerUnit(watchingRoot))
+                        .as("the poll saw the root point elsewhere")
+                        .isEqualTo(5);
+                assertThat(requestsPerUnit(notWatchingRoot))
+                        .as("the directory resolved at startup")
+                        .isEqualTo(1);
+            } finally {
+                a.close();
+                b.close();
+            }
+        }
+    }
+
+    /** {@code root/ratelimit/config/rules.yaml}, its limit {@code requestsPerUnit}; returns {@code root}. */
+    private static Path runtime(Path root, int requestsPerUnit) throws Exception {
+        Path config = Files.createDirectories(root.resolve("ratelimit/config"));
+        Files.writeString(config.resolve("rules.yaml"), RULES.formatted(requestsPerUnit));
+        Files.setLastModifiedTime(config.resolve("rules.yaml"), FileTime.fromMillis(1_700_000_000_000L));
+        return root;
     }
 
     @Test

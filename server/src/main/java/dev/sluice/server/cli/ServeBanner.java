@@ -33,12 +33,19 @@ final class ServeBanner {
                         ? "; stop what listens there (another sluice serve?) or choose another port"
                         : "; choose another address")
                 + ", e.g. " + flag + " " + other + " (" + flag + " off: no "
-                + ("http".equals(e.endpoint()) ? "HTTP" : "grpc".equals(e.endpoint()) ? "gRPC" : "Prometheus") + ")";
+                + switch (e.endpoint()) {
+                    case "http" -> "HTTP";
+                    case "grpc" -> "gRPC";
+                    case "debug" -> "debug port";
+                    default -> "Prometheus";
+                }
+                + ")";
     }
 
     /**
      * @param budget the store's budget per call, null for the in-memory store (which has no failure policy)
      * @param failurePolicy as {@code --failure-policy} was given
+     * @param debug the debug port's address, or null when off
      */
     static void print(
             SluiceServer server,
@@ -48,7 +55,8 @@ final class ServeBanner {
             @Nullable Duration budget,
             String failurePolicy,
             boolean auth,
-            boolean reflection) {
+            boolean reflection,
+            @Nullable InetSocketAddress debug) {
         String store = budget == null
                 ? storeName
                 : storeName + " (budget " + budget.toMillis() + " ms a call, then "
@@ -83,6 +91,13 @@ final class ServeBanner {
                                     ? " · server reflection (grpcurl -plaintext " + host(g) + ":" + g.getPort()
                                             + " list)\n"
                                     : "\n");
+        }
+        if (debug != null) {
+            b.append("  Debug  http://")
+                    .append(host(debug))
+                    .append(':')
+                    .append(debug.getPort())
+                    .append("   GET /rlconfig /stats /healthcheck (envoy's debug port)\n");
         }
         StatsSinks.Started sinks = server.statsSinks();
         String stats = sinks == null ? null : sinks.describe();

@@ -3,6 +3,7 @@ package dev.sluice.server.cli;
 import dev.sluice.Degradation;
 import dev.sluice.StoreException;
 import dev.sluice.server.CannotListenException;
+import dev.sluice.server.DebugPort;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.Durations;
@@ -25,17 +26,31 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.spi.LoggingEventBuilder;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code sluice serve}: run the decision service until SIGINT/SIGTERM, then shut down gracefully. */
 @Command(
         name = "serve",
         mixinStandardHelpOptions = true,
-        description = "Run the decision service (HTTP/JSON and Envoy RLS gRPC).")
+        defaultValueProvider = EnvoyEnvironment.class,
+        description = "Run the decision service (HTTP/JSON and Envoy RLS gRPC). envoyproxy/ratelimit's environment "
+                + "variables (PORT, RUNTIME_ROOT, REDIS_URL, ...) set the options they match; a flag wins.")
 final class ServeCommand implements Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(ServeCommand.class);
+
+    @Spec
+    CommandSpec spec;
+
+    @Mixin
+    StoreOptions stores = new StoreOptions();
+
+    @Mixin
+    EnvoyApiOptions envoyApi = new EnvoyApiOptions();
 
     @Option(
             names = {"-c", "--config"},
@@ -43,20 +58,6 @@ final class ServeCommand implements Callable<Integer> {
             description = "Rules files or directories of *.yaml (repeatable). Default: ./sluice.yaml if present, "
                     + "else the built-in example. Reloaded on change.")
     List<Path> config = new ArrayList<>();
-
-    @Option(
-            names = "--store",
-            defaultValue = "memory",
-            paramLabel = "STORE",
-            description = "memory (default) | redis://host:6379 | postgresql://user:password@host:5432/db "
-                    + "(creates Sluice's tables if they are missing)")
-    String store;
-
-    @Option(
-            names = "--pool-size",
-            defaultValue = "16",
-            description = "PostgreSQL store: connections in the pool (default ${DEFAULT-VALUE})")
-    int poolSize;
 
     @Option(
             names = "--http",
@@ -71,6 +72,14 @@ final class ServeCommand implements Callable<Integer> {
             paramLabel = "HOST:PORT",
             description = "gRPC address (default ${DEFAULT-VALUE}; off to disable)")
     String grpc;
+
+    @Option(
+            names = "--debug",
+            defaultValue = "off",
+            paramLabel = "HOST:PORT",
+            description = "envoy's debug port: GET /rlconfig (the rules as envoy prints them), /stats, /healthcheck "
+                    + "(default ${DEFAULT-VALUE}; 0.0.0.0:6070 where RUNTIME_ROOT is set, as envoy's DEBUG_PORT)")
+    String debug;
 
     @Option(
             names = "--grpc-reflection",
@@ -118,82 +127,14 @@ final class ServeCommand implements Callable<Integer> {
             description = "Idle keep-alive connections close after (default ${DEFAULT-VALUE})")
     String idleTimeout;
 
-    @Option(
-            names = "--store-timeout",
-            paramLabel = "DURATION",
-            description = "Time budget of each remote store call, connection and retries included; past it the "
-                    + "failure policy decides (default: 250ms, sized from the stores' load benchmarks)")
-    @Nullable
-    String storeTimeout;
-
-    @Option(
-            names = "--failure-policy",
-            defaultValue = "fail_open",
-            paramLabel = "POLICY",
-            description = "What decides when a remote store is slow, down or failing: fail_open (allow), "
-                    + "fail_closed (deny) or fallback_local (in-memory limits until the store is back); every such "
-                    + "answer is marked degraded (default ${DEFAULT-VALUE}; the memory store needs none)")
-    String failurePolicy;
-
-    @Option(
-            names = "--start-despite-misconfigured-store",
-            description = "Start even when the remote store refuses this configuration (wrong password or privilege, "
-                    + "unknown host, another service at that port, TLS mismatch, missing database): answer by "
-                    + "--failure-policy, marked degraded 'misconfigured', and try the store again every 1 s to 30 s "
-                    + "until it is fixed. Without it such a store stops the start with its message (exit code 2); a "
-                    + "store that is down or restarting never does")
-    boolean startDespiteMisconfiguredStore;
-
-    @Option(
-            names = "--leases",
-            arity = "0..1",
-            defaultValue = "0",
-            fallbackValue = "1024",
-            paramLabel = "MAX",
-            description = "Remote store: decide hot keys here from permits taken in advance (--leases alone: "
-                    + "1024); never admits more than the store alone would; an instance holds at most MAX permits "
-                    + "of a key at any instant, takes under way included (default off)")
-    long leases;
-
-    @Option(
-            names = "--semantics",
-            defaultValue = "envoy",
-            paramLabel = "MODE",
-            description = "How the Envoy APIs (gRPC, POST /json) count: envoy (every hit, denied ones too, each "
-                    + "descriptor on its own, as envoyproxy/ratelimit) or strict (denied calls consume nothing, "
-                    + "descriptors all-or-nothing); a rules file may set 'semantics:' per domain; POST /v1/check is "
-                    + "always strict (default ${DEFAULT-VALUE})")
-    String semantics;
-
     @Mixin
     StatsOptions stats = new StatsOptions(); // envoy's stats: --statsd, --prometheus, --near-limit-ratio, …
-
-    @Option(
-            names = "--rls-response-headers",
-            defaultValue = "none",
-            paramLabel = "KIND",
-            description = "Headers the Envoy APIs ask Envoy to add: none, envoy (RateLimit-Limit, RateLimit-Remaining, "
-                    + "RateLimit-Reset, as envoy's LIMIT_RESPONSE_HEADERS_ENABLED) or ietf (RateLimit, "
-                    + "RateLimit-Policy, Retry-After) (default ${DEFAULT-VALUE})")
-    String rlsResponseHeaders;
-
-    @Option(
-            names = "--rls-dynamic-metadata",
-            description = "Envoy APIs: answer with dynamic_metadata (domain, descriptors, hitsAddend and the "
-                    + "'metadata:' of the rules that passed), as envoy's RESPONSE_DYNAMIC_METADATA")
-    boolean rlsDynamicMetadata;
 
     @Option(
             names = "--reload-interval",
             defaultValue = "2s",
             description = "How often rules files are checked for changes (default ${DEFAULT-VALUE})")
     String reloadInterval;
-
-    @Option(
-            names = "--max-keys",
-            defaultValue = "1048576",
-            description = "In-memory store: most tracked keys (default ${DEFAULT-VALUE})")
-    int maxKeys;
 
     @Option(
             names = "--max-client-limits",
@@ -217,9 +158,8 @@ final class ServeCommand implements Callable<Integer> {
     @Option(
             names = "--log-format",
             paramLabel = "FORMAT",
-            defaultValue = "${env:LOG_FORMAT}",
             description = "Log lines on stderr: logfmt or json, one event a line, every library's too (default: "
-                    + "$LOG_FORMAT, else logfmt)")
+                    + "$LOG_FORMAT, envoy's text being logfmt, else logfmt)")
     @Nullable
     String logFormat;
 
@@ -257,6 +197,9 @@ final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             return refuse(2, e.getMessage()); // in the format asked for, or logfmt if that was the mistake
         }
+        if (!environmentAccepted()) {
+            return 2;
+        }
         leakDetectionOff();
         List<Path> paths = new ArrayList<>(config);
         if (paths.isEmpty() && Files.isRegularFile(Path.of("sluice.yaml"))) {
@@ -292,25 +235,27 @@ final class ServeCommand implements Callable<Integer> {
         EnvoyOptions envoy;
         InetSocketAddress httpAddress;
         InetSocketAddress grpcAddress;
+        InetSocketAddress debugAddress;
         try {
             envoy = new EnvoyOptions(
-                    Semantics.fromConfigName(semantics),
-                    EnvoyOptions.Headers.fromConfigName(rlsResponseHeaders),
-                    rlsDynamicMetadata);
+                    Semantics.fromConfigName(envoyApi.semantics),
+                    EnvoyOptions.Headers.fromConfigName(envoyApi.rlsResponseHeaders),
+                    envoyApi.rlsDynamicMetadata);
             httpAddress = Addresses.parse("--http", http);
             grpcAddress = Addresses.parse("--grpc", grpc);
             stats.check();
+            debugAddress = Addresses.parse("--debug", debug);
             opened = Stores.leased(
                     Stores.open(
-                            store,
-                            maxKeys,
-                            storeTimeout == null
+                            stores.store,
+                            stores.maxKeys,
+                            stores.storeTimeout == null
                                     ? Stores.Budget.STORE_DEFAULT
-                                    : Stores.Budget.of(Durations.parse(storeTimeout)),
-                            poolSize,
-                            Stores.policy(failurePolicy),
-                            startDespiteMisconfiguredStore),
-                    leases);
+                                    : Stores.Budget.of(Durations.parse(stores.storeTimeout)),
+                            stores.poolSize,
+                            Stores.policy(stores.failurePolicy),
+                            stores.startDespiteMisconfiguredStore),
+                    stores.leases);
         } catch (IllegalArgumentException e) {
             return refuse(2, e.getMessage());
         } catch (RuntimeException e) {
@@ -321,7 +266,7 @@ final class ServeCommand implements Callable<Integer> {
                         e.getMessage() + ". To start anyway, answering by the failure policy until it is"
                                 + " fixed, pass --start-despite-misconfigured-store");
             }
-            return refuse(2, "cannot open the store " + Stores.redact(store) + ": " + e.getMessage());
+            return refuse(2, "cannot open the store " + Stores.redact(stores.store) + ": " + e.getMessage());
         }
         SluiceServer.Settings s0 = SluiceServer.Settings.defaults(opened.limiter(), rules);
         SluiceServer.Settings s = s0.withHttp(httpAddress)
@@ -353,12 +298,22 @@ final class ServeCommand implements Callable<Integer> {
             opened.close();
             return refuse(2, ServeBanner.cannotListen(e));
         }
+        DebugPort debugPort;
+        try {
+            debugPort = debugAddress == null ? null : DebugPort.start(debugAddress, server.service());
+        } catch (CannotListenException e) {
+            server.close();
+            return refuse(2, ServeBanner.cannotListen(e));
+        }
         WarmUp.http(
                 server.httpAddress(), bearer); // before it says it serves: the first client's call is not the cold one
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime()
                 .addShutdownHook(new Thread(
                         () -> {
+                            if (debugPort != null) {
+                                debugPort.close();
+                            }
                             server.close();
                             opened.closeResources();
                             stopped.countDown();
@@ -369,18 +324,51 @@ final class ServeCommand implements Callable<Integer> {
         Duration budget = opened.budget().orElse(null);
         if (budget != null) {
             started = started.addKeyValue("store_budget", budget)
-                    .addKeyValue("failure_policy", Stores.policy(failurePolicy));
+                    .addKeyValue("failure_policy", Stores.policy(stores.failurePolicy));
         }
         started.addKeyValue("http", orOff(server.httpAddress()))
                 .addKeyValue("grpc", orOff(server.grpcAddress()))
+                .addKeyValue("debug", debugPort == null ? "off" : debugPort.address())
                 .addKeyValue("domains", rules.domains().keySet())
                 .addKeyValue("rules", rules.ruleCount())
                 .addKeyValue("auth", bearer != null ? "bearer" : "none")
                 .log();
         ServeBanner.print(
-                server, rules, rulesFrom, opened.name(), budget, failurePolicy, bearer != null, grpcReflection);
+                server,
+                rules,
+                rulesFrom,
+                opened.name(),
+                budget,
+                stores.failurePolicy,
+                bearer != null,
+                grpcReflection,
+                debugPort == null ? null : debugPort.address());
         stopped.await();
         return 0;
+    }
+
+    /**
+     * envoy's variables ({@link EnvoyEnvironment}): one {@code event=start_refused} line per variable refused, one
+     * {@code env_ignored} or {@code env_no_effect} line per variable that changes nothing; false when any is refused.
+     */
+    private boolean environmentAccepted() {
+        EnvoyEnvironment environment =
+                spec.defaultValueProvider() instanceof EnvoyEnvironment e ? e : new EnvoyEnvironment();
+        CommandLine.ParseResult parsed = spec.commandLine().getParseResult();
+        boolean accepted = true;
+        for (EnvoyEnvironment.Finding f :
+                environment.findings(o -> spec.findOption(o) != null, parsed::hasMatchedOption)) {
+            LoggingEventBuilder line = switch (f.level()) {
+                case REFUSED -> log.atError().addKeyValue("event", "start_refused");
+                case IGNORED -> log.atWarn().addKeyValue("event", "env_ignored");
+                case NO_EFFECT -> log.atInfo().addKeyValue("event", "env_no_effect");
+            };
+            line.addKeyValue("variable", f.variable())
+                    .addKeyValue("reason", f.message())
+                    .log();
+            accepted &= f.level() != EnvoyEnvironment.Level.REFUSED;
+        }
+        return accepted;
     }
 
     /** A start that cannot go on: one {@code event=start_refused} line saying why, and the exit code. */

@@ -41,6 +41,14 @@ public final class SluiceCommand implements Runnable {
         return ServeErrors.logErrors(new CommandLine(new SluiceCommand()));
     }
 
+    /** The command line, for tests, with {@code serve} reading envoy's variables from {@code env}, not the process's. */
+    static CommandLine commandLine(java.util.Map<String, String> env) {
+        CommandLine c = commandLine();
+        java.util.Objects.requireNonNull(c.getSubcommands().get("serve"), "serve")
+                .setDefaultValueProvider(new EnvoyEnvironment(env));
+        return c;
+    }
+
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
