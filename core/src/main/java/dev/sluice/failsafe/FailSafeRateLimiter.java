@@ -140,7 +140,11 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        return Futures.join(tryAcquireAsync(key, limit, cost));
+        Permit.check(key, limit, cost);
+        Object answer = decideNow(s -> s.tryAcquire(key, limit, cost));
+        return answer instanceof Degradation cause
+                ? byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, cause)
+                : (Decision) answer;
     }
 
     @Override
@@ -153,7 +157,9 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        return Futures.join(tryAcquireAsync(permits));
+        Permit.checkAll(permits);
+        Object answer = decideNow(s -> s.tryAcquire(permits));
+        return answer instanceof Degradation cause ? byPolicy.decide(permits, cause) : (Decision) answer;
     }
 
     @Override
@@ -164,7 +170,9 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     @Override
     public PermitDecisions tryAcquireEach(List<Permit> permits) {
-        return Futures.join(tryAcquireEachAsync(permits));
+        Permit.checkAll(permits);
+        Object answer = decideNow(s -> s.tryAcquireEach(permits));
+        return answer instanceof Degradation cause ? byPolicy.decideEach(permits, cause) : (PermitDecisions) answer;
     }
 
     @Override
@@ -175,7 +183,11 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        return Futures.join(reserveAsync(key, limit, cost, maxWait));
+        Algorithms.checkReserve(key, limit, cost, maxWait);
+        Object answer = decideNow(s -> s.reserve(key, limit, cost, maxWait));
+        return answer instanceof Degradation cause
+                ? byPolicy.decide(PolicyDecisions.Call.RESERVE, key, limit, cost, maxWait, cause)
+                : (Decision) answer;
     }
 
     @Override
@@ -188,7 +200,11 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     @Override
     public Decision peek(String key, Limit limit, long cost) {
-        return Futures.join(peekAsync(key, limit, cost));
+        Permit.check(key, limit, cost);
+        Object answer = decideNow(s -> s.peek(key, limit, cost));
+        return answer instanceof Degradation cause
+                ? byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, cause)
+                : (Decision) answer;
     }
 
     @Override
@@ -200,10 +216,10 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     }
 
     /**
-     * Every kind of decision, both views: the store's when it is open and the circuit lets this call through, else
-     * the policy's; a store failure is classified by the circuit and decided by the policy, while the caller's own
-     * mistakes propagate. The synchronous views wait for this future: the store bounds it by its time budget, this
-     * class adds no waiting of its own, and a decision by the policy completes at once.
+     * Every kind of decision, asynchronously: the store's when it is open and the circuit lets this call through,
+     * else the policy's; a store failure is classified by the circuit and decided by the policy, while the caller's
+     * own mistakes propagate. The store bounds the future by its time budget, this class adds no waiting of its own,
+     * and a decision by the policy completes at once.
      */
     private <T> CompletableFuture<T> decide(
             Function<RateLimiter, CompletableFuture<T>> ask, Function<Degradation, T> policy) {
@@ -218,6 +234,27 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
             f = CompletableFuture.failedFuture(e);
         }
         return f.handle((d, e) -> e == null ? succeeded(d) : policy.apply(circuit.failed(e)));
+    }
+
+    /**
+     * The same, synchronously: the store's answer through {@code ask} (its synchronous view, which over a remote
+     * store waits for its future and over the in-memory store builds none), or the {@link Degradation} by which the
+     * caller has the policy decide: the store is not asked, or failed. The caller makes the policy's decision itself,
+     * rather than passing it in as a function, because a function this method received would be allocated on every
+     * call (the JIT compiles the failure branch, which hands it on): 32 B per decision, see bench/README.md.
+     */
+    private Object decideNow(Function<RateLimiter, ?> ask) {
+        RateLimiter s = storeToTry();
+        if (s == null) {
+            return circuit.cause();
+        }
+        Object answer;
+        try {
+            answer = ask.apply(s);
+        } catch (RuntimeException e) {
+            return circuit.failed(e);
+        }
+        return succeeded(answer);
     }
 
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */

@@ -1,12 +1,12 @@
 package dev.sluice.postgres;
 
+import dev.sluice.Ticker;
 import dev.sluice.store.ReconnectBackoff;
 import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -22,17 +22,20 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The connection held back fails with the refused login's own SQLSTATE and message, so that the limiter's
  * decisions say {@code MISCONFIGURED} with the fix.
+ *
+ * <p>Time is the limiter's {@link dev.sluice.Scheduler}'s ticker (as for its other waits), so that a test drives the
+ * backoff; HikariCP only decides when it asks.
  */
 final class LoginGate implements DataSource {
     private final DataSource driver;
-    private final LongSupplier nanoTime;
+    private final Ticker ticker;
     private int refusals;
     private long nextLoginAt;
     private @Nullable SQLException lastRefusal;
 
-    LoginGate(DataSource driver, LongSupplier nanoTime) {
+    LoginGate(DataSource driver, Ticker ticker) {
         this.driver = driver;
-        this.nanoTime = nanoTime;
+        this.ticker = ticker;
     }
 
     @Override
@@ -63,7 +66,7 @@ final class LoginGate implements DataSource {
 
     /** Throws the last refusal again while its backoff runs. */
     private synchronized void admit() throws SQLException {
-        long now = nanoTime.getAsLong();
+        long now = ticker.read();
         if (lastRefusal != null && now - nextLoginAt < 0) {
             throw new SQLException(
                     lastRefusal.getMessage() + " (no login is tried again for "
@@ -86,7 +89,7 @@ final class LoginGate implements DataSource {
         }
         refusals++;
         lastRefusal = e;
-        nextLoginAt = nanoTime.getAsLong() + ReconnectBackoff.nanosAfter(refusals);
+        nextLoginAt = ticker.read() + ReconnectBackoff.nanosAfter(refusals);
     }
 
     /** Refused logins in a row, for tests. */

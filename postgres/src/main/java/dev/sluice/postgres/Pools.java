@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
 import com.zaxxer.hikari.util.DriverDataSource;
+import dev.sluice.Ticker;
 import java.lang.reflect.Method;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -47,8 +48,11 @@ final class Pools {
     /** How long the driver waits for a login (connect, TLS, authentication) before it gives up. */
     static final int LOGIN_TIMEOUT_SECONDS = 10;
 
-    /** A pool of its own on {@code jdbcUrl}, of {@code size} connections, whose wait for one is {@code budget}. */
-    static Resolved own(String jdbcUrl, int size, Duration budget) {
+    /**
+     * A pool of its own on {@code jdbcUrl}, of {@code size} connections, whose wait for one is {@code budget}; its
+     * {@link LoginGate} backs off on {@code ticker}.
+     */
+    static Resolved own(String jdbcUrl, int size, Duration budget, Ticker ticker) {
         if (jdbcUrl == null || !jdbcUrl.startsWith("jdbc:postgresql:")) {
             throw new IllegalArgumentException("'" + redact(String.valueOf(jdbcUrl)) + "' is not a PostgreSQL JDBC URL:"
                     + " write jdbc:postgresql://host:5432/database?user=…&password=…");
@@ -60,7 +64,7 @@ final class Pools {
         // ends the driver's login thread when the login timed out; every statement sets its own network timeout
         driver.setProperty("socketTimeout", Integer.toString(3 * LOGIN_TIMEOUT_SECONDS));
         HikariConfig c = config(size, budget);
-        c.setDataSource(new LoginGate(new DriverDataSource(jdbcUrl, null, driver, null, null), System::nanoTime));
+        c.setDataSource(new LoginGate(new DriverDataSource(jdbcUrl, null, driver, null, null), ticker));
         HikariDataSource pool = new HikariDataSource(c);
         return new Resolved(pool, pool, redact(jdbcUrl));
     }
@@ -87,14 +91,17 @@ final class Pools {
         }
     }
 
-    /** The caller's DataSource as is when it pools, else wrapped in a pool of {@code size} connections. */
-    static Resolved resolve(DataSource given, int size, Duration budget) {
+    /**
+     * The caller's DataSource as is when it pools, else wrapped in a pool of {@code size} connections whose
+     * {@link LoginGate} backs off on {@code ticker}.
+     */
+    static Resolved resolve(DataSource given, int size, Duration budget, Ticker ticker) {
         String where = describe(given);
         if (POOLS.matcher(given.getClass().getName()).matches() || reusesConnections(given)) {
             return new Resolved(given, null, where);
         }
         HikariConfig c = config(size, budget);
-        c.setDataSource(new LoginGate(given, System::nanoTime));
+        c.setDataSource(new LoginGate(given, ticker));
         HikariDataSource pool = new HikariDataSource(c);
         return new Resolved(pool, pool, where);
     }

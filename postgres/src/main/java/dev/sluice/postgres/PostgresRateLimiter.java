@@ -118,7 +118,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     private PostgresRateLimiter(Builder b) {
         this.budget = TimeBudget.of("RetryPolicy.budget", b.retryPolicy.budget());
         this.scheduler = b.scheduler;
-        Pools.Resolved connections = Startup.connect(b.jdbcUrl, b.dataSource, b.threads, b.retryPolicy.budget());
+        Pools.Resolved connections =
+                Startup.connect(b.jdbcUrl, b.dataSource, b.threads, b.retryPolicy.budget(), b.scheduler.ticker());
         this.dataSource = connections.dataSource();
         this.ownedPool = connections.owned();
         this.where = connections.where();

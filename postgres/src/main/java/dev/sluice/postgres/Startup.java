@@ -4,6 +4,7 @@ import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
 import dev.sluice.store.ServerProbe;
 import dev.sluice.store.StoreClock;
 import java.net.ConnectException;
@@ -33,13 +34,17 @@ final class Startup {
 
     private Startup() {}
 
-    /** The pool to decide on: its own for {@code jdbcUrl} (when not null), else {@code given}, wrapped if it does not pool. */
-    static Pools.Resolved connect(@Nullable String jdbcUrl, @Nullable DataSource given, int size, Duration budget) {
+    /**
+     * The pool to decide on: its own for {@code jdbcUrl} (when not null), else {@code given}, wrapped if it does not
+     * pool; a pool made here holds logins back after a refusal on {@code ticker} ({@link LoginGate}).
+     */
+    static Pools.Resolved connect(
+            @Nullable String jdbcUrl, @Nullable DataSource given, int size, Duration budget, Ticker ticker) {
         if (jdbcUrl != null) {
-            return connect(() -> Pools.own(jdbcUrl, size, budget), () -> Pools.redact(jdbcUrl));
+            return connect(() -> Pools.own(jdbcUrl, size, budget, ticker), () -> Pools.redact(jdbcUrl));
         }
         DataSource ds = Objects.requireNonNull(given, "a builder has a URL or a DataSource");
-        return connect(() -> Pools.resolve(ds, size, budget), () -> Pools.describe(ds));
+        return connect(() -> Pools.resolve(ds, size, budget, ticker), () -> Pools.describe(ds));
     }
 
     private static Pools.Resolved connect(Supplier<Pools.Resolved> open, Supplier<String> where) {

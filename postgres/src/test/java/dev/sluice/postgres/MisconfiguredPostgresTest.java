@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import com.sun.net.httpserver.HttpServer;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import dev.sluice.ManualScheduler;
+import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
@@ -169,8 +171,10 @@ class MisconfiguredPostgresTest {
 
     /**
      * Without a failure policy in front, every decision asks the pool for a connection: a bare limiter whose password
-     * was rotated, called in a loop by 8 threads, still logs in a handful of times in six seconds, each decision
-     * failing MISCONFIGURED at once (the login held back) or within its budget.
+     * was rotated, called in a loop by 8 threads, each decision failing MISCONFIGURED at once (the login held back) or
+     * within its budget, logs in only as the backoff allows. The backoff's time is the limiter's scheduler's: while it
+     * stands still, however many decisions fail, no login reaches the database; once its first step (1 s) has passed,
+     * exactly one does, and the next step holds the rest back.
      */
     @Test
     void aBareLimiterUnderLoadAfterARotatedPasswordLogsInOnlyAsTheBackoffAllows() throws Exception {
@@ -179,10 +183,12 @@ class MisconfiguredPostgresTest {
                 "create role rotated login password '" + RIGHT + "'",
                 "grant all on all tables in schema public to rotated",
                 "grant execute on all functions in schema public" + " to rotated");
+        ManualScheduler time = ManualScheduler.on(ManualTicker.atEpochNanos(0));
         try (CountingProxy proxy = new CountingProxy(pg.getPort());
                 PostgresRateLimiter limiter = PostgresRateLimiter.builder(url(proxy.port(), "rotated", RIGHT))
                         .threads(4)
                         .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2)))
+                        .scheduler(time)
                         .build()) {
             assertThat(limiter.tryAcquire("k", LIMIT).allowed()).isTrue();
             asPostgres(
@@ -192,6 +198,7 @@ class MisconfiguredPostgresTest {
             java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
             java.util.concurrent.ConcurrentHashMap<Degradation, Integer> seen =
                     new java.util.concurrent.ConcurrentHashMap<>();
+            java.util.concurrent.atomic.AtomicInteger failed = new java.util.concurrent.atomic.AtomicInteger();
             java.util.List<Thread> callers = new java.util.ArrayList<>();
             for (int i = 0; i < 8; i++) {
                 Thread t = new Thread(() -> {
@@ -200,6 +207,7 @@ class MisconfiguredPostgresTest {
                             limiter.tryAcquire("k", LIMIT);
                         } catch (PostgresStoreException e) {
                             seen.merge(e.degradation(), 1, Integer::sum);
+                            failed.incrementAndGet();
                         }
                     }
                 });
@@ -212,17 +220,28 @@ class MisconfiguredPostgresTest {
                     "a call failing as misconfigured",
                     () -> seen.containsKey(Degradation.MISCONFIGURED));
             int before = proxy.accepted();
-            Thread.sleep(6000); // the window in which logins are counted: no assertion on time
-            int logins = proxy.accepted() - before;
+            awaitMoreFailures(failed, "while the backoff's time stands still");
+            int held = proxy.accepted() - before;
+            time.advance(Duration.ofSeconds(1)); // the first step of the backoff is over: one login may go
+            Eventually.await(Duration.ofSeconds(30), "one login after the first step", () -> proxy.accepted() > before);
+            awaitMoreFailures(failed, "during the second step");
+            int afterFirstStep = proxy.accepted() - before;
             stop.set(true);
             for (Thread t : callers) {
                 t.join(10_000);
             }
             assertThat(seen).containsKey(Degradation.MISCONFIGURED);
-            assertThat(logins)
-                    .as("logins in 6 s under load while the password is refused")
-                    .isLessThanOrEqualTo(4);
+            assertThat(held).as("logins while the backoff's time stood still").isZero();
+            assertThat(afterFirstStep)
+                    .as("logins once its first step had passed")
+                    .isEqualTo(1);
         }
+    }
+
+    /** Waits for 8 more decisions to fail (each asked the pool for a connection), the hang guard 60 s. */
+    private static void awaitMoreFailures(java.util.concurrent.atomic.AtomicInteger failed, String when) {
+        int from = failed.get();
+        Eventually.await(Duration.ofSeconds(60), "8 more failed decisions " + when, () -> failed.get() >= from + 8);
     }
 
     /**
@@ -278,18 +297,26 @@ class MisconfiguredPostgresTest {
 
     /**
      * The role's password is changed under a running limiter and its connections ended: decisions are degraded
-     * MISCONFIGURED, and over six seconds the database sees a handful of logins (1 s, 2 s, 4 s apart), not the
-     * pool's refilling every few milliseconds. Once the password is back, the database decides again.
+     * MISCONFIGURED, and the probes that reach the store (each asking the pool for a connection) send no login while
+     * the backoff's first step (1 s of the store's scheduler) has not passed, even once the password is back; when it
+     * has, the pool logs in and the database decides again. The fail-safe limiter's circuit is on a manual clock too:
+     * a probe is the first call after each {@code PROBE}.
      */
     @Test
     void aRotatedPasswordDegradesDecisionsAsMisconfiguredAndLoginsBackOff() throws Exception {
+        ManualScheduler time = ManualScheduler.on(ManualTicker.atEpochNanos(0));
+        ManualTicker circuitTime = ManualTicker.atEpochNanos(0);
+        Duration probe = Duration.ofMillis(200);
         try (CountingProxy proxy = new CountingProxy(pg.getPort());
                 FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(
                                 () -> PostgresRateLimiter.builder(url(proxy.port(), "sluice_login", RIGHT))
                                         .threads(4)
                                         .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(2)))
+                                        .scheduler(time)
                                         .build())
                         .policy(FailurePolicy.FAIL_CLOSED)
+                        .probeInterval(probe)
+                        .ticker(circuitTime)
                         .build()) {
             assertThat(limiter.tryAcquire("k", LIMIT).degraded()).isFalse();
             asPostgres(
@@ -297,22 +324,31 @@ class MisconfiguredPostgresTest {
                     "alter role sluice_login password '" + WRONG + "'",
                     "select pg_terminate_backend(pid) from pg_stat_activity where usename = 'sluice_login'");
             // the ended connections fail first (unavailable), then the pool's logins
-            Eventually.await(
-                    Duration.ofSeconds(20),
-                    "a decision degraded as misconfigured",
-                    () -> limiter.tryAcquire("k", LIMIT).degradation() == Degradation.MISCONFIGURED);
+            Eventually.await(Duration.ofSeconds(30), "a decision degraded as misconfigured", () -> {
+                circuitTime.advance(probe);
+                return limiter.tryAcquire("k", LIMIT).degradation() == Degradation.MISCONFIGURED;
+            });
             int before = proxy.accepted();
-            Thread.sleep(6000); // the window in which logins are counted: no assertion on time
-            assertThat(proxy.accepted() - before)
-                    .as("logins in 6 s while the password is refused")
-                    .isLessThanOrEqualTo(4);
-
+            for (int i = 0; i < 3; i++) {
+                circuitTime.advance(probe);
+                assertThat(limiter.tryAcquire("k", LIMIT).degradation())
+                        .as("a probe while the login is held back")
+                        .isEqualTo(Degradation.MISCONFIGURED);
+            }
             asPostgres("postgres", "alter role sluice_login password '" + RIGHT + "'");
-            // the next login comes at most 30 s after the last (ReconnectBackoff.MAX)
-            Eventually.await(
-                    Duration.ofSeconds(60),
-                    "the database deciding again once the password is back",
-                    () -> !limiter.tryAcquire("k", LIMIT).degraded());
+            circuitTime.advance(probe);
+            assertThat(limiter.tryAcquire("k", LIMIT).degraded())
+                    .as("a probe with the password back, the backoff not over")
+                    .isTrue();
+            assertThat(proxy.accepted() - before)
+                    .as("logins while the backoff's time stood still")
+                    .isZero();
+
+            time.advance(Duration.ofSeconds(1));
+            Eventually.await(Duration.ofSeconds(30), "the database deciding again once the backoff is over", () -> {
+                circuitTime.advance(probe);
+                return !limiter.tryAcquire("k", LIMIT).degraded();
+            });
         }
     }
 }

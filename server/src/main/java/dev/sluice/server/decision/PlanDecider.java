@@ -116,9 +116,9 @@ final class PlanDecider {
         for (Status s : out) {
             allowed &= s == null || s.code() == Code.OK;
         }
-        List<Integer> enforced = new ArrayList<>();
-        List<Permit> permits = new ArrayList<>();
-        List<CompletableFuture<?>> calls = new ArrayList<>();
+        List<Integer> enforced = new ArrayList<>(items.size());
+        List<Permit> permits = new ArrayList<>(items.size());
+        List<CompletableFuture<?>> calls = new ArrayList<>(0); // the shadow-mode descriptors' calls, if any
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);
             int at = i;

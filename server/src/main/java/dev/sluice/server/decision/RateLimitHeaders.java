@@ -4,11 +4,9 @@ import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.http.RateLimitFields;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * The response headers of the IETF httpapi draft "RateLimit header fields for HTTP", in its structured-field
@@ -34,12 +32,27 @@ public final class RateLimitHeaders {
 
     private RateLimitHeaders() {}
 
+    /** Where {@link #write} puts each header: its name and its value. */
+    @FunctionalInterface
+    public interface Sink {
+        void header(String name, CharSequence value);
+    }
+
     /** Header name → value; empty when no descriptor hit a limit and nothing was degraded. */
     public static Map<String, String> of(CheckResult result) {
-        StringBuilder policy = new StringBuilder();
-        StringBuilder state = new StringBuilder();
+        Map<String, String> h = new LinkedHashMap<>();
+        write(result, (name, value) -> h.put(name, value.toString()));
+        return h;
+    }
+
+    /**
+     * The same headers, in the same order, each given to {@code sink} as it is made (none when no descriptor hit a
+     * limit and nothing was degraded): on every HTTP answer, without a map or a copy of each value.
+     */
+    public static void write(CheckResult result, Sink sink) {
+        StringBuilder policy = new StringBuilder(64);
+        StringBuilder state = new StringBuilder(64);
         long retryNanos = 0;
-        Set<String> seen = new HashSet<>();
         // When a multi-descriptor answer only knows the combined decision, the RateLimit item goes to the one
         // policy that decision belongs to (the first whose quota matches its limit), not to every descriptor.
         List<CheckResult.Status> statuses = result.statuses();
@@ -65,7 +78,7 @@ public final class RateLimitHeaders {
                 retryNanos = Math.max(retryNanos, d.retryAfterNanos());
             }
             String name = s.rule().policyName();
-            if (!seen.add(name)) {
+            if (seenBefore(statuses, i, name)) {
                 continue;
             }
             Limit l = s.limit();
@@ -81,21 +94,36 @@ public final class RateLimitHeaders {
                 RateLimitFields.appendState(state, name, d);
             }
         }
-        Map<String, String> h = new LinkedHashMap<>();
         if (policy.length() > 0) {
-            h.put(RateLimitFields.POLICY, policy.toString());
+            sink.header(RateLimitFields.POLICY, policy);
         }
         if (state.length() > 0) {
-            h.put(RateLimitFields.STATE, state.toString());
+            sink.header(RateLimitFields.STATE, state);
         }
         if (!result.allowed()) {
-            h.put(RateLimitFields.RETRY_AFTER, Long.toString(Math.max(1, RateLimitFields.ceilSeconds(retryNanos))));
+            sink.header(
+                    RateLimitFields.RETRY_AFTER, Long.toString(Math.max(1, RateLimitFields.ceilSeconds(retryNanos))));
         }
         Degradation degraded = result.degradation();
         if (degraded != Degradation.NONE) {
-            h.put(DEGRADED, degraded.label());
+            sink.header(DEGRADED, degraded.label());
         }
-        return h;
+    }
+
+    /**
+     * Whether a status before {@code i} with a decision and a rule has the policy {@code name}: each policy is listed
+     * once. A scan, not a set: a request has a few descriptors (at most {@code --max-descriptors}).
+     */
+    private static boolean seenBefore(List<CheckResult.Status> statuses, int i, String name) {
+        for (int j = 0; j < i; j++) {
+            CheckResult.Status s = statuses.get(j);
+            if (s.decision() != null
+                    && s.rule() != null
+                    && s.rule().policyName().equals(name)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static void sep(StringBuilder sb) {

@@ -103,7 +103,10 @@ final class RequestPlanner {
         }
         RuleSet rs = rules;
         DomainRules dr = rs.domain(domain);
-        boolean allOverridden = ds.stream().allMatch(CheckRequest.Descriptor::overridden);
+        boolean allOverridden = true;
+        for (CheckRequest.Descriptor d : ds) {
+            allOverridden &= d.overridden();
+        }
         if (dr == null && !allOverridden && !envoyApi) {
             throw new BadRequestException(
                     "unknown-domain",
@@ -112,7 +115,7 @@ final class RequestPlanner {
         }
         Rule[] matched = new Rule[ds.size()];
         Match[] matches = new Match[ds.size()];
-        Set<String> replaced = new HashSet<>();
+        Set<String> replaced = Set.of(); // a set of its own once a matched rule replaces another
         for (int i = 0; i < ds.size(); i++) {
             CheckRequest.Descriptor d = ds.get(i);
             if (d.entries() == null || d.entries().isEmpty()) {
@@ -194,7 +197,10 @@ final class RequestPlanner {
             } else if (dr != null) {
                 matches[i] = dr.match(d.entries());
                 matched[i] = matches[i] == null ? null : matches[i].rule();
-                if (matched[i] != null) {
+                if (matched[i] != null && !matched[i].replaces().isEmpty()) {
+                    if (replaced.isEmpty()) {
+                        replaced = new HashSet<>();
+                    }
                     replaced.addAll(matched[i].replaces());
                 }
             }

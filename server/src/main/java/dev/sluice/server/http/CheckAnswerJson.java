@@ -7,7 +7,12 @@ import dev.sluice.server.config.Durations;
 import dev.sluice.server.config.Rule;
 import dev.sluice.server.decision.CheckResult;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import java.time.Duration;
+import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -74,12 +79,12 @@ final class CheckAnswerJson {
             JsonBuf.string(b, degraded.label());
         }
         b.writeBytes(STATUSES);
-        boolean first = true;
-        for (CheckResult.Status s : r.statuses()) {
-            if (!first) {
+        List<CheckResult.Status> statuses = r.statuses();
+        for (int i = 0; i < statuses.size(); i++) { // by index: an iterator was allocated on every answer
+            CheckResult.Status s = statuses.get(i);
+            if (i > 0) {
                 b.writeByte(',');
             }
-            first = false;
             b.writeBytes(bytesOf(CODES, s.code())).writeBytes(bytesOf(OUTCOMES, s.outcome()));
             Rule rule = s.rule();
             if (rule != null) {
@@ -152,8 +157,7 @@ final class CheckAnswerJson {
             JsonBuf.string(b, rule.unit());
         }
         if (rule.window() != null) {
-            b.writeBytes(WINDOW);
-            JsonBuf.string(b, Durations.format(rule.window()));
+            b.writeBytes(WINDOW).writeBytes(window(rule.window()));
         }
         if (l != null) {
             b.writeBytes(CAPACITY);
@@ -161,6 +165,26 @@ final class CheckAnswerJson {
         }
         b.writeByte('}');
     }
+
+    /**
+     * A window as JSON, formatted once: the rules have a few; a caller-sent limit's are kept too, up to
+     * {@link #MAX_WINDOWS}, then formatted each time.
+     */
+    private static byte[] window(Duration window) {
+        byte[] json = WINDOWS.get(window);
+        if (json == null) {
+            ByteBuf tmp = Unpooled.buffer(16);
+            JsonBuf.string(tmp, Durations.format(window));
+            json = ByteBufUtil.getBytes(tmp);
+            if (WINDOWS.size() < MAX_WINDOWS) {
+                WINDOWS.put(window, json);
+            }
+        }
+        return json;
+    }
+
+    private static final int MAX_WINDOWS = 1024;
+    private static final ConcurrentHashMap<Duration, byte[]> WINDOWS = new ConcurrentHashMap<>();
 
     static long ceilMillis(long nanos) {
         return nanos / 1_000_000L + (nanos % 1_000_000L == 0 ? 0 : 1);

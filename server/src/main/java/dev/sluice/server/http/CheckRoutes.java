@@ -10,9 +10,12 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.EmptyHttpHeaders;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import java.util.Locale;
@@ -99,12 +102,12 @@ final class CheckRoutes {
                 HttpVersion.HTTP_1_1,
                 r.allowed() ? HttpResponseStatus.OK : HttpResponseStatus.TOO_MANY_REQUESTS,
                 buf,
-                HttpAnswers.CONSTANT_NAMES,
-                HttpAnswers.CONSTANT_NAMES);
-        resp.headers()
-                .set(HttpHeaderNames.CONTENT_TYPE, HttpAnswers.JSON)
+                HttpAnswers.CONSTANT_NAMES.newHeaders(),
+                EmptyHttpHeaders.INSTANCE); // an answer with a body of known length has no trailers
+        HttpHeaders headers = resp.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
-        RateLimitHeaders.of(r).forEach((k, v) -> resp.headers().set(k, v));
+        RateLimitHeaders.write(r, headers::set);
         Timer timer = service.metrics().timer(false);
         timer.record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
         answers.send(ctx, keepAlive, resp);
