@@ -10,6 +10,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -49,6 +50,11 @@ final class Distribution {
         return home;
     }
 
+    /** The dist module's directory: its image/ and kubernetes/ recipes. */
+    static Path module() {
+        return Path.of(property("sluice.dist.root"));
+    }
+
     /** The project's version, as the build passed it. */
     static String version() {
         return property("sluice.version");
@@ -63,7 +69,9 @@ final class Distribution {
         if (!Files.isDirectory(tools)) {
             mkdirs(tools);
             for (String tool : TOOLS) {
-                Path found = onHostPath(tool);
+                Path found = onBuildPath(tool)
+                        .orElseThrow(() -> new IllegalStateException(
+                                tool + " is not on the PATH of the build: bin/sluice needs it"));
                 try {
                     Files.createSymbolicLink(tools.resolve(tool), found);
                 } catch (IOException e) {
@@ -95,6 +103,11 @@ final class Distribution {
 
     /** {@link #run(Map, List)} in the working directory {@code cwd}. */
     static Run run(Map<String, String> env, List<String> command, Path cwd) {
+        return run(env, command, cwd, GUARD);
+    }
+
+    /** {@link #run(Map, List, Path)} with a hang guard of its own, for a longer command (a build). */
+    static Run run(Map<String, String> env, List<String> command, Path cwd, Duration guard) {
         try {
             Path out = Files.createTempFile("sluice-dist-run", ".out");
             Path err = Files.createTempFile("sluice-dist-run", ".err");
@@ -106,9 +119,9 @@ final class Distribution {
                 pb.environment().clear();
                 pb.environment().putAll(env);
                 Process p = pb.start();
-                if (!p.waitFor(GUARD.toSeconds(), TimeUnit.SECONDS)) {
+                if (!p.waitFor(guard.toSeconds(), TimeUnit.SECONDS)) {
                     p.destroyForcibly().waitFor(GUARD.toSeconds(), TimeUnit.SECONDS);
-                    throw new AssertionError(command + " still running after " + GUARD);
+                    throw new AssertionError(command + " still running after " + guard);
                 }
                 return new Run(
                         p.exitValue(),
@@ -126,14 +139,15 @@ final class Distribution {
         }
     }
 
-    private static Path onHostPath(String tool) {
+    /** Where {@code tool} is on the build's own {@code PATH}, if it is. */
+    static Optional<Path> onBuildPath(String tool) {
         for (String dir : System.getenv("PATH").split(":")) {
             Path candidate = Path.of(dir, tool);
             if (Files.isExecutable(candidate)) {
-                return candidate;
+                return Optional.of(candidate);
             }
         }
-        throw new IllegalStateException(tool + " is not on the PATH of the build, and bin/sluice needs it");
+        return Optional.empty();
     }
 
     private static String property(String name) {

@@ -26,18 +26,8 @@ class NoJdkIT {
     @Test
     void servesHttpAndGrpcOnTheBundledRuntimeAndStopsCleanlyOnSigterm() throws Exception {
         Path home = Distribution.home();
-        int http = RedisServer.freePort();
         int grpc = RedisServer.freePort();
-        List<String> serve = List.of(
-                home.resolve("bin/sluice").toString(),
-                "serve",
-                "--config",
-                home.resolve("config/sluice-example.yaml").toString(),
-                "--http",
-                "127.0.0.1:" + http,
-                "--grpc",
-                "127.0.0.1:" + grpc);
-        try (Served s = Served.start(dir, Distribution.noJdk(Map.of()), serve, http, "/healthcheck")) {
+        try (Served s = Served.example(dir, "--grpc", "127.0.0.1:" + grpc)) {
             assertThat(s.executable())
                     .as("the JVM that serves: the tarball's, not the host's")
                     .isEqualTo(home.resolve("runtime/bin/java"));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.sluice.redis.RedisServer;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
@@ -85,14 +86,38 @@ final class Served implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code bin/sluice serve} of the tarball on a host without Java ({@link Distribution#noJdk}): the example rules
+     * of {@code config/}, HTTP on a free port of 127.0.0.1, then {@code options} ({@code --grpc off}, a store…);
+     * returns once {@code /healthcheck} answers 200.
+     */
+    static Served example(Path dir, String... options) throws IOException, InterruptedException {
+        Path home = Distribution.home();
+        int http = RedisServer.freePort();
+        List<String> command = new ArrayList<>(List.of(
+                home.resolve("bin/sluice").toString(),
+                "serve",
+                "--config",
+                home.resolve("config/sluice-example.yaml").toString(),
+                "--http",
+                "127.0.0.1:" + http));
+        command.addAll(List.of(options));
+        return start(dir, Distribution.noJdk(Map.of()), command, http, "/healthcheck");
+    }
+
     /** The executable the process runs now (after {@code bin/sluice} exec'ed it): {@code /proc/PID/exe}. */
     Path executable() throws IOException {
         return Files.readSymbolicLink(Path.of("/proc", Long.toString(process.pid()), "exe"));
     }
 
     HttpResponse<String> get(String path) throws IOException, InterruptedException {
+        return get(httpPort, path);
+    }
+
+    /** {@code GET path} on 127.0.0.1:{@code port}. */
+    static HttpResponse<String> get(int port, String path) throws IOException, InterruptedException {
         return HTTP.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + httpPort + path))
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                         .timeout(Duration.ofSeconds(30))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
@@ -151,7 +176,9 @@ final class Served implements AutoCloseable {
     void stopsCleanly() throws IOException, InterruptedException {
         assertThat(stop()).as("exit code after SIGTERM").isEqualTo(143);
         List<String> lines = Files.readAllLines(stderr, StandardCharsets.UTF_8);
-        assertThat(lines).anyMatch(l -> l.contains("event=shutdown_finished"));
+        assertThat(lines)
+                .as("stderr (stdout: %s)", Files.readString(stdout))
+                .anyMatch(l -> l.contains("event=shutdown_finished"));
         List<String> bad = new ArrayList<>();
         for (String l : lines) {
             if (l.contains("level=WARN") || l.contains("level=ERROR") || l.contains("Exception")) {

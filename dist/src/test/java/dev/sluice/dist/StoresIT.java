@@ -12,7 +12,6 @@ import java.security.KeyStore;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -31,7 +30,7 @@ class StoresIT {
     @Test
     void decidesOnRedis() throws Exception {
         try (RedisServer redis = RedisServer.start()) {
-            try (Served s = serve("--store", redis.uri())) {
+            try (Served s = Served.example(dir, "--grpc", "off", "--store", redis.uri())) {
                 assertThat(s.get("/readyz").body())
                         .contains("\"status\":\"ready\"")
                         .contains("\"store\":\"redis\"");
@@ -59,7 +58,7 @@ class StoresIT {
                 .setServerConfig("ssl_min_protocol_version", "TLSv1.3")
                 .start()) {
             String store = "postgresql://postgres@127.0.0.1:" + pg.getPort() + "/postgres?sslmode=require";
-            try (Served s = serve("--store", store, "--pool-size", "2")) {
+            try (Served s = Served.example(dir, "--grpc", "off", "--store", store, "--pool-size", "2")) {
                 assertThat(s.get("/readyz").body())
                         .contains("\"status\":\"ready\"")
                         .contains("\"store\":\"postgres\"");
@@ -78,22 +77,6 @@ class StoresIT {
                 s.stopsCleanly();
             }
         }
-    }
-
-    private Served serve(String... storeOptions) throws Exception {
-        Path home = Distribution.home();
-        int http = RedisServer.freePort();
-        List<String> command = new ArrayList<>(List.of(
-                home.resolve("bin/sluice").toString(),
-                "serve",
-                "--config",
-                home.resolve("config/sluice-example.yaml").toString(),
-                "--http",
-                "127.0.0.1:" + http,
-                "--grpc",
-                "off"));
-        command.addAll(List.of(storeOptions));
-        return Served.start(dir, Distribution.noJdk(Map.of()), command, http, "/healthcheck");
     }
 
     /**
