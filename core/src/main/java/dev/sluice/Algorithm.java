@@ -1,5 +1,8 @@
 package dev.sluice;
 
+import java.util.Locale;
+import org.jspecify.annotations.Nullable;
+
 /** The five algorithms. Names match the service's YAML ({@code algorithm: token_bucket}). */
 public enum Algorithm {
     /** A bucket of {@code capacity} tokens refilled at a rate; starts full. */
@@ -37,10 +40,8 @@ public enum Algorithm {
     }
 
     /** Parses a configuration name such as {@code sliding_window}; case and dashes are forgiven. */
-    public static Algorithm fromConfigName(String name) {
-        String n = name == null
-                ? ""
-                : name.trim().toLowerCase(java.util.Locale.ROOT).replace('-', '_');
+    public static Algorithm fromConfigName(@Nullable String name) {
+        String n = name == null ? "" : name.trim().toLowerCase(Locale.ROOT).replace('-', '_');
         for (Algorithm a : values()) {
             if (a.configName.equals(n)) {
                 return a;

@@ -2,13 +2,23 @@ package dev.sluice;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
- * A limit: which algorithm, how many permits, over what time. Immutable and cheap to compare;
- * state is kept per (key, limit), so the same key under two limits is two independent buckets.
+ * A limit: which algorithm, how many permits, over what time. Immutable and cheap to compare.
  *
- * <p>Equality ignores the optional {@link #name()} (a label for messages and metrics) and compares
- * rates by value: {@code 2 per 2 s} and {@code 1 per 1 s} are the same refill.
+ * <h2>Identity: whose state a limit reads</h2>
+ * State is kept per (key, {@link #identity()}). An unnamed limit's identity is its numbers (algorithm, capacity,
+ * reduced rate: {@link #id()}), so two unnamed limits that differ in a number are two independent buckets for the
+ * same key. A limit given a {@link #named(String) name} has the identity (name, algorithm): its numbers are not part
+ * of it, so a changed capacity, rate or window under the same name reads the state the key already has under the
+ * new numbers (a rule reloaded, a property refreshed, code passing a new {@code Limit}), as
+ * {@link dev.sluice.algorithm.Inheritance} says per algorithm: what was spent carries over, so tightening a limit
+ * never hands out a fresh burst and loosening it never takes back more than was spent. A name under another
+ * algorithm is another identity (fresh state). To start fresh, {@code reset} the key or use a new name.
+ *
+ * <p>{@link #equals(Object)} compares the name and the numbers (two equal limits keep the same state and decide the
+ * same way) and compares rates by value: {@code 2 per 2 s} and {@code 1 per 1 s} are the same refill.
  *
  * <h2>Exact time arithmetic</h2>
  * For the token bucket and GCRA the emission interval {@code T = period / permits} is rarely a whole
@@ -31,16 +41,17 @@ public final class Limit {
     private final Algorithm algorithm;
     private final long capacity;
     private final Rate rate;
-    private final String name;
+    private final @Nullable String name;
     // derived, for the stores' arithmetic
     private final long timeScale;
     private final long intervalScaled;
     private final long capacityScaled;
     private final long periodNanos;
     private final String id;
+    private final String identity;
     private final int hash;
 
-    private Limit(Algorithm algorithm, long capacity, Rate rate, String name) {
+    private Limit(Algorithm algorithm, long capacity, Rate rate, @Nullable String name) {
         this.algorithm = algorithm;
         this.capacity = capacity;
         this.rate = rate;
@@ -63,7 +74,8 @@ public final class Limit {
             this.capacityScaled = 0;
             this.id = algorithm.shortName() + ':' + capacity + ':' + periodNanos;
         }
-        this.hash = id.hashCode();
+        this.identity = name == null ? id : algorithm.shortName() + '@' + name;
+        this.hash = 31 * id.hashCode() + (name == null ? 0 : name.hashCode());
     }
 
     /**
@@ -121,8 +133,12 @@ public final class Limit {
         }
     }
 
-    /** The same limit with a label used in messages, logs and metrics; the label is not part of identity. */
-    public Limit named(String label) {
+    /**
+     * The same numbers under a name, which is then the limit's identity (with its algorithm): state is kept per
+     * (key, name, algorithm), whatever the numbers, and the name labels the limit in messages, logs and metrics.
+     * Null or empty: unnamed, identified by its numbers (see the class comment).
+     */
+    public Limit named(@Nullable String label) {
         if (label != null && label.isEmpty()) {
             label = null;
         }
@@ -153,8 +169,8 @@ public final class Limit {
         return periodNanos;
     }
 
-    /** The label given with {@link #named(String)}, or null. */
-    public String name() {
+    /** The name given with {@link #named(String)}, or null. */
+    public @Nullable String name() {
         return name;
     }
 
@@ -174,12 +190,27 @@ public final class Limit {
     }
 
     /**
-     * A canonical, compact identity such as {@code tb:10:1:1000000000} (algorithm, capacity, reduced rate)
-     * or {@code fw:100:60000000000} (algorithm, permits, window ns). Stores use it in keys and rows so that
-     * every store agrees on what "the same limit" is.
+     * The numbers, canonical and compact, such as {@code tb:10:1:1000000000} (algorithm, capacity, reduced rate)
+     * or {@code fw:100:60000000000} (algorithm, permits, window ns): what every store agrees "the same numbers" are.
+     * It is an unnamed limit's {@link #identity()}; a store writes it beside the state, so that a call with other
+     * numbers under the same identity knows what the state was written under.
      */
     public String id() {
         return id;
+    }
+
+    /**
+     * Whose state this limit reads and writes: {@link #id()} for an unnamed limit, {@code <algorithm>@<name>} (such as
+     * {@code tb@api-default}) for a named one. Stores key their state by it; the numbers it was written under travel
+     * beside it, so that a call with other numbers under the same identity reads that state under its own numbers.
+     */
+    public String identity() {
+        return identity;
+    }
+
+    /** True iff the two limits keep one state per key: the same {@link #identity()}, the numbers aside. */
+    public boolean sameIdentity(Limit other) {
+        return identity.equals(other.identity);
     }
 
     /**
@@ -206,7 +237,10 @@ public final class Limit {
         if (this == o) {
             return true;
         }
-        return o instanceof Limit other && hash == other.hash && id.equals(other.id);
+        return o instanceof Limit other
+                && hash == other.hash
+                && id.equals(other.id)
+                && Objects.equals(name, other.name);
     }
 
     @Override

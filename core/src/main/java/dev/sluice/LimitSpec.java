@@ -2,6 +2,7 @@ package dev.sluice;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A limit as configuration states it: {@code requestsPerUnit} per {@code window} (an envoy {@link RateUnit}'s
@@ -12,7 +13,11 @@ import java.util.Objects;
  *
  * @param burst null for the default
  */
-public record LimitSpec(Algorithm algorithm, long requestsPerUnit, Duration window, Long burst) {
+public record LimitSpec(
+        Algorithm algorithm,
+        long requestsPerUnit,
+        Duration window,
+        @Nullable Long burst) {
 
     public LimitSpec {
         Objects.requireNonNull(algorithm, "algorithm must not be null: e.g. Algorithm.FIXED_WINDOW");

@@ -1,5 +1,9 @@
 package dev.sluice;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Objects;
 
@@ -74,10 +78,9 @@ public record Permit(String key, Limit limit, long cost) {
             return prefix + value;
         }
         try {
-            byte[] h = java.security.MessageDigest.getInstance("SHA-256")
-                    .digest(value.getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            return prefix + "sha256:" + java.util.HexFormat.of().formatHex(h);
-        } catch (java.security.NoSuchAlgorithmException e) {
+            byte[] h = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+            return prefix + "sha256:" + HexFormat.of().formatHex(h);
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("every JDK has SHA-256", e);
         }
     }

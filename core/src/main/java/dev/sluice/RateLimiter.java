@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -11,6 +12,14 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>State is per (key, limit). A denied call consumes nothing. Bad input (costs below 1 or above the
  * capacity, empty or over-long keys) throws {@link IllegalArgumentException} before any state changes.
+ *
+ * <p><b>Two views of one operation.</b> Every kind of decision has a synchronous form and an asynchronous one
+ * ({@code tryAcquireAsync}, {@code reserveAsync}, {@code peekAsync}, {@code resetAsync}) that decide alike. A
+ * remote store (Redis, PostgreSQL, the remote service) implements the asynchronous operation once and its
+ * synchronous form waits for it under the store's time budget; a local store decides synchronously (no future on
+ * its hot path) and its asynchronous form, the defaults here, completes at once. In both forms bad input throws at
+ * once, before any state changes; a store's failure ({@link StoreException}) fails the future of the asynchronous
+ * form and is thrown by the synchronous one (a default here may also throw it at once).
  */
 public interface RateLimiter extends AutoCloseable {
 
@@ -33,6 +42,58 @@ public interface RateLimiter extends AutoCloseable {
     Decision tryAcquire(List<Permit> permits);
 
     /**
+     * {@link #tryAcquire(List)} without blocking the caller on I/O. The default decides synchronously and completes
+     * at once.
+     */
+    default CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
+        return CompletableFuture.completedFuture(tryAcquire(permits));
+    }
+
+    /**
+     * {@link #tryAcquire(List)} that also says, atomically with the all-or-nothing decision, each permit's own state
+     * after the call: see {@link PermitDecisions} for what each element means. Made in one store call by every store
+     * of Sluice (in memory, Redis, PostgreSQL) and by the fail-safe and leasing wrappers; what a front end needs to
+     * answer per key (the service's statuses per descriptor) without a second round trip.
+     *
+     * <p>The default, for stores written elsewhere: one permit is {@link #tryAcquire(String, Limit, long)} (exact: a
+     * denial took nothing); several are not atomic: {@link #tryAcquire(List)}, then a {@link #peek(String, Limit,
+     * long)} of each permit (a concurrent call on the same key may show in those numbers); a store whose peek is
+     * unsupported answers each permit with the overall decision ({@link PermitDecisions#combinedOnly()}).
+     */
+    default PermitDecisions tryAcquireEach(List<Permit> permits) {
+        Permit.checkAll(permits);
+        if (permits.size() == 1) {
+            Permit p = permits.get(0);
+            return PermitDecisions.of(tryAcquire(p.key(), p.limit(), p.cost()));
+        }
+        Decision d = tryAcquire(permits);
+        List<Decision> each = new ArrayList<>(permits.size());
+        try {
+            for (Permit p : permits) {
+                each.add(PermitDecisions.after(d, peek(p.key(), p.limit(), p.cost())));
+            }
+        } catch (RuntimeException e) {
+            // unsupported, or failed after the decision was made (its permits possibly taken): the decision stands
+            return PermitDecisions.uniform(d, permits.size());
+        }
+        return new PermitDecisions(d, each);
+    }
+
+    /**
+     * {@link #tryAcquireEach(List)} without blocking the caller on I/O. The default makes
+     * {@link #tryAcquireAsync(String, Limit, long)} for one permit; for several {@link #tryAcquireAsync(List)}, then
+     * {@link #peekAsync} of each permit (not atomic: see {@link #tryAcquireEach(List)}).
+     */
+    default CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        Permit.checkAll(permits);
+        if (permits.size() == 1) {
+            Permit p = permits.get(0);
+            return tryAcquireAsync(p.key(), p.limit(), p.cost()).thenApply(PermitDecisions::of);
+        }
+        return tryAcquireAsync(permits).thenCompose(d -> PermitDecisions.peekedAfter(this, d, permits));
+    }
+
+    /**
      * Shaping: takes {@code cost} permits now, from the future if need be, when they can be had within
      * {@code maxWait}; the allowed decision's {@code retryAfter} is how long the caller must wait before
      * acting. Otherwise nothing is taken and the decision is denied, its {@code retryAfter} the time until
@@ -40,6 +101,14 @@ public interface RateLimiter extends AutoCloseable {
      * {@link UnsupportedOperationException}.
      */
     Decision reserve(String key, Limit limit, long cost, Duration maxWait);
+
+    /**
+     * {@link #reserve(String, Limit, long, Duration)} without blocking the caller on I/O. The default decides
+     * synchronously and completes at once.
+     */
+    default CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
+        return CompletableFuture.completedFuture(reserve(key, limit, cost, maxWait));
+    }
 
     /**
      * Check only: the decision {@link #tryAcquire(String, Limit, long)} would make for {@code cost}, without
@@ -54,8 +123,25 @@ public interface RateLimiter extends AutoCloseable {
         return peek(key, limit, 1);
     }
 
+    /**
+     * {@link #peek(String, Limit, long)} without blocking the caller on I/O. The default decides synchronously and
+     * completes at once.
+     */
+    default CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
+        return CompletableFuture.completedFuture(peek(key, limit, cost));
+    }
+
     /** Forgets the state of {@code key} under {@code limit}: it becomes a fresh key. */
     void reset(String key, Limit limit);
+
+    /**
+     * {@link #reset(String, Limit)} without blocking the caller on I/O. The default resets synchronously and
+     * completes at once.
+     */
+    default CompletableFuture<Void> resetAsync(String key, Limit limit) {
+        reset(key, limit);
+        return CompletableFuture.completedFuture(null);
+    }
 
     /**
      * {@code key} under {@code limit} as an object to keep and call with no key: {@code tryAcquire()},

@@ -2,6 +2,7 @@ package dev.sluice;
 
 import java.time.Duration;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Envoy's rate-limit units, the one table every configuration reads ({@code unit: minute} in the service's YAML,
@@ -39,7 +40,7 @@ public enum RateUnit {
      *
      * @throws IllegalArgumentException naming the value and the units there are
      */
-    public static RateUnit fromConfigName(String name) {
+    public static RateUnit fromConfigName(@Nullable String name) {
         String n = name == null ? "" : name.strip().toUpperCase(Locale.ROOT);
         for (RateUnit u : ALL) {
             if (u.name().equals(n)) {
@@ -51,7 +52,7 @@ public enum RateUnit {
     }
 
     /** The unit exactly {@code window} long, or null (a window that is no envoy unit). */
-    public static RateUnit ofLength(Duration window) {
+    public static @Nullable RateUnit ofLength(Duration window) {
         for (RateUnit u : ALL) {
             if (u.length.equals(window)) {
                 return u;

@@ -1,6 +1,7 @@
 package dev.sluice;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A remote store could not decide. {@link #degradation()} says how it failed (timed out, unreachable,
@@ -13,7 +14,7 @@ public class StoreException extends RuntimeException {
 
     private final Degradation degradation;
 
-    public StoreException(String message, Throwable cause, Degradation degradation) {
+    public StoreException(String message, @Nullable Throwable cause, Degradation degradation) {
         super(message, cause);
         this.degradation = Objects.requireNonNull(degradation, "degradation");
         if (degradation == Degradation.NONE) {

@@ -1,5 +1,7 @@
 package dev.sluice;
 
+import java.time.Duration;
+
 /**
  * The one seam for time: nanoseconds on the Unix-epoch scale.
  *
@@ -22,43 +24,29 @@ public interface Ticker {
 
     /**
      * Opt-in, for the hottest in-memory paths: {@link #system()} read once every {@code resolution} (10 µs to 1 s)
-     * by a daemon thread of its own, and the last reading returned, so a read costs a memory load instead of a clock
-     * read (about 20 ns on a virtual machine: two thirds of a decision through a held {@link BoundLimit}). Give it to
-     * one limiter, {@code InMemoryRateLimiter.builder().ticker(Ticker.coarse(Duration.ofMillis(1)))}, and keep it:
-     * each call starts a thread, which ends once its ticker is no longer referenced.
+     * by a task on {@link Scheduler#system()}'s timer thread, and the last reading returned, so a read costs a memory
+     * load instead of a clock read (about 20 ns on a virtual machine: two thirds of a decision through a held
+     * {@link BoundLimit}). Give it to one limiter,
+     * {@code InMemoryRateLimiter.builder().ticker(Ticker.coarse(Duration.ofMillis(1)))}, and keep it: each call
+     * schedules a task of its own, which stops once its ticker is no longer referenced.
      *
      * <p>What it costs: decisions are not exact in time any more. The reading lags real time by up to
-     * {@code resolution}, and by more while the machine is too busy to run the thread on time. A decision is then the
+     * {@code resolution}, and by more while the machine is too busy to run the timer on time. A decision is then the
      * one the exact clock would have made that long ago: refills arrive late, fixed windows turn late, and
      * {@code retryAfter} and {@code resetAfter} count from the late reading. When a late reading
      * catches up, the refill of the lag is credited at once, so in a stretch of real time, however long, a key may be
      * granted up to {@code rate × lag} permits more than the exact limit grants in it (with 1 ms and 1,000 permits a
      * second: one permit). Durations are only as fine as the resolution.
      */
-    static Ticker coarse(java.time.Duration resolution) {
-        return CoarseTicker.start(resolution);
-    }
-}
-
-final class SystemTicker implements Ticker {
-    static final SystemTicker INSTANCE = new SystemTicker();
-
-    private final long epochBaseNanos;
-    private final long monotonicBase;
-
-    private SystemTicker() {
-        java.time.Instant now = java.time.Instant.now();
-        this.monotonicBase = System.nanoTime();
-        this.epochBaseNanos = Math.addExact(Math.multiplyExact(now.getEpochSecond(), 1_000_000_000L), now.getNano());
+    static Ticker coarse(Duration resolution) {
+        return CoarseTicker.start(resolution, Scheduler.system());
     }
 
-    @Override
-    public long read() {
-        return epochBaseNanos + (System.nanoTime() - monotonicBase);
-    }
-
-    @Override
-    public String toString() {
-        return "Ticker.system()";
+    /**
+     * {@link #coarse(Duration)} reading {@code scheduler}'s ticker on {@code scheduler}'s time: a test gives a
+     * {@link ManualScheduler}, and the reading moves when the test advances it.
+     */
+    static Ticker coarse(Duration resolution, Scheduler scheduler) {
+        return CoarseTicker.start(resolution, scheduler);
     }
 }

@@ -65,16 +65,36 @@ class LimitTest {
     }
 
     @Test
-    void limitsAreEqualByAlgorithmCapacityAndReducedRateNotByName() {
+    void limitsAreEqualByNameAlgorithmCapacityAndReducedRate() {
         Limit a = Limit.tokenBucket(10, Rate.of(2, Duration.ofSeconds(2)));
         Limit b = Limit.tokenBucket(10, Rate.perSecond(1)).named("x");
-        assertThat(a).isEqualTo(b).hasSameHashCodeAs(b);
+        assertThat(a).isEqualTo(Limit.tokenBucket(10, Rate.perSecond(1))).hasSameHashCodeAs(b.named(null));
+        assertThat(a).as("a name is identity").isNotEqualTo(b);
+        assertThat(b).isEqualTo(a.named("x")).hasSameHashCodeAs(a.named("x"));
         assertThat(a.id()).isEqualTo("tb:10:1:1000000000");
+        assertThat(b.id()).as("the numbers").isEqualTo(a.id());
         assertThat(Limit.gcra(Rate.perSecond(1), 10)).isNotEqualTo(a);
         assertThat(Limit.fixedWindow(5, Duration.ofMinutes(1)).id()).isEqualTo("fw:5:60000000000");
         assertThat(Limit.tokenBucket(10, Rate.perSecond(3)).timeScale()).isEqualTo(3);
         assertThat(Limit.tokenBucket(10, Rate.perSecond(3)).intervalScaled()).isEqualTo(1_000_000_000L);
         assertThat(b.toString()).isEqualTo("x=tokenBucket(10, 1/1s)");
+    }
+
+    @Test
+    void aNamedLimitIsIdentifiedByItsNameAndAlgorithmAnUnnamedOneByItsNumbers() {
+        Limit a = Limit.tokenBucket(10, Rate.perSecond(1)).named("api");
+        Limit tighter = Limit.tokenBucket(5, Rate.perMinute(1)).named("api");
+        assertThat(a.identity()).isEqualTo("tb@api");
+        assertThat(a.sameIdentity(tighter)).isTrue();
+        assertThat(a).isNotEqualTo(tighter);
+        assertThat(a.sameIdentity(Limit.gcra(Rate.perSecond(1), 10).named("api")))
+                .isFalse();
+        assertThat(a.sameIdentity(a.named("other"))).isFalse();
+        Limit unnamed = Limit.tokenBucket(10, Rate.perSecond(1));
+        assertThat(unnamed.identity()).isEqualTo(unnamed.id());
+        assertThat(unnamed.sameIdentity(Limit.tokenBucket(5, Rate.perSecond(1))))
+                .isFalse();
+        assertThat(unnamed.sameIdentity(a)).isFalse();
     }
 
     @Test

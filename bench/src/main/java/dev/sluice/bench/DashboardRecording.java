@@ -91,7 +91,7 @@ public abstract class DashboardRecording {
         metrics = new ServerMetrics();
         sketch = new DeniedKeys(Ticker.system());
         store = InMemoryRateLimiter.create();
-        service = new DecisionService(store, "memory", RuleSet.parse("bench", RULES), null, 250_000_000L, 64, metrics);
+        service = new DecisionService(store, "memory", RuleSet.parse("bench", RULES), 250_000_000L, 64, metrics);
         admitted = request("free", "hot");
         deniedHot = request("user", "hot");
         service.check(deniedHot).join(); // the hot key's one admission

@@ -63,7 +63,7 @@ public enum Mix {
     }
 
     public com.google.common.util.concurrent.RateLimiter guava() {
-        return com.google.common.util.concurrent.RateLimiter.create(perSecond);
+        return com.google.common.util.concurrent.RateLimiter.create((double) perSecond);
     }
 
     public AtomicRateLimiter resilience4j() {

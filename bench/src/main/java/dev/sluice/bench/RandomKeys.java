@@ -34,7 +34,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * <p>Each call builds its key as a request would, {@code "user:" + id}, from a precomputed random id;
  * {@link #keyOnly} measures that alone (time and allocation), so it can be told apart from the limiters.
  *
- * <p>Limits ({@link #mix}) are hourly quotas, so that no key's bucket is full again while it is measured
+ * <p>Limits ({@link Workload#mix}) are hourly quotas, so that no key's bucket is full again while it is measured
  * (a key back at a fresh state carries no information and Sluice may drop it; with a per-second limit most
  * of the million keys would be fresh between two of their calls, and the benchmark would no longer be about
  * a million tracked keys). {@code ADMITTING} is 1,000 an hour with a bucket of 1,000: a key gets a few

@@ -3,11 +3,12 @@ package dev.sluice.bench;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Turns one JMH run's JSON ({@code -rf json}, with {@code -prof gc}) into the Markdown tables of
@@ -39,7 +40,7 @@ public final class Report {
 
     private final Map<String, Row> rows = new LinkedHashMap<>();
 
-    private Row get(String group, String method, String mix) {
+    private @Nullable Row get(String group, String method, String mix) {
         return rows.get(group + "." + method + "|" + mix);
     }
 
@@ -55,13 +56,16 @@ public final class Report {
 
     @SuppressWarnings("unchecked")
     private void read(Path json) throws IOException {
-        List<Object> results = (List<Object>) new Json(Files.readString(json)).value();
+        List<Object> results =
+                (List<Object>) Objects.requireNonNull(new JmhJson(Files.readString(json)).value(), "JMH's results");
         for (Object o : results) {
             Map<String, Object> result = (Map<String, Object>) o;
-            String name = ((String) result.get("benchmark")).replace("dev.sluice.bench.", "");
+            String name = ((String) Objects.requireNonNull(result.get("benchmark"), "a JMH result names its benchmark"))
+                    .replace("dev.sluice.bench.", "");
             Map<String, Object> params = (Map<String, Object>) result.get("params");
             String mix = params == null ? "N/A" : (String) params.get("mix");
-            Map<String, Object> primary = (Map<String, Object>) result.get("primaryMetric");
+            Map<String, Object> primary = (Map<String, Object>)
+                    Objects.requireNonNull(result.get("primaryMetric"), "a JMH result has its primary metric");
             Map<String, Object> secondary = (Map<String, Object>) result.get("secondaryMetrics");
             rows.put(
                     name + "|" + mix,
@@ -76,14 +80,14 @@ public final class Report {
     }
 
     @SuppressWarnings("unchecked")
-    private static double secondary(Map<String, Object> secondary, String name) {
+    private static double secondary(@Nullable Map<String, Object> secondary, String name) {
         if (secondary == null || !secondary.containsKey(name)) {
             return Double.NaN;
         }
-        return num(((Map<String, Object>) secondary.get(name)).get("score"));
+        return num(((Map<String, Object>) Objects.requireNonNull(secondary.get(name))).get("score"));
     }
 
-    private static double num(Object o) {
+    private static double num(@Nullable Object o) {
         if (o instanceof Double d) {
             return d;
         }
@@ -105,8 +109,8 @@ public final class Report {
         Row decision = get("Breakdown", "newDecision", "N/A");
         double budget = decision == null ? Double.NaN : decision.allocNorm;
 
-        System.out.println("### Hot key: ops/µs (mean ± 99.9% error), CPU ns per call, bytes allocated per call,"
-                + " share of calls allowed\n");
+        System.out.printf("### Hot key: ops/µs (mean ± 99.9%% error), CPU ns per call, bytes allocated per call,"
+                + " share of calls allowed\n%n");
         System.out.println(
                 "| contender | mix | 1 thread ops/µs | CPU ns | B/op | allowed | 2 threads ops/µs | CPU ns | B/op | allowed |");
         System.out.println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
@@ -269,7 +273,7 @@ public final class Report {
         }
     }
 
-    private static void breakdown(String name, Row r, String mix) {
+    private static void breakdown(String name, @Nullable Row r, String mix) {
         if (r == null) {
             return;
         }
@@ -278,7 +282,7 @@ public final class Report {
                 name, mix, r.score, 1000 / r.score, cpu(r), alloc(r), share(r));
     }
 
-    private static void target(String what, String mix, Row a, Row b, double goal) {
+    private static void target(String what, String mix, @Nullable Row a, @Nullable Row b, double goal) {
         double mean = a == null || b == null ? Double.NaN : a.score / b.score;
         double cpu = a == null || b == null ? Double.NaN : b.cpuPerCall() / a.cpuPerCall();
         System.out.printf(
@@ -304,136 +308,33 @@ public final class Report {
         return mix.toLowerCase(Locale.ROOT);
     }
 
-    private static String ratio(Row a, Row b) {
+    private static String ratio(@Nullable Row a, @Nullable Row b) {
         if (a == null || b == null) {
             return "—";
         }
         return String.format("%.2f× (%.2f×)", a.score / b.score, b.cpuPerCall() / a.cpuPerCall());
     }
 
-    private static String score(Row r) {
+    private static String score(@Nullable Row r) {
         if (r == null || Double.isNaN(r.score)) {
             return "—";
         }
         return Double.isNaN(r.error) ? String.format("%.2f", r.score) : String.format("%.2f ± %.2f", r.score, r.error);
     }
 
-    private static String cpu(Row r) {
+    private static String cpu(@Nullable Row r) {
         return r == null || Double.isNaN(r.cpuPerCall()) ? "—" : String.format("%.1f", r.cpuPerCall());
     }
 
-    private static String alloc(Row r) {
+    private static String alloc(@Nullable Row r) {
         return r == null || Double.isNaN(r.allocNorm) ? "—" : String.format("%.0f", r.allocNorm);
     }
 
-    private static String share(Row r) {
+    private static String share(@Nullable Row r) {
         if (r == null || Double.isNaN(r.allowed) || Double.isNaN(r.denied)) {
             return "—";
         }
         double s = r.allowedShare();
         return s < 0.001 && s > 0 ? String.format("%.4f%%", 100 * s) : String.format("%.1f%%", 100 * s);
-    }
-
-    /** Just enough JSON for JMH's result file: objects, arrays, strings, numbers, true, false, null. */
-    private static final class Json {
-        private final String s;
-        private int i;
-
-        Json(String s) {
-            this.s = s;
-        }
-
-        Object value() {
-            skip();
-            char c = s.charAt(i);
-            switch (c) {
-                case '{' -> {
-                    Map<String, Object> m = new LinkedHashMap<>();
-                    i++;
-                    skip();
-                    if (s.charAt(i) == '}') {
-                        i++;
-                        return m;
-                    }
-                    for (; ; ) {
-                        skip();
-                        String k = string();
-                        skip();
-                        expect(':');
-                        m.put(k, value());
-                        skip();
-                        if (s.charAt(i++) == '}') {
-                            return m;
-                        }
-                    }
-                }
-                case '[' -> {
-                    List<Object> l = new ArrayList<>();
-                    i++;
-                    skip();
-                    if (s.charAt(i) == ']') {
-                        i++;
-                        return l;
-                    }
-                    for (; ; ) {
-                        l.add(value());
-                        skip();
-                        if (s.charAt(i++) == ']') {
-                            return l;
-                        }
-                    }
-                }
-                case '"' -> {
-                    return string();
-                }
-                default -> {
-                    int start = i;
-                    while (i < s.length() && ",}] \n\r\t".indexOf(s.charAt(i)) < 0) {
-                        i++;
-                    }
-                    String word = s.substring(start, i);
-                    return switch (word) {
-                        case "true" -> Boolean.TRUE;
-                        case "false" -> Boolean.FALSE;
-                        case "null" -> null;
-                        default -> Double.parseDouble(word);
-                    };
-                }
-            }
-        }
-
-        private String string() {
-            expect('"');
-            StringBuilder b = new StringBuilder();
-            for (char c = s.charAt(i++); c != '"'; c = s.charAt(i++)) {
-                if (c == '\\') {
-                    char e = s.charAt(i++);
-                    switch (e) {
-                        case 'n' -> b.append('\n');
-                        case 't' -> b.append('\t');
-                        case 'u' -> {
-                            b.append((char) Integer.parseInt(s.substring(i, i + 4), 16));
-                            i += 4;
-                        }
-                        default -> b.append(e);
-                    }
-                } else {
-                    b.append(c);
-                }
-            }
-            return b.toString();
-        }
-
-        private void expect(char c) {
-            if (s.charAt(i++) != c) {
-                throw new IllegalArgumentException("expected '" + c + "' at offset " + (i - 1));
-            }
-        }
-
-        private void skip() {
-            while (i < s.length() && Character.isWhitespace(s.charAt(i))) {
-                i++;
-            }
-        }
     }
 }

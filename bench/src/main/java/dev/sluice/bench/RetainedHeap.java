@@ -14,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Function;
 
 /**
  * Retained heap per tracked key (not a JMH benchmark): fills a limiter with {@code keys} distinct keys, one
@@ -85,14 +84,17 @@ public final class RetainedHeap {
 
     private static final class Bucket4jMap implements Contender {
         private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
-        private final Function<String, Bucket> newBucket = k -> Bucket.builder()
-                .addLimit(l -> l.capacity(10).refillGreedy(10, Duration.ofHours(1)))
-                .withSynchronizationStrategy(SynchronizationStrategy.LOCK_FREE)
-                .build();
+
+        private static Bucket newBucket(String key) {
+            return Bucket.builder()
+                    .addLimit(l -> l.capacity(10).refillGreedy(10, Duration.ofHours(1)))
+                    .withSynchronizationStrategy(SynchronizationStrategy.LOCK_FREE)
+                    .build();
+        }
 
         @Override
         public void put(String key) {
-            buckets.computeIfAbsent(key, newBucket).tryConsume(1);
+            buckets.computeIfAbsent(key, Bucket4jMap::newBucket).tryConsume(1);
         }
 
         @Override
@@ -149,11 +151,15 @@ public final class RetainedHeap {
     private static double measure(String name, int keys, String label) throws InterruptedException {
         long before = settledHeapUsed();
         Contender c = name.equals("sluice") ? new Sluice() : new Bucket4jMap();
-        for (int i = 0; i < keys; i++) {
-            c.put(PREFIX + i);
+        long after;
+        try {
+            for (int i = 0; i < keys; i++) {
+                c.put(PREFIX + i);
+            }
+            after = settledHeapUsed();
+        } finally {
+            Reference.reachabilityFence(c); // the filled limiter is alive while the heap is measured
         }
-        long after = settledHeapUsed();
-        Reference.reachabilityFence(c);
         // after measuring: were the keys really kept? (one in 1,000, spread over the fill order)
         int sampled = 0;
         int kept = 0;

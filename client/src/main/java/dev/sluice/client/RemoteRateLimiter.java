@@ -9,6 +9,7 @@ import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
+import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.TimeBudget;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,6 +23,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RateLimiter} whose decisions are made by a running {@code sluice serve}: an application moves from
@@ -30,8 +32,8 @@ import java.util.concurrent.TimeoutException;
  *
  * <p>Each call is one {@code POST} to the service's HTTP API, carrying the key as the descriptor
  * {@code [key=<key>]} of a client domain (default {@code "sluice"}, which needs no rules) and the {@link Limit}
- * itself as the descriptor's {@code limit}. The service therefore keeps state per (key, limit) exactly as a local
- * store would, on whatever store it runs (memory, Redis, PostgreSQL), with the service's clock. Multi-permit calls
+ * itself, its name included, as the descriptor's {@code limit}. The service therefore keeps state per (key, limit
+ * identity) and reads it under a named limit's changed numbers exactly as a local store would, on whatever store it runs (memory, Redis, PostgreSQL), with the service's clock. Multi-permit calls
  * are one request and all-or-nothing on the service. {@link #peek(String, Limit, long)} is {@code POST /v1/peek}
  * with {@code hits} = the cost asked about: the service's own store peeks, nothing is taken.
  *
@@ -61,7 +63,9 @@ public final class RemoteRateLimiter implements RateLimiter {
     private final URI reserve;
     private final URI reset;
     private final String domain;
-    private final String authorization;
+    /** Null without a token. */
+    private final @Nullable String authorization;
+
     private final Duration budget;
     private final TimeBudget timeBudget;
 
@@ -96,9 +100,9 @@ public final class RemoteRateLimiter implements RateLimiter {
     public static final class Builder {
         private final String baseUrl;
         private String domain = "sluice";
-        private String token;
+        private @Nullable String token;
         private Duration budget = Duration.ofMillis(DEFAULT_BUDGET_MILLIS);
-        private HttpClient client;
+        private @Nullable HttpClient client;
 
         private Builder(String baseUrl) {
             this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl must not be null: e.g. http://127.0.0.1:8080");
@@ -114,8 +118,8 @@ public final class RemoteRateLimiter implements RateLimiter {
             return this;
         }
 
-        /** The service's bearer token ({@code sluice serve --token}). */
-        public Builder token(String token) {
+        /** The service's bearer token ({@code sluice serve --token}); null: none (the default). */
+        public Builder token(@Nullable String token) {
             this.token = token;
             return this;
         }
@@ -132,12 +136,13 @@ public final class RemoteRateLimiter implements RateLimiter {
 
         /** The same as {@link #timeBudget(Duration)}: the name it had before every store had a time budget. */
         @Deprecated
+        @SuppressWarnings("InlineMeSuggester") // @InlineMe would make Error Prone's annotations a dependency
         public Builder timeout(Duration timeout) {
             return timeBudget(timeout);
         }
 
-        /** A client of your own (proxy, TLS settings, executor). */
-        public Builder httpClient(HttpClient client) {
+        /** A client of your own (proxy, TLS settings, executor); null: the limiter's own (the default). */
+        public Builder httpClient(@Nullable HttpClient client) {
             this.client = client;
             return this;
         }
@@ -160,15 +165,25 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
+        return join(tryAcquireAsync(permits));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
         Permit.checkAll(permits);
-        return join(send(check, body(permits, null)).thenApply(RemoteRateLimiter::decision));
+        return send(check, body(permits, null)).thenApply(RemoteRateLimiter::decision);
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        long waitNanos = dev.sluice.algorithm.Algorithms.checkReserve(key, limit, cost, maxWait);
-        return join(send(reserve, body(List.of(new Permit(key, limit, cost)), waitNanos))
-                .thenApply(RemoteRateLimiter::decision));
+        return join(reserveAsync(key, limit, cost, maxWait));
+    }
+
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
+        long waitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
+        return send(reserve, body(List.of(new Permit(key, limit, cost)), waitNanos))
+                .thenApply(RemoteRateLimiter::decision);
     }
 
     /**
@@ -177,22 +192,32 @@ public final class RemoteRateLimiter implements RateLimiter {
      */
     @Override
     public Decision peek(String key, Limit limit, long cost) {
+        return join(peekAsync(key, limit, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        return join(send(peek, body(List.of(new Permit(key, limit, cost)), null))
-                .thenApply(RemoteRateLimiter::decision));
+        return send(peek, body(List.of(new Permit(key, limit, cost)), null)).thenApply(RemoteRateLimiter::decision);
     }
 
     @Override
     public void reset(String key, Limit limit) {
+        join(resetAsync(key, limit));
+    }
+
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
         Permit.checkKeyAndLimit(key, limit);
-        join(send(reset, body(List.of(new Permit(key, limit, 1)), null)));
+        return send(reset, body(List.of(new Permit(key, limit, 1)), null)).thenRun(() -> {});
     }
 
     /** Holds no connections of its own beyond the shared HTTP client: nothing to release. */
     @Override
     public void close() {}
 
-    private String body(List<Permit> permits, Long maxWaitNanos) {
+    /** @param maxWaitNanos a reservation's wait, null for the other calls */
+    private String body(List<Permit> permits, @Nullable Long maxWaitNanos) {
         ObjectNode root = JSON.createObjectNode().put("domain", domain);
         if (maxWaitNanos != null) {
             root.put("max_wait_ns", maxWaitNanos);
@@ -209,6 +234,9 @@ public final class RemoteRateLimiter implements RateLimiter {
                     .put("window", l.rate().periodNanos() + "ns");
             if (l.algorithm().isTat()) {
                 lj.put("burst", l.capacity());
+            }
+            if (l.name() != null) {
+                lj.put("name", l.name()); // the limit's identity: its state survives a change of its numbers
             }
         }
         return root.toString();
@@ -232,7 +260,7 @@ public final class RemoteRateLimiter implements RateLimiter {
                 f -> f.completeExceptionally(new TimeoutException()));
         return bounded.handle((resp, t) -> {
             if (t != null) {
-                Throwable c = t instanceof CompletionException ? t.getCause() : t;
+                Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
                 if (c instanceof TimeoutException) {
                     exchange.cancel(true);
                 }
@@ -262,21 +290,11 @@ public final class RemoteRateLimiter implements RateLimiter {
             if (status == 200 || status == 429) {
                 return json;
             }
-            String detail = json.path("detail").asText("HTTP " + status);
-            String type = json.path("type").asText("");
-            if (status == 400) {
-                if (type.endsWith(":invalid-request") && detail.contains("reserve is defined for")) {
-                    throw new UnsupportedOperationException(detail);
-                }
-                throw new IllegalArgumentException(detail);
-            }
-            if (status == 501) {
-                throw new UnsupportedOperationException(detail);
-            }
-            throw RemoteRateLimiterException.answered(
-                    "sluice service " + uri + " answered " + status + ": " + detail,
+            throw RemoteRateLimiterException.failure(
+                    "sluice service " + uri,
                     status,
-                    type.isEmpty() ? null : type);
+                    json.path("type").textValue(),
+                    json.path("detail").asText("HTTP " + status));
         });
     }
 
@@ -298,7 +316,7 @@ public final class RemoteRateLimiter implements RateLimiter {
      * The service's {@code "degraded"} label as a {@link Degradation}: absent is NONE; a label this client does not
      * know (a newer service) is still degraded, as STORE_ERROR, rather than silently exact.
      */
-    static Degradation degradation(JsonNode label) {
+    static Degradation degradation(@Nullable JsonNode label) {
         if (label == null || label.isNull()) {
             return Degradation.NONE;
         }

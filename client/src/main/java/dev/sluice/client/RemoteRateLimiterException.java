@@ -1,14 +1,18 @@
 package dev.sluice.client;
 
 import dev.sluice.Degradation;
+import dev.sluice.FailureKind;
 import dev.sluice.StoreException;
+import dev.sluice.http.HttpProblems;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpTimeoutException;
 import java.nio.channels.UnresolvedAddressException;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The decision service could not decide: it was not reached, did not answer within the client's time budget, or
@@ -17,22 +21,29 @@ import java.util.concurrent.TimeoutException;
  * <ul>
  *   <li>{@code TIMEOUT} — no answer within the budget (connect included), or 504 from a proxy in between;</li>
  *   <li>{@code UNAVAILABLE} — connection refused or reset, name not resolved, 502, or a 503 without a store cause;</li>
- *   <li>a 503 whose problem type is {@code store-timeout}, {@code store-unavailable}, {@code store-overloaded} or
- *       {@code store-error} keeps the service's own cause: the service's store failed that way;</li>
- *   <li>{@code STORE_ERROR} — any other answer that is not a decision (500, 401, a body that is not JSON).</li>
+ *   <li>a 503 whose problem type is {@code store-timeout}, {@code store-unavailable}, {@code store-overloaded},
+ *       {@code store-error} or {@code store-misconfigured} keeps the service's own cause: the service's store failed
+ *       that way;</li>
+ *   <li>{@code MISCONFIGURED} — 401 or 403: the service refused this client's token;</li>
+ *   <li>{@code STORE_ERROR} — any other answer that is not a decision (500, a body that is not JSON).</li>
  * </ul>
+ * The answer is decoded by its status and problem type ({@link HttpProblems#kindOf}), never by its message: a 400
+ * is thrown as {@link IllegalArgumentException} and a 501 as {@link UnsupportedOperationException}, as a store
+ * would throw them ({@link #failure}).
  * {@link #httpStatus()} is the status answered (0 when there was no answer) and {@link #problemType()} the
  * problem's type without its {@code urn:sluice:problem:} prefix (null when there was none).
  */
 public final class RemoteRateLimiterException extends StoreException {
     private static final long serialVersionUID = 1L;
-    private static final String PROBLEM_PREFIX = "urn:sluice:problem:";
-
     private final int httpStatus;
-    private final String problemType;
+    private final @Nullable String problemType;
 
     RemoteRateLimiterException(
-            String message, Throwable cause, Degradation degradation, int httpStatus, String problemType) {
+            String message,
+            @Nullable Throwable cause,
+            Degradation degradation,
+            int httpStatus,
+            @Nullable String problemType) {
         super(message, cause, degradation);
         this.httpStatus = httpStatus;
         this.problemType = problemType;
@@ -44,16 +55,34 @@ public final class RemoteRateLimiterException extends StoreException {
     }
 
     /** The service answered {@code status} with a problem of {@code type} (the full URN, or null). */
-    static RemoteRateLimiterException answered(String message, int status, String type) {
-        String t = type != null && type.startsWith(PROBLEM_PREFIX) ? type.substring(PROBLEM_PREFIX.length()) : type;
-        return new RemoteRateLimiterException(message, null, classify(status, t), status, t);
+    static RemoteRateLimiterException answered(String message, int status, @Nullable String type) {
+        String t = type != null && type.startsWith(HttpProblems.TYPE_PREFIX)
+                ? type.substring(HttpProblems.TYPE_PREFIX.length())
+                : type;
+        Degradation cause = HttpProblems.kindOf(status, t).degradation();
+        return new RemoteRateLimiterException(
+                message, null, cause == null ? Degradation.STORE_ERROR : cause, status, t);
+    }
+
+    /**
+     * What to throw for the service's answer that is no decision, by its {@link FailureKind}: bad input is an
+     * {@link IllegalArgumentException}, an unsupported operation an {@link UnsupportedOperationException} (with the
+     * service's detail, as the store would throw them), anything else this exception.
+     *
+     * @param service names the service ({@code sluice service http://…}) for the message
+     * @param type the problem's type as answered, null when it had none
+     */
+    static RuntimeException failure(String service, int status, @Nullable String type, String detail) {
+        return switch (HttpProblems.kindOf(status, type)) {
+            case BAD_REQUEST -> new IllegalArgumentException(detail);
+            case UNSUPPORTED -> new UnsupportedOperationException(detail);
+            default -> answered(service + " answered " + status + ": " + detail, status, type);
+        };
     }
 
     static Degradation classify(Throwable t) {
         // HttpConnectTimeoutException is an HttpTimeoutException: no connection within the budget is a timeout
-        if (t instanceof HttpTimeoutException
-                || t instanceof TimeoutException
-                || t instanceof java.net.SocketTimeoutException) {
+        if (t instanceof HttpTimeoutException || t instanceof TimeoutException || t instanceof SocketTimeoutException) {
             return Degradation.TIMEOUT;
         }
         if (t instanceof ConnectException && t.getCause() instanceof HttpConnectTimeoutException) {
@@ -65,35 +94,13 @@ public final class RemoteRateLimiterException extends StoreException {
         return Degradation.STORE_ERROR;
     }
 
-    static Degradation classify(int status, String problemType) {
-        if (status == 503 && problemType != null) {
-            switch (problemType) {
-                case "store-timeout":
-                    return Degradation.TIMEOUT;
-                case "store-overloaded":
-                    return Degradation.OVERLOADED;
-                case "store-error":
-                    return Degradation.STORE_ERROR;
-                default:
-                    return Degradation.UNAVAILABLE;
-            }
-        }
-        if (status == 504) {
-            return Degradation.TIMEOUT;
-        }
-        if (status == 502 || status == 503) {
-            return Degradation.UNAVAILABLE;
-        }
-        return Degradation.STORE_ERROR;
-    }
-
     /** The HTTP status the service answered, or 0 when it did not answer. */
     public int httpStatus() {
         return httpStatus;
     }
 
     /** The problem type answered ({@code store-timeout}, …), or null. */
-    public String problemType() {
+    public @Nullable String problemType() {
         return problemType;
     }
 }

@@ -3,6 +3,8 @@ package dev.sluice.algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import java.time.Duration;
+import java.util.Objects;
 
 /**
  * The pure steps behind one entry point: {@code (state, now, limit, cost) -> (decision, new state)}.
@@ -63,17 +65,17 @@ public final class Algorithms {
      * @throws IllegalArgumentException naming the bad value and the fix
      * @throws UnsupportedOperationException for a window algorithm
      */
-    public static long checkReserve(String key, Limit limit, long cost, java.time.Duration maxWait) {
+    public static long checkReserve(String key, Limit limit, long cost, Duration maxWait) {
         Permit.check(key, limit, cost);
         checkReservable(limit);
-        java.util.Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
+        Objects.requireNonNull(maxWait, "maxWait must not be null: use Duration.ZERO to not wait at all");
         if (maxWait.isNegative()) {
             throw new IllegalArgumentException("maxWait " + maxWait + " is negative: use Duration.ZERO or more");
         }
         return maxWait.compareTo(LONGEST_NANOS) >= 0 ? Long.MAX_VALUE : maxWait.toNanos();
     }
 
-    private static final java.time.Duration LONGEST_NANOS = java.time.Duration.ofNanos(Long.MAX_VALUE);
+    private static final Duration LONGEST_NANOS = Duration.ofNanos(Long.MAX_VALUE);
 
     /** Throws {@link UnsupportedOperationException} for the window algorithms, which cannot lend from the future. */
     public static void checkReservable(Limit limit) {

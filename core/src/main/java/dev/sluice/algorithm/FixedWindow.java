@@ -54,9 +54,12 @@ public final class FixedWindow {
         return new Decision(true, limit.capacity(), limit.capacity() - countAfter, 0, untilWindowEnd(nowNanos, limit));
     }
 
-    /** The decision for a denied call in a window holding {@code count}: retry when the next window opens. */
+    /**
+     * The decision for a denied call in a window holding {@code count}: retry when the next window opens. The count
+     * may exceed the capacity when it was counted under larger numbers ({@link Inheritance}): none remain then.
+     */
     public static Decision denied(long count, long nowNanos, Limit limit) {
         long untilEnd = untilWindowEnd(nowNanos, limit);
-        return new Decision(false, limit.capacity(), limit.capacity() - count, untilEnd, untilEnd);
+        return new Decision(false, limit.capacity(), Math.max(0, limit.capacity() - count), untilEnd, untilEnd);
     }
 }

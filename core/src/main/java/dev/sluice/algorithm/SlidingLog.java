@@ -84,6 +84,8 @@ public final class SlidingLog {
         if (liveSum + cost <= c) {
             return new Decision(true, c, c - liveSum - cost, 0, w);
         }
-        return new Decision(false, c, c - liveSum, admitsAtNanos + w - nowNanos, newestNanos + w - nowNanos);
+        // the sum may exceed C when it was logged under larger numbers (Inheritance): none remain then
+        return new Decision(
+                false, c, Math.max(0, c - liveSum), admitsAtNanos + w - nowNanos, newestNanos + w - nowNanos);
     }
 }

@@ -42,18 +42,8 @@ public final class SlidingWindow {
         long c = limit.capacity();
         long k = Math.floorDiv(nowNanos, w);
         long e = nowNanos - k * w;
-        long prev;
-        long curr;
-        if (state.window() == k) {
-            prev = state.previous();
-            curr = state.current();
-        } else if (state.window() == k - 1) {
-            prev = state.current();
-            curr = 0;
-        } else {
-            prev = 0;
-            curr = 0;
-        }
+        long prev = previousAt(state, k);
+        long curr = currentAt(state, k);
         long room = c - curr - cost;
         if (room >= 0 && Exact.productLessOrEqual(prev, w - e, room, w)) {
             long after = curr + cost;
@@ -71,6 +61,16 @@ public final class SlidingWindow {
                         retryAfter(prev, curr, cost, c, k, w, e, nowNanos),
                         resetAfter(prev, curr, k, w, nowNanos)),
                 state);
+    }
+
+    /** The count of the window before window {@code k}, as the state tells it (0 when older). */
+    static long previousAt(SlidingWindowState state, long k) {
+        return state.window() == k ? state.previous() : state.window() == k - 1 ? state.current() : 0;
+    }
+
+    /** The count of window {@code k}, as the state tells it. */
+    static long currentAt(SlidingWindowState state, long k) {
+        return state.window() == k ? state.current() : 0;
     }
 
     private static long resetAfter(long prev, long curr, long k, long w, long now) {

@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whether the store is asked: closed (every call goes to the store) or open (calls go to the policy, except one
@@ -35,9 +36,9 @@ final class Circuit {
     private final AtomicInteger consecutiveFailures = new AtomicInteger();
     private final AtomicLong nextProbeAt = new AtomicLong();
     /** Null while the circuit is closed; otherwise the cause that opened it. */
-    private volatile Degradation openCause;
+    private volatile @Nullable Degradation openCause;
 
-    Circuit(long probeIntervalNanos, Ticker ticker, OutageLog outages, Degradation openCause) {
+    Circuit(long probeIntervalNanos, Ticker ticker, OutageLog outages, @Nullable Degradation openCause) {
         this.probeIntervalNanos = probeIntervalNanos;
         this.ticker = ticker;
         this.outages = outages;
@@ -110,7 +111,7 @@ final class Circuit {
     }
 
     /** The store failed a call with {@code cause}; opens the circuit when that is the last straw. */
-    void failed(Degradation cause, String message) {
+    void failed(Degradation cause, @Nullable String message) {
         if (!cause.storeUnhealthy()) {
             return;
         }

@@ -4,18 +4,21 @@ import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.StoreException;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
-import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.store.Futures;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A remote store behind a {@link FailurePolicy}: when the store cannot decide, the policy does, and the
@@ -67,31 +70,37 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     private final FailurePolicy policy;
     private final Circuit circuit;
     private final PolicyDecisions byPolicy;
-    private final Optional<StoreHealth> health = Optional.of(new Health());
+    private final Optional<StoreHealth> health;
     private final Object lock = new Object();
 
-    private volatile RateLimiter store;
+    /** Null until the opener opened the store (a limiter built from a supplier). */
+    private volatile @Nullable RateLimiter store;
+
     private volatile boolean closed;
-    private StoreOpener opener;
+    /** Null for a limiter built in front of an open store. */
+    private @Nullable StoreOpener opener;
 
     private FailSafeRateLimiter(Builder b) {
         this.policy = b.policy;
         long probeIntervalNanos = b.probeInterval.toNanos();
-        this.byPolicy = new PolicyDecisions(policy, probeIntervalNanos, b.ticker, b.fallback);
-        OutageLog outages = new OutageLog(b.ticker, policy, b.logSink);
+        Ticker ticker = b.ticker();
+        this.byPolicy = new PolicyDecisions(policy, probeIntervalNanos, ticker, b.fallback);
+        OutageLog outages = new OutageLog(ticker, policy, b.logSink);
         this.circuit =
-                new Circuit(probeIntervalNanos, b.ticker, outages, b.store != null ? null : Degradation.UNAVAILABLE);
+                new Circuit(probeIntervalNanos, ticker, outages, b.store != null ? null : Degradation.UNAVAILABLE);
+        this.health = Optional.of(new CircuitHealth(circuit, policy, byPolicy, () -> store != null));
         if (b.store != null) {
             store = b.store;
         } else {
             opener = new StoreOpener(
-                    b.supplier,
+                    Objects.requireNonNull(b.supplier, "a builder has a store or a supplier"),
                     b.probeInterval,
                     b.startDespiteMisconfiguration,
                     this::install,
                     circuit::holdOpen,
                     outages,
-                    b.pause);
+                    b.scheduler,
+                    b.attempts);
             String late = opener.start(b.startupWait);
             if (late != null) {
                 b.logSink.accept(Level.WARNING, late);
@@ -131,85 +140,94 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        // written out per method rather than through lambdas: a capturing lambda would allocate on every call
-        RateLimiter s = storeToTry();
-        if (s != null) {
-            try {
-                return succeeded(s.tryAcquire(key, limit, cost));
-            } catch (RuntimeException e) {
-                return byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
-            }
-        }
-        return byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause());
+        return Futures.join(tryAcquireAsync(key, limit, cost));
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        RateLimiter s = storeToTry();
-        if (s == null) {
-            return CompletableFuture.completedFuture(
-                    byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, circuit.cause()));
-        }
-        CompletableFuture<Decision> f;
-        try {
-            f = s.tryAcquireAsync(key, limit, cost);
-        } catch (RuntimeException e) {
-            f = CompletableFuture.failedFuture(e);
-        }
-        return f.handle((d, e) -> {
-            return e == null
-                    ? succeeded(d)
-                    : byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, failed(e));
-        });
+        return decide(
+                s -> s.tryAcquireAsync(key, limit, cost),
+                cause -> byPolicy.decide(PolicyDecisions.Call.TRY_ACQUIRE, key, limit, cost, null, cause));
     }
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
+        return Futures.join(tryAcquireAsync(permits));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
         Permit.checkAll(permits);
-        RateLimiter s = storeToTry();
-        if (s != null) {
-            try {
-                return succeeded(s.tryAcquire(permits));
-            } catch (RuntimeException e) {
-                return byPolicy.decide(permits, failed(e));
-            }
-        }
-        return byPolicy.decide(permits, circuit.cause());
+        return decide(s -> s.tryAcquireAsync(permits), cause -> byPolicy.decide(permits, cause));
+    }
+
+    @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        return Futures.join(tryAcquireEachAsync(permits));
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        Permit.checkAll(permits);
+        return decide(s -> s.tryAcquireEachAsync(permits), cause -> byPolicy.decideEach(permits, cause));
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        return Futures.join(reserveAsync(key, limit, cost, maxWait));
+    }
+
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
         Algorithms.checkReserve(key, limit, cost, maxWait);
-        RateLimiter s = storeToTry();
-        if (s != null) {
-            try {
-                return succeeded(s.reserve(key, limit, cost, maxWait));
-            } catch (RuntimeException e) {
-                return byPolicy.decide(PolicyDecisions.Call.RESERVE, key, limit, cost, maxWait, failed(e));
-            }
-        }
-        return byPolicy.decide(PolicyDecisions.Call.RESERVE, key, limit, cost, maxWait, circuit.cause());
+        return decide(
+                s -> s.reserveAsync(key, limit, cost, maxWait),
+                cause -> byPolicy.decide(PolicyDecisions.Call.RESERVE, key, limit, cost, maxWait, cause));
     }
 
     @Override
     public Decision peek(String key, Limit limit, long cost) {
+        return Futures.join(peekAsync(key, limit, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
+        return decide(
+                s -> s.peekAsync(key, limit, cost),
+                cause -> byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, cause));
+    }
+
+    /**
+     * Every kind of decision, both views: the store's when it is open and the circuit lets this call through, else
+     * the policy's; a store failure is classified by the circuit and decided by the policy, while the caller's own
+     * mistakes propagate. The synchronous views wait for this future: the store bounds it by its time budget, this
+     * class adds no waiting of its own, and a decision by the policy completes at once.
+     */
+    private <T> CompletableFuture<T> decide(
+            Function<RateLimiter, CompletableFuture<T>> ask, Function<Degradation, T> policy) {
         RateLimiter s = storeToTry();
-        if (s != null) {
-            try {
-                return succeeded(s.peek(key, limit, cost));
-            } catch (RuntimeException e) {
-                return byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, failed(e));
-            }
+        if (s == null) {
+            return CompletableFuture.completedFuture(policy.apply(circuit.cause()));
         }
-        return byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, circuit.cause());
+        CompletableFuture<T> f;
+        try {
+            f = ask.apply(s);
+        } catch (RuntimeException e) {
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.handle((d, e) -> e == null ? succeeded(d) : policy.apply(circuit.failed(e)));
     }
 
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */
     @Override
     public void reset(String key, Limit limit) {
+        Futures.join(resetAsync(key, limit));
+    }
+
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
         Permit.checkKeyAndLimit(key, limit);
         RateLimiter local = byPolicy.fallbackIfAny();
         if (local != null) {
@@ -217,13 +235,13 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         }
         RateLimiter s = store;
         if (s == null) {
-            throw new StoreException(
+            return CompletableFuture.failedFuture(new StoreException(
                     "the store is not open yet (" + circuit.cause().label() + "): the reset of '" + key
                             + "' was not applied; retry when storeHealthy() is true",
                     null,
-                    Degradation.UNAVAILABLE);
+                    Degradation.UNAVAILABLE));
         }
-        s.reset(key, limit);
+        return s.resetAsync(key, limit);
     }
 
     // ---------------------------------------------------------------------------------------- health
@@ -250,29 +268,6 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         return health;
     }
 
-    /** {@link StoreHealth} read from this limiter's fields: the store, the circuit, the policy's counts. */
-    private final class Health implements StoreHealth {
-        @Override
-        public Degradation cause() {
-            return circuit.state(); // open (with its cause) from build() until the store is installed
-        }
-
-        @Override
-        public boolean opened() {
-            return store != null;
-        }
-
-        @Override
-        public FailurePolicy policy() {
-            return policy;
-        }
-
-        @Override
-        public long degradedCount(Degradation cause) {
-            return byPolicy.count(cause);
-        }
-    }
-
     @Override
     public void close() {
         RateLimiter s;
@@ -292,107 +287,29 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     // ---------------------------------------------------------------------------------------- internals
 
     /** The store when this call should try it: it is open and the circuit lets this call through. */
-    private RateLimiter storeToTry() {
+    private @Nullable RateLimiter storeToTry() {
         RateLimiter s = store;
         return s != null && circuit.allowsCall() ? s : null;
     }
 
     /** Notes a call the store answered (closing the circuit if it was open) and returns its decision. */
-    private Decision succeeded(Decision d) {
+    private <T> T succeeded(T d) {
         circuit.succeeded();
         return d;
     }
 
-    /** Classifies a store failure and tells the circuit; the caller's own mistakes propagate. */
-    private Degradation failed(Throwable e) {
-        return circuit.failed(e);
-    }
-
     /** Configures a {@link FailSafeRateLimiter}. */
-    public static final class Builder {
-        private final RateLimiter store;
-        private final Supplier<? extends RateLimiter> supplier;
-        private FailurePolicy policy = FailurePolicy.FAIL_OPEN;
-        private Duration probeInterval = Duration.ofMillis(200);
-        private Duration startupWait = Duration.ofSeconds(DEFAULT_STARTUP_WAIT_SECONDS);
-        private Ticker ticker = Ticker.system();
-        private RateLimiter fallback;
-        private boolean startDespiteMisconfiguration;
-        private StoreOpener.Pause pause = StoreOpener.Pause.SLEEP;
-        private java.util.function.BiConsumer<Level, String> logSink = Circuit::logOffThePath;
+    public static final class Builder extends FailSafeOptions<Builder> {
+        final @Nullable RateLimiter store;
+        final @Nullable Supplier<? extends RateLimiter> supplier;
 
-        private Builder(RateLimiter store, Supplier<? extends RateLimiter> supplier) {
+        private Builder(@Nullable RateLimiter store, @Nullable Supplier<? extends RateLimiter> supplier) {
             this.store = store;
             this.supplier = supplier;
         }
 
-        /** What decides when the store cannot; default {@link FailurePolicy#FAIL_OPEN}. */
-        public Builder policy(FailurePolicy policy) {
-            this.policy = Objects.requireNonNull(
-                    policy, "policy must not be null: FAIL_OPEN, FAIL_CLOSED or" + " FALLBACK_LOCAL");
-            return this;
-        }
-
-        /**
-         * While the store is unhealthy, at most one call per interval tries it (and the supplier is retried
-         * at this pace); default 200 ms, from 1 ms to 1 minute. It bounds how long decisions stay degraded
-         * after the store is back.
-         */
-        public Builder probeInterval(Duration interval) {
-            Objects.requireNonNull(interval, "probeInterval must not be null");
-            if (interval.compareTo(Duration.ofMillis(1)) < 0 || interval.compareTo(Duration.ofMinutes(1)) > 0) {
-                throw new IllegalArgumentException("probeInterval " + interval
-                        + " is out of range: use 1 ms to 1 minute, such as Duration.ofMillis(200)");
-            }
-            this.probeInterval = interval;
-            return this;
-        }
-
-        /**
-         * For a limiter built from a supplier: how long {@code build()} waits for the supplier's first attempt
-         * before it returns and leaves the store to open in the background; default
-         * {@value FailSafeRateLimiter#DEFAULT_STARTUP_WAIT_SECONDS} s, from zero (never wait: the first decisions
-         * are degraded until the store opens) to 1 minute.
-         */
-        public Builder startupWait(Duration wait) {
-            Objects.requireNonNull(wait, "startupWait must not be null: use Duration.ZERO to not wait");
-            if (wait.isNegative() || wait.compareTo(Duration.ofMinutes(1)) > 0) {
-                throw new IllegalArgumentException("startupWait " + wait
-                        + " is out of range: use zero to 1 minute, such as Duration.ofSeconds(5)");
-            }
-            this.startupWait = wait;
-            return this;
-        }
-
-        /** The clock of the probe interval and of the default local fallback; default {@link Ticker#system()}. */
-        public Builder ticker(Ticker ticker) {
-            this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
-            return this;
-        }
-
-        /**
-         * The local limiter for {@link FailurePolicy#FALLBACK_LOCAL}; default an {@link InMemoryRateLimiter}
-         * on this builder's ticker, created on first use. This limiter closes it.
-         */
-        public Builder fallback(RateLimiter fallback) {
-            this.fallback = Objects.requireNonNull(fallback, "fallback must not be null");
-            return this;
-        }
-
-        /**
-         * Whether {@code build()} returns although the supplier's first attempt found the store misconfigured
-         * (decisions are then degraded {@link Degradation#MISCONFIGURED}, the store retried 1 s to 30 s apart);
-         * default false: {@code build()} throws, so that rate limiting is never silently off because of a typo.
-         */
-        public Builder startDespiteMisconfiguration(boolean start) {
-            this.startDespiteMisconfiguration = start;
-            return this;
-        }
-
-        /** Tests: how the opener waits between attempts, and where the outage lines go. */
-        Builder seams(StoreOpener.Pause pause, java.util.function.BiConsumer<Level, String> logSink) {
-            this.pause = Objects.requireNonNull(pause, "pause");
-            this.logSink = Objects.requireNonNull(logSink, "logSink");
+        @Override
+        Builder self() {
             return this;
         }
 

@@ -5,6 +5,7 @@ import dev.sluice.Ticker;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a store's outage writes to the log: one line when the store starts failing, one when it answers again,
@@ -27,7 +28,7 @@ final class OutageLog {
     private final FailurePolicy policy;
     private final BiConsumer<Level, String> sink;
     /** Null while the store is healthy. */
-    private Degradation cause;
+    private @Nullable Degradation cause;
 
     private long downSince;
     private long lastLineAt;
@@ -46,7 +47,7 @@ final class OutageLog {
      * @param detail the failure's message (names the store and what to do)
      * @param retry  what happens next, e.g. "probing every 200 ms"
      */
-    synchronized void failing(Degradation cause, String detail, String retry) {
+    synchronized void failing(Degradation cause, @Nullable String detail, String retry) {
         long now = ticker.read();
         if (this.cause == null) {
             this.cause = cause;
@@ -93,7 +94,7 @@ final class OutageLog {
     }
 
     /** The cause of the outage under way, or null when the store is healthy. */
-    synchronized Degradation cause() {
+    synchronized @Nullable Degradation cause() {
         return cause;
     }
 

@@ -4,12 +4,17 @@ import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.memory.InMemoryRateLimiter;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The decisions a {@link FailurePolicy} makes when the store cannot, counted by cause. {@code FAIL_OPEN} allows
@@ -18,30 +23,35 @@ import java.util.concurrent.atomic.LongAdder;
  * refilling in between). Every decision made here is marked with its {@link Degradation}.
  */
 final class PolicyDecisions implements AutoCloseable {
-    private static final Degradation[] CAUSES = Degradation.values();
 
     private final FailurePolicy policy;
     private final long probeIntervalNanos;
     private final Ticker ticker;
-    private final LongAdder[] degraded = new LongAdder[CAUSES.length];
+    private final EnumMap<Degradation, LongAdder> degraded = new EnumMap<>(Degradation.class);
     private final Object lock = new Object();
-    private volatile RateLimiter fallback;
+    /** Null until first used, unless given. */
+    private volatile @Nullable RateLimiter fallback;
 
-    PolicyDecisions(FailurePolicy policy, long probeIntervalNanos, Ticker ticker, RateLimiter fallback) {
+    PolicyDecisions(FailurePolicy policy, long probeIntervalNanos, Ticker ticker, @Nullable RateLimiter fallback) {
         this.policy = policy;
         this.probeIntervalNanos = probeIntervalNanos;
         this.ticker = ticker;
         this.fallback = fallback;
-        for (int i = 0; i < degraded.length; i++) {
-            degraded[i] = new LongAdder();
+        for (Degradation cause : Degradation.values()) {
+            degraded.put(cause, new LongAdder());
         }
     }
 
     long count(Degradation cause) {
-        return degraded[cause.ordinal()].sum();
+        return counter(cause).sum();
+    }
+
+    private LongAdder counter(Degradation cause) {
+        return Objects.requireNonNull(degraded.get(cause), "every cause has a counter");
     }
 
     /** The local fallback if it was made (or given), else null. */
+    @Nullable
     RateLimiter fallbackIfAny() {
         return fallback;
     }
@@ -54,15 +64,16 @@ final class PolicyDecisions implements AutoCloseable {
     }
 
     /** The policy's decision for one call the store could not make, counted under {@code cause}. */
-    Decision decide(Call call, String key, Limit limit, long cost, Duration maxWait, Degradation cause) {
-        degraded[cause.ordinal()].increment();
+    /** @param maxWait the reservation's wait for {@link Call#RESERVE}, null for the other calls */
+    Decision decide(Call call, String key, Limit limit, long cost, @Nullable Duration maxWait, Degradation cause) {
+        counter(cause).increment();
         if (policy != FailurePolicy.FALLBACK_LOCAL) {
             return byPolicy(limit, cost, cause);
         }
         RateLimiter local = local();
         Decision d = switch (call) {
             case TRY_ACQUIRE -> local.tryAcquire(key, limit, cost);
-            case RESERVE -> local.reserve(key, limit, cost, maxWait);
+            case RESERVE -> local.reserve(key, limit, cost, Objects.requireNonNull(maxWait, "a reserve has a wait"));
             case PEEK -> local.peek(key, limit, cost);
         };
         return d.withDegradation(cause);
@@ -70,16 +81,37 @@ final class PolicyDecisions implements AutoCloseable {
 
     /** The policy's decision for a multi-permit call: one degraded decision, however many permits. */
     Decision decide(List<Permit> permits, Degradation cause) {
-        degraded[cause.ordinal()].increment();
+        counter(cause).increment();
         if (policy == FailurePolicy.FALLBACK_LOCAL) {
             return local().tryAcquire(permits).withDegradation(cause);
         }
-        Decision d = null;
-        for (Permit p : permits) {
-            Decision one = byPolicy(p.limit(), p.cost(), cause);
-            d = d == null ? one : d.mostRestrictive(one);
+        Decision d = byPolicy(permits.get(0).limit(), permits.get(0).cost(), cause); // checked: never empty
+        for (int i = 1; i < permits.size(); i++) {
+            d = d.mostRestrictive(
+                    byPolicy(permits.get(i).limit(), permits.get(i).cost(), cause));
         }
         return d;
+    }
+
+    /**
+     * The policy's decisions for a multi-permit call, each permit's and the overall one, counted once: the local
+     * fallback's own (see {@link PermitDecisions}), or fail-open / fail-closed per permit, all marked degraded.
+     */
+    PermitDecisions decideEach(List<Permit> permits, Degradation cause) {
+        counter(cause).increment();
+        if (policy == FailurePolicy.FALLBACK_LOCAL) {
+            PermitDecisions local = local().tryAcquireEach(permits);
+            List<Decision> each = new ArrayList<>(permits.size());
+            for (Decision d : local.permits()) {
+                each.add(d.withDegradation(cause));
+            }
+            return new PermitDecisions(local.decision().withDegradation(cause), each);
+        }
+        List<Decision> each = new ArrayList<>(permits.size());
+        for (Permit p : permits) {
+            each.add(byPolicy(p.limit(), p.cost(), cause));
+        }
+        return new PermitDecisions(Decision.mostRestrictive(each), each);
     }
 
     /** The fail-open or fail-closed decision, which knows nothing about the key. */

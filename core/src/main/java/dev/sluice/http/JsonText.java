@@ -29,7 +29,7 @@ public final class JsonText {
                             && Character.isLowSurrogate(s.charAt(i + 1))) {
                         sb.append(c).append(s.charAt(++i));
                     } else if (c < 0x20
-                            || c >= 0x7f && c <= 0x9f
+                            || (c >= 0x7f && c <= 0x9f)
                             || c == 0x2028
                             || c == 0x2029
                             || Character.isSurrogate(c)) {

@@ -3,6 +3,7 @@ package dev.sluice.lease;
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What one node holds of one key under one limit: permits already taken from the shared state and not yet spent,
@@ -31,7 +32,7 @@ final class Lease {
     private long held;
     /** Local instant, epoch ns: the end of the schedule A (token bucket, GCRA) or the window's end (fixed window). */
     private long anchor;
-    /** What the take before the last left held, and its anchor: earlier cells, spent first. */
+    /** What the takes before the last left held, and the earliest of their anchors: earlier cells, spent first. */
     private long olderHeld;
 
     private long olderAnchor;
@@ -119,6 +120,7 @@ final class Lease {
     }
 
     /** Spends {@code cost} held permits if they are usable now; the local decision, or null to ask the store. */
+    @Nullable
     Decision trySpend(long now, long cost) {
         if (usable(now) >= cost) {
             long fromOlder = Math.min(olderHeld, cost); // the earlier cells first: they expire first
@@ -197,13 +199,13 @@ final class Lease {
     }
 
     /** The store's answer to the take ahead of {@code n} (null: it failed), received at {@code received}. */
-    private record Arrival(Decision decision, long n, long received) {}
+    private record Arrival(@Nullable Decision decision, long n, long received) {}
 
     /** Set by whichever thread completes the take ahead (without the monitor); applied by the next caller. */
-    private volatile Arrival arrival;
+    private volatile @Nullable Arrival arrival;
 
-    /** The take ahead has been answered; any thread, without the monitor. */
-    void arrived(Decision d, long n, long received) {
+    /** The take ahead has been answered (null: it failed); any thread, without the monitor. */
+    void arrived(@Nullable Decision d, long n, long received) {
         arrival = new Arrival(d, n, received);
     }
 
@@ -214,8 +216,9 @@ final class Lease {
             return;
         }
         arrival = null;
-        if (a.decision() != null) {
-            taken(a.decision(), 0, a.n(), sentAhead, a.received());
+        Decision d = a.decision();
+        if (d != null) {
+            taken(d, 0, a.n(), sentAhead, a.received());
         }
         ahead = false;
     }
@@ -231,7 +234,7 @@ final class Lease {
     /**
      * Records what the store decided for a take of {@code cost + extra} sent at {@code sent} and answered at
      * {@code received}: the extra permits become held (what the take before left held stays usable as the older
-     * cells; anything older than that is dropped), or the denial is remembered.
+     * cells, see {@link #makeRoom}), or the denial is remembered.
      */
     void taken(Decision d, long cost, long extra, long sent, long received) {
         if (d.degraded()) {
@@ -246,10 +249,7 @@ final class Lease {
             deniedUntil = Long.MIN_VALUE;
         } else if (d.allowed()) {
             usable(sent);
-            if (held > 0 || olderHeld == 0) {
-                olderHeld = held; // the older segment, if any, had fewer (earlier) cells: dropped
-                olderAnchor = anchor;
-            }
+            makeRoom(received);
             // the end of the schedule (TAT) or of the window, as a local instant no later than the store's
             anchor = sent + d.resetAfterNanos() - (tat ? 1 : 0);
             held = extra;
@@ -272,10 +272,45 @@ final class Lease {
         }
     }
 
+    /**
+     * Makes the held segment the older one, for a new take's permits. When both still hold permits (a take ahead
+     * answered after a caller's take, say), they become one older segment under the earlier anchor: each of their
+     * cells is then counted as starting no later than it does, which is safe (for the fixed window, a later window's
+     * cells are never held while an earlier window's may still be spent). Dropping the older segment instead would
+     * lose permits that have not expired, and the node would under-admit by more than it holds; that is done only
+     * when the merged segment would keep fewer at {@code now} (the earlier anchor too close).
+     */
+    private void makeRoom(long now) {
+        if (held > 0 && olderHeld > 0) {
+            long earlier = Math.min(anchor, olderAnchor);
+            long merged = alive(olderHeld + held, earlier, now);
+            if (merged >= alive(held, anchor, now)) {
+                olderHeld = merged;
+                olderAnchor = earlier;
+                return;
+            }
+        }
+        if (held > 0 || olderHeld == 0) {
+            olderHeld = held;
+            olderAnchor = anchor;
+        }
+    }
+
     /** Forgets everything held and remembered (after a reset of the key). */
     void clear() {
         held = 0;
         olderHeld = 0;
         deniedUntil = Long.MIN_VALUE;
+    }
+
+    /** The caller's view of a granted take of {@code cost + extra}: the extra permits are this node's to spend. */
+    static Decision asked(Decision d, Limit limit, long extra) {
+        return new Decision(
+                true,
+                d.limit(),
+                Math.min(limit.capacity(), d.remaining() + extra),
+                0,
+                d.resetAfterNanos(),
+                d.degradation());
     }
 }

@@ -3,6 +3,7 @@ package dev.sluice.lease;
 import dev.sluice.Limit;
 import dev.sluice.Ticker;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The leases of one {@link LeasedRateLimiter}, by (key, limit): at most {@code maxKeys} of them; when full, leases
@@ -24,6 +25,7 @@ final class LeaseTable {
     }
 
     /** The lease of a leasable key, made on first use, or null when {@code maxKeys} leases exist already. */
+    @Nullable
     Lease lease(String key, Limit limit) {
         Key k = new Key(key, limit);
         Lease l = leases.get(k);
@@ -40,8 +42,20 @@ final class LeaseTable {
     }
 
     /** The lease of {@code key} under {@code limit} if there is one, else null; makes none. */
+    @Nullable
     Lease existing(String key, Limit limit) {
         return leases.get(new Key(key, limit));
+    }
+
+    /** Permits of {@code key} under {@code limit} held here at {@code now} (0 when it has no lease). */
+    long held(String key, Limit limit, long now) {
+        Lease l = existing(key, limit);
+        if (l == null) {
+            return 0;
+        }
+        synchronized (l) {
+            return l.usable(now);
+        }
     }
 
     void clear() {

@@ -3,15 +3,18 @@ package dev.sluice.lease;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.failsafe.StoreHealth;
+import dev.sluice.store.Futures;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Exact local leases over a shared store: a hot key is decided here, at in-memory speed, from permits this node
@@ -102,47 +105,89 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         return new Builder(store);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Decided here, synchronously and without a future, when the key's held permits (or a remembered denial)
+     * cover it; else the caller waits for the {@linkplain #tryAcquireAsync take}, which is written once, for both
+     * views.
+     */
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        if (!Lease.leasable(limit)) {
-            return counted(store.tryAcquire(key, limit, cost));
-        }
-        Lease lease = lease(key, limit);
+        Lease lease = Lease.leasable(limit) ? leases.lease(key, limit) : null;
         if (lease == null) {
-            return counted(store.tryAcquire(key, limit, cost));
+            return counted(store.tryAcquire(key, limit, cost)); // the plain path: the store's own call
         }
         Start start = start(lease, key, limit, cost);
-        if (start.local() != null) {
-            return start.local();
+        Decision local = start.local();
+        return local != null ? local : Futures.join(take(lease, key, limit, cost, start));
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Decided here when the key's held permits cover it (the future is complete at once); else the store's call,
+     * made asynchronously (concurrent calls on a key without held permits may each call the store, for their cost
+     * alone).
+     */
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        Lease lease = Lease.leasable(limit) ? leases.lease(key, limit) : null;
+        if (lease == null) {
+            return counted(store.tryAcquireAsync(key, limit, cost));
         }
+        Start start = start(lease, key, limit, cost);
+        Decision local = start.local();
+        return local != null ? CompletableFuture.completedFuture(local) : take(lease, key, limit, cost, start);
+    }
+
+    /**
+     * The take protocol, the one copy both views use: asks the store for {@code cost} plus the extra permits the
+     * start chose, without the monitor (callers of this key go on deciding from what is held, or, when nothing is,
+     * call the store too, for their cost alone, while this take is under way); then records the answer under the
+     * monitor. A fixed window that denies the take because it is short of the extra permits is asked once more, for
+     * the cost alone, as a plain store call: the caller is not counted again in the key's demand (re-entering the
+     * lease path would count it twice) and the answer is returned as the store gives it.
+     */
+    private CompletableFuture<Decision> take(Lease lease, String key, Limit limit, long cost, Start start) {
         long extra = start.extra();
         long sent = start.sent();
-        // the store call is made without the monitor: callers of this key go on deciding from what is held (or,
-        // when nothing is, call the store too, for their cost alone, while this take is under way)
-        Decision d;
+        storeCalls.incrementAndGet();
+        CompletableFuture<Decision> f;
         try {
-            d = counted(store.tryAcquire(key, limit, cost + extra));
+            f = store.tryAcquireAsync(key, limit, cost + extra);
         } catch (RuntimeException e) {
             synchronized (lease) {
                 lease.endTake(extra);
             }
             throw e;
         }
-        boolean again;
-        synchronized (lease) {
-            lease.taken(d, cost, extra, sent, ticker.read());
-            lease.endTake(extra);
-            again = lease.asksAgain(d, extra);
-        }
-        if (again) {
-            return counted(store.tryAcquire(key, limit, cost)); // a window short of the extra: the cost alone
-        }
-        return extra == 0 || !d.allowed() ? d : asked(d, limit, cost, extra);
+        // a failed take ends here; the caller sees the failure through the future returned below
+        CompletableFuture<?> unused = f.whenComplete((d, failure) -> {
+            if (failure != null) {
+                synchronized (lease) {
+                    lease.endTake(extra);
+                }
+            }
+        });
+        return f.thenCompose(d -> {
+            boolean again;
+            synchronized (lease) {
+                lease.taken(d, cost, extra, sent, ticker.read());
+                lease.endTake(extra);
+                again = lease.asksAgain(d, extra);
+            }
+            if (again) {
+                return counted(store.tryAcquireAsync(key, limit, cost));
+            }
+            return CompletableFuture.completedFuture(extra == 0 || !d.allowed() ? d : Lease.asked(d, limit, extra));
+        });
     }
 
     /** A call's start: its local decision, or the extra permits its take asks for and when that take is sent. */
-    private record Start(Decision local, long extra, long sent) {}
+    private record Start(@Nullable Decision local, long extra, long sent) {}
 
     /**
      * Decides the call here (then starts a take ahead if one is due, outside the monitor) or begins its take.
@@ -164,7 +209,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     }
 
     /** Counts the call and decides it from held permits or a remembered denial; null: ask the store. Under the monitor. */
-    private Decision local(Lease lease, long cost) {
+    private @Nullable Decision local(Lease lease, long cost) {
         lease.applyArrived();
         long now = ticker.read();
         lease.observe(now, horizonNanos);
@@ -195,80 +240,12 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         }
         // the answer is applied by the next caller, under the monitor: the thread completing it (the store's I/O
         // thread) must never wait for the monitor, which a caller may hold while it waits for that very thread
-        f.whenComplete((d, failure) -> lease.arrived(d, n, ticker.read()));
+        CompletableFuture<?> unused = f.whenComplete((d, failure) -> lease.arrived(d, n, ticker.read()));
     }
 
-    /** The caller's view of a granted take of {@code cost + extra}: the extra permits are this node's to spend. */
-    private static Decision asked(Decision d, Limit limit, long cost, long extra) {
-        return new Decision(
-                true,
-                d.limit(),
-                Math.min(limit.capacity(), d.remaining() + extra),
-                0,
-                d.resetAfterNanos(),
-                d.degradation());
-    }
-
-    private Decision counted(Decision d) {
+    private <T> T counted(T d) {
         storeCalls.incrementAndGet();
         return d;
-    }
-
-    /** The lease of a leasable key, or null when {@link Builder#maxKeys} leases exist already (after evicting idle ones). */
-    private Lease lease(String key, Limit limit) {
-        return leases.lease(key, limit);
-    }
-
-    /**
-     * {@inheritDoc}
-     *
-     * <p>Decided here when the key's held permits cover it; else the store's call, made asynchronously (concurrent
-     * async calls on a key without held permits may each call the store).
-     */
-    @Override
-    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        Lease lease = Lease.leasable(limit) ? lease(key, limit) : null;
-        if (lease == null) {
-            storeCalls.incrementAndGet();
-            return store.tryAcquireAsync(key, limit, cost);
-        }
-        Start start = start(lease, key, limit, cost);
-        if (start.local() != null) {
-            return CompletableFuture.completedFuture(start.local());
-        }
-        storeCalls.incrementAndGet();
-        long extra = start.extra();
-        long asked = extra;
-        long sentAt = start.sent();
-        CompletableFuture<Decision> f;
-        try {
-            f = store.tryAcquireAsync(key, limit, cost + extra);
-        } catch (RuntimeException e) {
-            synchronized (lease) {
-                lease.endTake(asked);
-            }
-            throw e;
-        }
-        f.whenComplete((d, failure) -> {
-            if (failure != null) {
-                synchronized (lease) {
-                    lease.endTake(asked);
-                }
-            }
-        });
-        return f.thenCompose(d -> {
-            boolean again;
-            synchronized (lease) {
-                lease.taken(d, cost, asked, sentAt, ticker.read());
-                lease.endTake(asked);
-                again = lease.asksAgain(d, asked);
-            }
-            if (again) {
-                return tryAcquireAsync(key, limit, cost);
-            }
-            return CompletableFuture.completedFuture(asked == 0 || !d.allowed() ? d : asked(d, limit, cost, asked));
-        });
     }
 
     @Override
@@ -277,8 +254,31 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     }
 
     @Override
+    public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
+        return counted(store.tryAcquireAsync(permits));
+    }
+
+    @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        return Futures.join(tryAcquireEachAsync(permits));
+    }
+
+    /** One permit takes the leased path ({@link #tryAcquireAsync(String, Limit, long)}); several the store's call. */
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return permits.size() == 1
+                ? RateLimiter.super.tryAcquireEachAsync(permits)
+                : counted(store.tryAcquireEachAsync(permits));
+    }
+
+    @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
         return counted(store.reserve(key, limit, cost, maxWait));
+    }
+
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
+        return counted(store.reserveAsync(key, limit, cost, maxWait));
     }
 
     @Override
@@ -287,14 +287,26 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     }
 
     @Override
+    public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
+        return counted(store.peekAsync(key, limit, cost));
+    }
+
+    /** Resets the key in the store, then forgets this node's lease of it (other nodes' leases stay). */
+    @Override
     public void reset(String key, Limit limit) {
-        store.reset(key, limit);
-        Lease l = leases.existing(key, limit);
-        if (l != null) {
-            synchronized (l) {
-                l.clear();
+        Futures.join(resetAsync(key, limit));
+    }
+
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
+        return store.resetAsync(key, limit).thenRun(() -> {
+            Lease l = leases.existing(key, limit);
+            if (l != null) {
+                synchronized (l) {
+                    l.clear();
+                }
             }
-        }
+        });
     }
 
     /** Store calls made so far (takes, takes ahead, denials asked again, and every call of the plain path). */
@@ -310,13 +322,7 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
     /** Permits of {@code key} under {@code limit} held here now (0 when none). */
     public long held(String key, Limit limit) {
         Permit.checkKeyAndLimit(key, limit);
-        Lease l = leases.existing(key, limit);
-        if (l == null) {
-            return 0;
-        }
-        synchronized (l) {
-            return l.usable(ticker.read());
-        }
+        return leases.held(key, limit, ticker.read());
     }
 
     /** Closes the store. What is held is not given back (it expires; see the class comment). */

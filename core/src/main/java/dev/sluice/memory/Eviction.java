@@ -1,9 +1,7 @@
 package dev.sluice.memory;
 
-import dev.sluice.memory.InMemoryRateLimiter.Registered;
 import java.util.Arrays;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.IntFunction;
 
 /**
  * Frees about an eighth of a full segment, under its monitor: first every key whose state equals a fresh key's
@@ -14,9 +12,9 @@ final class Eviction {
     private Eviction() {}
 
     /** Kills slots of {@code s} holding {@code live} of at most {@code maxLive} keys; returns how many it killed. */
-    static int evict(Slots s, long now, int live, int maxLive, IntFunction<Registered> registry) {
+    static int evict(Slots s, long now, int live, int maxLive, LimitRegistry limits) {
         int target = Math.max(1, maxLive / 8);
-        int killed = killWhere(s, now, 0, Integer.MAX_VALUE, registry);
+        int killed = killWhere(s, now, 0, Integer.MAX_VALUE, limits);
         if (killed >= target) {
             return killed;
         }
@@ -25,7 +23,7 @@ final class Eviction {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int tries = 0; n < sample.length && tries < 4 * sample.length; tries++) {
             int i = random.nextInt(s.capacity);
-            long v = s.untilFresh(i, now, registry.apply(s.limits[i]));
+            long v = s.untilFresh(i, now, limits.get(s.limits[i]));
             if (v >= 0) {
                 sample[n++] = v;
             }
@@ -35,21 +33,21 @@ final class Eviction {
         long cut = n == 0
                 ? Long.MAX_VALUE
                 : sample[Math.min(n - 1, (int) ((long) n * (target - killed) / Math.max(1, left)))];
-        killed += killWhere(s, now, cut, target - killed, registry);
+        killed += killWhere(s, now, cut, target - killed, limits);
         if (killed == 0) {
-            killed += killWhere(s, now, Long.MAX_VALUE, 1, registry);
+            killed += killWhere(s, now, Long.MAX_VALUE, 1, limits);
         }
         return killed;
     }
 
     /** Kills up to {@code max} live, unheld slots whose time to fresh is at most {@code cut}; returns how many. */
-    private static int killWhere(Slots s, long now, long cut, int max, IntFunction<Registered> registry) {
+    private static int killWhere(Slots s, long now, long cut, int max, LimitRegistry limits) {
         int killed = 0;
         for (int i = 0; i < s.capacity && killed < max; i++) {
             if (s.keys[i] == 0) {
                 continue;
             }
-            Registered r = registry.apply(s.limits[i]);
+            RegisteredLimit r = limits.get(s.limits[i]);
             long v = s.untilFresh(i, now, r);
             if (v >= 0 && v <= cut && s.kill(i, false, r) != null) {
                 killed++;

@@ -2,6 +2,7 @@ package dev.sluice.memory;
 
 import dev.sluice.Limit;
 import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The keyed call's shortcut for the keys it is called with most: a small direct-mapped table of {@link MemoryBound}
@@ -13,7 +14,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * keys crafted to (the String hash is not secret), only cost a miss: where a key's state lives is still decided by
  * its SipHash ({@link KeyHasher}), and no two keys ever share a handle. A miss puts the key's handle in its entry one
  * time in {@value #ADMIT_ONE_IN}, at random: a key called often is in after a few dozen calls, and a flood of distinct
- * keys costs a handle (about 56 bytes) every {@value #ADMIT_ONE_IN} calls, not every call. Keys over
+ * keys costs a handle every {@value #ADMIT_ONE_IN} calls, not every call. Keys over
  * {@value #MAX_KEY_LENGTH} characters are never kept. At most {@value #SIZE} handles (and their key strings) are
  * held; entries are replaced, never removed: a handle whose key was evicted or reset finds its slot dead and looks
  * the key up again, as any handle does.
@@ -36,6 +37,7 @@ final class HotKeys {
     private final int[] keyHashes = new int[SIZE];
 
     /** The handle of {@code key} under {@code limit} if it is kept, else null. */
+    @Nullable
     MemoryBound get(String key, Limit limit) {
         if (key.length() > MAX_KEY_LENGTH) {
             return null; // never kept: not worth hashing up to 4,096 characters to find that out
@@ -47,8 +49,7 @@ final class HotKeys {
         }
         MemoryBound b = handles[i];
         if (b != null && b.keyHash == keyHash && b.limit().equals(limit)) {
-            String k = b.key();
-            if (k == key || k.equals(key)) {
+            if (b.key().equals(key)) { // String.equals checks identity first
                 return b;
             }
         }

@@ -4,7 +4,7 @@ import java.security.SecureRandom;
 
 /**
  * SipHash-1-3 (the keyed hash Rust's HashMap uses against hash flooding) of a key's UTF-16 code units
- * and a limit index, with a 128-bit secret drawn per limiter. An attacker who does not know the secret
+ * and a limit identity's number, with a 128-bit secret drawn per limiter. An attacker who does not know the secret
  * cannot craft keys that collide, so a flood of chosen keys degrades to a flood of random ones.
  *
  * <p>Sluice keeps the 64-bit hash instead of the key string. Two distinct (key, limit) pairs whose hashes
@@ -21,7 +21,13 @@ final class KeyHasher {
         this.k1 = random.nextLong();
     }
 
-    long hash(String key, int limitIndex) {
+    /** With a given secret: for tests. */
+    KeyHasher(long k0, long k1) {
+        this.k0 = k0;
+        this.k1 = k1;
+    }
+
+    long hash(String key, int limitIdentity) {
         long v0 = k0 ^ 0x736f6d6570736575L;
         long v1 = k1 ^ 0x646f72616e646f6dL;
         long v2 = k0 ^ 0x6c7967656e657261L;
@@ -30,7 +36,7 @@ final class KeyHasher {
         int i = -4; // the first block is the limit index, then the key's characters four at a time
         for (; i + 4 <= n; i += 4) {
             long m = i < 0
-                    ? limitIndex
+                    ? limitIdentity
                     : key.charAt(i)
                             | (long) key.charAt(i + 1) << 16
                             | (long) key.charAt(i + 2) << 32

@@ -1,13 +1,15 @@
 package dev.sluice.memory;
 
-import static dev.sluice.memory.InMemoryRateLimiter.LOCKED;
+import static dev.sluice.memory.Slots.LOCKED;
 
 import dev.sluice.BoundLimit;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Ticker;
 import dev.sluice.algorithm.Gcra;
-import dev.sluice.memory.InMemoryRateLimiter.Registered;
 import java.lang.invoke.VarHandle;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The in-memory store's {@link BoundLimit}: the key's hash, its limit's registration and its segment are resolved
@@ -30,6 +32,8 @@ final class MemoryBound extends BoundLimit {
     private static final VarHandle LONGS = Slots.LONGS;
     /** {@link #step}'s answer when the remembered slot is gone (evicted, reset, moved) or its table is due for a rebase. */
     private static final long RELOCATE = Long.MIN_VALUE;
+    /** {@link #step}'s clock argument when it is to read the clock itself, after loading the table. */
+    private static final long READ_CLOCK = Long.MIN_VALUE;
 
     /**
      * Slot {@code index} of the segment's table {@code generation} ({@link Slots#generation}): immutable, so a racing
@@ -38,55 +42,66 @@ final class MemoryBound extends BoundLimit {
      */
     record Where(long generation, int index) {}
 
-    private final InMemoryRateLimiter owner;
-    private final Registered registered;
-    private final boolean tat;
+    private final MemoryStore store;
+    private final Ticker ticker;
+    private final RegisteredLimit registered;
+    private final Segment segment;
     private final long hash;
     /** The key's {@link String#hashCode()}, for {@link HotKeys}. */
     final int keyHash;
 
-    private final Segment segment;
+    // the limit's constants the step reads, copied here so that a decision reads them from the handle alone
+    private final boolean tat;
+    private final long capacity;
+    private final long timeScale;
+    private final long intervalScaled;
+    private final long capacityScaled;
+    private final long rebaseIntervalNanos;
+
     /** The slot the key was last found in, or null; a plain field: a stale value is checked before it is used. */
+    @Nullable
     Where where;
 
-    MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper) {
-        this(owner, key, limit, sleeper, owner.register(limit));
-    }
-
-    private MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper, Registered registered) {
-        this(owner, key, limit, sleeper, registered, owner.hash(key, registered));
-    }
-
-    /** For a key whose registration and hash the caller has already resolved. */
-    MemoryBound(InMemoryRateLimiter owner, String key, Limit limit, Sleeper sleeper, Registered registered, long hash) {
-        super(owner, key, limit, sleeper);
-        this.owner = owner;
-        this.registered = registered;
-        this.tat = registered.algorithm.isTat();
+    /** The handle of {@code key} under {@code limit}, whose registration {@code r} and hash the store resolved. */
+    MemoryBound(
+            RateLimiter limiter,
+            MemoryStore store,
+            String key,
+            Limit limit,
+            Sleeper sleeper,
+            RegisteredLimit r,
+            long hash) {
+        super(limiter, key, limit, sleeper);
+        this.store = store;
+        this.ticker = store.ticker();
+        this.registered = r;
+        this.segment = store.segmentFor(hash);
         this.hash = hash;
         this.keyHash = key.hashCode();
-        this.segment = owner.segmentFor(hash);
+        this.tat = r.algorithm.isTat();
+        this.capacity = limit.capacity();
+        this.timeScale = r.timeScale;
+        this.intervalScaled = limit.intervalScaled();
+        this.capacityScaled = limit.capacityScaled();
+        this.rebaseIntervalNanos = r.rebaseIntervalNanos;
     }
 
     @Override
     public BoundLimit withSleeper(Sleeper sleeper) {
-        return new MemoryBound(owner, key(), limit(), sleeper, registered, hash);
+        return new MemoryBound(limiter(), store, key(), limit(), sleeper, registered, hash);
     }
 
     @Override
     public Decision tryAcquire(long cost) {
-        Registered r = registered;
-        r.limit.checkCost(cost);
-        long now = owner.now();
+        RegisteredLimit r = registered;
+        checkCost(cost);
         if (!tat) {
+            long now = ticker.read();
             return r.packed
                     ? segment.acquirePacked(hash, r, cost, now, -1, this)
                     : segment.acquireObject(hash, r, cost, now);
         }
-        long v;
-        while ((v = step(cost, now)) == RELOCATE) {
-            where = segment.locate(hash, r, now);
-        }
+        long v = stepOrRelocate(cost);
         boolean allowed = v >= 0;
         return Gcra.decision(allowed, allowed ? v : ~v, cost, r.limit);
     }
@@ -96,52 +111,74 @@ final class MemoryBound extends BoundLimit {
         if (!tat) {
             return tryAcquire(cost).allowed();
         }
-        registered.limit.checkCost(cost);
-        long now = owner.now();
-        long v;
-        while ((v = step(cost, now)) == RELOCATE) {
-            where = segment.locate(hash, registered, now);
-        }
-        return v >= 0;
+        checkCost(cost);
+        return stepOrRelocate(cost) >= 0;
     }
 
     /**
-     * The token bucket / GCRA step on the remembered slot at {@code nowRead}: the backlog after taking {@code cost}
-     * (≥ 0) when allowed, {@code ~backlog} (&lt; 0) when denied (nothing written), or {@link #RELOCATE}. The slot
-     * holds {@code TAT} as {@code (TAT − base)·timeScale}; in those units now is {@code e = (now − base)·timeScale}
-     * and the backlog is {@code max(TAT − e, 0)}. A table's base is never further than the limit's rebase interval
-     * behind now (else: relocate, which rebases), so {@code e ≤ 2^61} and {@code e + backlog} cannot overflow.
+     * {@link #step}, after looking the key up again (and rebasing its table if due) as long as it relocates. A retry
+     * decides at the clock reading it located the key with, not at a later one: a limit's rebase interval can be
+     * shorter than a rebuild takes, and a retry reading the clock again could find its table due for a rebase again.
      */
-    private long step(long cost, long nowRead) {
+    private long stepOrRelocate(long cost) {
+        long v = step(cost, READ_CLOCK);
+        while (v == RELOCATE) {
+            long now = ticker.read();
+            where = segment.locate(hash, registered, now);
+            v = step(cost, now);
+        }
+        return v;
+    }
+
+    private void checkCost(long cost) {
+        if (cost < 1 || cost > capacity) {
+            limit().checkCost(cost); // throws, naming the cost and the limit
+        }
+    }
+
+    /**
+     * The token bucket / GCRA step on the remembered slot at {@code given} ({@link #READ_CLOCK}: now): the backlog after taking {@code cost} (≥ 0) when
+     * allowed, {@code ~backlog} (&lt; 0) when denied (nothing written), or {@link #RELOCATE}. The slot holds {@code TAT}
+     * as {@code (TAT − base)·timeScale}; in those units now is {@code e = (now − base)·timeScale} and the backlog is
+     * {@code max(TAT − e, 0)}. A table's base is never further than the limit's rebase interval behind now (else:
+     * relocate, which rebases), so {@code e ≤ 2^61} and {@code e + backlog} cannot overflow.
+     *
+     * <p>The table, the slot and the base are loaded before the clock is read, so that their loads overlap the clock
+     * read instead of following it; the state word itself is read after it, right before the compare-and-set. A table
+     * replaced meanwhile has its slots marked dead first, so the compare-and-set fails and the step relocates; a base
+     * later than the clock reading decides at the base, as the segment does.
+     */
+    private long step(long cost, long given) {
         Where w = where;
         Slots s = segment.slots;
         if (w == null || w.generation() != s.generation) {
             return RELOCATE;
         }
-        Registered r = registered;
-        long base = s.base;
-        if (nowRead - base > r.rebaseIntervalNanos) {
-            return RELOCATE;
-        }
-        long e = Math.max(nowRead - base, 0) * r.timeScale; // a read before the base decides at the base
-        long taken = cost * r.limit.intervalScaled();
-        long room = r.limit.capacityScaled() - taken;
         long[] states = s.states;
         int i = w.index();
+        long base = s.base;
+        long sinceBase = (given == READ_CLOCK ? ticker.read() : given) - base;
+        if (sinceBase > rebaseIntervalNanos) {
+            return RELOCATE;
+        }
+        long e = Math.max(sinceBase, 0) * timeScale; // a read before the base decides at the base
+        long taken = cost * intervalScaled;
+        long room = capacityScaled - taken;
         long cur = (long) LONGS.getVolatile(states, i);
         for (; ; ) {
             if (cur < 0) { // packed values are never negative: dead (look again) or held by a multi-permit request
                 if (cur != LOCKED) {
                     return RELOCATE;
                 }
-                Thread.yield(); // as Segment#acquirePacked: the holder may be descheduled; spinning would keep it off
+                Slots.awaitHolder();
                 cur = (long) LONGS.getVolatile(states, i);
                 continue;
             }
-            long backlog = Math.max(cur - e, 0);
-            if (backlog > room) {
-                return ~backlog;
+            long ahead = cur - e; // the backlog, when positive
+            if (ahead > room) { // room >= 0 (cost <= capacity): ahead is the backlog; no max on the denying path
+                return ~ahead;
             }
+            long backlog = Math.max(ahead, 0);
             long witness = (long) LONGS.compareAndExchange(states, i, cur, e + backlog + taken);
             if (witness == cur) {
                 return backlog + taken;

@@ -1,10 +1,10 @@
 package dev.sluice.memory;
 
-import static dev.sluice.memory.InMemoryRateLimiter.DEAD;
-import static dev.sluice.memory.InMemoryRateLimiter.DEAD_REF;
-import static dev.sluice.memory.InMemoryRateLimiter.LOCKED;
-import static dev.sluice.memory.InMemoryRateLimiter.packWindow;
-import static dev.sluice.memory.InMemoryRateLimiter.windowCount;
+import static dev.sluice.memory.PackedState.packWindow;
+import static dev.sluice.memory.PackedState.windowCount;
+import static dev.sluice.memory.Slots.DEAD;
+import static dev.sluice.memory.Slots.DEAD_REF;
+import static dev.sluice.memory.Slots.LOCKED;
 
 import dev.sluice.Algorithm;
 import dev.sluice.Decision;
@@ -12,16 +12,18 @@ import dev.sluice.Limit;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.FixedWindow;
 import dev.sluice.algorithm.Gcra;
+import dev.sluice.algorithm.Inheritance;
 import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
-import dev.sluice.memory.InMemoryRateLimiter.LockedRef;
-import dev.sluice.memory.InMemoryRateLimiter.Registered;
+import dev.sluice.memory.Slots.LockedRef;
 import java.lang.invoke.VarHandle;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One open-addressed table of the in-memory limiter (its arrays: {@link Slots}, load ≤ 3/4). Readers and
  * deciders take no lock; inserting, evicting ({@link Eviction}), sweeping and rebuilding hold this segment's
- * monitor. A slot, once given to a key, holds that key until it is marked {@link InMemoryRateLimiter#DEAD};
+ * monitor. A slot, once given to a key, holds that key until it is marked {@link Slots#DEAD};
  * dead slots are only reclaimed by building a new table, so a compare-and-set on a stale slot fails instead of
  * landing on someone else's state.
  */
@@ -29,14 +31,16 @@ final class Segment {
     private static final VarHandle LONGS = Slots.LONGS;
     private static final VarHandle REFS = Slots.REFS;
 
-    private final InMemoryRateLimiter owner;
+    /** The limits its slots' indices name; never the limiter itself. */
+    final LimitRegistry limits;
+
     private final int maxLive;
     volatile Slots slots;
     private int live; // guarded by this
     private int used; // live + dead slots, guarded by this
 
-    Segment(InMemoryRateLimiter owner, int maxLive, long now) {
-        this.owner = owner;
+    Segment(LimitRegistry limits, int maxLive, long now) {
+        this.limits = limits;
         this.maxLive = Math.max(1, maxLive);
         this.slots = new Slots(Slots.capacityFor(Math.min(this.maxLive, 8)), false, now, 0);
     }
@@ -48,16 +52,17 @@ final class Segment {
     // ------------------------------------------------------------------------------------------------
     // the decision paths
 
-    Decision acquirePacked(long h, Registered r, long cost, long nowRead, long maxWaitScaled) {
+    Decision acquirePacked(long h, RegisteredLimit r, long cost, long nowRead, long maxWaitScaled) {
         return acquirePacked(h, r, cost, nowRead, maxWaitScaled, null);
     }
 
     /** With {@code bound}, the slot it remembers is tried first, and the slot found is remembered for next time. */
-    Decision acquirePacked(long h, Registered r, long cost, long nowRead, long maxWaitScaled, MemoryBound bound) {
+    Decision acquirePacked(
+            long h, RegisteredLimit r, long cost, long nowRead, long maxWaitScaled, @Nullable MemoryBound bound) {
         Limit limit = r.limit;
         for (; ; ) {
             Slots s = slots;
-            if (nowRead - s.base > owner.rebaseIntervalNanos) {
+            if (nowRead - s.base > limits.rebaseIntervalNanos) {
                 rebase(nowRead);
                 continue;
             }
@@ -68,9 +73,13 @@ final class Segment {
             if (w != null && w.generation() == s.generation) {
                 i = w.index(); // the key's slot on this table until it is found dead
             } else {
-                i = s.find(h, r.index);
+                i = s.find(h, r, limits);
                 if (i < 0) {
                     insert(h, r, now);
+                    continue;
+                }
+                if (s.limits[i] != r.index) {
+                    reinterpret(h, r, now);
                     continue;
                 }
                 if (bound != null) {
@@ -87,11 +96,7 @@ final class Segment {
                     break; // evicted or moved: look again
                 }
                 if (cur == LOCKED) {
-                    // a multi-permit request holds it for a moment; yield rather than spin, since on a busy machine the
-                    // holder
-                    // may be descheduled and spinning would keep it off the CPU (8 threads on 2 cores: 534 → 185k
-                    // ops/s)
-                    Thread.yield();
+                    Slots.awaitHolder(); // a multi-permit request holds it for a moment
                     continue;
                 }
                 if (r.algorithm == Algorithm.FIXED_WINDOW) {
@@ -120,27 +125,35 @@ final class Segment {
     }
 
     /** The slot of (h, r) on a table fit to decide at {@code nowRead}: rebases, and inserts a fresh key, if need be. */
-    MemoryBound.Where locate(long h, Registered r, long nowRead) {
+    MemoryBound.Where locate(long h, RegisteredLimit r, long nowRead) {
         for (; ; ) {
             Slots s = slots;
-            if (nowRead - s.base > owner.rebaseIntervalNanos) {
+            if (nowRead - s.base > limits.rebaseIntervalNanos) {
                 rebase(nowRead);
                 continue;
             }
-            int i = s.find(h, r.index);
-            if (i >= 0) {
+            int i = s.find(h, r, limits);
+            if (i >= 0 && s.limits[i] == r.index) {
                 return new MemoryBound.Where(s.generation, i);
             }
-            insert(h, r, Math.max(nowRead, s.base));
+            if (i >= 0) {
+                reinterpret(h, r, Math.max(nowRead, s.base));
+            } else {
+                insert(h, r, Math.max(nowRead, s.base));
+            }
         }
     }
 
-    Decision acquireObject(long h, Registered r, long cost, long now) {
+    Decision acquireObject(long h, RegisteredLimit r, long cost, long now) {
         for (; ; ) {
             Slots s = slots;
-            int i = s.find(h, r.index);
+            int i = s.find(h, r, limits);
             if (i < 0) {
                 insert(h, r, now);
+                continue;
+            }
+            if (s.limits[i] != r.index) {
+                reinterpret(h, r, now);
                 continue;
             }
             Object[] refs = s.refs;
@@ -150,10 +163,10 @@ final class Segment {
                     break;
                 }
                 if (cur instanceof LockedRef) {
-                    Thread.yield();
+                    Slots.awaitHolder();
                     continue;
                 }
-                Step step = InMemoryRateLimiter.step(r, (State) cur, now, cost);
+                Step step = r.step((State) cur, now, cost);
                 if (!step.decision().allowed()) {
                     return step.decision();
                 }
@@ -165,18 +178,19 @@ final class Segment {
     }
 
     /** Reads the key's state and decides without writing; an unknown key is read as fresh and not created. */
-    Decision peek(long h, Registered r, long cost, long nowRead) {
+    Decision peek(long h, RegisteredLimit r, long cost, long nowRead) {
         for (; ; ) {
             Slots s = slots;
-            if (r.packed && nowRead - s.base > owner.rebaseIntervalNanos) {
+            if (r.packed && nowRead - s.base > limits.rebaseIntervalNanos) {
                 rebase(nowRead);
                 continue;
             }
             long now = Math.max(nowRead, s.base);
-            int i = s.find(h, r.index);
+            int i = s.find(h, r, limits);
             if (i < 0) {
                 return Algorithms.peek(r.freshObject(), now, r.limit, cost);
             }
+            RegisteredLimit written = limits.get(s.limits[i]);
             State state;
             if (r.packed) {
                 long cur = (long) LONGS.getVolatile(s.states, i);
@@ -184,87 +198,51 @@ final class Segment {
                     continue;
                 }
                 if (cur == LOCKED) {
-                    Thread.yield();
+                    Slots.awaitHolder();
                     continue;
                 }
-                state = InMemoryRateLimiter.unpack(r, cur, now, s.base);
+                state = PackedState.unpack(written, cur, now, s.base);
             } else {
                 Object cur = REFS.getVolatile(s.refs, i);
                 if (cur == DEAD_REF) {
                     continue;
                 }
                 if (cur instanceof LockedRef) {
-                    Thread.yield();
+                    Slots.awaitHolder();
                     continue;
                 }
                 state = (State) cur;
+            }
+            if (written != r) {
+                state = Inheritance.carryOver(state, now, written.limit, r.limit);
             }
             return Algorithms.peek(state, now, r.limit, cost);
         }
     }
 
-    // ------------------------------------------------------------------------------------------------
-    // multi-permit holds
-
-    /** Locks the slot of (h, r) for a multi-permit request: returns the held packed value or state, or null. */
-    Object hold(long h, Registered r, long now, Slots[] where, int[] slot) {
-        for (; ; ) {
-            Slots s = slots;
-            if (r.packed && now - s.base > owner.rebaseIntervalNanos) {
-                return null;
-            }
-            int i = s.find(h, r.index);
-            if (i < 0) {
-                return null;
-            }
-            if (r.packed) {
-                long cur = (long) LONGS.getVolatile(s.states, i);
-                if (cur == DEAD) {
-                    return null;
-                }
-                if (cur == LOCKED) {
-                    Thread.yield();
-                    continue;
-                }
-                if (LONGS.compareAndSet(s.states, i, cur, LOCKED)) {
-                    where[0] = s;
-                    slot[0] = i;
-                    return cur;
-                }
-            } else {
-                Object cur = REFS.getVolatile(s.refs, i);
-                if (cur == DEAD_REF) {
-                    return null;
-                }
-                if (cur instanceof LockedRef) {
-                    Thread.yield();
-                    continue;
-                }
-                if (REFS.compareAndSet(s.refs, i, cur, new LockedRef((State) cur))) {
-                    where[0] = s;
-                    slot[0] = i;
-                    return cur;
-                }
-            }
-        }
-    }
-
-    /** Makes sure (h, r) has a slot on a table fit to decide at {@code now}, inserting a fresh key if need be. */
-    void ensure(long h, Registered r, long now) {
-        if (now - slots.base > owner.rebaseIntervalNanos) {
+    /**
+     * Makes sure (h, r) has a slot written under r's numbers on a table fit to decide at {@code now}, inserting a fresh
+     * key, or reading the key's state under r's numbers, if need be.
+     */
+    void ensure(long h, RegisteredLimit r, long now) {
+        if (now - slots.base > limits.rebaseIntervalNanos) {
             rebase(now);
         }
-        if (slots.find(h, r.index) < 0) {
+        Slots s = slots;
+        int i = s.find(h, r, limits);
+        if (i < 0) {
             insert(h, r, now);
+        } else if (s.limits[i] != r.index) {
+            reinterpret(h, r, Math.max(now, s.base));
         }
     }
 
     // ------------------------------------------------------------------------------------------------
     // structural changes, under the monitor
 
-    private synchronized void insert(long h, Registered r, long now) {
+    private synchronized void insert(long h, RegisteredLimit r, long now) {
         Slots s = slots;
-        if (s.find(h, r.index) >= 0) {
+        if (s.find(h, r, limits) >= 0) {
             return;
         }
         boolean needRefs = !r.packed;
@@ -276,24 +254,60 @@ final class Segment {
         if (r.packed) {
             s.states[i] = r.freshPacked(Math.max(now, s.base), s.base);
         } else {
-            s.refs[i] = r.freshObject();
+            Objects.requireNonNull(s.refs, "a table holding object states has refs")[i] = r.freshObject();
         }
         LONGS.setRelease(s.keys, i, h); // publishes the limit and state written above
         live++;
         used++;
     }
 
-    synchronized void remove(long h, int limitIndex) {
+    /** Forgets (h, r's identity), whatever numbers its state was written under. */
+    synchronized void remove(long h, RegisteredLimit r) {
         Slots s = slots;
-        int i = s.find(h, limitIndex);
-        if (i >= 0 && s.kill(i, true, owner.registered(limitIndex)) != null) {
+        int i = s.find(h, r, limits);
+        if (i >= 0 && s.kill(i, true, limits.get(s.limits[i])) != null) {
             live--;
         }
     }
 
+    /**
+     * Reads the state of (h, r's identity), written under other numbers, under r's numbers at {@code now}
+     * ({@link Inheritance}): the old slot is marked dead, as a moved one is, and the state read under the new numbers
+     * goes into a new slot that records them. A decider racing on the old slot finds it dead and looks again, so no
+     * compare-and-set of a state computed under the old numbers can land on the new ones. Happens once per key and
+     * change of numbers; a key whose calls alternate between two sets of numbers is read over at each switch.
+     */
+    synchronized void reinterpret(long h, RegisteredLimit r, long now) {
+        Slots s = slots;
+        if (used >= s.threshold) {
+            s = rebuild(now, s.refs != null);
+        }
+        int i = s.find(h, r, limits);
+        if (i < 0 || s.limits[i] == r.index) {
+            return; // gone, or read under r's numbers by another caller meanwhile
+        }
+        RegisteredLimit written = limits.get(s.limits[i]);
+        Object value = s.kill(i, true, written);
+        if (value == null) {
+            return;
+        }
+        long at = Math.max(now, s.base);
+        State was = value instanceof Long packed ? PackedState.unpack(written, packed, at, s.base) : (State) value;
+        State read = Inheritance.carryOver(was, at, written.limit, r.limit);
+        int j = s.empty(h);
+        s.limits[j] = (short) r.index;
+        if (r.packed) {
+            s.states[j] = PackedState.pack(r, read, at, s.base);
+        } else {
+            Objects.requireNonNull(s.refs, "a table holding object states has refs")[j] = read;
+        }
+        LONGS.setRelease(s.keys, j, h); // publishes the limit and state written above
+        used++;
+    }
+
     /** Rebuilds the table on a new base once now has moved too far from the old one. */
     private synchronized void rebase(long now) {
-        if (now - slots.base > owner.rebaseIntervalNanos) {
+        if (now - slots.base > limits.rebaseIntervalNanos) {
             rebuild(now, slots.refs != null);
         }
     }
@@ -306,7 +320,7 @@ final class Segment {
         Slots old = slots;
         long base = Math.max(now, old.base);
         if (live >= maxLive) {
-            live -= Eviction.evict(old, base, live, maxLive, owner::registered);
+            live -= Eviction.evict(old, base, live, maxLive, limits);
         }
         Slots next = new Slots(
                 Slots.capacityFor(Math.min(maxLive, Math.max(8, live * 2))), withRefs, base, old.generation + 1);
@@ -316,7 +330,7 @@ final class Segment {
             if (h == 0) {
                 continue;
             }
-            Registered r = owner.registered(old.limits[i]);
+            RegisteredLimit r = limits.get(old.limits[i]);
             Object value = old.kill(i, true, r);
             if (value == null) {
                 continue;
@@ -336,7 +350,7 @@ final class Segment {
             if (value instanceof Long packed) {
                 next.states[j] = packed;
             } else {
-                next.refs[j] = value;
+                Objects.requireNonNull(next.refs, "a table holding object states has refs")[j] = value;
             }
             moved++;
         }

@@ -2,6 +2,7 @@ package dev.sluice.store;
 
 import dev.sluice.Ticker;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Whose clock decides a remote store's decisions. By default the store's own (PostgreSQL's
@@ -14,9 +15,10 @@ import java.util.Objects;
 public final class StoreClock {
     private static final StoreClock STORE = new StoreClock(null);
 
-    private final Ticker ticker;
+    /** Null for the store's own clock (private: the API names the mode, {@link #store()}). */
+    private final @Nullable Ticker ticker;
 
-    private StoreClock(Ticker ticker) {
+    private StoreClock(@Nullable Ticker ticker) {
         this.ticker = ticker;
     }
 

@@ -1,11 +1,10 @@
 package dev.sluice.store;
 
+import dev.sluice.Scheduler;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
@@ -180,8 +179,9 @@ public final class TimeBudget {
 
     /**
      * Makes {@code call} fail at {@code deadline} (extended as the class comment says) through
-     * {@code expire}, without any thread waiting for it; returns {@code call}. The check runs on one shared
-     * daemon timer thread and is cancelled when the call completes first.
+     * {@code expire}, without any thread waiting for it; returns {@code call}. The check runs on
+     * {@link Scheduler#system()}'s timer thread (shared by the JVM's limiters) and is cancelled when the call completes
+     * first. Deadlines are on the {@link System#nanoTime()} scale.
      */
     public <T> CompletableFuture<T> bound(
             CompletableFuture<T> call,
@@ -217,9 +217,9 @@ public final class TimeBudget {
         void schedule(long at, boolean stalled) {
             deadline = at;
             stallGranted |= stalled;
-            ScheduledFuture<?> check =
-                    Timer.INSTANCE.schedule(this, Math.max(0, at - System.nanoTime()), TimeUnit.NANOSECONDS);
-            call.whenComplete((v, e) -> check.cancel(false));
+            Scheduler.Cancellable check =
+                    Scheduler.system().schedule(Duration.ofNanos(Math.max(0, at - System.nanoTime())), this);
+            CompletableFuture<T> unused = call.whenComplete((v, e) -> check.cancel());
         }
 
         @Override
@@ -234,21 +234,6 @@ public final class TimeBudget {
                 return;
             }
             expire.accept(call);
-        }
-    }
-
-    /** One daemon timer thread for every deadline of the JVM; a cancelled check leaves its queue at once. */
-    private static final class Timer {
-        static final ScheduledThreadPoolExecutor INSTANCE = create();
-
-        private static ScheduledThreadPoolExecutor create() {
-            ScheduledThreadPoolExecutor t = new ScheduledThreadPoolExecutor(1, r -> {
-                Thread thread = new Thread(r, "sluice-deadlines");
-                thread.setDaemon(true);
-                return thread;
-            });
-            t.setRemoveOnCancelPolicy(true);
-            return t;
         }
     }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import dev.sluice.ManualScheduler;
 import dev.sluice.ManualTicker;
 import dev.sluice.Permit;
 import dev.sluice.Rate;
@@ -18,7 +19,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -276,8 +281,9 @@ class FailSafeRateLimiterTest {
     }
 
     @Test
-    void aStoreOpenedByASupplierIsRetriedUntilItOpens() throws InterruptedException {
+    void aStoreOpenedByASupplierIsRetriedUntilItOpens() {
         AtomicInteger attempts = new AtomicInteger();
+        ManualScheduler scheduler = ManualScheduler.on(ticker);
         FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> {
                     if (attempts.incrementAndGet() < 3) {
                         throw new StoreException("no route to host", null, Degradation.UNAVAILABLE);
@@ -286,21 +292,25 @@ class FailSafeRateLimiterTest {
                 })
                 .policy(FailurePolicy.FAIL_CLOSED)
                 .probeInterval(Duration.ofMillis(5))
-                .ticker(ticker)
+                .scheduler(scheduler)
+                .seams(Runnable::run, Circuit::logOffThePath)
                 .build();
         // build() waited for the first attempt, which failed: the limiter decides by its policy meanwhile
-        assertThat(attempts.get()).isGreaterThanOrEqualTo(1);
+        assertThat(attempts.get()).isEqualTo(1);
         Decision before = limiter.tryAcquire("k", THREE_PER_MINUTE);
-        if (attempts.get() < 3) {
-            assertThat(before.degradation()).isEqualTo(Degradation.UNAVAILABLE);
-            assertThat(before.allowed()).isFalse();
-        }
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!limiter.storeHealthy() && System.nanoTime() < deadline) {
-            Thread.sleep(1); // the opener runs on real time: this test waits for a background thread
-        }
+        assertThat(before.degradation()).isEqualTo(Degradation.UNAVAILABLE);
+        assertThat(before.allowed()).isFalse();
+        scheduler.advance(Duration.ofMillis(4));
+        assertThat(attempts.get()).as("no attempt before the probe interval").isEqualTo(1);
+        scheduler.advance(Duration.ofMillis(1));
+        assertThat(attempts.get()).isEqualTo(2);
+        assertThat(limiter.storeHealthy()).isFalse();
+        scheduler.advance(Duration.ofMillis(5));
         assertThat(limiter.storeHealthy()).isTrue();
         assertThat(attempts.get()).isEqualTo(3);
+        assertThat(scheduler.pending())
+                .as("nothing is scheduled once the store is open")
+                .isZero();
         assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degraded()).isFalse();
         limiter.close();
         assertThat(store.closed).isTrue();
@@ -333,6 +343,7 @@ class FailSafeRateLimiterTest {
     @Test
     void aSupplierThatNeitherAnswersNorFailsIsLeftToTheBackgroundAfterTheStartupWait() throws InterruptedException {
         CountDownLatch release = new CountDownLatch(1);
+        ExecutorService attemptThread = Executors.newSingleThreadExecutor();
         FailSafeRateLimiter limiter = assertTimeoutPreemptively(
                 Duration.ofSeconds(30),
                 () -> FailSafeRateLimiter.builder(() -> {
@@ -346,16 +357,17 @@ class FailSafeRateLimiterTest {
                         .policy(FailurePolicy.FAIL_CLOSED)
                         .startupWait(Duration.ofMillis(20))
                         .ticker(ticker)
+                        .seams(attemptThread, Circuit::logOffThePath)
                         .build(),
                 "build() returns after the startup wait however long the supplier takes");
         Decision meanwhile = limiter.tryAcquire("k", THREE_PER_MINUTE);
         assertThat(meanwhile.degradation()).isEqualTo(Degradation.UNAVAILABLE);
         assertThat(meanwhile.allowed()).isFalse();
         release.countDown();
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!limiter.storeHealthy() && System.nanoTime() < deadline) {
-            Thread.sleep(1); // the opener runs on real time: this test waits for a background thread
-        }
+        attemptThread.shutdown(); // the attempt under way ends: once it has, the store is installed
+        assertThat(attemptThread.awaitTermination(10, TimeUnit.SECONDS))
+                .as("hang guard")
+                .isTrue();
         assertThat(limiter.storeHealthy()).isTrue();
         assertThat(limiter.tryAcquire("k", THREE_PER_MINUTE).degraded()).isFalse();
         limiter.close();
@@ -373,26 +385,52 @@ class FailSafeRateLimiterTest {
     }
 
     @Test
-    void closingBeforeTheSupplierSucceedsStopsTheOpenerThread() throws InterruptedException {
+    void closingBeforeTheSupplierSucceedsStopsTheOpener() {
+        AtomicInteger attempts = new AtomicInteger();
+        ManualScheduler scheduler = ManualScheduler.on(ticker);
         FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> {
+                    attempts.incrementAndGet();
                     throw new StoreException("down", null, Degradation.UNAVAILABLE);
                 })
                 .probeInterval(Duration.ofMillis(5))
+                .scheduler(scheduler)
+                .seams(Runnable::run, Circuit::logOffThePath)
                 .build();
+        assertThat(scheduler.pending()).as("the next attempt").isEqualTo(1);
         limiter.close();
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (openerAlive() && System.nanoTime() < deadline) {
-            Thread.sleep(1);
-        }
-        assertThat(openerAlive()).isFalse();
+        assertThat(scheduler.pending()).as("close() cancelled the next attempt").isZero();
+        scheduler.advance(Duration.ofSeconds(1));
+        assertThat(attempts.get()).isEqualTo(1);
         assertThatThrownBy(() -> limiter.reset("k", THREE_PER_MINUTE))
                 .isInstanceOf(StoreException.class)
                 .hasMessageContaining("not open yet");
     }
 
-    private static boolean openerAlive() {
-        return Thread.getAllStackTraces().keySet().stream()
-                .anyMatch(t -> t.getName().equals("sluice-store-opener") && t.isAlive());
+    @Test
+    void closingStopsTheOpenersOwnThread() throws InterruptedException {
+        CountDownLatch attempting = new CountDownLatch(1);
+        AtomicReference<Thread> opener = new AtomicReference<>();
+        FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(() -> {
+                    opener.set(Thread.currentThread());
+                    attempting.countDown();
+                    try {
+                        new CountDownLatch(1).await(); // an attempt that hangs until interrupted
+                    } catch (InterruptedException e) {
+                        throw new StoreException("interrupted", e, Degradation.UNAVAILABLE);
+                    }
+                    return store;
+                })
+                .startupWait(Duration.ZERO)
+                .build();
+        assertThat(attempting.await(10, TimeUnit.SECONDS))
+                .as("the attempt started")
+                .isTrue();
+        Thread t = opener.get();
+        assertThat(t.getName()).startsWith("sluice-store-opener-");
+        assertThat(t.isDaemon()).isTrue();
+        limiter.close();
+        t.join(Duration.ofSeconds(10).toMillis()); // the hang guard: close() interrupted the attempt, ended the thread
+        assertThat(t.isAlive()).as(t.getName()).isFalse();
     }
 
     /** An in-memory store that throws what it is told to instead of deciding. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import dev.sluice.ManualScheduler;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
@@ -14,11 +15,7 @@ import dev.sluice.store.ReconnectBackoff;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -26,8 +23,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A misconfiguration is not an outage: the first attempt that finds the store misconfigured fails {@code build()}
  * with the store's own exception and is not retried; started despite it, or met after a good start, it is degraded
- * with its own cause and its retries back off from 1 s to 30 s. The opener's pauses go through a seam the test
- * steps, one attempt at a time: nothing here sleeps to assert.
+ * with its own cause and its retries back off from 1 s to 30 s. The opener waits on a {@link ManualScheduler} and its
+ * attempts run on the test's thread, so the test steps it one attempt at a time: nothing here sleeps or waits.
  */
 class MisconfiguredStoreTest {
 
@@ -36,15 +33,24 @@ class MisconfiguredStoreTest {
 
     private final ManualTicker ticker = ManualTicker.at(Instant.parse("2026-01-01T00:00:00Z"));
     private final FailSafeRateLimiterTest.FlakyStore store = new FailSafeRateLimiterTest.FlakyStore(ticker);
-    private final SteppedPause pause = new SteppedPause();
+    private final ManualScheduler scheduler = ManualScheduler.on(ticker);
     private final List<String> lines = new CopyOnWriteArrayList<>();
 
     private FailSafeRateLimiter.Builder builder(java.util.function.Supplier<RateLimiter> supplier) {
         return FailSafeRateLimiter.builder(supplier)
                 .policy(FailurePolicy.FAIL_CLOSED)
                 .probeInterval(PROBE)
-                .ticker(ticker)
-                .seams(pause, (level, line) -> lines.add(level + " " + line));
+                .scheduler(scheduler)
+                .seams(Runnable::run, (level, line) -> lines.add(level + " " + line));
+    }
+
+    /** Moves time to the next attempt, checking that it comes {@code after} the last one and not a nanosecond sooner. */
+    private void nextAttemptComesAfter(Duration after, AtomicInteger attempts) {
+        int before = attempts.get();
+        scheduler.advance(after.minusNanos(1));
+        assertThat(attempts.get()).as("no attempt before " + after).isEqualTo(before);
+        scheduler.advance(Duration.ofNanos(1));
+        assertThat(attempts.get()).as("an attempt " + after + " after the last").isEqualTo(before + 1);
     }
 
     private static StoreException refused() {
@@ -65,7 +71,7 @@ class MisconfiguredStoreTest {
                         .build())
                 .isSameAs(refused);
         assertThat(attempts.get()).isEqualTo(1);
-        assertThat(pause.requested).as("no retry was scheduled").isEmpty();
+        assertThat(scheduler.pending()).as("no retry was scheduled").isZero();
         assertThat(lines).as("the exception says it all; nothing was logged").isEmpty();
     }
 
@@ -77,7 +83,7 @@ class MisconfiguredStoreTest {
                         })
                         .build())
                 .isSameAs(bad);
-        assertThat(pause.requested).isEmpty();
+        assertThat(scheduler.pending()).isZero();
     }
 
     @Test
@@ -99,26 +105,31 @@ class MisconfiguredStoreTest {
         assertThat(d.allowed()).as("fail closed").isFalse();
         assertThat(limiter.degradedCount(Degradation.MISCONFIGURED)).isEqualTo(1);
         long[] expected = {1, 2, 4, 8, 16, 30, 30, 30};
-        for (int i = 0; i < expected.length; i++) {
-            assertThat(pause.next())
-                    .as("wait after refusal " + (i + 1))
-                    .isEqualTo(Duration.ofSeconds(expected[i]).toNanos());
+        for (int i = 0; i < expected.length - 1; i++) {
             assertThat(attempts.get()).isEqualTo(i + 1);
-            if (i < expected.length - 1) {
-                pause.release();
-            }
+            nextAttemptComesAfter(Duration.ofSeconds(expected[i]), attempts);
         }
         opens.set(store); // the operator fixed the password
-        pause.release();
-        awaitHealthy(limiter);
+        nextAttemptComesAfter(Duration.ofSeconds(expected[expected.length - 1]), attempts);
+        assertThat(limiter.storeHealthy()).isTrue();
         assertThat(attempts.get()).isEqualTo(expected.length + 1);
+        assertThat(scheduler.pending()).as("no attempt once the store is open").isZero();
         assertThat(limiter.tryAcquire("k", LIMIT).degraded()).isFalse();
-        assertThat(lines).hasSize(2);
+        // 2 min 1 s of refusals on the scheduler's clock: the first line, a reminder every 30 s, the line it opened
+        assertThat(lines).hasSize(5);
         assertThat(lines.get(0))
                 .startsWith("WARNING store failing (misconfigured)")
                 .contains("WRONGPASS")
                 .contains("trying again in 1 s, backing off to 30 s");
-        assertThat(lines.get(1)).startsWith("INFO store opened after").contains("was degraded: misconfigured");
+        assertThat(lines.subList(1, 4))
+                .extracting(line -> line.substring(0, line.indexOf(',')))
+                .containsExactly(
+                        "WARNING store still failing (misconfigured) for 31 s",
+                        "WARNING store still failing (misconfigured) for 1 min 1 s",
+                        "WARNING store still failing (misconfigured) for 1 min 31 s");
+        assertThat(lines.get(4))
+                .startsWith("INFO store opened after 2 min 1 s")
+                .contains("was degraded: misconfigured");
         limiter.close();
     }
 
@@ -134,20 +145,19 @@ class MisconfiguredStoreTest {
                 .build();
         assertThat(limiter.tryAcquire("k", LIMIT).degradation()).isEqualTo(Degradation.UNAVAILABLE);
         for (int i = 0; i < 3; i++) {
-            assertThat(pause.next()).isEqualTo(PROBE.toNanos());
-            pause.release();
+            nextAttemptComesAfter(PROBE, attempts);
         }
-        assertThat(pause.next()).isEqualTo(ReconnectBackoff.FIRST.toNanos());
+        assertThat(attempts.get()).as("three unavailable, then refused").isEqualTo(4);
         assertThat(limiter.tryAcquire("k", LIMIT).degradation()).isEqualTo(Degradation.MISCONFIGURED);
-        pause.release();
-        assertThat(pause.next()).isEqualTo(2 * ReconnectBackoff.FIRST.toNanos());
+        nextAttemptComesAfter(ReconnectBackoff.FIRST, attempts);
+        nextAttemptComesAfter(ReconnectBackoff.FIRST.multipliedBy(2), attempts);
         assertThat(lines).hasSize(2);
         assertThat(lines.get(0))
                 .startsWith("WARNING store failing (unavailable)")
                 .contains("every 200 ms");
         assertThat(lines.get(1)).startsWith("WARNING store now failing (misconfigured, was unavailable)");
         limiter.close();
-        pause.release();
+        assertThat(scheduler.pending()).as("close() cancelled the next attempt").isZero();
     }
 
     @Test
@@ -156,7 +166,7 @@ class MisconfiguredStoreTest {
                 .policy(FailurePolicy.FAIL_OPEN)
                 .probeInterval(PROBE)
                 .ticker(ticker)
-                .seams(StoreOpener.Pause.SLEEP, (level, line) -> lines.add(level + " " + line))
+                .seams(null, (level, line) -> lines.add(level + " " + line))
                 .build();
         assertThat(limiter.tryAcquire("k", LIMIT).degraded()).isFalse();
         store.failWith(Degradation.MISCONFIGURED); // say, a privilege revoked
@@ -176,36 +186,5 @@ class MisconfiguredStoreTest {
         assertThat(lines).hasSize(2);
         assertThat(lines.get(0)).startsWith("WARNING store failing (misconfigured)");
         assertThat(lines.get(1)).startsWith("INFO store answers again after 200 ms (was degraded: misconfigured)");
-    }
-
-    private static void awaitHealthy(FailSafeRateLimiter limiter) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!limiter.storeHealthy() && System.nanoTime() < deadline) {
-            Thread.sleep(1); // the opener's thread installs the store: this waits for it, asserts nothing on time
-        }
-        assertThat(limiter.storeHealthy()).isTrue();
-    }
-
-    /** The opener's pauses, one at a time: each is recorded and returns when the test releases it. */
-    static final class SteppedPause implements StoreOpener.Pause {
-        final BlockingQueue<Long> requested = new LinkedBlockingQueue<>();
-        private final Semaphore go = new Semaphore(0);
-
-        @Override
-        public void pause(long nanos) throws InterruptedException {
-            requested.add(nanos);
-            go.acquire();
-        }
-
-        /** The next pause the opener asked for; 10 s is the hang guard. */
-        long next() throws InterruptedException {
-            Long n = requested.poll(10, TimeUnit.SECONDS);
-            assertThat(n).as("the opener paused").isNotNull();
-            return n;
-        }
-
-        void release() {
-            go.release();
-        }
     }
 }

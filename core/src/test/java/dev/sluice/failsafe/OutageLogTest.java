@@ -69,7 +69,7 @@ class OutageLogTest {
         FailSafeRateLimiter limiter = FailSafeRateLimiter.builder(store)
                 .probeInterval(probe)
                 .ticker(ticker)
-                .seams(StoreOpener.Pause.SLEEP, (level, line) -> lines.add(line))
+                .seams(null, (level, line) -> lines.add(line))
                 .build();
         Limit limit = Limit.tokenBucket(10, Rate.perSecond(1));
         store.failWith(Degradation.UNAVAILABLE);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import dev.sluice.ManualScheduler;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
@@ -88,8 +89,9 @@ class StoreHealthTest {
     }
 
     @Test
-    void aStoreStillBeingOpenedIsUnhealthyAndNotOpenedUntilItOpens() throws InterruptedException {
+    void aStoreStillBeingOpenedIsUnhealthyAndNotOpenedUntilItOpens() {
         AtomicBoolean up = new AtomicBoolean();
+        ManualScheduler scheduler = ManualScheduler.on(ticker);
         try (FailSafeRateLimiter failSafe = FailSafeRateLimiter.builder(() -> {
                     if (!up.get()) {
                         throw new StoreException("connection refused", null, Degradation.UNAVAILABLE);
@@ -98,7 +100,8 @@ class StoreHealthTest {
                 })
                 .policy(FailurePolicy.FAIL_CLOSED)
                 .probeInterval(Duration.ofMillis(5))
-                .ticker(ticker)
+                .scheduler(scheduler)
+                .seams(Runnable::run, Circuit::logOffThePath)
                 .build()) {
             StoreHealth health =
                     StoreHealth.of(LeasedRateLimiter.over(failSafe)).orElseThrow();
@@ -108,10 +111,9 @@ class StoreHealthTest {
             assertThat(health.policy()).isEqualTo(FailurePolicy.FAIL_CLOSED);
 
             up.set(true);
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (!health.opened() && System.nanoTime() < deadline) {
-                Thread.sleep(1); // the opener runs on real time: this test waits for a background thread
-            }
+            scheduler.advance(Duration.ofMillis(4));
+            assertThat(health.opened()).as("not before the next attempt").isFalse();
+            scheduler.advance(Duration.ofMillis(1));
             assertThat(health.opened()).isTrue();
             assertThat(health.healthy()).isTrue();
             assertThat(health.cause()).isEqualTo(Degradation.NONE);

@@ -124,7 +124,7 @@ class LeaseSimulationTest {
                 }
                 // 2. the shared state is behind that limiter by no more than the nodes' last two takes (held, or spent
                 // and queued behind them in the shared schedule), and what crashed nodes held
-                long bound = (s.nodes + crashes) * 2 * (s.maxLease + MAX_COST) + 1;
+                long bound = 2L * (s.nodes + crashes) * (s.maxLease + MAX_COST) + 1;
                 long deficit = reference.peek(key, s.limit).remaining()
                         - shared.peek(key, s.limit).remaining();
                 assertThat(deficit)
@@ -140,9 +140,9 @@ class LeaseSimulationTest {
         StringBuilder report =
                 new StringBuilder(s + ": " + decisions + " decisions, " + storeCalls + " store calls, worst"
                         + " deficit " + worstDeficit + " permits (bound without crashes "
-                        + s.nodes * 2 * (s.maxLease + MAX_COST)
+                        + 2L * s.nodes * (s.maxLease + MAX_COST)
                         + ", with the " + crashes + " crashes "
-                        + ((s.nodes + crashes) * 2 * (s.maxLease + MAX_COST) + 1) + ")");
+                        + (2L * (s.nodes + crashes) * (s.maxLease + MAX_COST) + 1) + ")");
         for (String key : new String[] {"hot", "warm"}) {
             ManualTicker idealClock = ManualTicker.atEpochNanos(START);
             RateLimiter ideal = InMemoryRateLimiter.builder().ticker(idealClock).build();

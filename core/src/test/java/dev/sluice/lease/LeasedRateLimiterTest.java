@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -174,7 +175,7 @@ class LeasedRateLimiterTest {
             CountDownLatch go = new CountDownLatch(1);
             List<Callable<Void>> tasks = new ArrayList<>();
             for (int t = 0; t < 4; t++) {
-                long cost = 1 + t % 3;
+                long cost = 1L + t % 3;
                 tasks.add(() -> {
                     go.await();
                     for (int i = 0; i < 20_000; i++) {
@@ -211,8 +212,104 @@ class LeasedRateLimiterTest {
         node.close();
     }
 
+    /**
+     * The take protocol is written once: the same calls through the synchronous and the asynchronous view, each on a
+     * fresh node and store, give the same decisions, the same store calls and the same held permits at every step,
+     * including fixed windows another node leaves short of a take's extra permits (the take is denied and asked
+     * again for the cost alone, counted once in the key's demand).
+     */
+    @Test
+    void bothViewsTakeAlikeIncludingAWindowShortOfTheExtraPermits() {
+        Limit window = Limit.fixedWindow(40, Duration.ofSeconds(10));
+        Limit bucket = Limit.tokenBucket(64, Rate.perSecond(20));
+        List<String> views = new ArrayList<>();
+        for (boolean async : new boolean[] {false, true}) {
+            ManualTicker clock = ManualTicker.atEpochNanos(START);
+            RateLimiter shared = InMemoryRateLimiter.builder().ticker(clock).build();
+            StringBuilder log = new StringBuilder();
+            try (LeasedRateLimiter node = LeasedRateLimiter.builder(shared)
+                    .ticker(clock)
+                    .horizon(Duration.ofSeconds(10))
+                    .build()) {
+                java.util.Random random = new java.util.Random(7);
+                for (int i = 0; i < 2_000; i++) {
+                    clock.advance(Duration.ofMillis(random.nextInt(20)));
+                    Limit limit = random.nextBoolean() ? window : bucket;
+                    if (random.nextInt(10) == 0) {
+                        Decision unused = shared.tryAcquire("k", limit, 1L + random.nextInt(3)); // another node
+                    }
+                    long cost = 1L + random.nextInt(2);
+                    Decision d =
+                            async ? node.tryAcquireAsync("k", limit, cost).join() : node.tryAcquire("k", limit, cost);
+                    log.append(i)
+                            .append(' ')
+                            .append(d)
+                            .append(" calls=")
+                            .append(node.storeCalls())
+                            .append(" held=")
+                            .append(node.held("k", limit))
+                            .append('\n');
+                }
+            }
+            views.add(log.toString());
+        }
+        assertThat(views.get(1)).as("the async view").isEqualTo(views.get(0));
+    }
+
+    /**
+     * Permits of three takes held at once, the take ahead answered after a caller's take that was sent later, are all
+     * spendable: none is dropped before it expires. (Before, the oldest few were dropped, and a node under-admitted by
+     * more than it held: aNodeNeverHoldsMoreThanMaxLeaseOfAKeyTakesUnderWayIncluded failed about once in 100 runs on a
+     * busy machine, 66 permits taken and not admitted, maxLease 64.)
+     */
+    @Test
+    void aTakeAheadAnsweredAfterACallersTakeLosesNoPermit() {
+        ManualTicker clock = ManualTicker.atEpochNanos(START); // time stands still: nothing held expires
+        InMemoryRateLimiter memory = InMemoryRateLimiter.builder().ticker(clock).build();
+        List<Runnable> unanswered = new ArrayList<>();
+        Limit limit = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
+        try (LeasedRateLimiter node = LeasedRateLimiter.builder(new AnsweredElsewhere(memory, unanswered::add))
+                .ticker(clock)
+                .maxLease(64)
+                .build()) {
+            // every store call is queued until the test answers it: a caller's take (its future is not done) at once,
+            // a take ahead (started by a decision made here, whose future is done) when the test says
+            long admitted = 0;
+            int before;
+            do { // takes grow with the demand, until one is taken ahead
+                before = unanswered.size();
+                assertThat(decide(node, unanswered, limit, 1).allowed()).isTrue();
+                admitted++;
+            } while (unanswered.size() == before);
+            long held = node.held("hot", limit);
+            assertThat(held).as("held when the take ahead was sent").isPositive();
+            // a caller's take (its cost is more than is held), answered at once, while the take ahead is out
+            assertThat(decide(node, unanswered, limit, held + 1).allowed()).isTrue();
+            admitted += held + 1;
+            assertThat(node.held("hot", limit))
+                    .as("held from the caller's take, and what was left")
+                    .isGreaterThan(held);
+            unanswered.remove(0).run(); // the take ahead is answered now, applied by the next call
+            assertThat(decide(node, unanswered, limit, 1).allowed()).isTrue();
+            admitted++;
+            long givenOut = limit.capacity() - memory.peek("hot", limit).remaining();
+            assertThat(node.held("hot", limit))
+                    .as("held: every permit taken from the store and not admitted")
+                    .isEqualTo(givenOut - admitted);
+        }
+    }
+
+    /** A call of the hot key; a caller's take it makes (the store call it waits for) is answered at once. */
+    private static Decision decide(LeasedRateLimiter node, List<Runnable> unanswered, Limit limit, long cost) {
+        CompletableFuture<Decision> f = node.tryAcquireAsync("hot", limit, cost);
+        if (!f.isDone()) {
+            unanswered.remove(unanswered.size() - 1).run();
+        }
+        return f.join();
+    }
+
     /** A real in-memory store whose async calls are decided later, on another thread, as a remote store's are. */
-    private record AnsweredElsewhere(RateLimiter store, ExecutorService threads) implements RateLimiter {
+    private record AnsweredElsewhere(RateLimiter store, Executor threads) implements RateLimiter {
         @Override
         public Decision tryAcquire(String key, Limit limit, long cost) {
             return store.tryAcquire(key, limit, cost);

@@ -244,7 +244,7 @@ class InMemoryRateLimiterTest {
         try (InMemoryRateLimiter rl = InMemoryRateLimiter.create()) {
             for (int i = 1; i <= InMemoryRateLimiter.MAX_LIMITS; i++) {
                 Limit l = Limit.tokenBucket(i, Rate.perSecond(1));
-                long tooMuch = i + 1;
+                long tooMuch = i + 1L;
                 String key = i % 3 == 0 ? "" : i % 3 == 1 ? "k".repeat(4097) : null;
                 assertThatThrownBy(() -> rl.bind(key, l))
                         .isInstanceOf(key == null ? NullPointerException.class : IllegalArgumentException.class)

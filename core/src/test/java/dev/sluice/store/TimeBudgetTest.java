@@ -87,10 +87,11 @@ class TimeBudgetTest {
     void anAsyncCallIsFailedAtItsDeadlineWithoutAWaitingThread() throws Exception {
         CompletableFuture<String> call = new CompletableFuture<>();
         CountDownLatch expired = new CountDownLatch(1);
-        BUDGET.bound(call, BUDGET.deadline(), TimeBudget.Patience.NONE, f -> {
-            f.completeExceptionally(new StoreTimeout());
-            expired.countDown();
-        });
+        assertThat(BUDGET.bound(call, BUDGET.deadline(), TimeBudget.Patience.NONE, f -> {
+                    f.completeExceptionally(new StoreTimeout());
+                    expired.countDown();
+                }))
+                .isSameAs(call);
         // hang guard only: 50 times the budget
         assertThat(expired.await(1, TimeUnit.SECONDS)).isTrue();
         assertThat(call).isCompletedExceptionally();
@@ -102,16 +103,18 @@ class TimeBudgetTest {
         TimeBudget longBudget = TimeBudget.of(Duration.ofMillis(50));
         CompletableFuture<String> call = new CompletableFuture<>();
         AtomicBoolean expired = new AtomicBoolean();
-        longBudget.bound(call, longBudget.deadline(), TimeBudget.Patience.NONE, f -> expired.set(true));
+        assertThat(longBudget.bound(call, longBudget.deadline(), TimeBudget.Patience.NONE, f -> expired.set(true)))
+                .isSameAs(call);
         call.complete("answer");
         // a later call on the same timer thread runs after the first one's deadline would have
         CompletableFuture<String> later = new CompletableFuture<>();
         CountDownLatch laterExpired = new CountDownLatch(1);
-        longBudget.bound(
-                later,
-                longBudget.deadlineFrom(System.nanoTime() + longBudget.nanos()),
-                TimeBudget.Patience.NONE,
-                f -> laterExpired.countDown());
+        assertThat(longBudget.bound(
+                        later,
+                        longBudget.deadlineFrom(System.nanoTime() + longBudget.nanos()),
+                        TimeBudget.Patience.NONE,
+                        f -> laterExpired.countDown()))
+                .isSameAs(later);
         assertThat(laterExpired.await(2, TimeUnit.SECONDS)).isTrue();
         assertThat(expired).isFalse();
         assertThat(call.get()).isEqualTo("answer");
@@ -122,14 +125,15 @@ class TimeBudgetTest {
         CompletableFuture<String> call = new CompletableFuture<>();
         AtomicInteger asked = new AtomicInteger();
         CountDownLatch expired = new CountDownLatch(1);
-        BUDGET.bound(
-                call,
-                BUDGET.deadline(),
-                (deadline, now) -> asked.incrementAndGet() < 3 ? now + 1_000_000 : deadline,
-                f -> {
-                    f.completeExceptionally(new StoreTimeout());
-                    expired.countDown();
-                });
+        assertThat(BUDGET.bound(
+                        call,
+                        BUDGET.deadline(),
+                        (deadline, now) -> asked.incrementAndGet() < 3 ? now + 1_000_000 : deadline,
+                        f -> {
+                            f.completeExceptionally(new StoreTimeout());
+                            expired.countDown();
+                        }))
+                .isSameAs(call);
         assertThat(expired.await(2, TimeUnit.SECONDS)).isTrue();
         assertThat(asked.get()).isGreaterThanOrEqualTo(3);
     }

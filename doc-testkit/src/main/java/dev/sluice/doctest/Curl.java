@@ -3,6 +3,7 @@ package dev.sluice.doctest;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -11,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@code curl} command line of the docs, sent with the JDK's HTTP client to the service under test instead of the
@@ -31,19 +33,22 @@ final class Curl {
     final String method;
     final String path;
     final List<String[]> headers;
-    final String body;
+    /** Null: no {@code -d}. */
+    final @Nullable String body;
+
     final boolean include;
     final boolean discardBody;
-    final String writeOut;
+    /** Null: no {@code -w}. */
+    final @Nullable String writeOut;
 
     private Curl(
             String method,
             String path,
             List<String[]> headers,
-            String body,
+            @Nullable String body,
             boolean include,
             boolean discardBody,
-            String writeOut) {
+            @Nullable String writeOut) {
         this.method = method;
         this.path = path;
         this.headers = headers;
@@ -119,7 +124,7 @@ final class Curl {
     }
 
     /** What the service answered. */
-    record Answer(int status, java.net.http.HttpHeaders headers, String body) {
+    record Answer(int status, HttpHeaders headers, String body) {
         /** The status line and the headers, as {@code curl -i} prints them (without the reason phrase). */
         String head() {
             StringBuilder s = new StringBuilder("HTTP/1.1 ").append(status).append('\n');
@@ -153,17 +158,18 @@ final class Curl {
             out.append(a.body());
         }
         if (writeOut != null) {
-            out.append(writeOut(a));
+            out.append(writeOut(writeOut, a));
         }
         return out.toString();
     }
 
-    private String writeOut(Answer a) {
+    /** {@code format} (a {@code -w} text) with its variables replaced by {@code a}'s values. */
+    private static String writeOut(String format, Answer a) {
         StringBuilder s = new StringBuilder();
-        Matcher m = Pattern.compile("%\\{http_code}|%header\\{([^}]+)}|\\\\n").matcher(writeOut);
+        Matcher m = Pattern.compile("%\\{http_code}|%header\\{([^}]+)}|\\\\n").matcher(format);
         int last = 0;
         while (m.find()) {
-            s.append(writeOut, last, m.start());
+            s.append(format, last, m.start());
             if (m.group().equals("%{http_code}")) {
                 s.append(a.status());
             } else if (m.group(1) != null) {
@@ -175,6 +181,6 @@ final class Curl {
             }
             last = m.end();
         }
-        return s.append(writeOut.substring(last)).toString();
+        return s.append(format.substring(last)).toString();
     }
 }

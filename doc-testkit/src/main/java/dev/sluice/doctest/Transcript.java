@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The docs' command-line sessions against a service, replayed: the fenced blocks marked
@@ -26,7 +27,8 @@ public final class Transcript {
     private Transcript() {}
 
     /** One command and the answer the doc shows for it (null: none shown; it must then merely be sent). */
-    public record Step(String where, String command, String expected, boolean statusAndBody) {}
+    public record Step(
+            String where, String command, @Nullable String expected, boolean statusAndBody) {}
 
     /** The steps of every block of {@code file} marked {@code transcript: service}, in order. */
     public static List<Step> steps(Path file, String service) {
@@ -170,7 +172,7 @@ public final class Transcript {
                 output.append(lastCurl.output(last));
                 sent++;
             }
-            if (s.expected() == null || lastCurl == null) {
+            if (s.expected() == null || lastCurl == null || last == null) {
                 continue;
             }
             List<String> differences = new ArrayList<>();

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.SortedMap;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.regex.Matcher;
@@ -24,7 +25,7 @@ class ArchitectureTablesTest {
 
     @Test
     void thePackageTablesNameEveryPackageOfTheMainCodeAndNoOther() throws IOException {
-        TreeMap<String, String> existing = mainPackages(Docs.root());
+        SortedMap<String, String> existing = mainPackages(Docs.root());
         Set<String> named = namedPackages(Docs.root().resolve("ARCHITECTURE.md"));
         Set<String> unnamed = new TreeSet<>(existing.keySet());
         unnamed.removeAll(named);
@@ -42,7 +43,7 @@ class ArchitectureTablesTest {
     }
 
     /** Every package with a class under a {@code src/main/java} of the repository, and the module it is in. */
-    static TreeMap<String, String> mainPackages(Path root) throws IOException {
+    static SortedMap<String, String> mainPackages(Path root) throws IOException {
         TreeMap<String, String> out = new TreeMap<>();
         try (Stream<Path> s = Files.walk(root)) {
             s.filter(p -> p.toString().endsWith(".java") && !p.toString().contains("/target/"))

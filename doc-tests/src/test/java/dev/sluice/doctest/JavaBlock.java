@@ -47,13 +47,15 @@ final class JavaBlock {
                 throw new AssertionError(fence.where() + ": a java block's marker is <!-- java: … -->, not <!-- "
                         + fence.marker() + " -->");
             }
-            for (String clause : fence.markerText().split(";")) {
+            for (String clause : fence.markerText().split(";", -1)) {
                 String c = clause.strip();
                 if (c.startsWith("given ")) {
                     given = c.substring(6).strip();
                 } else if (c.startsWith("import ")) {
-                    for (String i : c.substring(7).split(",")) {
-                        markerImports.add(i.strip());
+                    for (String i : c.substring(7).split(",", -1)) {
+                        if (!i.isBlank()) {
+                            markerImports.add(i.strip());
+                        }
                     }
                 } else if (c.startsWith("throws ")) {
                     throwsClause = " throws " + c.substring(7).strip();

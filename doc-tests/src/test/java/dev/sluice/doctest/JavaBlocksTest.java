@@ -88,24 +88,21 @@ class JavaBlocksTest {
     void aBlockThatDoesNotCompileIsReportedAtItsLine(@TempDir Path dir) throws IOException {
         // the check itself: a block using List.of without importing it, as postgres/README.md's quick start once did
         Path readme = dir.resolve("README.md");
-        Files.writeString(
-                readme,
-                String.join(
-                        "\n",
-                        "Text.",
-                        "",
-                        "```java",
-                        "import dev.sluice.*;",
-                        "",
-                        "Limit perUser = Limit.tokenBucket(10, Rate.perSecond(1));",
-                        "var permits = List.of(Permit.of(\"user:42\", perUser));",
-                        "```",
-                        "",
-                        "<!-- java: given RateLimiter limiter; import dev.sluice.*, java.util.List -->",
-                        "```java",
-                        "Decision d = limiter.tryAcquire(List.of(Permit.of(\"user:42\", Limit.gcra(Rate.perSecond(1), 1))));",
-                        "```",
-                        ""));
+        Files.writeString(readme, """
+                Text.
+
+                ```java
+                import dev.sluice.*;
+
+                Limit perUser = Limit.tokenBucket(10, Rate.perSecond(1));
+                var permits = List.of(Permit.of("user:42", perUser));
+                ```
+
+                <!-- java: given RateLimiter limiter; import dev.sluice.*, java.util.List -->
+                ```java
+                Decision d = limiter.tryAcquire(List.of(Permit.of("user:42", Limit.gcra(Rate.perSecond(1), 1))));
+                ```
+                """);
         List<JavaBlock> blocks = new ArrayList<>();
         for (Markdown.Fence f : Markdown.fences(readme)) {
             blocks.add(new JavaBlock(f, blocks.size()));

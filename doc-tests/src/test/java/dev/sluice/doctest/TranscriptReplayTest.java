@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -29,7 +30,7 @@ class TranscriptReplayTest {
     /** A counter: POST /count answers 200 with {"n":N,"at":"…"} three times, then 429 with Retry-After: 7. */
     @BeforeEach
     void start() throws IOException {
-        service = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        service = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         service.createContext("/count", exchange -> {
             int n = calls.incrementAndGet();
             byte[] body = ("{\"n\":" + n + ",\"method\":\"" + exchange.getRequestMethod() + "\",\"sent\":"
@@ -52,30 +53,29 @@ class TranscriptReplayTest {
         service.stop(0);
     }
 
-    private static final String DOC = String.join(
-            "\n",
-            "Count three times, then once more:",
-            "",
-            "<!-- transcript: counter -->",
-            "```bash",
-            "./counter serve          # starts it: not replayed",
-            "for i in 1 2; do curl -s -o /dev/null -w '%{http_code} ' -X POST 127.0.0.1:8080/count -d \"{\\\"i\\\":$i}\"; done",
-            "# 200 200",
-            "curl -s -X POST 127.0.0.1:8080/count \\",
-            "  -d '{\"i\":3}'",
-            "# 200 {\"n\":3,…,\"sent\":{\"i\":3}}",
-            "curl -i -X POST 127.0.0.1:8080/count -d '{}'",
-            "```",
-            "",
-            "```",
-            "HTTP/1.1 429",
-            "Retry-After: 7",
-            "",
-            "{\"n\":4,",
-            " \"method\":\"POST\",",
-            " \"sent\":{}}",
-            "```",
-            "");
+    private static final String DOC = """
+            Count three times, then once more:
+
+            <!-- transcript: counter -->
+            ```bash
+            ./counter serve          # starts it: not replayed
+            for i in 1 2; do curl -s -o /dev/null -w '%{http_code} ' -X POST 127.0.0.1:8080/count -d "{\\"i\\":$i}"; done
+            # 200 200
+            curl -s -X POST 127.0.0.1:8080/count \\
+              -d '{"i":3}'
+            # 200 {"n":3,…,"sent":{"i":3}}
+            curl -i -X POST 127.0.0.1:8080/count -d '{}'
+            ```
+
+            ```
+            HTTP/1.1 429
+            Retry-After: 7
+
+            {"n":4,
+             "method":"POST",
+             "sent":{}}
+            ```
+            """;
 
     @Test
     void aTranscriptThatShowsWhatTheServiceAnswersPasses(@TempDir Path dir) throws Exception {
@@ -101,15 +101,12 @@ class TranscriptReplayTest {
 
     @Test
     void aCommandTheReplayCannotRunAsCurlDoesIsRefused(@TempDir Path dir) throws IOException {
-        Path doc = Files.writeString(
-                dir.resolve("README.md"),
-                String.join(
-                        "\n",
-                        "<!-- transcript: counter -->",
-                        "```bash",
-                        "curl -s --compressed 127.0.0.1:8080/count",
-                        "```",
-                        ""));
+        Path doc = Files.writeString(dir.resolve("README.md"), """
+                <!-- transcript: counter -->
+                ```bash
+                curl -s --compressed 127.0.0.1:8080/count
+                ```
+                """);
         assertThatThrownBy(() -> Transcript.replay(Transcript.steps(doc, "counter"), base))
                 .hasMessageContaining("curl option --compressed is not replayed");
     }

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How the {@link Batcher} sends a batch: one attempt (retries and budget as for a single decision, the earliest
@@ -21,13 +22,13 @@ final class BatchSend implements Batcher.Sender {
     }
 
     @Override
-    public List<Decision> send(List<Batcher.Request> batch) {
+    public List<@Nullable Decision> send(List<Batcher.Request> batch) {
         Batcher.Request first = batch.get(0);
         long deadline = first.call().deadlineNanos;
         for (Batcher.Request r : batch) {
             deadline = r.call().deadlineNanos - deadline < 0 ? r.call().deadlineNanos : deadline;
         }
-        List<Decision> out = attempts.run(first.key(), first.limit(), new BatchCall(deadline, batch), c -> {
+        List<@Nullable Decision> out = attempts.run(first.key(), first.limit(), new BatchCall(deadline, batch), c -> {
             List<Batcher.Request> live = new ArrayList<>(batch.size());
             for (Batcher.Request r : batch) {
                 if (!r.call().abandoned) {
@@ -35,7 +36,7 @@ final class BatchSend implements Batcher.Sender {
                 }
             }
             if (live.isEmpty()) {
-                return Collections.nCopies(batch.size(), (Decision) null);
+                return Collections.<@Nullable Decision>nCopies(batch.size(), null);
             }
             Batcher.Request one = live.get(0);
             List<Decision> sent = live.size() == 1
@@ -44,7 +45,7 @@ final class BatchSend implements Batcher.Sender {
             if (live.size() == batch.size()) {
                 return sent;
             }
-            List<Decision> all = new ArrayList<>(batch.size());
+            List<@Nullable Decision> all = new ArrayList<>(batch.size());
             int next = 0;
             for (Batcher.Request r : batch) {
                 all.add(live.contains(r) ? sent.get(next++) : null);

@@ -3,26 +3,34 @@ package dev.sluice.postgres;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.store.Batching;
 import dev.sluice.store.StoreClock;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Coalesces concurrent token-bucket / GCRA decisions into one statement ({@code sluice_bucket_acquire_many}):
- * one round trip and one commit for a whole batch, the way past the one-statement-per-decision ceiling.
+ * Coalesces concurrent token-bucket / GCRA decisions into one statement ({@code sluice_bucket_acquire_many}): one
+ * round trip and one commit for a whole batch, the way past the one-statement-per-decision ceiling. The PostgreSQL
+ * part of the stores' one batching policy ({@link Batching}: a decision goes alone at once while fewer than
+ * {@code concurrentBatches} statements of this limiter are at the database and its row is in none of them; otherwise
+ * it queues and the next statement to complete sends what is queued, up to {@code maxBatch}, as one).
  *
- * <p>Callers put a request on a queue and wait for its decision; {@code dispatchers} threads each take
- * what is queued (at most {@code maxBatch}), send it as one call, and hand every caller its own decision.
- * Nothing waits for a batch to fill: a lone caller's batch is its own request alone, sent at once, so
- * batching only appears when calls are concurrent. Each decision is still exact: the SQL decides the
- * elements one by one, those naming the same key and limit in arrival order, and the Java side runs
- * the pure step on what each one found, as for a single call. A failed batch (after the retry policy)
- * fails every request in it, and none of them took anything: the batch commits or rolls back whole.
+ * <p>A row (key and limit) is in one statement at a time: the decisions of this process on one hot key never wait
+ * for each other's row lock or conflict with each other under SERIALIZABLE; they go many to a statement. Each
+ * decision is still exact: the SQL decides the elements one by one, those naming the same key and limit in arrival
+ * order, and the Java side runs the pure step on what each one found, as for a single call. A failed batch (after the
+ * retry policy) fails every request in it, and none of them took anything: the batch commits or rolls back whole.
+ *
+ * <p>The blocking JDBC work of a batch runs on one of {@code concurrentBatches} dispatcher threads (the policy never
+ * has more batches out, so none waits for a thread), made by the limiter's {@link dev.sluice.Scheduler}'s thread
+ * factory ({@code sluice-postgres-batch-<n>} by default).
  */
 final class Batcher implements AutoCloseable {
 
@@ -34,46 +42,43 @@ final class Batcher implements AutoCloseable {
             long maxWaitNanos,
             StoreClock.Reading now,
             DecisionCall call,
-            CompletableFuture<Decision> result) {}
+            CompletableFuture<Decision> result)
+            implements Batching.Member {
+
+        /** The row this request decides on. */
+        @Override
+        public Object batchKey() {
+            return Table.row(key, limit);
+        }
+
+        @Override
+        public boolean isDone() {
+            return result.isDone();
+        }
+
+        @Override
+        public void fail(Throwable error) {
+            result.completeExceptionally(error);
+        }
+    }
 
     /** Builds the failure of a request that was not sent (queue full, or its budget passed while queued). */
     interface NotSent {
-        PostgresStoreException failure(String what, Throwable cause);
+        PostgresStoreException failure(String what, @Nullable Throwable cause);
     }
 
     interface Sender {
         /** Decides a batch in one call, completing nothing; returns the decisions in request order. */
-        List<Decision> send(List<Request> batch);
+        List<@Nullable Decision> send(List<Request> batch);
     }
-
-    private static final Request POISON = new Request(null, null, 0, 0, null, null, null);
-
-    private final BlockingQueue<Request> queue;
-    /** Requests queued and not yet taken by a dispatcher (the queue also holds close()'s markers). */
-    private final AtomicInteger pending = new AtomicInteger();
 
     private final int maxQueued;
-    private final int maxBatch;
     private final Sender sender;
     private final NotSent notSent;
-    private final List<Thread> dispatchers = new ArrayList<>();
-    private volatile boolean closed;
+    private final ExecutorService dispatchers;
+    private final Batching<Request> batching;
 
-    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, NotSent notSent) {
-        this(maxBatch, dispatchers, maxQueued, sender, notSent, new LinkedBlockingQueue<>());
-    }
-
-    /** With a queue of the caller's: tests use one that stalls an {@code add} to open a race window. */
-    Batcher(
-            int maxBatch,
-            int dispatchers,
-            int maxQueued,
-            Sender sender,
-            NotSent notSent,
-            BlockingQueue<Request> queue) {
-        this.queue = queue;
-        this.notSent = notSent;
-        this.maxQueued = maxQueued;
+    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, NotSent notSent, ThreadFactory threads) {
         if (maxBatch < 1 || maxBatch > 10_000) {
             throw new IllegalArgumentException("maxBatchSize " + maxBatch + " must be between 1 and 10,000: e.g. 64");
         }
@@ -81,28 +86,24 @@ final class Batcher implements AutoCloseable {
             throw new IllegalArgumentException("concurrent batches " + dispatchers
                     + " must be between 1 and 256: e.g. a quarter of the pool size");
         }
-        this.maxBatch = maxBatch;
+        this.notSent = notSent;
+        this.maxQueued = maxQueued;
         this.sender = sender;
-        for (int i = 0; i < dispatchers; i++) {
-            Thread t = new Thread(this::dispatch, "sluice-postgres-batch-" + (i + 1));
-            t.setDaemon(true);
-            this.dispatchers.add(t);
-            t.start();
-        }
+        ThreadPoolExecutor pool = new ThreadPoolExecutor(
+                dispatchers, dispatchers, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), threads);
+        pool.prestartAllCoreThreads(); // no caller pays for starting a thread inside its budget
+        this.dispatchers = pool;
+        // a key's decisions are one statement each in the batch's function: a quarter of the batch at most, so that a
+        // hot key's batch stays as short as the batches that shared it before a key was in one batch at a time
+        this.batching = new Batching<>(dispatchers, maxBatch, Math.max(1, maxBatch / 4), maxQueued, this::dispatch);
     }
 
     /**
-     * Queues a request; its future completes with the decision, or exceptionally. After {@link #close()}
-     * (also when close runs while this call is under way) it completes with an
-     * {@link IllegalStateException}: no request is ever left in the queue without a dispatcher to answer it.
+     * Queues a request; its future completes with the decision, or exceptionally. After {@link #close()} (also when
+     * close runs while this call is under way) it completes with an {@link IllegalStateException}.
      */
     CompletableFuture<Decision> submit(Request r) {
-        if (closed) {
-            r.result().completeExceptionally(closedException());
-            return r.result();
-        }
-        if (pending.incrementAndGet() > maxQueued) {
-            pending.decrementAndGet();
+        if (batching.submit(r) == Batching.Admission.QUEUE_FULL) {
             r.result()
                     .completeExceptionally(notSent.failure(
                             "the batching queue is full: " + maxQueued
@@ -110,16 +111,6 @@ final class Batcher implements AutoCloseable {
                                     + Permit.abbreviate(r.key())
                                     + "\" (raise concurrentBatches with the pool size)",
                             null));
-            return r.result();
-        }
-        queue.add(r);
-        // close() may have drained the queue between the check above and the add: then nobody would take
-        // r. close() sets closed before it drains, so if closed reads false here the drain (or a
-        // dispatcher) still sees r; if it reads true, whoever removes r answers it (a dispatcher decides
-        // it, close() or this call fails it)
-        if (closed && queue.remove(r)) {
-            pending.decrementAndGet();
-            r.result().completeExceptionally(closedException());
         }
         return r.result();
     }
@@ -128,79 +119,46 @@ final class Batcher implements AutoCloseable {
         return new IllegalStateException(PostgresRateLimiter.CLOSED);
     }
 
-    private void dispatch() {
-        List<Request> batch = new ArrayList<>(maxBatch);
-        while (true) {
-            Request first;
-            try {
-                first = queue.take();
-            } catch (InterruptedException e) {
-                return;
+    /** One batch on a dispatcher thread: sent, then each request answered (a failure fails each). */
+    private CompletableFuture<?> dispatch(List<Request> batch) {
+        try {
+            return send(batch);
+        } catch (RejectedExecutionException e) { // close() stopped the dispatchers (their queue is unbounded)
+            IllegalStateException closed = closedException();
+            closed.initCause(e);
+            for (Request r : batch) {
+                r.result().completeExceptionally(closed);
             }
-            if (first == POISON) {
-                return;
-            }
-            batch.add(first);
-            queue.drainTo(batch, maxBatch - 1);
-            int poisons = 0;
-            while (batch.remove(POISON)) {
-                poisons++;
-            }
-            pending.addAndGet(-batch.size());
-            for (int i = 1; i < poisons; i++) {
-                queue.add(POISON); // meant for the other dispatchers
-            }
-            boolean stop = poisons > 0;
-            long now = System.nanoTime();
-            // a caller stops waiting (its future fails) when its budget and its patience are spent: while the
-            // database answers others, a decision waiting for a dispatcher is queueing, not failing
-            batch.removeIf(r -> r.result().isDone());
-            if (batch.isEmpty()) {
-                if (stop) {
-                    return;
-                }
-                continue;
-            }
-            try {
-                List<Decision> decisions = sender.send(batch);
-                for (int i = 0; i < batch.size(); i++) {
-                    batch.get(i).result().complete(decisions.get(i));
-                }
-            } catch (RuntimeException | Error e) {
-                for (Request r : batch) {
-                    r.result().completeExceptionally(e);
-                }
-            }
-            batch.clear();
-            if (stop) {
-                return;
-            }
+            return CompletableFuture.failedFuture(closed);
         }
     }
 
-    /** Lets the dispatchers finish what is queued, then stops them. */
+    private CompletableFuture<?> send(List<Request> batch) {
+        return CompletableFuture.runAsync(
+                () -> {
+                    List<@Nullable Decision> decisions = sender.send(batch);
+                    for (int i = 0; i < batch.size(); i++) {
+                        Decision d = decisions.get(i);
+                        if (d != null) {
+                            batch.get(i).result().complete(d);
+                        }
+                    }
+                },
+                dispatchers);
+    }
+
+    /** Lets the batches under way finish, fails what is queued, and stops the dispatchers. */
     @Override
     public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        for (int i = 0; i < dispatchers.size(); i++) {
-            queue.add(POISON);
-        }
-        for (Thread t : dispatchers) {
-            try {
-                t.join(TimeUnit.SECONDS.toMillis(10));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
+        batching.close(closedException());
+        dispatchers.shutdown();
+        try {
+            if (!dispatchers.awaitTermination(10, TimeUnit.SECONDS)) {
+                dispatchers.shutdownNow();
             }
-        }
-        Request r;
-        while ((r = queue.poll()) != null) {
-            if (r != POISON) {
-                r.result().completeExceptionally(closedException());
-            }
+        } catch (InterruptedException e) {
+            dispatchers.shutdownNow();
+            Thread.currentThread().interrupt();
         }
     }
 }

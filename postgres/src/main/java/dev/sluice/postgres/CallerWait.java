@@ -1,9 +1,10 @@
 package dev.sluice.postgres;
 
-import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import dev.sluice.Scheduler;
 import dev.sluice.store.TimeBudget;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -17,7 +18,9 @@ import java.util.concurrent.TimeoutException;
  * a worker, a pooled connection or a batch), a decision keeps waiting while the database keeps answering others;
  * sent, it keeps waiting for its statement, up to {@value AttemptLoop#SENT_PATIENCE} budgets, while the
  * database keeps answering others (a convoy on a hot row's lock). A caller who stops waiting marks its call
- * abandoned (a call not sent yet is then never sent) and cancels a statement under way, off its own thread.
+ * abandoned (a call not sent yet is then never sent) and cancels a statement under way, off its own thread, until
+ * it is over: the pauses between cancels are the limiter's {@link Scheduler}'s, the cancels (which block on the
+ * network) run on up to two daemon threads of its factory, {@code sluice-postgres-cancel-<n>}, which end when idle.
  */
 final class CallerWait {
     /** How long past the deadline a caller still waits for its worker's answer (see {@link PostgresRateLimiter#SLACK_MILLIS}). */
@@ -28,18 +31,32 @@ final class CallerWait {
     private final TimeBudget budget;
     private final DatabaseHealth health;
     private final PostgresFailures failures;
+    private final Scheduler scheduler;
+    /**
+     * Sends the cancels of statements whose callers stopped waiting; its threads end when idle. Its queue holds at
+     * most one task per statement under way.
+     */
+    private final ThreadPoolExecutor canceller;
 
-    CallerWait(TimeBudget budget, DatabaseHealth health, PostgresFailures failures) {
+    CallerWait(TimeBudget budget, DatabaseHealth health, PostgresFailures failures, Scheduler scheduler) {
         this.budget = budget;
         this.health = health;
         this.failures = failures;
+        this.scheduler = scheduler;
+        this.canceller = new ThreadPoolExecutor(
+                2, 2, 1, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), scheduler.threadFactory("postgres-cancel"));
+        canceller.allowCoreThreadTimeOut(true);
     }
 
     /**
      * Waits for a decision's worker until its deadline plus {@link CallerWait#GRACE_MILLIS}; then the decision fails
      * with why it did not come back (see {@link #late}). Exceptions come back as thrown, unwrapped.
      */
-    <T> T await(CompletableFuture<T> f, DecisionCall call, String key, Limit limit) {
+    <T> T await(PostgresCalls.Pending<T> p) {
+        CompletableFuture<T> f = p.future();
+        DecisionCall call = p.call();
+        String key = p.key();
+        Limit limit = p.limit();
         try {
             // expire: the worker, if it has not begun, now sends nothing
             return budget.await(f, call.deadlineNanos + GRACE_NANOS, patience(call), g -> expire(g, call, key, limit));
@@ -72,8 +89,10 @@ final class CallerWait {
      * The future fails with the same exception as {@link #await} at the same moment: the deadline plus
      * {@link CallerWait#GRACE_MILLIS}, whatever the decision is waiting for.
      */
-    CompletableFuture<Decision> bounded(CompletableFuture<Decision> f, DecisionCall call, String key, Limit limit) {
-        return budget.bound(f, call.deadlineNanos + GRACE_NANOS, patience(call), g -> expire(g, call, key, limit));
+    <T> CompletableFuture<T> bounded(PostgresCalls.Pending<T> p) {
+        DecisionCall call = p.call();
+        return budget.bound(
+                p.future(), call.deadlineNanos + GRACE_NANOS, patience(call), g -> expire(g, call, p.key(), p.limit()));
     }
 
     /**
@@ -107,31 +126,28 @@ final class CallerWait {
         call.abandoned = true;
         if (f.completeExceptionally(late(call, key, limit, new TimeoutException()))
                 && call.phase() == DecisionCall.SENT) {
-            CANCELLER.execute(call::cancel);
+            canceller.execute(() -> cancelUntilOver(call, FIRST_CANCEL_PAUSE_MILLIS));
         }
     }
 
-    /**
-     * Sends the cancels of statements whose callers stopped waiting: best effort (the server cancels every
-     * statement at its own limit anyway), so a full queue drops them; its threads end when idle.
-     */
-    private static final ThreadPoolExecutor CANCELLER = canceller();
+    /** The pause before a cancel is sent again, at first; it doubles up to {@link #MAX_CANCEL_PAUSE_MILLIS}. */
+    private static final long FIRST_CANCEL_PAUSE_MILLIS = 10;
 
-    private static ThreadPoolExecutor canceller() {
-        ThreadPoolExecutor t = new ThreadPoolExecutor(
-                2,
-                2,
-                1,
-                TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(1024),
-                r -> {
-                    Thread thread = new Thread(r, "sluice-postgres-cancel");
-                    thread.setDaemon(true);
-                    return thread;
-                },
-                new ThreadPoolExecutor.DiscardPolicy());
-        t.allowCoreThreadTimeOut(true);
-        return t;
+    private static final long MAX_CANCEL_PAUSE_MILLIS = 1000;
+
+    /**
+     * Cancels the call's statement again and again until it is over. One cancel is not enough: the server ignores
+     * one that reaches it before the statement does, and on a busy machine a worker thread or a database backend may
+     * be a whole budget late. The statement would then wait for its locked row and take its permits when the lock
+     * goes, its caller having been told that it was cancelled and took nothing. A statement waiting for a lock is
+     * ended by the first cancel that finds it there.
+     */
+    private void cancelUntilOver(DecisionCall call, long pauseMillis) {
+        if (call.cancel()) {
+            long nextPause = Math.min(2 * pauseMillis, MAX_CANCEL_PAUSE_MILLIS);
+            Scheduler.Cancellable unused = scheduler.schedule(
+                    Duration.ofMillis(pauseMillis), () -> canceller.execute(() -> cancelUntilOver(call, nextPause)));
+        }
     }
 
     /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */

@@ -1,7 +1,9 @@
 package dev.sluice.postgres;
 
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a decision is, so that a caller whose budget ran out can say why: still waiting for a worker
@@ -18,10 +20,12 @@ class DecisionCall {
     volatile boolean abandoned;
     /** Once sent: when the server cancels the statement, the longest a caller waits for it. */
     volatile long sentLimitNanos;
-    /** The statement under way, for a caller who stops waiting to cancel. */
-    volatile Statement statement;
+    /** The statement under way and its attempt's connection, for a caller who stops waiting to cancel. */
+    private @Nullable Statement statement;
+
+    private @Nullable Connection connection;
     /** The batch this decision travels in (its statement is the batch's), or null when it goes alone. */
-    volatile DecisionCall inBatch;
+    volatile @Nullable DecisionCall inBatch;
 
     private volatile int phase = QUEUED;
 
@@ -72,25 +76,49 @@ class DecisionCall {
     }
 
     /**
-     * Asks the server to cancel the statement under way, if any: its caller stopped waiting. A batch's statement is
-     * cancelled when the last of its callers stops waiting.
+     * The attempt sends {@code st} on {@code c} now (after this, the attempt checks that its callers still wait, so
+     * that a caller who stops waiting either finds the statement here to cancel, or is seen and nothing is sent).
      */
-    void cancel() {
+    synchronized void sending(Connection c, Statement st) {
+        connection = c;
+        statement = st;
+    }
+
+    /**
+     * The attempt is over and its connection goes back to the pool: from now on no cancel is sent for it. A cancel on
+     * its way finishes first (this waits for it), so that it cannot reach the connection's next statement, someone
+     * else's.
+     */
+    synchronized void attemptEnded() {
+        connection = null;
+        statement = null;
+    }
+
+    /**
+     * Sends the server one cancel for the statement under way, if there is one, and says whether there was: the
+     * caller sends it again until there is none (see {@link CallerWait}). A batch's statement is cancelled once the
+     * last of its callers stopped waiting.
+     */
+    boolean cancel() {
         DecisionCall b = inBatch;
         if (b != null) {
-            if (b.allAbandoned()) {
-                b.cancel();
-            }
-            return;
+            return b.allAbandoned() && b.cancel();
         }
+        return cancelStatement();
+    }
+
+    private synchronized boolean cancelStatement() {
         Statement st = statement;
-        if (st != null) {
-            try {
-                st.cancel();
-            } catch (SQLException | RuntimeException e) {
-                // the statement ended meanwhile, or the connection broke: nothing left to cancel
-            }
+        Connection c = connection;
+        if (st == null || c == null) {
+            return false; // not sent (and never will be: its attempt checks its callers after sending()), or over
         }
+        try {
+            JdbcAttempt.cancel(c, st);
+        } catch (SQLException | RuntimeException e) {
+            // the statement ended meanwhile, or the connection broke: the attempt ends too
+        }
+        return true;
     }
 
     int phase() {

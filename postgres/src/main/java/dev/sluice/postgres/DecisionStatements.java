@@ -50,7 +50,7 @@ final class DecisionStatements {
         Algorithm algorithm = limit.algorithm();
         try (PreparedStatement ps = c.prepare(Table.of(limit).peek(sql))) {
             ps.setString(1, key);
-            ps.setString(2, limit.id());
+            ps.setString(2, Table.limitId(limit));
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     throw new SQLException("the peek statement returned no row", "XX000");
@@ -59,25 +59,45 @@ final class DecisionStatements {
                 State state = switch (algorithm) {
                     case TOKEN_BUCKET, GCRA -> {
                         long backlog = rs.getLong(2);
-                        yield rs.wasNull() ? TatState.FRESH : new TatState(backlog, rs.getLong(3));
+                        yield rs.wasNull()
+                                ? TatState.FRESH
+                                : StoredNumbers.read(
+                                        new TatState(backlog, rs.getLong(3)),
+                                        rs.getString(4),
+                                        clientOr(reading, dbClock),
+                                        limit);
                     }
                     case FIXED_WINDOW -> {
                         long window = rs.getLong(2);
-                        yield rs.wasNull() ? WindowState.FRESH : new WindowState(window, rs.getLong(4));
+                        yield rs.wasNull()
+                                ? WindowState.FRESH
+                                : StoredNumbers.read(
+                                        new WindowState(window, rs.getLong(4)),
+                                        rs.getString(5),
+                                        clientOr(reading, dbClock),
+                                        limit);
                     }
                     case SLIDING_WINDOW -> {
                         long window = rs.getLong(2);
                         yield rs.wasNull()
                                 ? SlidingWindowState.FRESH
-                                : new SlidingWindowState(window, rs.getLong(3), rs.getLong(4));
+                                : StoredNumbers.read(
+                                        new SlidingWindowState(window, rs.getLong(3), rs.getLong(4)),
+                                        rs.getString(5),
+                                        clientOr(reading, dbClock),
+                                        limit);
                     }
                     case SLIDING_LOG -> {
                         Array times = rs.getArray(2);
                         yield times == null
                                 ? LogState.FRESH
-                                : new LogState(
-                                        MultiPermitTransaction.longs(times),
-                                        MultiPermitTransaction.longs(rs.getArray(3)));
+                                : StoredNumbers.read(
+                                        new LogState(
+                                                MultiPermitTransaction.longs(times),
+                                                MultiPermitTransaction.longs(rs.getArray(3))),
+                                        rs.getString(4),
+                                        clientOr(reading, dbClock),
+                                        limit);
                     }
                 };
                 long now = Math.max(
@@ -88,11 +108,15 @@ final class DecisionStatements {
         }
     }
 
+    private static long clientOr(StoreClock.Reading reading, long dbClock) {
+        return reading.store() ? dbClock : reading.clientNanos();
+    }
+
     /** Deletes the key's row under {@code limit}: it starts afresh. */
     Void reset(Db c, String key, Limit limit) throws SQLException {
         try (PreparedStatement ps = c.prepare(Table.of(limit).reset(sql))) {
             ps.setString(1, key);
-            ps.setString(2, limit.id());
+            ps.setString(2, Table.limitId(limit));
             ps.executeUpdate();
         }
         return null;
@@ -109,7 +133,7 @@ final class DecisionStatements {
         };
         try (PreparedStatement ps = c.prepare(statement)) {
             ps.setString(1, key);
-            ps.setString(2, limit.id());
+            ps.setString(2, Table.limitId(limit));
             ps.setLong(3, cost);
             if (!reading.store()) {
                 ps.setLong(4, reading.clientNanos());
@@ -125,9 +149,11 @@ final class DecisionStatements {
                 } else {
                     ps.setNull(8, Types.BIGINT);
                 }
+                ps.setString(9, Table.numbers(limit));
             } else {
                 ps.setLong(5, limit.periodNanos());
                 ps.setLong(6, limit.capacity());
+                ps.setString(7, Table.numbers(limit));
             }
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
@@ -174,11 +200,13 @@ final class DecisionStatements {
         Long[] intervals = new Long[n];
         Long[] capacities = new Long[n];
         Long[] maxWaits = new Long[n];
+        String[] numbers = new String[n];
         for (int i = 0; i < n; i++) {
             Batcher.Request r = batch.get(i);
             Limit l = r.limit();
             keys[i] = r.key();
-            limitIds[i] = l.id();
+            limitIds[i] = Table.limitId(l);
+            numbers[i] = Table.numbers(l);
             costs[i] = r.cost();
             nows[i] = r.now().store() ? null : r.now().clientNanos(); // NULL: the database's clock
             scales[i] = l.timeScale();
@@ -196,6 +224,7 @@ final class DecisionStatements {
             ps.setArray(6, c.connection().createArrayOf("bigint", intervals));
             ps.setArray(7, c.connection().createArrayOf("bigint", capacities));
             ps.setArray(8, c.connection().createArrayOf("bigint", maxWaits));
+            ps.setArray(9, c.connection().createArrayOf("text", numbers));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     int i = rs.getInt(1) - 1;

@@ -1,14 +1,16 @@
 package dev.sluice.postgres;
 
+import dev.sluice.Scheduler;
+import dev.sluice.Ticker;
+import dev.sluice.store.Repeat;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Deletes rows whose {@code expires_at} has passed: such a row equals a fresh key's state, so deleting it
@@ -22,7 +24,9 @@ import java.util.function.Consumer;
  * cleaner skips it) or finds it gone once the cleaner commits, and then starts from a fresh state, which
  * the expired row was equal to.
  *
- * <p>Time is the limiter's: the database's clock by default, its ticker when it has one.
+ * <p>Time is the limiter's: the database's clock by default, its ticker when it has one. A scheduled cleaner waits
+ * its interval on the limiter's {@link Scheduler} (after each sweep: sweeps never overlap) and sweeps on a daemon
+ * thread of the scheduler's factory, {@code sluice-postgres-cleaner-<n>}: a sweep is JDBC, it blocks.
  */
 public final class ExpiryCleaner implements AutoCloseable {
 
@@ -45,7 +49,8 @@ public final class ExpiryCleaner implements AutoCloseable {
     private final AtomicLong sweeps = new AtomicLong();
     private final AtomicLong failures = new AtomicLong();
     private final AtomicReference<RuntimeException> lastFailure = new AtomicReference<>();
-    private volatile ScheduledExecutorService scheduler;
+    /** The sweeps of a scheduled cleaner; null until {@link #start}. */
+    private volatile @Nullable Repeat schedule;
 
     ExpiryCleaner(
             ExpiredRows rows,
@@ -75,22 +80,25 @@ public final class ExpiryCleaner implements AutoCloseable {
         }
     }
 
-    void start(Duration interval) {
+    /** Sweeps every {@code interval} (after each sweep) on {@code scheduler}'s time, until {@link #close()}. */
+    void start(Duration interval, Scheduler scheduler) {
         checkInterval(interval);
-        ScheduledExecutorService s = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-postgres-cleaner");
-            t.setDaemon(true);
-            return t;
+        this.ticker = scheduler.ticker();
+        Repeat r = new Repeat(scheduler, "postgres-cleaner", null, () -> {
+            sweepQuietly();
+            return interval;
         });
-        scheduler = s;
-        long ms = interval.toMillis();
-        s.scheduleWithFixedDelay(this::sweepQuietly, ms, ms, TimeUnit.MILLISECONDS);
+        schedule = r;
+        r.after(interval);
     }
+
+    /** The clock of the lines about failing sweeps: the scheduler's once started. */
+    private Ticker ticker = Ticker.system();
 
     /** The least time between two lines about sweeps failing for the same outage of the database. */
     private static final long REMINDER_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-    /** Since when sweeps fail because the database cannot serve (System.nanoTime), and the last line said so. */
+    /** Since when sweeps fail because the database cannot serve ({@link #ticker}), and the last line said so. */
     private long failingSince;
 
     private long lastLineAt;
@@ -110,8 +118,8 @@ public final class ExpiryCleaner implements AutoCloseable {
                 failing = false;
                 LOG.log(
                         System.Logger.Level.DEBUG,
-                        "expiry sweeps work again after "
-                                + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - failingSince) + " s");
+                        "expiry sweeps work again after " + TimeUnit.NANOSECONDS.toSeconds(ticker.read() - failingSince)
+                                + " s");
             }
         } catch (RuntimeException e) {
             if (limiterClosed.getAsBoolean()) {
@@ -123,7 +131,7 @@ public final class ExpiryCleaner implements AutoCloseable {
                 LOG.log(System.Logger.Level.WARNING, "expiry sweep failed; the next one will try again", e);
                 return;
             }
-            long now = System.nanoTime();
+            long now = ticker.read();
             // a privilege only the cleaner needs (DELETE) is its own to tell; a refused login, the decisions tell
             System.Logger.Level level =
                     "42501".equals(p.sqlState()) ? System.Logger.Level.WARNING : System.Logger.Level.DEBUG;
@@ -191,7 +199,7 @@ public final class ExpiryCleaner implements AutoCloseable {
     }
 
     /** The last failure of a scheduled sweep, or null. */
-    public RuntimeException lastFailure() {
+    public @Nullable RuntimeException lastFailure() {
         return lastFailure.get();
     }
 
@@ -206,17 +214,9 @@ public final class ExpiryCleaner implements AutoCloseable {
     /** Stops the schedule; a sweep under way finishes its current statement. Idempotent. */
     @Override
     public void close() {
-        ScheduledExecutorService s = scheduler;
-        if (s != null) {
-            s.shutdown();
-            try {
-                if (!s.awaitTermination(5, TimeUnit.SECONDS)) {
-                    s.shutdownNow();
-                }
-            } catch (InterruptedException e) {
-                s.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
+        Repeat r = schedule;
+        if (r != null) {
+            r.close(Duration.ofSeconds(5));
         }
         onClose.accept(this);
     }

@@ -1,11 +1,15 @@
 package dev.sluice.postgres;
 
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One attempt of a decision on one pooled connection: the connection as the pool handed it out, with the attempt's
@@ -43,7 +47,7 @@ final class JdbcAttempt {
         PreparedStatement prepare(String sql) throws SQLException {
             PreparedStatement ps = connection.prepareStatement(sql);
             setQueryTimeoutMillis(ps, Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime())));
-            call.statement = ps;
+            call.sending(connection, ps);
             if (call.allAbandoned()) {
                 // its callers stopped waiting after the attempt checked, before this statement was there to cancel
                 ps.close();
@@ -55,23 +59,61 @@ final class JdbcAttempt {
     }
 
     /** The PostgreSQL driver's statement class and its millisecond query timeout, when that driver is there. */
-    private static final Class<?> PG_STATEMENT;
+    private static final @Nullable Class<?> PG_STATEMENT;
 
-    private static final java.lang.invoke.MethodHandle SET_QUERY_TIMEOUT_MS;
+    private static final @Nullable MethodHandle SET_QUERY_TIMEOUT_MS;
+
+    /** The PostgreSQL driver's connection interface and its cancel, when that driver is there. */
+    private static final @Nullable Class<?> PG_CONNECTION;
+
+    private static final @Nullable MethodHandle CANCEL_QUERY;
 
     static {
         Class<?> type = null;
-        java.lang.invoke.MethodHandle handle = null;
+        MethodHandle handle = null;
         try {
             type = Class.forName("org.postgresql.jdbc.PgStatement");
-            handle = java.lang.invoke.MethodHandles.publicLookup()
-                    .findVirtual(
-                            type, "setQueryTimeoutMs", java.lang.invoke.MethodType.methodType(void.class, long.class));
+            handle = MethodHandles.publicLookup()
+                    .findVirtual(type, "setQueryTimeoutMs", MethodType.methodType(void.class, long.class));
         } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
             type = null; // another driver: JDBC's whole seconds
         }
         PG_STATEMENT = type;
         SET_QUERY_TIMEOUT_MS = handle;
+        type = null;
+        handle = null;
+        try {
+            type = Class.forName("org.postgresql.PGConnection");
+            handle = MethodHandles.publicLookup().findVirtual(type, "cancelQuery", MethodType.methodType(void.class));
+        } catch (ReflectiveOperationException | LinkageError | SecurityException e) {
+            type = null; // another driver: Statement.cancel
+        }
+        PG_CONNECTION = type;
+        CANCEL_QUERY = handle;
+    }
+
+    /**
+     * Asks the server to cancel what {@code c} runs now, {@code st}. The server ignores a cancel that reaches it
+     * before the statement does (its backend is waiting for a command then), so a caller sends it again until the
+     * statement is over ({@link DecisionCall#cancel}). With the PostgreSQL driver that takes the connection's
+     * {@code cancelQuery}, which sends a cancel each time it is called: {@code Statement.cancel} sends nothing for a
+     * statement whose execution has not begun and at most one per execution. The caller makes sure that the
+     * connection runs nothing but {@code st} meanwhile. With another driver, {@code Statement.cancel}.
+     */
+    static void cancel(Connection c, Statement st) throws SQLException {
+        Class<?> type = PG_CONNECTION;
+        MethodHandle cancelQuery = CANCEL_QUERY;
+        if (type != null && cancelQuery != null && c.isWrapperFor(type)) {
+            try {
+                cancelQuery.invoke(c.unwrap(type));
+                return;
+            } catch (SQLException | RuntimeException | Error e) {
+                throw e;
+            } catch (Throwable e) {
+                throw new SQLException("cannot cancel the statement", e);
+            }
+        }
+        st.cancel();
     }
 
     /**
@@ -80,15 +122,19 @@ final class JdbcAttempt {
      * {@code setQueryTimeout}, whole seconds, rounded up.
      */
     static void setQueryTimeoutMillis(Statement st, long millis) throws SQLException {
-        Object pg = SET_QUERY_TIMEOUT_MS != null && st.isWrapperFor(PG_STATEMENT) ? st.unwrap(PG_STATEMENT) : null;
-        if (PG_STATEMENT != null && PG_STATEMENT.isInstance(pg)) { // a proxying wrapper may hand back another proxy
-            try {
-                SET_QUERY_TIMEOUT_MS.invoke(pg, millis);
-                return;
-            } catch (SQLException | RuntimeException | Error e) {
-                throw e;
-            } catch (Throwable e) {
-                throw new SQLException("cannot set the query timeout", e);
+        Class<?> type = PG_STATEMENT;
+        MethodHandle setTimeout = SET_QUERY_TIMEOUT_MS;
+        if (type != null && setTimeout != null && st.isWrapperFor(type)) {
+            Object pg = st.unwrap(type);
+            if (type.isInstance(pg)) { // a proxying wrapper may hand back another proxy
+                try {
+                    setTimeout.invoke(pg, millis);
+                    return;
+                } catch (SQLException | RuntimeException | Error e) {
+                    throw e;
+                } catch (Throwable e) {
+                    throw new SQLException("cannot set the query timeout", e);
+                }
             }
         }
         st.setQueryTimeout((int) Math.min(Integer.MAX_VALUE, (millis + 999) / 1000));
@@ -115,7 +161,11 @@ final class JdbcAttempt {
             // the socket timeout, NETWORK_MARGIN_MILLIS later, only catches a server that stopped answering
             // at all; it frees this worker and its connection, the caller stopped waiting at the budget
             c.setNetworkTimeout(DIRECT, (int) Math.min(Integer.MAX_VALUE, leftMillis + NETWORK_MARGIN_MILLIS));
-            return call.run(new Db(c, deadline, owner));
+            try {
+                return call.run(new Db(c, deadline, owner));
+            } finally {
+                owner.attemptEnded(); // no cancel for this attempt after this: the connection goes back to the pool
+            }
         } finally {
             try {
                 if (savedNetworkTimeout >= 0) {

@@ -3,13 +3,14 @@ package dev.sluice.postgres;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /** What a key may hold in PostgreSQL {@code text}, and how keys appear in messages. */
 final class KeyText {
     private KeyText() {}
 
     /** {@code " for key \"…\" under <limit>"}, or nothing for the limiter's own work (no key). */
-    static String about(String key, Limit limit) {
+    static String about(@Nullable String key, @Nullable Limit limit) {
         if (key == null) {
             return "";
         }

@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The logins of a pool the limiter made, held back after the database refused one: a DataSource between HikariCP
@@ -27,7 +28,7 @@ final class LoginGate implements DataSource {
     private final LongSupplier nanoTime;
     private int refusals;
     private long nextLoginAt;
-    private SQLException lastRefusal;
+    private @Nullable SQLException lastRefusal;
 
     LoginGate(DataSource driver, LongSupplier nanoTime) {
         this.driver = driver;

@@ -3,6 +3,7 @@ package dev.sluice.postgres;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Exact;
 import dev.sluice.algorithm.LogState;
@@ -23,6 +24,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 
 /**
  * A multi-permit request as one transaction: one statement per table locks (or creates) every row the request
@@ -43,11 +45,17 @@ final class MultiPermitTransaction {
 
     private record Id(String key, String limitId) {}
 
-    Decision acquireAll(Db c, List<Permit> permits) throws SQLException {
+    /** The value of an id the request named: every one has its limit, and its state once locked. */
+    private static <V> V known(Map<Id, V> byId, Id id) {
+        return Objects.requireNonNull(byId.get(id), "every (key, limit) of the request is known");
+    }
+
+    /** Each permit's own decision beside the overall one, as {@link PermitDecisions} defines them. */
+    PermitDecisions acquireAll(Db c, List<Permit> permits) throws SQLException {
         Map<Id, Limit> limits = new LinkedHashMap<>();
         Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
         for (Permit p : permits) {
-            Id id = new Id(p.key(), p.limit().id());
+            Id id = new Id(p.key(), Table.limitId(p.limit()));
             if (limits.putIfAbsent(id, p.limit()) == null) {
                 byTable.computeIfAbsent(Table.of(p.limit()), t -> new ArrayList<>())
                         .add(id);
@@ -59,30 +67,56 @@ final class MultiPermitTransaction {
         boolean committed = false;
         try {
             Map<Id, State> states = new HashMap<>();
+            Map<Id, String> numbers = new HashMap<>();
             long dbClock = Long.MIN_VALUE;
             for (Map.Entry<Table, List<Id>> e : byTable.entrySet()) {
-                dbClock = Math.max(dbClock, lock(c, e.getKey(), e.getValue(), limits, states));
+                dbClock = Math.max(dbClock, lock(c, e.getKey(), e.getValue(), limits, states, numbers));
             }
             long now = reading.store() ? dbClock : reading.clientNanos();
             for (Map.Entry<Id, State> e : states.entrySet()) {
-                now = Math.max(now, latestInstant(e.getValue(), limits.get(e.getKey())));
+                if (!numbers.containsKey(e.getKey())) { // a state under other numbers is in other units
+                    now = Math.max(now, latestInstant(e.getValue(), known(limits, e.getKey())));
+                }
+            }
+            // rows written under other numbers of a name: read under the request's, and written so even if it is denied
+            Map<Id, State> read = new HashMap<>();
+            for (Map.Entry<Id, String> e : numbers.entrySet()) {
+                Id id = e.getKey();
+                State s = StoredNumbers.read(known(states, id), e.getValue(), now, known(limits, id));
+                states.put(id, s);
+                read.put(id, s);
             }
             Map<Id, State> scratch = new HashMap<>(states);
             List<Decision> decisions = new ArrayList<>(permits.size());
             boolean all = true;
             for (Permit p : permits) {
-                Id id = new Id(p.key(), p.limit().id());
-                Step step = Algorithms.tryAcquire(scratch.get(id), now, p.limit(), p.cost());
+                Id id = new Id(p.key(), Table.limitId(p.limit()));
+                Step step = Algorithms.tryAcquire(known(scratch, id), now, p.limit(), p.cost());
                 scratch.put(id, step.state());
                 decisions.add(step.decision());
                 all &= step.decision().allowed();
             }
+            Decision overall = Decision.mostRestrictive(decisions);
             if (all) {
                 write(c, scratch, limits);
                 c.connection().commit();
                 committed = true;
+                return new PermitDecisions(overall, decisions);
             }
-            return Decision.mostRestrictive(decisions);
+            // nothing is taken: each permit's own look at its row as locked, which the rollback leaves as it was (but
+            // for the rows read under other numbers, which are kept so: the reference model's and the SQL functions'
+            // way)
+            if (!read.isEmpty()) {
+                write(c, read, limits);
+                c.connection().commit();
+                committed = true;
+            }
+            List<Decision> looks = new ArrayList<>(permits.size());
+            for (Permit p : permits) {
+                looks.add(Algorithms.peek(
+                        known(states, new Id(p.key(), Table.limitId(p.limit()))), now, p.limit(), p.cost()));
+            }
+            return new PermitDecisions(overall, looks);
         } finally {
             if (!committed) {
                 try {
@@ -100,18 +134,22 @@ final class MultiPermitTransaction {
     }
 
     /** Locks (creating fresh rows where none exist) and reads the rows of one table; returns the database clock. */
-    private long lock(Db c, Table table, List<Id> ids, Map<Id, Limit> limits, Map<Id, State> states)
+    private long lock(
+            Db c, Table table, List<Id> ids, Map<Id, Limit> limits, Map<Id, State> states, Map<Id, String> numbers)
             throws SQLException {
         String[] keys = new String[ids.size()];
         String[] limitIds = new String[ids.size()];
+        String[] numbersOf = new String[ids.size()]; // a fresh row carries the numbers it is read under
         for (int i = 0; i < keys.length; i++) {
             keys[i] = ids.get(i).key();
             limitIds[i] = ids.get(i).limitId();
+            numbersOf[i] = Table.numbers(known(limits, ids.get(i)));
         }
         long clock = Long.MIN_VALUE;
         try (PreparedStatement ps = c.prepare(table.lock(sql))) {
             ps.setArray(1, c.connection().createArrayOf("text", keys));
             ps.setArray(2, c.connection().createArrayOf("text", limitIds));
+            ps.setArray(3, c.connection().createArrayOf("text", numbersOf));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     Id id = new Id(rs.getString(1), rs.getString(2));
@@ -126,6 +164,10 @@ final class MultiPermitTransaction {
                         case SLIDING_LOG -> new LogState(longs(rs.getArray(3)), longs(rs.getArray(4)));
                     };
                     states.put(id, s);
+                    String stored = rs.getString(table == Table.WINDOW ? 7 : 6);
+                    if (stored != null && !stored.equals(Table.numbers(limit))) {
+                        numbers.put(id, stored);
+                    }
                     clock = Math.max(clock, rs.getLong(table == Table.WINDOW ? 6 : 5));
                 }
             }
@@ -144,7 +186,7 @@ final class MultiPermitTransaction {
         Map<Table, PreparedStatement> batches = new EnumMap<>(Table.class);
         try {
             for (Map.Entry<Id, State> e : states.entrySet()) {
-                Limit limit = limits.get(e.getKey());
+                Limit limit = known(limits, e.getKey());
                 Table table = Table.of(limit);
                 PreparedStatement ps = batches.get(table);
                 if (ps == null) {
@@ -158,23 +200,27 @@ final class MultiPermitTransaction {
                         TatState t = (TatState) s;
                         ps.setLong(i++, t.backlogScaled());
                         ps.setLong(i++, t.atNanos());
+                        ps.setString(i++, Table.numbers(limit));
                     }
                     case FIXED_WINDOW -> {
                         WindowState w = (WindowState) s;
                         ps.setLong(i++, w.window());
                         ps.setLong(i++, 0);
                         ps.setLong(i++, w.count());
+                        ps.setString(i++, Table.numbers(limit));
                     }
                     case SLIDING_WINDOW -> {
                         SlidingWindowState w = (SlidingWindowState) s;
                         ps.setLong(i++, w.window());
                         ps.setLong(i++, w.previous());
                         ps.setLong(i++, w.current());
+                        ps.setString(i++, Table.numbers(limit));
                     }
                     case SLIDING_LOG -> {
                         LogState l = (LogState) s;
                         ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.times())));
                         ps.setArray(i++, c.connection().createArrayOf("bigint", boxed(l.costs())));
+                        ps.setString(i++, Table.numbers(limit));
                     }
                 }
                 ps.setLong(i++, ceilToSecond(expiresAtNanos(s, limit)));

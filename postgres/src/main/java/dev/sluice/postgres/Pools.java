@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.Properties;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where a limiter's connections come from. Every decision borrows a connection, so it must come from a pool: a
@@ -38,7 +39,8 @@ final class Pools {
     private static final Pattern POOLS = Pattern.compile("(?i).*(hikari|pool|c3p0|vibur|agroal|druid).*");
 
     /** What the limiter borrows from, the pool it made (null when the caller's DataSource pools) and where it is. */
-    record Resolved(DataSource dataSource, HikariDataSource owned, String where) {}
+    /** @param owned the pool made here (closed with the limiter), or null for the caller's pooling DataSource */
+    record Resolved(DataSource dataSource, @Nullable HikariDataSource owned, String where) {}
 
     private Pools() {}
 
@@ -67,6 +69,10 @@ final class Pools {
      * Waits until the pool holds all its connections, at most {@code wait}: HikariCP opens them one after another
      * in the background, and a burst of first decisions would otherwise wait for those logins. A database that
      * admits fewer (max_connections) does not stop the limiter: it serves with what it has.
+     *
+     * <p>A real wait on purpose, not the limiter's {@link dev.sluice.Scheduler}: it waits for logins to a database,
+     * which happen on HikariCP's own thread on the database's time, and {@code build()} blocks on it anyway; a 5 ms
+     * poll of the pool's count, bounded by {@code wait}, is what HikariCP offers to watch them.
      */
     static void fill(HikariDataSource pool, Duration wait) {
         long end = System.nanoTime() + wait.toNanos();
@@ -108,7 +114,9 @@ final class Pools {
     /** True when two borrows in a row get the same server process: the DataSource pools. */
     private static boolean reusesConnections(DataSource ds) {
         try {
-            return backendPid(ds) == backendPid(ds);
+            int first = backendPid(ds);
+            int second = backendPid(ds); // the first connection was given back: a pool hands it out again
+            return first == second;
         } catch (SQLException e) {
             return false; // cannot tell (the database may be down): a pool of ours is never wrong
         }

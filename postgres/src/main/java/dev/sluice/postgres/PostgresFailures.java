@@ -2,9 +2,17 @@ package dev.sluice.postgres;
 
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
+import java.io.EOFException;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a PostgreSQL failure means for a decision, in one place: SQLSTATE classes, driver and pool exceptions, and
@@ -31,7 +39,7 @@ final class PostgresFailures {
      * healthy (the pool, the workers or the queue are too small for the load), else the database's own
      * trouble, which is why nothing could be sent.
      */
-    PostgresStoreException notSent(String what, Throwable cause) {
+    PostgresStoreException notSent(String what, @Nullable Throwable cause) {
         Degradation d = health.lastSeen();
         if (d == Degradation.NONE) {
             return new PostgresStoreException(
@@ -78,7 +86,7 @@ final class PostgresFailures {
         } else if (isUnreachable(e, state)) {
             d = Degradation.UNAVAILABLE;
         } else if ("53300".equals(state)
-                || (e instanceof java.sql.SQLTransientConnectionException && state == null && e.getCause() == null)) {
+                || (e instanceof SQLTransientConnectionException && state == null && e.getCause() == null)) {
             d = health.lastSeen() != Degradation.NONE ? health.lastSeen() : Degradation.OVERLOADED;
         } else {
             d = Degradation.STORE_ERROR;
@@ -98,14 +106,12 @@ final class PostgresFailures {
     }
 
     /** Class 08, the server shutting down or starting (57P01-57P03), or a refused, reset or closed socket. */
-    static boolean isUnreachable(Throwable e, String state) {
+    static boolean isUnreachable(Throwable e, @Nullable String state) {
         if (state != null && (state.startsWith("08") || state.startsWith("57P"))) {
             return true;
         }
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.SocketException
-                    || t instanceof java.io.EOFException
-                    || t instanceof java.net.UnknownHostException) {
+            if (t instanceof SocketException || t instanceof EOFException || t instanceof UnknownHostException) {
                 return true;
             }
             if (t instanceof SQLException s
@@ -117,7 +123,8 @@ final class PostgresFailures {
         return false;
     }
 
-    PostgresStoreException translate(SQLException e, String state, long elapsedNanos, String key, Limit limit) {
+    PostgresStoreException translate(
+            SQLException e, @Nullable String state, long elapsedNanos, @Nullable String key, @Nullable Limit limit) {
         String cause = e.getMessage() + " (SQLSTATE " + state + ")";
         if ("42P01".equals(state) || "42883".equals(state) || "3F000".equals(state)) {
             return new PostgresStoreException(
@@ -189,7 +196,7 @@ final class PostgresFailures {
      * SSL that the URL requires (08004), a host name that does not resolve, a failed TLS handshake
      * (sslmode=verify-full without the CA). SQLSTATEs are the contract; the text is only quoted.
      */
-    static String refusal(Throwable e) {
+    static @Nullable String refusal(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             String state = t instanceof SQLException s ? sqlState(s) : null;
             String m = String.valueOf(t.getMessage());
@@ -213,20 +220,20 @@ final class PostgresFailures {
                 return "refused the connection as the URL asks for it (" + m + ", SQLSTATE 08004): check sslmode"
                         + " in the URL against the server's ssl setting";
             }
-            if (t instanceof java.net.UnknownHostException) {
+            if (t instanceof UnknownHostException) {
                 return "host does not resolve (" + m + "): check the host name in the URL";
             }
-            if (t instanceof javax.net.ssl.SSLException) {
+            if (t instanceof SSLException) {
                 return "failed the TLS handshake (" + m + "): check sslmode and the server's certificate (sslrootcert)";
             }
         }
         return null;
     }
 
-    private static final java.util.Set<String> REFUSALS = java.util.Set.of("28P01", "28000", "3D000", "42501", "08004");
+    private static final Set<String> REFUSALS = Set.of("28P01", "28000", "3D000", "42501", "08004");
 
     /** The SQLSTATE of the refusal in {@code e}'s causes (HikariCP wraps the driver's), else {@code state}. */
-    private static String stateOfRefusal(Throwable e, String state) {
+    private static @Nullable String stateOfRefusal(Throwable e, @Nullable String state) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof SQLException s && REFUSALS.contains(s.getSQLState())) {
                 return s.getSQLState();
@@ -237,14 +244,14 @@ final class PostgresFailures {
 
     static boolean isTimeout(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof java.net.SocketTimeoutException) {
+            if (t instanceof SocketTimeoutException) {
                 return true;
             }
         }
         return false;
     }
 
-    static String sqlState(SQLException e) {
+    static @Nullable String sqlState(SQLException e) {
         for (SQLException x = e; x != null; x = x.getNextException()) {
             if (x.getSQLState() != null) {
                 return x.getSQLState();

@@ -1,9 +1,12 @@
 package dev.sluice.postgres;
 
+import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
+import dev.sluice.Scheduler;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
@@ -13,9 +16,9 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RateLimiter} whose state lives in PostgreSQL (12 and later) or YugabyteDB's YSQL: shared by
@@ -42,8 +45,8 @@ import javax.sql.DataSource;
  * keeps answering others (a decision queued for a worker, a connection or a batch; a statement in a lock convoy on
  * a hot row). A decision whose caller gave up is never sent; a statement under way is cancelled. The worker
  * ({@link AttemptLoop}) gives each statement the time left as its query timeout, retries SQLSTATE 40001, 40P01
- * and a broken connection (class 08: after a restart the pool still holds connections to the old server) under
- * the {@link RetryPolicy}; if the database died while it ran a statement that committed, the retry takes again:
+ * until the budget ends, after the {@link RetryPolicy}'s jittered backoff, and a broken connection at once (class 08:
+ * after a restart the pool still holds connections to the old server); if the database died while it ran a statement that committed, the retry takes again:
  * the limit errs on the strict side. Anything else is a {@link PostgresStoreException} whose
  * {@link PostgresStoreException#degradation() degradation} ({@link PostgresFailures}) says whether it timed out,
  * the database is unavailable, the client side is overloaded, or the database answered with an error, for
@@ -83,7 +86,7 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     private final DataSource dataSource;
     /** The pool this limiter made (for a JDBC URL or a DataSource that does not pool), closed with it; or null. */
-    private final com.zaxxer.hikari.HikariDataSource ownedPool;
+    private final @Nullable HikariDataSource ownedPool;
     /** The database's URL without its password, for messages. */
     private final String where;
     /** Whose clock decides: the database's by default, a client ticker's in tests. */
@@ -98,36 +101,39 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final Workers workers;
     private final ExpiredRows expiredRows;
     private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
-    private final Batcher batcher;
+    private final @Nullable Batcher batcher;
     private final AttemptLoop attempts;
     private final DatabaseHealth health = new DatabaseHealth();
     private final PostgresFailures failures;
     private final CallerWait waits;
+    /** The operations, one per kind of decision, that both views use. */
+    private final PostgresCalls calls;
+
     private final TimeBudget budget;
+    private final Scheduler scheduler;
     private volatile boolean closed;
     /** build() found Sluice's tables or functions missing and created them. */
     private final boolean schemaCreated;
 
     private PostgresRateLimiter(Builder b) {
         this.budget = TimeBudget.of("RetryPolicy.budget", b.retryPolicy.budget());
+        this.scheduler = b.scheduler;
         Pools.Resolved connections = Startup.connect(b.jdbcUrl, b.dataSource, b.threads, b.retryPolicy.budget());
         this.dataSource = connections.dataSource();
         this.ownedPool = connections.owned();
         this.where = connections.where();
-        this.clock = b.ticker == null ? StoreClock.store() : StoreClock.client(b.ticker);
+        this.clock = b.clock;
         this.schema = b.schema;
         this.prefix = b.prefix;
         this.retryPolicy = b.retryPolicy;
         this.sql = new Sql(schema, prefix);
         this.failures = new PostgresFailures(schema, prefix, b.retryPolicy.budget(), health);
-        this.waits = new CallerWait(budget, health, failures);
-        this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures);
+        this.waits = new CallerWait(budget, health, failures, scheduler);
+        this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures, scheduler);
         this.multiPermit = new MultiPermitTransaction(sql, clock);
         this.statements = new DecisionStatements(sql, schema);
         this.expiredRows = new ExpiredRows(attempts, sql, clock);
-        // a quarter of the threads: fewer, fuller batches share more of each commit; measured on 64 callers, 16
-        // connections, 100k keys, synchronous_commit on: threads / 2 gave 28.7k and 25.9k decisions/s, threads / 4
-        // 33.5k and 33.8k (hot key 17.6k / 19.6k against 27.0k / 29.2k); bench/README.md
+        // a quarter of the threads: fewer, fuller batches share more of each commit (measured: bench/README.md)
         int concurrentBatches = b.concurrentBatches > 0 ? b.concurrentBatches : Math.max(1, b.threads / 4);
         this.batcher = b.maxBatchSize > 0
                 ? new Batcher(
@@ -135,13 +141,23 @@ public final class PostgresRateLimiter implements RateLimiter {
                         concurrentBatches,
                         b.maxQueued,
                         new BatchSend(attempts, statements),
-                        failures::notSent)
+                        failures::notSent,
+                        b.scheduler.threadFactory("postgres-batch"))
                 : null;
-        this.workers = new Workers(b.asyncExecutor, b.threads, b.maxQueued, attempts, failures, () -> closed);
+        this.workers = new Workers(
+                b.asyncExecutor,
+                b.threads,
+                b.maxQueued,
+                attempts,
+                failures,
+                () -> closed,
+                b.scheduler.threadFactory("postgres"));
+        this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, clock, budget, () -> closed);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
         // 25 ms budget). Built and dropped here instead.
-        failures.notSent("warm-up", new TimeoutException()).getStackTrace();
+        StackTraceElement[] unused =
+                failures.notSent("warm-up", new TimeoutException()).getStackTrace();
         try {
             this.schemaCreated = Startup.warmUp(attempts, statements, clock, where, b.migrateIfMissing, this::migrate);
             if (ownedPool != null) {
@@ -186,136 +202,14 @@ public final class PostgresRateLimiter implements RateLimiter {
                         "jdbcUrl must not be null: e.g. jdbc:postgresql://localhost:5432/postgres?user=postgres"));
     }
 
-    /** Configures a {@link PostgresRateLimiter}. */
-    public static final class Builder {
-        private final DataSource dataSource;
-        private final String jdbcUrl;
-        private boolean migrateIfMissing = true;
-        private Ticker ticker;
-        private String schema = Migrations.DEFAULT_SCHEMA;
-        private String prefix = Migrations.DEFAULT_PREFIX;
-        private RetryPolicy retryPolicy = RetryPolicy.DEFAULT;
-        private Executor asyncExecutor;
-        private int threads = DEFAULT_THREADS;
-        private int maxBatchSize = DEFAULT_MAX_BATCH_SIZE;
-        private int concurrentBatches; // 0: a quarter of the threads
-        private int maxQueued = DEFAULT_MAX_QUEUED_DECISIONS;
-
-        private Builder(DataSource dataSource, String jdbcUrl) {
-            this.dataSource = dataSource;
-            this.jdbcUrl = jdbcUrl;
+    /** Configures a {@link PostgresRateLimiter}: its options are those of {@link PostgresOptions}. */
+    public static final class Builder extends PostgresOptions<Builder> {
+        private Builder(@Nullable DataSource dataSource, @Nullable String jdbcUrl) {
+            super(dataSource, jdbcUrl);
         }
 
-        /**
-         * Whether {@code build()} creates Sluice's tables and functions ({@link #migrate()}) when it finds them
-         * missing; default true. With false, a missing schema fails {@code build()} with the fix.
-         */
-        public Builder migrateIfMissing(boolean migrate) {
-            this.migrateIfMissing = migrate;
-            return this;
-        }
-
-        /**
-         * Decide with this client ticker (epoch nanoseconds) instead of the database's
-         * {@code clock_timestamp()}. For tests and simulations: in production every instance must agree on
-         * time, which only the database's clock guarantees.
-         */
-        public Builder ticker(Ticker t) {
-            this.ticker = Objects.requireNonNull(t, "ticker must not be null: omit it to use the database's clock");
-            return this;
-        }
-
-        /** The schema holding Sluice's tables and functions; default {@code public}. */
-        public Builder schema(String name) {
-            this.schema = Migrations.checkSchema(name);
-            return this;
-        }
-
-        /** The prefix of every table and function name; default {@code sluice_}. */
-        public Builder tablePrefix(String p) {
-            this.prefix = Migrations.checkPrefix(p);
-            return this;
-        }
-
-        /** Retries and time budget; default {@link RetryPolicy#DEFAULT}. */
-        public Builder retryPolicy(RetryPolicy policy) {
-            this.retryPolicy = Objects.requireNonNull(policy, "retryPolicy must not be null: e.g. RetryPolicy.DEFAULT");
-            return this;
-        }
-
-        /**
-         * Where the blocking JDBC work runs (sync callers wait for it at most their budget) of every decision that is not
-         * batched (window algorithms, peeks, resets, multi-permits; all of them with {@code batching(false)});
-         * default {@link #threads(int)} daemon threads with a queue of {@link #maxQueuedDecisions(int)}.
-         * Bound your own executor's queue likewise (a decision that waited there past its budget fails
-         * without being sent), and never give one that runs tasks on the calling thread: the caller would
-         * then wait for the pool and the socket, unbounded by the budget.
-         */
-        public Builder asyncExecutor(Executor executor) {
-            this.asyncExecutor = Objects.requireNonNull(executor, "asyncExecutor must not be null");
-            return this;
-        }
-
-        /**
-         * How many threads of the default executor run decisions' JDBC work, each holding one pooled
-         * connection while it does; default {@value PostgresRateLimiter#DEFAULT_THREADS}. Set it to the
-         * pool's maximum size: fewer threads leave connections idle, more wait for a connection.
-         */
-        public Builder threads(int n) {
-            if (n < 1 || n > 1024) {
-                throw new IllegalArgumentException(
-                        "threads " + n + " must be between 1 and 1024: e.g. the pool's" + " maximum size");
-            }
-            this.threads = n;
-            return this;
-        }
-
-        /**
-         * How concurrent token-bucket and GCRA decisions are batched (on by default: 64 a statement, from a quarter as
-         * many dispatcher threads as {@link #threads(int)}): up to {@code maxBatchSize} queued decisions go to the
-         * database as one statement and one commit, from {@code concurrentBatches} dispatcher threads (each holding
-         * one pooled connection while its batch runs). Every decision stays exact and decided in arrival order per
-         * key; what changes is throughput under concurrency (one round trip and one commit for many decisions). A lone
-         * caller is never delayed waiting for others: its batch is its own request, sent at once.
-         */
-        public Builder batching(int maxBatchSize, int concurrentBatches) {
-            if (maxBatchSize < 1 || maxBatchSize > 10_000) {
-                throw new IllegalArgumentException(
-                        "maxBatchSize " + maxBatchSize + " must be between 1 and 10,000: e.g. 64");
-            }
-            if (concurrentBatches < 1 || concurrentBatches > 256) {
-                throw new IllegalArgumentException("concurrentBatches " + concurrentBatches
-                        + " must be between 1 and 256: e.g. half the pool size");
-            }
-            this.maxBatchSize = maxBatchSize;
-            this.concurrentBatches = concurrentBatches;
-            return this;
-        }
-
-        /**
-         * {@code false}: every decision is its own statement and commit on a worker thread, however many run at once
-         * (the behaviour before batching was the default). {@code true}: the default batching.
-         */
-        public Builder batching(boolean batching) {
-            this.maxBatchSize = batching ? DEFAULT_MAX_BATCH_SIZE : 0;
-            this.concurrentBatches = 0;
-            return this;
-        }
-
-        /**
-         * How many decisions may wait at once in the default async executor's queue and, with
-         * {@link #batching(int, int)}, in the batching queue; default
-         * {@value PostgresRateLimiter#DEFAULT_MAX_QUEUED_DECISIONS}.
-         * Past it a call is rejected at once with a {@link PostgresStoreException} saying the queue is
-         * full (for {@code tryAcquireAsync}, as its future's failure), instead of queueing work that could
-         * only run after its time budget.
-         */
-        public Builder maxQueuedDecisions(int max) {
-            if (max < 1 || max > 1_000_000) {
-                throw new IllegalArgumentException(
-                        "maxQueuedDecisions " + max + " must be between 1 and 1,000,000: e.g. 10,000");
-            }
-            this.maxQueued = max;
+        @Override
+        Builder self() {
             return this;
         }
 
@@ -328,8 +222,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     public record Stats(long decisions, long retries, long retriesExhausted) {}
 
     /**
-     * Decisions made, retries taken after 40001/40P01, and decisions that gave up because the retry
-     * policy ran out of attempts or time.
+     * Decisions made, retries taken (after 40001/40P01, or on another connection after a broken one), and decisions
+     * that gave up because their conflicts outlasted the time budget.
      */
     public Stats stats() {
         return new Stats(attempts.decisions.sum(), attempts.retries.sum(), attempts.retriesExhausted.sum());
@@ -369,45 +263,22 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        check(key, limit, cost);
-        DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(acquire(key, limit, cost, -1, call), call, key, limit);
+        return waits.await(calls.tryAcquire(key, limit, cost));
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        check(key, limit, cost);
-        DecisionCall call = new DecisionCall(budget.deadline()); // the budget starts now, queue included
-        return waits.bounded(acquire(key, limit, cost, -1, call), call, key, limit); // no thread blocks on it
+        return waits.bounded(calls.tryAcquire(key, limit, cost)); // no thread blocks on it
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
-        check(key, limit, cost);
-        DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(acquire(key, limit, cost, maxWaitNanos, call), call, key, limit);
+        return waits.await(calls.reserve(key, limit, cost, maxWait));
     }
 
-    /**
-     * A tryAcquire ({@code maxWaitNanos < 0}) or a reserve: with batching, a token-bucket or GCRA decision joins the
-     * batcher's queue (the batch completes it); else it is its own statement on a worker.
-     */
-    private CompletableFuture<Decision> acquire(
-            String key, Limit limit, long cost, long maxWaitNanos, DecisionCall call) {
-        if (batcher != null && limit.algorithm().isTat()) {
-            return batcher.submit(
-                    new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, new CompletableFuture<>()));
-        }
-        return workers.submit(
-                key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
-    }
-
-    /** Checks a call before anything is sent: the permit, the key as PostgreSQL text, and that this limiter is open. */
-    private void check(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        KeyText.check(key);
-        checkOpen();
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
+        return waits.bounded(calls.reserve(key, limit, cost, maxWait));
     }
 
     /**
@@ -420,50 +291,50 @@ public final class PostgresRateLimiter implements RateLimiter {
      */
     @Override
     public Decision peek(String key, Limit limit, long cost) {
-        check(key, limit, cost);
-        DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(
-                workers.submit(key, limit, call, c -> statements.peek(c, key, limit, cost, clock.read())),
-                call,
-                key,
-                limit);
+        return waits.await(calls.peek(key, limit, cost));
+    }
+
+    @Override
+    public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
+        return waits.bounded(calls.peek(key, limit, cost));
     }
 
     @Override
     public void reset(String key, Limit limit) {
-        Permit.checkKey(key);
-        Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
-        KeyText.check(key);
-        checkOpen();
-        DecisionCall call = new DecisionCall(budget.deadline());
-        waits.await(workers.submit(key, limit, call, c -> statements.reset(c, key, limit)), call, key, limit);
+        waits.await(calls.reset(key, limit));
+    }
+
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
+        return waits.bounded(calls.reset(key, limit));
     }
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        Permit.checkAll(permits);
-        for (Permit p : permits) {
-            KeyText.check(p.key());
-        }
-        checkOpen();
-        if (permits.size() == 1) {
-            Permit p = permits.get(0);
-            return tryAcquire(p.key(), p.limit(), p.cost());
-        }
-        Permit first = permits.get(0);
-        DecisionCall call = new DecisionCall(budget.deadline());
-        return waits.await(
-                workers.submit(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits)),
-                call,
-                first.key(),
-                first.limit());
+        return tryAcquireEach(permits).decision();
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
+        return tryAcquireEachAsync(permits).thenApply(PermitDecisions::decision);
+    }
+
+    /** One transaction (see {@code MultiPermitTransaction}), whose rows tell each permit's own decision. */
+    @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        return waits.await(calls.tryAcquireEach(permits));
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return waits.bounded(calls.tryAcquireEach(permits));
     }
 
     // ------------------------------------------------------------------ expiry
 
     /**
-     * Starts a cleaner deleting expired rows every {@code interval}: 1,000 rows a batch, at most 10 batches
-     * a sweep. Closing this limiter stops it.
+     * Starts a cleaner deleting expired rows every {@code interval} (on the builder's {@code scheduler}): 1,000 rows a
+     * batch, at most 10 batches a sweep. Closing this limiter stops it.
      */
     public ExpiryCleaner cleaner(Duration interval) {
         return cleaner(interval, ExpiryCleaner.DEFAULT_BATCH_SIZE, ExpiryCleaner.DEFAULT_MAX_BATCHES);
@@ -476,7 +347,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         ExpiryCleaner cleaner =
                 new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
         cleaners.add(cleaner);
-        cleaner.start(interval);
+        cleaner.start(interval, scheduler);
         return cleaner;
     }
 
@@ -487,9 +358,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException(CLOSED);
-        }
+        calls.checkOpen();
     }
 
     /**

@@ -2,10 +2,11 @@ package dev.sluice.postgres;
 
 import dev.sluice.Degradation;
 import dev.sluice.StoreException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The database could not decide: it is unreachable, its Sluice objects are missing (run
- * {@link PostgresRateLimiter#migrate()}), conflicts outlasted the {@link RetryPolicy}, or the decision ran
+ * {@link PostgresRateLimiter#migrate()}), conflicts outlasted the time budget ({@link RetryPolicy}), or the decision ran
  * past its time budget. The message says which and what to do; {@link #sqlState()} carries the SQLSTATE
  * when the database gave one, and {@link #degradation()} the class a failure policy acts on:
  * <ul>
@@ -24,15 +25,16 @@ import dev.sluice.StoreException;
 public class PostgresStoreException extends StoreException {
     private static final long serialVersionUID = 1L;
 
-    private final String sqlState;
+    private final @Nullable String sqlState;
 
-    public PostgresStoreException(String message, String sqlState, Throwable cause, Degradation degradation) {
+    public PostgresStoreException(
+            String message, @Nullable String sqlState, @Nullable Throwable cause, Degradation degradation) {
         super(message, cause, degradation);
         this.sqlState = sqlState;
     }
 
     /** The SQLSTATE of the last error, or null. */
-    public String sqlState() {
+    public @Nullable String sqlState() {
         return sqlState;
     }
 }

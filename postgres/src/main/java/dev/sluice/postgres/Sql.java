@@ -38,47 +38,55 @@ final class Sql {
         String hash = "sha256(convert_to(%s, 'UTF8'))";
 
         bucketAcquire = "select allowed, pre_backlog, pre_at_ns, now_ns, existed from " + s
-                + Migrations.quote(p + "bucket_acquire") + "(?, ?, ?, ?, ?, ?, ?, ?)";
+                + Migrations.quote(p + "bucket_acquire") + "(?, ?, ?, ?, ?, ?, ?, ?, ?)";
         bucketAcquireMany = "select ord, allowed, pre_backlog, pre_at_ns, now_ns, existed from " + s
                 + Migrations.quote(p + "bucket_acquire_many") + "(?::text[], ?::text[], ?::bigint[], ?::bigint[],"
-                + " ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[])";
+                + " ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::text[])";
         // both window counters are one function (003_fixed_window.sql), told which by its first argument
         String windowAcquire = s + Migrations.quote(p + "window_acquire");
         fixedWindowAcquire = "select allowed, pre_window_no, pre_current, now_ns, existed from " + windowAcquire
-                + "(false, ?, ?, ?, ?, ?, ?)";
+                + "(false, ?, ?, ?, ?, ?, ?, ?)";
         slidingWindowAcquire = "select allowed, pre_window_no, pre_previous, pre_current, now_ns, existed from "
-                + windowAcquire + "(true, ?, ?, ?, ?, ?, ?)";
+                + windowAcquire + "(true, ?, ?, ?, ?, ?, ?, ?)";
         slidingLogAcquire = "select allowed, pre_at_ns, pre_costs, now_ns, existed from " + s
-                + Migrations.quote(p + "sliding_log_acquire") + "(?, ?, ?, ?, ?, ?)";
+                + Migrations.quote(p + "sliding_log_acquire") + "(?, ?, ?, ?, ?, ?, ?)";
 
         // multi-permit: lock every row in one fixed order (digest, then limit id), creating fresh rows as
         // needed, and read the state; the no-op DO UPDATE is what locks an existing row and returns it
         String lockTail = " from unnest(?::text[], ?::text[]) as u(k, l) order by 6, 2"
                 + " on conflict (key_hash, limit_id) do update set key = excluded.key returning ";
-        bucketLock = "insert into " + bucket + " as t (key, limit_id, backlog, at_ns, expires_at, key_hash)"
-                + " select u.k, u.l, 0, 0, '-infinity'::timestamptz, " + hash.formatted("u.k") + lockTail
-                + "t.key, t.limit_id, t.backlog, t.at_ns, " + now;
+        String numbered = "?::text[]) as u(k, l)";
+        String numberedAs = "?::text[], ?::text[]) as u(k, l, n)";
+        // a fresh row carries the numbers it is read under (null for an unnamed limit)
+        bucketLock = "insert into " + bucket + " as t (key, limit_id, backlog, at_ns, expires_at, key_hash, numbers)"
+                + " select u.k, u.l, 0, 0, '-infinity'::timestamptz, " + hash.formatted("u.k") + ", u.n"
+                + lockTail.replace(numbered, numberedAs)
+                + "t.key, t.limit_id, t.backlog, t.at_ns, " + now + ", t.numbers";
         windowLock = "insert into " + window
-                + " as t (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash)"
+                + " as t (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash, numbers)"
                 + " select u.k, u.l, -9223372036854775808, 0, 0, '-infinity'::timestamptz, " + hash.formatted("u.k")
-                + lockTail.replace("order by 6, 2", "order by 7, 2")
-                + "t.key, t.limit_id, t.window_no, t.previous_count, t.current_count, " + now;
-        logLock = "insert into " + log + " as t (key, limit_id, at_ns, costs, expires_at, key_hash)"
+                + ", u.n" + lockTail.replace("order by 6, 2", "order by 7, 2").replace(numbered, numberedAs)
+                + "t.key, t.limit_id, t.window_no, t.previous_count, t.current_count, " + now + ", t.numbers";
+        logLock = "insert into " + log + " as t (key, limit_id, at_ns, costs, expires_at, key_hash, numbers)"
                 + " select u.k, u.l, '{}'::bigint[], '{}'::bigint[], '-infinity'::timestamptz, " + hash.formatted("u.k")
-                + lockTail + "t.key, t.limit_id, t.at_ns, t.costs, " + now;
+                + ", u.n" + lockTail.replace(numbered, numberedAs) + "t.key, t.limit_id, t.at_ns, t.costs, " + now
+                + ", t.numbers";
         String where = " where key_hash = " + hash.formatted("?") + " and limit_id = ?";
-        bucketUpdate = "update " + bucket + " set backlog = ?, at_ns = ?, expires_at = " + ts + "(?)" + where;
-        windowUpdate = "update " + window + " set window_no = ?, previous_count = ?, current_count = ?, expires_at = "
+        bucketUpdate =
+                "update " + bucket + " set backlog = ?, at_ns = ?, numbers = ?, expires_at = " + ts + "(?)" + where;
+        windowUpdate = "update " + window
+                + " set window_no = ?, previous_count = ?, current_count = ?, numbers = ?, expires_at = "
                 + ts + "(?)" + where;
-        logUpdate = "update " + log + " set at_ns = ?, costs = ?, expires_at = " + ts + "(?)" + where;
+        logUpdate = "update " + log + " set at_ns = ?, costs = ?, numbers = ?, expires_at = " + ts + "(?)" + where;
 
         // peek: the row as it is (or none) and the clock, in one plain SELECT: no lock, no write, no insert
         String peekTail = " s on s.key_hash = " + hash.formatted("?") + " and s.limit_id = ?";
-        bucketPeek = "select n.now_ns, s.backlog, s.at_ns from (select " + now + " as now_ns) n left join " + bucket
-                + peekTail;
-        windowPeek = "select n.now_ns, s.window_no, s.previous_count, s.current_count from (select " + now
+        bucketPeek = "select n.now_ns, s.backlog, s.at_ns, s.numbers from (select " + now + " as now_ns) n left join "
+                + bucket + peekTail;
+        windowPeek = "select n.now_ns, s.window_no, s.previous_count, s.current_count, s.numbers from (select " + now
                 + " as now_ns) n left join " + window + peekTail;
-        logPeek = "select n.now_ns, s.at_ns, s.costs from (select " + now + " as now_ns) n left join " + log + peekTail;
+        logPeek = "select n.now_ns, s.at_ns, s.costs, s.numbers from (select " + now + " as now_ns) n left join " + log
+                + peekTail;
 
         bucketReset = "delete from " + bucket + where;
         windowReset = "delete from " + window + where;

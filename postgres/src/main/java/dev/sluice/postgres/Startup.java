@@ -6,12 +6,18 @@ import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.store.ServerProbe;
 import dev.sluice.store.StoreClock;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.UnknownHostException;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What {@code build()} does before the first caller may decide: get pooled connections (its own pool for a JDBC URL
@@ -28,15 +34,21 @@ final class Startup {
     private Startup() {}
 
     /** The pool to decide on: its own for {@code jdbcUrl} (when not null), else {@code given}, wrapped if it does not pool. */
-    static Pools.Resolved connect(String jdbcUrl, DataSource given, int size, Duration budget) {
+    static Pools.Resolved connect(@Nullable String jdbcUrl, @Nullable DataSource given, int size, Duration budget) {
+        if (jdbcUrl != null) {
+            return connect(() -> Pools.own(jdbcUrl, size, budget), () -> Pools.redact(jdbcUrl));
+        }
+        DataSource ds = Objects.requireNonNull(given, "a builder has a URL or a DataSource");
+        return connect(() -> Pools.resolve(ds, size, budget), () -> Pools.describe(ds));
+    }
+
+    private static Pools.Resolved connect(Supplier<Pools.Resolved> open, Supplier<String> where) {
         try {
-            return jdbcUrl != null ? Pools.own(jdbcUrl, size, budget) : Pools.resolve(given, size, budget);
+            return open.get();
+        } catch (IllegalArgumentException e) {
+            throw e;
         } catch (RuntimeException e) {
-            if (e instanceof IllegalArgumentException) {
-                throw e;
-            }
-            String where = jdbcUrl != null ? Pools.redact(jdbcUrl) : Pools.describe(given);
-            throw cannotConnect(where, e);
+            throw cannotConnect(where.get(), e);
         }
     }
 
@@ -77,11 +89,11 @@ final class Startup {
      * closed, reset or never answered), what {@link ServerProbe} finds at the URL's first host, if it is not
      * PostgreSQL; else null. Not asked when nothing listens there or the host does not resolve.
      */
-    static String wrongServer(String where, Throwable e) {
+    static @Nullable String wrongServer(String where, Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof java.net.ConnectException
-                    || t instanceof java.net.NoRouteToHostException
-                    || t instanceof java.net.UnknownHostException) {
+            if (t instanceof ConnectException
+                    || t instanceof NoRouteToHostException
+                    || t instanceof UnknownHostException) {
                 return null;
             }
             if (t instanceof SQLException s
@@ -105,7 +117,7 @@ final class Startup {
         };
     }
 
-    private static String firstState(Throwable e) {
+    private static @Nullable String firstState(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof SQLException s && s.getSQLState() != null) {
                 return s.getSQLState();
@@ -179,6 +191,10 @@ final class Startup {
         }
     }
 
+    /**
+     * A real 20 ms pause between warm-up attempts, bounded by the warm-up's budget: {@code build()} blocks on the
+     * database answering, which no scheduler's clock can hurry (HikariCP opens the connection on its own thread).
+     */
     private static void pause() {
         try {
             Thread.sleep(20);

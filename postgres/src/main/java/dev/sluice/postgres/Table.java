@@ -1,6 +1,7 @@
 package dev.sluice.postgres;
 
 import dev.sluice.Limit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The three state tables, one per family of algorithms, in the fixed order a multi-permit request locks them; each
@@ -20,6 +21,26 @@ enum Table {
             case FIXED_WINDOW, SLIDING_WINDOW -> WINDOW;
             case SLIDING_LOG -> LOG;
         };
+    }
+
+    /**
+     * The {@code limit_id} of a limit's rows: its {@link Limit#identity()}. Beside it, {@link #numbers(Limit)}: the
+     * functions and {@link StoredNumbers} read a row written under other numbers of the same name under the caller's.
+     */
+    static String limitId(Limit limit) {
+        return limit.identity();
+    }
+
+    /** The row a decision on {@code key} under {@code limit} is on: the key of core's batching, a row in one call at a time. */
+    static Object row(String key, Limit limit) {
+        return new Row(key, limitId(limit));
+    }
+
+    private record Row(String key, String limitId) {}
+
+    /** The {@code numbers} a row of {@code limit} is written under: null for an unnamed limit (its id is its numbers). */
+    static @Nullable String numbers(Limit limit) {
+        return limit.name() == null ? null : limit.id();
     }
 
     /** Reads the row as it is, or none, and the clock: {@code peek}. */

@@ -15,9 +15,13 @@
 --   key_hash  sha256 of the key's UTF-8 bytes. Keys may be 4,096 characters (16 KiB of UTF-8), more
 --             than a B-tree entry may hold, so the index holds the digest and the key sits beside it.
 --             On YugabyteDB the first primary-key column is hash-sharded: rows spread by key.
---   limit_id  Limit.id(), the canonical identity of a limit, e.g. 'tb:10:1:1000000000' (token bucket,
---             capacity 10, 1 permit per 1e9 ns) or 'fw:100:60000000000' (fixed window, 100 per 60 s).
---             The same key under two limits is two rows.
+--   limit_id  Limit.identity(): an unnamed limit's numbers, Limit.id(), e.g. 'tb:10:1:1000000000' (token
+--             bucket, capacity 10, 1 permit per 1e9 ns) or 'fw:100:60000000000' (fixed window, 100 per 60 s);
+--             a named limit's algorithm and name, e.g. 'tb@api'. The same key under two identities is two rows.
+--   numbers   null for an unnamed limit (limit_id holds its numbers); for a named one the Limit.id() its
+--             state was written under, so a call with other numbers reads that state under its own
+--             (dev.sluice.algorithm.Inheritance: what was spent carries over). Added after the first
+--             release: every row written before it is an unnamed limit's, and null is right for it.
 --   expires_at from this instant on the row equals a fresh key's state and may be deleted (the expiry
 --             cleaner does, in batches; deleting it early would lose state, so it is rounded up, to the
 --             whole second).
@@ -34,7 +38,7 @@ end $$;
 
 -- Token bucket and GCRA (one algorithm under two names): the instant the bucket is full again,
 -- the theoretical arrival time TAT, kept exactly as a backlog B = TAT - at_ns in units of
--- 1/time_scale ns (time_scale and the interval are the last two numbers of limit_id).
+-- 1/time_scale ns (time_scale and the interval are the last two numbers of Limit.id()).
 -- Tokens at t: capacity - max(0, B - (t - at_ns)·time_scale) / interval.
 create table if not exists public.sluice_bucket (
     key         text        not null,
@@ -46,6 +50,7 @@ create table if not exists public.sluice_bucket (
     primary key (key_hash, limit_id)
 );
 create index if not exists sluice_bucket_expires_at on public.sluice_bucket (expires_at asc);
+alter table public.sluice_bucket add column if not exists numbers text;
 
 -- Fixed window and sliding window (counter): the counts of window number window_no = floor(t / W)
 -- and of the window before it (sliding window only; always 0 for a fixed window).
@@ -60,6 +65,7 @@ create table if not exists public.sluice_window (
     primary key (key_hash, limit_id)
 );
 create index if not exists sluice_window_expires_at on public.sluice_window (expires_at asc);
+alter table public.sluice_window add column if not exists numbers text;
 
 -- Sliding log: every admission in the trailing window, oldest first, one entry per instant.
 create table if not exists public.sluice_log (
@@ -72,6 +78,7 @@ create table if not exists public.sluice_log (
     primary key (key_hash, limit_id)
 );
 create index if not exists sluice_log_expires_at on public.sluice_log (expires_at asc);
+alter table public.sluice_log add column if not exists numbers text;
 
 -- The index digest of a key. A person looking up a key by hand writes
 --   select * from public.sluice_bucket where key_hash = public.sluice_key_hash('user:42');

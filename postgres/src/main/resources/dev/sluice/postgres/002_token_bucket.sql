@@ -12,7 +12,10 @@
 --     B'      = B(t) + q·P, measured at t;  expires_at = t + ceil(B' / time_scale) ns, rounded up to the second
 --
 -- Parameters:
---   p_key, p_limit_id    the key and Limit.id()
+--   p_key, p_limit_id    the key and Limit.identity()
+--   p_numbers            null for an unnamed limit, else Limit.id(): a row written under other numbers of the same
+--                        name is first read under these (dev.sluice.algorithm.Inheritance.tat: the backlog B at now,
+--                        in permits, carries over, ⌈B·P'/P⌉ in the new units) and then decided on
 --   p_cost               q, 1 <= q <= C (checked by the caller)
 --   p_now_ns             epoch ns from the client's Ticker, or null for clock_timestamp()
 --   p_time_scale, p_interval_scaled, p_capacity_scaled    Limit.timeScale(), intervalScaled(), capacityScaled()
@@ -47,6 +50,7 @@ $$;
 create or replace function public.sluice_bucket_acquire(
     p_key text, p_limit_id text, p_cost bigint, p_now_ns bigint,
     p_time_scale bigint, p_interval_scaled bigint, p_capacity_scaled bigint, p_max_wait_scaled bigint,
+    p_numbers text,
     out allowed boolean, out pre_backlog bigint, out pre_at_ns bigint, out now_ns bigint, out existed boolean)
 language plpgsql as $$
 declare
@@ -57,6 +61,9 @@ declare
     v_now    bigint;
     v_after  bigint;
     v_tries  int := 0;
+    v_numbers text;
+    v_t      bigint;
+    v_old    bigint;
 begin
     if p_now_ns is null then
         -- clock_timestamp() as epoch ns, exact (microseconds) on PostgreSQL 12+: whole seconds and the
@@ -75,7 +82,7 @@ begin
                at_ns = greatest(v_now, s.at_ns),
                expires_at = public.sluice_full_at(greatest(v_now, s.at_ns),
                        public.sluice_backlog_at(s.backlog, s.at_ns, v_now, p_time_scale) + v_q, p_time_scale)
-         where s.key_hash = v_hash and s.limit_id = p_limit_id
+         where s.key_hash = v_hash and s.limit_id = p_limit_id and s.numbers is not distinct from p_numbers
            and public.sluice_backlog_at(s.backlog, s.at_ns, v_now, p_time_scale) <= v_room
         returning s.backlog, s.at_ns into v_after, now_ns;
         if found then
@@ -86,10 +93,25 @@ begin
             return;
         end if;
         -- denied, or no row: read the newest state without locking or writing
-        select s.backlog, s.at_ns into pre_backlog, pre_at_ns
+        select s.backlog, s.at_ns, s.numbers into pre_backlog, pre_at_ns, v_numbers
           from public.sluice_bucket s
          where s.key_hash = v_hash and s.limit_id = p_limit_id;
-        if found then
+        if found and v_numbers is distinct from p_numbers then
+            -- written under other numbers of the same name (Limit.id() 'tb:capacity:timeScale:intervalScaled'):
+            -- the backlog at now, read under these numbers, replaces it if the row is still what was read;
+            -- then decide again on it
+            v_t := greatest(v_now, pre_at_ns);
+            v_old := public.sluice_backlog_at(pre_backlog, pre_at_ns, v_t, split_part(v_numbers, ':', 3)::bigint);
+            if v_old > 0 then
+                v_old := least(div(v_old::numeric * p_interval_scaled + split_part(v_numbers, ':', 4)::bigint - 1,
+                                   split_part(v_numbers, ':', 4)::bigint), 4611686018427387904)::bigint;
+            end if;
+            update public.sluice_bucket s
+               set backlog = v_old, at_ns = v_t, numbers = p_numbers,
+                   expires_at = public.sluice_full_at(v_t, v_old, p_time_scale)
+             where s.key_hash = v_hash and s.limit_id = p_limit_id and s.numbers is not distinct from v_numbers
+               and s.backlog = pre_backlog and s.at_ns = pre_at_ns;
+        elsif found then
             now_ns := greatest(v_now, pre_at_ns);
             if public.sluice_backlog_at(pre_backlog, pre_at_ns, now_ns, p_time_scale) > v_room then
                 allowed := false;
@@ -105,8 +127,8 @@ begin
                 -- that started then would refill from an instant the deleted row still covered
                 v_now := greatest(v_now, public.sluice_now_ns());
             end if;
-            insert into public.sluice_bucket (key, limit_id, backlog, at_ns, expires_at, key_hash)
-            values (p_key, p_limit_id, v_q, v_now, public.sluice_full_at(v_now, v_q, p_time_scale), v_hash)
+            insert into public.sluice_bucket (key, limit_id, backlog, at_ns, expires_at, key_hash, numbers)
+            values (p_key, p_limit_id, v_q, v_now, public.sluice_full_at(v_now, v_q, p_time_scale), v_hash, p_numbers)
             on conflict do nothing;
             if found then
                 allowed := true;     -- a fresh key (a full bucket) admits any cost up to its capacity
@@ -135,7 +157,8 @@ end $$;
 -- returns one row per element with its 1-based position.
 create or replace function public.sluice_bucket_acquire_many(
     p_keys text[], p_limit_ids text[], p_costs bigint[], p_now_ns bigint[],
-    p_time_scales bigint[], p_intervals_scaled bigint[], p_capacities_scaled bigint[], p_max_waits_scaled bigint[])
+    p_time_scales bigint[], p_intervals_scaled bigint[], p_capacities_scaled bigint[], p_max_waits_scaled bigint[],
+    p_numbers text[])
 returns table (ord int, allowed boolean, pre_backlog bigint, pre_at_ns bigint, now_ns bigint, existed boolean)
 language plpgsql as $$
 declare
@@ -149,7 +172,8 @@ begin
         select a.allowed, a.pre_backlog, a.pre_at_ns, a.now_ns, a.existed
           into allowed, pre_backlog, pre_at_ns, now_ns, existed
           from public.sluice_bucket_acquire(p_keys[r.i], p_limit_ids[r.i], p_costs[r.i], p_now_ns[r.i],
-                  p_time_scales[r.i], p_intervals_scaled[r.i], p_capacities_scaled[r.i], p_max_waits_scaled[r.i]) a;
+                  p_time_scales[r.i], p_intervals_scaled[r.i], p_capacities_scaled[r.i], p_max_waits_scaled[r.i],
+                  p_numbers[r.i]) a;
         return next;
     end loop;
 end $$;

@@ -7,8 +7,12 @@
 --   Either way a clock that went back behind window_no decides in window_no, at its start: never in an
 --   older one; and a denied call writes nothing.
 --
--- Parameters: p_sliding (which of the two), p_key, p_limit_id (Limit.id()), p_cost (q), p_now_ns (client
--- Ticker, or null for clock_timestamp()), p_window_ns (W), p_capacity (C).
+-- Parameters: p_sliding (which of the two), p_key, p_limit_id (Limit.identity()), p_cost (q), p_now_ns (client
+-- Ticker, or null for clock_timestamp()), p_window_ns (W), p_capacity (C), p_numbers (null for an unnamed limit,
+-- else Limit.id(): a row written under other numbers of the same name is first read under these, as
+-- dev.sluice.algorithm.Inheritance does: a fixed window's count of the window holding now carries into the new
+-- window holding now; a sliding window with the same W keeps both counts, with another W its estimate at now,
+-- rounded up, becomes the current count of the new window holding now).
 -- Returns whether it was allowed, a state equivalent to the one it decided on (dev.sluice.algorithm.FixedWindow
 -- or SlidingWindow turns it into the Decision), the now it used and whether the row existed.
 -- How: as sluice_bucket_acquire (002_token_bucket.sql): allowed is one UPDATE whose WHERE is the test,
@@ -29,7 +33,7 @@ $$;
 
 create or replace function public.sluice_window_acquire(
     p_sliding boolean, p_key text, p_limit_id text, p_cost bigint, p_now_ns bigint, p_window_ns bigint,
-    p_capacity bigint, out allowed boolean, out pre_window_no bigint, out pre_previous bigint,
+    p_capacity bigint, p_numbers text, out allowed boolean, out pre_window_no bigint, out pre_previous bigint,
     out pre_current bigint, out now_ns bigint, out existed boolean)
 language plpgsql as $$
 declare
@@ -42,6 +46,10 @@ declare
     v_after bigint;
     v_span  int := case when p_sliding then 2 else 1 end;   -- windows until a row is fresh again
     v_tries int := 0;
+    v_numbers text;
+    v_w     bigint;   -- the window the row was written under
+    v_ok    bigint;   -- its window number at now
+    v_est   bigint;
 begin
     if p_now_ns is null then
         v_clock := clock_timestamp() at time zone 'UTC';   -- as epoch ns, exact: see 002_token_bucket.sql
@@ -60,7 +68,7 @@ begin
                                      when s.window_no = v_k - 1 then s.current_count else 0 end,
                current_count = (case when s.window_no >= v_k then s.current_count else 0 end) + p_cost,
                expires_at = public.sluice_ceil_second((greatest(v_k, s.window_no) + v_span) * p_window_ns)
-         where s.key_hash = v_hash and s.limit_id = p_limit_id
+         where s.key_hash = v_hash and s.limit_id = p_limit_id and s.numbers is not distinct from p_numbers
            and public.sluice_window_fits(p_sliding, s.window_no, s.previous_count, s.current_count, v_k, v_e,
                                          p_cost, p_window_ns, p_capacity)
         returning s.window_no, s.previous_count, s.current_count into v_kk, pre_previous, v_after;
@@ -72,10 +80,43 @@ begin
             now_ns := case when v_kk > v_k then v_kk * p_window_ns else v_now end;
             return;
         end if;
-        select s.window_no, s.previous_count, s.current_count into pre_window_no, pre_previous, pre_current
+        select s.window_no, s.previous_count, s.current_count, s.numbers
+          into pre_window_no, pre_previous, pre_current, v_numbers
           from public.sluice_window s
          where s.key_hash = v_hash and s.limit_id = p_limit_id;
-        if found then
+        if found and v_numbers is distinct from p_numbers then
+            -- written under other numbers of the same name (Limit.id() 'fw:capacity:windowNanos' or 'sw:...'):
+            -- replaced by its state read under these if the row is still what was read; then decide again
+            v_w := split_part(v_numbers, ':', 3)::bigint;
+            v_ok := floor(v_now::numeric / v_w)::bigint;
+            if not p_sliding then
+                v_est := case when pre_window_no = v_ok then pre_current else 0 end;
+                v_w := 0;   -- (any window: a fixed window's count carried over is in the new window)
+                v_kk := v_k;
+                v_after := 0;
+            elsif v_w = p_window_ns then
+                v_est := pre_current;
+                v_kk := pre_window_no;
+                v_after := pre_previous;
+            else
+                v_est := (case when pre_window_no = v_ok then pre_current else 0 end)
+                       + div((case when pre_window_no = v_ok then pre_previous
+                                   when pre_window_no = v_ok - 1 then pre_current else 0 end)::numeric
+                             * (v_w - (v_now - v_ok * v_w)) + v_w - 1, v_w)::bigint;
+                v_kk := v_k;
+                v_after := 0;
+            end if;
+            if v_est = 0 and v_w <> p_window_ns then
+                v_kk := -9223372036854775808;   -- nothing carried over: fresh
+            end if;
+            update public.sluice_window s
+               set window_no = v_kk, previous_count = v_after, current_count = v_est, numbers = p_numbers,
+                   expires_at = case when v_kk = -9223372036854775808 then '-infinity'::timestamptz
+                                     else public.sluice_ceil_second((v_kk + v_span) * p_window_ns) end
+             where s.key_hash = v_hash and s.limit_id = p_limit_id and s.numbers is not distinct from v_numbers
+               and s.window_no = pre_window_no and s.previous_count = pre_previous
+               and s.current_count = pre_current;
+        elsif found then
             now_ns := case when pre_window_no > v_k then pre_window_no * p_window_ns else v_now end;
             if not public.sluice_window_fits(p_sliding, pre_window_no, pre_previous, pre_current, v_k, v_e,
                                              p_cost, p_window_ns, p_capacity) then
@@ -93,8 +134,10 @@ begin
                 v_k := floor(v_now::numeric / p_window_ns)::bigint;
                 v_e := v_now - v_k * p_window_ns;
             end if;
-            insert into public.sluice_window (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash)
-            values (p_key, p_limit_id, v_k, 0, p_cost, public.sluice_ceil_second((v_k + v_span) * p_window_ns), v_hash)
+            insert into public.sluice_window (key, limit_id, window_no, previous_count, current_count, expires_at, key_hash,
+                                              numbers)
+            values (p_key, p_limit_id, v_k, 0, p_cost, public.sluice_ceil_second((v_k + v_span) * p_window_ns), v_hash,
+                    p_numbers)
             on conflict do nothing;
             if found then
                 allowed := true;
@@ -120,5 +163,5 @@ create or replace function public.sluice_fixed_window_acquire(
     out allowed boolean, out pre_window_no bigint, out pre_current bigint, out now_ns bigint, out existed boolean)
 language sql as $$
     select w.allowed, w.pre_window_no, w.pre_current, w.now_ns, w.existed
-      from public.sluice_window_acquire(false, p_key, p_limit_id, p_cost, p_now_ns, p_window_ns, p_capacity) w
+      from public.sluice_window_acquire(false, p_key, p_limit_id, p_cost, p_now_ns, p_window_ns, p_capacity, null) w
 $$;

@@ -24,5 +24,5 @@ create or replace function public.sluice_sliding_window_acquire(
     out now_ns bigint, out existed boolean)
 language sql as $$
     select w.allowed, w.pre_window_no, w.pre_previous, w.pre_current, w.now_ns, w.existed
-      from public.sluice_window_acquire(true, p_key, p_limit_id, p_cost, p_now_ns, p_window_ns, p_capacity) w
+      from public.sluice_window_acquire(true, p_key, p_limit_id, p_cost, p_now_ns, p_window_ns, p_capacity, null) w
 $$;

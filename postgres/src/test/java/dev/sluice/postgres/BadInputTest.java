@@ -75,7 +75,8 @@ class BadInputTest {
     void aDecisionBlockedPastItsBudgetIsCancelledAndTakesNothing() throws Exception {
         String key = "blocked:" + UUID.randomUUID();
         Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
-        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
+        WatchedConnections connections = new WatchedConnections();
+        try (PostgresRateLimiter rl = TestDatabase.builder(connections)
                 .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofSeconds(1)))
                 .build()) {
             assertThat(rl.tryAcquire(key, limit).remaining()).isEqualTo(4);
@@ -96,7 +97,10 @@ class BadInputTest {
                                 .hasMessageContaining("nothing was taken")
                                 .satisfies(e -> assertThat(((PostgresStoreException) e).degradation())
                                         .isEqualTo(Degradation.TIMEOUT)));
-                TestDatabase.awaitNoLockWaiters(); // the server has cancelled it
+                // the lock is held until the statement is over: on a busy machine it may reach the database only
+                // after its caller gave up, and wait there until a cancel finds it
+                connections.awaitAllReturned();
+                TestDatabase.awaitNoLockWaiters();
                 holder.rollback();
             }
             assertThat(rl.tryAcquire(key, limit).remaining())

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
+import dev.sluice.tck.Eventually;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -62,9 +63,11 @@ class CleanerClockRaceTest {
                         .build();
                 Connection cleaner = TestDatabase.dataSource().getConnection()) {
             // start early in a second, so that the first call and A's clock read share a window
-            while (Math.floorMod(TestDatabase.queryLong("select sluice_now_ns()"), 1_000_000_000L) > 200_000_000L) {
-                Thread.sleep(20);
-            }
+            Eventually.await(
+                    Duration.ofSeconds(10),
+                    "the database's clock in the first 200 ms of a second",
+                    () -> Math.floorMod(TestDatabase.queryLong("select sluice_now_ns()"), 1_000_000_000L)
+                            <= 200_000_000L);
             assertThat(rl.tryAcquire(key, c.limit(), c.firstCost()).allowed()).isTrue();
             cleaner.setAutoCommit(false);
             long cleanerPid = single(cleaner, "select pg_backend_pid()");
@@ -75,25 +78,24 @@ class CleanerClockRaceTest {
                 lock.executeQuery().close();
             }
             CompletableFuture<Decision> a = CompletableFuture.supplyAsync(() -> rl.tryAcquire(key, c.limit()));
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60); // a hang guard
-            while (TestDatabase.queryLong(
-                            "select count(*) from pg_stat_activity where ? = any(pg_blocking_pids(pid))",
-                            (int) cleanerPid)
-                    == 0) {
-                assertThat(System.nanoTime() - deadline)
-                        .as("A waits for the cleaner's lock")
-                        .isNegative();
-                Thread.sleep(10);
-            }
+            Eventually.await(
+                    Duration.ofSeconds(60),
+                    "A waits for the cleaner's lock",
+                    () -> TestDatabase.queryLong(
+                                    "select count(*) from pg_stat_activity where ? = any(pg_blocking_pids(pid))",
+                                    (int) cleanerPid)
+                            > 0);
             // the cleaner: wait until the row has expired, then delete it as ExpiryCleaner does
-            while (single(
-                            cleaner,
-                            "select count(*) from sluice_" + c.table() + where + " and expires_at <= clock_timestamp()",
-                            key,
-                            c.limit().id())
-                    == 0) {
-                Thread.sleep(20);
-            }
+            Eventually.await(
+                    Duration.ofSeconds(60),
+                    "the row expired on the database's clock",
+                    () -> single(
+                                    cleaner,
+                                    "select count(*) from sluice_" + c.table() + where
+                                            + " and expires_at <= clock_timestamp()",
+                                    key,
+                                    c.limit().id())
+                            > 0);
             try (PreparedStatement delete = cleaner.prepareStatement(
                     "delete from sluice_" + c.table() + where + " and expires_at <= clock_timestamp()")) {
                 delete.setString(1, key);

@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.Limit;
+import dev.sluice.ManualScheduler;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
+import dev.sluice.tck.Eventually;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -101,24 +103,36 @@ class ExpiryCleanerTest {
     }
 
     @Test
-    void aScheduledCleanerSweepsUntilStopped() throws Exception {
+    void aScheduledCleanerSweepsEachIntervalUntilStopped() {
         String schema = "clean_" + UUID.randomUUID().toString().substring(0, 8);
         ManualTicker t = ManualTicker.atEpochNanos(T);
+        ManualScheduler scheduler = ManualScheduler.on(t);
         Limit window = Limit.fixedWindow(5, Duration.ofSeconds(1));
-        try (PostgresRateLimiter rl = limiter(schema, t)) {
+        try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
+                .schema(schema)
+                .ticker(t)
+                .scheduler(scheduler)
+                .build()) {
+            rl.migrate();
             for (int i = 0; i < 10; i++) {
                 rl.tryAcquire("k-" + i, window, 1);
             }
             t.advance(Duration.ofSeconds(1));
-            ExpiryCleaner cleaner = rl.cleaner(Duration.ofMillis(20));
-            for (int i = 0; i < 500 && rows(schema, "window") > 0; i++) {
-                Thread.sleep(10);
-            }
+            ExpiryCleaner cleaner = rl.cleaner(Duration.ofMinutes(1));
+            scheduler.advance(Duration.ofSeconds(59));
+            assertThat(cleaner.sweeps()).as("not before the interval").isZero();
+            assertThat(rows(schema, "window")).isEqualTo(10);
+            scheduler.advance(Duration.ofSeconds(1));
+            // the sweep is JDBC on the cleaner's own thread: this awaits it, asserting nothing on time
+            Eventually.await(Duration.ofSeconds(30), "the first sweep", () -> cleaner.sweeps() == 1);
             assertThat(rows(schema, "window")).isZero();
+            Eventually.await(Duration.ofSeconds(30), "the next sweep scheduled", () -> scheduler.pending() == 1);
             cleaner.close();
-            long sweeps = cleaner.sweeps();
-            Thread.sleep(100);
-            assertThat(cleaner.sweeps()).as("no sweep after close").isEqualTo(sweeps);
+            assertThat(scheduler.pending())
+                    .as("close() cancelled the next sweep")
+                    .isZero();
+            scheduler.advance(Duration.ofHours(1));
+            assertThat(cleaner.sweeps()).as("no sweep after close").isEqualTo(1);
             assertThat(cleaner.failedSweeps()).isZero();
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");

@@ -47,6 +47,44 @@ class MigrationsTest {
     }
 
     @Test
+    void migratingTablesOfTheReleaseBeforeNamedLimitsKeepsTheirRows() {
+        String schema = "mig_" + UUID.randomUUID().toString().substring(0, 8);
+        List<Limit> limits = List.of(
+                Limit.tokenBucket(3, Rate.perHour(1)),
+                Limit.gcra(Rate.perHour(1), 3),
+                Limit.fixedWindow(3, Duration.ofHours(1)),
+                Limit.slidingWindow(3, Duration.ofHours(1)),
+                Limit.slidingLog(3, Duration.ofHours(1)));
+        try (PostgresRateLimiter rl =
+                TestDatabase.builder(TestDatabase.dataSource()).schema(schema).build()) {
+            rl.migrate();
+            for (Limit l : limits) {
+                for (int i = 0; i < 3; i++) {
+                    assertThat(rl.tryAcquire("k", l).allowed()).as("%s", l).isTrue();
+                }
+            }
+            // the tables as the release before named limits made them: no numbers column
+            for (String table : List.of("sluice_bucket", "sluice_window", "sluice_log")) {
+                TestDatabase.execute("alter table " + schema + "." + table + " drop column numbers");
+            }
+            rl.migrate();
+            assertThat(TestDatabase.queryLong(
+                            "select count(*) from " + schema + ".sluice_bucket where numbers is null"))
+                    .isEqualTo(2);
+            for (Limit l : limits) {
+                assertThat(rl.tryAcquire("k", l).allowed())
+                        .as("%s: what was spent before the migration", l)
+                        .isFalse();
+                assertThat(rl.tryAcquire("k", l.named("n")).allowed())
+                        .as("%s named: a state of its own", l)
+                        .isTrue();
+            }
+        } finally {
+            TestDatabase.execute("drop schema if exists " + schema + " cascade"); // a failed migrate leaves none
+        }
+    }
+
+    @Test
     void migrateReportsWhatItCreatedThenThatNothingWasNeeded() {
         String schema = "rep_" + UUID.randomUUID().toString().substring(0, 8);
         try {
@@ -212,7 +250,7 @@ class MigrationsTest {
                         w))
                 .isEqualTo(0L);
         assertThat(TestDatabase.queryLong(
-                        "select count(*) from sluice_window_acquire(true, ?, 's', 1, ?, ?, 2)" + " where allowed",
+                        "select count(*) from sluice_window_acquire(true, ?, 's', 1, ?, ?, 2, null)" + " where allowed",
                         k,
                         now,
                         w))

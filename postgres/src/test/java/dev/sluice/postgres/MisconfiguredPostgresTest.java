@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.tck.Eventually;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -206,10 +206,11 @@ class MisconfiguredPostgresTest {
                 t.start();
                 callers.add(t);
             }
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (!seen.containsKey(Degradation.MISCONFIGURED) && System.nanoTime() < deadline) {
-                Thread.sleep(20); // the ended connections fail first: 20 s is the hang guard
-            }
+            // the ended connections fail first
+            Eventually.await(
+                    Duration.ofSeconds(20),
+                    "a call failing as misconfigured",
+                    () -> seen.containsKey(Degradation.MISCONFIGURED));
             int before = proxy.accepted();
             Thread.sleep(6000); // the window in which logins are counted: no assertion on time
             int logins = proxy.accepted() - before;
@@ -247,12 +248,16 @@ class MisconfiguredPostgresTest {
             long[] waits = {1, 2, 4, 8, 16, 30, 30};
             for (int i = 0; i < waits.length; i++) {
                 now[0] += TimeUnit.SECONDS.toNanos(waits[i]) - 1;
-                catchThrowable(gate::getConnection);
+                assertThat(catchThrowable(gate::getConnection))
+                        .as("the last refusal again, without a login")
+                        .isInstanceOf(SQLException.class);
                 assertThat(proxy.accepted())
                         .as("held back until the wait has passed")
                         .isEqualTo(i + 1);
                 now[0] += 1;
-                catchThrowable(gate::getConnection);
+                assertThat(catchThrowable(gate::getConnection))
+                        .as("a login, refused")
+                        .isInstanceOf(SQLException.class);
                 assertThat(proxy.accepted()).isEqualTo(i + 2);
             }
             driver.setPassword(RIGHT); // the URL's password is overridden by the property
@@ -291,13 +296,11 @@ class MisconfiguredPostgresTest {
                     "postgres",
                     "alter role sluice_login password '" + WRONG + "'",
                     "select pg_terminate_backend(pid) from pg_stat_activity where usename = 'sluice_login'");
-            Decision d = limiter.tryAcquire("k", LIMIT);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (d.degradation() != Degradation.MISCONFIGURED && System.nanoTime() < deadline) {
-                Thread.sleep(50); // the ended connections fail first (unavailable), then the pool's logins: 20 s guard
-                d = limiter.tryAcquire("k", LIMIT);
-            }
-            assertThat(d.degradation()).isEqualTo(Degradation.MISCONFIGURED);
+            // the ended connections fail first (unavailable), then the pool's logins
+            Eventually.await(
+                    Duration.ofSeconds(20),
+                    "a decision degraded as misconfigured",
+                    () -> limiter.tryAcquire("k", LIMIT).degradation() == Degradation.MISCONFIGURED);
             int before = proxy.accepted();
             Thread.sleep(6000); // the window in which logins are counted: no assertion on time
             assertThat(proxy.accepted() - before)
@@ -305,15 +308,11 @@ class MisconfiguredPostgresTest {
                     .isLessThanOrEqualTo(4);
 
             asPostgres("postgres", "alter role sluice_login password '" + RIGHT + "'");
-            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            d = limiter.tryAcquire("k", LIMIT);
-            while (d.degraded() && System.nanoTime() < deadline) {
-                Thread.sleep(50); // the next login comes at most 30 s after the last (ReconnectBackoff.MAX)
-                d = limiter.tryAcquire("k", LIMIT);
-            }
-            assertThat(d.degraded())
-                    .as("the database decides again once the password is back")
-                    .isFalse();
+            // the next login comes at most 30 s after the last (ReconnectBackoff.MAX)
+            Eventually.await(
+                    Duration.ofSeconds(60),
+                    "the database deciding again once the password is back",
+                    () -> !limiter.tryAcquire("k", LIMIT).degraded());
         }
     }
 }

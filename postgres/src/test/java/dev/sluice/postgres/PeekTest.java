@@ -54,6 +54,7 @@ class PeekTest {
     }
 
     @Test
+    @SuppressWarnings("try") // closes the limiter early on purpose, to see a closed limiter refuse a peek
     void peekInsertsNoRowChangesNoRowAndIsOneStatement() {
         RoundTripTest.CountingDataSource ds = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
         String fresh = "peek:" + UUID.randomUUID();

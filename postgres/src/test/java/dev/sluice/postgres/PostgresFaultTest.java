@@ -11,6 +11,7 @@ import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.tck.Eventually;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -24,6 +25,7 @@ import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
@@ -200,48 +202,57 @@ class PostgresFaultTest {
         }
 
         @Override
-        public void close() throws InterruptedException {
+        public void close() {
             running = false;
-            for (Thread t : threads) {
-                t.join(5_000);
+            try {
+                for (Thread t : threads) {
+                    t.join(5_000);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
     }
 
     /** Waits until the load has made {@code n} more calls. */
-    static void awaitCalls(Load load, long n) throws InterruptedException {
+    static void awaitCalls(Load load, long n) {
         long target = load.calls.sum() + n;
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (load.calls.sum() < target) {
-            assertThat(System.nanoTime() - end)
-                    .as("the load makes progress: %s", load.summary())
-                    .isNegative();
-            Thread.sleep(5);
-        }
+        Eventually.await(
+                Duration.ofSeconds(60), "the load making " + n + " more calls", () -> load.calls.sum() >= target);
     }
 
     /**
      * Waits until the store has decided {@code n} more of the load's calls: a new pool connects, and each
      * new backend compiles the PL/pgSQL functions on first use.
      */
-    static void awaitStoreDeciding(Load load, long n) throws InterruptedException {
+    static void awaitStoreDeciding(Load load, long n) {
         long target = load.count(Degradation.NONE) + n;
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-        while (load.count(Degradation.NONE) < target) {
-            assertThat(System.nanoTime() - end)
-                    .as("the store decides: %s", load.summary())
-                    .isNegative();
-            Thread.sleep(5);
-        }
+        Eventually.await(
+                Duration.ofSeconds(60),
+                "the store deciding " + n + " more of the load's calls",
+                () -> load.count(Degradation.NONE) >= target);
+    }
+
+    /**
+     * The outage lasts until the policy has decided {@code n} of the load's calls for {@code cause} (a killed server
+     * is unavailable, a paused one times out): what the test asserts on, not a length of time.
+     */
+    static void awaitDegraded(Load load, Degradation cause, long n) {
+        long target = load.count(cause) + n;
+        Eventually.await(
+                Duration.ofSeconds(60),
+                "the policy deciding " + n + " of the load's calls (" + cause + ")",
+                () -> load.count(cause) >= target);
     }
 
     /**
      * Polls, from the moment the store is back, until a fresh key admits exactly its capacity with every
      * decision the store's; returns how long that took.
      */
-    static Duration awaitExactDecisions(FailSafeRateLimiter limiter, long backNanos) throws InterruptedException {
+    static Duration awaitExactDecisions(FailSafeRateLimiter limiter, long backNanos) {
         Limit limit = Limit.tokenBucket(5, Rate.perHour(1));
-        while (true) {
+        AtomicInteger allowedOfTheLastKey = new AtomicInteger();
+        Eventually.await(RECOVERY, "exact decisions again: a fresh key decided by the store alone", () -> {
             String key = "exact-" + UUID.randomUUID();
             int allowed = 0;
             boolean storeDecided = true;
@@ -250,18 +261,13 @@ class PostgresFaultTest {
                 storeDecided = !d.degraded();
                 allowed += d.allowed() ? 1 : 0;
             }
-            long since = System.nanoTime() - backNanos;
-            if (storeDecided) {
-                assertThat(allowed)
-                        .as("a fresh key of capacity 5 admits exactly 5 of 8")
-                        .isEqualTo(5);
-                return Duration.ofNanos(since);
-            }
-            assertThat(Duration.ofNanos(since))
-                    .as("exact decisions again within %s", RECOVERY)
-                    .isLessThanOrEqualTo(RECOVERY);
-            Thread.sleep(10);
-        }
+            allowedOfTheLastKey.set(allowed);
+            return storeDecided;
+        });
+        assertThat(allowedOfTheLastKey.get())
+                .as("a fresh key of capacity 5 admits exactly 5 of 8")
+                .isEqualTo(5);
+        return Duration.ofNanos(System.nanoTime() - backNanos);
     }
 
     /** What each policy must have decided while the store could not. */
@@ -298,7 +304,7 @@ class PostgresFaultTest {
             FailurePolicy policy,
             Consumer<RestartablePostgres> fault,
             Consumer<RestartablePostgres> recover,
-            Duration outage)
+            Degradation outageCause)
             throws Exception {
         try (HikariDataSource ds = pool(POOL_SIZE, null);
                 FailSafeRateLimiter limiter = failSafe(store(ds), policy)) {
@@ -308,7 +314,7 @@ class PostgresFaultTest {
                 awaitStoreDeciding(load, 100);
                 load.resetCounts();
                 fault.accept(pg);
-                Thread.sleep(outage.toMillis());
+                awaitDegraded(load, outageCause, 20);
                 recover.accept(pg);
                 long back = System.nanoTime();
                 Duration recovered = awaitExactDecisions(limiter, back);
@@ -342,7 +348,7 @@ class PostgresFaultTest {
     @ParameterizedTest
     @EnumSource(FailurePolicy.class)
     void killedAndRestarted(FailurePolicy policy) throws Exception {
-        Load load = underLoad(policy, RestartablePostgres::kill, PostgresFaultTest::restart, Duration.ofMillis(500));
+        Load load = underLoad(policy, RestartablePostgres::kill, PostgresFaultTest::restart, Degradation.UNAVAILABLE);
         assertThat(load.count(Degradation.UNAVAILABLE))
                 .as("a killed server is unavailable: %s", load.summary())
                 .isPositive();
@@ -351,7 +357,7 @@ class PostgresFaultTest {
     @ParameterizedTest
     @EnumSource(FailurePolicy.class)
     void pausedAndResumed(FailurePolicy policy) throws Exception {
-        Load load = underLoad(policy, RestartablePostgres::pause, RestartablePostgres::resume, Duration.ofMillis(700));
+        Load load = underLoad(policy, RestartablePostgres::pause, RestartablePostgres::resume, Degradation.TIMEOUT);
         assertThat(load.count(Degradation.TIMEOUT))
                 .as("a paused server times out: %s", load.summary())
                 .isPositive();
@@ -467,11 +473,10 @@ class PostgresFaultTest {
                         .build();
                 Connection holder = java.sql.DriverManager.getConnection(pg.jdbcUrl(), "postgres", "")) {
             FailSafeRateLimiter limiter = failSafe(store, FailurePolicy.FAIL_OPEN);
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (ds.getHikariPoolMXBean().getIdleConnections() < 2) {
-                assertThat(System.nanoTime() - end).as("the pool connects").isNegative();
-                Thread.sleep(10);
-            }
+            Eventually.await(
+                    Duration.ofSeconds(20),
+                    "the pool connects",
+                    () -> ds.getHikariPoolMXBean().getIdleConnections() >= 2);
             Decision first = limiter.tryAcquire(key, limit);
             assertThat(first.degraded()).as("the store decides: %s", first).isFalse();
             assertThat(first.remaining()).isEqualTo(4);
@@ -518,15 +523,10 @@ class PostgresFaultTest {
     /** Waits (at most 20 s) until HikariCP has filled the pool and the server sees exactly those connections. */
     static void awaitPoolFull(HikariDataSource ds) throws Exception {
         int size = ds.getMaximumPoolSize();
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (ds.getHikariPoolMXBean().getIdleConnections() != size || serverConnections() != size) {
-            assertThat(System.nanoTime() - end)
-                    .as(
-                            "pool of %s filled: %s idle, %s on the server",
-                            size, ds.getHikariPoolMXBean().getIdleConnections(), serverConnections())
-                    .isNegative();
-            Thread.sleep(20);
-        }
+        Eventually.await(
+                Duration.ofSeconds(20),
+                "the pool of " + size + " filled, each connection seen by the server",
+                () -> ds.getHikariPoolMXBean().getIdleConnections() == size && serverConnections() == size);
     }
 
     /**
@@ -553,9 +553,11 @@ class PostgresFaultTest {
      * their work (HikariCP's connection adders, the driver's timer) take a moment to exit.
      */
     static int awaitThreadCount(int expected) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (ownThreadCount() > expected && System.nanoTime() - end < 0) {
-            Thread.sleep(20);
+        try {
+            Eventually.await(
+                    Duration.ofSeconds(30), "threads settled to " + expected, () -> ownThreadCount() <= expected);
+        } catch (AssertionError stillMore) {
+            // the caller's assertion on the count says what is left; the threads are printed below
         }
         int n = ownThreadCount();
         if (n != expected) {

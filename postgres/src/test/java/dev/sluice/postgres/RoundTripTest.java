@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.Rate;
+import dev.sluice.tck.Eventually;
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
@@ -153,11 +154,8 @@ class RoundTripTest {
             for (int i = 0; i < 50; i++) {
                 rl.tryAcquire("k" + (i % 3), l);
             }
-            long after = 0;
-            for (int i = 0; i < 100 && (after = calls(schema)) < 50; i++) {
-                sleep(); // statistics reach the view when the backend reports them (at most once a second)
-            }
-            sleep();
+            // statistics reach the view when the backend reports them (at most once a second)
+            Eventually.await(Duration.ofSeconds(10), "the backends' statistics reported", () -> calls(schema) >= 50);
             assertThat(calls(schema)).isEqualTo(50);
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");
@@ -170,13 +168,5 @@ class RoundTripTest {
                         + " where schemaname = ? and funcname = 'sluice_window_acquire'",
                 schema);
         return n == null ? 0 : n;
-    }
-
-    private static void sleep() {
-        try {
-            Thread.sleep(50);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

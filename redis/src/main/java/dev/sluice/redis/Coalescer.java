@@ -1,60 +1,65 @@
 package dev.sluice.redis;
 
 import dev.sluice.Decision;
+import dev.sluice.store.Batching;
 import io.lettuce.core.RedisCommandExecutionException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Many decisions per {@code EVALSHA}: the single-permit calls that concurrent callers make on one limiter while
- * earlier ones are still at Redis are queued, and each time Redis answers, what is queued (up to {@link #MAX_BATCH})
- * goes as one call of {@code batch.lua}, which decides each on its own, in arrival order. Nothing waits for a batch to
- * fill: while fewer than {@link #MAX_IN_FLIGHT} calls of this limiter are at Redis a call is sent at once (alone, it is
- * the plain single-permit script, exactly as without batching), so batches only form under concurrency, and then
- * Redis runs one script for dozens of decisions instead of one each.
+ * Many decisions per {@code EVALSHA}: the Redis part of the stores' one batching policy ({@link Batching}: a decision
+ * goes alone at once while fewer than {@link #MAX_IN_FLIGHT} calls of this limiter are at Redis and its key is in none
+ * of them; otherwise it queues, and the next answer sends what is queued as one call of {@code batch.lua}, which
+ * decides each on its own, in arrival order). This class says how a batch is sent: one script call per run of
+ * decisions made at the same instant and, on Redis Cluster, per hash slot (a script's keys must share one); a lone
+ * decision as the plain single-permit script.
  *
- * <p>Each decision keeps its own time budget: one whose budget runs out while queued fails with its timeout and is
- * never sent; a batch that fails (connection lost, Redis error) fails each decision in it as its own call would have
- * failed; a key holding another type fails only the decisions on that key. With a client ticker only calls made at the
- * same instant share a batch; on Redis Cluster a batch is one hash slot (a script's keys must share one), so with
- * keys spread over many slots batches are small and the gain is mostly on hot keys.
+ * <p>A batch that fails (connection lost, Redis error) fails each decision in it as its own call would have failed; a
+ * key holding another type fails only the decisions on that key. With a client ticker only calls made at the same
+ * instant share a script call; on Redis Cluster with keys spread over many slots batches are small and the gain is
+ * mostly on hot keys. How the constants were chosen: bench/README.md.
  */
-final class Coalescer {
+final class Coalescer implements Batching.Sender<Coalescer.Pending> {
 
-    /**
-     * The most decisions in one script call. A batch runs on Redis as one script (Redis serves nothing else
-     * meanwhile): 64 token-bucket decisions take about 0.1 ms there.
-     */
+    /** The most decisions in one script call (Redis serves nothing else while a script runs). */
     static final int MAX_BATCH = 64;
 
     /**
-     * How many script calls of one limiter may be at Redis at once before calls queue for a batch: enough to keep the
-     * connection busy while a reply travels back (pipelining), few enough that a busy limiter forms batches.
-     * Measured (RedisLoadBenchmark, 100,000 keys, 50 in flight, two interleaved rounds): 4 gave 145k and 153k
-     * decisions/s, 6 gave 167k and 162k, 8 gave 165k and 161k; one hot key the same within noise.
+     * How many script calls of one limiter may be at Redis at once before decisions queue for a batch: enough to keep
+     * the connection busy while a reply travels back (pipelining), few enough that a busy limiter forms batches.
      */
     static final int MAX_IN_FLIGHT = 6;
 
     /**
-     * The most calls that may wait for a batch; past it a call fails at once ({@link dev.sluice.Degradation#OVERLOADED}).
+     * The most decisions that may wait for a batch; past it a call fails at once ({@link dev.sluice.Degradation#OVERLOADED}).
      * A healthy Redis drains even this many within the default budget; it fills only while Redis does not answer.
      */
     static final int MAX_QUEUED = 100_000;
 
-    /** One decision waiting for its script call. */
-    private record Pending(ScriptCall call, ScriptRunner.Call<Decision> result) {}
+    /** One decision waiting for its script call; its key is the Redis key (the user's key and the limit). */
+    record Pending(ScriptCall call, ScriptRunner.Call<Decision> result) implements Batching.Member {
+        @Override
+        public Object batchKey() {
+            return ByteBuffer.wrap(call.keys[0]);
+        }
 
-    private final ConcurrentLinkedQueue<Pending> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger inFlight = new AtomicInteger();
-    /** Calls in {@link #queue}: bounded, so that callers who keep calling while Redis is frozen cannot fill the heap. */
-    private final AtomicInteger queued = new AtomicInteger();
+        @Override
+        public boolean isDone() {
+            return result.isDone();
+        }
 
+        @Override
+        public void fail(Throwable error) {
+            result.completeExceptionally(error);
+        }
+    }
+
+    private final Batching<Pending> batching = new Batching<>(MAX_IN_FLIGHT, MAX_BATCH, MAX_QUEUED, this);
     private final ScriptRunner runner;
     private final RedisFailures failures;
     private final boolean cluster;
@@ -65,63 +70,26 @@ final class Coalescer {
         this.cluster = cluster;
     }
 
-    /** Queues a single-permit call; it is sent at once unless {@link #MAX_IN_FLIGHT} calls are already at Redis. */
+    /** Sends a single-permit call at once, or queues it for a batch ({@link Batching}). */
     ScriptRunner.Call<Decision> submit(ScriptCall call) {
         ScriptRunner.Call<Decision> result = runner.newCall();
-        if (queued.incrementAndGet() > MAX_QUEUED) {
-            queued.decrementAndGet();
+        if (batching.submit(new Pending(call, result)) == Batching.Admission.QUEUE_FULL) {
             result.completeExceptionally(failures.overloaded(MAX_QUEUED));
-            return result;
         }
-        queue.add(new Pending(call, result));
-        drain();
         return result;
-    }
-
-    /**
-     * Sends what is queued while fewer than {@link #MAX_IN_FLIGHT} calls are at Redis. A caller queues, then looks at
-     * the count; an answer lowers the count, then looks at the queue: so one of them always sends what is queued.
-     */
-    private void drain() {
-        while (!queue.isEmpty()) {
-            int f = inFlight.get();
-            if (f >= MAX_IN_FLIGHT) {
-                return;
-            }
-            if (!inFlight.compareAndSet(f, f + 1)) {
-                continue;
-            }
-            List<Pending> batch = take();
-            CompletableFuture<?> sent = batch.isEmpty() ? null : send(batch);
-            if (sent == null || sent.isDone()) {
-                inFlight.decrementAndGet(); // answered at once (a failure to send): go on here, not in a nested drain
-            } else {
-                sent.whenComplete((v, e) -> {
-                    inFlight.decrementAndGet();
-                    drain();
-                });
-            }
-        }
-    }
-
-    /** Up to {@link #MAX_BATCH} queued calls, leaving out those whose caller already gave up (never sent). */
-    private List<Pending> take() {
-        List<Pending> batch = new ArrayList<>();
-        Pending p;
-        while (batch.size() < MAX_BATCH && (p = queue.poll()) != null) {
-            queued.decrementAndGet();
-            if (!p.result.isDone()) {
-                batch.add(p);
-            }
-        }
-        return batch;
     }
 
     /**
      * Sends a batch as one script call per run of calls made at the same instant (the store's clock: all of them) and
      * per hash slot on a cluster, in order; completes when every one of them is answered.
      */
-    private CompletableFuture<?> send(List<Pending> batch) {
+    /** Sends nothing more: what is queued, and every later decision, fails with {@code why}. */
+    void close(RuntimeException why) {
+        batching.close(why);
+    }
+
+    @Override
+    public CompletableFuture<?> send(List<Pending> batch) {
         List<List<Pending>> groups = groups(batch);
         if (groups.size() == 1) {
             return sendGroup(groups.get(0));
@@ -184,7 +152,7 @@ final class Coalescer {
         for (Pending p : group) {
             calls.add(p.call);
         }
-        ScriptRunner.Call<List<Object>> sent = runner.run(ScriptCall.batch(calls), reply -> reply);
+        ScriptRunner.Call<List<Object>> sent = runner.run(ScriptBatch.of(calls), reply -> reply);
         return sent.whenComplete((reply, e) -> {
             if (e != null) {
                 for (Pending p : group) {
@@ -210,7 +178,14 @@ final class Coalescer {
             int r = 1 + 4 * i;
             try {
                 long code = ScriptCall.num(reply, r);
-                if (code < 0) {
+                if (code == -3) {
+                    // a token bucket value written under other numbers: converted, and decided on its own
+                    ScriptCall again = p.call.reading(0, ScriptCall.bytes(reply, r + 1), nowNanos / 1000);
+                    runner.again(again, p.call::single, p.result);
+                } else if (code == -4) {
+                    // its key was read under other numbers of its name earlier in the batch: decided on its own
+                    runner.again(p.call, p.call::single, p.result);
+                } else if (code < 0) {
                     String error = (code == -1 ? "SLUICEWRONGTYPE" : "SLUICECORRUPT") + " 1";
                     p.result.completeExceptionally(
                             failures.translate(new RedisCommandExecutionException(error), p.call));

@@ -20,7 +20,30 @@ import java.security.NoSuchAlgorithmException;
 final class LuaScripts {
 
     /** One script: its text and digest. */
-    record Script(String name, byte[] body, String sha) {}
+    static final class Script {
+        private final String name;
+        private final byte[] body;
+        private final String sha;
+
+        Script(String name, byte[] body, String sha) {
+            this.name = name;
+            this.body = body;
+            this.sha = sha;
+        }
+
+        String name() {
+            return name;
+        }
+
+        /** The script's text, UTF-8: the caller must not change it. */
+        byte[] body() {
+            return body;
+        }
+
+        String sha() {
+            return sha;
+        }
+    }
 
     final Script gcra;
     final Script fixedWindow;

@@ -8,6 +8,7 @@ import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.Delay;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 
 /**
@@ -25,10 +26,11 @@ final class ReconnectWatch extends Delay {
     private final Delay outage =
             Delay.exponential(Duration.ofMillis(1), RedisConnection.MAX_RECONNECT_DELAY, 2, TimeUnit.MILLISECONDS);
     /** What the last reconnection was refused for, with the fix; null when it was not refused. */
-    private volatile String refusal;
+    private volatile @Nullable String refusal;
 
     private volatile int refusals;
-    private Disposable subscription;
+    /** Null until {@link #watch} (never, with the caller's own client resources). */
+    private @Nullable Disposable subscription;
 
     /** Starts listening to {@code resources}' reconnection events. */
     void watch(ClientResources resources) {
@@ -54,6 +56,7 @@ final class ReconnectWatch extends Delay {
     }
 
     /** What Redis refused when this client last tried to reconnect, or null. */
+    @Nullable
     String refusal() {
         return refusal;
     }

@@ -24,6 +24,7 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The limiter's one Lettuce connection, to a single Redis or a Redis Cluster (asked with {@code INFO cluster} when
@@ -47,7 +48,7 @@ final class RedisConnection implements AutoCloseable {
     final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
     final boolean cluster;
     /** The client resources this connection created (and shuts down), or null when the user gave them. */
-    private final ClientResources ownResources;
+    private final @Nullable ClientResources ownResources;
 
     private RedisConnection(
             AbstractRedisClient client,
@@ -55,7 +56,7 @@ final class RedisConnection implements AutoCloseable {
             RedisScriptingAsyncCommands<byte[], byte[]> scripting,
             RedisKeyAsyncCommands<byte[], byte[]> keyCommands,
             boolean cluster,
-            ClientResources ownResources) {
+            @Nullable ClientResources ownResources) {
         this.client = client;
         this.connection = connection;
         this.scripting = scripting;
@@ -74,14 +75,14 @@ final class RedisConnection implements AutoCloseable {
             String rawUri,
             List<RedisURI> uris,
             String where,
-            Boolean clusterHint,
-            ClientResources given,
+            @Nullable Boolean clusterHint,
+            @Nullable ClientResources given,
             Duration connectTimeout,
             ReconnectWatch watch) {
-        ClientResources own = given != null
-                ? null
+        ClientResources resources = given != null
+                ? given
                 : DefaultClientResources.builder().reconnectDelay(watch).build();
-        ClientResources resources = given != null ? given : own;
+        ClientResources own = given != null ? null : resources; // created here: shut down with the connection
         boolean useCluster;
         try {
             useCluster = clusterHint != null
@@ -105,9 +106,9 @@ final class RedisConnection implements AutoCloseable {
                 ClusterClientOptions.Builder options = ClusterClientOptions.builder()
                         .socketOptions(socket)
                         .timeoutOptions(timeouts)
-                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-                                .enableAllAdaptiveRefreshTriggers()
-                                .build());
+                        // adaptive topology refresh on every trigger (MOVED, ASK, reconnects, an unknown node):
+                        // Lettuce 7's default, whose enabling methods it deprecates
+                        .topologyRefreshOptions(ClusterTopologyRefreshOptions.create());
                 options.replayFilter(RedisConnection::neverReplay); // inherited: returns the base builder type
                 c.setOptions(options.build());
                 StatefulRedisClusterConnection<byte[], byte[]> conn;
@@ -179,7 +180,7 @@ final class RedisConnection implements AutoCloseable {
         }
     }
 
-    private static void abandon(AbstractRedisClient c, ClientResources own) {
+    private static void abandon(AbstractRedisClient c, @Nullable ClientResources own) {
         try {
             c.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         } finally {
@@ -191,7 +192,7 @@ final class RedisConnection implements AutoCloseable {
      * Stops the event loops and timers this connection created, and waits for their threads to end (an
      * interrupted caller does not wait, but the shutdown is under way).
      */
-    private static void shutdown(ClientResources own) {
+    private static void shutdown(@Nullable ClientResources own) {
         if (own == null) {
             return;
         }

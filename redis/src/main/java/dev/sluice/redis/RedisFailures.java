@@ -6,10 +6,16 @@ import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisCommandTimeoutException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a Redis failure means for a decision, in one place: each of Lettuce's exceptions and Redis's error replies
@@ -19,15 +25,15 @@ import java.util.concurrent.TimeoutException;
  */
 final class RedisFailures {
     /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
-    private static final java.util.regex.Pattern SCRIPT_ERROR =
-            java.util.regex.Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
+    private static final Pattern SCRIPT_ERROR = Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
 
     private final String where;
     private final TimeBudget budget;
     private final ReconnectWatch reconnects;
 
     /**
-     * @param where the server(s), as {@link RedisUris#describe} shows them; @param budget the call's budget
+     * @param where the server(s), as {@link RedisUris#describe} shows them
+     * @param budget the call's budget
      * @param reconnects what Lettuce's reconnections met (a refused login makes "not connected" a misconfiguration)
      */
     RedisFailures(String where, TimeBudget budget, ReconnectWatch reconnects) {
@@ -42,11 +48,7 @@ final class RedisFailures {
      * finds there instead of Redis) fails at once as {@code MISCONFIGURED}; anything else is an outage.
      */
     static RedisStoreException cannotConnect(
-            RuntimeException e,
-            String rawUri,
-            List<io.lettuce.core.RedisURI> uris,
-            String where,
-            java.time.Duration connectTimeout) {
+            RuntimeException e, String rawUri, List<RedisURI> uris, String where, Duration connectTimeout) {
         String secret = RedisUris.userInfo(rawUri);
         String refused = RedisRefusals.of(e);
         String at = "Redis at " + where + " ";
@@ -77,18 +79,18 @@ final class RedisFailures {
     }
 
     /** The limiter's exception for what a call (or {@code create()}) failed with; {@code call} may be null. */
-    RuntimeException translate(Throwable e, ScriptCall call) {
+    RuntimeException translate(Throwable e, @Nullable ScriptCall call) {
         Throwable c = unwrap(e);
         if (c instanceof RedisStoreException r) {
             return r;
         }
         if (c instanceof IllegalArgumentException
-                || c instanceof IllegalStateException && !(c instanceof RedisException)) {
+                || (c instanceof IllegalStateException && !(c instanceof RedisException))) {
             return (RuntimeException) c;
         }
         String msg = String.valueOf(c.getMessage());
         if (c instanceof RedisCommandExecutionException && call != null) {
-            java.util.regex.Matcher m = SCRIPT_ERROR.matcher(msg);
+            Matcher m = SCRIPT_ERROR.matcher(msg);
             if (m.find()) {
                 String permit = call.describePermit(Integer.parseInt(m.group(2)));
                 if (m.group(1).equals("WRONGTYPE")) {
@@ -110,7 +112,7 @@ final class RedisFailures {
             return timedOut(c);
         }
         if (c instanceof RedisConnection.ConnectionLost
-                || c instanceof RedisException && "Connection disconnected".equals(msg)) {
+                || (c instanceof RedisException && "Connection disconnected".equals(msg))) {
             return new RedisStoreException(
                     "the connection to Redis at " + where + " was lost before Redis answered:"
                             + " the decision may or may not have been applied (it is never re-sent, so never applied twice);"
@@ -187,7 +189,7 @@ final class RedisFailures {
             }
             return Degradation.STORE_ERROR;
         }
-        if (c instanceof RedisException || c instanceof java.io.IOException) {
+        if (c instanceof RedisException || c instanceof IOException) {
             return Degradation.UNAVAILABLE; // Lettuce's own failures: not connected, closed, cannot connect
         }
         return Degradation.STORE_ERROR;

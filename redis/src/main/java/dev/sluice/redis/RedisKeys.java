@@ -5,18 +5,25 @@ import io.lettuce.core.cluster.SlotHash;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Where the state of (key, limit) lives in Redis: {@code prefix + limit.id() + ":" + key} when the key
- * carries a Redis Cluster hash tag, {@code prefix + limit.id() + "{" + key + "}"} when it does not (and a
- * third form, {@code prefix + limit.id() + "~{" + hash + "}" + key}, for an untagged key containing a
- * {@code }}, which would end a {@code {key}} tag early).
+ * Where the state of (key, limit) lives in Redis: {@code prefix + identity + ":" + key} when the key
+ * carries a Redis Cluster hash tag, {@code prefix + identity + "{" + key + "}"} when it does not (and a
+ * third form, {@code prefix + identity + "~{" + hash + "}" + key}, for an untagged key containing a
+ * <code>}</code>, which would end a {@code {key}} tag early). The identity is the limit's
+ * ({@link Limit#identity()}): an unnamed limit's numbers ({@link Limit#id()}, such as {@code tb:10:1:1000000000}),
+ * or a named limit's algorithm and name ({@code tb@api-default}), so that a named limit whose numbers change keeps
+ * its state; the scripts then read it under the new numbers (the numbers it was written under are stored with it).
+ * In a name, {@code %}, <code>{</code>, <code>}</code>, {@code :} and {@code ~} are written as {@code %25},
+ * {@code %7B}, {@code %7D}, {@code %3A} and {@code %7E}: the identity never holds a brace (no hash tag but the
+ * key's) nor the characters that end it.
  *
- * <p>Why the braces: Redis Cluster places a key by its hash tag, the text between the first {@code {}
- * and the next {@code }}. Wrapping an untagged key in braces makes the user's key its own tag, so every
+ * <p>Why the braces: Redis Cluster places a key by its hash tag, the text between the first <code>{</code>
+ * and the next <code>}</code>. Wrapping an untagged key in braces makes the user's key its own tag, so every
  * limit on one key lands in one slot (a multi-permit over {@code user:42}'s per-second and per-day limits
  * runs as one script), and a key that already has a tag, such as {@code {tenant-7}:user:42}, is placed by
- * that tag, so keys sharing a tag share a slot. The prefix and the limit id never contain braces. The
- * mapping is one-to-one: the limit id has a fixed shape, and the character after it ({@code :},
- * {@code {} or {@code ~}) says which form follows.
+ * that tag, so keys sharing a tag share a slot. The prefix and the identity never contain braces. The
+ * mapping is one-to-one: an unnamed limit's id has a fixed shape, a named limit's identity is its algorithm,
+ * {@code @} and the escaped name (which holds no {@code :}, <code>{</code> or {@code ~}), and the character after it
+ * ({@code :}, <code>{</code> or {@code ~}) says which form follows.
  *
  * <p>Keys are stored as UTF-8. A Java string with an unpaired surrogate has no UTF-8 form (it would be
  * silently replaced by {@code ?} and collide with another key), so it is rejected.
@@ -26,7 +33,7 @@ final class RedisKeys {
 
     static byte[] of(String prefix, String key, Limit limit) {
         checkEncodable(key);
-        String id = limit.id();
+        String id = identity(limit);
         StringBuilder sb = new StringBuilder(prefix.length() + id.length() + key.length() + 12);
         sb.append(prefix).append(id);
         if (hasHashTag(key)) {
@@ -43,7 +50,30 @@ final class RedisKeys {
         return sb.toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    /** Redis's rule: a {@code {} followed later by a {@code }} with at least one character between. */
+    /** The identity part of a Redis key: {@link Limit#id()} unnamed, {@code <algorithm>@<escaped name>} named. */
+    static String identity(Limit limit) {
+        String name = limit.name();
+        if (name == null) {
+            return limit.id();
+        }
+        checkEncodable(name);
+        StringBuilder sb = new StringBuilder(name.length() + 8);
+        sb.append(limit.algorithm().shortName()).append('@');
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            switch (c) {
+                case '%' -> sb.append("%25");
+                case '{' -> sb.append("%7B");
+                case '}' -> sb.append("%7D");
+                case ':' -> sb.append("%3A");
+                case '~' -> sb.append("%7E");
+                default -> sb.append(c);
+            }
+        }
+        return sb.toString();
+    }
+
+    /** Redis's rule: a <code>{</code> followed later by a <code>}</code> with at least one character between. */
     static boolean hasHashTag(String key) {
         int open = key.indexOf('{');
         if (open < 0) {

@@ -4,19 +4,21 @@ import dev.sluice.Decision;
 import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
 import io.lettuce.core.RedisURI;
-import io.lettuce.core.api.async.RedisKeyAsyncCommands;
-import io.lettuce.core.api.async.RedisScriptingAsyncCommands;
 import io.lettuce.core.resource.ClientResources;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link RateLimiter} whose state lives in Redis or Redis Cluster, shared by every process that uses
@@ -28,7 +30,8 @@ import java.util.concurrent.CompletableFuture;
  * {@code PEXPIRE} equal to the time until the key would be fresh again, so Redis forgets idle keys by itself.
  * Time is Redis's own ({@code TIME} inside the script), never an application clock, so a fleet with skewed
  * clocks still shares one bucket exactly; a client {@link Ticker} can replace it for tests
- * ({@link Builder#ticker(Ticker)}). A denied call writes nothing.
+ * ({@link Builder#ticker(Ticker)}). A denied call writes nothing, unless it read a named limit's state under new
+ * numbers: then it writes that state under them (see {@code common.lua}).
  *
  * <p>Calls from many threads share one Lettuce connection and are pipelined on it automatically; the
  * {@code *Async} methods never block. <b>Their futures complete on a Lettuce I/O thread</b> (unless
@@ -67,9 +70,8 @@ public final class RedisRateLimiter implements RateLimiter {
     /**
      * How much later than its time budget a call may return, the documented bound: a call gives up exactly at
      * its deadline (a synchronous one parks its own thread until then, an async one is failed by the JDK's
-     * delay scheduler), and this covers waking that thread and building the error: p50 0.2-0.4 ms, p99
-     * 1.3 ms measured on a frozen Redis. A machine that does not give the woken thread a CPU adds its own
-     * delay, as does a GC pause; the fault tests measure both (redis/README.md).
+     * delay scheduler), and this covers waking that thread and building the error (measured on a frozen Redis,
+     * with what a starved CPU or a GC pause adds: redis/README.md).
      */
     public static final Duration SLACK = Duration.ofMillis(2);
 
@@ -77,49 +79,43 @@ public final class RedisRateLimiter implements RateLimiter {
     public static final Duration DEFAULT_TIME_BUDGET = Duration.ofMillis(250);
 
     private final RedisConnection redis;
-    private final RedisScriptingAsyncCommands<byte[], byte[]> scripting;
     private final ScriptRunner runner;
     /** Coalesces concurrent single-permit decisions into batches; null with {@link Builder#batching(boolean) batching(false)}. */
-    private final Coalescer coalescer;
+    private final @Nullable Coalescer coalescer;
+    /** The operations, one per kind of decision, that both views use. */
+    private final RedisCalls calls;
 
-    private final RedisKeyAsyncCommands<byte[], byte[]> keyCommands;
     private final boolean cluster;
-    /** Whose clock decides: Redis's {@code TIME} by default, a client ticker's in tests. */
-    private final StoreClock clock;
-
-    private final String prefix;
-    private final TimeBudget budget;
-    private final Duration connectTimeout;
-    private final long minTtlMillis;
     private final String where;
-    private final RedisFailures failures;
     private final ReconnectWatch reconnects;
-    private final java.util.concurrent.Executor callbackExecutor;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    /** Null: futures complete on Lettuce's I/O thread. */
+    private final @Nullable Executor callbackExecutor;
+
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private RedisRateLimiter(Builder b) {
-        this.clock = b.ticker == null ? StoreClock.store() : StoreClock.client(b.ticker);
+        // whose clock decides: Redis's TIME by default, a client ticker's in tests
+        StoreClock clock = b.clock;
         this.callbackExecutor = b.callbackExecutor;
-        this.prefix = b.keyPrefix;
-        this.budget = TimeBudget.of("timeBudget", b.timeBudget);
-        this.connectTimeout = b.connectTimeout;
-        this.minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.ticker != null ? 3_600_000L : 0L);
+        TimeBudget budget = TimeBudget.of("timeBudget", b.timeBudget);
+        Duration connectTimeout = b.connectTimeout;
+        long minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (clock.isStore() ? 0L : 3_600_000L);
         List<RedisURI> uris = RedisUris.parse(b.uri, b.connectTimeout);
         this.where = RedisUris.describe(uris);
         this.reconnects = new ReconnectWatch();
-        this.failures = new RedisFailures(where, budget, reconnects);
+        RedisFailures failures = new RedisFailures(where, budget, reconnects);
         RedisConnection redis = RedisConnection.open(
                         b.uri, uris, where, b.cluster, b.resources, b.connectTimeout, reconnects)
                 .watchedBy(reconnects);
         this.redis = redis;
         this.cluster = redis.cluster;
-        this.scripting = redis.scripting;
-        this.keyCommands = redis.keyCommands;
-        this.runner = new ScriptRunner(scripting, budget, failures, where);
+        this.runner = new ScriptRunner(redis.scripting, budget, failures, where);
         this.coalescer = b.batching ? new Coalescer(runner, failures, cluster) : null;
+        this.calls = new RedisCalls(
+                runner, coalescer, redis.keyCommands, cluster, clock, b.keyPrefix, minTtlMillis, closed, toString());
         try {
             runner.loadScripts(connectTimeout);
-            runner.warmUp(peekCall("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
+            runner.warmUp(calls.peek("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -151,7 +147,7 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
         long start = System.nanoTime();
-        return runner.await(single(key, limit, cost), start);
+        return runner.await(calls.tryAcquire(key, limit, cost), start);
     }
 
     /**
@@ -168,69 +164,45 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(runner.withDeadline(single(key, limit, cost)));
-    }
-
-    /** Runs {@code call}'s script unless this limiter is closed. */
-    private <T> ScriptRunner.Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
-        checkOpen();
-        return runner.run(call, finish);
-    }
-
-    private void checkOpen() {
-        if (closed.get()) {
-            throw new IllegalStateException(this + " is closed: create a new limiter");
-        }
-    }
-
-    private ScriptRunner.Call<Decision> single(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        ScriptCall.checkExact(limit);
-        ScriptCall call = ScriptCall.of(
-                prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, -1, now(), minTtlMillis);
-        return decide(call);
-    }
-
-    /** A single-permit decision: through the batches, or its own {@code EVALSHA} without batching. */
-    private ScriptRunner.Call<Decision> decide(ScriptCall call) {
-        if (coalescer == null) {
-            return run(call, call::single);
-        }
-        checkOpen();
-        return coalescer.submit(call);
+        return onCallbackExecutor(runner.withDeadline(calls.tryAcquire(key, limit, cost)));
     }
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
         long start = System.nanoTime();
-        return runner.await(multi(permits), start);
+        return runner.await(calls.tryAcquire(permits), start);
     }
 
-    /**
-     * {@link #tryAcquire(List)} without blocking the caller on I/O. The future completes on a Lettuce I/O
-     * thread unless {@link Builder#callbackExecutor} is set: see {@link #tryAcquireAsync(String, Limit, long)}.
-     */
+    @Override
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
-        return onCallbackExecutor(runner.withDeadline(multi(permits)));
+        return onCallbackExecutor(runner.withDeadline(calls.tryAcquire(permits)));
     }
 
-    private ScriptRunner.Call<Decision> multi(List<Permit> permits) {
-        Permit.checkAll(permits);
-        ScriptCall call = ScriptCall.of(prefix, permits, clock.read(), minTtlMillis);
-        if (cluster) {
-            call.checkOneSlot();
-        }
-        return run(call, reply -> Decision.mostRestrictive(call.decisions(reply)));
+    @Override
+    public PermitDecisions tryAcquireEach(List<Permit> permits) {
+        long start = System.nanoTime();
+        return runner.await(calls.tryAcquireEach(permits), start);
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return onCallbackExecutor(runner.withDeadline(calls.tryAcquireEach(permits)));
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
-        ScriptCall.checkExact(limit);
-        ScriptCall call = ScriptCall.of(
-                prefix, new String[] {key}, new Limit[] {limit}, new long[] {cost}, maxWaitNanos, now(), minTtlMillis);
         long start = System.nanoTime();
-        return runner.await(decide(call), start);
+        return runner.await(calls.reserve(key, limit, cost, maxWait), start);
+    }
+
+    /**
+     * {@link #reserve(String, Limit, long, Duration)} without blocking the caller on I/O. The future completes on a
+     * Lettuce I/O thread unless {@link Builder#callbackExecutor} is set: see
+     * {@link #tryAcquireAsync(String, Limit, long)}.
+     */
+    @Override
+    public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
+        return onCallbackExecutor(runner.withDeadline(calls.reserve(key, limit, cost, maxWait)));
     }
 
     /**
@@ -246,7 +218,7 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public Decision peek(String key, Limit limit, long cost) {
         long start = System.nanoTime();
-        return runner.await(peekCall(key, limit, cost), start);
+        return runner.await(calls.peek(key, limit, cost), start);
     }
 
     /**
@@ -254,24 +226,21 @@ public final class RedisRateLimiter implements RateLimiter {
      * Lettuce I/O thread unless {@link Builder#callbackExecutor} is set: see
      * {@link #tryAcquireAsync(String, Limit, long)}.
      */
+    @Override
     public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(runner.withDeadline(peekCall(key, limit, cost)));
-    }
-
-    private ScriptRunner.Call<Decision> peekCall(String key, Limit limit, long cost) {
-        Permit.check(key, limit, cost);
-        ScriptCall.checkExact(limit);
-        ScriptCall call = ScriptCall.peek(prefix, key, limit, cost, now());
-        return run(call, call::peek);
+        return onCallbackExecutor(runner.withDeadline(calls.peek(key, limit, cost)));
     }
 
     @Override
     public void reset(String key, Limit limit) {
-        Permit.checkKey(key);
-        Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
-        byte[] k = RedisKeys.of(prefix, key, limit);
-        checkOpen();
-        runner.delete(keyCommands, k);
+        long start = System.nanoTime();
+        runner.await(calls.reset(key, limit), start);
+    }
+
+    /** {@link #reset(String, Limit)} ({@code DEL}) without blocking the caller on I/O. */
+    @Override
+    public CompletableFuture<Void> resetAsync(String key, Limit limit) {
+        return onCallbackExecutor(runner.withDeadline(calls.reset(key, limit)).thenRun(() -> {}));
     }
 
     @Override
@@ -280,17 +249,15 @@ public final class RedisRateLimiter implements RateLimiter {
             return;
         }
         reconnects.stop();
+        if (coalescer != null) {
+            coalescer.close(new IllegalStateException(this + " is closed: create a new limiter"));
+        }
         redis.close();
     }
 
     @Override
     public String toString() {
         return "RedisRateLimiter[" + where + (cluster ? ", cluster" : "") + "]";
-    }
-
-    /** This call's time: Redis's own {@code TIME} (read by the script) or the client ticker's now. */
-    private StoreClock.Reading now() {
-        return clock.read();
     }
 
     /** The future as the user gets it: completed on the callback executor if one is set. */
@@ -302,14 +269,18 @@ public final class RedisRateLimiter implements RateLimiter {
     /** Options for a {@link RedisRateLimiter}. */
     public static final class Builder {
         private final String uri;
-        private Ticker ticker;
+        private StoreClock clock = StoreClock.store();
         private String keyPrefix = "sluice:";
         private Duration timeBudget = DEFAULT_TIME_BUDGET;
         private Duration connectTimeout = Duration.ofSeconds(2);
-        private Boolean cluster;
-        private Duration minExpiry;
-        private ClientResources resources;
-        private java.util.concurrent.Executor callbackExecutor;
+        /** Null until set: a single address is asked whether it is a cluster. */
+        private @Nullable Boolean cluster;
+        /** Null until set: the default depends on the clock. */
+        private @Nullable Duration minExpiry;
+        /** Null until set: the limiter creates its own. */
+        private @Nullable ClientResources resources;
+
+        private @Nullable Executor callbackExecutor;
         private boolean batching = true;
 
         private Builder(String uri) {
@@ -323,7 +294,7 @@ public final class RedisRateLimiter implements RateLimiter {
          * {@link #minExpiry(Duration)} (default one hour).
          */
         public Builder ticker(Ticker ticker) {
-            this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+            this.clock = StoreClock.client(Objects.requireNonNull(ticker, "ticker must not be null"));
             return this;
         }
 
@@ -403,7 +374,7 @@ public final class RedisRateLimiter implements RateLimiter {
          * the I/O thread and callbacks must be short and must not block. The limiter does not shut the
          * executor down.
          */
-        public Builder callbackExecutor(java.util.concurrent.Executor executor) {
+        public Builder callbackExecutor(Executor executor) {
             this.callbackExecutor = Objects.requireNonNull(executor, "callbackExecutor must not be null");
             return this;
         }

@@ -1,6 +1,7 @@
 package dev.sluice.redis;
 
 import dev.sluice.store.ServerProbe;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.protocol.RedisProtocolException;
 import java.net.ConnectException;
@@ -9,6 +10,7 @@ import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.List;
 import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What Redis, or whatever answers at its address, refused of this client's configuration: a misconfiguration, which
@@ -35,10 +37,10 @@ final class RedisRefusals {
     private RedisRefusals() {}
 
     /** What was refused, with its fix ("refused the password (WRONGPASS …): fix …"), or null for an outage. */
-    static String of(Throwable e) {
+    static @Nullable String of(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             String m = String.valueOf(t.getMessage());
-            if (t instanceof io.lettuce.core.RedisCommandExecutionException) {
+            if (t instanceof RedisCommandExecutionException) {
                 if (m.startsWith("WRONGPASS")
                         || m.startsWith("ERR invalid password")
                         || m.startsWith("ERR AUTH")
@@ -72,7 +74,7 @@ final class RedisRefusals {
      * At startup, when the connection failed without saying why (closed, reset, or no answer to the handshake):
      * what {@link ServerProbe} finds at the first address, if that is not what the URI expects; else null.
      */
-    static String wrongServer(Throwable e, List<RedisURI> uris, Duration connectTimeout) {
+    static @Nullable String wrongServer(Throwable e, List<RedisURI> uris, Duration connectTimeout) {
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof ConnectException
                     || t instanceof NoRouteToHostException

@@ -1,10 +1,13 @@
 package dev.sluice.redis;
 
 import io.lettuce.core.RedisURI;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Redis URIs as the limiter takes them, and as it shows them: parsed into Lettuce's {@link RedisURI}s (several
@@ -45,7 +48,7 @@ final class RedisUris {
     }
 
     /** Lettuce's own message about a URI, with the URI's user info (raw and decoded) hidden. */
-    static String scrub(String message, String userInfo) {
+    static String scrub(@Nullable String message, String userInfo) {
         String m = String.valueOf(message);
         if (userInfo.isEmpty()) {
             return m;
@@ -54,7 +57,7 @@ final class RedisUris {
         secrets.addAll(List.of(userInfo.split(":")));
         for (String raw : List.copyOf(secrets)) {
             try {
-                secrets.add(java.net.URLDecoder.decode(raw, java.nio.charset.StandardCharsets.UTF_8));
+                secrets.add(URLDecoder.decode(raw, StandardCharsets.UTF_8));
             } catch (IllegalArgumentException ignored) {
                 // not valid percent-encoding: the raw form is hidden anyway
             }
@@ -93,7 +96,7 @@ final class RedisUris {
         String tail = slash >= 0 ? hosts.substring(slash) : "";
         hosts = slash >= 0 ? hosts.substring(0, slash) : hosts;
         List<RedisURI> out = new ArrayList<>();
-        for (String h : hosts.split(",")) {
+        for (String h : hosts.split(",", -1)) {
             if (h.isBlank()) {
                 continue;
             }

@@ -4,15 +4,11 @@ import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
-import dev.sluice.algorithm.Algorithms;
-import dev.sluice.algorithm.Exact;
 import dev.sluice.algorithm.FixedWindow;
 import dev.sluice.algorithm.Gcra;
-import dev.sluice.algorithm.LogState;
 import dev.sluice.algorithm.SlidingLog;
 import dev.sluice.algorithm.SlidingWindow;
 import dev.sluice.algorithm.SlidingWindowState;
-import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import dev.sluice.algorithm.TatState;
 import dev.sluice.algorithm.WindowState;
@@ -33,11 +29,7 @@ import java.util.List;
  */
 final class ScriptCall {
 
-    /** Lua doubles are exact below 2^53; the scripts keep every quantity they compute under it. */
-    static final long LUA_EXACT = 1L << 53;
-
-    private static final int STRIDE = 6;
-    private static final byte[] EMPTY = new byte[0];
+    private static final int STRIDE = ScriptFields.STRIDE;
 
     final byte[][] keys;
     final byte[][] argv;
@@ -64,12 +56,12 @@ final class ScriptCall {
         int n = keys.length;
         this.argv = new byte[2 + STRIDE * n][];
         // the wire form of the time: empty for Redis's own TIME, else the client's epoch microseconds
-        argv[0] = now.store() ? EMPTY : ascii(Math.floorDiv(now.clientNanos(), 1000L));
-        argv[1] = ascii(minTtlMillis);
+        argv[0] = now.store() ? ScriptFields.EMPTY : ScriptFields.ascii(Math.floorDiv(now.clientNanos(), 1000L));
+        argv[1] = ScriptFields.ascii(minTtlMillis);
         Algorithm first = limits[0].algorithm();
         boolean same = true;
         for (int i = 0; i < n; i++) {
-            System.arraycopy(fields(limits[i], costs[i], maxWaitNanos), 0, argv, 2 + i * STRIDE, STRIDE);
+            System.arraycopy(ScriptFields.fields(limits[i], costs[i], maxWaitNanos), 0, argv, 2 + i * STRIDE, STRIDE);
             same &= LuaScripts.INSTANCE.forAlgorithm(limits[i].algorithm()) == LuaScripts.INSTANCE.forAlgorithm(first);
         }
         this.script = peek
@@ -88,8 +80,60 @@ final class ScriptCall {
         byte[][] keys = new byte[userKeys.length][];
         for (int i = 0; i < keys.length; i++) {
             keys[i] = RedisKeys.of(prefix, userKeys[i], limits[i]);
+            for (int j = 0; j < i; j++) {
+                if (Arrays.equals(keys[i], keys[j]) && !limits[i].equals(limits[j])) {
+                    throw new IllegalArgumentException("multi-permit names key '" + RedisKeys.abbreviate(userKeys[i])
+                            + "' twice under limit " + limits[i].describe() + " with other numbers (" + limits[j]
+                            + " and " + limits[i] + "): give each permit of one named limit the same numbers");
+                }
+            }
         }
         return new ScriptCall(userKeys, keys, limits, costs, maxWaitNanos, now, minTtlMillis, false);
+    }
+
+    /**
+     * The script reported a token bucket value written under other numbers ({@code gcra.lua}): the call is repeated
+     * ({@link #reading}), reading the value {@link GcraChange converted} in its place if the key still holds it.
+     */
+    static final class Changed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        /** 0-based. */
+        final int permit;
+
+        @SuppressWarnings("serial")
+        final byte[] value;
+
+        final long nowUs;
+
+        Changed(int permit, byte[] value, long nowUs) {
+            super("a limit's numbers changed", null, false, false);
+            this.permit = permit;
+            this.value = value;
+            this.nowUs = nowUs;
+        }
+    }
+
+    /** This call again, reading the value that {@code changed} reports converted in its place. */
+    ScriptCall reading(Changed changed) {
+        return reading(changed.permit, changed.value, changed.nowUs);
+    }
+
+    /** This call again, permit {@code i} (0-based) reading {@code value}, read at {@code nowUs}, under its numbers. */
+    ScriptCall reading(int i, byte[] value, long nowUs) {
+        byte[][] a = argv.clone();
+        a[2 + i * STRIDE + 7] = value;
+        a[2 + i * STRIDE + 8] = GcraChange.replacement(value, nowUs, limits[i]);
+        return new ScriptCall(this, a);
+    }
+
+    private ScriptCall(ScriptCall from, byte[][] argv) {
+        this.userKeys = from.userKeys;
+        this.keys = from.keys;
+        this.limits = from.limits;
+        this.costs = from.costs;
+        this.maxWaitNanos = from.maxWaitNanos;
+        this.script = from.script;
+        this.argv = argv;
     }
 
     /** One script for every permit of a multi-permit request (checked: {@link Permit#checkAll}). */
@@ -100,7 +144,7 @@ final class ScriptCall {
         long[] costs = new long[n];
         for (int i = 0; i < n; i++) {
             Permit p = permits.get(i);
-            checkExact(p.limit());
+            ScriptFields.checkExact(p.limit());
             keys[i] = p.key();
             limits[i] = p.limit();
             costs[i] = p.cost();
@@ -139,96 +183,12 @@ final class ScriptCall {
                 true);
     }
 
-    /**
-     * Checks that a limit's arithmetic stays exact in Lua (see the class comments of the scripts), before
-     * anything is sent.
-     */
-    static void checkExact(Limit limit) {
-        if (limit.algorithm().isTat()) {
-            // frac < K and frac + frac' < 2K must stay exact
-            if (limit.timeScale() > (LUA_EXACT / 2) / 1000) {
-                throw new IllegalArgumentException("rate " + limit.rate() + " of limit " + limit.describe()
-                        + " needs " + limit.timeScale() + " time units per nanosecond (permits / gcd(permits, period"
-                        + " ns)), more than the Redis store computes exactly (" + (LUA_EXACT / 2) / 1000
-                        + "): use a rate whose permits share more factors with its period, e.g. a round number");
-            }
-        } else if (limit.algorithm() != Algorithm.SLIDING_LOG) {
-            long w = limit.periodNanos();
-            if (w % 1000 != 0 && w >= LUA_EXACT / 5) {
-                throw new IllegalArgumentException("window " + w + " ns of limit " + limit.describe()
-                        + " is not a whole number of microseconds and longer than " + (LUA_EXACT / 5 - 1)
-                        + " ns (about 20 days): the Redis store keeps time in microseconds and computes such a"
-                        + " window exactly only up to that length; round the window to whole microseconds");
-            }
-        }
-    }
-
-    /**
-     * The six ARGV fields of one permit. Those of a plain {@code tryAcquire} of cost 1, the common case, are
-     * encoded once per limit and shared (Lettuce only reads them).
-     */
-    private static byte[][] fields(Limit limit, long cost, long maxWait) {
-        if (cost != 1 || maxWait >= 0) {
-            return encode(limit, cost, maxWait);
-        }
-        byte[][] f = UNIT_COST.get(limit);
-        if (f == null) {
-            f = encode(limit, 1, -1);
-            if (UNIT_COST.size() < UNIT_COST_LIMITS) {
-                UNIT_COST.putIfAbsent(limit, f);
-            }
-        }
-        return f;
-    }
-
-    private static final int UNIT_COST_LIMITS = 4096;
-    private static final java.util.concurrent.ConcurrentHashMap<Limit, byte[][]> UNIT_COST =
-            new java.util.concurrent.ConcurrentHashMap<>();
-
-    private static byte[][] encode(Limit limit, long cost, long maxWait) {
-        byte[][] argv = new byte[STRIDE][];
-        int b = 0;
-        switch (limit.algorithm()) {
-            case TOKEN_BUCKET, GCRA -> {
-                long k = 1000 * limit.timeScale();
-                long qp = cost * limit.intervalScaled();
-                long bound = limit.capacityScaled();
-                if (maxWait >= 0) {
-                    bound += Gcra.maxWaitScaled(maxWait, limit);
-                }
-                argv[b] = ascii('g');
-                argv[b + 1] = ascii(qp / k);
-                argv[b + 2] = ascii(qp % k);
-                argv[b + 3] = ascii(bound / k);
-                argv[b + 4] = ascii(bound % k);
-                argv[b + 5] = ascii(k);
-            }
-            case FIXED_WINDOW, SLIDING_WINDOW -> {
-                long w = limit.periodNanos();
-                boolean micros = w % 1000 == 0;
-                argv[b] = ascii(limit.algorithm() == Algorithm.FIXED_WINDOW ? 'f' : 's');
-                argv[b + 1] = ascii(cost);
-                argv[b + 2] = ascii(limit.capacity());
-                argv[b + 3] = ascii(micros ? 1000 : 1);
-                argv[b + 4] = ascii(micros ? w / 1000 : w);
-                argv[b + 5] = ascii(0);
-            }
-            case SLIDING_LOG -> {
-                long w = limit.periodNanos();
-                argv[b] = ascii('l');
-                argv[b + 1] = ascii(cost);
-                argv[b + 2] = ascii(limit.capacity());
-                argv[b + 3] = ascii(Exact.ceilDiv(w, 1000));
-                argv[b + 4] = ascii(Exact.ceilDiv(w, 1_000_000));
-                argv[b + 5] = ascii(0);
-            }
-        }
-        return argv;
-    }
-
     /** The Decision of each permit, from the reply {@code {now_us, committed, (allowed, s1, s2, s3)...}}. */
     List<Decision> decisions(List<Object> reply) {
         long nowNanos = num(reply, 0) * 1000;
+        if (num(reply, 1) == -3) {
+            throw new Changed((int) num(reply, 2) - 1, bytes(reply, 3), num(reply, 0));
+        }
         boolean committed = num(reply, 1) == 1;
         List<Decision> out = new ArrayList<>(keys.length);
         boolean all = true;
@@ -261,53 +221,9 @@ final class ScriptCall {
         return d;
     }
 
-    /**
-     * One {@code EVALSHA} of {@code batch.lua} for single-permit calls made at the same {@link StoreClock.Reading}
-     * (and, on Redis Cluster, in one hash slot): their keys and fields one after the other, each decided on its own.
-     */
-    static ScriptCall batch(List<ScriptCall> calls) {
-        int n = calls.size();
-        byte[][] keys = new byte[n][];
-        // the six fields of a decision are sent once per distinct set (most batches: one limit, one cost), and each
-        // decision names its set with one character: a batch of 64 sends 64 keys and ~5 arguments, not 64 * 6
-        List<byte[]> groups = new ArrayList<>(2 + STRIDE);
-        groups.add(calls.get(0).argv[0]);
-        groups.add(calls.get(0).argv[1]);
-        byte[] groupOf = new byte[n];
-        java.util.Map<java.nio.ByteBuffer, Integer> firstOf = new java.util.HashMap<>(2 * n);
-        byte[] shared = new byte[n];
-        for (int i = 0; i < n; i++) {
-            ScriptCall c = calls.get(i);
-            keys[i] = c.keys[0];
-            int g = 0;
-            int m = (groups.size() - 2) / STRIDE;
-            while (g < m && !sameFields(groups, 2 + g * STRIDE, c.argv)) {
-                g++;
-            }
-            if (g == m) {
-                for (int f = 0; f < STRIDE; f++) {
-                    groups.add(c.argv[2 + f]);
-                }
-            }
-            groupOf[i] = (byte) ('0' + g); // at most MAX_BATCH sets: '0' .. 'o'
-            Integer earlier = firstOf.putIfAbsent(java.nio.ByteBuffer.wrap(keys[i]), i);
-            shared[i] = (byte) (earlier == null ? '0' : '1');
-            if (earlier != null) {
-                shared[earlier] = '1';
-            }
-        }
-        groups.add(shared); // which decisions share their key with another (batch.lua)
-        groups.add(groupOf); // the field set of each decision
-        return new ScriptCall(keys, groups.toArray(new byte[0][]));
-    }
-
-    private static boolean sameFields(List<byte[]> groups, int at, byte[][] argv) {
-        for (int f = 0; f < STRIDE; f++) {
-            if (!Arrays.equals(groups.get(at + f), argv[2 + f])) {
-                return false;
-            }
-        }
-        return true;
+    /** A call of {@code batch.lua} ({@link ScriptBatch}): only its keys, fields and script. */
+    static ScriptCall batch(byte[][] keys, byte[][] argv) {
+        return new ScriptCall(keys, argv);
     }
 
     /** A batch: only its keys, fields and script; each of its calls decodes its own part of the reply. */
@@ -356,33 +272,20 @@ final class ScriptCall {
         }
     }
 
-    /**
-     * The Decision of a peek, from {@code peek.lua}'s reply {@code {now_us, state...}}: the pure step
-     * {@link Algorithms#peek} on the very state the script read, at the very instant it used.
-     */
-    Decision peek(List<Object> reply) {
-        Limit limit = limits[0];
-        long nowNanos = num(reply, 0) * 1000;
-        State state = switch (limit.algorithm()) {
-            case TOKEN_BUCKET, GCRA ->
-                new TatState(num(reply, 1) * (1000 * limit.timeScale()) + num(reply, 2), nowNanos);
-            case FIXED_WINDOW -> num(reply, 1) < 0 ? WindowState.FRESH : new WindowState(num(reply, 1), num(reply, 2));
-            case SLIDING_WINDOW ->
-                num(reply, 1) < 0
-                        ? SlidingWindowState.FRESH
-                        : new SlidingWindowState(num(reply, 1), num(reply, 2), num(reply, 3));
-            case SLIDING_LOG -> {
-                int n = (reply.size() - 1) / 2;
-                long[] times = new long[n];
-                long[] costs = new long[n];
-                for (int j = 0; j < n; j++) {
-                    times[j] = num(reply, 1 + 2 * j) * 1000;
-                    costs[j] = num(reply, 2 + 2 * j);
-                }
-                yield new LogState(times, costs);
-            }
-        };
-        return Algorithms.peek(state, nowNanos, limit, costs[0]);
+    byte[] key(int i) {
+        return keys[i];
+    }
+
+    Limit limit(int i) {
+        return limits[i];
+    }
+
+    long cost(int i) {
+        return costs[i];
+    }
+
+    int permits() {
+        return keys.length;
     }
 
     /** The user's key of permit {@code i} (1-based, as the scripts number them) for error messages. */
@@ -403,11 +306,11 @@ final class ScriptCall {
         throw new IllegalStateException("unexpected reply element " + i + " from the Sluice script: " + o);
     }
 
-    private static byte[] ascii(long v) {
-        return Long.toString(v).getBytes(StandardCharsets.US_ASCII);
-    }
-
-    private static byte[] ascii(char c) {
-        return new byte[] {(byte) c};
+    static byte[] bytes(List<Object> reply, int i) {
+        Object o = reply.get(i);
+        if (o instanceof byte[] b) {
+            return b;
+        }
+        throw new IllegalStateException("unexpected reply element " + i + " from the Sluice script: " + o);
     }
 }

@@ -14,6 +14,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs the limiter's Lua scripts: {@code SCRIPT LOAD} at start, then one {@code EVALSHA} per call (an {@code EVAL}
@@ -47,12 +49,37 @@ final class ScriptRunner {
      */
     final class Call<T> extends CompletableFuture<T> {
         final long start = System.nanoTime();
-        volatile Future<?> sent;
+        /** The command once sent (null before): cancelled when the deadline passes first. */
+        volatile @Nullable Future<?> sent;
+        /** The call this one is a {@link #map} of (null for a call of its own): timed out with it. */
+        private @Nullable Call<?> source;
+
+        /** This call's answer made into another: one call, one deadline (a timeout of either times out both). */
+        <U> Call<U> map(Function<? super T, ? extends U> fn) {
+            Call<U> mapped = new Call<>();
+            mapped.source = this;
+            CompletableFuture<?> unused = whenComplete((r, e) -> {
+                if (e != null) {
+                    mapped.completeExceptionally(e);
+                    return;
+                }
+                try {
+                    mapped.complete(fn.apply(r));
+                } catch (RuntimeException failure) {
+                    mapped.completeExceptionally(failure);
+                }
+            });
+            return mapped;
+        }
 
         @Override
         public boolean completeExceptionally(Throwable e) {
             if (!(e instanceof TimeoutException)) {
                 return super.completeExceptionally(e);
+            }
+            Call<?> s0 = source;
+            if (s0 != null) {
+                s0.completeExceptionally(new TimeoutException()); // its command cancelled, or left out of its batch
             }
             boolean won = super.completeExceptionally(failures.timedOut(e));
             Future<?> s = sent;
@@ -84,14 +111,14 @@ final class ScriptRunner {
      * from Lettuce's I/O thread; its deadline is enforced by whoever waits on it ({@link #await} or
      * {@link #withDeadline}), so both attempts share one deadline.
      */
-    <T> Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish) {
+    <T> Call<T> run(ScriptCall call, Function<List<Object>, T> finish) {
         return run(call, finish, new Call<>());
     }
 
     /** {@link #run(ScriptCall, java.util.function.Function)} completing a call made earlier (one that waited in a queue). */
-    <T> Call<T> run(ScriptCall call, java.util.function.Function<List<Object>, T> finish, Call<T> result) {
+    <T> Call<T> run(ScriptCall call, Function<List<Object>, T> finish, Call<T> result) {
         LuaScripts.Script s = call.script;
-        io.lettuce.core.RedisFuture<List<Object>> sent;
+        RedisFuture<List<Object>> sent;
         try {
             sent = scripting.evalsha(s.sha(), ScriptOutputType.MULTI, call.keys, call.argv);
         } catch (RuntimeException e) {
@@ -101,7 +128,7 @@ final class ScriptRunner {
         result.sent = sent;
         sent.whenComplete((reply, e) -> {
             if (e == null) {
-                finish(result, reply, finish);
+                finish(call, result, reply, finish);
                 return;
             }
             Throwable c = RedisFailures.unwrap(e);
@@ -112,7 +139,7 @@ final class ScriptRunner {
                     result.completeExceptionally(new TimeoutException());
                     return;
                 }
-                io.lettuce.core.RedisFuture<List<Object>> again;
+                RedisFuture<List<Object>> again;
                 try {
                     again = scripting.eval(s.body(), ScriptOutputType.MULTI, call.keys, call.argv);
                 } catch (RuntimeException e2) {
@@ -125,7 +152,7 @@ final class ScriptRunner {
                 }
                 again.whenComplete((reply2, e2) -> {
                     if (e2 == null) {
-                        finish(result, reply2, finish);
+                        finish(call, result, reply2, finish);
                     } else {
                         result.completeExceptionally(failures.translate(e2, call));
                     }
@@ -137,13 +164,27 @@ final class ScriptRunner {
         return result;
     }
 
-    private static <T> void finish(
-            CompletableFuture<T> result, List<Object> reply, java.util.function.Function<List<Object>, T> finish) {
+    /**
+     * Completes {@code result} with what {@code finish} makes of the reply; when that is a token bucket value written
+     * under other numbers ({@link ScriptCall.Changed}), the call again with the value converted, within its budget.
+     */
+    private <T> void finish(ScriptCall call, Call<T> result, List<Object> reply, Function<List<Object>, T> finish) {
         try {
             result.complete(finish.apply(reply));
+        } catch (ScriptCall.Changed changed) {
+            again(call.reading(changed), finish, result); // the call sent, with what earlier repeats read
         } catch (RuntimeException e) {
             result.completeExceptionally(e);
         }
+    }
+
+    /** Runs {@code call} for {@code result}, a call whose first script did not decide, unless its budget is spent. */
+    <T> void again(ScriptCall call, Function<List<Object>, T> finish, Call<T> result) {
+        if (result.isDone() || budget.deadlineFrom(result.start) - System.nanoTime() <= 0) {
+            result.completeExceptionally(new TimeoutException());
+            return;
+        }
+        Call<T> unused = run(call, finish, result); // completes result
     }
 
     /** SCRIPT LOAD of every script, bounded by {@code connectTimeout}; the caller closes on failure. */
@@ -226,9 +267,8 @@ final class ScriptRunner {
         }
     }
 
-    /** {@code DEL key} within the budget, waited for. */
-    void delete(RedisKeyAsyncCommands<byte[], byte[]> keyCommands, byte[] key) {
-        long start = System.nanoTime();
+    /** {@code DEL key}: one call, its budget enforced by whoever waits on it. */
+    Call<Long> delete(RedisKeyAsyncCommands<byte[], byte[]> keyCommands, byte[] key) {
         Call<Long> f = newCall();
         try {
             RedisFuture<Long> sent = keyCommands.del(key);
@@ -243,6 +283,6 @@ final class ScriptRunner {
         } catch (RuntimeException e) {
             f.completeExceptionally(failures.translate(e, null));
         }
-        await(f, start);
+        return f;
     }
 }

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A TCP proxy on 127.0.0.1 in front of a test Redis. Once {@link #cutNextEvalsha()} is armed, the next
@@ -26,7 +27,7 @@ final class CuttingProxy implements AutoCloseable {
     private final int target;
     private final AtomicBoolean armed = new AtomicBoolean();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
-    private volatile int cuts;
+    private final AtomicInteger cuts = new AtomicInteger();
     private final java.util.Map<String, Long> delays = new java.util.concurrent.ConcurrentHashMap<>();
 
     CuttingProxy(int targetPort) throws IOException {
@@ -52,7 +53,7 @@ final class CuttingProxy implements AutoCloseable {
 
     /** How many replies were cut off so far. */
     int cuts() {
-        return cuts;
+        return cuts.get();
     }
 
     private void acceptLoop() {
@@ -95,7 +96,7 @@ final class CuttingProxy implements AutoCloseable {
                 }
                 if (!request && cutThis.get()) {
                     // Redis has answered, so it has run the script: drop the reply and the connection
-                    cuts++;
+                    cuts.incrementAndGet();
                     closeQuietly(from);
                     closeQuietly(to);
                     return;

@@ -36,6 +36,7 @@ class HealthyRedisTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the MONITOR client only has to be attached while the threads run
     void eightThreadsOnAHotKeyWithMonitorAttachedNeverFail() throws Exception {
         int threads = 8;
         int calls = 500;

@@ -10,6 +10,7 @@ import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.tck.Eventually;
 import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisConnectionException;
 import io.lettuce.core.event.connection.ReconnectFailedEvent;
@@ -19,7 +20,6 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -103,31 +103,42 @@ class MisconfiguredRedisTest {
     void tlsOnOneSideOnlyIsAMisconfigurationEitherWay() throws Exception {
         Path dir = Files.createTempDirectory("sluice-redis-tls");
         TlsFiles tls = TlsFiles.in(dir);
-        int tlsPort = RedisServer.freePort();
-        RedisServer server = RedisServer.onFreePort(
-                "--tls-port",
-                Integer.toString(tlsPort),
-                "--tls-cert-file",
-                tls.cert.toString(),
-                "--tls-key-file",
-                tls.key.toString(),
-                "--tls-ca-cert-file",
-                tls.cert.toString(),
-                "--tls-auth-clients",
-                "no");
-        try (server) {
+        int tlsPort;
+        RedisServer server;
+        for (int attempt = 1; ; attempt++) { // on other ports when another process took one first
+            tlsPort = RedisServer.freePort();
+            server = RedisServer.onFreePort(
+                    "--tls-port",
+                    Integer.toString(tlsPort),
+                    "--tls-cert-file",
+                    tls.cert.toString(),
+                    "--tls-key-file",
+                    tls.key.toString(),
+                    "--tls-ca-cert-file",
+                    tls.cert.toString(),
+                    "--tls-auth-clients",
+                    "no");
             try {
                 server.startProcess();
+                break;
+            } catch (RedisServer.PortTaken e) {
+                server.close();
+                if (attempt == 5) {
+                    throw e;
+                }
             } catch (IllegalStateException e) {
+                server.close();
                 Assumptions.abort("this redis-server was built without TLS: " + e.getMessage());
             }
+        }
+        try (RedisServer started = server) {
             RedisStoreException plainToTls = refused("redis://127.0.0.1:" + tlsPort);
             assertThat(plainToTls.degradation()).isEqualTo(Degradation.MISCONFIGURED);
             assertThat(plainToTls).hasMessage("redis://127.0.0.1:" + tlsPort + " speaks only TLS: use rediss://");
-            RedisStoreException tlsToPlain = refused("rediss://127.0.0.1:" + server.port());
+            RedisStoreException tlsToPlain = refused("rediss://127.0.0.1:" + started.port());
             assertThat(tlsToPlain.degradation()).isEqualTo(Degradation.MISCONFIGURED);
             assertThat(tlsToPlain)
-                    .hasMessage("rediss://127.0.0.1:" + server.port()
+                    .hasMessage("rediss://127.0.0.1:" + started.port()
                             + " answers in plain text, not TLS: use redis:// (or enable TLS on the server)");
             RedisStoreException untrusted = refused("rediss://127.0.0.1:" + tlsPort);
             assertThat(untrusted.degradation())
@@ -184,14 +195,14 @@ class MisconfiguredRedisTest {
             assertThat(server.command(null, "CONFIG SET requirepass " + PASSWORD, "CLIENT KILL TYPE normal SKIPME yes"))
                     .startsWith("+OK");
             long before = server.connectionsReceived(PASSWORD);
-            Decision d = limiter.tryAcquire("k", LIMIT);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (d.degradation() != Degradation.MISCONFIGURED && System.nanoTime() < deadline) {
-                Thread.sleep(20); // the first reconnection is refused within milliseconds; 10 s is the hang guard
-                d = limiter.tryAcquire("k", LIMIT);
-            }
-            assertThat(d.degradation()).isEqualTo(Degradation.MISCONFIGURED);
-            assertThat(d.allowed()).as("fail closed").isFalse();
+            // the first reconnection is refused within milliseconds
+            java.util.concurrent.atomic.AtomicReference<Decision> d =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            Eventually.await(Duration.ofSeconds(10), "a decision degraded as misconfigured", () -> {
+                d.set(limiter.tryAcquire("k", LIMIT));
+                return d.get().degradation() == Degradation.MISCONFIGURED;
+            });
+            assertThat(d.get().allowed()).as("fail closed").isFalse();
             Thread.sleep(6000); // the window in which logins are counted: no assertion on time
             long logins = server.connectionsReceived(PASSWORD) - before - 1; // minus the question itself
             assertThat(logins)
@@ -199,15 +210,11 @@ class MisconfiguredRedisTest {
                     .isBetween(1L, 6L);
 
             assertThat(server.command(PASSWORD, "CONFIG SET requirepass \"\"")).contains("+OK");
-            deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            d = limiter.tryAcquire("k", LIMIT);
-            while (d.degraded() && System.nanoTime() < deadline) {
-                Thread.sleep(50); // the next reconnection comes at most 30 s after the last (ReconnectBackoff.MAX)
-                d = limiter.tryAcquire("k", LIMIT);
-            }
-            assertThat(d.degraded())
-                    .as("Redis decides again once the password is back")
-                    .isFalse();
+            // the next reconnection comes at most 30 s after the last (ReconnectBackoff.MAX)
+            Eventually.await(
+                    Duration.ofSeconds(60),
+                    "Redis deciding again once the password is back",
+                    () -> !limiter.tryAcquire("k", LIMIT).degraded());
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.sluice.redis;
 
+import dev.sluice.tck.Eventually;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
@@ -41,16 +42,17 @@ final class RedisCluster implements AutoCloseable {
         for (int i = 1; i < 3; i++) {
             admin.get(0).clusterMeet("127.0.0.1", nodes.get(i).port);
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (!admin.stream()
-                .allMatch(a -> a.clusterInfo().contains("cluster_state:ok")
-                        && a.clusterInfo().contains("cluster_known_nodes:3"))) {
-            if (System.nanoTime() > deadline) {
-                close();
-                throw new IllegalStateException(
-                        "the cluster did not form: " + admin.get(0).clusterInfo());
-            }
-            RedisServer.sleep(50);
+        try {
+            Eventually.await(
+                    Duration.ofSeconds(30),
+                    "the cluster formed",
+                    () -> admin.stream()
+                            .allMatch(a -> a.clusterInfo().contains("cluster_state:ok")
+                                    && a.clusterInfo().contains("cluster_known_nodes:3")));
+        } catch (AssertionError e) {
+            String info = admin.get(0).clusterInfo();
+            close();
+            throw new IllegalStateException("the cluster did not form: " + info, e);
         }
     }
 

@@ -5,6 +5,7 @@ import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 
 /**
@@ -35,7 +36,7 @@ class RedisClusterConformanceTest implements RateLimiterTck {
     }
 
     @AfterAll
-    static void shutdown() {
-        RESOURCES.shutdown();
+    static void shutdown() throws Exception {
+        RESOURCES.shutdown().get(10, TimeUnit.SECONDS);
     }
 }

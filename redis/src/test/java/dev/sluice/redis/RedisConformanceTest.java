@@ -5,6 +5,7 @@ import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 
 /** The whole conformance suite, unchanged, against a real redis-server with a client ticker. */
@@ -31,7 +32,7 @@ class RedisConformanceTest implements RateLimiterTck {
     }
 
     @AfterAll
-    static void shutdown() {
-        RESOURCES.shutdown();
+    static void shutdown() throws Exception {
+        RESOURCES.shutdown().get(10, TimeUnit.SECONDS);
     }
 }

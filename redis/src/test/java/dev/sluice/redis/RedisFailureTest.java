@@ -9,6 +9,7 @@ import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
+import dev.sluice.tck.Eventually;
 import dev.sluice.tck.Tck;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -50,15 +51,7 @@ class RedisFailureTest {
 
                 server.startProcess();
                 // Lettuce reconnects in the background; the first calls after the restart may still fail
-                Decision d = null;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                while (d == null && System.nanoTime() < deadline) {
-                    try {
-                        d = rl.tryAcquire("k", l);
-                    } catch (RedisStoreException e) {
-                        RedisServer.sleep(50);
-                    }
-                }
+                Decision d = firstAnswer(Duration.ofSeconds(20), () -> rl.tryAcquire("k", l));
                 // a fresh Redis (no persistence): the bucket is full again, and the scripts were re-sent
                 assertThat(d)
                         .isEqualTo(
@@ -92,15 +85,7 @@ class RedisFailureTest {
                 assertThat(((RedisStoreException) cut).degradation())
                         .as("a lost connection fails the call as unavailable, not at the timeout")
                         .isEqualTo(Degradation.UNAVAILABLE);
-                Decision d = null;
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-                while (d == null && System.nanoTime() < deadline) {
-                    try {
-                        d = rl.tryAcquire("k", l, 1);
-                    } catch (RedisStoreException e) {
-                        RedisServer.sleep(20);
-                    }
-                }
+                Decision d = firstAnswer(Duration.ofSeconds(20), () -> rl.tryAcquire("k", l, 1));
                 // 10 - 3 - 3 (the cut call, run once by Redis) - 1: not 0, as a replayed call would leave
                 assertThat(d).isNotNull();
                 assertThat(d.remaining()).isEqualTo(3);
@@ -127,11 +112,16 @@ class RedisFailureTest {
             try (var c = admin.connect()) {
                 // the future of an async call, then a sync call, each after a SCRIPT FLUSH
                 c.sync().scriptFlush();
+                long evals = evalCalls(c.sync().info("commandstats"));
                 Throwable async =
                         failsWithin(timeout, () -> rl.tryAcquireAsync("k", l, 1).join());
                 assertThat(async).hasCauseInstanceOf(RedisStoreException.class);
                 assertThat(async.getCause()).hasMessageContaining("did not answer within 500 ms");
-                RedisServer.sleep(1500); // the proxy lets the late EVAL through, which caches the script again
+                // the proxy lets the late EVAL through, which caches the script again: Redis has run it
+                Eventually.await(
+                        Duration.ofSeconds(15),
+                        "Redis running the late EVAL",
+                        () -> evalCalls(c.sync().info("commandstats")) > evals);
                 c.sync().scriptFlush();
                 assertThat(failsWithin(timeout, () -> rl.tryAcquire("k", l)))
                         .isInstanceOf(RedisStoreException.class)
@@ -178,15 +168,7 @@ class RedisFailureTest {
                     .isEqualTo(Degradation.TIMEOUT);
             // once Redis answers again, so does the limiter. A call that timed out was still queued in Redis
             // and may have been counted: a timeout means "unknown", not "nothing taken"
-            Decision d = null;
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (d == null && System.nanoTime() < deadline) {
-                try {
-                    d = rl.tryAcquire("k", l);
-                } catch (RedisStoreException e) {
-                    RedisServer.sleep(50);
-                }
-            }
+            Decision d = firstAnswer(Duration.ofSeconds(10), () -> rl.tryAcquire("k", l));
             assertThat(d).isNotNull();
             assertThat(d.allowed()).isTrue();
         }
@@ -212,5 +194,26 @@ class RedisFailureTest {
                         .hasCauseInstanceOf(RedisStoreException.class);
             }
         }
+    }
+
+    /** The first decision of {@code call} that Redis answers: Lettuce reconnects in the background meanwhile. */
+    private static Decision firstAnswer(Duration guard, java.util.function.Supplier<Decision> call) {
+        java.util.concurrent.atomic.AtomicReference<Decision> d = new java.util.concurrent.atomic.AtomicReference<>();
+        Eventually.await(guard, "a decision once Redis answers again", () -> {
+            try {
+                d.set(call.get());
+                return true;
+            } catch (RedisStoreException notYet) {
+                return false;
+            }
+        });
+        return d.get();
+    }
+
+    /** The EVAL calls Redis has run, from {@code INFO commandstats} ({@code cmdstat_eval:calls=N,…}). */
+    private static long evalCalls(String commandstats) {
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("cmdstat_eval:calls=(\\d+)").matcher(commandstats);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 }

@@ -11,6 +11,7 @@ import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.tck.Eventually;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.codec.ByteArrayCodec;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +25,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
@@ -45,7 +47,6 @@ import org.junit.jupiter.params.provider.EnumSource;
  */
 class RedisFaultInjectionTest {
 
-    private static final Duration BUDGET = RedisRateLimiter.DEFAULT_TIME_BUDGET;
     /** A hang guard for one call: 10 budgets and more. */
     private static final Duration HANG_GUARD = Duration.ofSeconds(10);
 
@@ -112,7 +113,8 @@ class RedisFaultInjectionTest {
                 load.awaitCalls("healthy", 50);
                 load.phase("fault");
                 fault.accept(server);
-                sleep(OUTAGE);
+                // the outage lasts until the circuit has opened and the load made 20 calls meanwhile
+                Eventually.await(OUTAGE.multipliedBy(20), "the circuit open", () -> !limiter.storeHealthy());
                 load.awaitCalls("fault", 20);
                 assertThat(limiter.storeHealthy())
                         .as("the circuit is open during the outage")
@@ -166,16 +168,16 @@ class RedisFaultInjectionTest {
 
     /** Waits until the store decides exactly again: a round on a fresh key, none of it degraded, admits exactly the limit. */
     private static void awaitExact(RateLimiter limiter) {
-        long since = System.nanoTime();
-        int round = 0;
-        while (System.nanoTime() - since < RECOVERY_NANOS) {
-            if (exactRound(limiter, "recovery-" + round++)) {
-                return;
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
+        AtomicInteger round = new AtomicInteger();
+        try {
+            Eventually.await(
+                    Duration.ofNanos(RECOVERY_NANOS),
+                    "decisions exact again after the store's return",
+                    () -> exactRound(limiter, "recovery-" + round.getAndIncrement()));
+        } catch (AssertionError e) {
+            throw new AssertionError(
+                    e.getMessage() + " (" + round + " rounds, the last one stopped by " + lastMiss + ")", e);
         }
-        throw new AssertionError("decisions not exact again within " + RECOVERY_NANOS / 1_000_000_000 + " s of the"
-                + " store's return (" + round + " rounds, the last one stopped by " + lastMiss + ")");
     }
 
     /** Why the last round of {@link #exactRound} was not decided by Redis, for the failure message. */
@@ -454,13 +456,10 @@ class RedisFaultInjectionTest {
 
         /** Waits (a hang guard of a minute) until the load made {@code n} calls in phase {@code p}. */
         void awaitCalls(String p, long n) {
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (calls(p) < n && System.nanoTime() < end) {
-                sleep(Duration.ofMillis(10));
-            }
-            assertThat(calls(p))
-                    .as("calls in phase %s (the load keeps making progress)", p)
-                    .isGreaterThanOrEqualTo(n);
+            Eventually.await(
+                    Duration.ofSeconds(60),
+                    n + " calls in phase " + p + " (the load keeps making progress)",
+                    () -> calls(p) >= n);
         }
 
         long calls(String p) {
@@ -527,17 +526,17 @@ class RedisFaultInjectionTest {
 
     /** Every thread started since {@code before} has ended (closing waits for Lettuce; a thread may linger a moment). */
     private static void awaitNoNewThreads(Set<Thread> before) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        Set<Thread> extra;
-        do {
-            extra = liveThreads();
+        try {
+            Eventually.await(Duration.ofSeconds(30), "no thread left behind", () -> {
+                Set<Thread> extra = liveThreads();
+                extra.removeAll(before);
+                return extra.isEmpty();
+            });
+        } catch (AssertionError e) {
+            Set<Thread> extra = liveThreads();
             extra.removeAll(before);
-            if (extra.isEmpty()) {
-                return;
-            }
-            sleep(Duration.ofMillis(20));
-        } while (System.nanoTime() < deadline);
-        assertThat(names(extra)).as("threads left behind").isEmpty();
+            assertThat(names(extra)).as("threads left behind").isEmpty();
+        }
     }
 
     private static void sleep(Duration d) {

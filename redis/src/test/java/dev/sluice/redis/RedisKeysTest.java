@@ -78,6 +78,42 @@ class RedisKeysTest {
     }
 
     @Test
+    void aNamedLimitIsKeyedByItsIdentityWhateverItsNumbers() {
+        Limit api = Limit.tokenBucket(10, Rate.perSecond(1)).named("api");
+        assertThat(of("user:42", api)).isEqualTo("sluice:tb@api{user:42}");
+        assertThat(of("user:42", Limit.tokenBucket(3, Rate.perMinute(7)).named("api")))
+                .as("other numbers, the same state")
+                .isEqualTo(of("user:42", api));
+        assertThat(of("user:42", Limit.gcra(Rate.perSecond(1), 10).named("api")))
+                .as("another algorithm is another identity")
+                .isEqualTo("sluice:gcra@api{user:42}");
+        assertThat(of("{t}:u", FW.named("per:min{x}~%")))
+                .as("braces, colons, tildes and percents of a name are escaped: the key's tag stays the tag")
+                .isEqualTo("sluice:fw@per%3Amin%7Bx%7D%7E%25:{t}:u");
+        assertThat(RedisKeys.slot(RedisKeys.of("sluice:", "user:42", FW.named("{a}"))))
+                .isEqualTo(RedisKeys.slot(RedisKeys.of("sluice:", "user:42", TB)));
+    }
+
+    @Test
+    void namedAndUnnamedKeysNeverCollide() {
+        Set<String> seen = new HashSet<>();
+        for (String k : List.of("x", "{x}", "x}", ":x", "@api{x}", "api{x}", "%7B", "{", "}")) {
+            for (Limit l : List.of(
+                    TB,
+                    FW,
+                    TB.named("api"),
+                    TB.named("api{x}"),
+                    TB.named("api:"),
+                    TB.named("api%3A"),
+                    TB.named("a~"),
+                    TB.named("10:1:1000000000"),
+                    FW.named("api"))) {
+                assertThat(seen.add(of(k, l))).as("%s under %s", k, l).isTrue();
+            }
+        }
+    }
+
+    @Test
     void prefixesWithBracesAndUnpairedSurrogatesAreRejected() {
         assertThatThrownBy(() -> RedisKeys.checkPrefix("app{1}:"))
                 .isInstanceOf(IllegalArgumentException.class)

@@ -1,17 +1,22 @@
 package dev.sluice.redis;
 
+import dev.sluice.tck.Eventually;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A real {@code redis-server} process for tests, bound to 127.0.0.1 on a free port: the one on the PATH
@@ -36,6 +41,15 @@ public final class RedisServer implements AutoCloseable {
     private final Path dir;
     private Process process;
 
+    /**
+     * The ports of this JVM's servers, from creation to {@link #close()}: {@link #freePort()} hands none of them out,
+     * so a server killed for a test keeps its port for its restart, and "a port nothing listens on" stays so.
+     */
+    private static final Set<Integer> OWNED = ConcurrentHashMap.newKeySet();
+
+    /** How many ports {@link #start} tries when other processes take them first. */
+    private static final int PORT_ATTEMPTS = 5;
+
     private RedisServer(int port, List<String> extraArgs) throws IOException {
         this.port = port;
         this.extraArgs = extraArgs;
@@ -44,22 +58,67 @@ public final class RedisServer implements AutoCloseable {
         Runtime.getRuntime().addShutdownHook(new Thread(this::stop));
     }
 
-    /** Starts a standalone server on a free port. */
+    /**
+     * Starts a standalone server on a free port. Another process may take that port between {@link #freePort()}
+     * and the start (another build's tests on the same machine): then it starts on another port.
+     */
     public static RedisServer start(String... extraArgs) {
-        RedisServer s = onFreePort(extraArgs);
-        s.restart();
-        return s;
+        return start(RedisServer::onFreePort, extraArgs);
+    }
+
+    /** {@link #start(String...)} on the ports {@code servers} gives, for a test of the retry. */
+    static RedisServer start(java.util.function.Function<String[], RedisServer> servers, String... extraArgs) {
+        for (int attempt = 1; ; attempt++) {
+            RedisServer s = servers.apply(extraArgs);
+            try {
+                s.startProcess();
+                return s;
+            } catch (PortTaken e) {
+                s.close();
+                if (attempt == PORT_ATTEMPTS) {
+                    throw new IllegalStateException(
+                            PORT_ATTEMPTS + " free ports in a row were taken before"
+                                    + " redis-server could listen; the last: " + e.getMessage(),
+                            e);
+                }
+            } catch (IOException e) {
+                s.close();
+                throw new UncheckedIOException(e);
+            } catch (RuntimeException e) {
+                s.close();
+                throw e;
+            }
+        }
     }
 
     /**
      * A server on a free port, not started yet: {@link #uri()} names where it will listen, {@link #startProcess()}
-     * starts it.
+     * starts it. (Its port is this JVM's from now on, but another process may still take it before the start: then
+     * {@link #startProcess()} throws {@link PortTaken}.)
      */
     public static RedisServer onFreePort(String... extraArgs) {
         try {
-            return new RedisServer(freePort(), List.of(extraArgs));
+            return onPort(freePort(), extraArgs);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A server on {@code port}, not started yet. */
+    static RedisServer onPort(int port, String... extraArgs) {
+        OWNED.add(port);
+        try {
+            return new RedisServer(port, List.of(extraArgs));
+        } catch (IOException e) {
+            OWNED.remove(port);
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The port was another process's when this server started: it could not listen there. */
+    public static final class PortTaken extends IllegalStateException {
+        PortTaken(String message) {
+            super(message);
         }
     }
 
@@ -109,24 +168,34 @@ public final class RedisServer implements AutoCloseable {
                 .redirectOutput(dir.resolve("redis.log").toFile());
         process = pb.start();
         Process p = process;
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (System.nanoTime() < deadline) {
-            if (!p.isAlive()) {
-                throw new IllegalStateException("redis-server exited: " + Files.readString(dir.resolve("redis.log")));
-            }
-            if (ping()) {
-                if (answeringPid() != p.pid()) {
-                    // another test's server took the port between freePort() and this start: ours cannot bind
+        try {
+            Eventually.await(Duration.ofSeconds(10), "redis-server on port " + port + " answering PING", () -> {
+                if (!p.isAlive()) {
+                    String log = Files.readString(dir.resolve("redis.log"));
+                    if (log.contains("Address already in use")) { // the port, or a cluster node's bus port (+10000)
+                        throw new PortTaken("port " + port + " is taken: " + log);
+                    }
+                    throw new IllegalStateException("redis-server exited: " + log);
+                }
+                if (!ping()) {
+                    return false;
+                }
+                long answering = answeringPid();
+                if (answering != p.pid()) {
+                    // another server took the port between freePort() and this start: ours cannot bind
                     p.destroyForcibly();
-                    throw new IllegalStateException("port " + port + " is another redis-server's (pid " + answeringPid()
+                    throw new PortTaken("port " + port + " is another redis-server's (pid " + answering
                             + "), not this one's (pid " + p.pid() + ")");
                 }
-                return;
+                return true;
+            });
+        } catch (AssertionError e) {
+            if (e.getCause() instanceof RuntimeException thrown) {
+                throw thrown; // PortTaken: the caller tries another port
             }
-            sleep(20);
+            p.destroyForcibly();
+            throw new IllegalStateException(e.getMessage(), e);
         }
-        p.destroyForcibly();
-        throw new IllegalStateException("redis-server on port " + port + " did not answer PING within 10 s");
     }
 
     /** The PID of the running process. */
@@ -185,7 +254,7 @@ public final class RedisServer implements AutoCloseable {
      * of its own, opened and closed for this question.
      */
     public int connectedClients() {
-        try (Socket s = new Socket("127.0.0.1", port)) {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
             s.setSoTimeout(2000);
             s.getOutputStream().write("CLIENT LIST\r\n".getBytes(StandardCharsets.US_ASCII));
             java.io.DataInputStream in =
@@ -218,7 +287,7 @@ public final class RedisServer implements AutoCloseable {
      * Redis's replies as text, e.g. {@code command(null, "CONFIG SET requirepass s3cret")}.
      */
     public String command(String password, String... commands) {
-        try (Socket s = new Socket("127.0.0.1", port)) {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
             s.setSoTimeout(2000);
             StringBuilder out = new StringBuilder(password == null ? "" : "AUTH " + password + "\r\n");
             for (String c : commands) {
@@ -268,6 +337,7 @@ public final class RedisServer implements AutoCloseable {
     @Override
     public void close() {
         stop();
+        OWNED.remove(port);
         try (var files = Files.walk(dir)) {
             files.sorted(java.util.Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
         } catch (IOException ignored) {
@@ -280,7 +350,7 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private boolean ping() {
-        try (Socket s = new Socket("127.0.0.1", port)) {
+        try (Socket s = new Socket(InetAddress.getLoopbackAddress(), port)) {
             s.setSoTimeout(1000);
             s.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
             byte[] buf = new byte[7];
@@ -300,15 +370,17 @@ public final class RedisServer implements AutoCloseable {
         String choice = System.getenv("SLUICE_REDIS_SERVER");
         if (choice != null && !choice.isBlank() && !choice.equals("embedded")) {
             System.out.println("tests use " + choice);
-            return binary = Path.of(choice);
+            binary = Path.of(choice);
+            return binary;
         }
         String path = "embedded".equals(choice) ? null : System.getenv("PATH");
         if (path != null) {
-            for (String d : path.split(File.pathSeparator)) {
+            for (String d : path.split(File.pathSeparator, -1)) {
                 Path p = Path.of(d, "redis-server");
                 if (Files.isExecutable(p)) {
                     System.out.println("tests use " + p);
-                    return binary = p;
+                    binary = p;
+                    return binary;
                 }
             }
         }
@@ -323,7 +395,8 @@ public final class RedisServer implements AutoCloseable {
         tmp.toFile().setExecutable(true);
         tmp.toFile().deleteOnExit();
         System.out.println("tests use embedded-redis's " + resource);
-        return binary = tmp;
+        binary = tmp;
+        return binary;
     }
 
     private static String bundledResource() {
@@ -340,10 +413,14 @@ public final class RedisServer implements AutoCloseable {
         return "/redis-server-6.2.6-v5-linux-amd64";
     }
 
-    /** A port nothing listens on right now. */
+    /** A port nothing listens on right now, and none of this JVM's servers' (one may be down for a restart). */
     public static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+        while (true) {
+            try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+                if (!OWNED.contains(s.getLocalPort())) {
+                    return s.getLocalPort();
+                }
+            }
         }
     }
 

@@ -2,6 +2,7 @@ package dev.sluice.server;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.util.Objects;
 
 /**
  * One of the service's endpoints could not bind its address: which one ({@code "http"} or {@code "grpc"}), the
@@ -39,7 +40,7 @@ public final class CannotListenException extends IOException {
 
     /** The innermost cause's message: what the operating system said. */
     public String reason() {
-        return rootMessage(getCause());
+        return rootMessage(Objects.requireNonNull(getCause(), "made with the bind's failure"));
     }
 
     /**

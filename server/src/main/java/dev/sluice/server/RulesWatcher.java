@@ -1,8 +1,10 @@
 package dev.sluice.server;
 
+import dev.sluice.Scheduler;
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.store.Repeat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,10 +13,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Executor;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -26,26 +27,41 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A reload that fails validation keeps the rules in force and logs every problem with its file and line;
  * the next change is tried again.
+ *
+ * <p>Time and threads are the server's {@link Scheduler}'s: a poll is scheduled an interval after the last one ended,
+ * and runs on a daemon thread of the scheduler's factory ({@code sluice-rules-watcher-<n>}), since it reads the file
+ * system, which may block.
  */
 final class RulesWatcher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(RulesWatcher.class);
 
     private final List<Path> paths;
     private final DecisionService service;
-    private final ScheduledExecutorService timer;
+    /** The polls, one after the other, on the watcher's own thread or (tests) where the test said. */
+    private final Repeat polls;
+    /** Read and written by polls only, which run one at a time. */
     private List<String> lastSeen;
 
-    RulesWatcher(List<Path> paths, DecisionService service, Duration interval) {
+    RulesWatcher(List<Path> paths, DecisionService service, Duration interval, Scheduler scheduler) {
+        this(paths, service, interval, scheduler, null);
+    }
+
+    /** @param pollsOn where polls run (tests); null: a daemon thread of {@code scheduler}'s factory */
+    RulesWatcher(
+            List<Path> paths,
+            DecisionService service,
+            Duration interval,
+            Scheduler scheduler,
+            @Nullable Executor pollsOn) {
         this.paths = List.copyOf(paths);
         this.service = service;
         this.lastSeen = fingerprint();
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-rules-watcher");
-            t.setDaemon(true);
-            return t;
+        Duration every = Duration.ofMillis(Math.max(50, interval.toMillis()));
+        this.polls = new Repeat(scheduler, "rules-watcher", pollsOn, () -> {
+            poll();
+            return every;
         });
-        long ms = Math.max(50, interval.toMillis());
-        timer.scheduleWithFixedDelay(this::poll, ms, ms, TimeUnit.MILLISECONDS);
+        this.polls.after(every);
     }
 
     private void poll() {
@@ -112,6 +128,6 @@ final class RulesWatcher implements AutoCloseable {
 
     @Override
     public void close() {
-        timer.shutdownNow();
+        polls.close(Duration.ZERO);
     }
 }

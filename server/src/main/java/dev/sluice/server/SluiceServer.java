@@ -1,6 +1,7 @@
 package dev.sluice.server;
 
 import dev.sluice.RateLimiter;
+import dev.sluice.Scheduler;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.DecisionService;
 import dev.sluice.server.decision.ServerMetrics;
@@ -9,14 +10,13 @@ import dev.sluice.server.envoy.RlsService;
 import dev.sluice.server.grpc.GrpcServer;
 import dev.sluice.server.http.HttpServer;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,27 +29,26 @@ public final class SluiceServer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(SluiceServer.class);
 
     private final DecisionService service;
-    private final HttpServer http;
-    private final GrpcServer grpc;
-    private final RulesWatcher watcher;
-    private final StoreWatch storeWatch;
-    private final ExecutorService storeExecutor;
+    /** Each null when not started: HTTP or gRPC off, no files to watch, a store without health. */
+    private final @Nullable HttpServer http;
+
+    private final @Nullable GrpcServer grpc;
+    private final @Nullable RulesWatcher watcher;
+    private final @Nullable StoreWatch storeWatch;
     private final Duration grace;
 
     private SluiceServer(
             DecisionService service,
-            HttpServer http,
-            GrpcServer grpc,
-            RulesWatcher watcher,
-            StoreWatch storeWatch,
-            ExecutorService storeExecutor,
+            @Nullable HttpServer http,
+            @Nullable GrpcServer grpc,
+            @Nullable RulesWatcher watcher,
+            @Nullable StoreWatch storeWatch,
             Duration grace) {
         this.service = service;
         this.http = http;
         this.grpc = grpc;
         this.watcher = watcher;
         this.storeWatch = storeWatch;
-        this.storeExecutor = storeExecutor;
         this.grace = grace;
     }
 
@@ -59,42 +58,38 @@ public final class SluiceServer implements AutoCloseable {
      * @param http          HTTP address, or null for none
      * @param grpc          gRPC address, or null for none
      * @param configPaths   files/directories to watch for hot reload (empty: no reload)
-     * @param blockingStore true for stores whose calls block on I/O (they run on a bounded pool under
-     *                      {@code storeTimeout}); false for the in-memory store (decided on the event loop)
      * @param envoy         how the Envoy APIs (gRPC and {@code POST /json}) answer
      * @param storeTimeout  the store's time budget per call; the service gives up on a request itself (503
      *                      {@code store-timeout}) after one budget per store call the request makes plus
      *                      {@value DecisionService#DEADLINE_SLACK_MILLIS} ms
      */
     public record Settings(
-            InetSocketAddress http,
-            InetSocketAddress grpc,
+            @Nullable InetSocketAddress http,
+            @Nullable InetSocketAddress grpc,
             RuleSet rules,
             List<Path> configPaths,
             Duration reloadInterval,
             RateLimiter limiter,
             String storeName,
-            boolean blockingStore,
             Duration storeTimeout,
             int maxBodyBytes,
             int maxDescriptors,
             Duration readTimeout,
             Duration idleTimeout,
-            String bearerToken,
+            @Nullable String bearerToken,
             Duration shutdownGrace,
             EnvoyOptions envoy) {
 
         /** Defaults around a limiter and rules: loopback, ephemeral ports, the documented limits. */
         public static Settings defaults(RateLimiter limiter, RuleSet rules) {
             return new Settings(
-                    new InetSocketAddress("127.0.0.1", 0),
-                    new InetSocketAddress("127.0.0.1", 0),
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                    new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
                     rules,
                     List.of(),
                     Duration.ofSeconds(2),
                     limiter,
                     "memory",
-                    false,
                     Duration.ofMillis(250),
                     64 * 1024,
                     64,
@@ -105,7 +100,7 @@ public final class SluiceServer implements AutoCloseable {
                     EnvoyOptions.defaults());
         }
 
-        public Settings withHttp(InetSocketAddress a) {
+        public Settings withHttp(@Nullable InetSocketAddress a) {
             return new Settings(
                     a,
                     grpc,
@@ -114,7 +109,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -125,7 +119,7 @@ public final class SluiceServer implements AutoCloseable {
                     envoy);
         }
 
-        public Settings withGrpc(InetSocketAddress a) {
+        public Settings withGrpc(@Nullable InetSocketAddress a) {
             return new Settings(
                     http,
                     a,
@@ -134,7 +128,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -154,7 +147,6 @@ public final class SluiceServer implements AutoCloseable {
                     interval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -165,7 +157,7 @@ public final class SluiceServer implements AutoCloseable {
                     envoy);
         }
 
-        public Settings withToken(String t) {
+        public Settings withToken(@Nullable String t) {
             return new Settings(
                     http,
                     grpc,
@@ -174,7 +166,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -194,7 +185,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     bodyBytes,
                     descriptors,
@@ -214,7 +204,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     limiter,
                     storeName,
-                    blockingStore,
                     storeTimeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -225,7 +214,7 @@ public final class SluiceServer implements AutoCloseable {
                     e);
         }
 
-        public Settings withStore(RateLimiter l, String name, boolean blocking, Duration timeout) {
+        public Settings withStore(RateLimiter l, String name, Duration timeout) {
             return new Settings(
                     http,
                     grpc,
@@ -234,7 +223,6 @@ public final class SluiceServer implements AutoCloseable {
                     reloadInterval,
                     l,
                     name,
-                    blocking,
                     timeout,
                     maxBodyBytes,
                     maxDescriptors,
@@ -268,24 +256,8 @@ public final class SluiceServer implements AutoCloseable {
     public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads, boolean grpcReflection)
             throws IOException, InterruptedException {
         ServerMetrics metrics = new ServerMetrics();
-        ExecutorService pool = null;
-        if (s.blockingStore()) {
-            int n = Math.max(4, 4 * Runtime.getRuntime().availableProcessors());
-            pool = new ThreadPoolExecutor(
-                    n,
-                    n,
-                    60,
-                    TimeUnit.SECONDS,
-                    new ArrayBlockingQueue<>(16 * n),
-                    r -> {
-                        Thread t = new Thread(r, "sluice-store");
-                        t.setDaemon(true);
-                        return t;
-                    },
-                    new ThreadPoolExecutor.AbortPolicy());
-        }
         DecisionService service = new DecisionService(
-                s.limiter(), s.storeName(), s.rules(), pool, s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
+                s.limiter(), s.storeName(), s.rules(), s.storeTimeout().toNanos(), s.maxDescriptors(), metrics);
         service.maxClientLimits(maxClientLimits);
         metrics.store(s.storeName(), service.storeHealth());
         RlsService rls = new RlsService(service, s.envoy());
@@ -310,7 +282,7 @@ public final class SluiceServer implements AutoCloseable {
             }
             binding = null;
             if (!s.configPaths().isEmpty()) {
-                watcher = new RulesWatcher(s.configPaths(), service, s.reloadInterval());
+                watcher = new RulesWatcher(s.configPaths(), service, s.reloadInterval(), Scheduler.system());
             }
         } catch (IOException | InterruptedException | RuntimeException e) {
             if (http != null) {
@@ -319,20 +291,19 @@ public final class SluiceServer implements AutoCloseable {
             if (grpc != null) {
                 grpc.stop(Duration.ZERO);
             }
-            if (pool != null) {
-                pool.shutdownNow();
-            }
             if (binding != null && e instanceof IOException) { // Netty's bind rethrows the OS's error unchecked
-                throw new CannotListenException(binding, "http".equals(binding) ? s.http() : s.grpc(), e);
+                InetSocketAddress address = Objects.requireNonNull(
+                        "http".equals(binding) ? s.http() : s.grpc(), "the endpoint being bound has an address");
+                throw new CannotListenException(binding, address, e);
             }
             throw e;
         }
         StoreWatch storeWatch = null;
         if (service.storeHealth().isPresent()) {
             GrpcServer g = grpc;
-            storeWatch = new StoreWatch(service, g == null ? healthy -> {} : g::serving);
+            storeWatch = new StoreWatch(service, g == null ? healthy -> {} : g::serving, Scheduler.system());
         }
-        return new SluiceServer(service, http, grpc, watcher, storeWatch, pool, s.shutdownGrace());
+        return new SluiceServer(service, http, grpc, watcher, storeWatch, s.shutdownGrace());
     }
 
     public DecisionService service() {
@@ -340,12 +311,12 @@ public final class SluiceServer implements AutoCloseable {
     }
 
     /** The HTTP address actually bound, or null. */
-    public InetSocketAddress httpAddress() {
+    public @Nullable InetSocketAddress httpAddress() {
         return http == null ? null : http.address();
     }
 
     /** The gRPC address actually bound, or null. */
-    public InetSocketAddress grpcAddress() {
+    public @Nullable InetSocketAddress grpcAddress() {
         return grpc == null ? null : grpc.address();
     }
 
@@ -371,14 +342,6 @@ public final class SluiceServer implements AutoCloseable {
         }
         if (grpc != null) {
             grpc.stop(grace);
-        }
-        if (storeExecutor != null) {
-            storeExecutor.shutdown();
-            try {
-                storeExecutor.awaitTermination(grace.toMillis(), TimeUnit.MILLISECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
         }
         service.limiter().close();
         log.atInfo().addKeyValue("event", "shutdown_finished").log();

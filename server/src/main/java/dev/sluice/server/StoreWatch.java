@@ -1,11 +1,12 @@
 package dev.sluice.server;
 
+import dev.sluice.Scheduler;
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.store.Repeat;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -20,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * seconds whatever the traffic: three failed probes open the circuit, the first one that reaches the store again
  * closes it. Only for a store behind a failure policy (the in-memory store cannot be down). A probe the policy
  * answers is counted in {@code sluice_degraded_decisions_total} like any other peek: one a second at most.
+ *
+ * <p>Time and threads are the server's {@link Scheduler}'s ({@link Repeat}): a look is scheduled an interval after the
+ * last one ended and waits for its probe (bounded by the store's budget) on a daemon thread of the scheduler's
+ * factory, {@code sluice-store-watch-<n>}; a test advancing a {@link dev.sluice.ManualScheduler} makes each look.
  */
 final class StoreWatch implements AutoCloseable {
     /** How often the store is looked at: its health is at most this (plus a probe) behind the truth, idle or not. */
@@ -29,18 +34,22 @@ final class StoreWatch implements AutoCloseable {
 
     private final DecisionService service;
     private final Consumer<Boolean> publish;
-    private final ScheduledExecutorService timer;
+    private final Repeat looks;
 
     /** @param publish told the store's health after each look (gRPC health); it may be told the same twice */
-    StoreWatch(DecisionService service, Consumer<Boolean> publish) {
+    StoreWatch(DecisionService service, Consumer<Boolean> publish, Scheduler scheduler) {
+        this(service, publish, scheduler, null);
+    }
+
+    /** @param looksOn where looks run (tests); null: a daemon thread of {@code scheduler}'s factory */
+    StoreWatch(DecisionService service, Consumer<Boolean> publish, Scheduler scheduler, @Nullable Executor looksOn) {
         this.service = service;
         this.publish = publish;
-        this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-            Thread t = new Thread(r, "sluice-store-watch");
-            t.setDaemon(true);
-            return t;
+        this.looks = new Repeat(scheduler, "store-watch", looksOn, () -> {
+            look();
+            return INTERVAL;
         });
-        timer.scheduleWithFixedDelay(this::look, INTERVAL.toMillis(), INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        looks.after(INTERVAL);
     }
 
     private void look() {
@@ -55,6 +64,6 @@ final class StoreWatch implements AutoCloseable {
 
     @Override
     public void close() {
-        timer.shutdownNow();
+        looks.close(Duration.ZERO);
     }
 }

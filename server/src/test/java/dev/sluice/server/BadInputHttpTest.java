@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -124,8 +125,8 @@ class BadInputHttpTest {
     @Test
     void after413TheServerLingersSoTheRestOfTheBodyMeetsNoReset() throws Exception {
         int length = 300_000;
-        try (java.net.Socket c =
-                new java.net.Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+        try (java.net.Socket c = new java.net.Socket(
+                InetAddress.getLoopbackAddress(), s.server.httpAddress().getPort())) {
             c.setSoTimeout(10_000);
             var out = c.getOutputStream();
             out.write(("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "
@@ -160,12 +161,14 @@ class BadInputHttpTest {
     @Test
     void expectContinueWithAnOversizedLengthIs413Problem() throws Exception {
         RawHttp.Answer a = RawHttp.exchange(
-                s.server.httpAddress().getPort(),
-                ("POST /v1/check HTTP/1.1\r\nHost: x\r\n"
-                                + "Content-Type: application/json\r\nContent-Length: 70000\r\nExpect: 100-continue\r\n\r\n")
-                        .getBytes(StandardCharsets.US_ASCII),
-                false,
-                5000);
+                s.server.httpAddress().getPort(), """
+                POST /v1/check HTTP/1.1\r
+                Host: x\r
+                Content-Type: application/json\r
+                Content-Length: 70000\r
+                Expect: 100-continue\r
+                \r
+                """.getBytes(StandardCharsets.US_ASCII), false, 5000);
         assertThat(a.status()).isEqualTo(413);
         assertThat(a.header("Content-Type")).isEqualTo("application/problem+json");
         assertThat(TestServer.JSON.readTree(a.body()).get("detail").asText()).contains("exceeds 65536 bytes");
@@ -223,11 +226,12 @@ class BadInputHttpTest {
 
     @Test
     void slowBodyGets408AndOthersAreStillServed() throws Exception {
-        try (Socket slow = new Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+        try (Socket slow = new Socket(
+                InetAddress.getLoopbackAddress(), s.server.httpAddress().getPort())) {
             slow.setSoTimeout(5000);
             OutputStream out = slow.getOutputStream();
             out.write(
-                    ("POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"dom")
+                    "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"dom"
                             .getBytes(StandardCharsets.US_ASCII));
             out.flush();
             // meanwhile another client is answered
@@ -242,7 +246,8 @@ class BadInputHttpTest {
 
     @Test
     void dribbledHeadersAreCutOffAtTheIdleTimeout() throws Exception {
-        try (Socket slow = new Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+        try (Socket slow = new Socket(
+                InetAddress.getLoopbackAddress(), s.server.httpAddress().getPort())) {
             slow.setSoTimeout(5000);
             OutputStream out = slow.getOutputStream();
             out.write("POST /v1/check HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
@@ -254,7 +259,8 @@ class BadInputHttpTest {
 
     @Test
     void keepAliveServesSeveralRequestsOnOneConnection() throws Exception {
-        try (Socket c = new Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+        try (Socket c = new Socket(
+                InetAddress.getLoopbackAddress(), s.server.httpAddress().getPort())) {
             c.setSoTimeout(5000);
             String body = check("mongo_cps", -1, "database=default");
             String req = "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: "

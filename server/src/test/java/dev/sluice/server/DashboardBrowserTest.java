@@ -380,7 +380,7 @@ class DashboardBrowserTest {
                 .build();
         try (TestServer s = TestServer.startWith(
                 LeasedRateLimiter.over(failSafe),
-                t -> t.withStore(t.limiter(), "redis+leases", true, Duration.ofSeconds(1)),
+                t -> t.withStore(t.limiter(), "redis+leases", Duration.ofSeconds(1)),
                 "dashboard-rules.yaml")) {
             times(3, () -> s.check("shop", "user=ann")); // three unreachable in a row open the circuit
             browser.get(s.base + "/");

@@ -89,8 +89,12 @@ class EnvoyCompatibilityTest {
         }
 
         @Override
-        public void close() throws InterruptedException {
-            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        public void close() {
+            try {
+                channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             server.close();
         }
     }
@@ -269,7 +273,7 @@ class EnvoyCompatibilityTest {
                 random = "8674665223082153551";
                 for (int i = 0; i < 15; i++) {
                     Code code = i >= 10 ? OVER_LIMIT : OK;
-                    long remaining1 = 20 - (i + 1);
+                    long remaining1 = 20L - (i + 1);
                     long remaining2 = i >= 10 ? 0 : 10 - (i + 1);
                     assertThat(e.call(req("another", d("key2=" + random), d("key3=" + random))))
                             .as("key2 and key3, request %d", i + 1)

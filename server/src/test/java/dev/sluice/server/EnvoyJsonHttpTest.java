@@ -12,6 +12,7 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
@@ -295,9 +296,7 @@ class EnvoyJsonHttpTest {
     @Test
     void aStoreThatCannotAnswerIs503() {
         try (TestServer down = TestServer.startWith(
-                new DownStore(),
-                t -> t.withStore(t.limiter(), "down", true, Duration.ofSeconds(1)),
-                "envoy/example5.yaml")) {
+                new DownStore(), t -> t.withStore(t.limiter(), "down", Duration.ofSeconds(1)), "envoy/example5.yaml")) {
             TestServer.Resp r = json(down, one("internal", "azure", "x"));
             assertThat(r.status()).as(r.body()).isEqualTo(503);
             assertThat(r.header("Retry-After")).isEqualTo("1");
@@ -317,14 +316,15 @@ class EnvoyJsonHttpTest {
         // apart
         try (TestServer slow = TestServer.startWith(
                         new RulesAndOperationsTest.KeyedSlowStore(),
-                        t -> t.withStore(t.limiter(), "keyed", true, Duration.ofSeconds(5))
+                        t -> t.withStore(t.limiter(), "keyed", Duration.ofSeconds(5))
                                 .withEnvoy(new dev.sluice.server.envoy.EnvoyOptions(
                                         dev.sluice.server.config.Semantics.STRICT,
                                         dev.sluice.server.envoy.EnvoyOptions.Headers.NONE,
                                         false)),
                         "envoy/example5.yaml");
                 java.net.Socket c = new java.net.Socket(
-                        "127.0.0.1", slow.server.httpAddress().getPort())) {
+                        InetAddress.getLoopbackAddress(),
+                        slow.server.httpAddress().getPort())) {
             c.setSoTimeout(10_000);
             StringBuilder both = new StringBuilder();
             for (String user : List.of("slow", "fast")) {

@@ -119,7 +119,7 @@ class GrafanaDashboardTest {
     /** The sample names of a Prometheus text exposition ({@code name{labels} value}, comments left out). */
     static Set<String> exported(String exposition) {
         Set<String> names = new TreeSet<>();
-        for (String line : exposition.split("\n")) {
+        for (String line : exposition.split("\n", -1)) {
             if (line.isBlank() || line.startsWith("#")) {
                 continue;
             }
@@ -186,10 +186,14 @@ class GrafanaDashboardTest {
                         "sluice_requests_rejected_total");
 
         Path rules = dir.resolve("rules.yaml");
-        Files.writeString(
-                rules,
-                "domain: live\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: hour\n"
-                        + "      requests_per_unit: 1\n");
+        Files.writeString(rules, """
+                domain: live
+                descriptors:
+                  - key: user
+                    rate_limit:
+                      unit: hour
+                      requests_per_unit: 1
+                """);
         RateLimiter store = new ResetRefusingStore(InMemoryRateLimiter.builder()
                 .ticker(ManualTicker.atEpochNanos(TestServer.T0))
                 .build());

@@ -235,7 +235,7 @@ class GrpcRlsTest {
     void aStoreThatIsDownIsUnavailable() throws InterruptedException {
         try (TestServer down = TestServer.startWith(
                 new DownStore(),
-                t -> t.withStore(t.limiter(), "down", true, java.time.Duration.ofSeconds(1)),
+                t -> t.withStore(t.limiter(), "down", java.time.Duration.ofSeconds(1)),
                 "envoy/example5.yaml")) {
             ManagedChannel ch = NettyChannelBuilder.forAddress(
                             "127.0.0.1", down.server.grpcAddress().getPort())

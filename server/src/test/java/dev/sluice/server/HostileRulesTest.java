@@ -97,4 +97,42 @@ class HostileRulesTest {
                         + "…' (200000 characters) in the same list: each key/value pair may appear once per level");
         assertThat(e.getMessage().length()).isLessThan(300 * 250);
     }
+    /**
+     * SnakeYAML reads the number of a {@code %YAML} directive and of a block scalar's indentation indicator with
+     * {@code Character.isDigit}, which takes any script's digit, then parses it as a Java int, which fails for one
+     * outside the Basic Multilingual Plane: a raw NumberFormatException, found by RulesFuzzTest.
+     */
+    @Test
+    void aDigitOutsideZeroToNineWhereYamlWantsANumberIsAProblemWithItsLine() {
+        assertThat(refused("%YAML 1.\uD835\uDFD8\n---\ndomain: d\n").problems())
+                .containsExactly("test:1: not valid YAML: the digit '\uD835\uDFD8' (U+1D7D8) is not one of 0-9,"
+                        + " the only digits YAML reads as a number here (a %YAML version, a block scalar's"
+                        + " indentation): write it with 0-9");
+        assertThat(refused("domain: d\ndescriptors:\n  - key: |-\uD835\uDFD8\n      x\n")
+                        .problems())
+                .containsExactly("test:3: not valid YAML: the digit '\uD835\uDFD8' (U+1D7D8) is not one of 0-9,"
+                        + " the only digits YAML reads as a number here (a %YAML version, a block scalar's"
+                        + " indentation): write it with 0-9");
+    }
+
+    /** Java reads other scripts' digits as numbers ('٣' as 3); envoy, YAML and a reader of the file do not. */
+    @Test
+    void numbersAreWrittenWithTheDigitsZeroToNine() {
+        ConfigException e = refused("""
+                domain: d
+                descriptors:
+                  - key: a
+                    rate_limit: {unit: second, requests_per_unit: \u0663}
+                  - key: b
+                    rate_limit: {requests_per_unit: 1, algorithm: fixed_window, window: \u0663s}
+                  - key: c
+                    rate_limit: {unit: second, requests_per_unit: 5, algorithm: token_bucket, burst: 1\uFF10}
+                """);
+        assertThat(e.problems())
+                .containsExactly(
+                        "test:4: 'requests_per_unit' must be a whole number written with 0-9, not '\u0663'",
+                        "test:6: duration '\u0663s' is not understood: write a number and a unit (ns, us, ms, s, m,"
+                                + " h, d, w), e.g. 90s, 1500ms, 1h30m",
+                        "test:8: 'burst' must be a whole number written with 0-9, not '1\uFF10'");
+    }
 }

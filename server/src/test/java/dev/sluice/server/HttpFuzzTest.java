@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Random;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -257,7 +258,7 @@ class HttpFuzzTest {
             route + "?x=1&y",
             route + "/",
             "/" + route,
-            route.toUpperCase(),
+            route.toUpperCase(Locale.ROOT),
             route.replace("c", "%63"),
             "/",
             "*",

@@ -13,6 +13,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.util.ResourceLeakDetector;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
@@ -133,12 +135,12 @@ class NoBufferLeaksTest {
 
         /**
          * Lets the collector find unreleased buffers, then has the detectors look: a detector reports what was
-         * collected when it next tracks a buffer, so a few buffers are taken and released (in both Nettys).
+         * collected when it next tracks a buffer, so a few buffers are taken and released (in both Nettys). Each
+         * round proves that a collection happened ({@link #awaitCollection}) rather than assuming one.
          */
         List<String> collect() throws InterruptedException {
             for (int round = 0; round < 5; round++) {
-                System.gc();
-                Thread.sleep(20); // the reference handler queues what the collector found
+                awaitCollection();
                 for (int i = 0; i < 8; i++) {
                     ByteBuf b = ByteBufAllocator.DEFAULT.directBuffer(16);
                     b.release();
@@ -155,6 +157,24 @@ class NoBufferLeaksTest {
 
         void clear() {
             events.list.clear();
+        }
+
+        /**
+         * Asks for a collection until one happened, at most 20 times ({@link System#gc()} is a hint a JVM may ignore,
+         * and a leak detector only sees what a collection found): a canary object, only weakly reachable, is cleared
+         * by the collection and queued by the reference handler thread, which queues the detectors' references of the
+         * same collection with it.
+         */
+        private static void awaitCollection() throws InterruptedException {
+            ReferenceQueue<Object> queue = new ReferenceQueue<>();
+            WeakReference<Object> canary = new WeakReference<>(new Object(), queue);
+            for (int ask = 0; ask < 20; ask++) {
+                System.gc();
+                if (queue.remove(100) == canary) {
+                    return;
+                }
+            }
+            throw new AssertionError("no collection after 20 requests: the leak detectors could not see a leak");
         }
 
         @Override

@@ -3,6 +3,7 @@ package dev.sluice.server;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -42,7 +43,7 @@ final class RawHttp {
         long start = System.nanoTime();
         long deadline = start + deadlineMillis * 1_000_000L;
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", port), (int) deadlineMillis);
+            s.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), (int) deadlineMillis);
             try {
                 s.getOutputStream().write(request);
                 s.getOutputStream().flush();
@@ -100,7 +101,7 @@ final class RawHttp {
                 return null;
             }
             String head = new String(b, from, end - from, StandardCharsets.ISO_8859_1);
-            String[] lines = head.split("\r\n");
+            String[] lines = head.split("\r\n", -1);
             String[] statusLine = lines[0].split(" ", 3);
             int status = Integer.parseInt(statusLine[1]);
             Map<String, String> headers = new LinkedHashMap<>();

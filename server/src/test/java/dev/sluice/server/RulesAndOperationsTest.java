@@ -11,14 +11,18 @@ import dev.sluice.server.cli.SluiceCommand;
 import dev.sluice.server.config.ConfigException;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.tck.Eventually;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -212,18 +216,16 @@ class RulesAndOperationsTest {
             Files.writeString(
                     rules,
                     "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: hour\n      requests_per_unit: 3\n");
-            long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-            while (s.check("live", "k=2")
-                            .status(0)
-                            .get("limit")
-                            .get("requests_per_unit")
-                            .asLong()
-                    != 3) {
-                assertThat(System.nanoTime())
-                        .as("the watcher picked up the change")
-                        .isLessThan(deadline);
-                Thread.sleep(50);
-            }
+            // the server's watcher polls on the system scheduler (WatchersTest steps one on a manual one)
+            Eventually.await(
+                    Duration.ofSeconds(10),
+                    "the watcher picked up the change",
+                    () -> s.check("live", "k=2")
+                                    .status(0)
+                                    .get("limit")
+                                    .get("requests_per_unit")
+                                    .asLong()
+                            == 3);
 
             Files.writeString(rules, "domain: live\ndescriptors:\n  - key: k\n    rate_limit:\n      unit: eon\n");
             assertThat(s.server.reload()).isFalse();
@@ -237,18 +239,62 @@ class RulesAndOperationsTest {
         }
     }
 
-    /** A store that takes its time. */
-    static final class SlowStore implements RateLimiter {
-        private final long sleepMillis;
-
-        SlowStore(long sleepMillis) {
-            this.sleepMillis = sleepMillis;
+    /**
+     * A rule's state belongs to its name (its domain and descriptor path, or its {@code name}), not to its numbers:
+     * a reload that tightens it keeps what each key spent (no fresh burst during an incident), one that loosens it
+     * gives back no more than the new numbers minus what was spent.
+     */
+    @Test
+    void aReloadThatTightensARuleKeepsWhatWasSpent(@TempDir Path dir) throws Exception {
+        Path rules = dir.resolve("rules.yaml");
+        String rule = """
+                domain: live
+                descriptors:
+                  - key: k
+                    rate_limit:
+                      algorithm: %s
+                      unit: hour
+                      requests_per_unit: %d
+                """;
+        for (String algorithm : List.of("fixed_window", "token_bucket", "sliding_log")) {
+            Files.writeString(rules, rule.formatted(algorithm, 5));
+            try (TestServer s = TestServer.start(
+                    t -> t.withConfigPaths(List.of(rules), Duration.ofHours(1)), "envoy/example5.yaml")) {
+                assertThat(s.server.reload()).isTrue();
+                for (int i = 0; i < 5; i++) {
+                    assertThat(s.check("live", "k=1").status()).isEqualTo(200);
+                }
+                Files.writeString(rules, rule.formatted(algorithm, 3));
+                assertThat(s.server.reload()).isTrue();
+                assertThat(s.check("live", "k=1").status())
+                        .as("%s tightened to 3 with 5 spent", algorithm)
+                        .isEqualTo(429);
+                assertThat(s.check("live", "k=2").status())
+                        .as("another key is fresh")
+                        .isEqualTo(200);
+                Files.writeString(rules, rule.formatted(algorithm, 8));
+                assertThat(s.server.reload()).isTrue();
+                int admitted = 0;
+                while (s.check("live", "k=1").status() == 200) {
+                    admitted++;
+                }
+                assertThat(admitted)
+                        .as("%s loosened to 8 with 5 spent", algorithm)
+                        .isEqualTo(3);
+            }
         }
+    }
+
+    /** A store that takes its time: a call waits until the test releases it (30 s at most, a hang guard). */
+    static final class SlowStore implements RateLimiter {
+        final CountDownLatch entered = new CountDownLatch(1);
+        final CountDownLatch release = new CountDownLatch(1);
 
         @Override
         public Decision tryAcquire(String key, Limit limit, long cost) {
+            entered.countDown();
             try {
-                Thread.sleep(sleepMillis);
+                boolean unused = release.await(30, TimeUnit.SECONDS); // false: the guard passed, answer anyway
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -286,7 +332,7 @@ class RulesAndOperationsTest {
     void aStoreThatIsDownIs503WithAProblemAndHealthStaysUp() {
         try (TestServer s = TestServer.startWith(
                 new DownStore(),
-                t -> t.withStore(t.limiter(), "down", true, Duration.ofMillis(500)),
+                t -> t.withStore(t.limiter(), "down", Duration.ofMillis(500)),
                 "envoy/example5.yaml")) {
             TestServer.Resp r = s.check("internal", "azure=x");
             assertThat(r.status()).isEqualTo(503);
@@ -301,10 +347,9 @@ class RulesAndOperationsTest {
 
     @Test
     void shutdownLetsInFlightRequestsFinish() throws Exception {
+        SlowStore store = new SlowStore();
         TestServer s = TestServer.startWith(
-                new SlowStore(700),
-                t -> t.withStore(t.limiter(), "slow", true, Duration.ofSeconds(5)),
-                "envoy/example5.yaml");
+                store, t -> t.withStore(t.limiter(), "slow", Duration.ofSeconds(5)), "envoy/example5.yaml");
         var pending = TestServer.CLIENT.sendAsync(
                 java.net.http.HttpRequest.newBuilder(java.net.URI.create(s.base + "/v1/check"))
                         .header("Content-Type", "application/json")
@@ -312,9 +357,25 @@ class RulesAndOperationsTest {
                                 TestServer.check("internal", -1, "azure=x")))
                         .build(),
                 java.net.http.HttpResponse.BodyHandlers.ofString());
-        Thread.sleep(300); // the request is now waiting on the store
-        s.close();
-        var resp = pending.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        assertThat(store.entered.await(10, TimeUnit.SECONDS))
+                .as("the request waits on the store")
+                .isTrue();
+        int port = s.server.httpAddress().getPort();
+        Thread closing = new Thread(s::close);
+        closing.start();
+        // close() stops listening first, then waits for the request in flight: release the store once it waits
+        Eventually.await(Duration.ofSeconds(10), "the server no longer listening", () -> {
+            try {
+                new java.net.Socket(InetAddress.getLoopbackAddress(), port).close();
+                return false;
+            } catch (java.io.IOException refused) {
+                return true;
+            }
+        });
+        assertThat(pending).as("the request in flight is still waiting").isNotDone();
+        store.release.countDown();
+        var resp = pending.get(10, TimeUnit.SECONDS);
+        closing.join(10_000);
         assertThat(resp.statusCode()).isEqualTo(200);
         assertThat(resp.headers().firstValue("Connection")).hasValue("close");
         assertThatThrownBy(() -> s.get("/healthz"))
@@ -322,22 +383,30 @@ class RulesAndOperationsTest {
                 .isInstanceOf(java.io.UncheckedIOException.class);
     }
 
-    /** A store where keys containing "slow" take 400 ms and report remaining 1; others are instant, remaining 2. */
+    /**
+     * A store where keys containing "slow" are decided once another key was, or after 400 ms when none comes (a server
+     * may decide a connection's pipelined requests one after the other), and report remaining 1; others are decided at
+     * once, remaining 2: a slow request sent first is decided last whenever the two are decided together.
+     */
     static final class KeyedSlowStore extends DownStore {
+        private final CountDownLatch fastDecided = new CountDownLatch(1);
+
         @Override
         public Decision tryAcquire(String key, Limit limit, long cost) {
             boolean slow = key.contains("slow");
             if (slow) {
                 try {
-                    Thread.sleep(400);
+                    boolean unused = fastDecided.await(400, TimeUnit.MILLISECONDS); // false: decided one by one
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
+            } else {
+                fastDecided.countDown();
             }
             return new Decision(true, limit.capacity(), slow ? 1 : 2, 0, 0);
         }
 
-        /** The same answers, asynchronously: the slow ones complete 400 ms later, on another thread. */
+        /** The same answers, asynchronously: the slow ones complete after a fast one, on another thread. */
         @Override
         public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
             return key.contains("slow")
@@ -350,10 +419,10 @@ class RulesAndOperationsTest {
     void pipelinedRequestsAreAnsweredInOrderEvenWhenDecidedOutOfOrder() throws Exception {
         try (TestServer s = TestServer.startWith(
                         new KeyedSlowStore(),
-                        t -> t.withStore(t.limiter(), "keyed", true, Duration.ofSeconds(5)),
+                        t -> t.withStore(t.limiter(), "keyed", Duration.ofSeconds(5)),
                         "envoy/example5.yaml");
-                java.net.Socket c =
-                        new java.net.Socket("127.0.0.1", s.server.httpAddress().getPort())) {
+                java.net.Socket c = new java.net.Socket(
+                        InetAddress.getLoopbackAddress(), s.server.httpAddress().getPort())) {
             c.setSoTimeout(10_000);
             StringBuilder both = new StringBuilder();
             for (String user : List.of("slow", "fast")) {
@@ -381,10 +450,9 @@ class RulesAndOperationsTest {
 
     @Test
     void aSlowStoreIsCutOffAtTheStoreTimeout() {
+        SlowStore store = new SlowStore();
         try (TestServer s = TestServer.startWith(
-                new SlowStore(5_000),
-                t -> t.withStore(t.limiter(), "slow", true, Duration.ofMillis(150)),
-                "envoy/example5.yaml")) {
+                store, t -> t.withStore(t.limiter(), "slow", Duration.ofMillis(150)), "envoy/example5.yaml")) {
             TestServer.Resp r = s.check("internal", "azure=x");
             assertThat(r.status()).isEqualTo(503);
             BadInputHttpTest.assertProblem(
@@ -393,6 +461,8 @@ class RulesAndOperationsTest {
                     "did not answer within " + (150 + DecisionService.DEADLINE_SLACK_MILLIS)
                             + " ms (1 call(s) of its budget, --store-timeout 150 ms");
             assertThat(s.get("/metrics").body()).contains("sluice_store_errors_total{kind=\"timeout\"} 1.0");
+        } finally {
+            store.release.countDown();
         }
     }
 }

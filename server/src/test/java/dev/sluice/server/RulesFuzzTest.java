@@ -315,9 +315,15 @@ class RulesFuzzTest {
         return switch (rnd.nextInt(3)) {
             case 0 -> "domain: d\ndescriptors: &x\n  - key: k\n    descriptors: *x\n";
             case 1 -> "domain: d\ndescriptors:\n  - &y\n    key: k\n    descriptors:\n      - *y\n";
-            default ->
-                "domain: d\ndescriptors:\n  - key: k\n    rate_limit: &r\n      unit: second\n"
-                        + "      requests_per_unit: 1\n      replaces: [*r]\n";
+            default -> """
+                domain: d
+                descriptors:
+                  - key: k
+                    rate_limit: &r
+                      unit: second
+                      requests_per_unit: 1
+                      replaces: [*r]
+                """;
         };
     }
 

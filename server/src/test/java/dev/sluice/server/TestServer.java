@@ -52,7 +52,7 @@ final class TestServer implements AutoCloseable {
 
     /** Starts with a given store instead of a memory store on the manual clock. */
     static TestServer startWith(RateLimiter limiter, UnaryOperator<SluiceServer.Settings> tweak, String... resources) {
-        return start(s -> tweak.apply(s.withStore(limiter, "test", s.blockingStore(), s.storeTimeout())), resources);
+        return start(s -> tweak.apply(s.withStore(limiter, "test", s.storeTimeout())), resources);
     }
 
     private record Holder(RuleSet rules, UnaryOperator<SluiceServer.Settings> tweak) {
@@ -152,7 +152,7 @@ final class TestServer implements AutoCloseable {
         sb.append(",\"descriptors\":[");
         for (int i = 0; i < descriptors.length; i++) {
             sb.append(i == 0 ? "" : ",").append("{\"entries\":[");
-            String[] kvs = descriptors[i].split(",");
+            String[] kvs = descriptors[i].split(",", -1);
             for (int j = 0; j < kvs.length; j++) {
                 String[] kv = kvs[j].split("=", 2);
                 sb.append(j == 0 ? "" : ",")

@@ -4,6 +4,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /** The permits of one request. */
 final class AppliedRules {
@@ -12,6 +13,8 @@ final class AppliedRules {
     final List<String> keys;
     final List<Limit> limits;
     final long[] costs;
+    /** Why a rule's cost can never be granted (answered 400), or null. */
+    @Nullable
     String badCost;
 
     AppliedRules(String path, int capacity) {

@@ -35,11 +35,9 @@ public final class Cidr {
         int max = bytes.length * 8;
         int bits = max;
         if (slash >= 0) {
-            try {
-                bits = Integer.parseInt(s.substring(slash + 1));
-            } catch (NumberFormatException e) {
-                bits = -1;
-            }
+            String length = s.substring(slash + 1);
+            // 0-9 only: Integer.parseInt would also read other scripts' digits
+            bits = length.matches("[0-9]{1,3}") ? Integer.parseInt(length) : -1;
             if (bits < 0 || bits > max) {
                 throw new IllegalArgumentException("trusted proxy '" + text + "' has prefix length '"
                         + s.substring(slash + 1) + "': use 0 to " + max + " for an IPv" + (max == 32 ? 4 : 6)

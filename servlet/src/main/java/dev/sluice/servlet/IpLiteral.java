@@ -2,6 +2,7 @@ package dev.sluice.servlet;
 
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Parses IP address literals as proxies write them, and nothing else: never a host name, so that parsing a
@@ -16,7 +17,7 @@ final class IpLiteral {
     private IpLiteral() {}
 
     /** The address, or null when {@code text} is not an IP literal (a name, {@code unknown}, garbage). */
-    static InetAddress parse(String text) {
+    static @Nullable InetAddress parse(String text) {
         if (text == null) {
             return null;
         }
@@ -62,7 +63,7 @@ final class IpLiteral {
         return true;
     }
 
-    private static InetAddress ipv4(String s) {
+    private static @Nullable InetAddress ipv4(String s) {
         byte[] b = new byte[4];
         int part = 0;
         int value = 0;
@@ -97,7 +98,7 @@ final class IpLiteral {
         }
     }
 
-    private static InetAddress ipv6(String s) {
+    private static @Nullable InetAddress ipv6(String s) {
         int zone = s.indexOf('%');
         if (zone >= 0) {
             s = s.substring(0, zone);

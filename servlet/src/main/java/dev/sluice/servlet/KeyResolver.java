@@ -3,6 +3,7 @@ package dev.sluice.servlet;
 import jakarta.servlet.http.HttpServletRequest;
 import java.security.Principal;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a rule counts requests by. The filter prefixes the value with the rule's name, so the same value under
@@ -17,6 +18,7 @@ public interface KeyResolver {
      *
      * @param facts what the filter already knows: the client address, the pattern that matched
      */
+    @Nullable
     String resolve(HttpServletRequest request, RequestFacts facts);
 
     /** The client address, honouring trusted proxies only (see {@link ClientIpResolver}). */

@@ -1,6 +1,7 @@
 package dev.sluice.servlet;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An Ant-style path pattern, as Spring and servlet users write them: {@code /api/**} (anything under /api, and
@@ -12,7 +13,7 @@ public final class PathPattern {
     private final String pattern;
     private final String[] segments;
     /** For {@code /a/b/**} and {@code /a/b}: the literal {@code /a/b}, matched without splitting the path. */
-    private final String literal;
+    private final @Nullable String literal;
 
     private final boolean literalAndBelow;
 
@@ -26,6 +27,8 @@ public final class PathPattern {
     }
 
     /**
+     * The pattern {@code pattern}, without surrounding blanks.
+     *
      * @throws IllegalArgumentException when the pattern does not start with {@code /}
      */
     public static PathPattern of(String pattern) {

@@ -4,6 +4,7 @@ import dev.sluice.http.JsonText;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 
 /** An RFC 9457 problem+json answer (429, or 503 when the store fails closed), written without a JSON library. */
 final class ProblemJson {
@@ -16,9 +17,9 @@ final class ProblemJson {
             String title,
             String detail,
             String instance,
-            String limitName,
+            @Nullable String limitName,
             long retryAfterSeconds,
-            String degradation)
+            @Nullable String degradation)
             throws IOException {
         StringBuilder json = new StringBuilder(256).append("{\"type\":");
         JsonText.string(json, problemType).append(",\"title\":");

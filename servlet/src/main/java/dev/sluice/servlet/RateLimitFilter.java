@@ -15,10 +15,13 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A servlet filter that rate-limits requests by {@link RateLimitRule}s on any {@link RateLimiter} (memory, Redis,
@@ -59,7 +62,9 @@ public final class RateLimitFilter implements Filter {
     private final String defaultTier;
     private final String problemType;
     private final RateLimitListener listener;
-    private final Map<Limit, String> policyItems = new IdentityHashMap<>();
+    /** By identity: two rules' equal limits have their own names, so their own items. */
+    private final IdentityHashMap<Limit, String> policyItems = new IdentityHashMap<>();
+
     private final LogThrottle logThrottle = new LogThrottle();
     private volatile boolean enabled;
     private volatile boolean shadowMode;
@@ -76,8 +81,9 @@ public final class RateLimitFilter implements Filter {
         this.shadowMode = b.shadowMode;
         for (RateLimitRule r : rules) {
             // the header items of every limit, spelled once here rather than per request
-            if (r.limit() != null) {
-                policyItems.put(r.limit(), policyItem(r.limit()));
+            Limit one = r.limit();
+            if (one != null) {
+                policyItems.put(one, policyItem(one));
             }
             r.tiers().values().forEach(l -> policyItems.put(l, policyItem(l)));
         }
@@ -120,7 +126,7 @@ public final class RateLimitFilter implements Filter {
             chain.doFilter(req, res);
             return;
         }
-        request.setAttribute(APPLIED_ATTRIBUTE, Boolean.TRUE); // a forward or include is not counted again
+        request.setAttribute(APPLIED_ATTRIBUTE, true); // a forward or include is not counted again
         AppliedRules applied = applyRules(request);
         if (applied == null) {
             chain.doFilter(req, res);
@@ -167,7 +173,7 @@ public final class RateLimitFilter implements Filter {
                         System.Logger.Level.INFO,
                         "shadow mode: would deny " + request.getMethod() + " "
                                 + applied.path + " by " + applied.names + " for "
-                                + owner(applied, d).name() + ": " + d
+                                + RateLimitRule.nameOf(owner(applied, d)) + ": " + d
                                 + leftOut());
             }
             listen(request, applied, RateLimitListener.Outcome.SHADOW_DENIED, d);
@@ -175,9 +181,9 @@ public final class RateLimitFilter implements Filter {
         } else {
             listen(request, applied, RateLimitListener.Outcome.DENIED, d);
             StringBuilder policy = new StringBuilder();
-            for (int i = 0; i < applied.size(); i++) {
-                Limit l = applied.limits.get(i);
-                if (applied.limits.subList(0, i).stream().noneMatch(x -> x == l)) { // each limit's item once
+            Set<Limit> listed = Collections.newSetFromMap(new IdentityHashMap<>());
+            for (Limit l : applied.limits) {
+                if (listed.add(l)) { // each limit's item once
                     if (policy.length() > 0) {
                         policy.append(", ");
                     }
@@ -188,7 +194,7 @@ public final class RateLimitFilter implements Filter {
             response.setHeader(RateLimitFields.STATE, state(applied, d));
             long retry = RateLimitFields.retryAfterSeconds(d);
             response.setHeader(RateLimitFields.RETRY_AFTER, Long.toString(retry));
-            String limitName = owner(applied, d).name();
+            String limitName = RateLimitRule.nameOf(owner(applied, d));
             String detail = d.degraded()
                     ? "Rate limit '" + limitName + "' could not be checked ("
                             + d.degradation().label() + ") and the failure policy denies: retry in " + retry + " s."
@@ -207,7 +213,7 @@ public final class RateLimitFilter implements Filter {
     }
 
     /** The rules that apply to the request and their permits, or null when none does. */
-    private AppliedRules applyRules(HttpServletRequest request) {
+    private @Nullable AppliedRules applyRules(HttpServletRequest request) {
         String method = request.getMethod();
         String path = path(request);
         AppliedRules applied = null;
@@ -256,8 +262,7 @@ public final class RateLimitFilter implements Filter {
     }
 
     private String state(AppliedRules applied, Decision d) {
-        return RateLimitFields.appendState(
-                        new StringBuilder(), owner(applied, d).name(), d)
+        return RateLimitFields.appendState(new StringBuilder(), RateLimitRule.nameOf(owner(applied, d)), d)
                 .toString();
     }
 
@@ -272,11 +277,12 @@ public final class RateLimitFilter implements Filter {
     }
 
     private static String policyItem(Limit l) {
-        return RateLimitFields.appendPolicy(new StringBuilder(), l.name(), l).toString();
+        return RateLimitFields.appendPolicy(new StringBuilder(), RateLimitRule.nameOf(l), l)
+                .toString();
     }
 
     private void listen(
-            HttpServletRequest request, AppliedRules applied, RateLimitListener.Outcome outcome, Decision d) {
+            HttpServletRequest request, AppliedRules applied, RateLimitListener.Outcome outcome, @Nullable Decision d) {
         try {
             listener.onDecision(request, applied.names, outcome, d);
         } catch (RuntimeException e) {
@@ -359,11 +365,13 @@ public final class RateLimitFilter implements Filter {
         }
 
         /**
+         * The filter.
+         *
          * @throws IllegalArgumentException when two rules share a name, or a tiered rule has no limit for the
          *     default tier
          */
         public RateLimitFilter build() {
-            java.util.Set<String> names = new java.util.HashSet<>();
+            Set<String> names = new HashSet<>();
             for (RateLimitRule r : rules) {
                 if (!names.add(r.name())) {
                     throw new IllegalArgumentException("two rules are named '" + r.name()

@@ -3,6 +3,7 @@ package dev.sluice.servlet;
 import dev.sluice.Decision;
 import jakarta.servlet.http.HttpServletRequest;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Told about every request a rule applied to, after the decision and before the request goes on; for metrics.
@@ -26,10 +27,12 @@ public interface RateLimitListener {
     }
 
     /**
+     * Told the outcome of every request a rule applied to.
+     *
      * @param rules the names of the rules that applied, in order
      * @param decision the combined decision; null for {@link Outcome#LIMITER_FAILED} and {@link Outcome#BAD_COST}
      */
-    void onDecision(HttpServletRequest request, List<String> rules, Outcome outcome, Decision decision);
+    void onDecision(HttpServletRequest request, List<String> rules, Outcome outcome, @Nullable Decision decision);
 
     /** Ignores everything. */
     RateLimitListener NONE = (request, rules, outcome, decision) -> {};

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One rule of a {@link RateLimitFilter}: which requests (path patterns, methods), counted by which key, under
@@ -31,7 +32,9 @@ public final class RateLimitRule {
     private final List<PathPattern> paths;
     private final Set<String> methods;
     private final KeyResolver key;
-    private final Limit limit;
+    /** Null when the rule has tiers. */
+    private final @Nullable Limit limit;
+
     private final Map<String, Limit> tiers;
     private final CostResolver cost;
     private final long fixedCost;
@@ -72,7 +75,7 @@ public final class RateLimitRule {
     }
 
     /** The limit for everyone, or null when the rule has tiers. */
-    public Limit limit() {
+    public @Nullable Limit limit() {
         return limit;
     }
 
@@ -91,15 +94,23 @@ public final class RateLimitRule {
     }
 
     /** The limit for {@code tier} (or the default tier's when the rule has no such tier). */
-    Limit limitFor(String tier, String defaultTier) {
+    Limit limitFor(@Nullable String tier, String defaultTier) {
         if (limit != null) {
             return limit;
         }
         Limit l = tier == null ? null : tiers.get(tier);
-        return l != null ? l : tiers.get(defaultTier);
+        return l != null
+                ? l
+                : Objects.requireNonNull(tiers.get(defaultTier), "the filter checked every rule has the default tier");
+    }
+
+    /** The name of one of the rule's limits: the rule names each one it was given without a name. */
+    static String nameOf(Limit l) {
+        return Objects.requireNonNull(l.name(), "a rule's limits are named");
     }
 
     /** The matching pattern, or null when the request is not the rule's. */
+    @Nullable
     String match(String method, String path) {
         if (!methods.isEmpty() && !methods.contains(method)) {
             return null;
@@ -126,7 +137,7 @@ public final class RateLimitRule {
         private final List<PathPattern> paths = new ArrayList<>();
         private final Set<String> methods = new TreeSet<>();
         private KeyResolver key = KeyResolver.clientIp();
-        private Limit limit;
+        private @Nullable Limit limit;
         private final Map<String, Limit> tiers = new LinkedHashMap<>();
         private CostResolver cost = CostResolver.fixed(1);
         private long fixedCost = 1;
@@ -187,6 +198,8 @@ public final class RateLimitRule {
         }
 
         /**
+         * The rule.
+         *
          * @throws IllegalArgumentException when the rule has no limit, or both a limit and tiers, or a fixed cost
          *     above a limit's capacity
          */

@@ -90,6 +90,9 @@ class ClientIpResolverTest {
         assertThatThrownBy(() -> Cidr.parse("10.0.0.0/33"))
                 .hasMessageContaining("prefix length '33'")
                 .hasMessageContaining("0 to 32");
+        assertThatThrownBy(() -> Cidr.parse("10.0.0.0/\u0662\u0664")) // Arabic-Indic 24: Integer.parseInt reads it
+                .hasMessageContaining("prefix length '\u0662\u0664'")
+                .hasMessageContaining("0 to 32");
     }
 
     @Test

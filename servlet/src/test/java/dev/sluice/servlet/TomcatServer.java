@@ -98,7 +98,7 @@ final class TomcatServer implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() throws LifecycleException, IOException {
         tomcat.stop();
         tomcat.destroy();
         try (var files = Files.walk(baseDir)) {

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The one place where every Spring front end of Sluice counts what it decided: the servlet filter (a request, under
@@ -45,7 +46,7 @@ public final class DecisionCounts {
      * @param rules the names of the rules that applied, in order
      * @param decision the combined decision; null when the limiter failed or the cost could never be granted
      */
-    public void request(List<String> rules, Outcome outcome, Decision decision) {
+    public void request(List<String> rules, Outcome outcome, @Nullable Decision decision) {
         for (int i = 0; i < rules.size(); i++) {
             countsOf(rules.get(i)).add(outcome);
         }
@@ -57,13 +58,13 @@ public final class DecisionCounts {
      *
      * @param decision null when the limiter failed, or when no store was asked (a closed route)
      */
-    public void request(String name, Outcome outcome, Decision decision) {
+    public void request(String name, Outcome outcome, @Nullable Decision decision) {
         countsOf(name).add(outcome);
         meters.request(name, outcome, decision);
     }
 
     /** A call of an annotated method. */
-    void call(RateLimitedMethod method, Outcome outcome, Decision decision) {
+    void call(RateLimitedMethod method, Outcome outcome, @Nullable Decision decision) {
         method.counts.add(outcome);
         meters.call(method.limitName, method.metricName, outcome, decision);
     }
@@ -73,7 +74,7 @@ public final class DecisionCounts {
      * denies every request; shown named by the route, as its {@code RateLimit-Policy} item is) and the permits each
      * request spends. A route loaded again replaces what it said.
      */
-    public void route(String id, Limit limit, long cost) {
+    public void route(String id, @Nullable Limit limit, long cost) {
         synchronized (routes) {
             routes.put(id, new Route(id, limit == null ? null : limit.named(id), cost));
         }
@@ -84,7 +85,7 @@ public final class DecisionCounts {
      *
      * @param limit null when the route denies every request
      */
-    public record Route(String id, Limit limit, long cost) {}
+    public record Route(String id, @Nullable Limit limit, long cost) {}
 
     /** The gateway routes recorded so far, in the order they first loaded. */
     public List<Route> routes() {

@@ -2,6 +2,7 @@ package dev.sluice.spring;
 
 import dev.sluice.Decision;
 import dev.sluice.servlet.RateLimitListener.Outcome;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Where {@link DecisionCounts} passes every decision on to be metered: Sluice's Micrometer counters
@@ -17,7 +18,7 @@ public interface DecisionMeters {
      * @param rules the names of what applied: the filter's rules joined by {@code +}, or the gateway route's id
      * @param decision null when the limiter failed or the cost could never be granted
      */
-    void request(String rules, Outcome outcome, Decision decision);
+    void request(String rules, Outcome outcome, @Nullable Decision decision);
 
     /**
      * A call of a {@link RateLimited} method.
@@ -26,14 +27,14 @@ public interface DecisionMeters {
      * @param method {@code SimpleClassName.method}
      * @param decision null when the limiter failed or the cost was not a valid one
      */
-    void call(String limit, String method, Outcome outcome, Decision decision);
+    void call(String limit, String method, Outcome outcome, @Nullable Decision decision);
 
     /** Meters nothing. */
     DecisionMeters NONE = new DecisionMeters() {
         @Override
-        public void request(String rules, Outcome outcome, Decision decision) {}
+        public void request(String rules, Outcome outcome, @Nullable Decision decision) {}
 
         @Override
-        public void call(String limit, String method, Outcome outcome, Decision decision) {}
+        public void call(String limit, String method, Outcome outcome, @Nullable Decision decision) {}
     };
 }

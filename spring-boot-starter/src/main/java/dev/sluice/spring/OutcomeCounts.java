@@ -1,9 +1,11 @@
 package dev.sluice.spring;
 
 import dev.sluice.servlet.RateLimitListener.Outcome;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -12,20 +14,24 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class OutcomeCounts {
     private static final Outcome[] OUTCOMES = Outcome.values();
-    private final LongAdder[] counts = new LongAdder[OUTCOMES.length];
+    private final EnumMap<Outcome, LongAdder> counts = new EnumMap<>(Outcome.class);
 
     OutcomeCounts() {
-        for (int i = 0; i < counts.length; i++) {
-            counts[i] = new LongAdder();
+        for (Outcome o : OUTCOMES) {
+            counts.put(o, new LongAdder());
         }
     }
 
     void add(Outcome outcome) {
-        counts[outcome.ordinal()].increment();
+        counter(outcome).increment();
     }
 
     long count(Outcome outcome) {
-        return counts[outcome.ordinal()].sum();
+        return counter(outcome).sum();
+    }
+
+    private LongAdder counter(Outcome outcome) {
+        return Objects.requireNonNull(counts.get(outcome), "every outcome has a counter");
     }
 
     /** {@code {"allowed": 3, "denied": 1, "shadow_denied": 0, ...}}, every outcome present. */

@@ -6,6 +6,7 @@ import dev.sluice.postgres.RetryPolicy;
 import java.time.Duration;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The PostgreSQL / YugabyteDB store on the application's DataSource; a class of its own so that it is loaded only
@@ -14,7 +15,7 @@ import javax.sql.DataSource;
 final class PostgresStore {
     private PostgresStore() {}
 
-    static Supplier<RateLimiter> opener(DataSource dataSource, Duration budget) {
+    static Supplier<RateLimiter> opener(DataSource dataSource, @Nullable Duration budget) {
         return () -> {
             PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(dataSource);
             if (budget != null) {

@@ -5,6 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.http.RateLimitFields;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A call over its limit: thrown by a {@link RateLimited} method instead of running it (or the failure of the
@@ -33,7 +34,7 @@ public class RateLimitExceededException extends RuntimeException {
         this(limitName, limit, key, decision, null);
     }
 
-    RateLimitExceededException(String limitName, Limit limit, String key, Decision decision, String method) {
+    RateLimitExceededException(String limitName, Limit limit, String key, Decision decision, @Nullable String method) {
         super(message(limitName, decision, method), null, false, false);
         this.limitName = Objects.requireNonNull(limitName, "limitName");
         this.limit = Objects.requireNonNull(limit, "limit");
@@ -41,7 +42,7 @@ public class RateLimitExceededException extends RuntimeException {
         this.decision = Objects.requireNonNull(decision, "decision");
     }
 
-    private static String message(String limitName, Decision d, String method) {
+    private static String message(String limitName, Decision d, @Nullable String method) {
         String by = method == null ? "" : " by " + method;
         long retry = RateLimitFields.retryAfterSeconds(d);
         return d.degraded()

@@ -46,7 +46,8 @@ class RateLimitExceededWebFluxHandler implements WebExceptionHandler, Ordered {
         h.set(RateLimitFields.STATE, p.state());
         h.set(RateLimitFields.RETRY_AFTER, Long.toString(p.retryAfterSeconds()));
         h.set(HttpHeaders.CONTENT_TYPE, RateLimitProblem.CONTENT_TYPE);
-        h.setContentLength(p.body().length);
-        return response.writeWith(Mono.just(response.bufferFactory().wrap(p.body())));
+        byte[] body = p.body();
+        h.setContentLength(body.length);
+        return response.writeWith(Mono.just(response.bufferFactory().wrap(body)));
     }
 }

@@ -10,9 +10,14 @@ import java.nio.charset.StandardCharsets;
  * and {@code RateLimit} (IETF httpapi draft), {@code Retry-After} in whole seconds rounded up, and an RFC 9457
  * problem+json body. Shared by the Spring MVC and WebFlux handlers, so both answer byte for byte alike.
  */
-record RateLimitProblem(String policy, String state, long retryAfterSeconds, byte[] body) {
+record RateLimitProblem(String policy, String state, long retryAfterSeconds, String json) {
     static final String CONTENT_TYPE = "application/problem+json";
     static final int STATUS = 429;
+
+    /** The problem+json body, UTF-8. */
+    byte[] body() {
+        return json.getBytes(StandardCharsets.UTF_8);
+    }
 
     static RateLimitProblem of(RateLimitExceededException e, String problemType, String instance) {
         Decision d = e.decision();
@@ -40,6 +45,6 @@ record RateLimitProblem(String policy, String state, long retryAfterSeconds, byt
                         .toString(),
                 RateLimitFields.appendState(new StringBuilder(), name, d).toString(),
                 retry,
-                json.toString().getBytes(StandardCharsets.UTF_8));
+                json.toString());
     }
 }

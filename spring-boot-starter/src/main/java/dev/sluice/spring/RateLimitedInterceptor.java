@@ -4,13 +4,16 @@ import dev.sluice.Decision;
 import dev.sluice.RateLimiter;
 import dev.sluice.failsafe.LogThrottle;
 import dev.sluice.servlet.RateLimitListener.Outcome;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
+import java.util.function.BiFunction;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanFactory;
@@ -39,11 +42,13 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     private final RateLimitedMethods methods;
     private final boolean shadowMode;
     private final LogThrottle logThrottle = new LogThrottle();
-    private volatile BeanFactory beanFactory;
-    private volatile BeanFactoryResolver beans;
-    private volatile RateLimiter limiter;
-    private volatile DecisionCounts counts;
-    private volatile Executor executor;
+    // set by RateLimitedMethods.setBeanFactory, which Spring calls before it proxies any bean
+    private volatile @Nullable BeanFactory beanFactory;
+    private volatile @Nullable BeanFactoryResolver beans;
+    // looked up on first use: null until then
+    private volatile @Nullable RateLimiter limiter;
+    private volatile @Nullable DecisionCounts counts;
+    private volatile @Nullable Executor executor;
 
     RateLimitedInterceptor(RateLimitedMethods methods, boolean shadowMode) {
         this.methods = methods;
@@ -55,11 +60,15 @@ final class RateLimitedInterceptor implements MethodInterceptor {
         this.beans = new BeanFactoryResolver(beanFactory);
     }
 
+    private BeanFactory beanFactory() {
+        return Objects.requireNonNull(beanFactory, "setBeanFactory was not called: the interceptor has no beans");
+    }
+
     /** The application's limiter, looked up once (at startup when a bean has annotated methods). */
     RateLimiter limiter() {
         RateLimiter l = limiter;
         if (l == null) {
-            l = beanFactory.getBean(RateLimiter.class);
+            l = beanFactory().getBean(RateLimiter.class);
             limiter = l;
         }
         return l;
@@ -69,7 +78,7 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     private DecisionCounts counts() {
         DecisionCounts c = counts;
         if (c == null) {
-            c = beanFactory.getBeanProvider(DecisionCounts.class).getIfAvailable(DecisionCounts::new);
+            c = beanFactory().getBeanProvider(DecisionCounts.class).getIfAvailable(DecisionCounts::new);
             counts = c;
         }
         return c;
@@ -78,8 +87,9 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     private Executor executor() {
         Executor e = executor;
         if (e == null) {
-            e = beanFactory.containsBean(TASK_EXECUTOR) && beanFactory.isTypeMatch(TASK_EXECUTOR, Executor.class)
-                    ? beanFactory.getBean(TASK_EXECUTOR, Executor.class)
+            BeanFactory f = beanFactory();
+            e = f.containsBean(TASK_EXECUTOR) && f.isTypeMatch(TASK_EXECUTOR, Executor.class)
+                    ? f.getBean(TASK_EXECUTOR, Executor.class)
                     : ForkJoinPool.commonPool();
             executor = e;
         }
@@ -111,33 +121,28 @@ final class RateLimitedInterceptor implements MethodInterceptor {
             }
             call = new Call(m, key, m.storeKey(key), cost);
         } catch (IllegalArgumentException e) {
-            switch (m.returns) {
-                case COMPLETION_STAGE:
-                    return CompletableFuture.failedFuture(e);
-                case MONO:
-                case FLUX:
-                    return ReactorCalls.error(m.returns, e);
-                default:
-                    throw e;
-            }
+            return switch (m.returns) {
+                case COMPLETION_STAGE -> CompletableFuture.failedFuture(e);
+                case MONO, FLUX -> ReactorCalls.error(m.returns, e);
+                case VALUE -> throw e;
+            };
         }
         if (call.cost() == 0) {
             return invocation.proceed(); // spends nothing, so nothing to ask
         }
-        switch (m.returns) {
-            case COMPLETION_STAGE:
-                return stage(call, invocation);
-            case MONO:
-            case FLUX:
-                return ReactorCalls.decideOnSubscribe(
+        return switch (m.returns) {
+            case COMPLETION_STAGE -> stage(call, invocation);
+            case MONO, FLUX ->
+                ReactorCalls.decideOnSubscribe(
                         this, call, invocation instanceof ProxyMethodInvocation p ? p.invocableClone() : invocation);
-            default:
+            case VALUE -> {
                 RateLimitExceededException denied = verdict(call, decide(call));
                 if (denied != null) {
                     throw denied;
                 }
-                return invocation.proceed();
-        }
+                yield invocation.proceed();
+            }
+        };
     }
 
     private Object stage(Call call, MethodInvocation invocation) throws Throwable {
@@ -160,7 +165,7 @@ final class RateLimitedInterceptor implements MethodInterceptor {
     }
 
     /** The store's decision, or null when the limiter threw (logged). */
-    private Decision decide(Call call) {
+    private @Nullable Decision decide(Call call) {
         try {
             return limiter().tryAcquire(call.storeKey(), call.method().limit, call.cost());
         } catch (RuntimeException e) {
@@ -181,7 +186,7 @@ final class RateLimitedInterceptor implements MethodInterceptor {
             limiterFailed(call, e);
             return CompletableFuture.completedFuture(null);
         }
-        java.util.function.BiFunction<Decision, Throwable, Decision> orNull = (d, e) -> {
+        BiFunction<Decision, Throwable, Decision> orNull = (d, e) -> {
             if (e != null) {
                 limiterFailed(call, e instanceof CompletionException && e.getCause() != null ? e.getCause() : e);
                 return null;
@@ -195,7 +200,8 @@ final class RateLimitedInterceptor implements MethodInterceptor {
      * What to do with a decision: null to run the method (allowed, limiter failed, or shadow mode), else the
      * exception to fail with. Counts the outcome and logs what deserves it.
      */
-    RateLimitExceededException verdict(Call call, Decision d) {
+    @Nullable
+    RateLimitExceededException verdict(Call call, @Nullable Decision d) {
         RateLimitedMethod m = call.method();
         if (d == null) {
             counts().call(m, Outcome.LIMITER_FAILED, null);

@@ -11,8 +11,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
 import org.springframework.core.DefaultParameterNameDiscoverer;
 import org.springframework.core.ParameterNameDiscoverer;
@@ -57,8 +59,10 @@ final class RateLimitedMethod {
 
     final Returns returns;
     final OutcomeCounts counts = new OutcomeCounts();
-    private final Expression key;
-    private final Expression cost;
+    /** Null: no {@code key} attribute, every call shares {@code *}. */
+    private final @Nullable Expression key;
+    /** Null: no {@code cost} attribute, every call spends 1. */
+    private final @Nullable Expression cost;
     /** {@code <limit>:<scope>:}, the store key's prefix. */
     private final String keyPrefix;
 
@@ -192,7 +196,7 @@ final class RateLimitedMethod {
     }
 
     /** The context the expressions see: the arguments by name and position, and beans by {@code @name}. */
-    MethodBasedEvaluationContext context(Object[] args, BeanResolver beans) {
+    MethodBasedEvaluationContext context(Object[] args, @Nullable BeanResolver beans) {
         MethodBasedEvaluationContext c = new MethodBasedEvaluationContext(null, method, args, NAMES);
         if (beans != null) {
             c.setBeanResolver(beans);
@@ -249,7 +253,7 @@ final class RateLimitedMethod {
         return c;
     }
 
-    private long costValue(Object v, String source) {
+    private long costValue(@Nullable Object v, String source) {
         BigDecimal d = null;
         if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
             d = BigDecimal.valueOf(((Number) v).longValue());
@@ -277,7 +281,7 @@ final class RateLimitedMethod {
     }
 
     private static Returns returns(Class<?> type) {
-        if (type == CompletionStage.class || type == java.util.concurrent.CompletableFuture.class) {
+        if (type == CompletionStage.class || type == CompletableFuture.class) {
             return Returns.COMPLETION_STAGE;
         }
         if (type.getName().equals("reactor.core.publisher.Mono")) {

@@ -3,9 +3,11 @@ package dev.sluice.spring;
 import dev.sluice.Limit;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
@@ -37,7 +39,8 @@ final class RateLimitedMethods extends AbstractBeanFactoryAwareAdvisingPostProce
     /** One entry per annotated method, in the order found: what the endpoint lists. */
     private final Map<Method, RateLimitedMethod> found = new ConcurrentHashMap<>();
 
-    private BeanFactory beanFactory;
+    /** Null until Spring calls {@link #setBeanFactory}. */
+    private @Nullable BeanFactory beanFactory;
 
     /**
      * @param limits the named limits of {@code sluice.limits}
@@ -81,6 +84,7 @@ final class RateLimitedMethods extends AbstractBeanFactoryAwareAdvisingPostProce
     }
 
     /** The checked annotation of {@code method} as invoked on {@code targetClass}, or null. */
+    @Nullable
     RateLimitedMethod find(Method method, Class<?> targetClass) {
         MethodClassKey k = new MethodClassKey(method, targetClass);
         RateLimitedMethod m = byMethod.get(k);
@@ -103,7 +107,7 @@ final class RateLimitedMethods extends AbstractBeanFactoryAwareAdvisingPostProce
     /** Every annotated method found, sorted by description. */
     List<RateLimitedMethod> methods() {
         List<RateLimitedMethod> all = new ArrayList<>(found.values());
-        all.sort(java.util.Comparator.comparing(m -> m.description));
+        all.sort(Comparator.comparing(m -> m.description));
         return all;
     }
 

@@ -2,16 +2,18 @@ package dev.sluice.spring;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.redis.RedisRateLimiter;
+import io.lettuce.core.RedisURI;
 import java.time.Duration;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /** The Redis store; a class of its own so that it is loaded only when sluice-redis is present. */
 final class RedisStore {
     private RedisStore() {}
 
-    static Supplier<RateLimiter> opener(String uri, Duration budget) {
+    static Supplier<RateLimiter> opener(String uri, @Nullable Duration budget) {
         try {
-            io.lettuce.core.RedisURI.create(uri); // a malformed URI fails startup, not every reconnection
+            RedisURI.create(uri); // a malformed URI fails startup, not every reconnection
         } catch (IllegalArgumentException e) {
             throw new SluiceConfigException(
                     "sluice.store",

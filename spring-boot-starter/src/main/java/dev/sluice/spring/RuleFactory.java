@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Builds the filter's rules from {@code sluice.limits} and {@code sluice.rules}, checking everything at startup:
@@ -61,7 +62,7 @@ final class RuleFactory {
             try {
                 b.paths(r.getPaths().toArray(String[]::new));
             } catch (IllegalArgumentException e) {
-                throw new SluiceConfigException(path + ".paths", e.getMessage());
+                throw new SluiceConfigException(path + ".paths", String.valueOf(e.getMessage()));
             }
             b.methods(r.getMethods().toArray(String[]::new));
             b.key(key(path + ".key", r.getKey()));
@@ -113,13 +114,13 @@ final class RuleFactory {
                 try {
                     b.cost(r.getCost());
                 } catch (IllegalArgumentException e) {
-                    throw new SluiceConfigException(path + ".cost", e.getMessage());
+                    throw new SluiceConfigException(path + ".cost", String.valueOf(e.getMessage()));
                 }
             }
             try {
                 rules.add(b.build());
             } catch (IllegalArgumentException e) {
-                throw new SluiceConfigException(path + ".cost", e.getMessage());
+                throw new SluiceConfigException(path + ".cost", String.valueOf(e.getMessage()));
             }
         }
         return rules;
@@ -136,7 +137,7 @@ final class RuleFactory {
         return l;
     }
 
-    static KeyResolver key(String path, String key) {
+    static KeyResolver key(String path, @Nullable String key) {
         String k = key == null ? "ip" : key.strip();
         String lower = k.toLowerCase(Locale.ROOT);
         if (lower.startsWith("header:") && k.length() > "header:".length()) {
@@ -160,7 +161,7 @@ final class RuleFactory {
             try {
                 algorithm = Algorithm.fromConfigName(s.getAlgorithm());
             } catch (IllegalArgumentException e) {
-                throw new SluiceConfigException(path + ".algorithm", e.getMessage());
+                throw new SluiceConfigException(path + ".algorithm", String.valueOf(e.getMessage()));
             }
         }
         if (s.getRequestsPerUnit() == null) {
@@ -177,7 +178,7 @@ final class RuleFactory {
             try {
                 window = RateUnit.fromConfigName(s.getUnit()).length();
             } catch (IllegalArgumentException e) {
-                throw new SluiceConfigException(path + ".unit", e.getMessage());
+                throw new SluiceConfigException(path + ".unit", String.valueOf(e.getMessage()));
             }
         } else if (s.getWindow() != null) {
             window = s.getWindow();
@@ -188,7 +189,7 @@ final class RuleFactory {
         try { // LimitSpec refuses a burst on an algorithm without one, naming it
             return new LimitSpec(algorithm, s.getRequestsPerUnit(), window, s.getBurst()).toLimit();
         } catch (IllegalArgumentException e) {
-            throw new SluiceConfigException(path, e.getMessage());
+            throw new SluiceConfigException(path, String.valueOf(e.getMessage()));
         }
     }
 }

@@ -7,6 +7,7 @@ import dev.sluice.servlet.RateLimitFilter;
 import dev.sluice.servlet.RateLimitListener;
 import dev.sluice.servlet.RateLimitRule;
 import io.micrometer.core.instrument.MeterRegistry;
+import jakarta.servlet.Filter;
 import java.util.List;
 import javax.sql.DataSource;
 import org.springframework.beans.factory.ObjectProvider;
@@ -73,7 +74,7 @@ public class SluiceAutoConfiguration {
     /** Servlet applications: the filter and its registration. */
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnWebApplication(type = ConditionalOnWebApplication.Type.SERVLET)
-    @ConditionalOnClass(jakarta.servlet.Filter.class)
+    @ConditionalOnClass(Filter.class)
     static class Web {
 
         @Bean
@@ -96,7 +97,7 @@ public class SluiceAutoConfiguration {
                                 ? ClientIpResolver.peerOnly()
                                 : ClientIpResolver.trusting(p.getForwardedHeader(), p.getTrustedProxies()));
             } catch (IllegalArgumentException e) {
-                throw new SluiceConfigException("sluice.trusted-proxies", e.getMessage());
+                throw new SluiceConfigException("sluice.trusted-proxies", String.valueOf(e.getMessage()));
             }
             rules.forEach(b::rule);
             return b.build();

@@ -5,9 +5,12 @@ import dev.sluice.Degradation;
 import dev.sluice.servlet.RateLimitListener.Outcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.EnumMap;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Sluice's Micrometer counters, the same in every kind of application:
@@ -30,8 +33,8 @@ final class SluiceMetrics implements DecisionMeters {
     private static final Degradation[] DEGRADATIONS = Degradation.values();
 
     private final MeterRegistry registry;
-    /** By the {@code rules} tag, or by limit and method: one counter per outcome and degradation, made when used. */
-    private final ConcurrentHashMap<Object, AtomicReferenceArray<Counter>> counters = new ConcurrentHashMap<>();
+    /** By the {@code rules} tag, or by limit and method: a slot per outcome and degradation, filled when used. */
+    private final ConcurrentHashMap<Object, Slots> counters = new ConcurrentHashMap<>();
 
     SluiceMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -39,28 +42,49 @@ final class SluiceMetrics implements DecisionMeters {
 
     private record Call(String limit, String method) {}
 
+    /** One name's counters by outcome and degradation; the maps are complete when made, and never change. */
+    private static final class Slots {
+        private final EnumMap<Outcome, EnumMap<Degradation, AtomicReference<Counter>>> byOutcome =
+                new EnumMap<>(Outcome.class);
+
+        Slots() {
+            for (Outcome o : OUTCOMES) {
+                EnumMap<Degradation, AtomicReference<Counter>> byDegradation = new EnumMap<>(Degradation.class);
+                for (Degradation d : DEGRADATIONS) {
+                    byDegradation.put(d, new AtomicReference<>());
+                }
+                byOutcome.put(o, byDegradation);
+            }
+        }
+
+        AtomicReference<Counter> slot(Outcome outcome, Degradation degradation) {
+            EnumMap<Degradation, AtomicReference<Counter>> byDegradation =
+                    Objects.requireNonNull(byOutcome.get(outcome), "every outcome has its slots");
+            return Objects.requireNonNull(byDegradation.get(degradation), "every degradation has a slot");
+        }
+    }
+
     @Override
-    public void request(String rules, Outcome outcome, Decision decision) {
+    public void request(String rules, Outcome outcome, @Nullable Decision decision) {
         counter(rules, outcome, decision).increment();
     }
 
     @Override
-    public void call(String limit, String method, Outcome outcome, Decision decision) {
+    public void call(String limit, String method, Outcome outcome, @Nullable Decision decision) {
         counter(new Call(limit, method), outcome, decision).increment();
     }
 
-    private Counter counter(Object what, Outcome outcome, Decision decision) {
+    private Counter counter(Object what, Outcome outcome, @Nullable Decision decision) {
         Degradation degradation = decision == null ? Degradation.NONE : decision.degradation();
-        AtomicReferenceArray<Counter> byOutcome = counters.get(what);
-        if (byOutcome == null) {
-            byOutcome = counters.computeIfAbsent(
-                    what, k -> new AtomicReferenceArray<>(OUTCOMES.length * DEGRADATIONS.length));
+        Slots slots = counters.get(what);
+        if (slots == null) {
+            slots = counters.computeIfAbsent(what, k -> new Slots());
         }
-        int i = outcome.ordinal() * DEGRADATIONS.length + degradation.ordinal();
-        Counter c = byOutcome.get(i);
+        AtomicReference<Counter> slot = slots.slot(outcome, degradation);
+        Counter c = slot.get();
         if (c == null) { // registering twice is harmless: the registry hands back the same counter
             c = register(what, outcome, degradation);
-            byOutcome.set(i, c);
+            slot.set(c);
         }
         return c;
     }

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -46,7 +47,7 @@ public class SluiceProperties {
      * Time budget of one decision on a remote store, connection and retries included (a call returns within it
      * plus about 2 ms); empty = the store's default (Redis 10 ms, PostgreSQL 25 ms).
      */
-    private Duration budget;
+    private @Nullable Duration budget;
 
     /** While a remote store is unhealthy, how often one request tries it again. */
     private Duration probeInterval = Duration.ofMillis(200);
@@ -113,11 +114,11 @@ public class SluiceProperties {
         this.failurePolicy = failurePolicy;
     }
 
-    public Duration getBudget() {
+    public @Nullable Duration getBudget() {
         return budget;
     }
 
-    public void setBudget(Duration budget) {
+    public void setBudget(@Nullable Duration budget) {
         this.budget = budget;
     }
 
@@ -204,57 +205,57 @@ public class SluiceProperties {
     /** A limit in the service's vocabulary. */
     public static class LimitProperties {
         /** How many requests per unit (or window). */
-        private Long requestsPerUnit;
+        private @Nullable Long requestsPerUnit;
 
         /** The period of requests_per_unit: second, minute, hour, day (or week, month, year). */
-        private String unit;
+        private @Nullable String unit;
 
         /** Any period instead of unit, such as 90s or 1500ms. */
-        private Duration window;
+        private @Nullable Duration window;
 
         /** token_bucket, gcra, fixed_window (the default, as in the service), sliding_window or sliding_log. */
-        private String algorithm;
+        private @Nullable String algorithm;
 
         /** How many may pass at once when idle (token_bucket and gcra); defaults to requests_per_unit. */
-        private Long burst;
+        private @Nullable Long burst;
 
-        public Long getRequestsPerUnit() {
+        public @Nullable Long getRequestsPerUnit() {
             return requestsPerUnit;
         }
 
-        public void setRequestsPerUnit(Long requestsPerUnit) {
+        public void setRequestsPerUnit(@Nullable Long requestsPerUnit) {
             this.requestsPerUnit = requestsPerUnit;
         }
 
-        public String getUnit() {
+        public @Nullable String getUnit() {
             return unit;
         }
 
-        public void setUnit(String unit) {
+        public void setUnit(@Nullable String unit) {
             this.unit = unit;
         }
 
-        public Duration getWindow() {
+        public @Nullable Duration getWindow() {
             return window;
         }
 
-        public void setWindow(Duration window) {
+        public void setWindow(@Nullable Duration window) {
             this.window = window;
         }
 
-        public String getAlgorithm() {
+        public @Nullable String getAlgorithm() {
             return algorithm;
         }
 
-        public void setAlgorithm(String algorithm) {
+        public void setAlgorithm(@Nullable String algorithm) {
             this.algorithm = algorithm;
         }
 
-        public Long getBurst() {
+        public @Nullable Long getBurst() {
             return burst;
         }
 
-        public void setBurst(Long burst) {
+        public void setBurst(@Nullable Long burst) {
             this.burst = burst;
         }
 
@@ -266,7 +267,7 @@ public class SluiceProperties {
     /** A rule: which requests, counted by what, under which limit. Its own limit fields are an inline limit. */
     public static class RuleSpec extends LimitProperties {
         /** Names the rule's keys, its RateLimit-Policy item and its metrics; default rule-N. */
-        private String name;
+        private @Nullable String name;
 
         /** Ant-style path patterns such as /api/**; empty means every path. */
         private List<String> paths = new ArrayList<>();
@@ -281,7 +282,7 @@ public class SluiceProperties {
         private String key = "ip";
 
         /** The name of a limit under sluice.limits, instead of an inline limit. */
-        private String limit;
+        private @Nullable String limit;
 
         /** Tier name to the name of a limit under sluice.limits. */
         private Map<String, String> tiers = new LinkedHashMap<>();
@@ -290,13 +291,13 @@ public class SluiceProperties {
         private long cost = 1;
 
         /** A request header carrying the cost (for example X-Batch-Size); "cost" when absent. */
-        private String costHeader;
+        private @Nullable String costHeader;
 
-        public String getName() {
+        public @Nullable String getName() {
             return name;
         }
 
-        public void setName(String name) {
+        public void setName(@Nullable String name) {
             this.name = name;
         }
 
@@ -324,11 +325,11 @@ public class SluiceProperties {
             this.key = key;
         }
 
-        public String getLimit() {
+        public @Nullable String getLimit() {
             return limit;
         }
 
-        public void setLimit(String limit) {
+        public void setLimit(@Nullable String limit) {
             this.limit = limit;
         }
 
@@ -348,11 +349,11 @@ public class SluiceProperties {
             this.cost = cost;
         }
 
-        public String getCostHeader() {
+        public @Nullable String getCostHeader() {
             return costHeader;
         }
 
-        public void setCostHeader(String costHeader) {
+        public void setCostHeader(@Nullable String costHeader) {
             this.costHeader = costHeader;
         }
     }

@@ -8,6 +8,7 @@ import dev.sluice.memory.InMemoryRateLimiter;
 import java.util.Locale;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -21,7 +22,8 @@ import org.springframework.util.ClassUtils;
 public final class StoreFactory {
     private StoreFactory() {}
 
-    public static RateLimiter create(SluiceProperties p, Ticker ticker, Supplier<DataSource> dataSource) {
+    public static RateLimiter create(
+            SluiceProperties p, @Nullable Ticker ticker, Supplier<@Nullable DataSource> dataSource) {
         String store = p.getStore() == null ? "memory" : p.getStore().strip();
         String lower = store.toLowerCase(Locale.ROOT);
         if (lower.equals("memory")) {
@@ -54,7 +56,7 @@ public final class StoreFactory {
         try {
             b.probeInterval(p.getProbeInterval());
         } catch (IllegalArgumentException e) {
-            throw new SluiceConfigException("sluice.probe-interval", e.getMessage());
+            throw new SluiceConfigException("sluice.probe-interval", String.valueOf(e.getMessage()));
         }
         if (ticker != null) {
             b.ticker(ticker);
@@ -64,7 +66,7 @@ public final class StoreFactory {
         } catch (StoreException e) {
             // the store refused this configuration (a password, a host, a port): the application must not start
             // with rate limiting silently off; Spring Boot's report shows the store's own message and its fix
-            SluiceConfigException c = new SluiceConfigException("sluice.store", e.getMessage());
+            SluiceConfigException c = new SluiceConfigException("sluice.store", String.valueOf(e.getMessage()));
             c.initCause(e);
             throw c;
         }

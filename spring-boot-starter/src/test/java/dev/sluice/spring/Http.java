@@ -1,5 +1,7 @@
 package dev.sluice.spring;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -8,8 +10,15 @@ import java.time.Duration;
 
 /** {@code java.net.http} against the test application's random port. */
 final class Http {
-    private static final HttpClient CLIENT =
-            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /**
+     * A new client, so a new connection, for every request: on a kept-alive connection reactor-netty (1.3.7, the
+     * newest served here) was seen to leave a request unread in the socket, its event loop idle:
+     * reactor/reactor-netty#4361 ("keep-alive connection stops reading after a queued request completes
+     * synchronously"), fixed after that release. These tests are about the starter's answers, not that bug.
+     */
+    private static HttpClient client() {
+        return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    }
 
     private Http() {}
 
@@ -20,9 +29,9 @@ final class Http {
             b.headers(headers);
         }
         try {
-            return CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            return client().send(b.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);

@@ -1,5 +1,6 @@
 package dev.sluice.spring;
 
+import java.io.Closeable;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -48,10 +49,12 @@ public final class IsolatedApp implements AutoCloseable {
     private static final String TOMCAT_URL_FACTORY = "org.apache.catalina.webresources.TomcatURLStreamHandlerFactory";
 
     private final Loader loader;
-    private final AutoCloseable context;
+    /** The application's ConfigurableApplicationContext: a Closeable, a JDK type and so the same in any loader. */
+    private final Closeable context;
+
     private final int port;
 
-    private IsolatedApp(Loader loader, AutoCloseable context, int port) {
+    private IsolatedApp(Loader loader, Closeable context, int port) {
         this.loader = loader;
         this.context = context;
         this.port = port;
@@ -91,7 +94,7 @@ public final class IsolatedApp implements AutoCloseable {
             String port = (String) loader.loadClass("org.springframework.core.env.PropertyResolver")
                     .getMethod("getProperty", String.class)
                     .invoke(environment, "local.server.port");
-            return new IsolatedApp(loader, (AutoCloseable) context, Integer.parseInt(port));
+            return new IsolatedApp(loader, (Closeable) context, Integer.parseInt(port));
         } catch (InvocationTargetException e) {
             loader.close();
             throw e.getCause() instanceof Exception c ? c : e;
@@ -164,7 +167,7 @@ public final class IsolatedApp implements AutoCloseable {
     }
 
     @Override
-    public void close() throws Exception {
+    public void close() throws IOException {
         ClassLoader previous = Thread.currentThread().getContextClassLoader();
         Thread.currentThread().setContextClassLoader(loader);
         try {
@@ -187,7 +190,7 @@ public final class IsolatedApp implements AutoCloseable {
     /** This JVM's class path (Surefire sets java.class.path to the test class path) less the excluded jars. */
     private static URL[] classPath(List<String> excluded) {
         List<URL> urls = new ArrayList<>();
-        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+        for (String entry : System.getProperty("java.class.path").split(File.pathSeparator, -1)) {
             if (entry.isEmpty()) {
                 continue;
             }

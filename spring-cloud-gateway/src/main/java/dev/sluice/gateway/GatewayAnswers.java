@@ -10,6 +10,7 @@ import dev.sluice.spring.DecisionCounts;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletionException;
+import org.jspecify.annotations.Nullable;
 import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter.Response;
 
 /**
@@ -35,7 +36,7 @@ final class GatewayAnswers {
     String burstCapacity = SluiceRateLimiter.BURST_CAPACITY_HEADER;
     String requestedTokens = SluiceRateLimiter.REQUESTED_TOKENS_HEADER;
     /** Where decisions are counted: the application's, else one of its own. */
-    private volatile DecisionCounts counts;
+    private volatile @Nullable DecisionCounts counts;
 
     private final LogThrottle logThrottle = new LogThrottle();
 
@@ -92,7 +93,7 @@ final class GatewayAnswers {
      * @param d the decision; null when no store was asked (a closed route) or none came ({@code failed})
      * @param failed why no decision came, or null
      */
-    Map<String, String> headers(String routeId, RouteLimit route, Decision d, Degradation failed) {
+    Map<String, String> headers(String routeId, RouteLimit route, @Nullable Decision d, @Nullable Degradation failed) {
         Map<String, String> h = new LinkedHashMap<>();
         if (!include) {
             return h;

@@ -4,6 +4,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.GatewayFilter;
@@ -34,7 +35,8 @@ final class RouteArgumentsCheck
     /** Per route, its arguments of another rate limiter ({@code redis-rate-limiter.replenishRate}). */
     private final Map<String, Set<String>> otherArguments = new ConcurrentHashMap<>();
 
-    private ApplicationEventPublisher publisher;
+    /** Null until Spring calls {@link #setApplicationEventPublisher}, before any bean is post-processed. */
+    private @Nullable ApplicationEventPublisher publisher;
 
     @Override
     public void setApplicationEventPublisher(ApplicationEventPublisher publisher) {

@@ -7,6 +7,7 @@ import dev.sluice.Rate;
 import dev.sluice.RateUnit;
 import java.time.Duration;
 import java.util.Collection;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A route's {@link SluiceRateLimiter.Config} read into what a decision needs: the {@link Limit}, the cost of one
@@ -32,12 +33,18 @@ import java.util.Collection;
  *                      a whole number per second; RateLimit-Policy states it exactly)
  * @param burstCapacity the X-RateLimit-Burst-Capacity value: burstCapacity, or the limit's capacity
  */
-record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapacity, String requestedTokens) {
+record RouteLimit(
+        @Nullable Limit limit,
+        long cost,
+        @Nullable String replenishRate,
+        String burstCapacity,
+        String requestedTokens) {
 
-    /** Whether every request is denied without asking the store ({@code burstCapacity: 0}). */
-    boolean deniesAll() {
-        return limit == null;
-    }
+    /**
+     * The name of every route's limit: its identity, so that a route whose numbers change (its arguments rebound)
+     * keeps each key's state under the new numbers. One name serves every route: a route's keys begin with its id.
+     */
+    static final String NAME = "gateway-route";
 
     /**
      * Reads {@code c}; {@code where} names the route in messages.
@@ -72,7 +79,7 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
      * @param others the route's arguments of another rate limiter ({@code redis-rate-limiter.replenishRate}), or
      *               null
      */
-    static String missing(String where, Collection<String> others) {
+    static String missing(String where, @Nullable Collection<String> others) {
         String p = SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + ".";
         StringBuilder m = new StringBuilder(where)
                 .append(": its RequestRateLimiter decides with Sluice but it has no ")
@@ -121,7 +128,8 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
             throw new IllegalArgumentException(arg + "requestedTokens " + cost + " exceeds burstCapacity "
                     + burstCapacity + ": no request could ever pass; raise burstCapacity or lower requestedTokens");
         }
-        Limit limit = Limit.tokenBucket(burstCapacity, Rate.perSecond(replenishRate));
+        Limit limit =
+                Limit.tokenBucket(burstCapacity, Rate.perSecond(replenishRate)).named(NAME);
         return new RouteLimit(limit, cost, headerRate, Long.toString(burstCapacity), Long.toString(cost));
     }
 
@@ -157,7 +165,8 @@ record RouteLimit(Limit limit, long cost, String replenishRate, String burstCapa
         Limit limit;
         try { // LimitSpec refuses a burst on an algorithm without one, naming it
             limit = new LimitSpec(algorithm, c.getRequestsPerUnit(), window, c.getBurst()).toLimit();
-            limit.checkCost(cost);
+            limit.checkCost(cost); // its message names the numbers
+            limit = limit.named(NAME);
         } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException(
                     where + ": " + SluiceRateLimiter.CONFIGURATION_PROPERTY_NAME + ": " + e.getMessage(), e);

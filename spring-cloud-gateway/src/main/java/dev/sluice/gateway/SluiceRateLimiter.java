@@ -1,11 +1,13 @@
 package dev.sluice.gateway;
 
+import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.spring.DecisionCounts;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.cloud.gateway.config.GatewayProperties;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
@@ -71,7 +73,8 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
     public static final String REQUESTED_TOKENS_HEADER = "X-RateLimit-Requested-Tokens";
 
     private final RateLimiter store;
-    private final Config defaultConfig;
+    /** The Java DSL's config for routes without their own; null with a ConfigurationService. */
+    private final @Nullable Config defaultConfig;
     /** Whether the constructor was given the gateway's ConfigurationService (else the context may give it). */
     private final boolean hasConfigurationService;
 
@@ -82,7 +85,7 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
      * A limiter configured per route by the gateway's {@code ConfigurationService}, deciding on {@code store}
      * (put a remote store behind a {@code FailSafeRateLimiter}: its failures are then decided by a policy).
      */
-    public SluiceRateLimiter(RateLimiter store, ConfigurationService configurationService) {
+    public SluiceRateLimiter(RateLimiter store, @Nullable ConfigurationService configurationService) {
         super(Config.class, CONFIGURATION_PROPERTY_NAME, configurationService);
         this.store = Objects.requireNonNull(store, "store must not be null");
         this.defaultConfig = null;
@@ -143,10 +146,10 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
      * does not start, or with {@code fail-on-route-definition-error: false} leaves the route out with a warning.
      *
      * @param otherArguments the route's arguments of another rate limiter ({@code redis-rate-limiter.*}), to name
-     *                       in the message
+     *                       in the message; null when it has none
      * @throws IllegalArgumentException naming the route and the arguments it needs
      */
-    public void routeLoaded(String routeId, Collection<String> otherArguments) {
+    public void routeLoaded(String routeId, @Nullable Collection<String> otherArguments) {
         RouteLimit route = configuration(routeId, otherArguments).resolve(where(routeId));
         answers.counts().route(routeId, route.limit(), route.cost());
     }
@@ -154,11 +157,12 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
     @Override
     public Mono<Response> isAllowed(String routeId, String id) {
         RouteLimit route = loadConfiguration(routeId).forRoute(routeId);
-        if (route.deniesAll()) {
+        Limit limit = route.limit();
+        if (limit == null) { // the route denies every request
             return Mono.just(answers.closed(routeId, route));
         }
         String key = key(routeId, id);
-        return Mono.fromFuture(() -> store.tryAcquireAsync(key, route.limit(), route.cost()))
+        return Mono.fromFuture(() -> store.tryAcquireAsync(key, limit, route.cost()))
                 .map(d -> answers.decided(routeId, route, d))
                 .onErrorResume(e -> Mono.just(answers.failed(routeId, route, e)));
     }
@@ -168,7 +172,7 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
         return configuration(routeId, null);
     }
 
-    private Config configuration(String routeId, Collection<String> foreign) {
+    private Config configuration(String routeId, @Nullable Collection<String> foreign) {
         Config c = getConfig().getOrDefault(routeId, defaultConfig);
         if (c == null) {
             c = getConfig().get(RouteDefinitionRouteLocator.DEFAULT_FILTERS);
@@ -247,16 +251,16 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
      * setters return the config, as RedisRateLimiter.Config's do.
      */
     public static class Config {
-        private Integer replenishRate;
-        private Integer burstCapacity;
+        private @Nullable Integer replenishRate;
+        private @Nullable Integer burstCapacity;
         private int requestedTokens = 1;
-        private Long requestsPerUnit;
-        private String unit;
-        private Duration window;
-        private String algorithm;
-        private Long burst;
+        private @Nullable Long requestsPerUnit;
+        private @Nullable String unit;
+        private @Nullable Duration window;
+        private @Nullable String algorithm;
+        private @Nullable Long burst;
         /** What the settings above read as; dropped by every setter. */
-        private volatile RouteLimit resolved;
+        private volatile @Nullable RouteLimit resolved;
 
         /** Tokens added per second (RedisRateLimiter's replenishRate); 0 when unset. */
         public int getReplenishRate() {
@@ -292,64 +296,66 @@ public class SluiceRateLimiter extends AbstractRateLimiter<SluiceRateLimiter.Con
         }
 
         /** How many requests per unit (or window), Sluice's words. */
-        public Long getRequestsPerUnit() {
+        public @Nullable Long getRequestsPerUnit() {
             return requestsPerUnit;
         }
 
-        public Config setRequestsPerUnit(Long requestsPerUnit) {
+        public Config setRequestsPerUnit(@Nullable Long requestsPerUnit) {
             this.requestsPerUnit = requestsPerUnit;
             resolved = null;
             return this;
         }
 
         /** The period of requests_per_unit: second, minute, hour, day (or week, month, year). */
-        public String getUnit() {
+        public @Nullable String getUnit() {
             return unit;
         }
 
-        public Config setUnit(String unit) {
+        public Config setUnit(@Nullable String unit) {
             this.unit = unit;
             resolved = null;
             return this;
         }
 
         /** Any period instead of unit, such as 90s or 1500ms. */
-        public Duration getWindow() {
+        public @Nullable Duration getWindow() {
             return window;
         }
 
-        public Config setWindow(Duration window) {
+        public Config setWindow(@Nullable Duration window) {
             this.window = window;
             resolved = null;
             return this;
         }
 
         /** token_bucket, gcra, fixed_window (the default, as everywhere in Sluice), sliding_window or sliding_log. */
-        public String getAlgorithm() {
+        public @Nullable String getAlgorithm() {
             return algorithm;
         }
 
-        public Config setAlgorithm(String algorithm) {
+        public Config setAlgorithm(@Nullable String algorithm) {
             this.algorithm = algorithm;
             resolved = null;
             return this;
         }
 
         /** How many may pass at once when idle (token_bucket and gcra); defaults to requests_per_unit. */
-        public Long getBurst() {
+        public @Nullable Long getBurst() {
             return burst;
         }
 
-        public Config setBurst(Long burst) {
+        public Config setBurst(@Nullable Long burst) {
             this.burst = burst;
             resolved = null;
             return this;
         }
 
+        @Nullable
         Integer replenishRateIfSet() {
             return replenishRate;
         }
 
+        @Nullable
         Integer burstCapacityIfSet() {
             return burstCapacity;
         }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.gateway.testapp.GatewayTestApp;
 import java.net.http.HttpResponse;
+import java.util.Locale;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -49,12 +50,12 @@ class GatewayDefaultFiltersTest {
             HttpResponse<String> r = as("alice", port, "/plain/a");
             assertThat(r.statusCode()).isEqualTo(200);
             assertThat(r.headers().map().keySet())
-                    .noneMatch(h -> h.toLowerCase().contains("ratelimit"));
+                    .noneMatch(h -> h.toLowerCase(Locale.ROOT).contains("ratelimit"));
         }
         HttpResponse<String> denied = as("alice", port, "/plain/a");
         assertThat(denied.statusCode()).isEqualTo(429);
         assertThat(denied.headers().map().keySet())
-                .noneMatch(h -> h.toLowerCase().contains("ratelimit") || h.equalsIgnoreCase("retry-after"));
+                .noneMatch(h -> h.toLowerCase(Locale.ROOT).contains("ratelimit") || h.equalsIgnoreCase("retry-after"));
         assertThat(as("bob", port, "/plain/a").statusCode()).isEqualTo(200);
         assertThat(BACKEND.hits("/plain/a")).isEqualTo(3);
     }

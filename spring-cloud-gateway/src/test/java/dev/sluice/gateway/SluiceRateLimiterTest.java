@@ -26,6 +26,7 @@ import org.springframework.boot.convert.ApplicationConversionService;
 import org.springframework.cloud.gateway.event.FilterArgsEvent;
 import org.springframework.cloud.gateway.filter.ratelimit.RateLimiter.Response;
 import org.springframework.cloud.gateway.support.ConfigurationService;
+import org.springframework.context.support.GenericApplicationContext;
 
 /** The limiter without a gateway: how it reads route arguments, what it refuses, and how it asks the store. */
 class SluiceRateLimiterTest {
@@ -70,16 +71,39 @@ class SluiceRateLimiterTest {
         limiter.onApplicationEvent(args("other", Map.of("redis-rate-limiter.replenishRate", "2")));
 
         assertThat(limiter.getConfig().get("snake").resolve("snake").limit())
-                .isEqualTo(Limit.gcra(dev.sluice.Rate.perMinute(7), 3));
+                .isEqualTo(Limit.gcra(dev.sluice.Rate.perMinute(7), 3).named(RouteLimit.NAME));
         RouteLimit camel = limiter.getConfig().get("camel").resolve("camel");
-        assertThat(camel.limit()).isEqualTo(Limit.tokenBucket(4, dev.sluice.Rate.perSecond(2)));
+        assertThat(camel.limit())
+                .isEqualTo(Limit.tokenBucket(4, dev.sluice.Rate.perSecond(2)).named(RouteLimit.NAME));
         assertThat(camel.cost()).isEqualTo(2);
         assertThat(limiter.getConfig().get("kebab").resolve("kebab").limit())
                 .as("fixed_window: Sluice's default algorithm")
-                .isEqualTo(Limit.fixedWindow(5, Duration.ofMillis(1500)));
+                .isEqualTo(Limit.fixedWindow(5, Duration.ofMillis(1500)).named(RouteLimit.NAME));
         assertThat(limiter.getConfig())
                 .as("another limiter's arguments are not ours")
                 .doesNotContainKey("other");
+    }
+
+    /** A route whose arguments are rebound with other numbers keeps what each key spent: no fresh burst. */
+    @Test
+    void aRouteWhoseLimitChangesKeepsWhatEachKeySpent() {
+        SluiceRateLimiter limiter = new SluiceRateLimiter(memory, configurationService());
+        for (long permits : new long[] {5, 3, 8}) {
+            limiter.onApplicationEvent(args(
+                    "api",
+                    Map.of(
+                            "sluice-rate-limiter.requests_per_unit",
+                            Long.toString(permits),
+                            "sluice-rate-limiter.unit",
+                            "minute")));
+            int admitted = 0;
+            while (admitted <= permits
+                    && limiter.isAllowed("api", "client").block().isAllowed()) {
+                admitted++;
+            }
+            // 5 of 5; then 3 with 5 spent: none; then 8 with 5 spent: 3
+            assertThat(admitted).as("%d per minute", permits).isEqualTo(permits == 5 ? 5 : permits == 3 ? 0 : 3);
+        }
     }
 
     @Test
@@ -154,7 +178,7 @@ class SluiceRateLimiterTest {
 
         limiter.isAllowed("api", "alice").subscribe(answer::set); // returns at once, on this thread
 
-        assertThat(asked.get()).isEqualTo("api.alice tokenBucket(20, 10/1s) cost 2");
+        assertThat(asked.get()).isEqualTo("api.alice gateway-route=tokenBucket(20, 10/1s) cost 2");
         assertThat(answer.get()).as("no answer before the store's").isNull();
         pending.complete(new Decision(true, 20, 18, 0, 200_000_000));
         assertThat(answer.get().isAllowed()).isTrue();
@@ -206,8 +230,7 @@ class SluiceRateLimiterTest {
     void aLimiterWithADefaultConfigDefinedAsABeanReadsRouteArgumentsToo() {
         SluiceRateLimiter limiter = new SluiceRateLimiter(
                 memory, new SluiceRateLimiter.Config().setReplenishRate(1).setBurstCapacity(3));
-        org.springframework.context.support.GenericApplicationContext context =
-                new org.springframework.context.support.GenericApplicationContext();
+        GenericApplicationContext context = new GenericApplicationContext();
         context.registerBean(ConfigurationService.class, SluiceRateLimiterTest::configurationService);
         context.refresh();
         limiter.setApplicationContext(context);
@@ -311,7 +334,8 @@ class SluiceRateLimiterTest {
                 "api", Map.of("sluice-rate-limiter.replenishRate", "1", "sluice-rate-limiter.burstCapacity", "2")));
         limiter.routeLoaded("api", null);
         assertThat(counts.routes()).hasSize(1);
-        assertThat(counts.routes().get(0).limit()).isEqualTo(Limit.tokenBucket(2, dev.sluice.Rate.perSecond(1)));
+        assertThat(counts.routes().get(0).limit())
+                .isEqualTo(Limit.tokenBucket(2, dev.sluice.Rate.perSecond(1)).named("api"));
         assertThat(counts.routes().get(0).limit().name())
                 .as("named as its RateLimit-Policy item")
                 .isEqualTo("api");

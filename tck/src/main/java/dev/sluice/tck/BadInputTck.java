@@ -15,7 +15,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.stream.Stream;
+import org.assertj.core.api.Assertions;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
@@ -85,7 +88,9 @@ public interface BadInputTck extends StoreUnderTest {
                 "tryAcquireAsync(key, limit, cost)",
                 bucket,
                 true,
-                (EntryPoint) (rl, b, k, l, c) -> rl.tryAcquireAsync(k, l, c)
+                (EntryPoint) (rl, b, k, l, c) -> {
+                    CompletableFuture<Decision> unused = rl.tryAcquireAsync(k, l, c); // bad input throws at once
+                }
             },
             {
                 "reserve(key, limit, cost, maxWait)",
@@ -105,7 +110,14 @@ public interface BadInputTck extends StoreUnderTest {
             },
             {"bound.tryAcquire(cost)", bucket, true, (EntryPoint) (rl, b, k, l, c) -> b.tryAcquire(c)},
             {"bound.tryAcquirePermits(cost)", bucket, true, (EntryPoint) (rl, b, k, l, c) -> b.tryAcquirePermits(c)},
-            {"bound.tryAcquireAsync(cost)", bucket, true, (EntryPoint) (rl, b, k, l, c) -> b.tryAcquireAsync(c)},
+            {
+                "bound.tryAcquireAsync(cost)",
+                bucket,
+                true,
+                (EntryPoint) (rl, b, k, l, c) -> {
+                    CompletableFuture<Decision> unused = b.tryAcquireAsync(c); // bad input throws at once
+                }
+            },
             {"bound.peek(cost)", bucket, true, (EntryPoint) (rl, b, k, l, c) -> b.peek(c)},
             {"bound.tryAcquire(cost, timeout)", bucket, true, (EntryPoint) (rl, b, k, l, c) -> b.tryAcquire(c, second)},
             // above the capacity, acquire(cost) books a token bucket's future: the window's cost is the bad one
@@ -125,7 +137,7 @@ public interface BadInputTck extends StoreUnderTest {
                             long cost = (Long) bad[2];
                             // the handle's own calls take their key and limit from the handle: only the cost can be bad
                             boolean onHandle = ((String) e[0]).startsWith("bound.");
-                            if (onHandle && (key != k || limit != l)) {
+                            if (onHandle && (!k.equals(key) || !l.equals(limit))) {
                                 continue;
                             }
                             ThrowingCallable call = () -> ((EntryPoint) e[3]).call(rl, b, key, limit, cost);
@@ -143,6 +155,7 @@ public interface BadInputTck extends StoreUnderTest {
                 }));
     }
 
+    @SuppressWarnings("NullAway") // passes null on purpose, to see it refused
     @Test
     default void theOtherArgumentsOfEveryEntryPointAreCheckedFirstToo() throws Exception {
         Limit l = Limit.tokenBucket(3, Rate.perHour(1));
@@ -202,14 +215,15 @@ public interface BadInputTck extends StoreUnderTest {
                     .isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("cost 11");
             // async: thrown at the call or carried by the future, either way an IllegalArgumentException
-            Throwable async = org.assertj.core.api.Assertions.catchThrowable(
+            Throwable async = Assertions.catchThrowable(
                     () -> rl.tryAcquireAsync(k, l, Long.MAX_VALUE).join());
-            Throwable cause = async instanceof java.util.concurrent.CompletionException ? async.getCause() : async;
+            Throwable cause = async instanceof CompletionException ? async.getCause() : async;
             assertThat(cause).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("exceeds capacity");
             assertThat(rl.tryAcquire(k, l)).as("state untouched").isEqualTo(allowed(10, 9, Tck.s(1)));
         }
     }
 
+    @SuppressWarnings("NullAway") // passes null on purpose, to see it refused
     @Test
     default void badKeysAreRejected() {
         Limit l = Limit.fixedWindow(5, Duration.ofSeconds(1));

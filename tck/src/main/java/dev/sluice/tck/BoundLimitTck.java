@@ -175,6 +175,7 @@ public interface BoundLimitTck extends StoreUnderTest {
         }
     }
 
+    @SuppressWarnings("NullAway") // passes null on purpose, to see it refused
     @Test
     default void blockingCallsAreInterruptibleAndCheckTheirInput() throws Exception {
         ManualTicker t = Tck.ticker();

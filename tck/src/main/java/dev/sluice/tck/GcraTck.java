@@ -12,6 +12,7 @@ import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
+import java.time.Duration;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
@@ -50,7 +51,7 @@ public interface GcraTck extends StoreUnderTest {
     @Test
     default void gcraDecidesExactlyLikeTheTokenBucketWithBurstEqualToCapacity() {
         ManualTicker t = Tck.ticker();
-        Rate rate = Rate.of(7, java.time.Duration.ofMillis(1300));
+        Rate rate = Rate.of(7, Duration.ofMillis(1300));
         Limit gcra = Limit.gcra(rate, 6);
         Limit bucket = Limit.tokenBucket(6, rate);
         String base = Tck.key("equiv");

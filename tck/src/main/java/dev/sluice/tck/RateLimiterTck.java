@@ -18,10 +18,12 @@ public interface RateLimiterTck
                 SlidingWindowTck,
                 SlidingLogTck,
                 MultiPermitTck,
+                EachPermitTck,
                 ReserveTck,
                 ResetTck,
                 PeekTck,
                 BadInputTck,
                 DifferentialTck,
+                LimitChangeTck,
                 ConcurrencyTck,
                 BoundLimitTck {}

@@ -3,9 +3,11 @@ package dev.sluice.tck;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
+import dev.sluice.algorithm.Inheritance;
 import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import java.time.Duration;
@@ -17,16 +19,28 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The oracle: a store with no cleverness at all. One lock, one map from (key, limit) to the pure
- * {@link State}, every decision straight from {@link Algorithms}. The differential tests require every
- * real store to answer exactly as this one does. Not for production: it never forgets a key.
+ * The oracle: a store with no cleverness at all. One lock, one map from (key, limit identity) to the pure
+ * {@link State} and the limit it was written under, every decision straight from {@link Algorithms}, state written
+ * under other numbers read through {@link Inheritance}. The differential tests require every real store to answer
+ * exactly as this one does. Not for production: it never forgets a key.
  */
 public final class ReferenceRateLimiter implements RateLimiter {
 
-    private record Id(String key, Limit limit) {}
+    private record Id(String key, String identity) {
+        Id(String key, Limit limit) {
+            this(key, limit.identity());
+        }
+    }
+
+    /** A state and the limit whose numbers it was written under. */
+    private record Written(Limit limit, State state) {
+        State under(Limit other, long now) {
+            return Inheritance.carryOver(state, now, limit, other);
+        }
+    }
 
     private final Ticker ticker;
-    private final Map<Id, State> states = new HashMap<>();
+    private final Map<Id, Written> states = new HashMap<>();
 
     public ReferenceRateLimiter(Ticker ticker) {
         this.ticker = Objects.requireNonNull(ticker, "ticker");
@@ -36,8 +50,9 @@ public final class ReferenceRateLimiter implements RateLimiter {
     public synchronized Decision tryAcquire(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         Id id = new Id(key, limit);
-        Step step = Algorithms.tryAcquire(state(id), ticker.read(), limit, cost);
-        states.put(id, step.state());
+        long now = ticker.read();
+        Step step = Algorithms.tryAcquire(state(id, limit, now), now, limit, cost);
+        states.put(id, new Written(limit, step.state()));
         return step.decision();
     }
 
@@ -47,39 +62,69 @@ public final class ReferenceRateLimiter implements RateLimiter {
     }
 
     @Override
-    public synchronized Decision tryAcquire(List<Permit> permits) {
+    public Decision tryAcquire(List<Permit> permits) {
+        return tryAcquireEach(permits).decision();
+    }
+
+    /**
+     * The permits' steps in request order on a scratch copy; all allowed: committed, each permit's step is its
+     * decision; else nothing is written and each permit's decision is a peek of its cost on the state as it is.
+     */
+    @Override
+    public synchronized PermitDecisions tryAcquireEach(List<Permit> permits) {
         Permit.checkAll(permits);
         long now = ticker.read();
-        Map<Id, State> scratch = new HashMap<>();
+        Map<Id, Written> scratch = new HashMap<>();
+        // states read under other numbers than they were written under: written so even when the request is denied
+        Map<Id, Written> read = new HashMap<>();
         List<Decision> decisions = new ArrayList<>(permits.size());
         boolean all = true;
         for (Permit p : permits) {
             Id id = new Id(p.key(), p.limit());
-            State s = scratch.containsKey(id) ? scratch.get(id) : state(id);
+            Written w = scratch.get(id);
+            State s = w != null ? w.under(p.limit(), now) : state(id, p.limit(), now);
+            Written was = states.get(id);
+            if (w == null && was != null && !was.limit().equals(p.limit())) {
+                read.put(id, new Written(p.limit(), s));
+            }
             Step step = Algorithms.tryAcquire(s, now, p.limit(), p.cost());
-            scratch.put(id, step.state());
+            scratch.put(id, new Written(p.limit(), step.state()));
             decisions.add(step.decision());
             all &= step.decision().allowed();
         }
+        Decision overall = Decision.mostRestrictive(decisions);
         if (all) {
             states.putAll(scratch);
+            return new PermitDecisions(overall, decisions);
         }
-        return Decision.mostRestrictive(decisions);
+        states.putAll(read);
+        List<Decision> looks = new ArrayList<>(permits.size());
+        for (Permit p : permits) {
+            looks.add(Algorithms.peek(state(new Id(p.key(), p.limit()), p.limit(), now), now, p.limit(), p.cost()));
+        }
+        return new PermitDecisions(overall, looks);
+    }
+
+    @Override
+    public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
+        return CompletableFuture.completedFuture(tryAcquireEach(permits));
     }
 
     @Override
     public synchronized Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
         long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
         Id id = new Id(key, limit);
-        Step step = Algorithms.reserve(state(id), ticker.read(), limit, cost, maxWaitNanos);
-        states.put(id, step.state());
+        long now = ticker.read();
+        Step step = Algorithms.reserve(state(id, limit, now), now, limit, cost, maxWaitNanos);
+        states.put(id, new Written(limit, step.state()));
         return step.decision();
     }
 
     @Override
     public synchronized Decision peek(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        return Algorithms.peek(state(new Id(key, limit)), ticker.read(), limit, cost);
+        long now = ticker.read();
+        return Algorithms.peek(state(new Id(key, limit), limit, now), now, limit, cost);
     }
 
     @Override
@@ -88,9 +133,10 @@ public final class ReferenceRateLimiter implements RateLimiter {
         states.remove(new Id(key, limit));
     }
 
-    private State state(Id id) {
-        State s = states.get(id);
-        return s != null ? s : Algorithms.fresh(id.limit());
+    /** The state of {@code id} read under {@code limit}'s numbers at {@code now}. */
+    private State state(Id id, Limit limit, long now) {
+        Written w = states.get(id);
+        return w != null ? w.under(limit, now) : Algorithms.fresh(limit);
     }
 
     @Override

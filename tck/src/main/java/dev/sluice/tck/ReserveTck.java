@@ -69,6 +69,7 @@ public interface ReserveTck extends StoreUnderTest {
     }
 
     /** A negative or missing maxWait is the caller's mistake on every store, refused before anything is taken. */
+    @SuppressWarnings("NullAway") // passes null on purpose, to see it refused
     @Test
     default void aNegativeOrMissingMaxWaitIsRefusedWithTheFix() {
         String k = Tck.key("reserve-bad-wait");

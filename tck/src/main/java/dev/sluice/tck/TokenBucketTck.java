@@ -12,6 +12,7 @@ import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /** Pinned token bucket scenarios with exact expected decisions. */
@@ -27,7 +28,7 @@ public interface TokenBucketTck extends StoreUnderTest {
                 assertThat(rl.tryAcquire(k, l)).as("call %d", i + 1).isEqualTo(allowed(10, 9 - i, s(i + 1)));
             }
             assertThat(rl.tryAcquire(k, l)).isEqualTo(denied(10, 0, s(1), s(10)));
-            t.advance(java.time.Duration.ofSeconds(1));
+            t.advance(Duration.ofSeconds(1));
             assertThat(rl.tryAcquire(k, l)).isEqualTo(allowed(10, 0, s(10)));
             assertThat(rl.tryAcquire(k, l)).isEqualTo(denied(10, 0, s(1), s(10)));
         }
@@ -69,7 +70,7 @@ public interface TokenBucketTck extends StoreUnderTest {
     @Test
     default void tokenBucketRetryAfterIsNeverEarly() {
         ManualTicker t = Tck.ticker();
-        Limit l = Limit.tokenBucket(5, Rate.of(2, java.time.Duration.ofMillis(3)));
+        Limit l = Limit.tokenBucket(5, Rate.of(2, Duration.ofMillis(3)));
         String k = Tck.key("tb-retry");
         try (RateLimiter rl = newLimiter(t)) {
             assertThat(rl.tryAcquire(k, l, 5).allowed()).isTrue();
@@ -132,7 +133,7 @@ public interface TokenBucketTck extends StoreUnderTest {
         String k = Tck.key("tb-cap");
         try (RateLimiter rl = newLimiter(t)) {
             assertThat(rl.tryAcquire(k, l)).isEqualTo(allowed(3, 2, ms(10)));
-            t.advance(java.time.Duration.ofHours(5));
+            t.advance(Duration.ofHours(5));
             for (int i = 0; i < 3; i++) {
                 assertThat(rl.tryAcquire(k, l).allowed()).isTrue();
             }

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -69,13 +70,9 @@ public final class FaultBenchmark {
     private static void round(
             FailSafeRateLimiter limiter, int threads, String fault, String repair, long outageMillis, int round)
             throws Exception {
-        Map<String, Latencies> byPhase = new LinkedHashMap<>();
-        Map<String, AtomicLong> degraded = new LinkedHashMap<>();
-        Map<String, AtomicLong> errors = new LinkedHashMap<>();
+        Map<String, Phase> byPhase = new LinkedHashMap<>();
         for (String p : List.of("healthy", "fault", "after")) {
-            byPhase.put(p, new Latencies());
-            degraded.put(p, new AtomicLong());
-            errors.put(p, new AtomicLong());
+            byPhase.put(p, new Phase(new Latencies(), new AtomicLong(), new AtomicLong()));
         }
         AtomicReference<String> phase = new AtomicReference<>("healthy");
         AtomicBoolean stop = new AtomicBoolean();
@@ -85,18 +82,18 @@ public final class FaultBenchmark {
             Thread w = new Thread(
                     () -> {
                         while (!stop.get()) {
-                            String p = phase.get();
+                            Phase p = Objects.requireNonNull(byPhase.get(phase.get()), "one of the three");
                             long s = System.nanoTime();
                             try {
                                 Decision d = limiter.tryAcquire(key, LOAD);
                                 if (d.degraded()) {
-                                    degraded.get(p).incrementAndGet();
+                                    p.degraded().incrementAndGet();
                                 }
                             } catch (RuntimeException e) {
-                                errors.get(p).incrementAndGet();
+                                p.errors().incrementAndGet();
                             }
                             long n = System.nanoTime() - s;
-                            Latencies l = byPhase.get(p);
+                            Latencies l = p.latencies();
                             synchronized (l) {
                                 l.record(n);
                             }
@@ -127,15 +124,18 @@ public final class FaultBenchmark {
         System.out.printf(
                 "round %d: exact again %s after the repair command returned%n",
                 round, exactAfter < 0 ? "NOT within 60 s" : Latencies.ms(exactAfter));
-        for (String p : byPhase.keySet()) {
+        for (Map.Entry<String, Phase> p : byPhase.entrySet()) {
             System.out.printf(
                     "  %-8s %s; degraded %d, errors %d%n",
-                    p,
-                    byPhase.get(p).summary(),
-                    degraded.get(p).get(),
-                    errors.get(p).get());
+                    p.getKey(),
+                    p.getValue().latencies().summary(),
+                    p.getValue().degraded().get(),
+                    p.getValue().errors().get());
         }
     }
+
+    /** What one phase of a round saw: each call's latency, and how many were degraded or failed. */
+    private record Phase(Latencies latencies, AtomicLong degraded, AtomicLong errors) {}
 
     /** Nanoseconds from {@code since} until a fresh key limited to 5 admits exactly 5 of 7, none degraded; -1 after 60 s. */
     private static long awaitExact(RateLimiter limiter, long since) throws InterruptedException {

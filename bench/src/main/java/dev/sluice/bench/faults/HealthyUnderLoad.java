@@ -49,8 +49,13 @@ public final class HealthyUnderLoad {
         boolean monitor = args.length > 4 && args[4].equals("monitor");
         Supplier<RateLimiter> open =
                 uri.startsWith("redis") ? () -> RedisRateLimiter.create(uri) : () -> PostgresRateLimiter.create(uri);
-        try (Socket mon = monitor ? monitor(uri) : null) {
+        Socket mon = monitor ? monitor(uri) : null; // open for the whole run
+        try {
             run(open, uri, threads, calls, hot, monitor);
+        } finally {
+            if (mon != null) {
+                mon.close();
+            }
         }
     }
 

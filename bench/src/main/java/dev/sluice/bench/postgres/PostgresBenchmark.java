@@ -10,10 +10,6 @@ import io.github.bucket4j.BucketConfiguration;
 import io.github.bucket4j.distributed.proxy.ProxyManager;
 import io.github.bucket4j.postgresql.Bucket4jPostgreSQL;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -30,8 +26,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decisions per second on one PostgreSQL, side by side in one run: Sluice's {@link PostgresRateLimiter}
@@ -50,7 +45,7 @@ import java.util.regex.Pattern;
  * <pre>
  *   java -cp "$(cat bench/target/cp.txt):bench/target/classes" dev.sluice.bench.postgres.PostgresBenchmark \
  *        [--url jdbc:postgresql://host:5432/db --user u --password p] [--seconds 10] [--callers 64] [--connections 16] [--keys 100000]
- *        [--only sluice,single,bucket4j,pgbench]
+ *        [--only sluice,single,bucket4j,pgbench] [--serializable true]
  * </pre>
  * Without {@code --url} it starts an embedded PostgreSQL 17 (fsync on) and stops it at the end.
  */
@@ -58,7 +53,9 @@ public final class PostgresBenchmark {
 
     private static final Limit LIMIT = Limit.tokenBucket(1_000_000, Rate.perSecond(1_000_000));
 
-    private final String url;
+    /** Null: an embedded PostgreSQL. */
+    private final @Nullable String url;
+
     private final String user;
     private final String password;
     private final int seconds;
@@ -68,6 +65,8 @@ public final class PostgresBenchmark {
     private final int keys;
     private final List<String> only;
     private final RetryPolicy retry;
+    /** Every session SERIALIZABLE ({@code --serializable true}): the hot key's conflicts become 40001s. */
+    private final boolean serializable;
     /** Stores whose 100k rows exist already: the keys are touched once, not before every run. */
     private final java.util.Set<String> touched = new java.util.HashSet<>();
 
@@ -88,6 +87,7 @@ public final class PostgresBenchmark {
         this.retry = a.containsKey("budget-ms")
                 ? RetryPolicy.DEFAULT.withBudget(Duration.ofMillis(Long.parseLong(a.get("budget-ms"))))
                 : RetryPolicy.DEFAULT;
+        this.serializable = Boolean.parseBoolean(a.getOrDefault("serializable", "false"));
     }
 
     public static void main(String[] args) throws Exception {
@@ -101,7 +101,7 @@ public final class PostgresBenchmark {
         new PostgresBenchmark(a).run();
     }
 
-    private record Result(String store, String workload, String sync, double perSecond, long errors, long denied) {}
+    record Result(String store, String workload, String sync, double perSecond, long errors, long denied) {}
 
     private void run() throws Exception {
         EmbeddedPostgres embedded = null;
@@ -124,7 +124,8 @@ public final class PostgresBenchmark {
                         + "), " + callers
                         + " calling threads, " + threads + " pooled connections, " + keys + " keys, " + seconds
                         + " s per run after " + warmupSeconds
-                        + " s warm-up, " + Runtime.getRuntime().availableProcessors() + " cores");
+                        + " s warm-up, " + Runtime.getRuntime().availableProcessors() + " cores"
+                        + (serializable ? ", default_transaction_isolation = serializable" : ""));
             }
             for (String sync : List.of("on", "off")) {
                 try (HikariDataSource ds = pool(jdbcUrl, sync, threads)) {
@@ -140,7 +141,8 @@ public final class PostgresBenchmark {
                             results.add(bucket4j(ds, workload, sync, hot));
                         }
                         if (only.contains("pgbench")) {
-                            Result r = pgbench(jdbcUrl, workload, sync, hot);
+                            Result r = new Pgbench(LIMIT, keys, threads, seconds, user, password, serializable)
+                                    .run(jdbcUrl, workload, sync, hot);
                             if (r != null) {
                                 results.add(r);
                             }
@@ -176,7 +178,8 @@ public final class PostgresBenchmark {
         c.setPassword(password);
         c.setMaximumPoolSize(size);
         c.setMinimumIdle(size);
-        c.setConnectionInitSql("set synchronous_commit = " + sync);
+        c.setConnectionInitSql("set synchronous_commit = " + sync
+                + (serializable ? "; set default_transaction_isolation = serializable" : ""));
         return new HikariDataSource(c);
     }
 
@@ -331,83 +334,6 @@ public final class PostgresBenchmark {
         }
         for (Thread th : ts) {
             th.join();
-        }
-    }
-
-    private static final Pattern TPS = Pattern.compile("tps = ([0-9.]+) \\(without initial connection time\\)");
-
-    /** pgbench -M prepared running exactly the statement PostgresRateLimiter sends; null when pgbench is missing. */
-    private Result pgbench(String jdbcUrl, String workload, String sync, boolean hot) throws Exception {
-        Matcher m = Pattern.compile("jdbc:postgresql://([^:/]+):(\\d+)/([^?]+)").matcher(jdbcUrl);
-        if (!m.find()) {
-            System.out.println("pgbench skipped: cannot read host, port and database from " + jdbcUrl);
-            return null;
-        }
-        Path script = Files.createTempFile("sluice-pgbench", ".sql");
-        String key = hot ? "'bench:0'" : "'bench:' || :k";
-        Files.writeString(
-                script,
-                (hot ? "" : "\\set k random(0, " + (keys - 1) + ")\n")
-                        + "select allowed, pre_backlog, pre_at_ns, now_ns, existed from public.sluice_bucket_acquire("
-                        + key
-                        + ", '" + LIMIT.id() + "', 1, null, " + LIMIT.timeScale() + ", " + LIMIT.intervalScaled() + ", "
-                        + LIMIT.capacityScaled() + ", null);\n",
-                StandardCharsets.UTF_8);
-        try {
-            ProcessBuilder pb = new ProcessBuilder(
-                            "pgbench",
-                            "-n",
-                            "-M",
-                            "prepared",
-                            "-c",
-                            String.valueOf(threads),
-                            "-j",
-                            "2",
-                            "-T",
-                            String.valueOf(seconds),
-                            "-f",
-                            script.toString(),
-                            "-h",
-                            m.group(1),
-                            "-p",
-                            m.group(2),
-                            "-U",
-                            user,
-                            m.group(3))
-                    .redirectErrorStream(true);
-            pb.environment().put("PGOPTIONS", "-c synchronous_commit=" + sync);
-            if (!password.isEmpty()) {
-                pb.environment().put("PGPASSWORD", password);
-            }
-            Process p;
-            try {
-                p = pb.start();
-            } catch (IOException e) {
-                System.out.println("pgbench skipped: " + e.getMessage());
-                return null;
-            }
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            p.waitFor();
-            Matcher tps = TPS.matcher(out);
-            if (!tps.find()) {
-                System.out.println("pgbench gave no tps:\n" + out);
-                return null;
-            }
-            Matcher failed =
-                    Pattern.compile("number of failed transactions: (\\d+)").matcher(out);
-            long errors = failed.find() ? Long.parseLong(failed.group(1)) : 0;
-            Result r = new Result(
-                    "pgbench -M prepared (sluice statement)",
-                    workload,
-                    sync,
-                    Double.parseDouble(tps.group(1)),
-                    errors,
-                    0);
-            System.out.printf(
-                    Locale.ROOT, "%-30s %-10s sync=%-3s %,10.0f decisions/s%n", r.store, workload, sync, r.perSecond);
-            return r;
-        } finally {
-            Files.deleteIfExists(script);
         }
     }
 }

@@ -47,17 +47,13 @@ import java.util.concurrent.atomic.LongAdder;
 public final class FleetLeaseBenchmark {
     private FleetLeaseBenchmark() {}
 
-    /** A scenario: its key's limit, and the rate and burst to compute the ideal (0 rate: all admitted). */
-    private record Scenario(String name, long ratePerSecond, long burst) {
-        Limit limit() {
-            return Limit.tokenBucket(burst, Rate.perSecond(ratePerSecond));
-        }
-    }
+    /** A scenario: the rate and burst of its key's token bucket, which also give the ideal (0 rate: all admitted). */
+    private record Scenario(String name, long ratePerSecond, long burst) {}
 
     /** One node's figures: decisions, admitted, its store calls, and when its first and last decisions were. */
     private record NodeResult(long decisions, long admitted, long storeCalls, long firstNanos, long lastNanos) {
         static NodeResult parse(String line) {
-            String[] f = line.trim().split(" ");
+            String[] f = line.trim().split(" ", -1);
             return new NodeResult(
                     Long.parseLong(f[1]),
                     Long.parseLong(f[2]),
@@ -109,9 +105,9 @@ public final class FleetLeaseBenchmark {
             for (Scenario s : scenarios) {
                 double plain = 0;
                 for (boolean leases : new boolean[] {false, true}) {
-                    long evalshaBefore = RedisLoadBenchmark.commandStats(admin).getOrDefault("evalsha", 0L);
+                    long evalshaBefore = ClosedLoop.commandStats(admin).getOrDefault("evalsha", 0L);
                     List<NodeResult> results = fleet(uri, nodes, threads, seconds, s, leases);
-                    long evalshas = RedisLoadBenchmark.commandStats(admin).getOrDefault("evalsha", 0L) - evalshaBefore;
+                    long evalshas = ClosedLoop.commandStats(admin).getOrDefault("evalsha", 0L) - evalshaBefore;
                     long decisions =
                             results.stream().mapToLong(NodeResult::decisions).sum();
                     long admitted =
@@ -220,7 +216,7 @@ public final class FleetLeaseBenchmark {
         String key = args[7];
         RedisRateLimiter redis = RedisRateLimiter.builder(uri).cluster(false).build();
         LeasedRateLimiter leased = leases ? LeasedRateLimiter.over(redis) : null;
-        RateLimiter limiter = leases ? leased : redis;
+        RateLimiter limiter = leased != null ? leased : redis;
         run(limiter, key + ":warmup:" + ProcessHandle.current().pid(), limit, threads, TimeUnit.SECONDS.toNanos(2));
         long callsBefore = leased != null ? leased.storeCalls() : 0;
         System.out.println("ready");

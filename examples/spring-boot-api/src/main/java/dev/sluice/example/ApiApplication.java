@@ -2,6 +2,7 @@ package dev.sluice.example;
 
 import java.security.Principal;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -28,12 +29,12 @@ public class ApiApplication {
     }
 
     @GetMapping("/api/greeting")
-    Map<String, String> greeting(Principal user) {
+    Map<String, String> greeting(@Nullable Principal user) {
         return Map.of("greeting", "hello " + (user == null ? "stranger" : user.getName()));
     }
 
     @PostMapping("/api/exports")
-    ExportService.Export export(Principal user, @RequestParam int pages) {
+    ExportService.Export export(@Nullable Principal user, @RequestParam int pages) {
         return exports.export(user == null ? "stranger" : user.getName(), pages);
     }
 }

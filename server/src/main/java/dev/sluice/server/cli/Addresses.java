@@ -1,12 +1,13 @@
 package dev.sluice.server.cli;
 
 import java.net.InetSocketAddress;
+import org.jspecify.annotations.Nullable;
 
 /** {@code host:port}, {@code :port} or {@code port} (loopback), or {@code off}. */
 final class Addresses {
     private Addresses() {}
 
-    static InetSocketAddress parse(String what, String s) {
+    static @Nullable InetSocketAddress parse(String what, @Nullable String s) {
         if (s == null || s.equalsIgnoreCase("off") || s.equalsIgnoreCase("none")) {
             return null;
         }
@@ -21,8 +22,11 @@ final class Addresses {
             port = s.substring(colon + 1);
         }
         try {
+            if (!port.matches("[0-9]{1,5}")) { // Integer.parseInt would also read other scripts' digits
+                throw new NumberFormatException();
+            }
             int p = Integer.parseInt(port);
-            if (p < 0 || p > 65535) {
+            if (p > 65535) {
                 throw new NumberFormatException();
             }
             return new InetSocketAddress(host, p);

@@ -10,6 +10,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -59,6 +60,7 @@ final class CheckCommand implements Callable<Integer> {
             names = "--token",
             defaultValue = "${env:SLUICE_TOKEN}",
             description = "Bearer token (default: $SLUICE_TOKEN)")
+    @Nullable
     String token;
 
     @Parameters(
@@ -80,7 +82,8 @@ final class CheckCommand implements Callable<Integer> {
         JsonText.string(body, domain).append(",\"hits\":").append(hits).append(",\"descriptors\":[");
         for (int d = 0; d < descriptors.size(); d++) {
             body.append(d == 0 ? "" : ",").append("{\"entries\":[");
-            String[] pairs = descriptors.get(d).split(",");
+            // limit 0: a trailing comma is forgiven (trailing empty strings are dropped), as it always was
+            String[] pairs = descriptors.get(d).split(",", 0);
             for (int i = 0; i < pairs.length; i++) {
                 int eq = pairs[i].indexOf('=');
                 if (eq <= 0) {

@@ -2,6 +2,7 @@ package dev.sluice.server.cli;
 
 import dev.sluice.postgres.MigrationReport;
 import dev.sluice.postgres.Migrations;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -17,7 +18,7 @@ import picocli.CommandLine.Option;
         description = "Apply the PostgreSQL schema (only meaningful with --store postgresql://…).")
 final class MigrateCommand implements Callable<Integer> {
     /** A migration is not a decision: it may wait for a connection as long as an operator would. */
-    private static final java.time.Duration MIGRATION_CONNECT_TIMEOUT = java.time.Duration.ofSeconds(5);
+    private static final Duration MIGRATION_CONNECT_TIMEOUT = Duration.ofSeconds(5);
 
     @Option(names = "--store", defaultValue = "memory", description = "postgresql://user:password@host:5432/db")
     String store;

@@ -2,7 +2,6 @@ package dev.sluice.server.cli;
 
 import dev.sluice.Degradation;
 import dev.sluice.StoreException;
-import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.server.CannotListenException;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.ConfigException;
@@ -17,11 +16,12 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.spi.LoggingEventBuilder;
@@ -86,9 +86,11 @@ final class ServeCommand implements Callable<Integer> {
             paramLabel = "TOKEN",
             defaultValue = "${env:SLUICE_TOKEN}",
             description = "Require 'Authorization: Bearer TOKEN' on /v1/* and gRPC (default: $SLUICE_TOKEN, else none)")
+    @Nullable
     String token;
 
     @Option(names = "--token-file", paramLabel = "FILE", description = "Read the bearer token from a file")
+    @Nullable
     Path tokenFile;
 
     @Option(
@@ -120,6 +122,7 @@ final class ServeCommand implements Callable<Integer> {
             paramLabel = "DURATION",
             description = "Time budget of each remote store call, connection and retries included; past it the "
                     + "failure policy decides (default: 250ms, sized from the stores' load benchmarks)")
+    @Nullable
     String storeTimeout;
 
     @Option(
@@ -213,6 +216,7 @@ final class ServeCommand implements Callable<Integer> {
             defaultValue = "${env:LOG_FORMAT}",
             description = "Log lines on stderr: logfmt or json, one event a line, every library's too (default: "
                     + "$LOG_FORMAT, else logfmt)")
+    @Nullable
     String logFormat;
 
     @Option(
@@ -295,9 +299,11 @@ final class ServeCommand implements Callable<Integer> {
                     Stores.open(
                             store,
                             maxKeys,
-                            storeTimeout == null ? null : Durations.parse(storeTimeout),
+                            storeTimeout == null
+                                    ? Stores.Budget.STORE_DEFAULT
+                                    : Stores.Budget.of(Durations.parse(storeTimeout)),
                             poolSize,
-                            policy(failurePolicy),
+                            Stores.policy(failurePolicy),
                             startDespiteMisconfiguredStore),
                     leases);
         } catch (IllegalArgumentException e) {
@@ -318,11 +324,7 @@ final class ServeCommand implements Callable<Integer> {
                 .withConfigPaths(paths, Durations.parse(reloadInterval))
                 .withToken(bearer)
                 .withLimits(maxBodyBytes, maxDescriptors, Durations.parse(readTimeout), Durations.parse(idleTimeout))
-                .withStore(
-                        opened.limiter(),
-                        opened.name(),
-                        opened.blocking(),
-                        opened.budget() != null ? opened.budget() : s0.storeTimeout());
+                .withStore(opened.limiter(), opened.name(), opened.budget().orElse(s0.storeTimeout()));
         s = new SluiceServer.Settings(
                 s.http(),
                 s.grpc(),
@@ -331,7 +333,6 @@ final class ServeCommand implements Callable<Integer> {
                 s.reloadInterval(),
                 s.limiter(),
                 s.storeName(),
-                s.blockingStore(),
                 s.storeTimeout(),
                 s.maxBodyBytes(),
                 s.maxDescriptors(),
@@ -345,7 +346,7 @@ final class ServeCommand implements Callable<Integer> {
             server = SluiceServer.start(s, maxClientLimits, httpThreads, grpcReflection);
         } catch (CannotListenException e) {
             opened.close();
-            return refuse(2, cannotListen(e));
+            return refuse(2, ServeBanner.cannotListen(e));
         }
         WarmUp.http(
                 server.httpAddress(), bearer); // before it says it serves: the first client's call is not the cold one
@@ -360,9 +361,10 @@ final class ServeCommand implements Callable<Integer> {
                         "sluice-shutdown"));
         LoggingEventBuilder started =
                 log.atInfo().addKeyValue("event", "started").addKeyValue("store", opened.name());
-        if (opened.budget() != null) {
-            started = started.addKeyValue("store_budget", opened.budget())
-                    .addKeyValue("failure_policy", policy(failurePolicy));
+        Duration budget = opened.budget().orElse(null);
+        if (budget != null) {
+            started = started.addKeyValue("store_budget", budget)
+                    .addKeyValue("failure_policy", Stores.policy(failurePolicy));
         }
         started.addKeyValue("http", orOff(server.httpAddress()))
                 .addKeyValue("grpc", orOff(server.grpcAddress()))
@@ -370,22 +372,14 @@ final class ServeCommand implements Callable<Integer> {
                 .addKeyValue("rules", rules.ruleCount())
                 .addKeyValue("auth", bearer != null ? "bearer" : "none")
                 .log();
-        banner(
-                server,
-                rules,
-                rulesFrom,
-                opened.budget() == null
-                        ? opened.name()
-                        : opened.name() + " (budget " + opened.budget().toMillis() + " ms a call, then "
-                                + failurePolicy.toLowerCase(Locale.ROOT) + ")",
-                bearer != null,
-                grpcReflection);
+        ServeBanner.print(
+                server, rules, rulesFrom, opened.name(), budget, failurePolicy, bearer != null, grpcReflection);
         stopped.await();
         return 0;
     }
 
     /** A start that cannot go on: one {@code event=start_refused} line saying why, and the exit code. */
-    static int refuse(int exitCode, String reason) {
+    static int refuse(int exitCode, @Nullable String reason) {
         log.atError()
                 .addKeyValue("event", "start_refused")
                 .addKeyValue("reason", reason)
@@ -393,99 +387,7 @@ final class ServeCommand implements Callable<Integer> {
         return exitCode;
     }
 
-    private static Object orOff(InetSocketAddress address) {
+    private static Object orOff(@Nullable InetSocketAddress address) {
         return address == null ? "off" : address;
-    }
-
-    /**
-     * The port and the flag that chose it, e.g. {@code 127.0.0.1:8080 is in use (--http): Address already in use; stop
-     * what listens there (another sluice serve?) or choose another port, e.g. --http 127.0.0.1:8180 (--http off: no
-     * HTTP)}: the reason of the {@code event=start_refused} line.
-     */
-    static String cannotListen(CannotListenException e) {
-        String flag = "--" + e.endpoint();
-        InetSocketAddress a = e.address();
-        String where = host(a) + ":" + a.getPort();
-        String other = host(a) + ":" + (a.getPort() == 0 || a.getPort() > 65535 - 100 ? 0 : a.getPort() + 100);
-        return where + (e.inUse() ? " is in use (" : " cannot be listened on (") + flag + "): "
-                + e.reason()
-                + (e.inUse()
-                        ? "; stop what listens there (another sluice serve?) or choose another port"
-                        : "; choose another address")
-                + ", e.g. " + flag + " " + other + " (" + flag + " off: no "
-                + ("http".equals(e.endpoint()) ? "HTTP" : "gRPC") + ")";
-    }
-
-    /** {@code --failure-policy}: fail_open, fail_closed or fallback_local (any case, - or _). */
-    static FailurePolicy policy(String name) {
-        String n = name == null ? "" : name.trim().toUpperCase(Locale.ROOT).replace('-', '_');
-        for (FailurePolicy p : FailurePolicy.values()) {
-            if (p.name().equals(n)) {
-                return p;
-            }
-        }
-        throw new IllegalArgumentException(
-                "--failure-policy '" + name + "' is unknown: use fail_open, fail_closed " + "or fallback_local");
-    }
-
-    private static void banner(
-            SluiceServer server, RuleSet rules, String rulesFrom, String store, boolean auth, boolean reflection) {
-        StringBuilder b = new StringBuilder();
-        b.append("sluice is serving ")
-                .append(rules.domains().size())
-                .append(" domain(s), ")
-                .append(rules.ruleCount())
-                .append(" rule(s) from ")
-                .append(rulesFrom)
-                .append(", store: ")
-                .append(store)
-                .append('\n');
-        InetSocketAddress h = server.httpAddress();
-        if (h != null) {
-            String base = "http://" + host(h) + ":" + h.getPort();
-            b.append("  HTTP  ")
-                    .append(base)
-                    .append("   POST /v1/check /json · GET /healthz /readyz /healthcheck /metrics\n");
-            b.append("  Dashboard  ").append(base).append("/   (live rules, decisions and denied keys)\n");
-        }
-        InetSocketAddress g = server.grpcAddress();
-        if (g != null) {
-            b.append("  gRPC  ")
-                    .append(host(g))
-                    .append(':')
-                    .append(g.getPort())
-                    .append("   envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit")
-                    .append(
-                            reflection
-                                    ? " · server reflection (grpcurl -plaintext " + host(g) + ":" + g.getPort()
-                                            + " list)\n"
-                                    : "\n");
-        }
-        if (h != null) {
-            boolean builtin =
-                    rules.domains().containsKey("example") && rules.domains().containsKey("api");
-            String domain =
-                    builtin ? "example" : rules.domains().keySet().iterator().next();
-            String entry = builtin ? "{\"key\":\"user\",\"value\":\"alice\"}" : "{\"key\":\"KEY\",\"value\":\"VALUE\"}";
-            b.append("Try it:\n  curl -i -X POST http://")
-                    .append(host(h))
-                    .append(':')
-                    .append(h.getPort())
-                    .append("/v1/check -H 'Content-Type: application/json'")
-                    .append(auth ? " -H \"Authorization: Bearer $SLUICE_TOKEN\"" : "")
-                    .append(" -d '{\"domain\":\"")
-                    .append(domain)
-                    .append("\",\"descriptors\":[{\"entries\":[")
-                    .append(entry)
-                    .append("]}]}'\n");
-        }
-        b.append("Stop with Ctrl-C (in-flight requests finish first).");
-        System.out.println(b);
-        System.out.flush();
-    }
-
-    private static String host(InetSocketAddress a) {
-        String h = a.getAddress() != null ? a.getAddress().getHostAddress() : a.getHostString();
-        return h.contains(":") ? "[" + h + "]" : h;
     }
 }

@@ -15,7 +15,11 @@ import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *       URL — a HikariCP pool of {@code poolSize} connections; a missing schema is created (one log line says
  *       so), as {@code sluice migrate} does.</li>
  * </ul>
- * Remote stores are marked blocking (the service calls them on its bounded pool), get a time budget per call
+ * Remote stores (their calls leave the process; the service asks them asynchronously) get a time budget per call
  * ({@code --store-timeout}, by default {@link #REDIS_BUDGET} or {@link #POSTGRES_BUDGET}) and are wrapped in a
  * {@link FailSafeRateLimiter} with the {@code --failure-policy}: when the store is slow, down or failing, the
  * policy decides and the decision says so. The memory store is never wrapped: it cannot be down.
@@ -67,10 +71,33 @@ final class Stores {
     private Stores() {}
 
     /**
-     * An opened store, its display name, whether its calls block on I/O, the time budget it was built with (null
-     * for the memory store), and what to close after it.
+     * The time budget of a remote store's calls: {@link #STORE_DEFAULT} ({@link #REDIS_BUDGET} or
+     * {@link #POSTGRES_BUDGET}), or one given ({@code --store-timeout}).
      */
-    record Opened(RateLimiter limiter, String name, boolean blocking, Duration budget, AutoCloseable resources)
+    record Budget(Optional<Duration> given) {
+        /** Each store's own default. */
+        static final Budget STORE_DEFAULT = new Budget(Optional.empty());
+
+        /** {@code d} for every store. */
+        static Budget of(Duration d) {
+            return new Budget(Optional.of(Objects.requireNonNull(d, "budget")));
+        }
+
+        Duration or(Duration storeDefault) {
+            return given.orElse(storeDefault);
+        }
+    }
+
+    /**
+     * An opened store, its display name, whether it is remote (its calls leave the process), the time budget it was built with (none for
+     * the memory store), and what to close after it (if anything).
+     */
+    record Opened(
+            RateLimiter limiter,
+            String name,
+            boolean remote,
+            Optional<Duration> budget,
+            @Nullable AutoCloseable resources)
             implements AutoCloseable {
         /** Closes the store and its resources (when no server took it over). */
         @Override
@@ -94,10 +121,10 @@ final class Stores {
     /**
      * Opens {@code spec}.
      *
-     * @param budget the time budget per store call, or null for the store's default
+     * @param budget the time budget per store call
      * @param policy what remote stores decide when they cannot
      */
-    static Opened open(String spec, int maxKeys, Duration budget, int poolSize, FailurePolicy policy) {
+    static Opened open(String spec, int maxKeys, Budget budget, int poolSize, FailurePolicy policy) {
         return open(spec, maxKeys, budget, poolSize, policy, false);
     }
 
@@ -106,19 +133,20 @@ final class Stores {
      * degradation is {@code MISCONFIGURED}) unless {@code startDespiteMisconfiguration}.
      */
     static Opened open(
-            String spec,
+            @Nullable String spec,
             int maxKeys,
-            Duration budget,
+            Budget budget,
             int poolSize,
             FailurePolicy policy,
             boolean startDespiteMisconfiguration) {
         String s = spec == null ? "memory" : spec.trim();
         if (s.equals("memory")) {
-            return new Opened(InMemoryRateLimiter.builder().maxKeys(maxKeys).build(), "memory", false, null, null);
+            return new Opened(
+                    InMemoryRateLimiter.builder().maxKeys(maxKeys).build(), "memory", false, Optional.empty(), null);
         }
         String kind = kind(s);
         if ("redis".equals(kind)) {
-            Duration b = budget != null ? budget : REDIS_BUDGET;
+            Duration b = budget.or(REDIS_BUDGET);
             checkRedisUri(s);
             return failSafe(
                     "redis",
@@ -128,7 +156,7 @@ final class Stores {
                     () -> RedisRateLimiter.builder(s).timeBudget(b).build());
         }
         if ("postgres".equals(kind)) {
-            Duration b = budget != null ? budget : POSTGRES_BUDGET;
+            Duration b = budget.or(POSTGRES_BUDGET);
             String url = jdbcUrl(s); // a malformed URI is refused now, not retried forever
             return failSafe("postgres", b, policy, startDespiteMisconfiguration, () -> {
                 // a pool of the limiter's own: fixed size, filled before it serves, logins backed off when refused
@@ -171,7 +199,7 @@ final class Stores {
             throw new IllegalArgumentException("--leases " + maxLease + " is negative: give the most permits of a "
                     + "key one instance may hold, e.g. --leases=1024, or leave it out");
         }
-        if (!opened.blocking()) {
+        if (!opened.remote()) {
             throw new IllegalArgumentException("--leases needs a remote store (redis://… or postgresql://…): the "
                     + opened.name() + " store already decides in this process");
         }
@@ -195,12 +223,13 @@ final class Stores {
                 .startupWait(STARTUP_WAIT)
                 .startDespiteMisconfiguration(startDespiteMisconfiguration)
                 .build();
-        return new Opened(limiter, name, true, budget, null);
+        return new Opened(limiter, name, true, Optional.of(budget), null);
     }
 
     /** Refuses Redis URIs that can never work, before the service starts retrying them. */
     private static void checkRedisUri(String spec) {
-        for (String one : spec.split(",")) {
+        // limit 0: a trailing comma is forgiven (trailing empty strings are dropped), as RedisUris skips it too
+        for (String one : spec.split(",", 0)) {
             String u = one.trim();
             if (!u.startsWith("redis://") && !u.startsWith("rediss://")) {
                 u = "redis://" + u; // cluster seed lists may leave the scheme out after the first
@@ -220,7 +249,7 @@ final class Stores {
     }
 
     /** {@code redis} or {@code postgres} for a URI of theirs, else null. */
-    static String kind(String s) {
+    static @Nullable String kind(String s) {
         if (s.startsWith("redis://") || s.startsWith("rediss://")) {
             return "redis";
         }
@@ -291,5 +320,17 @@ final class Stores {
 
     private static String decode(String s) {
         return URLDecoder.decode(s, StandardCharsets.UTF_8);
+    }
+
+    /** {@code --failure-policy}: fail_open, fail_closed or fallback_local (any case, - or _). */
+    static FailurePolicy policy(String name) {
+        String n = name == null ? "" : name.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+        for (FailurePolicy p : FailurePolicy.values()) {
+            if (p.name().equals(n)) {
+                return p;
+            }
+        }
+        throw new IllegalArgumentException(
+                "--failure-policy '" + name + "' is unknown: use fail_open, fail_closed " + "or fallback_local");
     }
 }

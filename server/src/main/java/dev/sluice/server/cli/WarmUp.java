@@ -7,6 +7,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One request to the service's own HTTP port before {@code serve} says it is serving. The first request of a fresh
@@ -25,7 +26,7 @@ final class WarmUp {
     private WarmUp() {}
 
     /** Sends the warm-up request to {@code http} (null: no HTTP) and reads the answer; failures are ignored. */
-    static void http(InetSocketAddress http, String bearerToken) {
+    static void http(@Nullable InetSocketAddress http, @Nullable String bearerToken) {
         if (http == null) {
             return;
         }

@@ -1,8 +1,11 @@
 package dev.sluice.server.config;
 
+import java.io.IOException;
 import java.io.Reader;
+import java.io.StringReader;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.composer.Composer;
 import org.yaml.snakeyaml.error.Mark;
@@ -43,7 +46,7 @@ final class BoundedYaml {
         String text;
         try {
             text = read(reader);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             problems.add(source + ":1: cannot read: " + e.getMessage());
             return List.of();
         }
@@ -57,8 +60,8 @@ final class BoundedYaml {
         options.setAllowRecursiveKeys(false);
         options.setNestingDepthLimit(MAX_NESTING);
         options.setCodePointLimit(MAX_CHARS);
-        TrackingParser events =
-                new TrackingParser(new ParserImpl(new StreamReader(new java.io.StringReader(text)), options));
+        StreamReader stream = new StreamReader(new StringReader(text));
+        TrackingParser events = new TrackingParser(new ParserImpl(stream, options));
         Composer composer = new Composer(events, new Resolver(), options);
         List<Node> out = new ArrayList<>();
         try {
@@ -81,12 +84,33 @@ final class BoundedYaml {
         } catch (YAMLException e) {
             // the limits (nesting, aliases, size) carry no position: the last event read is where it stopped
             problems.add(source + ":" + events.line() + ": not valid YAML: " + limitMessage(e.getMessage()));
+        } catch (NumberFormatException e) {
+            // SnakeYAML takes any script's digit (Character.isDigit) for a %YAML version or a block scalar's
+            // indentation, then Integer.parseInt fails on one outside the Basic Multilingual Plane; the reader
+            // stands on or just past it
+            int line = stream.getLine() + 1;
+            problems.add(source + ":" + line + ": not valid YAML: " + notZeroToNine(text, line));
         }
         return out;
     }
 
+    /** The first digit other than 0-9 on line {@code line} (1-based), named, and what to write instead. */
+    private static String notZeroToNine(String text, int line) {
+        String[] lines = text.split("\r\n|[\n\r\u0085\u2028\u2029]", -1);
+        String l = line <= lines.length ? lines[line - 1] : "";
+        int digit = l.codePoints()
+                .filter(c -> Character.isDigit(c) && (c < '0' || c > '9'))
+                .findFirst()
+                .orElse(-1);
+        String which = digit < 0
+                ? "a digit"
+                : "the digit '" + Character.toString(digit) + "' (" + String.format("U+%04X", digit) + ")";
+        return which + " is not one of 0-9, the only digits YAML reads as a number here (a %YAML version, a block"
+                + " scalar's indentation): write it with 0-9";
+    }
+
     /** The whole text, or null when it is over {@link #MAX_CHARS}. */
-    private static String read(Reader reader) throws java.io.IOException {
+    private static @Nullable String read(Reader reader) throws IOException {
         StringBuilder sb = new StringBuilder();
         char[] buf = new char[8192];
         for (int n; (n = reader.read(buf)) >= 0; ) {
@@ -123,7 +147,7 @@ final class BoundedYaml {
     }
 
     /** SnakeYAML's limit messages, with what the limit is for and what to do. */
-    private static String limitMessage(String m) {
+    private static String limitMessage(@Nullable String m) {
         String s = m == null ? "" : m;
         if (s.startsWith("Nesting Depth")) {
             return "nested deeper than " + MAX_NESTING + " levels: rules need only a few; flatten the file";
@@ -145,7 +169,7 @@ final class BoundedYaml {
      */
     private static final class TrackingParser implements Parser {
         private final Parser delegate;
-        private Mark last;
+        private @Nullable Mark last;
 
         TrackingParser(Parser delegate) {
             this.delegate = delegate;

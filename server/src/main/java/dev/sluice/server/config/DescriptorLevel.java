@@ -2,6 +2,7 @@ package dev.sluice.server.config;
 
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@code descriptors:} list, indexed for envoyproxy/ratelimit's lookup of a request entry {@code (key, value)}
@@ -33,12 +34,23 @@ public final class DescriptorLevel {
     private final List<Wildcard> wildcards = new ArrayList<>();
 
     /** A wildcard entry's composite split on {@code *} (at least two parts), and the sum of the parts' lengths. */
-    private record Wildcard(DescriptorNode node, String[] parts, int fixedLength) {}
+    private static final class Wildcard {
+        final DescriptorNode node;
+        final String[] parts;
+        final int fixedLength;
+
+        Wildcard(DescriptorNode node, String[] parts, int fixedLength) {
+            this.node = node;
+            this.parts = parts;
+            this.fixedLength = fixedLength;
+        }
+    }
 
     /**
      * Adds an entry; when an entry with the same composite is already there, adds nothing and returns that one
      * (envoy: "duplicate descriptor composite key").
      */
+    @Nullable
     DescriptorNode add(DescriptorNode node) {
         String composite = node.composite();
         DescriptorNode before = keyOnly(composite);
@@ -64,7 +76,7 @@ public final class DescriptorLevel {
      * The entry for one request entry, in envoy's order (exact, then wildcards in file order, then key-only), or null.
      * {@link DomainRules#match} uses the three steps separately, since how an entry matched decides its metric label.
      */
-    public DescriptorNode find(String key, String value) {
+    public @Nullable DescriptorNode find(String key, String value) {
         DescriptorNode n = exact(key, value);
         if (n == null) {
             n = wildcard(key, value);
@@ -73,7 +85,7 @@ public final class DescriptorLevel {
     }
 
     /** The entry whose composite is {@code key + "_" + value}, or null. */
-    public DescriptorNode exact(String key, String value) {
+    public @Nullable DescriptorNode exact(String key, String value) {
         // String.hashCode of key + "_" + value, from the (cached) hashes of its parts
         int hash = (key.hashCode() * 31 + '_') * pow31(value.length()) + value.hashCode();
         int mask = composites.length - 1;
@@ -87,7 +99,7 @@ public final class DescriptorLevel {
     }
 
     /** The first wildcard entry, in file order, whose pattern matches {@code key + "_" + value}, or null. */
-    public DescriptorNode wildcard(String key, String value) {
+    public @Nullable DescriptorNode wildcard(String key, String value) {
         for (int i = 0; i < wildcards.size(); i++) {
             Wildcard w = wildcards.get(i);
             if (matches(w.parts, w.fixedLength, key, value)) {
@@ -98,7 +110,7 @@ public final class DescriptorLevel {
     }
 
     /** The entry whose composite is {@code key} (the key-only entry of that key), or null. */
-    public DescriptorNode keyOnly(String key) {
+    public @Nullable DescriptorNode keyOnly(String key) {
         int mask = composites.length - 1;
         for (int i = spread(key.hashCode()) & mask; composites[i] != null; i = (i + 1) & mask) {
             if (composites[i].equals(key)) {

@@ -1,5 +1,7 @@
 package dev.sluice.server.config;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * One entry of a (possibly nested) {@code descriptors} list: a key, an optional value, an optional rule, the nested
  * list below it, and envoy's descriptor flags that act on matching and metrics.
@@ -19,7 +21,12 @@ package dev.sluice.server.config;
  *                       shares one counter, the pattern standing in for the value in the store key and the label
  */
 public record DescriptorNode(
-        String key, String value, Rule rule, DescriptorLevel children, boolean valueToMetric, boolean shareThreshold) {
+        String key,
+        @Nullable String value,
+        @Nullable Rule rule,
+        DescriptorLevel children,
+        boolean valueToMetric,
+        boolean shareThreshold) {
 
     /** envoy's name for the entry in its level: {@code key_value}, or {@code key} when there is no value. */
     public String composite() {

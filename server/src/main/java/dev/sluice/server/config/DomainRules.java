@@ -1,6 +1,8 @@
 package dev.sluice.server.config;
 
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The rules of one {@code domain:}. {@link #match(List)} follows envoyproxy/ratelimit's {@code GetLimit}: walk the
@@ -12,7 +14,8 @@ import java.util.List;
  *                  default ({@code sluice serve --semantics})
  * @param source    {@code file:line} of the document, for messages
  */
-public record DomainRules(String domain, Semantics semantics, DescriptorLevel root, List<Rule> rules, String source) {
+public record DomainRules(
+        String domain, @Nullable Semantics semantics, DescriptorLevel root, List<Rule> rules, String source) {
 
     /** One request entry: a key and its value (possibly empty, never null). */
     public record Entry(String key, String value) {}
@@ -43,7 +46,7 @@ public record DomainRules(String domain, Semantics semantics, DescriptorLevel ro
      * A request that needs none of this (no flag at play: the common case) costs no more than the lookup and the
      * returned {@link Match}.
      */
-    public Match match(List<Entry> entries) {
+    public @Nullable Match match(List<Entry> entries) {
         return walk(entries, false);
     }
 
@@ -51,7 +54,7 @@ public record DomainRules(String domain, Semantics semantics, DescriptorLevel ro
      * Walks the levels. Unlabelled, it only finds the rule and notes whether any level could make the store key or
      * the label differ from the defaults; if so it walks again, labelled, to build them.
      */
-    private Match walk(List<Entry> entries, boolean labelled) {
+    private @Nullable Match walk(List<Entry> entries, boolean labelled) {
         int n = entries.size();
         DescriptorLevel level = root;
         boolean plain = true;
@@ -97,9 +100,10 @@ public record DomainRules(String domain, Semantics semantics, DescriptorLevel ro
                 } else {
                     shown = node.valueToMetric() ? v : "";
                 }
-                label.append('.').append(k);
+                StringBuilder l = Objects.requireNonNull(label, "labelled");
+                l.append('.').append(k);
                 if (!shown.isEmpty()) {
-                    label.append('_').append(shown);
+                    l.append('_').append(shown);
                 }
             }
             if (i == n - 1) {
@@ -126,12 +130,14 @@ public record DomainRules(String domain, Semantics semantics, DescriptorLevel ro
             }
             keyEntries = List.of(keys);
         }
-        String metricLabel = rule.detailedMetric() ? detailedLabel(entries, shared) : label.toString();
+        String metricLabel = rule.detailedMetric()
+                ? detailedLabel(entries, shared)
+                : Objects.requireNonNull(label, "labelled").toString();
         return new Match(rule, keyEntries, metricLabel.equals(rule.id()) ? rule.id() : metricLabel);
     }
 
     /** envoy's {@code detailed_metric} stats key: every entry as sent, shared ones by their pattern. */
-    private String detailedLabel(List<Entry> entries, String[] shared) {
+    private String detailedLabel(List<Entry> entries, String @Nullable [] shared) {
         StringBuilder sb = new StringBuilder(domain);
         for (int i = 0; i < entries.size(); i++) {
             Entry e = entries.get(i);

@@ -2,6 +2,7 @@ package dev.sluice.server.config;
 
 import java.time.Duration;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Durations as operators write them: {@code 90s}, {@code 1500ms}, {@code 1h30m}, {@code 2d}. Units are
@@ -12,7 +13,7 @@ public final class Durations {
     private Durations() {}
 
     /** Parses {@code text}; throws {@link IllegalArgumentException} naming the text and the accepted form. */
-    public static Duration parse(String text) {
+    public static Duration parse(@Nullable String text) {
         if (text == null || text.isBlank()) {
             throw new IllegalArgumentException("duration is empty: write e.g. 90s, 1500ms, 1h30m");
         }
@@ -21,7 +22,7 @@ public final class Durations {
         int i = 0;
         while (i < s.length()) {
             int start = i;
-            while (i < s.length() && Character.isDigit(s.charAt(i))) {
+            while (i < s.length() && s.charAt(i) >= '0' && s.charAt(i) <= '9') { // not other scripts' digits
                 i++;
             }
             if (i == start || i - start > 18) {

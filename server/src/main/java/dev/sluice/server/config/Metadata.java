@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
 import org.yaml.snakeyaml.error.YAMLException;
@@ -31,12 +32,12 @@ import org.yaml.snakeyaml.nodes.Tag;
  * lists or mappings as keys, duplicate keys, and a mapping that contains itself through an alias.
  */
 final class Metadata {
-    private final BiConsumer<Node, String> problems;
+    private final BiConsumer<@Nullable Node, String> problems;
     private final Scalars scalars = new Scalars();
     /** The collections being read, outermost first: an alias may point back into them (a cycle). */
     private final Set<Node> walking = Collections.newSetFromMap(new IdentityHashMap<>());
 
-    private Metadata(BiConsumer<Node, String> problems) {
+    private Metadata(BiConsumer<@Nullable Node, String> problems) {
         this.problems = problems;
     }
 
@@ -45,7 +46,7 @@ final class Metadata {
      *
      * @param problems told each problem, with the node it is about
      */
-    static Map<String, Object> read(Node node, BiConsumer<Node, String> problems) {
+    static @Nullable Map<String, Object> read(@Nullable Node node, BiConsumer<@Nullable Node, String> problems) {
         if (node == null || (node instanceof ScalarNode s && Tag.NULL.equals(s.getTag()))) {
             return null;
         }
@@ -61,7 +62,7 @@ final class Metadata {
         return m == null || m.isEmpty() ? null : m;
     }
 
-    private Object value(Node node) {
+    private @Nullable Object value(Node node) {
         if (node instanceof ScalarNode s) {
             return scalar(s);
         }
@@ -123,7 +124,7 @@ final class Metadata {
         return Collections.unmodifiableMap(out);
     }
 
-    private Object scalar(ScalarNode s) {
+    private @Nullable Object scalar(ScalarNode s) {
         Tag tag = s.getTag();
         if (Tag.STR.equals(tag) || Tag.TIMESTAMP.equals(tag)) {
             return s.getValue();

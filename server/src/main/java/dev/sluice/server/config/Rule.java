@@ -5,6 +5,8 @@ import dev.sluice.Limit;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@code rate_limit} block of a rules file, with the descriptor flags that go with it.
@@ -28,25 +30,35 @@ import java.util.Map;
  */
 public record Rule(
         String id,
-        String name,
+        @Nullable String name,
         List<String> replaces,
         Kind kind,
-        Limit limit,
-        Algorithm algorithm,
+        @Nullable Limit limit,
+        @Nullable Algorithm algorithm,
         long requestsPerUnit,
-        String unit,
-        Duration window,
+        @Nullable String unit,
+        @Nullable Duration window,
         long capacity,
         boolean shadowMode,
         boolean quotaMode,
         boolean detailedMetric,
-        Map<String, Object> metadata,
+        @Nullable Map<String, Object> metadata,
         String source) {
 
     public enum Kind {
         LIMITED,
         UNLIMITED,
         BLOCKED
+    }
+
+    /** The limit of a {@link Kind#LIMITED} rule. */
+    public Limit limitOfLimited() {
+        return Objects.requireNonNull(limit, "only a LIMITED rule has a limit");
+    }
+
+    /** The window of a {@link Kind#LIMITED} or {@link Kind#BLOCKED} rule, in nanoseconds. */
+    public long windowNanos() {
+        return Objects.requireNonNull(window, "an UNLIMITED rule has no window").toNanos();
     }
 
     /** The label used in {@code RateLimit-Policy} and {@code RateLimit} headers: the name, else the id. */

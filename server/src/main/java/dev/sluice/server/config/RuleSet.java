@@ -4,14 +4,17 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.Reader;
+import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * All loaded rules, by domain. Immutable: a reload builds a new set and swaps it in whole, so a request sees
@@ -28,11 +31,11 @@ public final class RuleSet {
     private final List<Path> files;
 
     private RuleSet(Map<String, DomainRules> domains, List<Path> files) {
-        this.domains = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(domains));
+        this.domains = Collections.unmodifiableMap(new LinkedHashMap<>(domains));
         this.files = List.copyOf(files);
     }
 
-    public DomainRules domain(String name) {
+    public @Nullable DomainRules domain(String name) {
         return domains.get(name);
     }
 
@@ -94,7 +97,7 @@ public final class RuleSet {
     public static RuleSet parse(String source, String yaml) throws ConfigException {
         Map<String, DomainRules> domains = new LinkedHashMap<>();
         List<String> problems = new ArrayList<>();
-        add(domains, RulesParser.parse(source, new java.io.StringReader(yaml)), problems);
+        add(domains, RulesParser.parse(source, new StringReader(yaml)), problems);
         if (!problems.isEmpty()) {
             throw new ConfigException(problems);
         }

@@ -21,8 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * ({@link #top} reads the steps that began less than a minute ago) and nothing older than a minute is ever shown.
  *
  * <h2>Threads</h2>
- * {@link #record} runs on the decision path of every denial, on any thread (Netty's event loops, the store pool,
- * gRPC's). Each thread has a home stripe (stripes are handed out round-robin, one per thread while there are enough),
+ * {@link #record} runs on the decision path of every denial, on any thread (Netty's event loops, a remote store's
+ * I/O threads, gRPC's). Each thread has a home stripe (stripes are handed out round-robin, one per thread while there are enough),
  * guarded by a flag taken with one compare-and-set: a thread whose home is busy (another thread sharing it, or a
  * reader copying it) takes the next free stripe instead, and only when every stripe is busy does it spin on its home.
  * A denial is O(1): one clock read, one CAS, one Space-Saving offer (a hash probe and a few array writes; O(capacity)

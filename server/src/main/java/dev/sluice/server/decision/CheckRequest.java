@@ -3,6 +3,7 @@ package dev.sluice.server.decision;
 import dev.sluice.Limit;
 import dev.sluice.server.config.DomainRules.Entry;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One decision request, protocol-neutral: what {@code POST /v1/check} and {@code ShouldRateLimit} both become.
@@ -13,6 +14,8 @@ import java.util.List;
 public record CheckRequest(String domain, List<Descriptor> descriptors) {
 
     /**
+     * One descriptor of the request.
+     *
      * @param entries      the descriptor's key/value pairs, in order
      * @param hits         permits this request spends on the matched rule; 0 = check only, consume nothing
      * @param override     a limit sent by the caller instead of the configured rule (envoy's descriptor
@@ -22,8 +25,12 @@ public record CheckRequest(String domain, List<Descriptor> descriptors) {
      *                     {@code current_limit}, or null; with a null {@code override} it stands for a limit of
      *                     0 requests per that unit (envoy blocks every hit)
      */
-    public record Descriptor(List<Entry> entries, long hits, Limit override, String overrideUnit) {
-        public Descriptor(List<Entry> entries, long hits, Limit override) {
+    public record Descriptor(
+            List<Entry> entries,
+            long hits,
+            @Nullable Limit override,
+            @Nullable String overrideUnit) {
+        public Descriptor(List<Entry> entries, long hits, @Nullable Limit override) {
             this(entries, hits, override, null);
         }
 

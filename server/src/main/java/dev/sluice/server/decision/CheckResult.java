@@ -5,6 +5,7 @@ import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.server.config.Rule;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The answer to a {@link CheckRequest}: the overall code and one status per descriptor, in request order.
@@ -15,7 +16,8 @@ import java.util.List;
  *                 {@link dev.sluice.RateLimiter#tryAcquire(java.util.List)} returns), or null when no descriptor
  *                 reached a limit
  */
-public record CheckResult(boolean allowed, List<Status> statuses, Decision combined) {
+public record CheckResult(
+        boolean allowed, List<Status> statuses, @Nullable Decision combined) {
 
     /**
      * Why this answer was made without the store's word, or {@link Degradation#NONE}: the combined decision's cause,
@@ -61,6 +63,8 @@ public record CheckResult(boolean allowed, List<Status> statuses, Decision combi
     }
 
     /**
+     * One descriptor's answer.
+     *
      * @param code     OK or OVER_LIMIT
      * @param outcome  the finer reason
      * @param rule     the rule that decided (null for NO_RULE; a synthetic rule for caller-sent limits)
@@ -74,9 +78,9 @@ public record CheckResult(boolean allowed, List<Status> statuses, Decision combi
     public record Status(
             Code code,
             Outcome outcome,
-            Rule rule,
-            Limit limit,
-            Decision decision,
+            @Nullable Rule rule,
+            @Nullable Limit limit,
+            @Nullable Decision decision,
             long hits,
             String metricRule,
             boolean detailed) {}

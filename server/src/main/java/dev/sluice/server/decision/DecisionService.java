@@ -3,7 +3,9 @@ package dev.sluice.server.decision;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
+import dev.sluice.Scheduler;
 import dev.sluice.Ticker;
+import dev.sluice.algorithm.Algorithms;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.LogThrottle;
 import dev.sluice.failsafe.StoreHealth;
@@ -18,10 +20,14 @@ import dev.sluice.server.decision.CheckResult.Status;
 import dev.sluice.server.decision.Plan.Item;
 import dev.sluice.server.decision.Plan.Kind;
 import dev.sluice.server.decision.Plan.Mode;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Turns a {@link CheckRequest} into a {@link CheckResult}: match each descriptor to its rule (envoy's rules),
@@ -40,16 +46,14 @@ import java.util.concurrent.ExecutorService;
  *       with cost 1, nothing consumed (see <em>Check only</em> below).</li>
  *   <li>If that already denies the request, nothing is taken for the others (outcome {@code skipped}).
  *       Otherwise every enforced descriptor with {@code hits > 0} goes to the store in <em>one</em>
- *       all-or-nothing call, {@link RateLimiter#tryAcquire(List)}: when any is over its limit, nothing is
- *       consumed for any of them (envoy, by contrast, counts the others). A single descriptor uses the
- *       single-permit call and gets its exact decision. With several, the overall code is that atomic decision;
- *       each descriptor's numbers (limit, remaining, reset) are then read with a {@code peek} of that descriptor
- *       <em>right after</em> the decision, not atomically with it: a concurrent request on the same key may
- *       already show in them. A descriptor is OVER_LIMIT when its own hits do not fit; should none appear so (room
- *       freed in between), the denial is reported on the tightest one with the atomic decision's numbers.</li>
- *   <li>Shadow-mode descriptors are evaluated on their own, one {@code tryAcquire} each: they count every
- *       request like real limits, so the metrics show what enforcement would do, but they never deny and never
- *       block the enforced ones.</li>
+ *       all-or-nothing call, {@link RateLimiter#tryAcquireEachAsync(List)}, one descriptor or many: when any is over
+ *       its limit, nothing is consumed for any of them (envoy, by contrast, counts the others). The same call
+ *       tells, atomically with that decision, each descriptor's own numbers (limit, remaining, reset, retry-after:
+ *       {@link dev.sluice.PermitDecisions}); a descriptor is OVER_LIMIT exactly when its own hits do not fit (should
+ *       every one fit on its own, two descriptors of one key, the denial is reported on the tightest one).</li>
+ *   <li>Shadow-mode descriptors are evaluated on their own, one {@code tryAcquire} each, beside the enforced call:
+ *       they count every request like real limits, so the metrics show what enforcement would do, but they never
+ *       deny and never block the enforced ones.</li>
  * </ol>
  *
  * <h2>Check only</h2>
@@ -59,28 +63,31 @@ import java.util.concurrent.ExecutorService;
  * Sluice denial takes nothing, a counter never goes beyond its limit, so that reading would never deny. To ask about
  * more than one permit without taking them, use {@link #peek(CheckRequest)} ({@code POST /v1/peek}), where
  * {@code hits} is the cost asked about. A store whose peek throws {@link UnsupportedOperationException} makes such
- * requests fail with {@link UnsupportedByStoreException} (501 / UNIMPLEMENTED), before anything is taken.
+ * requests fail with a {@link ServiceException} of kind {@code UNSUPPORTED} ({@code peek-unsupported}: 501 /
+ * UNIMPLEMENTED), before anything is taken.
  *
  * <p>The store key of a descriptor is its domain and its entries as sent ({@code api|plan=free|user=42}), so every
- * distinct value of a key-only rule gets its own bucket, as in envoy; state is per (key, limit), so changing a
- * rule's numbers starts fresh buckets for it. Keys longer than the store's 4096-character bound are replaced by
+ * distinct value of a key-only rule gets its own bucket, as in envoy. A rule's limit is named by the rule (its
+ * {@code name}, else its domain and descriptor path), and state is per (key, limit identity): a reload that changes
+ * a rule's numbers reads each key's state under the new numbers ({@link dev.sluice.algorithm.Inheritance}: what was
+ * spent carries over), on every store. Keys longer than the store's 4096-character bound are replaced by
  * their SHA-256.
  *
  * <h2>Store failures</h2>
- * Memory decisions run on the calling (event-loop) thread: they never block. On a remote store a request whose only
- * store call is one enforced descriptor asks it with {@code tryAcquireAsync} (no thread waits); the others run on a
- * bounded executor. {@code sluice serve} wraps them in a {@link FailSafeRateLimiter}: each store call is bounded by the
- * store's own time budget ({@code --store-timeout}), and when the store times out, is down or fails, the failure
- * policy decides instead (fail open, fail closed, local limits) and the decision says so
- * ({@link Decision#degradation()}, shown as {@code degraded} in the answer). So a decision does not fail because of
- * the store. What remains a 503 / UNAVAILABLE ({@link StoreUnavailableException}):
+ * Every request is decided asynchronously end to end: the store's asynchronous operations are called on the calling
+ * (event-loop) thread and the answer is written when they complete; no thread waits for a store. The in-memory store
+ * completes at once; a remote store's future completes when it answers. {@code sluice serve} wraps a remote store in
+ * a {@link FailSafeRateLimiter}: each store call is bounded by the store's own time budget ({@code --store-timeout}),
+ * and when the store times out, is down, fails or is overloaded (its own bounded queue is full), the failure policy
+ * decides instead (fail open, fail closed, local limits) and the decision says so ({@link Decision#degradation()},
+ * shown as {@code degraded} in the answer). So a decision does not fail because of the store. What remains a 503 /
+ * UNAVAILABLE (a {@link ServiceException} of one of the store's kinds):
  * <ul>
  *   <li>{@code reset}, which has no policy to apply (a reset that did not happen must not look as if it had);</li>
- *   <li>the bounded pool is full ({@code store-overloaded}): the service itself is overloaded (asynchronous calls
- *       meet the store's own queue bound instead, which its failure policy answers);</li>
- *   <li>the service's own deadline passes ({@code store-timeout}): a budget per store call the request makes plus
- *       {@value #DEADLINE_SLACK_MILLIS} ms; only a store that broke its budget, or a backed-up pool, gets there;</li>
- *   <li>a store not wrapped in a policy (embedding the service with a bare store) that throws.</li>
+ *   <li>the service's own deadline passes ({@code store-timeout}): a budget per store call the request makes one
+ *       after another plus {@value #DEADLINE_SLACK_MILLIS} ms; only a store that broke its budget gets there;</li>
+ *   <li>a store not wrapped in a policy (embedding the service with a bare store) that throws, e.g. its
+ *       {@code OVERLOADED} ({@code store-overloaded}) when its queue is full.</li>
  * </ul>
  */
 public final class DecisionService {
@@ -104,30 +111,36 @@ public final class DecisionService {
     private final DeniedKeys deniedKeys;
     private final Optional<StoreHealth> storeHealth;
 
-    /**
-     * @param storeExecutor null to decide on the caller's thread (the in-memory store); otherwise the bounded
-     *                      pool remote stores block on
-     */
+    /** With the service's deadline on {@link Scheduler#system()}'s timer. */
     public DecisionService(
             RateLimiter limiter,
             String storeName,
             RuleSet rules,
-            ExecutorService storeExecutor,
             long storeTimeoutNanos,
             int maxDescriptors,
             ServerMetrics metrics) {
+        this(limiter, storeName, rules, storeTimeoutNanos, maxDescriptors, metrics, Scheduler.system());
+    }
+
+    /** @param scheduler whose timer runs the service's deadline of each request that waits for the store */
+    public DecisionService(
+            RateLimiter limiter,
+            String storeName,
+            RuleSet rules,
+            long storeTimeoutNanos,
+            int maxDescriptors,
+            ServerMetrics metrics,
+            Scheduler scheduler) {
         this.limiter = limiter;
         this.storeName = storeName;
         this.metrics = metrics;
         this.planner = new RequestPlanner(rules, maxDescriptors);
-        this.calls = new StoreCalls(storeName, storeExecutor, storeTimeoutNanos, metrics);
-        this.decider = new PlanDecider(limiter, storeName, metrics, logThrottle);
+        this.calls = new StoreCalls(storeName, storeTimeoutNanos, metrics, scheduler);
+        this.decider = new PlanDecider(limiter, storeName, metrics);
         // envoy's answers carry the shared count (limit_remaining), which a lease cannot know: count at the store
         RateLimiter counter = limiter instanceof LeasedRateLimiter leased ? leased.store() : limiter;
         this.envoyDecider = new EnvoyDecider(
-                counter,
-                metrics,
-                counter == limiter ? decider : new PlanDecider(counter, storeName, metrics, logThrottle));
+                counter, metrics, counter == limiter ? decider : new PlanDecider(counter, storeName, metrics));
         this.clock = limiter instanceof InMemoryRateLimiter m ? m.ticker() : Ticker.system();
         this.deniedKeys = new DeniedKeys(clock);
         this.storeHealth = StoreHealth.of(limiter);
@@ -188,8 +201,7 @@ public final class DecisionService {
     /** The key and limit of the health probe: no request's key (those always hold a '|' after the domain). */
     static final String PROBE_KEY = "sluice:readyz";
 
-    private static final Limit PROBE_LIMIT =
-            Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, java.time.Duration.ofSeconds(1));
+    private static final Limit PROBE_LIMIT = Limit.fixedWindow(Limit.MAX_WINDOW_PERMITS, Duration.ofSeconds(1));
 
     /**
      * The health probe of {@code /readyz} and of the service's own store watch: a {@link RateLimiter#peek} of a probe
@@ -197,10 +209,10 @@ public final class DecisionService {
      * store, under the store's budget and the service's deadline. It completes with that decision,
      * {@linkplain Decision#degraded() degraded} when the failure policy answered for the store (a probe that reaches
      * the store while its circuit is open is the one that closes it once the store is back), and exceptionally
-     * ({@link StoreUnavailableException}) when not even that was possible.
+     * (a {@link ServiceException} of one of the store's kinds) when not even that was possible.
      */
     public CompletableFuture<Decision> probe() {
-        return calls.run(1, () -> limiter.peek(PROBE_KEY, PROBE_LIMIT, 1));
+        return calls.run(1, () -> limiter.peekAsync(PROBE_KEY, PROBE_LIMIT, 1));
     }
 
     /**
@@ -217,19 +229,13 @@ public final class DecisionService {
     }
 
     /**
-     * Decides asynchronously. The future fails with {@link BadRequestException} for bad input,
-     * {@link StoreUnavailableException} when the store pool is full, the service's deadline passes or a bare store
-     * (no failure policy) fails, and {@link UnsupportedByStoreException} when a check-only descriptor meets a store
-     * without peek; never with anything else.
+     * Decides asynchronously. The future fails with a {@link ServiceException}, never with anything else: a
+     * {@link BadRequestException} for bad input; one of the store's kinds when the service's deadline passes or a
+     * bare store (no failure policy) fails; {@code UNSUPPORTED} when a check-only descriptor meets a store without
+     * peek, or the store or the limit's algorithm does not define the operation (a reserve on a window).
      */
     public CompletableFuture<CheckResult> check(CheckRequest request) {
-        Plan plan;
-        try {
-            plan = planner.plan(request, Mode.DECIDE);
-        } catch (BadRequestException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return decideAsync(plan, request);
+        return decided(request, Mode.DECIDE, false, plan -> decide(plan, request));
     }
 
     /**
@@ -240,31 +246,21 @@ public final class DecisionService {
      * {@link #check}.
      */
     public CompletableFuture<CheckResult> checkEnvoy(CheckRequest request, Semantics fallback) {
-        Semantics semantics = semanticsOf(request.domain(), fallback);
-        Plan plan;
-        try {
-            plan = planner.plan(request, semantics == Semantics.ENVOY ? Mode.ENVOY : Mode.DECIDE, true);
-        } catch (BadRequestException e) {
-            return CompletableFuture.failedFuture(e);
+        if (semanticsOf(request.domain(), fallback) == Semantics.STRICT) {
+            return decided(request, Mode.DECIDE, true, plan -> decide(plan, request));
         }
-        if (semantics == Semantics.STRICT) {
-            return decideAsync(plan, request);
-        }
-        if (!plan.needsStore()) {
-            return CompletableFuture.completedFuture(noted(request, plan, envoyDecider.decide(plan)));
-        }
-        int lone = calls.remote() ? plan.loneEnforced() : -1;
-        if (lone >= 0 && plan.items().get(lone).hits() > 0) {
-            // one counted descriptor on a remote store: asked asynchronously, as decideAsync does
-            return calls.runAsync(EnvoyDecider.storeCalls(plan), () -> envoyDecider.decideLoneAsync(plan, lone))
-                    .thenApply(r -> noted(request, plan, r));
-        }
-        return calls.run(EnvoyDecider.storeCalls(plan), () -> noted(request, plan, envoyDecider.decide(plan)));
+        return decided(
+                request,
+                Mode.ENVOY,
+                true,
+                plan -> calls.run(EnvoyDecider.sequentialCalls(plan), () -> envoyDecider.decide(plan))
+                        .thenApply(r -> noted(request, plan, r)));
     }
 
     private Semantics semanticsOf(String domain, Semantics fallback) {
         DomainRules dr = planner.rules().domain(domain);
-        return dr != null && dr.semantics() != null ? dr.semantics() : fallback;
+        Semantics own = dr == null ? null : dr.semantics();
+        return own != null ? own : fallback;
     }
 
     /**
@@ -274,31 +270,26 @@ public final class DecisionService {
      * state as it is. Fails like {@link #check}.
      */
     public CompletableFuture<CheckResult> peek(CheckRequest request) {
-        Plan plan;
+        return decided(request, Mode.PEEK, false, plan -> decide(plan, null));
+    }
+
+    /**
+     * The one way every kind of request is decided: planned (bad input fails the future with its
+     * {@link BadRequestException}, before the store is asked), then {@code decide}d.
+     */
+    private <T> CompletableFuture<T> decided(
+            CheckRequest request, Mode mode, boolean envoyApi, Function<Plan, CompletableFuture<T>> decide) {
         try {
-            plan = planner.plan(request, Mode.PEEK);
+            return decide.apply(planner.plan(request, mode, envoyApi));
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return decideAsync(plan, null);
     }
 
     /** @param request the request decided, whose denials are noted; null for looks (nothing is denied) */
-    private CompletableFuture<CheckResult> decideAsync(Plan plan, CheckRequest request) {
-        if (!plan.needsStore()) {
-            try {
-                return CompletableFuture.completedFuture(noted(request, plan, decider.decide(plan)));
-            } catch (RuntimeException e) {
-                return CompletableFuture.failedFuture(calls.translate(e));
-            }
-        }
-        int lone = calls.remote() ? plan.loneEnforced() : -1;
-        if (lone >= 0) {
-            // the common request, one descriptor with a rule, on a remote store: asked asynchronously, so that no
-            // pool thread waits for Redis or PostgreSQL and concurrent requests can share its batches
-            return calls.runAsync(1, () -> decider.decideLoneAsync(plan, lone)).thenApply(r -> noted(request, plan, r));
-        }
-        return calls.run(plan.storeCalls(), () -> noted(request, plan, decider.decide(plan)));
+    private CompletableFuture<CheckResult> decide(Plan plan, @Nullable CheckRequest request) {
+        return calls.run(PlanDecider.sequentialCalls(plan), () -> decider.decide(plan))
+                .thenApply(r -> noted(request, plan, r));
     }
 
     /**
@@ -307,7 +298,7 @@ public final class DecisionService {
      * comparison and allocates nothing; shadow-mode denials ({@code shadow_over_limit}) are answered OK and are not
      * counted, nor are check-only looks.
      */
-    private CheckResult noted(CheckRequest request, Plan plan, CheckResult result) {
+    private CheckResult noted(@Nullable CheckRequest request, Plan plan, CheckResult result) {
         if (request == null) {
             return result;
         }
@@ -315,7 +306,7 @@ public final class DecisionService {
         for (int i = 0; i < statuses.size(); i++) {
             Status s = statuses.get(i);
             if (s.outcome() == Outcome.OVER_LIMIT) {
-                deniedKeys.record(plan.items().get(i).key());
+                deniedKeys.record(plan.items().get(i).storeKey());
             } else if (s.outcome() == Outcome.BLOCKED && s.hits() > 0) {
                 // answered without the store, so no store key was built: the entries as sent (one item per descriptor)
                 deniedKeys.record(StoreKeys.storeKey(
@@ -327,23 +318,22 @@ public final class DecisionService {
 
     /**
      * Forgets the state of each descriptor's (key, limit): {@code POST /v1/reset}. Descriptors without a limit
-     * (no rule, unlimited, blocked) are skipped.
+     * (no rule, unlimited, blocked) are skipped; the others are reset at once.
      */
     public CompletableFuture<Void> reset(CheckRequest request) {
-        Plan plan;
-        try {
-            plan = planner.plan(request, Mode.RESET);
-        } catch (BadRequestException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return calls.run(plan.items().size(), () -> {
-            for (Item it : plan.items()) {
-                if (it.limit() != null) {
-                    limiter.reset(it.key(), it.limit());
-                }
-            }
-            return null;
-        });
+        return decided(
+                request,
+                Mode.RESET,
+                false,
+                plan -> calls.run(1, () -> {
+                    List<CompletableFuture<Void>> resets = new ArrayList<>();
+                    for (Item it : plan.items()) {
+                        if (it.limit() != null) {
+                            resets.add(limiter.resetAsync(it.storeKey(), it.storeLimit()));
+                        }
+                    }
+                    return CompletableFuture.allOf(resets.toArray(CompletableFuture[]::new));
+                }));
     }
 
     /**
@@ -352,33 +342,36 @@ public final class DecisionService {
      * One descriptor, token_bucket or gcra only (see {@link RateLimiter#reserve}).
      */
     public CompletableFuture<CheckResult> reserve(CheckRequest request, long maxWaitNanos) {
-        Plan plan;
-        try {
-            if (request.descriptors() != null && request.descriptors().size() != 1) {
-                throw new BadRequestException(
-                        "invalid-request",
-                        "reserve takes exactly one descriptor, not "
-                                + request.descriptors().size());
-            }
-            plan = planner.plan(request, Mode.DECIDE);
-        } catch (BadRequestException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        Item it = plan.items().get(0);
-        if (it.kind() != Kind.ENFORCED && it.kind() != Kind.SHADOW) {
+        if (request.descriptors() != null && request.descriptors().size() != 1) {
             return CompletableFuture.failedFuture(new BadRequestException(
                     "invalid-request",
-                    "reserve needs a descriptor with a limit and hits ≥ 1; this one matched "
-                            + (it.rule() == null
-                                    ? "no rule"
-                                    : it.rule().kind().name().toLowerCase(java.util.Locale.ROOT) + " rule "
-                                            + it.rule().id())));
+                    "reserve takes exactly one descriptor, not "
+                            + request.descriptors().size()));
         }
-        return calls.run(1, () -> {
-            Decision d = limiter.reserve(it.key(), it.limit(), it.hits(), java.time.Duration.ofNanos(maxWaitNanos));
-            Status st = PlanDecider.status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
-            metrics.decision(plan.metricDomain(), it.metricRule(), st.outcome());
-            return noted(request, plan, new CheckResult(d.allowed(), List.of(st), d));
+        return decided(request, Mode.DECIDE, false, plan -> {
+            Item it = plan.items().get(0);
+            if (it.kind() != Kind.ENFORCED && it.kind() != Kind.SHADOW) {
+                throw new BadRequestException(
+                        "invalid-request",
+                        "reserve needs a descriptor with a limit and hits ≥ 1; this one matched "
+                                + (it.rule() == null
+                                        ? "no rule"
+                                        : it.rule().kind().name().toLowerCase(Locale.ROOT) + " rule "
+                                                + it.rule().id()));
+            }
+            try {
+                // a window cannot lend from a future window: the request's mistake, refused before the store is asked
+                Algorithms.checkReservable(it.storeLimit());
+            } catch (UnsupportedOperationException e) {
+                throw new BadRequestException("invalid-request", e.getMessage());
+            }
+            Duration maxWait = Duration.ofNanos(maxWaitNanos);
+            return calls.run(1, () -> limiter.reserveAsync(it.storeKey(), it.storeLimit(), it.hits(), maxWait))
+                    .thenApply(d -> {
+                        Status st = PlanDecider.status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
+                        metrics.decision(plan.metricDomain(), it.metricRule(), st.outcome());
+                        return noted(request, plan, new CheckResult(d.allowed(), List.of(st), d));
+                    });
         });
     }
 }

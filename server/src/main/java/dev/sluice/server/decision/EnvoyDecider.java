@@ -1,5 +1,6 @@
 package dev.sluice.server.decision;
 
+import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.RateLimiter;
@@ -8,6 +9,7 @@ import dev.sluice.server.decision.CheckResult.Code;
 import dev.sluice.server.decision.CheckResult.Outcome;
 import dev.sluice.server.decision.CheckResult.Status;
 import dev.sluice.server.decision.Plan.Item;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -42,42 +44,32 @@ final class EnvoyDecider {
     }
 
     /**
-     * The most store calls a plan makes here: one per limited descriptor, two for Sluice's other algorithms (their
-     * hits, then draining a denial); counted as two each.
+     * The most store calls one after another a plan makes here: the descriptors are counted at once, each with one
+     * call, and for Sluice's other algorithms a second (draining a denial).
      */
-    static int storeCalls(Plan plan) {
-        int n = 0;
+    static int sequentialCalls(Plan plan) {
         for (Item it : plan.items()) {
             if (it.kind() == Plan.Kind.ENFORCED || it.kind() == Plan.Kind.SHADOW) {
-                n += 2;
+                return 2;
             }
         }
-        return n;
+        return 0;
     }
 
-    CheckResult decide(Plan plan) {
-        return decide(plan, -1, null);
-    }
-
-    /**
-     * A plan whose only store work is one enforced descriptor with hits ≥ 1 ({@link Plan#loneEnforced}): its call
-     * (and, for Sluice's other algorithms, the drain of a denial) made with {@link RateLimiter#tryAcquireAsync}, so no
-     * thread waits for a remote store; the answer is built as {@link #decide(Plan)} builds it.
-     */
-    CompletableFuture<CheckResult> decideLoneAsync(Plan plan, int index) {
-        Item it = plan.items().get(index);
-        Limit l = it.limit();
-        CompletableFuture<Decision> first = limiter.tryAcquireAsync(it.key(), l, Math.min(it.hits(), l.capacity()));
-        if (!counter(l)) {
-            first = first.thenCompose(d -> drains(d)
-                    ? limiter.tryAcquireAsync(it.key(), l, d.remaining()).thenApply(ignored -> d)
-                    : CompletableFuture.completedFuture(d));
+    /** Counts every limited descriptor at once, asynchronously; the answer once every count is in. */
+    CompletableFuture<CheckResult> decide(Plan plan) {
+        List<Item> items = plan.items();
+        List<CompletableFuture<Decision>> counts = new ArrayList<>(items.size());
+        for (Item it : items) {
+            counts.add(
+                    it.kind() == Plan.Kind.ENFORCED || it.kind() == Plan.Kind.SHADOW
+                            ? count(it)
+                            : CompletableFuture.completedFuture(null));
         }
-        return first.thenApply(d -> decide(plan, index, d));
+        return CompletableFuture.allOf(counts.toArray(CompletableFuture[]::new)).thenApply(v -> answer(plan, counts));
     }
 
-    /** @param lone the index of the descriptor whose store decision {@code loneDecision} already is, or -1 */
-    private CheckResult decide(Plan plan, int lone, Decision loneDecision) {
+    private CheckResult answer(Plan plan, List<CompletableFuture<Decision>> counts) {
         List<Item> items = plan.items();
         Status[] out = new Status[items.size()];
         int over = 0;
@@ -90,10 +82,10 @@ final class EnvoyDecider {
             Decision d = switch (it.kind()) {
                 case NONE, UNLIMITED -> null;
                 case BLOCKED -> {
-                    long w = rule.window().toNanos();
+                    long w = it.matched().windowNanos();
                     yield new Decision(it.hits() == 0, 0, 0, it.hits() == 0 ? 0 : w, w);
                 }
-                case ENFORCED, SHADOW -> i == lone ? counted(it, loneDecision) : count(it);
+                case ENFORCED, SHADOW -> counts.get(i).join();
                 default -> throw new IllegalStateException("not an envoy plan item: " + it.kind());
             };
             Status s;
@@ -108,8 +100,9 @@ final class EnvoyDecider {
                         it.metricRule(),
                         true);
             } else {
+                Rule matched = it.matched(); // a decision was made: the item has a rule
                 boolean denied = d.denied();
-                boolean shadow = rule.shadowMode();
+                boolean shadow = matched.shadowMode();
                 Outcome outcome = !denied
                         ? (it.hits() == 0 ? Outcome.CHECKED : Outcome.OK)
                         : shadow
@@ -119,13 +112,13 @@ final class EnvoyDecider {
                 s = new Status(
                         denied && !shadow ? Code.OVER_LIMIT : Code.OK,
                         outcome,
-                        rule,
-                        rule.limit(),
+                        matched,
+                        matched.limit(),
                         d,
                         it.hits(),
                         it.metricRule(),
                         true);
-                if (rule.quotaMode()) {
+                if (matched.quotaMode()) {
                     quota++;
                     quotaOver += s.code() == Code.OVER_LIMIT ? 1 : 0;
                 } else if (s.code() == Code.OVER_LIMIT) {
@@ -144,48 +137,44 @@ final class EnvoyDecider {
 
     /** Whether {@code l} is envoy's counter ({@link RequestPlanner#counting}) rather than one of Sluice's algorithms. */
     private static boolean counter(Limit l) {
-        return l.capacity() == Limit.MAX_WINDOW_PERMITS && l.algorithm() == dev.sluice.Algorithm.FIXED_WINDOW;
+        return l.capacity() == Limit.MAX_WINDOW_PERMITS && l.algorithm() == Algorithm.FIXED_WINDOW;
     }
 
     /** One descriptor, counted; the decision carries envoy's numbers (limit {@code C}, remaining {@code C − count}). */
-    private Decision count(Item it) {
-        Limit l = it.limit();
+    private CompletableFuture<Decision> count(Item it) {
+        Limit l = it.storeLimit();
         long h = it.hits();
-        if (!counter(l)) {
-            return drain(it, l, h);
+        if (h == 0) {
+            // check only: Sluice's algorithms answer the look itself, envoy's counter reads it as a count
+            return counter(l) ? peeker.look(it, 1).thenApply(d -> counted(it, d)) : peeker.look(it, 1);
         }
-        Decision d = h == 0 ? peeker.peek(it, 1) : limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
-        return counted(it, d);
+        CompletableFuture<Decision> d = limiter.tryAcquireAsync(it.storeKey(), l, Math.min(h, l.capacity()));
+        if (!counter(l)) {
+            // token bucket, GCRA, sliding windows: a denied call is counted by draining what is left
+            d = d.thenCompose(first -> drains(first)
+                    ? limiter.tryAcquireAsync(it.storeKey(), l, first.remaining())
+                            .thenApply(ignored -> first)
+                    : CompletableFuture.completedFuture(first));
+        }
+        return d.thenApply(first -> counted(it, first));
     }
 
     /** What the store answered for one descriptor's hits (its drain made, if one was due), read as envoy counts. */
     private Decision counted(Item it, Decision d) {
-        Limit l = it.limit();
+        Limit l = it.storeLimit();
         if (!counter(l)) {
             return d.degraded() ? d : it.hits() > l.capacity() || !d.allowed() ? over(d, l.capacity()) : d;
         }
         // envoy's counter (RequestPlanner#counting): add the hits, then compare the count with the limit
         // a failure policy's answer reads the same way: fail_open as a fresh counter, fail_closed as one over,
         // fallback_local as the local counter it keeps with the same limit (and stays marked degraded)
-        long c = it.rule().limit().capacity();
+        long c = it.matched().limitOfLimited().capacity();
         long h = it.hits();
         long count = h > 0 && !d.allowed() ? Long.MAX_VALUE : l.capacity() - d.remaining();
         if (count > c) {
             return over(d, c);
         }
         return new Decision(true, c, c - count, 0, d.resetAfterNanos(), d.degradation());
-    }
-
-    /** Token bucket, GCRA, sliding windows: a denied call is counted by draining what is left. */
-    private Decision drain(Item it, Limit l, long h) {
-        if (h == 0) {
-            return peeker.peek(it, 1);
-        }
-        Decision d = limiter.tryAcquire(it.key(), l, Math.min(h, l.capacity()));
-        if (drains(d)) {
-            limiter.tryAcquire(it.key(), l, d.remaining());
-        }
-        return counted(it, d);
     }
 
     /** A denial by the store (not by a failure policy) with permits left: they are drained, so the hits count. */

@@ -1,9 +1,11 @@
 package dev.sluice.server.decision;
 
 import dev.sluice.Decision;
+import dev.sluice.FailureKind;
+import dev.sluice.Limit;
 import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
-import dev.sluice.failsafe.LogThrottle;
 import dev.sluice.server.decision.CheckResult.Code;
 import dev.sluice.server.decision.CheckResult.Outcome;
 import dev.sluice.server.decision.CheckResult.Status;
@@ -12,50 +14,46 @@ import dev.sluice.server.decision.Plan.Kind;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.slf4j.LoggerFactory;
+import java.util.concurrent.CompletionException;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Decides a {@link Plan} with the store, in three phases: what needs no store and the check-only looks (they decide
- * whether the enforced descriptors may be taken at all); the enforced descriptors in one all-or-nothing call; the
- * shadow-mode descriptors, each on its own. {@link DecisionService}'s class comment is the full story.
+ * Decides a {@link Plan} with the store, asynchronously, in two steps: the check-only looks (they decide whether the
+ * enforced descriptors may be taken at all), all at once; then the enforced descriptors in one all-or-nothing call,
+ * {@link RateLimiter#tryAcquireEachAsync}, which also tells each descriptor's own numbers, beside the shadow-mode
+ * descriptors, each on its own. One path for one descriptor or many; a plan that needs no store completes at once.
+ * {@link DecisionService}'s class comment is the full story.
  */
 final class PlanDecider {
     private final RateLimiter limiter;
     private final String storeName;
     private final ServerMetrics metrics;
-    private final LogThrottle logThrottle;
 
-    PlanDecider(RateLimiter limiter, String storeName, ServerMetrics metrics, LogThrottle logThrottle) {
+    PlanDecider(RateLimiter limiter, String storeName, ServerMetrics metrics) {
         this.limiter = limiter;
         this.storeName = storeName;
         this.metrics = metrics;
-        this.logThrottle = logThrottle;
     }
 
-    CheckResult decide(Plan plan) {
-        return decide(plan, null);
+    /** The most store calls one after another deciding a plan makes: the looks, then the takes. */
+    static int sequentialCalls(Plan plan) {
+        boolean looks = false;
+        boolean takes = false;
+        for (Item it : plan.items()) {
+            looks |= it.kind() == Kind.PEEK || it.kind() == Kind.OVERSIZED;
+            takes |= it.kind() == Kind.ENFORCED || it.kind() == Kind.SHADOW;
+        }
+        return (looks ? 1 : 0) + (takes ? 1 : 0);
     }
 
-    /**
-     * A plan whose only store call is one enforced descriptor ({@link Plan#loneEnforced}): that call made with
-     * {@link RateLimiter#tryAcquireAsync}, so no thread waits for a remote store; the answer is built as
-     * {@link #decide(Plan)} builds it.
-     */
-    CompletableFuture<CheckResult> decideLoneAsync(Plan plan, int index) {
-        Item it = plan.items().get(index);
-        return limiter.tryAcquireAsync(it.key(), it.limit(), it.hits()).thenApply(d -> decide(plan, d));
-    }
-
-    /** @param lone the decision of the plan's lone enforced descriptor, already made, or null to make it here */
-    private CheckResult decide(Plan plan, Decision lone) {
+    CompletableFuture<CheckResult> decide(Plan plan) {
         List<Item> items = plan.items();
         Status[] out = new Status[items.size()];
-        boolean allowed = true;
-        List<Integer> enforced = new ArrayList<>(items.size());
-        Decision atomic = null;
+        List<CompletableFuture<?>> looks = new ArrayList<>();
         // 1. what needs no store, and the check-only looks: they decide whether the enforced ones may be taken
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);
+            int at = i;
             switch (it.kind()) {
                 case NONE ->
                     out[i] = new Status(Code.OK, Outcome.NO_RULE, null, null, null, it.hits(), it.metricRule(), true);
@@ -63,193 +61,196 @@ final class PlanDecider {
                     out[i] = new Status(
                             Code.OK, Outcome.UNLIMITED, it.rule(), null, null, it.hits(), it.metricRule(), true);
                 case BLOCKED -> {
-                    long w = it.rule().window().toNanos();
-                    Decision d = new Decision(false, 0, 0, w, w);
-                    boolean shadow = it.rule().shadowMode();
-                    out[i] = new Status(
-                            shadow ? Code.OK : Code.OVER_LIMIT,
-                            shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.BLOCKED,
-                            it.rule(),
-                            null,
-                            d,
-                            it.hits(),
-                            it.metricRule(),
-                            true);
-                    allowed &= shadow;
+                    long w = it.matched().windowNanos();
+                    out[i] = over(it, Outcome.BLOCKED, null, new Decision(false, 0, 0, w, w));
                 }
-                case PEEK -> {
-                    Decision d = peek(it, it.peekCost());
-                    boolean shadow = it.rule().shadowMode();
-                    Code code = d.allowed() || shadow ? Code.OK : Code.OVER_LIMIT;
-                    out[i] = new Status(
-                            code, Outcome.CHECKED, it.rule(), it.limit(), d, it.hits(), it.metricRule(), true);
-                    allowed &= code == Code.OK;
-                }
-                case OVERSIZED -> {
-                    // more hits than the limit holds (strict semantics on the Envoy APIs): over, nothing taken
-                    Decision d = oversized(it);
-                    boolean shadow = it.rule().shadowMode();
-                    out[i] = new Status(
-                            shadow ? Code.OK : Code.OVER_LIMIT,
-                            shadow ? Outcome.SHADOW_OVER_LIMIT : Outcome.OVER_LIMIT,
-                            it.rule(),
-                            it.limit(),
-                            d,
-                            it.hits(),
-                            it.metricRule(),
-                            true);
-                    allowed &= shadow;
-                }
-                case ENFORCED -> enforced.add(i);
-                case SHADOW -> {
+                case PEEK ->
+                    looks.add(look(it, it.peekCost()).thenAccept(d -> {
+                        boolean ok = d.allowed() || it.matched().shadowMode();
+                        out[at] = new Status(
+                                ok ? Code.OK : Code.OVER_LIMIT,
+                                Outcome.CHECKED,
+                                it.rule(),
+                                it.limit(),
+                                d,
+                                it.hits(),
+                                it.metricRule(),
+                                true);
+                    }));
+                // more hits than the limit holds (strict semantics on the Envoy APIs): over, nothing taken
+                case OVERSIZED ->
+                    looks.add(oversized(it).thenAccept(d -> out[at] = over(it, Outcome.OVER_LIMIT, it.limit(), d)));
+                case ENFORCED, SHADOW -> {
                     // below
                 }
                 default -> throw new IllegalStateException("unknown kind " + it.kind());
             }
         }
-        // 2. the enforced descriptors, all or nothing; not even tried when the request is already denied
-        if (!allowed) {
-            for (int i : enforced) {
-                Item it = items.get(i);
-                out[i] = new Status(
-                        Code.OK, Outcome.SKIPPED, it.rule(), it.limit(), null, it.hits(), it.metricRule(), true);
-            }
-        } else if (enforced.size() == 1) {
-            int i = enforced.get(0);
-            Item it = items.get(i);
-            Decision d = lone != null ? lone : limiter.tryAcquire(it.key(), it.limit(), it.hits());
-            out[i] = status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
-            allowed = d.allowed();
-        } else if (enforced.size() > 1) {
-            atomic = acquireAll(items, enforced, out);
-            allowed = atomic.allowed();
+        if (looks.isEmpty()) {
+            return take(plan, out);
         }
-        // 3. shadow-mode descriptors, each on its own: they count every request and never deny
+        return CompletableFuture.allOf(looks.toArray(CompletableFuture[]::new)).thenCompose(v -> take(plan, out));
+    }
+
+    /** A descriptor denied without a take: over, or answered OK in shadow mode. */
+    private static Status over(Item it, Outcome outcome, @Nullable Limit limit, Decision d) {
+        boolean shadow = it.matched().shadowMode();
+        return new Status(
+                shadow ? Code.OK : Code.OVER_LIMIT,
+                shadow ? Outcome.SHADOW_OVER_LIMIT : outcome,
+                it.rule(),
+                limit,
+                d,
+                it.hits(),
+                it.metricRule(),
+                true);
+    }
+
+    /**
+     * 2. The enforced descriptors, all or nothing in one store call, not even tried when the request is already
+     * denied; beside them the shadow-mode descriptors, each on its own (they count every request and never deny).
+     */
+    private CompletableFuture<CheckResult> take(Plan plan, Status[] out) {
+        List<Item> items = plan.items();
+        boolean allowed = true;
+        for (Status s : out) {
+            allowed &= s == null || s.code() == Code.OK;
+        }
+        List<Integer> enforced = new ArrayList<>();
+        List<Permit> permits = new ArrayList<>();
+        List<CompletableFuture<?>> calls = new ArrayList<>();
         for (int i = 0; i < items.size(); i++) {
             Item it = items.get(i);
-            if (it.kind() == Kind.SHADOW) {
-                Decision d = limiter.tryAcquire(it.key(), it.limit(), it.hits());
-                out[i] = new Status(
-                        Code.OK,
-                        d.allowed() ? Outcome.OK : Outcome.SHADOW_OVER_LIMIT,
-                        it.rule(),
-                        it.limit(),
-                        d,
-                        it.hits(),
-                        it.metricRule(),
-                        true);
+            int at = i;
+            if (it.kind() == Kind.ENFORCED) {
+                if (allowed) {
+                    enforced.add(i);
+                    permits.add(new Permit(it.storeKey(), it.storeLimit(), it.hits()));
+                } else {
+                    out[i] = new Status(
+                            Code.OK, Outcome.SKIPPED, it.rule(), it.limit(), null, it.hits(), it.metricRule(), true);
+                }
+            } else if (it.kind() == Kind.SHADOW) {
+                calls.add(limiter.tryAcquireAsync(it.storeKey(), it.storeLimit(), it.hits())
+                        .thenAccept(d -> out[at] = new Status(
+                                Code.OK,
+                                d.allowed() ? Outcome.OK : Outcome.SHADOW_OVER_LIMIT,
+                                it.rule(),
+                                it.limit(),
+                                d,
+                                it.hits(),
+                                it.metricRule(),
+                                true)));
             }
         }
-        // the answer's decision: the all-or-nothing one (not a fold of the per-descriptor looks taken after it),
-        // with whatever else counts (check-only looks, blocked rules)
+        CompletableFuture<@Nullable Decision> atomic = permits.isEmpty()
+                ? CompletableFuture.completedFuture(null)
+                : limiter.tryAcquireEachAsync(permits).thenApply(each -> taken(items, enforced, each, out));
+        if (calls.isEmpty()) {
+            return atomic.thenApply(d -> answer(plan, out, d, enforced));
+        }
+        calls.add(atomic);
+        return CompletableFuture.allOf(calls.toArray(CompletableFuture[]::new))
+                .thenApply(v -> answer(plan, out, atomic.join(), enforced));
+    }
+
+    /**
+     * The enforced descriptors' statuses from the store's one answer: each descriptor OVER_LIMIT exactly when its own
+     * hits do not fit, with its own numbers. Should the request be denied with every descriptor fitting on its own
+     * (two descriptors of one key and limit), the denial is reported on the tightest one with the overall numbers.
+     */
+    private static Decision taken(List<Item> items, List<Integer> enforced, PermitDecisions each, Status[] out) {
+        Decision overall = each.decision();
+        if (each.combinedOnly()) { // a store that could tell only the overall decision: it stands for each
+            for (int i : enforced) {
+                out[i] = status(items.get(i), overall, overall.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, false);
+            }
+            return overall;
+        }
+        int tight = -1;
+        boolean named = false;
+        for (int k = 0; k < enforced.size(); k++) {
+            int i = enforced.get(k);
+            Decision d = each.permits().get(k);
+            boolean over = !overall.allowed() && d.denied();
+            named |= over;
+            out[i] = status(items.get(i), d, over ? Outcome.OVER_LIMIT : Outcome.OK, true);
+            if (tight < 0 || d.remaining() < each.permits().get(tight).remaining()) {
+                tight = k;
+            }
+        }
+        if (!overall.allowed() && !named) {
+            out[enforced.get(tight)] = status(items.get(enforced.get(tight)), overall, Outcome.OVER_LIMIT, false);
+        }
+        return overall;
+    }
+
+    /**
+     * The answer: every status counted in the metrics, and its decision the all-or-nothing one with whatever else
+     * counts (check-only looks, blocked rules), not a fold of the enforced descriptors' own.
+     */
+    private CheckResult answer(Plan plan, Status[] out, @Nullable Decision atomic, List<Integer> enforced) {
+        boolean allowed = true;
         Decision combined = atomic;
         for (int i = 0; i < out.length; i++) {
             Status s = out[i];
             metrics.decision(plan.metricDomain(), s.metricRule(), s.outcome());
-            boolean counts = s.decision() != null
+            allowed &= s.code() == Code.OK;
+            Decision sd = s.decision();
+            boolean counts = sd != null
                     && s.outcome() != Outcome.SHADOW_OVER_LIMIT
                     && !(s.rule() != null && s.rule().shadowMode())
-                    && !(atomic != null && enforced.contains(i));
-            if (counts) {
-                combined = combined == null ? s.decision() : combined.mostRestrictive(s.decision());
+                    && !enforced.contains(i);
+            if (sd != null && counts) {
+                combined = combined == null ? sd : combined.mostRestrictive(sd);
             }
         }
         return new CheckResult(allowed, List.of(out), combined);
     }
 
-    /** Several enforced descriptors in one all-or-nothing store call; fills their statuses, returns the decision. */
-    private Decision acquireAll(List<Item> items, List<Integer> enforced, Status[] out) {
-        List<Permit> permits = new ArrayList<>(enforced.size());
-        for (int i : enforced) {
-            Item it = items.get(i);
-            permits.add(new Permit(it.key(), it.limit(), it.hits()));
-        }
-        Decision combined = limiter.tryAcquire(permits);
-        boolean allowed = combined.allowed();
-        boolean detailed = true;
-        for (int i : enforced) {
-            Item it = items.get(i);
-            // after the decision, not atomically with it: this descriptor's state now. Peeking for its own hits
-            // gives the same limit, remaining and reset as a peek for 1 (they describe the state as it is), and
-            // tells whether this descriptor alone could take its hits (its code and retry when denied).
-            Decision now = detail(it);
-            if (now == null) {
-                detailed = false;
-                break;
-            }
-            boolean over = !allowed && now.denied();
-            Decision shown = allowed ? new Decision(true, now.limit(), now.remaining(), 0, now.resetAfterNanos()) : now;
-            out[i] = status(it, shown, over ? Outcome.OVER_LIMIT : Outcome.OK, true);
-        }
-        if (!detailed) {
-            // the store cannot peek (or failed to, after deciding): only the atomic decision is known
-            for (int i : enforced) {
-                out[i] = status(items.get(i), combined, allowed ? Outcome.OK : Outcome.OVER_LIMIT, false);
-            }
-            return combined;
-        }
-        if (!allowed && enforced.stream().noneMatch(i -> out[i].code() == Code.OVER_LIMIT)) {
-            // another request freed room after the denial: report the denial on the tightest descriptor
-            int tight = enforced.get(0);
-            for (int i : enforced) {
-                if (out[i].decision().remaining() < out[tight].decision().remaining()) {
-                    tight = i;
-                }
-            }
-            out[tight] = status(items.get(tight), combined, Outcome.OVER_LIMIT, false);
-        }
-        return combined;
-    }
-
     /** The numbers of a descriptor asking more than its limit holds: denied, its state read with a peek when possible. */
-    private Decision oversized(Item it) {
-        long w = it.limit().periodNanos();
+    private CompletableFuture<Decision> oversized(Item it) {
+        long w = it.storeLimit().periodNanos();
+        CompletableFuture<Decision> now;
         try {
-            Decision now = limiter.peek(it.key(), it.limit(), 1);
-            long reset = now.resetAfterNanos();
-            return new Decision(false, now.limit(), now.remaining(), Math.max(reset, w), reset, now.degradation());
+            now = limiter.peekAsync(it.storeKey(), it.storeLimit(), 1);
         } catch (UnsupportedOperationException e) {
-            return new Decision(false, it.limit().capacity(), 0, w, w);
+            now = CompletableFuture.failedFuture(e);
         }
+        return now.handle((d, t) -> {
+            if (t == null) {
+                long reset = d.resetAfterNanos();
+                return new Decision(false, d.limit(), d.remaining(), Math.max(reset, w), reset, d.degradation());
+            }
+            if (FailureKind.unwrap(t) instanceof UnsupportedOperationException) {
+                return new Decision(false, it.storeLimit().capacity(), 0, w, w);
+            }
+            throw new CompletionException(t);
+        });
     }
 
     /** A check-only look at one descriptor; a store without peek is a 501 / UNIMPLEMENTED, not a bad request. */
-    Decision peek(Item it, long cost) {
+    CompletableFuture<Decision> look(Item it, long cost) {
+        CompletableFuture<Decision> f;
         try {
-            return limiter.peek(it.key(), it.limit(), cost);
+            f = limiter.peekAsync(it.storeKey(), it.storeLimit(), cost);
         } catch (UnsupportedOperationException e) {
-            throw new UnsupportedByStoreException(
+            f = CompletableFuture.failedFuture(e);
+        }
+        return f.exceptionallyCompose(t -> {
+            Throwable c = FailureKind.unwrap(t);
+            if (!(c instanceof UnsupportedOperationException e)) {
+                return CompletableFuture.failedFuture(c);
+            }
+            return CompletableFuture.failedFuture(new ServiceException(
+                    FailureKind.UNSUPPORTED,
                     "peek-unsupported",
                     "the " + storeName + " store cannot answer "
                             + "check-only requests (hits 0, /v1/peek): it does not implement peek"
                             + (e.getMessage() == null ? "" : " (" + e.getMessage() + ")")
                             + "; send hits ≥ 1 to /v1/check",
-                    e);
-        }
-    }
-
-    /**
-     * Per-descriptor detail after a multi-descriptor decision, or null when the store cannot give it: the decision
-     * is already made (and its permits possibly taken), so a failing look must not fail the request.
-     */
-    private Decision detail(Item it) {
-        try {
-            return limiter.peek(it.key(), it.limit(), it.hits());
-        } catch (UnsupportedOperationException e) {
-            return null;
-        } catch (RuntimeException e) {
-            metrics.storeError("detail");
-            if (logThrottle.allow("detail")) {
-                LoggerFactory.getLogger(DecisionService.class)
-                        .atWarn()
-                        .addKeyValue("event", "detail_unavailable")
-                        .addKeyValue("store", storeName)
-                        .addKeyValue("cause", e)
-                        .addKeyValue("suppressed_since_last", logThrottle.suppressedSinceLast())
-                        .log();
-            }
-            return null;
-        }
+                    e));
+        });
     }
 
     static Status status(Item it, Decision d, Outcome outcome, boolean detailed) {

@@ -1,10 +1,14 @@
 package dev.sluice.server.decision;
 
 import dev.sluice.Decision;
+import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.http.RateLimitFields;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * The response headers of the IETF httpapi draft "RateLimit header fields for HTTP", in its structured-field
@@ -35,25 +39,28 @@ public final class RateLimitHeaders {
         StringBuilder policy = new StringBuilder();
         StringBuilder state = new StringBuilder();
         long retryNanos = 0;
-        java.util.Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         // When a multi-descriptor answer only knows the combined decision, the RateLimit item goes to the one
         // policy that decision belongs to (the first whose quota matches its limit), not to every descriptor.
-        CheckResult.Status owner = null;
-        for (CheckResult.Status s : result.statuses()) {
+        List<CheckResult.Status> statuses = result.statuses();
+        int owner = -1;
+        for (int i = 0; i < statuses.size(); i++) {
+            CheckResult.Status s = statuses.get(i);
             if (!s.detailed()
                     && s.limit() != null
                     && result.combined() != null
                     && s.limit().capacity() == result.combined().limit()) {
-                owner = s;
+                owner = i;
                 break;
             }
         }
-        for (CheckResult.Status s : result.statuses()) {
+        for (int i = 0; i < statuses.size(); i++) {
+            CheckResult.Status s = statuses.get(i);
             Decision d = s.decision();
             if (d == null || s.rule() == null) {
                 continue;
             }
-            boolean stateKnown = s.detailed() || s == owner;
+            boolean stateKnown = s.detailed() || i == owner;
             if (s.code() == CheckResult.Code.OVER_LIMIT) {
                 retryNanos = Math.max(retryNanos, d.retryAfterNanos());
             }
@@ -68,8 +75,7 @@ public final class RateLimitHeaders {
                 sep(policy);
                 RateLimitFields.sfString(policy, name)
                         .append(";q=0;w=")
-                        .append(Math.max(
-                                1, RateLimitFields.ceilSeconds(s.rule().window().toNanos())));
+                        .append(Math.max(1, RateLimitFields.ceilSeconds(s.rule().windowNanos())));
             }
             if (stateKnown) {
                 RateLimitFields.appendState(state, name, d);
@@ -85,8 +91,8 @@ public final class RateLimitHeaders {
         if (!result.allowed()) {
             h.put(RateLimitFields.RETRY_AFTER, Long.toString(Math.max(1, RateLimitFields.ceilSeconds(retryNanos))));
         }
-        dev.sluice.Degradation degraded = result.degradation();
-        if (degraded != dev.sluice.Degradation.NONE) {
+        Degradation degraded = result.degradation();
+        if (degraded != Degradation.NONE) {
             h.put(DEGRADED, degraded.label());
         }
         return h;

@@ -17,7 +17,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Everything about a request that can be decided or refused without the store: its shape (a domain, 1 to
@@ -29,22 +28,22 @@ import java.util.concurrent.atomic.AtomicReference;
  * unbounded stream of made-up limits must not be able to exhaust it.
  */
 final class RequestPlanner {
-    private final AtomicReference<RuleSet> rules;
+    private volatile RuleSet rules;
     private final int maxDescriptors;
     private final Set<Limit> clientLimits = ConcurrentHashMap.newKeySet();
     private volatile int maxClientLimits = 1024;
 
     RequestPlanner(RuleSet rules, int maxDescriptors) {
-        this.rules = new AtomicReference<>(rules);
+        this.rules = rules;
         this.maxDescriptors = maxDescriptors;
     }
 
     RuleSet rules() {
-        return rules.get();
+        return rules;
     }
 
     void rules(RuleSet next) {
-        rules.set(next);
+        rules = next;
     }
 
     int maxDescriptors() {
@@ -102,7 +101,7 @@ final class RequestPlanner {
                     "too-many-descriptors",
                     ds.size() + " descriptors in one request: at most " + maxDescriptors + " (--max-descriptors)");
         }
-        RuleSet rs = rules.get();
+        RuleSet rs = rules;
         DomainRules dr = rs.domain(domain);
         boolean allOverridden = ds.stream().allMatch(CheckRequest.Descriptor::overridden);
         if (dr == null && !allOverridden && !envoyApi) {
@@ -216,14 +215,15 @@ final class RequestPlanner {
                 case UNLIMITED -> items.add(new Item(Kind.UNLIMITED, r, null, null, d.hits(), metricRule));
                 case BLOCKED -> items.add(new Item(Kind.BLOCKED, r, null, null, d.hits(), metricRule));
                 case LIMITED -> {
+                    Limit ruleLimit = r.limitOfLimited();
                     String key = StoreKeys.storeKey(domain, matches[i] != null ? matches[i].keyEntries() : d.entries());
                     long hits = d.hits();
                     try {
                         if (hits > 0 && deciding) {
-                            if (envoyApi && hits > r.limit().capacity()) {
+                            if (envoyApi && hits > ruleLimit.capacity()) {
                                 Permit.checkKey(key); // never grantable: over the limit, decided without the store
                             } else {
-                                Permit.check(key, r.limit(), hits);
+                                Permit.check(key, ruleLimit, hits);
                             }
                         }
                     } catch (IllegalArgumentException e) {
@@ -234,10 +234,10 @@ final class RequestPlanner {
                             ? (r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED)
                             : hits == 0 || mode == Mode.PEEK
                                     ? Kind.PEEK
-                                    : hits > r.limit().capacity()
+                                    : hits > ruleLimit.capacity()
                                             ? Kind.OVERSIZED
                                             : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
-                    Limit limit = mode == Mode.ENVOY ? counting(r.limit()) : r.limit();
+                    Limit limit = mode == Mode.ENVOY ? counting(ruleLimit) : ruleLimit;
                     items.add(new Item(kind, r, limit, key, hits, metricRule));
                 }
                 default -> throw new IllegalStateException("unknown rule kind " + r.kind());

@@ -9,8 +9,15 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The service's Prometheus metrics:
@@ -29,8 +36,8 @@ import java.util.Optional;
  *       only;</li>
  *   <li>{@code sluice_store_info{store,failure_policy}} — always 1: the store's name ({@code redis+leases}) and its
  *       failure policy ({@code fail_open}, …, {@code none} for the in-memory store);</li>
- *   <li>{@code sluice_store_errors_total{kind}} — failures the failure policy cannot absorb: resets, a full store
- *       pool, the service's own deadline, readiness probes;</li>
+ *   <li>{@code sluice_store_errors_total{kind}} — failures the failure policy cannot absorb: resets, a store
+ *       without a policy failing, the service's own deadline, readiness probes;</li>
  *   <li>{@code sluice_requests_rejected_total{reason}} — requests refused before a decision (bad input, auth);</li>
  *   <li>{@code sluice_config_reloads_total{result}} — hot reloads applied or refused.</li>
  * </ul>
@@ -51,8 +58,7 @@ public final class ServerMetrics {
     }
 
     /** Counters by domain and rule, one per outcome, created on first use (cheaper than a registry lookup). */
-    private final java.util.concurrent.ConcurrentHashMap<String, Counter[]> decisions =
-            new java.util.concurrent.ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Counter[]> decisions = new ConcurrentHashMap<>();
 
     private static final CheckResult.Outcome[] OUTCOMES = CheckResult.Outcome.values();
 
@@ -77,7 +83,7 @@ public final class ServerMetrics {
             }
             byOutcome = decisions.computeIfAbsent(key, k -> new Counter[OUTCOMES.length]);
         }
-        Counter c = byOutcome[outcome.ordinal()];
+        Counter c = byOutcome[slot(outcome)];
         if (c == null) {
             c = Counter.builder("sluice.decisions")
                     .description("Descriptors decided, by domain, rule and outcome")
@@ -85,18 +91,27 @@ public final class ServerMetrics {
                     .tag("rule", rule)
                     .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
                     .register(registry);
-            byOutcome[outcome.ordinal()] = c; // a benign race: register() returns the same counter
+            byOutcome[slot(outcome)] = c; // a benign race: register() returns the same counter
         }
         c.increment();
     }
 
     /**
-     * The decisions counted so far for one {@code (domain, rule)} label pair: {@code byOutcome[o.ordinal()]} for each
-     * {@link CheckResult.Outcome} (the dashboard turns them into rates).
+     * Where an outcome's counter sits in a label pair's array: the decision path finds it by index, with neither a
+     * map lookup nor a lock (the array fills lazily; see {@link #decision}).
      */
-    public record DecisionCounts(String domain, String rule, long[] byOutcome) {
+    @SuppressWarnings("EnumOrdinal") // the dense index of a per-outcome array, on every decision
+    private static int slot(CheckResult.Outcome outcome) {
+        return outcome.ordinal();
+    }
+
+    /**
+     * The decisions counted so far for one {@code (domain, rule)} label pair, for each {@link CheckResult.Outcome}
+     * (the dashboard turns them into rates).
+     */
+    public record DecisionCounts(String domain, String rule, Map<CheckResult.Outcome, Long> byOutcome) {
         public long of(CheckResult.Outcome outcome) {
-            return byOutcome[outcome.ordinal()];
+            return byOutcome.getOrDefault(outcome, 0L);
         }
     }
 
@@ -104,16 +119,16 @@ public final class ServerMetrics {
      * A reading of every decision counter (those of {@code sluice_decisions_total}), for the dashboard: the counters
      * the decision path already increments, read here, so the dashboard adds nothing to that path for them.
      */
-    public java.util.List<DecisionCounts> decisionCounts() {
-        java.util.List<DecisionCounts> out = new java.util.ArrayList<>(decisions.size());
+    public List<DecisionCounts> decisionCounts() {
+        List<DecisionCounts> out = new ArrayList<>(decisions.size());
         decisions.forEach((k, byOutcome) -> {
             int z = k.indexOf('\u0000');
-            long[] n = new long[OUTCOMES.length];
-            for (int i = 0; i < n.length; i++) {
-                Counter c = byOutcome[i];
-                n[i] = c == null ? 0 : (long) c.count();
+            Map<CheckResult.Outcome, Long> n = new EnumMap<>(CheckResult.Outcome.class);
+            for (CheckResult.Outcome o : OUTCOMES) {
+                Counter c = byOutcome[slot(o)];
+                n.put(o, c == null ? 0 : (long) c.count());
             }
-            out.add(new DecisionCounts(k.substring(0, z), k.substring(z + 1), n));
+            out.add(new DecisionCounts(k.substring(0, z), k.substring(z + 1), Collections.unmodifiableMap(n)));
         });
         return out;
     }
@@ -158,9 +173,8 @@ public final class ServerMetrics {
                 .tag("store", storeName)
                 .tag(
                         "failure_policy",
-                        health.isEmpty()
-                                ? "none"
-                                : StoreReport.of(storeName, health).policyName())
+                        Objects.requireNonNullElse(
+                                StoreReport.of(storeName, health).policyName(), "none"))
                 .register(registry);
         if (health.isEmpty()) {
             return;

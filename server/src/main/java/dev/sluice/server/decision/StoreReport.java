@@ -5,6 +5,7 @@ import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.failsafe.StoreHealth;
 import java.util.Locale;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the service says of its store, in the same words on every surface: {@code /readyz}, {@code /healthcheck} and
@@ -31,12 +32,12 @@ public record StoreReport(String store, Degradation cause, boolean opened, Optio
     }
 
     /** The policy as {@code --failure-policy} spells it ({@code fail_open}), or null for a store without one. */
-    public String policyName() {
+    public @Nullable String policyName() {
         return policy.map(p -> p.name().toLowerCase(Locale.ROOT)).orElse(null);
     }
 
     /** The cause's label ({@code unavailable}), or null while the store is healthy. */
-    public String causeLabel() {
+    public @Nullable String causeLabel() {
         return healthy() ? null : cause.label();
     }
 }

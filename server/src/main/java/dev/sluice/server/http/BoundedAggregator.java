@@ -1,20 +1,18 @@
 package dev.sluice.server.http;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.socket.DuplexChannel;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -52,17 +50,19 @@ final class BoundedAggregator extends HttpObjectAggregator {
 
     private static void lingeringClose(Channel ch) {
         if (!(ch instanceof DuplexChannel duplex) || !ch.isActive()) {
-            ch.close();
+            ChannelFuture unused = ch.close();
             return;
         }
-        duplex.shutdownOutput()
-                .addListener(f -> ch.eventLoop()
-                        .schedule(
-                                () -> {
-                                    ch.close();
-                                },
-                                LINGER_SECONDS,
-                                TimeUnit.SECONDS));
+        // closing is fire and forget here, as everywhere in Netty: nothing waits for these futures
+        ChannelFuture unused = duplex.shutdownOutput().addListener(f -> {
+            ScheduledFuture<?> unusedClosing = ch.eventLoop()
+                    .schedule(
+                            () -> {
+                                ChannelFuture unusedClosed = ch.close();
+                            },
+                            LINGER_SECONDS,
+                            TimeUnit.SECONDS);
+        });
     }
 
     /**
@@ -100,12 +100,6 @@ final class BoundedAggregator extends HttpObjectAggregator {
     }
 
     private static FullHttpResponse problem(HttpResponseStatus status, String type, String detail) {
-        byte[] body = CheckJson.problem(status.code(), type, detail);
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status, Unpooled.wrappedBuffer(body));
-        r.headers()
-                .set(HttpHeaderNames.CONTENT_TYPE, HttpApiHandler.PROBLEM_JSON)
-                .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
-                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        return r;
+        return HttpAnswers.closingProblem(status, type, detail);
     }
 }

@@ -3,24 +3,18 @@ package dev.sluice.server.http;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.ObjectReader;
 import dev.sluice.Algorithm;
-import dev.sluice.Decision;
-import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.RateUnit;
 import dev.sluice.server.config.DomainRules.Entry;
 import dev.sluice.server.config.Durations;
-import dev.sluice.server.config.Messages;
-import dev.sluice.server.config.Rule;
 import dev.sluice.server.decision.BadRequestException;
 import dev.sluice.server.decision.CheckRequest;
-import dev.sluice.server.decision.CheckResult;
-import io.netty.buffer.ByteBuf;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,7 +23,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 
 /**
@@ -42,7 +35,8 @@ import java.util.Set;
  *  "descriptors": [
  *    {"entries": [{"key": "plan", "value": "free"}, {"key": "user", "value": "42"}],
  *     "hits": 3,                                optional, overrides the request's
- *     "limit": {"algorithm": "token_bucket", "requests_per_unit": 10, "unit": "second", "burst": 20}}
+ *     "limit": {"algorithm": "token_bucket", "requests_per_unit": 10, "unit": "second", "burst": 20,
+ *               "name": "exports"}}            name optional: the limit's identity (its state survives new numbers)
  *  ]}                                           limit is optional: a caller-sent limit instead of the rules
  * </pre>
  * Parsing is strict: unknown fields, wrong types, negative or fractional hits are refused with a message that
@@ -61,7 +55,10 @@ public final class CheckJson {
     private static final Set<String> REQUEST_FIELDS = Set.of("domain", "descriptors", "hits", "hits_addend");
     private static final Set<String> DESCRIPTOR_FIELDS = Set.of("entries", "hits", "hits_addend", "limit");
     private static final Set<String> ENTRY_FIELDS = Set.of("key", "value");
-    private static final Set<String> LIMIT_FIELDS = Set.of("algorithm", "requests_per_unit", "unit", "window", "burst");
+    private static final Set<String> LIMIT_FIELDS =
+            Set.of("algorithm", "requests_per_unit", "unit", "window", "burst", "name");
+    /** The longest name a caller-sent limit may have. */
+    static final int MAX_LIMIT_NAME = 256;
     /** Hits above this are refused outright (no limit has more permits than a window may hold). */
     static final long MAX_HITS = Integer.MAX_VALUE;
 
@@ -69,151 +66,13 @@ public final class CheckJson {
 
     /** Parses a request body; throws {@link BadRequestException} naming what is wrong. */
     public static CheckRequest parse(byte[] body, int maxDescriptors) {
-        CheckRequest r = plain(body, maxDescriptors);
+        CheckRequest r = PlainCheckJson.parse(body, maxDescriptors);
         return r != null ? r : parseTree(body, maxDescriptors);
     }
 
     /** {@link #parse(byte[], int)} through the tree alone (the tests compare both ways). */
     public static CheckRequest parseTree(byte[] body, int maxDescriptors) {
         return parse(tree(new ByteArrayInputStream(body)), maxDescriptors, REQUEST_FIELDS);
-    }
-
-    /**
-     * The common request (domain, hits, descriptors of string entries, no caller-sent limit) read as a stream of
-     * tokens, without a tree: half the cost of the tree. Anything else, and anything wrong, is {@code null}: the
-     * tree then reads it and names the problem, so both ways accept exactly the same bodies.
-     */
-    private static CheckRequest plain(byte[] body, int maxDescriptors) {
-        try (JsonParser p = MAPPER.getFactory().createParser(body)) {
-            if (p.nextToken() != JsonToken.START_OBJECT) {
-                return null;
-            }
-            String domain = null;
-            long hits = -1;
-            List<List<Entry>> descriptors = null;
-            List<Long> descriptorHits = null;
-            JsonToken t;
-            while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-                String field = p.currentName();
-                JsonToken v = p.nextToken();
-                switch (field) {
-                    case "domain" -> {
-                        if (v != JsonToken.VALUE_STRING) {
-                            return null;
-                        }
-                        domain = p.getText();
-                    }
-                    case "hits", "hits_addend" -> {
-                        if (hits >= 0 || (hits = plainHits(p, v)) < 0) {
-                            return null;
-                        }
-                    }
-                    case "descriptors" -> {
-                        if (v != JsonToken.START_ARRAY) {
-                            return null;
-                        }
-                        descriptors = new ArrayList<>(2);
-                        descriptorHits = new ArrayList<>(2);
-                        while ((v = p.nextToken()) == JsonToken.START_OBJECT) {
-                            if (descriptors.size() == maxDescriptors
-                                    || !plainDescriptor(p, descriptors, descriptorHits)) {
-                                return null;
-                            }
-                        }
-                        if (v != JsonToken.END_ARRAY) {
-                            return null;
-                        }
-                    }
-                    default -> {
-                        return null;
-                    }
-                }
-            }
-            if (t != JsonToken.END_OBJECT
-                    || p.nextToken() != null
-                    || domain == null
-                    || domain.isEmpty()
-                    || descriptors == null
-                    || descriptors.isEmpty()) {
-                return null;
-            }
-            long requestHits = hits < 0 ? 1 : hits;
-            List<CheckRequest.Descriptor> out = new ArrayList<>(descriptors.size());
-            for (int i = 0; i < descriptors.size(); i++) {
-                long h = descriptorHits.get(i);
-                out.add(new CheckRequest.Descriptor(descriptors.get(i), h < 0 ? requestHits : h, null));
-            }
-            return new CheckRequest(domain, out);
-        } catch (IOException | RuntimeException e) {
-            return null;
-        }
-    }
-
-    /** One descriptor object after its '{': entries of string keys and values, and hits; false for anything else. */
-    private static boolean plainDescriptor(JsonParser p, List<List<Entry>> descriptors, List<Long> descriptorHits)
-            throws IOException {
-        List<Entry> entries = null;
-        long hits = -1;
-        JsonToken t;
-        while ((t = p.nextToken()) == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            JsonToken v = p.nextToken();
-            switch (field) {
-                case "entries" -> {
-                    if (v != JsonToken.START_ARRAY) {
-                        return false;
-                    }
-                    entries = new ArrayList<>(2);
-                    while ((v = p.nextToken()) == JsonToken.START_OBJECT) {
-                        String key = null;
-                        String value = "";
-                        while ((v = p.nextToken()) == JsonToken.FIELD_NAME) {
-                            String f = p.currentName();
-                            if (p.nextToken() != JsonToken.VALUE_STRING) {
-                                return false;
-                            }
-                            switch (f) {
-                                case "key" -> key = p.getText();
-                                case "value" -> value = p.getText();
-                                default -> {
-                                    return false;
-                                }
-                            }
-                        }
-                        if (v != JsonToken.END_OBJECT || key == null || key.isEmpty()) {
-                            return false;
-                        }
-                        entries.add(new Entry(key, value));
-                    }
-                    if (v != JsonToken.END_ARRAY || entries.isEmpty()) {
-                        return false;
-                    }
-                }
-                case "hits", "hits_addend" -> {
-                    if (hits >= 0 || (hits = plainHits(p, v)) < 0) {
-                        return false;
-                    }
-                }
-                default -> {
-                    return false;
-                }
-            }
-        }
-        if (t != JsonToken.END_OBJECT || entries == null) {
-            return false;
-        }
-        descriptors.add(List.copyOf(entries));
-        descriptorHits.add(hits);
-        return true;
-    }
-
-    /** A hits value the tree would accept, or -1. */
-    private static long plainHits(JsonParser p, JsonToken v) throws IOException {
-        if (v != JsonToken.VALUE_NUMBER_INT || p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) {
-            return -1;
-        }
-        long h = p.getLongValue();
-        return h >= 0 && h <= MAX_HITS ? h : -1;
     }
 
     private static final Set<String> RESERVE_FIELDS =
@@ -240,7 +99,7 @@ public final class CheckJson {
     }
 
     /** Reads a body into a tree with {@code reader}; bad JSON or an empty body is a {@link BadRequestException}. */
-    static JsonNode tree(com.fasterxml.jackson.databind.ObjectReader reader, InputStream body, String emptyHint) {
+    static JsonNode tree(ObjectReader reader, InputStream body, String emptyHint) {
         JsonNode root;
         try {
             root = reader.readTree(body);
@@ -397,10 +256,23 @@ public final class CheckJson {
                 }
                 burst = b.asLong();
             }
-            return new LimitSpec(algorithm, rpuNode.asLong(), window, burst).toLimit();
+            Limit limit = new LimitSpec(algorithm, rpuNode.asLong(), window, burst).toLimit();
+            return n.has("name") ? limit.named(name(n.get("name"), at + ".name")) : limit;
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("invalid-limit", at + ": " + e.getMessage());
         }
+    }
+
+    /** A caller-sent limit's name: its identity, whose state survives a change of the limit's numbers. */
+    private static String name(JsonNode n, String at) {
+        String name = text(n, at);
+        if (name.isEmpty() || name.length() > MAX_LIMIT_NAME) {
+            throw new BadRequestException(
+                    "invalid-limit",
+                    at + " has " + name.length() + " characters: give a name of 1 to " + MAX_LIMIT_NAME
+                            + ", or none for a limit identified by its numbers");
+        }
+        return name;
     }
 
     private static void object(JsonNode n, String at, Set<String> allowed) {
@@ -443,166 +315,5 @@ public final class CheckJson {
             return "a list";
         }
         return n.isObject() ? "an object" : n.getNodeType().name().toLowerCase(Locale.ROOT);
-    }
-
-    // ---- response
-
-    private static final byte[] OVERALL_OK = JsonBuf.ascii("{\"overall_code\":\"OK\"");
-    private static final byte[] OVERALL_OVER = JsonBuf.ascii("{\"overall_code\":\"OVER_LIMIT\"");
-    private static final byte[] DEGRADED = JsonBuf.ascii(",\"degraded\":");
-    private static final byte[] STATUSES = JsonBuf.ascii(",\"statuses\":[");
-    private static final byte[][] CODES = new byte[CheckResult.Code.values().length][];
-    private static final byte[][] OUTCOMES = new byte[CheckResult.Outcome.values().length][];
-    private static final byte[] RULE = JsonBuf.ascii(",\"rule\":");
-    private static final byte[] NAME = JsonBuf.ascii(",\"name\":");
-    private static final byte[] SHADOW_MODE = JsonBuf.ascii(",\"shadow_mode\":true");
-    private static final byte[] HITS = JsonBuf.ascii(",\"hits\":");
-    private static final byte[] COMBINED = JsonBuf.ascii(",\"combined\":true");
-    private static final byte[] REMAINING = JsonBuf.ascii(",\"remaining\":");
-    private static final byte[] RETRY_AFTER_MS = JsonBuf.ascii(",\"retry_after_ms\":");
-    private static final byte[] RESET_AFTER_MS = JsonBuf.ascii(",\"reset_after_ms\":");
-    private static final byte[] RETRY_AFTER_NS = JsonBuf.ascii(",\"retry_after_ns\":");
-    private static final byte[] RESET_AFTER_NS = JsonBuf.ascii(",\"reset_after_ns\":");
-    private static final byte[] DECISION_ALLOWED = JsonBuf.ascii("],\"decision\":{\"allowed\":true");
-    private static final byte[] DECISION_DENIED = JsonBuf.ascii("],\"decision\":{\"allowed\":false");
-    private static final byte[] LIMIT = JsonBuf.ascii(",\"limit\":");
-    private static final byte[] LIMIT_ALGORITHM = JsonBuf.ascii(",\"limit\":{\"algorithm\":");
-    private static final byte[] REQUESTS_PER_UNIT = JsonBuf.ascii("\"requests_per_unit\":");
-    private static final byte[] UNIT = JsonBuf.ascii(",\"unit\":");
-    private static final byte[] WINDOW = JsonBuf.ascii(",\"window\":");
-    private static final byte[] CAPACITY = JsonBuf.ascii(",\"capacity\":");
-
-    static {
-        for (CheckResult.Code c : CheckResult.Code.values()) {
-            CODES[c.ordinal()] = JsonBuf.ascii("{\"code\":\"" + c.name() + "\"");
-        }
-        for (CheckResult.Outcome o : CheckResult.Outcome.values()) {
-            OUTCOMES[o.ordinal()] = JsonBuf.ascii(",\"outcome\":\"" + o.name().toLowerCase(Locale.ROOT) + "\"");
-        }
-    }
-
-    /**
-     * Writes the response body: the overall code and one status per descriptor, each with the rule and limit that
-     * decided it and the decision's figures, then the combined decision.
-     */
-    public static void write(CheckResult r, ByteBuf b) {
-        b.writeBytes(r.allowed() ? OVERALL_OK : OVERALL_OVER);
-        Degradation degraded = r.degradation();
-        if (degraded != Degradation.NONE) {
-            // the store did not decide: a failure policy did (fail open, fail closed or local limits)
-            b.writeBytes(DEGRADED);
-            JsonBuf.string(b, degraded.label());
-        }
-        b.writeBytes(STATUSES);
-        boolean first = true;
-        for (CheckResult.Status s : r.statuses()) {
-            if (!first) {
-                b.writeByte(',');
-            }
-            first = false;
-            b.writeBytes(CODES[s.code().ordinal()])
-                    .writeBytes(OUTCOMES[s.outcome().ordinal()]);
-            Rule rule = s.rule();
-            if (rule != null) {
-                b.writeBytes(RULE);
-                JsonBuf.string(b, rule.id());
-                if (rule.name() != null) {
-                    b.writeBytes(NAME);
-                    JsonBuf.string(b, rule.name());
-                }
-                if (rule.shadowMode()) {
-                    b.writeBytes(SHADOW_MODE);
-                }
-                if (rule.kind() != Rule.Kind.UNLIMITED) {
-                    writeLimit(b, rule, s.limit());
-                }
-            }
-            b.writeBytes(HITS);
-            JsonBuf.number(b, s.hits());
-            Decision d = s.decision();
-            if (d != null && d.degraded()) {
-                b.writeBytes(DEGRADED);
-                JsonBuf.string(b, d.degradation().label());
-            }
-            if (d != null && !s.detailed()) {
-                // fallback for a store without peek: only the combined decision is known (see "decision")
-                b.writeBytes(COMBINED);
-            } else if (d != null) {
-                b.writeBytes(REMAINING);
-                JsonBuf.number(b, d.remaining());
-                b.writeBytes(RETRY_AFTER_MS);
-                JsonBuf.number(b, ceilMillis(d.retryAfterNanos()));
-                b.writeBytes(RESET_AFTER_MS);
-                JsonBuf.number(b, ceilMillis(d.resetAfterNanos()));
-                b.writeBytes(RETRY_AFTER_NS);
-                JsonBuf.number(b, d.retryAfterNanos());
-                b.writeBytes(RESET_AFTER_NS);
-                JsonBuf.number(b, d.resetAfterNanos());
-            }
-            b.writeByte('}');
-        }
-        Decision c = r.combined();
-        if (c == null) {
-            b.writeByte(']').writeByte('}');
-            return;
-        }
-        b.writeBytes(c.allowed() ? DECISION_ALLOWED : DECISION_DENIED);
-        b.writeBytes(LIMIT);
-        JsonBuf.number(b, c.limit());
-        b.writeBytes(REMAINING);
-        JsonBuf.number(b, c.remaining());
-        b.writeBytes(RETRY_AFTER_NS);
-        JsonBuf.number(b, c.retryAfterNanos());
-        b.writeBytes(RESET_AFTER_NS);
-        JsonBuf.number(b, c.resetAfterNanos());
-        b.writeByte('}').writeByte('}');
-    }
-
-    private static void writeLimit(ByteBuf b, Rule rule, Limit l) {
-        if (rule.algorithm() != null) {
-            b.writeBytes(LIMIT_ALGORITHM);
-            JsonBuf.string(b, rule.algorithm().configName());
-            b.writeByte(',');
-        } else {
-            b.writeBytes(LIMIT).writeByte('{');
-        }
-        b.writeBytes(REQUESTS_PER_UNIT);
-        JsonBuf.number(b, rule.requestsPerUnit());
-        if (rule.unit() != null) {
-            b.writeBytes(UNIT);
-            JsonBuf.string(b, rule.unit());
-        }
-        if (rule.window() != null) {
-            b.writeBytes(WINDOW);
-            JsonBuf.string(b, Durations.format(rule.window()));
-        }
-        if (l != null) {
-            b.writeBytes(CAPACITY);
-            JsonBuf.number(b, l.capacity());
-        }
-        b.writeByte('}');
-    }
-
-    static long ceilMillis(long nanos) {
-        return nanos / 1_000_000L + (nanos % 1_000_000L == 0 ? 0 : 1);
-    }
-
-    /** An RFC 9457 problem body. */
-    public static byte[] problem(int status, String type, String detail) {
-        try {
-            Map<String, Object> m = new java.util.LinkedHashMap<>();
-            m.put("type", "urn:sluice:problem:" + type);
-            m.put("title", title(type));
-            m.put("status", status);
-            m.put("detail", detail == null ? title(type) : Messages.abbreviateQuoted(detail));
-            return MAPPER.writeValueAsBytes(m);
-        } catch (JsonProcessingException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static String title(String type) {
-        String t = type.replace('-', ' ');
-        return Character.toUpperCase(t.charAt(0)) + t.substring(1);
     }
 }

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The dashboard page's files, plain HTML, JavaScript and CSS from the jar ({@code dev/sluice/server/dashboard/}),
@@ -18,7 +19,30 @@ final class DashboardAssets {
             + "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
     /** One file: its type, bytes and response headers. */
-    record Asset(String contentType, byte[] body, Map<String, String> headers) {}
+    static final class Asset {
+        private final String contentType;
+        private final byte[] body;
+        private final Map<String, String> headers;
+
+        Asset(String contentType, byte[] body, Map<String, String> headers) {
+            this.contentType = contentType;
+            this.body = body;
+            this.headers = headers;
+        }
+
+        String contentType() {
+            return contentType;
+        }
+
+        /** The file's bytes, shared: the caller must not change them. */
+        byte[] body() {
+            return body;
+        }
+
+        Map<String, String> headers() {
+            return headers;
+        }
+    }
 
     private static final Map<String, String> COMMON =
             Map.of("Cache-Control", "no-cache", "X-Content-Type-Options", "nosniff", "Referrer-Policy", "no-referrer");
@@ -46,7 +70,7 @@ final class DashboardAssets {
     private DashboardAssets() {}
 
     /** The file served at {@code path}, or null when the path is none of the dashboard's. */
-    static Asset at(String path) {
+    static @Nullable Asset at(String path) {
         return switch (path) {
             case "/", "/ui" -> PAGE;
             case "/ui/dashboard.js" -> SCRIPT;

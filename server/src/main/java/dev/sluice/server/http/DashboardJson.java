@@ -124,7 +124,7 @@ final class DashboardJson {
 
     private static long decided(DecisionCounts c) {
         long n = 0;
-        for (long v : c.byOutcome()) {
+        for (long v : c.byOutcome().values()) {
             n += v;
         }
         return n;

@@ -13,9 +13,9 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The JSON of envoy's {@code POST /json}: a {@link RateLimitRequest} in, a {@link RateLimitResponse} out, both in
@@ -73,8 +73,7 @@ final class EnvoyJson {
 
     /** Checks an object against a message type: every field known, every value of the JSON kind the field takes. */
     private static void message(JsonNode n, Descriptor type, String at) {
-        for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> f = it.next();
+        for (Map.Entry<String, JsonNode> f : n.properties()) {
             FieldDescriptor fd = field(type, f.getKey());
             String path = at.isEmpty() ? f.getKey() : at + "." + f.getKey();
             if (fd == null) {
@@ -160,7 +159,7 @@ final class EnvoyJson {
     }
 
     /** The field named {@code name} in lowerCamelCase or as in the .proto, as protojson reads either. */
-    private static FieldDescriptor field(Descriptor type, String name) {
+    private static @Nullable FieldDescriptor field(Descriptor type, String name) {
         FieldDescriptor fd = type.findFieldByName(name);
         if (fd != null) {
             return fd;

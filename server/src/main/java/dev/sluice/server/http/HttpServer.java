@@ -16,9 +16,11 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.util.concurrent.Future;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,7 +50,11 @@ public final class HttpServer implements AutoCloseable {
 
     /** Settings of the HTTP endpoint. */
     public record Options(
-            int maxBodyBytes, Duration readTimeout, Duration idleTimeout, String bearerToken, int threads) {
+            int maxBodyBytes,
+            Duration readTimeout,
+            Duration idleTimeout,
+            @Nullable String bearerToken,
+            int threads) {
         public static Options defaults() {
             return new Options(64 * 1024, Duration.ofSeconds(10), Duration.ofSeconds(60), null, 0);
         }
@@ -86,8 +92,8 @@ public final class HttpServer implements AutoCloseable {
             Channel ch = b.bind(address).sync().channel();
             return new HttpServer(boss, workers, ch, handler);
         } catch (InterruptedException | RuntimeException e) {
-            boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-            workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            Future<?> unused = boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+            unused = workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw e;
         }
     }
@@ -109,6 +115,8 @@ public final class HttpServer implements AutoCloseable {
             stopSlow("close_listener");
         }
         handler.draining(true);
+        // a real wait, bounded by the grace: the requests in flight finish on Netty's event loops and the store's
+        // time, and the caller (the shutdown hook) blocks on them anyway; a 10 ms poll of their count is enough
         long deadline = System.nanoTime() + grace.toNanos();
         while (handler.inFlight() > 0 && System.nanoTime() < deadline) {
             try {
@@ -118,7 +126,7 @@ public final class HttpServer implements AutoCloseable {
                 break;
             }
         }
-        boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+        Future<?> unused = boss.shutdownGracefully(0, 1, TimeUnit.SECONDS); // its one thread only accepts
         if (!workers.shutdownGracefully(0, 2, TimeUnit.SECONDS)
                 .awaitUninterruptibly(STOP_WAIT_SECONDS, TimeUnit.SECONDS)) {
             stopSlow("event_loops");

@@ -1,21 +1,18 @@
 package dev.sluice.server.http;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.time.Duration;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Slow-loris and idle-connection protection, one timer per connection:
@@ -41,7 +38,7 @@ final class RequestTimeouts extends ChannelDuplexHandler {
     /** True while the deadline is a request body's (408 when missed), false between requests (close). */
     private boolean reading;
 
-    private ScheduledFuture<?> timer;
+    private @Nullable ScheduledFuture<?> timer;
 
     RequestTimeouts(Duration readTimeout, Duration idleTimeout) {
         this.readTimeoutNanos = readTimeout.toNanos();
@@ -110,23 +107,17 @@ final class RequestTimeouts extends ChannelDuplexHandler {
         } else if (reading) {
             timeout(ctx);
         } else {
-            ctx.close();
+            ChannelFuture unused = ctx.close();
         }
     }
 
     private void timeout(ChannelHandlerContext ctx) {
         deadline = 0;
-        byte[] body = CheckJson.problem(
-                408,
+        FullHttpResponse r = HttpAnswers.closingProblem(
+                HttpResponseStatus.REQUEST_TIMEOUT,
                 "request-timeout",
                 "the request body did not arrive within " + TimeUnit.NANOSECONDS.toMillis(readTimeoutNanos)
                         + " ms (--read-timeout)");
-        FullHttpResponse r = new DefaultFullHttpResponse(
-                HttpVersion.HTTP_1_1, HttpResponseStatus.REQUEST_TIMEOUT, Unpooled.wrappedBuffer(body));
-        r.headers()
-                .set(HttpHeaderNames.CONTENT_TYPE, HttpApiHandler.PROBLEM_JSON)
-                .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
-                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE);
     }
 }

@@ -10,6 +10,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.event.KeyValuePair;
 
 /**
@@ -34,12 +35,12 @@ abstract class LineEncoder extends EncoderBase<ILoggingEvent> {
     private static final Set<String> FIXED = Set.of("time", "level", "logger", "msg", "exception");
 
     @Override
-    public byte[] headerBytes() {
+    public byte @Nullable [] headerBytes() {
         return null;
     }
 
     @Override
-    public byte[] footerBytes() {
+    public byte @Nullable [] footerBytes() {
         return null;
     }
 
@@ -75,7 +76,7 @@ abstract class LineEncoder extends EncoderBase<ILoggingEvent> {
         return line.toString().getBytes(StandardCharsets.UTF_8);
     }
 
-    /** What comes before the first field ({@code {} in JSON). */
+    /** What comes before the first field (<code>{</code> in JSON). */
     abstract void begin(StringBuilder line);
 
     /** One field, {@code key} already a safe key; {@code value} as the event holds it (rendered by the encoder). */
@@ -92,9 +93,9 @@ abstract class LineEncoder extends EncoderBase<ILoggingEvent> {
         StringBuilder b = null;
         for (int i = 0; i < key.length(); i++) {
             char c = key.charAt(i);
-            boolean ok = c >= 'a' && c <= 'z'
-                    || c >= 'A' && c <= 'Z'
-                    || c >= '0' && c <= '9'
+            boolean ok = (c >= 'a' && c <= 'z')
+                    || (c >= 'A' && c <= 'Z')
+                    || (c >= '0' && c <= '9')
                     || c == '_'
                     || c == '.'
                     || c == '-';

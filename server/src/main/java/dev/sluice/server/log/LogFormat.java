@@ -3,6 +3,7 @@ package dev.sluice.server.log;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.encoder.Encoder;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /** The format of {@code sluice serve}'s log lines: {@code --log-format logfmt} (the default) or {@code json}. */
 public enum LogFormat {
@@ -15,7 +16,7 @@ public enum LogFormat {
      * {@code logfmt}, {@code text} or {@code json}, in any case; null or blank is the default, logfmt. {@code what}
      * names where the text came from, for the error.
      */
-    public static LogFormat parse(String what, String text) {
+    public static LogFormat parse(String what, @Nullable String text) {
         if (text == null || text.isBlank()) {
             return LOGFMT;
         }

@@ -71,7 +71,7 @@ final class LogValues {
         try {
             return Durations.format(d);
         } catch (ArithmeticException beyondNanos) {
-            return d.getSeconds() + "s";
+            return d.toSeconds() + "s";
         }
     }
 

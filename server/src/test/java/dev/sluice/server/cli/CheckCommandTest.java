@@ -99,7 +99,7 @@ class CheckCommandTest {
                 .toList();
         assertThat(loaded).as("classes loaded").contains(CheckCommand.class.getName(), "picocli.CommandLine");
         assertThat(loaded)
-                .filteredOn(c -> c.startsWith("dev.sluice.server.") && !c.startsWith("dev.sluice.server.cli.")
+                .filteredOn(c -> (c.startsWith("dev.sluice.server.") && !c.startsWith("dev.sluice.server.cli."))
                         || c.startsWith("dev.sluice.server.cli.ServeCommand")
                         || c.startsWith("dev.sluice.server.cli.SluiceCommand")
                         || c.startsWith("ch.qos.logback.")

@@ -2,9 +2,11 @@ package dev.sluice.server.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.redis.RedisServer;
+import dev.sluice.tck.Eventually;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
-import java.net.ServerSocket;
+import java.net.InetAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -60,11 +62,9 @@ class FleetLeasesTest {
 
     @Test
     void threeJvmsOnOneRedis() throws Exception {
-        int port = freePort();
-        redis.embedded.RedisServer redis = new redis.embedded.RedisServer(port);
-        redis.start();
-        try {
-            String uri = "redis://127.0.0.1:" + port;
+        try (RedisServer redis = RedisServer.start()) { // on another port if another process takes its first
+            int port = redis.port();
+            String uri = redis.uri();
             Counts c = runFleet(uri);
             c.check();
             long evalshas = redisScriptCalls(port);
@@ -72,8 +72,6 @@ class FleetLeasesTest {
             assertThat(evalshas)
                     .as("script calls to Redis for %d decisions", c.decisions())
                     .isLessThan(c.decisions() / 4);
-        } finally {
-            redis.stop();
         }
     }
 
@@ -90,7 +88,8 @@ class FleetLeasesTest {
 
     @Test
     void leasesNeedARemoteStoreAndAPositiveMaximum() {
-        try (Stores.Opened memory = Stores.open("memory", 16, null, 1, dev.sluice.failsafe.FailurePolicy.FAIL_OPEN)) {
+        try (Stores.Opened memory = Stores.open(
+                "memory", 16, Stores.Budget.STORE_DEFAULT, 1, dev.sluice.failsafe.FailurePolicy.FAIL_OPEN)) {
             assertThat(Stores.leased(memory, 0)).as("--leases left out").isSameAs(memory);
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> Stores.leased(memory, 1024))
                     .isInstanceOf(IllegalArgumentException.class)
@@ -131,9 +130,9 @@ class FleetLeasesTest {
         Files.writeString(rules, RULES, StandardCharsets.UTF_8);
         List<Process> nodes = new ArrayList<>();
         List<String> bases = new ArrayList<>();
+        List<Path> logs = new ArrayList<>();
         try {
             for (int i = 0; i < NODES; i++) {
-                int http = freePort();
                 Path log = dir.resolve("node-" + i + "-" + System.nanoTime() + ".log");
                 nodes.add(new ProcessBuilder(
                                 javaBin(),
@@ -152,13 +151,16 @@ class FleetLeasesTest {
                                 "--config",
                                 rules.toString(),
                                 "--http",
-                                "127.0.0.1:" + http,
+                                "127.0.0.1:0", // a port of its own: one chosen here could be taken before it binds
                                 "--grpc",
                                 "off")
                         .redirectErrorStream(true)
                         .redirectOutput(log.toFile())
                         .start());
-                bases.add("http://127.0.0.1:" + http);
+                logs.add(log);
+            }
+            for (int i = 0; i < NODES; i++) {
+                bases.add(ServedAt.http(logs.get(i), nodes.get(i), Duration.ofMinutes(2)));
             }
             for (int i = 0; i < NODES; i++) {
                 awaitReady(bases.get(i), nodes.get(i));
@@ -213,9 +215,8 @@ class FleetLeasesTest {
     }
 
     /** Waits for {@code /readyz} (the JVM starts and connects to the store); a hang guard of two minutes. */
-    private static void awaitReady(String base, Process node) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-        while (System.nanoTime() < deadline) {
+    private static void awaitReady(String base, Process node) {
+        Eventually.await(Duration.ofMinutes(2), "node " + base + " ready", () -> {
             assertThat(node.isAlive())
                     .as("node %s exited with %s", base, node.isAlive() ? "" : node.exitValue())
                     .isTrue();
@@ -225,24 +226,20 @@ class FleetLeasesTest {
                                 .timeout(Duration.ofSeconds(5))
                                 .build(),
                         HttpResponse.BodyHandlers.discarding());
-                if (r.statusCode() == 200) {
-                    return;
-                }
+                return r.statusCode() == 200;
             } catch (IOException notYet) {
-                // not listening yet
+                return false; // not listening yet
             }
-            Thread.sleep(100);
-        }
-        throw new AssertionError("node " + base + " not ready after two minutes");
+        });
     }
 
     /** EVALSHA and EVAL calls Redis has answered, from {@code INFO commandstats}. */
     private static long redisScriptCalls(int port) throws Exception {
-        try (java.net.Socket s = new java.net.Socket("127.0.0.1", port)) {
+        try (java.net.Socket s = new java.net.Socket(InetAddress.getLoopbackAddress(), port)) {
             s.getOutputStream().write("INFO commandstats\r\nQUIT\r\n".getBytes(StandardCharsets.US_ASCII));
             String info = new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
             long calls = 0;
-            for (String line : info.split("\r\n")) {
+            for (String line : info.split("\r\n", -1)) {
                 if (line.startsWith("cmdstat_evalsha:") || line.startsWith("cmdstat_eval:")) {
                     String v = line.substring(line.indexOf("calls=") + 6);
                     calls += Long.parseLong(v.substring(0, v.indexOf(',')));
@@ -255,11 +252,5 @@ class FleetLeasesTest {
 
     private static String javaBin() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }

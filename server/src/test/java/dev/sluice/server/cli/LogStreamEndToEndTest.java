@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.redis.RedisServer;
 import dev.sluice.server.log.Logfmt;
+import dev.sluice.tck.Eventually;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -127,8 +128,6 @@ class LogStreamEndToEndTest {
         Files.writeString(rules, RULES.formatted(3), StandardCharsets.UTF_8);
         Path stderr = dir.resolve("stderr.log");
         Path stdout = dir.resolve("stdout.log");
-        int http = RedisServer.freePort();
-        int grpc = RedisServer.freePort();
         try (RedisServer redis = RedisServer.start()) {
             Process serve = new ProcessBuilder(
                             javaBin(),
@@ -146,9 +145,9 @@ class LogStreamEndToEndTest {
                             "--reload-interval",
                             "100ms",
                             "--http",
-                            "127.0.0.1:" + http,
+                            "127.0.0.1:0", // ports of its own: ones chosen here could be taken before it binds
                             "--grpc",
-                            "127.0.0.1:" + grpc,
+                            "127.0.0.1:0",
                             "--log-format",
                             format,
                             "--log-level",
@@ -163,7 +162,7 @@ class LogStreamEndToEndTest {
                     .redirectOutput(stdout.toFile())
                     .start();
             try {
-                String base = "http://127.0.0.1:" + http;
+                String base = ServedAt.http(stdout, serve, GUARD);
                 await("ready", () -> status(base + "/readyz") == 200, serve);
                 redis.kill();
                 await("a degraded answer while Redis is down", () -> degraded(base), serve);
@@ -199,8 +198,8 @@ class LogStreamEndToEndTest {
 
     private static Map<String, String> fields(JsonNode node) {
         Map<String, String> out = new LinkedHashMap<>();
-        node.fields()
-                .forEachRemaining(f -> out.put(
+        node.properties()
+                .forEach(f -> out.put(
                         f.getKey(),
                         f.getValue().isArray()
                                 ? StreamSupport.stream(f.getValue().spliterator(), false)
@@ -260,15 +259,16 @@ class LogStreamEndToEndTest {
     }
 
     /** Polls {@code condition} until it holds; fails if the service exits or {@link #GUARD} passes first. */
-    private static void await(String what, Condition condition, Process serve) throws Exception {
-        long deadline = System.nanoTime() + GUARD.toNanos();
-        while (!condition.holds()) {
+    private static void await(String what, Condition condition, Process serve) {
+        Eventually.await(GUARD, what, () -> {
+            if (condition.holds()) {
+                return true;
+            }
             assertThat(serve.isAlive())
                     .as("sluice serve exited while waiting for " + what)
                     .isTrue();
-            assertThat(System.nanoTime()).as("waited for " + what).isLessThan(deadline);
-            Thread.sleep(50);
-        }
+            return false;
+        });
     }
 
     private static String javaBin() {

@@ -127,10 +127,12 @@ class MisconfiguredStoreServeTest {
     @Test
     void theFlagStartsItAnywayDegradedMisconfiguredAndTheHelpSaysSo() {
         String uri = "postgresql://sluice:not-" + PASSWORD + "@127.0.0.1:" + pg.getPort() + "/postgres";
-        Throwable refused = catchThrowable(() -> Stores.open(uri, 1, null, 2, FailurePolicy.FAIL_CLOSED));
+        Throwable refused =
+                catchThrowable(() -> Stores.open(uri, 1, Stores.Budget.STORE_DEFAULT, 2, FailurePolicy.FAIL_CLOSED));
         assertThat(refused).isInstanceOf(StoreException.class);
         assertThat(((StoreException) refused).degradation()).isEqualTo(Degradation.MISCONFIGURED);
-        try (Stores.Opened store = Stores.open(uri, 1, null, 2, FailurePolicy.FAIL_CLOSED, true)) {
+        try (Stores.Opened store =
+                Stores.open(uri, 1, Stores.Budget.STORE_DEFAULT, 2, FailurePolicy.FAIL_CLOSED, true)) {
             Decision d = store.limiter().tryAcquire("k", Limit.tokenBucket(1, Rate.perSecond(1)));
             assertThat(d.degradation()).isEqualTo(Degradation.MISCONFIGURED);
             assertThat(d.allowed()).as("fail closed").isFalse();
@@ -149,7 +151,7 @@ class MisconfiguredStoreServeTest {
                 Stores.Opened store = Stores.open(
                         "redis://127.0.0.1:" + silent.getLocalPort(),
                         1,
-                        Duration.ofMillis(500),
+                        Stores.Budget.of(Duration.ofMillis(500)),
                         1,
                         FailurePolicy.FAIL_OPEN)) {
             Decision d = store.limiter().tryAcquire("k", Limit.tokenBucket(1, Rate.perSecond(1)));

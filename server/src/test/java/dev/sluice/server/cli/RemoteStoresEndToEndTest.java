@@ -7,8 +7,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.failsafe.FailurePolicy;
+import dev.sluice.redis.RedisServer;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.tck.Eventually;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
@@ -16,7 +18,6 @@ import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitServiceGrpc;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -57,15 +58,11 @@ class RemoteStoresEndToEndTest {
 
     @Test
     void redisStore() throws Exception {
-        int port = freePort();
-        redis.embedded.RedisServer redis = new redis.embedded.RedisServer(port);
-        redis.start();
-        try (Stores.Opened store =
-                Stores.open("redis://127.0.0.1:" + port, 1, Duration.ofSeconds(2), 1, FailurePolicy.FAIL_CLOSED)) {
+        try (RedisServer redis = RedisServer.start(); // on another port if another process takes its first
+                Stores.Opened store = Stores.open(
+                        redis.uri(), 1, Stores.Budget.of(Duration.ofSeconds(2)), 1, FailurePolicy.FAIL_CLOSED)) {
             assertThat(store.name()).isEqualTo("redis");
             exercise(store);
-        } finally {
-            redis.stop();
         }
     }
 
@@ -79,7 +76,8 @@ class RemoteStoresEndToEndTest {
             assertThat(SluiceCommand.commandLine().execute("migrate", "--store", uri))
                     .as("idempotent")
                     .isZero();
-            try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
+            try (Stores.Opened store =
+                    Stores.open(uri, 1, Stores.Budget.of(Duration.ofSeconds(2)), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(store.name()).isEqualTo("postgres");
                 expiredRowsAreDeleted(store, pg); // before exercise(), whose server closes the store
                 exercise(store);
@@ -98,7 +96,8 @@ class RemoteStoresEndToEndTest {
         try (EmbeddedPostgres pg =
                 EmbeddedPostgres.builder().setServerConfig("fsync", "off").start()) {
             String uri = "postgresql://postgres@localhost:" + pg.getPort() + "/postgres";
-            try (Stores.Opened store = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
+            try (Stores.Opened store =
+                    Stores.open(uri, 1, Stores.Budget.of(Duration.ofSeconds(2)), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(store.limiter()
                                 .tryAcquire("k", Limit.tokenBucket(1, Rate.perHour(1)))
                                 .allowed())
@@ -109,7 +108,8 @@ class RemoteStoresEndToEndTest {
                                 .allowed())
                         .isFalse();
             }
-            try (Stores.Opened again = Stores.open(uri, 1, Duration.ofSeconds(2), 4, FailurePolicy.FAIL_CLOSED)) {
+            try (Stores.Opened again =
+                    Stores.open(uri, 1, Stores.Budget.of(Duration.ofSeconds(2)), 4, FailurePolicy.FAIL_CLOSED)) {
                 assertThat(again.name()).isEqualTo("postgres");
             }
         } finally {
@@ -142,15 +142,11 @@ class RemoteStoresEndToEndTest {
             count.setString(1, key);
             long rows = rows(count);
             assertThat(rows).as("the row exists after the decision").isEqualTo(1);
-            long deadline =
-                    System.nanoTime() + Stores.CLEANER_INTERVAL.multipliedBy(6).toNanos();
-            while (rows > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(100); // the cleaner runs on real time
-                rows = rows(count);
-            }
-            assertThat(rows)
-                    .as("rows of the expired key left after six cleaner intervals")
-                    .isZero();
+            // serve's cleaner runs on the system scheduler (ExpiryCleanerTest steps one on a manual one)
+            Eventually.await(
+                    Stores.CLEANER_INTERVAL.multipliedBy(6),
+                    "no row of the expired key left after six cleaner intervals",
+                    () -> rows(count) == 0);
         }
     }
 
@@ -163,7 +159,7 @@ class RemoteStoresEndToEndTest {
 
     private static void exercise(Stores.Opened store) throws Exception {
         SluiceServer.Settings s = SluiceServer.Settings.defaults(store.limiter(), RuleSet.parse("e2e.yaml", RULES))
-                .withStore(store.limiter(), store.name(), store.blocking(), Duration.ofSeconds(2));
+                .withStore(store.limiter(), store.name(), Duration.ofSeconds(2));
         try (SluiceServer server = SluiceServer.start(s)) {
             String base = "http://127.0.0.1:" + server.httpAddress().getPort();
             String user = UUID.randomUUID().toString();
@@ -235,6 +231,41 @@ class RemoteStoresEndToEndTest {
             }
             assertThat(httpOk).as("HTTP answers OK on a limit of 25").isEqualTo(25);
 
+            // the same with three descriptors a request, strict: one all-or-nothing store call each, so exactly 25 are
+            // admitted on all three keys, and every denial names all three (they move together) as OVER_LIMIT
+            String three = "{\"domain\":\"e2e\",\"descriptors\":["
+                    + String.join(
+                            ",",
+                            List.of("a", "b", "c").stream()
+                                    .map(k -> "{\"entries\":[{\"key\":\"burst\",\"value\":\"" + hot + "-" + k + "\"}]}")
+                                    .toList())
+                    + "]}";
+            List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> triples = new java.util.ArrayList<>();
+            for (int i = 0; i < 80; i++) {
+                triples.add(HTTP.sendAsync(
+                        HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+                                .timeout(Duration.ofSeconds(20))
+                                .header("Content-Type", "application/json")
+                                .POST(HttpRequest.BodyPublishers.ofString(three))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString()));
+            }
+            long tripleOk = 0;
+            for (var f : triples) {
+                HttpResponse<String> r = f.get(30, TimeUnit.SECONDS);
+                assertThat(r.statusCode()).as(r.body()).isIn(200, 429);
+                tripleOk += r.statusCode() == 200 ? 1 : 0;
+                if (r.statusCode() == 429) {
+                    for (JsonNode status : JSON.readTree(r.body()).get("statuses")) {
+                        assertThat(status.get("code").asText()).as(r.body()).isEqualTo("OVER_LIMIT");
+                        assertThat(status.get("remaining").asLong())
+                                .as(r.body())
+                                .isZero();
+                    }
+                }
+            }
+            assertThat(tripleOk).as("HTTP answers OK on three limits of 25").isEqualTo(25);
+
             ManagedChannel ch = NettyChannelBuilder.forAddress(
                             "127.0.0.1", server.grpcAddress().getPort())
                     .usePlaintext()
@@ -283,11 +314,5 @@ class RemoteStoresEndToEndTest {
                         .POST(HttpRequest.BodyPublishers.ofString(body))
                         .build(),
                 HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static int freePort() throws Exception {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
     }
 }

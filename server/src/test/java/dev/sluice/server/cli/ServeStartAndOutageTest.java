@@ -9,6 +9,7 @@ import dev.sluice.Limit;
 import dev.sluice.Rate;
 import dev.sluice.client.RemoteRateLimiter;
 import dev.sluice.redis.RedisServer;
+import dev.sluice.tck.Eventually;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.net.URI;
@@ -43,13 +44,13 @@ class ServeStartAndOutageTest {
         final Process process;
         final Path out;
         final Path err;
-        final String base;
+        /** Where it serves HTTP, once {@link #awaitServing()} read it from the banner. */
+        String base;
 
         Serve(Path dir, String store) throws IOException {
-            int port = RedisServer.freePort();
-            this.base = "http://127.0.0.1:" + port;
-            this.out = dir.resolve("serve-" + port + ".out");
-            this.err = dir.resolve("serve-" + port + ".err");
+            long n = System.nanoTime();
+            this.out = dir.resolve("serve-" + n + ".out");
+            this.err = dir.resolve("serve-" + n + ".err");
             this.process = new ProcessBuilder(
                             Path.of(System.getProperty("java.home"), "bin", "java")
                                     .toString(),
@@ -61,7 +62,7 @@ class ServeStartAndOutageTest {
                             "--store",
                             store,
                             "--http",
-                            "127.0.0.1:" + port,
+                            "127.0.0.1:0", // a port of its own: one chosen here could be taken before it binds
                             "--grpc",
                             "off")
                     .redirectOutput(out.toFile())
@@ -69,14 +70,15 @@ class ServeStartAndOutageTest {
                     .start();
         }
 
-        /** Waits for the banner on stdout: the service says it is serving. Two minutes is the hang guard. */
+        /**
+         * Waits for the banner on stdout (the service says it is serving) and reads where. Two minutes is the hang
+         * guard.
+         */
         void awaitServing() throws Exception {
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-            while (!Files.readString(out).contains("sluice is serving") && System.nanoTime() < deadline) {
-                assertThat(process.isAlive())
-                        .as("serve exited: %s", Files.readString(err))
-                        .isTrue();
-                Thread.sleep(10);
+            try {
+                base = ServedAt.http(out, process, Duration.ofMinutes(2));
+            } catch (AssertionError e) {
+                throw new AssertionError(e.getMessage() + "\nstderr: " + Files.readString(err), e);
             }
             assertThat(Files.readString(out)).contains("sluice is serving");
         }
@@ -99,10 +101,14 @@ class ServeStartAndOutageTest {
         }
 
         @Override
-        public void close() throws Exception {
+        public void close() {
             process.destroy();
-            if (!process.waitFor(20, TimeUnit.SECONDS)) {
-                process.destroyForcibly().waitFor(20, TimeUnit.SECONDS);
+            try {
+                if (!process.waitFor(20, TimeUnit.SECONDS)) {
+                    process.destroyForcibly().waitFor(20, TimeUnit.SECONDS);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -120,7 +126,9 @@ class ServeStartAndOutageTest {
                 JsonNode a = serve.check(UUID.randomUUID().toString());
                 assertThat(a.path("degraded").asText()).as(a.toString()).isEqualTo("unavailable");
                 degraded++;
-                Thread.sleep(100); // ten seconds of outage, with calls: each is answered by the policy
+                // ten seconds of outage in another JVM (its opener retries every probe interval meanwhile), a call
+                // every 100 ms: a pace on real time, since that JVM's clock is real, not a wait for a condition
+                Thread.sleep(100);
             }
             List<String> lines = serve.stderrLines();
             assertThat(lines)
@@ -129,15 +137,11 @@ class ServeStartAndOutageTest {
 
             redis.startProcess();
             String user = UUID.randomUUID().toString();
-            JsonNode a = serve.check(user);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (a.has("degraded") && System.nanoTime() < deadline) {
-                Thread.sleep(50); // the store opens within a probe interval of Redis's start: 20 s is the hang guard
-                a = serve.check(user);
-            }
-            assertThat(a.has("degraded"))
-                    .as("Redis decides once it is up: %s", a)
-                    .isFalse();
+            // the store opens within a probe interval of Redis's start, in another JVM
+            Eventually.await(
+                    Duration.ofSeconds(20),
+                    "Redis deciding once it is up",
+                    () -> !serve.check(user).has("degraded"));
             String fresh = UUID.randomUUID().toString();
             for (long remaining = 9; remaining >= 7; remaining--) {
                 JsonNode d = serve.check(fresh);

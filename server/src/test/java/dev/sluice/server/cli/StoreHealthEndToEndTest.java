@@ -8,6 +8,7 @@ import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.redis.RedisServer;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.tck.Eventually;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -92,7 +93,8 @@ class StoreHealthEndToEndTest {
     void withLeasesEverySurfaceReportsARedisOutageAndTheRecovery(FailurePolicy policy) throws Exception {
         String label = policy.name().toLowerCase(Locale.ROOT);
         RedisServer redis = RedisServer.start();
-        try (Service s = new Service(Stores.leased(Stores.open(redis.uri(), 1, BUDGET, 1, policy), LEASES))) {
+        try (Service s =
+                new Service(Stores.leased(Stores.open(redis.uri(), 1, Stores.Budget.of(BUDGET), 1, policy), LEASES))) {
             s.await(
                     "the store decides the readiness probe",
                     x -> x.get("/readyz").json.path("status").asText().equals("ready"));
@@ -160,8 +162,8 @@ class StoreHealthEndToEndTest {
     @Test
     void aStoreNotOpenedYetIsReportedAsSuchUntilItOpens() throws Exception {
         RedisServer redis = RedisServer.onFreePort(); // nothing listens yet
-        try (Service s =
-                new Service(Stores.leased(Stores.open(redis.uri(), 1, BUDGET, 1, FailurePolicy.FAIL_CLOSED), LEASES))) {
+        try (Service s = new Service(Stores.leased(
+                Stores.open(redis.uri(), 1, Stores.Budget.of(BUDGET), 1, FailurePolicy.FAIL_CLOSED), LEASES))) {
             Answer ready = s.get("/readyz");
             assertThat(ready.status)
                     .as("fail_closed answers every request (429): still ready")
@@ -192,7 +194,7 @@ class StoreHealthEndToEndTest {
     @ParameterizedTest(name = "leases {0}, {1}")
     @CsvSource({"false, FAIL_OPEN", "true, FALLBACK_LOCAL"})
     void readinessProbesWriteNothingToPostgres(boolean leases, FailurePolicy policy) throws Exception {
-        Stores.Opened opened = Stores.open(postgresUri(), 1, BUDGET, 2, policy);
+        Stores.Opened opened = Stores.open(postgresUri(), 1, Stores.Budget.of(BUDGET), 2, policy);
         try (Service s = new Service(leases ? Stores.leased(opened, LEASES) : opened)) {
             long rows = rows("");
             for (int i = 0; i < 25; i++) {
@@ -255,7 +257,7 @@ class StoreHealthEndToEndTest {
         Service(Stores.Opened store) throws Exception {
             this.store = store;
             SluiceServer.Settings s = SluiceServer.Settings.defaults(store.limiter(), RuleSet.parse("h.yaml", RULES))
-                    .withStore(store.limiter(), store.name(), store.blocking(), store.budget());
+                    .withStore(store.limiter(), store.name(), store.budget().orElseThrow());
             this.server = SluiceServer.start(s);
             this.base = "http://127.0.0.1:" + server.httpAddress().getPort();
             this.grpc = NettyChannelBuilder.forAddress(
@@ -327,20 +329,18 @@ class StoreHealthEndToEndTest {
                     .getStatus();
         }
 
-        /** Waits until {@code condition} holds, asking again every 50 ms, for at most {@link #GUARD}. */
-        void await(String what, Condition condition) throws Exception {
-            long deadline = System.nanoTime() + GUARD.toNanos();
-            boolean met = condition.test(this);
-            while (!met && System.nanoTime() < deadline) {
-                Thread.sleep(50);
-                met = condition.test(this);
-            }
-            assertThat(met).as(what + " within " + GUARD).isTrue();
+        /** Waits until {@code condition} holds, for at most {@link #GUARD}: Redis restarting, a probe a second. */
+        void await(String what, Condition condition) {
+            Eventually.await(GUARD, what, () -> condition.test(this));
         }
 
         @Override
-        public void close() throws InterruptedException {
-            grpc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        public void close() {
+            try {
+                grpc.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             server.close();
             store.closeResources();
         }

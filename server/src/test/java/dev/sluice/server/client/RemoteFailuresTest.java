@@ -53,7 +53,7 @@ class RemoteFailuresTest {
                 .build();
         SluiceServer.Settings s = SluiceServer.Settings.defaults(store, RuleSet.builtinExample())
                 .withGrpc(null)
-                .withStore(store, "redis", true, Duration.ofMillis(100));
+                .withStore(store, "redis", Duration.ofMillis(100));
         try (SluiceServer server = SluiceServer.start(s)) {
             RemoteRateLimiter remote = RemoteRateLimiter.builder(
                             "http://127.0.0.1:" + server.httpAddress().getPort())
@@ -70,7 +70,7 @@ class RemoteFailuresTest {
 
             // a reset has no policy: the service answers 503 store-unavailable, and the client says so
             RemoteRateLimiterException e =
-                    catchThrowableOfType(() -> remote.reset("k", LIMIT), RemoteRateLimiterException.class);
+                    catchThrowableOfType(RemoteRateLimiterException.class, () -> remote.reset("k", LIMIT));
             assertThat(e.httpStatus()).isEqualTo(503);
             assertThat(e.problemType()).isEqualTo("store-unavailable");
             assertThat(e.degradation()).isEqualTo(Degradation.UNAVAILABLE);
@@ -85,7 +85,7 @@ class RemoteFailuresTest {
                 .timeBudget(Duration.ofSeconds(5))
                 .build();
         RemoteRateLimiterException e =
-                catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1), RemoteRateLimiterException.class);
+                catchThrowableOfType(RemoteRateLimiterException.class, () -> remote.tryAcquire("k", LIMIT, 1));
         assertThat(e.degradation()).isEqualTo(Degradation.UNAVAILABLE);
         assertThat(e.httpStatus()).isZero();
         assertThat(e.problemType()).isNull();
@@ -142,11 +142,13 @@ class RemoteFailuresTest {
                 new Case(503, "store-unavailable", Degradation.UNAVAILABLE),
                 new Case(503, "store-overloaded", Degradation.OVERLOADED),
                 new Case(503, "store-error", Degradation.STORE_ERROR),
+                new Case(503, "store-misconfigured", Degradation.MISCONFIGURED),
                 new Case(503, null, Degradation.UNAVAILABLE),
                 new Case(502, null, Degradation.UNAVAILABLE),
                 new Case(504, null, Degradation.TIMEOUT),
                 new Case(500, "internal-error", Degradation.STORE_ERROR),
-                new Case(401, "unauthorized", Degradation.STORE_ERROR));
+                new Case(401, "unauthorized", Degradation.MISCONFIGURED),
+                new Case(404, "not-found", Degradation.STORE_ERROR));
         HttpServer http = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         List<String> seen = new ArrayList<>();
         for (Case c : cases) {
@@ -171,7 +173,7 @@ class RemoteFailuresTest {
                         .timeBudget(Duration.ofSeconds(5))
                         .build();
                 RemoteRateLimiterException e =
-                        catchThrowableOfType(() -> remote.tryAcquire("k", LIMIT, 1), RemoteRateLimiterException.class);
+                        catchThrowableOfType(RemoteRateLimiterException.class, () -> remote.tryAcquire("k", LIMIT, 1));
                 seen.add(c.status + " " + c.type + " -> " + e.degradation() + " (" + e.httpStatus() + ", "
                         + e.problemType() + ")");
             }
@@ -188,7 +190,7 @@ class RemoteFailuresTest {
     private static void assertTimesOut(Runnable call) {
         RemoteRateLimiterException e = assertTimeoutPreemptively(
                 HANG_GUARD,
-                () -> catchThrowableOfType(call::run, RemoteRateLimiterException.class),
+                () -> catchThrowableOfType(RemoteRateLimiterException.class, call::run),
                 "a call that never returns");
         assertThat(e).as("a timeout").isNotNull();
         assertThat(e.degradation()).as(e.getMessage()).isEqualTo(Degradation.TIMEOUT);

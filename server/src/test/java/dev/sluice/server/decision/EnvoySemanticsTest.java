@@ -56,7 +56,6 @@ class EnvoySemanticsTest {
                 InMemoryRateLimiter.builder().ticker(clock).build(),
                 "memory",
                 RuleSet.parse("test", RULES),
-                null,
                 Duration.ofMillis(250).toNanos(),
                 64,
                 new ServerMetrics());
@@ -223,7 +222,6 @@ class EnvoySemanticsTest {
                             .build(),
                     "down",
                     RuleSet.parse("test", RULES),
-                    null,
                     Duration.ofMillis(250).toNanos(),
                     64,
                     new ServerMetrics());

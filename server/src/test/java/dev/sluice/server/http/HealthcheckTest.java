@@ -31,7 +31,6 @@ class HealthcheckTest {
                     RuleSet.parse(
                             "test",
                             "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 1}\n"),
-                    null,
                     250_000_000L,
                     64,
                     new ServerMetrics());

@@ -3,6 +3,7 @@ package dev.sluice.server.log;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import ch.qos.logback.classic.Level;
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.net.InetAddress;
@@ -102,7 +103,8 @@ class JsonLinesEncoderTest {
         assertThat(read.get("nan").asText()).as("not a JSON number").isEqualTo("NaN");
         assertThat(read.get("leases").isBoolean()).isTrue();
         assertThat(read.get("nothing").isNull()).isTrue();
-        assertThat(JSON.convertValue(read.get("domains"), List.class)).isEqualTo(List.of("api", "example"));
+        assertThat(JSON.convertValue(read.get("domains"), new TypeReference<List<String>>() {}))
+                .isEqualTo(List.of("api", "example"));
         assertThat(read.get("store_budget").asText()).isEqualTo("250ms");
         assertThat(read.get("http").asText()).isEqualTo("127.0.0.1:8080");
         assertThat(read.has("msg")).as("no message, no msg").isFalse();

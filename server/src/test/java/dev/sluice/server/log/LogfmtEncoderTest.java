@@ -144,7 +144,9 @@ class LogfmtEncoderTest {
                         "redis",
                         InetSocketAddress.createUnresolved("127.0.0.1", 1),
                         "v6",
-                        new InetSocketAddress(InetAddress.getByName("::1"), 8081),
+                        new InetSocketAddress(
+                                InetAddress.getByAddress(new byte[] {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1}),
+                                8081),
                         "grpc",
                         "off",
                         "failure_policy",

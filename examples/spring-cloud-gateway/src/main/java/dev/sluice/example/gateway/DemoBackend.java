@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -24,7 +25,8 @@ import org.springframework.stereotype.Component;
 public class DemoBackend implements SmartLifecycle, DisposableBean {
     private final int port;
     private final AtomicLong served = new AtomicLong();
-    private HttpServer server;
+    /** Null while stopped. */
+    private @Nullable HttpServer server;
 
     public DemoBackend(@Value("${example.backend.port:8093}") int port) {
         this.port = port;

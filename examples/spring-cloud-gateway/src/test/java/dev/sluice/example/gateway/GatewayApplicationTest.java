@@ -6,14 +6,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.ManualTicker;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.time.Instant;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -31,10 +30,22 @@ import org.springframework.test.context.DynamicPropertySource;
  * limiter's clock is frozen (a {@link ManualTicker} bean, which the in-memory store picks up) so no token comes back
  * mid-test.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(
+        webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "example.backend.enabled=false")
 @Import(GatewayApplicationTest.FrozenClock.class)
 class GatewayApplicationTest {
-    private static final int BACKEND_PORT = freePort();
+    /**
+     * The example's demo backend, started here on a port of its own (0): a free port chosen for the application to
+     * bind as it starts could be taken by another process meanwhile (another build's tests on the same machine).
+     */
+    private static final DemoBackend BACKEND = startedBackend();
+
+    private static DemoBackend startedBackend() {
+        DemoBackend b = new DemoBackend(0);
+        b.start();
+        return b;
+    }
 
     @TestConfiguration
     static class FrozenClock {
@@ -46,32 +57,48 @@ class GatewayApplicationTest {
 
     @DynamicPropertySource
     static void backend(DynamicPropertyRegistry registry) {
-        registry.add("example.backend.port", () -> BACKEND_PORT);
-        registry.add("BACKEND_URI", () -> "http://127.0.0.1:" + BACKEND_PORT);
+        registry.add("BACKEND_URI", () -> "http://127.0.0.1:" + BACKEND.port());
     }
 
-    private final HttpClient http = HttpClient.newHttpClient();
+    @AfterAll
+    static void stopBackend() {
+        BACKEND.stop();
+    }
+
+    /**
+     * A hang guard on every request, far above the milliseconds each takes: a reply that never comes (a read lost
+     * by the server's event loop) fails the test with HttpTimeoutException instead of hanging the build.
+     */
+    private static final Duration HANG_GUARD = Duration.ofSeconds(60);
+
+    /**
+     * A new client, so a new connection, for every request: on a kept-alive connection reactor-netty (1.3.7, the
+     * newest served here) was seen to leave the request after a 429 unread in the socket, its event loop idle:
+     * reactor/reactor-netty#4361 ("keep-alive connection stops reading after a queued request completes
+     * synchronously"), fixed after that release. This test is about the gateway's answers, not that bug.
+     */
+    private static HttpClient http() {
+        return HttpClient.newBuilder().connectTimeout(HANG_GUARD).build();
+    }
 
     @LocalServerPort
     int port;
 
     @Autowired
-    DemoBackend backend;
-
-    @Autowired
     MeterRegistry meters;
 
     private HttpResponse<String> get(String path, String apiKey) throws Exception {
-        return http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
-                        .header("X-Api-Key", apiKey)
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        return http().send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                                .header("X-Api-Key", apiKey)
+                                .timeout(HANG_GUARD)
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
     }
 
     @Test
     void fivePassToTheBackendAndTheSixthIsAnswered429ByTheGateway() throws Exception {
-        long before = backend.served();
+        long before = BACKEND.served();
         for (int i = 1; i <= 5; i++) {
             HttpResponse<String> ok = get("/api/hello", "demo");
             assertThat(ok.statusCode()).isEqualTo(200);
@@ -87,7 +114,7 @@ class GatewayApplicationTest {
         assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"api\";q=5;w=5");
         assertThat(denied.headers().firstValue("RateLimit")).hasValue("\"api\";r=0;t=5");
         assertThat(denied.headers().firstValue("Retry-After")).hasValue("1");
-        assertThat(backend.served() - before).isEqualTo(5);
+        assertThat(BACKEND.served() - before).isEqualTo(5);
 
         assertThat(get("/api/hello", "another").statusCode())
                 .as("another caller, another bucket")
@@ -99,10 +126,11 @@ class GatewayApplicationTest {
         for (int i = 0; i < 6; i++) {
             get("/api/hello", "counted");
         }
-        HttpResponse<String> r = http.send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/ratelimits"))
-                        .build(),
-                HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> r = http().send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/actuator/ratelimits"))
+                                .timeout(HANG_GUARD)
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
         JsonNode routes = new ObjectMapper().readTree(r.body()).get("routes");
         assertThat(routes.get(0).get("id").asText()).isEqualTo("api");
@@ -126,13 +154,5 @@ class GatewayApplicationTest {
         HttpResponse<String> denied = get("/reports/daily", "reporter");
         assertThat(denied.statusCode()).isEqualTo(429);
         assertThat(denied.headers().firstValue("RateLimit-Policy")).hasValue("\"reports\";q=100;w=3600");
-    }
-
-    private static int freePort() {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
     }
 }

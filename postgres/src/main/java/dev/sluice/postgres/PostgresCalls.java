@@ -1,0 +1,145 @@
+package dev.sluice.postgres;
+
+import dev.sluice.Decision;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
+import dev.sluice.algorithm.Algorithms;
+import dev.sluice.store.StoreClock;
+import dev.sluice.store.TimeBudget;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The operations of a {@link PostgresRateLimiter}, one per kind of decision, each written once: checks the input
+ * (before anything is sent or changed), takes the call's deadline from the budget (queueing included) and hands the
+ * work to the batches or a worker, returning a {@link Pending} call. A decision or reset that does not batch goes to a
+ * worker once no other statement of this limiter is on its row ({@link Workers#submitOnRow}); a peek (it locks and
+ * writes nothing) and a multi-permit transaction (several rows, locked in one fixed order) go at once. The limiter's two views use them: the synchronous
+ * one waits for it ({@link CallerWait#await}), the asynchronous one gets its future bounded alike
+ * ({@link CallerWait#bounded}).
+ */
+final class PostgresCalls {
+
+    /** A call under way: its future (not yet bounded by its deadline) and what its failures name. */
+    record Pending<T>(CompletableFuture<T> future, DecisionCall call, String key, Limit limit) {}
+
+    private final @Nullable Batcher batcher;
+    private final Workers workers;
+    private final DecisionStatements statements;
+    private final MultiPermitTransaction multiPermit;
+    private final StoreClock clock;
+    private final TimeBudget budget;
+    private final BooleanSupplier closed;
+
+    PostgresCalls(
+            @Nullable Batcher batcher,
+            Workers workers,
+            DecisionStatements statements,
+            MultiPermitTransaction multiPermit,
+            StoreClock clock,
+            TimeBudget budget,
+            BooleanSupplier closed) {
+        this.batcher = batcher;
+        this.workers = workers;
+        this.statements = statements;
+        this.multiPermit = multiPermit;
+        this.clock = clock;
+        this.budget = budget;
+        this.closed = closed;
+    }
+
+    Pending<Decision> tryAcquire(String key, Limit limit, long cost) {
+        check(key, limit, cost);
+        return acquire(key, limit, cost, -1);
+    }
+
+    Pending<Decision> reserve(String key, Limit limit, long cost, Duration maxWait) {
+        long maxWaitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
+        check(key, limit, cost);
+        return acquire(key, limit, cost, maxWaitNanos);
+    }
+
+    /**
+     * A tryAcquire ({@code maxWaitNanos < 0}) or a reserve: with batching, a token-bucket or GCRA decision joins the
+     * batches (the batch completes it); else it is its own statement on a worker.
+     */
+    private Pending<Decision> acquire(String key, Limit limit, long cost, long maxWaitNanos) {
+        DecisionCall call = new DecisionCall(budget.deadline()); // the budget starts now, queue included
+        if (batcher != null && limit.algorithm().isTat()) {
+            CompletableFuture<Decision> f = batcher.submit(
+                    new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, new CompletableFuture<>()));
+            return new Pending<>(f, call, key, limit);
+        }
+        return onRow(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
+    }
+
+    Pending<Decision> peek(String key, Limit limit, long cost) {
+        check(key, limit, cost);
+        return onWorker(
+                key,
+                limit,
+                new DecisionCall(budget.deadline()),
+                c -> statements.peek(c, key, limit, cost, clock.read()));
+    }
+
+    Pending<Void> reset(String key, Limit limit) {
+        Permit.checkKey(key);
+        Objects.requireNonNull(limit, "limit must not be null: e.g. Limit.tokenBucket(10, Rate.perSecond(1))");
+        KeyText.check(key);
+        checkOpen();
+        return onRow(key, limit, new DecisionCall(budget.deadline()), c -> statements.reset(c, key, limit));
+    }
+
+    /**
+     * All or nothing, with each permit's own decision: one transaction on a worker (a single permit is the single
+     * decision, whose denial took nothing and so is its own look).
+     */
+    Pending<PermitDecisions> tryAcquireEach(List<Permit> permits) {
+        Permit.checkAll(permits);
+        for (Permit p : permits) {
+            KeyText.check(p.key());
+        }
+        checkOpen();
+        Permit first = permits.get(0);
+        if (permits.size() == 1) {
+            Pending<Decision> one = acquire(first.key(), first.limit(), first.cost(), -1);
+            return new Pending<>(
+                    one.future().thenApply(d -> new PermitDecisions(d, List.of(d))),
+                    one.call(),
+                    one.key(),
+                    one.limit());
+        }
+        return onWorker(
+                first.key(),
+                first.limit(),
+                new DecisionCall(budget.deadline()),
+                c -> multiPermit.acquireAll(c, permits));
+    }
+
+    /** On a worker once no other statement of this limiter is on the row (a hot key's decisions one at a time). */
+    private <T> Pending<T> onRow(String key, Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {
+        return new Pending<>(workers.submitOnRow(key, limit, call, work), call, key, limit);
+    }
+
+    private <T> Pending<T> onWorker(String key, Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {
+        return new Pending<>(workers.submit(key, limit, call, work), call, key, limit);
+    }
+
+    /** Checks a call before anything is sent: the permit, the key as PostgreSQL text, and that the limiter is open. */
+    private void check(String key, Limit limit, long cost) {
+        Permit.check(key, limit, cost);
+        KeyText.check(key);
+        checkOpen();
+    }
+
+    void checkOpen() {
+        if (closed.getAsBoolean()) {
+            throw new IllegalStateException(PostgresRateLimiter.CLOSED);
+        }
+    }
+}
