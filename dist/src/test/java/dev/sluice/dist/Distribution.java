@@ -82,7 +82,7 @@ final class Distribution {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("PATH", tools.toString());
         env.putAll(extra);
-        for (String dir : env.get("PATH").split(":")) {
+        for (String dir : env.get("PATH").split(":", -1)) {
             if (Files.exists(Path.of(dir, "java"))) {
                 throw new IllegalStateException("a java on the PATH of the no-JDK environment: " + dir);
             }
@@ -141,7 +141,7 @@ final class Distribution {
 
     /** Where {@code tool} is on the build's own {@code PATH}, if it is. */
     static Optional<Path> onBuildPath(String tool) {
-        for (String dir : System.getenv("PATH").split(":")) {
+        for (String dir : System.getenv("PATH").split(":", -1)) {
             Path candidate = Path.of(dir, tool);
             if (Files.isExecutable(candidate)) {
                 return Optional.of(candidate);

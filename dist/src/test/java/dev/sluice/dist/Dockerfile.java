@@ -89,7 +89,7 @@ record Dockerfile(List<Instruction> instructions) {
     List<Integer> exposed() {
         List<Integer> ports = new ArrayList<>();
         for (String expose : all("EXPOSE")) {
-            for (String p : expose.split("\\s+")) {
+            for (String p : expose.strip().split("\\s+", -1)) {
                 ports.add(Integer.parseInt(p.replace("/tcp", "")));
             }
         }

@@ -44,7 +44,7 @@ class DockerfileIT {
     @Test
     void runsAsAUserThatIsNotRoot() {
         String user = image.last("USER");
-        String uid = user.split(":")[0];
+        String uid = user.split(":", -1)[0];
         assertThat(uid).isNotIn("0", "root").matches("\\d+");
         assertThat(image.last("RUN")).contains("useradd --uid " + uid + " ");
     }

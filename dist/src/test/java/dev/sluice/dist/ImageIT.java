@@ -86,7 +86,7 @@ class ImageIT {
                             .getOverallCode())
                     .isEqualTo(RateLimitResponse.Code.OVER_LIMIT);
             assertThat(podman(host, "exec", name, "id", "-u").stdout().strip())
-                    .isEqualTo(dockerfile.last("USER").split(":")[0]);
+                    .isEqualTo(dockerfile.last("USER").split(":", -1)[0]);
             assertThat(podman(host, "exec", name, "sh", "-c", "command -v java || echo none")
                             .stdout()
                             .strip())
@@ -114,7 +114,7 @@ class ImageIT {
         String openFiles = "1024";
         for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
             if (line.startsWith("Max open files")) {
-                openFiles = line.substring("Max open files".length()).strip().split("\\s+")[0];
+                openFiles = line.substring("Max open files".length()).strip().split("\\s+", -1)[0];
             }
         }
         options.addAll(List.of("--ulimit", "nofile=" + openFiles + ":" + openFiles, "--ulimit", "nproc=4096:4096"));

@@ -3,6 +3,7 @@ package dev.sluice.dist;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.redis.RedisServer;
+import dev.sluice.tck.Eventually;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
 import java.io.IOException;
 import java.io.Reader;
@@ -23,7 +24,9 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 
 /**
  * {@code dist/kubernetes/sluice.yaml} against what the service really serves: the Deployment's command line (the
- * image's entrypoint from the Dockerfile, then its {@code args}) run on this host from the unpacked tarball, its
+ * image's entrypoint from the Dockerfile, then its {@code args}, then the flags its environment of envoy's variables
+ * stands for: {@link EnvoyVariables}, which also refuses a variable the service does not read) run on this host from
+ * the unpacked tarball, with that environment, its
  * ConfigMap laid out as the kubelet mounts one (the files behind {@code ..data}, a timestamped directory), its
  * {@code redis://} Service answered by a real Redis. Every probe's path answers 200 on the port it names, the Service's
  * ports reach HTTP and gRPC, the ConfigMap's rules decide; and the probes stay 200 while Redis is down, when envoy's
@@ -58,7 +61,7 @@ class KubernetesManifestsIT {
         }
         assertThat(map(pod, "spec", "securityContext").get("runAsUser").toString())
                 .as("the image's user")
-                .isEqualTo(image.last("USER").split(":")[0]);
+                .isEqualTo(image.last("USER").split(":", -1)[0]);
 
         // a read-only root: the JVM and Netty still get their scratch space
         assertThat(map(container, "securityContext").get("readOnlyRootFilesystem"))
@@ -74,6 +77,8 @@ class KubernetesManifestsIT {
         Map<String, Object> container = onlyContainer(deployment);
         List<String> command = new ArrayList<>(image.execForm("ENTRYPOINT"));
         command.addAll(strings(container.get("args")));
+        assertThat(command).as("serve, configured by its environment").endsWith("serve");
+        command.addAll(EnvoyVariables.flags(environment(container)));
 
         // the ConfigMap's files, where the Deployment mounts them, as the kubelet lays them out
         String rulesAt = command.get(command.indexOf("--config") + 1);
@@ -84,7 +89,7 @@ class KubernetesManifestsIT {
 
         try (RedisServer redis = RedisServer.start()) {
             String store = command.get(command.indexOf("--store") + 1);
-            assertThat(store).isEqualTo("redis://redis:" + servicePortOf("redis"));
+            assertThat(store).as("REDIS_URL").isEqualTo("redis://redis:" + servicePortOf("redis"));
             ContainerCommand here = new ContainerCommand(
                             new HashSet<>(containerPorts(container).values()))
                     .mount(DockerfileIT.INSTALLED, Distribution.home())
@@ -93,9 +98,9 @@ class KubernetesManifestsIT {
             List<String> local = here.localize(command);
             Map<String, Object> startup = map(container, "startupProbe", "httpGet");
             int startupPort = here.port(containerPort(container, startup.get("port")));
-            try (Served s =
-                    Served.start(dir, Distribution.noJdk(Map.of()), local, startupPort, (String) startup.get("path"))) {
-                Map<String, Integer> probed = probes(container, here, s);
+            try (Served s = Served.start(dir, Distribution.noJdk(environment(container)), local, startupPort, (String)
+                    startup.get("path"))) {
+                Map<String, Integer> probed = probes(container, here);
                 assertThat(probed.values()).as("%s", probed).containsOnly(200);
 
                 for (Map<String, Object> port : list(find("Service", SERVICE), "spec", "ports")) {
@@ -116,15 +121,12 @@ class KubernetesManifestsIT {
                 }
 
                 redis.kill();
-                long deadline = System.nanoTime() + Distribution.GUARD.toNanos();
-                while (s.get("/healthcheck").statusCode() != 500) {
-                    assertThat(System.nanoTime())
-                            .as("envoy's /healthcheck fails with Redis down")
-                            .isLessThan(deadline);
-                    Thread.sleep(100);
-                }
+                Eventually.await(
+                        Distribution.GUARD,
+                        "envoy's /healthcheck failing with Redis down",
+                        () -> s.get("/healthcheck").statusCode() == 500);
                 assertThat(s.get("/readyz").body()).contains("\"store_healthy\":false");
-                Map<String, Integer> whileDown = probes(container, here, s);
+                Map<String, Integer> whileDown = probes(container, here);
                 assertThat(whileDown.values())
                         .as("the probes with Redis down, the failure policy answering: %s", whileDown)
                         .containsOnly(200);
@@ -133,8 +135,29 @@ class KubernetesManifestsIT {
         }
     }
 
+    @Test
+    void theEnvironmentNamesOnlyVariablesTheServiceReadsAndItsPortsAreTheContainers() {
+        Map<String, Object> container = onlyContainer(find("Deployment", SERVICE));
+        Map<String, String> env = environment(container);
+        assertThat(env).containsKeys("PORT", "GRPC_PORT", "RUNTIME_ROOT", "REDIS_URL");
+        assertThat(EnvoyVariables.NAMES).containsAll(env.keySet());
+        assertThat(Integer.parseInt(env.get("PORT"))).isEqualTo(containerPort(container, "http"));
+        assertThat(Integer.parseInt(env.get("GRPC_PORT"))).isEqualTo(containerPort(container, "grpc"));
+        assertThat(env.get("REDIS_URL")).isEqualTo("redis:" + servicePortOf("redis"));
+    }
+
+    /** The container's environment: envoy's variables, by name (each a plain value, none from a secret). */
+    private static Map<String, String> environment(Map<String, Object> container) {
+        Map<String, String> env = new LinkedHashMap<>();
+        for (Map<String, Object> e : list(container, "env")) {
+            assertThat(e.get("value")).as("%s", e).isInstanceOf(String.class);
+            env.put((String) e.get("name"), (String) e.get("value"));
+        }
+        return env;
+    }
+
     /** The status each probe of the container gets, by the probe's name. */
-    private static Map<String, Integer> probes(Map<String, Object> container, ContainerCommand here, Served s)
+    private static Map<String, Integer> probes(Map<String, Object> container, ContainerCommand here)
             throws IOException, InterruptedException {
         Map<String, Integer> statuses = new LinkedHashMap<>();
         for (String probe : List.of("startupProbe", "livenessProbe", "readinessProbe")) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.sluice.redis.RedisServer;
+import dev.sluice.tck.Eventually;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitResponse;
@@ -64,26 +65,24 @@ final class Served implements AutoCloseable {
         pb.environment().clear();
         pb.environment().putAll(env);
         Served s = new Served(pb.start(), httpPort, out, err);
-        long deadline = System.nanoTime() + Distribution.GUARD.toNanos();
-        while (true) {
-            if (!s.process.isAlive()) {
-                throw new AssertionError("sluice serve exited with " + s.process.exitValue() + " before " + awaitPath
-                        + " answered 200; stderr:\n" + Files.readString(err) + "\nstdout:\n" + Files.readString(out));
-            }
-            try {
-                if (s.get(awaitPath).statusCode() == 200) {
-                    return s;
+        try {
+            Eventually.await(Distribution.GUARD, "sluice serve answering 200 at " + awaitPath, () -> {
+                if (!s.process.isAlive()) {
+                    throw new AssertionError("sluice serve exited with " + s.process.exitValue() + " before "
+                            + awaitPath + " answered 200; stderr:\n" + Files.readString(err) + "\nstdout:\n"
+                            + Files.readString(out));
                 }
-            } catch (ConnectException notYet) {
-                // not listening yet
-            }
-            if (System.nanoTime() > deadline) {
-                s.close();
-                throw new AssertionError(awaitPath + " did not answer 200 within " + Distribution.GUARD + "; stderr:\n"
-                        + Files.readString(err));
-            }
-            Thread.sleep(100);
+                try {
+                    return s.get(awaitPath).statusCode() == 200;
+                } catch (ConnectException notYet) {
+                    return false; // not listening yet
+                }
+            });
+        } catch (AssertionError e) {
+            s.close();
+            throw new AssertionError(e.getMessage() + "; stderr:\n" + Files.readString(err), e);
         }
+        return s;
     }
 
     /**
@@ -189,9 +188,14 @@ final class Served implements AutoCloseable {
     }
 
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         if (process.isAlive()) {
-            stop();
+            try {
+                stop();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                process.destroyForcibly();
+            }
         }
     }
 }
