@@ -12,9 +12,9 @@ import java.util.Set;
  * service has without a flag that the value must name. A variable the manifests set that is not here fails the test:
  * the manifests may name only what the service reads.
  *
- * <p>Until the service reads envoy's environment itself (issue 31's {@code server/cli/EnvoyEnvironment}, with
- * envoy's table of variables and defaults), this is where the tests translate it; at that merge this class gives way
- * to that table, and the manifest's command runs with its environment as it is.
+ * <p>The service reads envoy's environment itself ({@code server/cli/EnvoyEnvironment}, with envoy's table of
+ * variables and defaults): the test runs the manifest's command with the manifest's environment, and adds these flags,
+ * which win over it, so that {@code ContainerCommand} can put each address and path where the test runs it.
  */
 final class EnvoyVariables {
     private EnvoyVariables() {}
@@ -53,6 +53,10 @@ final class EnvoyVariables {
         flags.addAll(List.of("--http", env.getOrDefault("HOST", "0.0.0.0") + ":" + env.getOrDefault("PORT", "8080")));
         flags.addAll(List.of(
                 "--grpc", env.getOrDefault("GRPC_HOST", "0.0.0.0") + ":" + env.getOrDefault("GRPC_PORT", "8081")));
+        // envoy's debug port (6070 on all interfaces where RUNTIME_ROOT is set) is no port of the container's: the
+        // Service does not expose it (kubectl port-forward reaches it), and the test, which has no such port, turns it
+        // off
+        flags.addAll(List.of("--debug", "off"));
         String root = env.getOrDefault("RUNTIME_ROOT", "/srv/runtime_data/current");
         String sub = env.getOrDefault("RUNTIME_SUBDIRECTORY", "");
         flags.addAll(List.of("--config", root + (sub.isEmpty() ? "" : "/" + sub) + "/config"));
@@ -68,7 +72,7 @@ final class EnvoyVariables {
         if (env.containsKey("REDIS_URL")) {
             flags.addAll(List.of("--store", "redis://" + env.get("REDIS_URL")));
         }
-        must(env, "USE_STATSD", "false"); // the service sends no statsd on this branch
+        must(env, "USE_STATSD", "false"); // the example runs no statsd collector
         return flags;
     }
 
