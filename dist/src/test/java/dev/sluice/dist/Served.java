@@ -73,7 +73,9 @@ final class Served implements AutoCloseable {
                             + Files.readString(out));
                 }
                 try {
-                    return s.get(awaitPath).statusCode() == 200;
+                    // and the answer is this process's: it has logged that it started (seen in a full build:
+                    // another process answering while this one was still starting, its output then empty)
+                    return s.get(awaitPath).statusCode() == 200 && started(Files.readString(err));
                 } catch (ConnectException notYet) {
                     return false; // not listening yet
                 }
@@ -83,6 +85,11 @@ final class Served implements AutoCloseable {
             throw new AssertionError(e.getMessage() + "; stderr:\n" + Files.readString(err), e);
         }
         return s;
+    }
+
+    /** The log says the service started ({@code event=started}, as logfmt or JSON lines write it). */
+    private static boolean started(String log) {
+        return log.contains("event=started") || log.contains("\"event\":\"started\"");
     }
 
     /**
