@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.server.cli.EnvoyEnvironment.Finding;
 import dev.sluice.server.cli.EnvoyEnvironment.Level;
+import dev.sluice.server.config.Semantics;
+import dev.sluice.server.envoy.EnvoyOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -302,15 +304,21 @@ class EnvoyEnvironmentTest {
                 .isEmpty();
     }
 
-    /** Strict semantics are all or nothing: envoy's global quota mode cannot be honoured with them, so serve stops. */
+    /**
+     * Strict semantics are all or nothing: envoy's global quota mode cannot be honoured with them, so the Envoy APIs'
+     * options refuse the pair (serve turns the refusal into exit code 2 with its message, as any bad option value).
+     */
     @Test
-    void quotaModeWithStrictSemanticsStopsTheStartSayingWhy() {
-        Started started = serve(Map.of("QUOTA_MODE", "true", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "1"));
-        assertThat(started.exitCode()).isEqualTo(2);
-        assertThat(started.stderr().lines().filter(l -> l.contains("event=start_refused")))
-                .singleElement()
-                .asString()
-                .contains("--quota-mode (envoy's QUOTA_MODE) cannot go with --semantics strict");
+    void quotaModeWithStrictSemanticsIsRefusedSayingWhy() {
+        ServeCommand serve = parse(Map.of("QUOTA_MODE", "true", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "1"));
+        assertThat(serve.envoyApi.semantics).isEqualTo("strict");
+        assertThat(serve.envoyApi.quotaMode).isTrue();
+        assertThatThrownBy(() -> new EnvoyOptions(Semantics.STRICT, EnvoyOptions.Headers.NONE, false, false, true))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("--quota-mode (envoy's QUOTA_MODE) cannot go with --semantics strict");
+        assertThat(new EnvoyOptions(Semantics.STRICT, EnvoyOptions.Headers.NONE, false, true, false).shadowMode())
+                .as("global shadow mode goes with either semantics")
+                .isTrue();
     }
 
     /**
