@@ -28,4 +28,26 @@ final class EnvoyApiOptions {
             description = "Envoy APIs: answer with dynamic_metadata (domain, descriptors, hitsAddend and the "
                     + "'metadata:' of the rules that passed), as envoy's RESPONSE_DYNAMIC_METADATA")
     boolean rlsDynamicMetadata;
+
+    @Option(
+            names = "--shadow-mode",
+            arity = "0..1",
+            defaultValue = "false",
+            fallbackValue = "true",
+            paramLabel = "true|false",
+            description = "Envoy APIs: answer OK a request that would be over the limit (its descriptors' statuses "
+                    + "stay OVER_LIMIT) and count it in envoy's global_shadow_mode stat, as envoy's SHADOW_MODE; "
+                    + "POST /v1/check is not affected (default ${DEFAULT-VALUE})")
+    boolean shadowMode;
+
+    @Option(
+            names = "--quota-mode",
+            arity = "0..1",
+            defaultValue = "false",
+            fallbackValue = "true",
+            paramLabel = "true|false",
+            description = "Envoy APIs: every descriptor is a quota descriptor (as quota_mode: true on every rule), so "
+                    + "a request is over only when all its descriptors are, as envoy's QUOTA_MODE; not with "
+                    + "--semantics strict; POST /v1/check is not affected (default ${DEFAULT-VALUE})")
+    boolean quotaMode;
 }

@@ -228,6 +228,8 @@ final class EnvoyEnvironment implements CommandLine.IDefaultValueProvider {
             Map.entry("--semantics", e -> e.bool("STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", false) ? "strict" : null),
             Map.entry("--rls-response-headers", e -> e.bool("LIMIT_RESPONSE_HEADERS_ENABLED", false) ? "envoy" : null),
             Map.entry("--rls-dynamic-metadata", e -> e.bool("RESPONSE_DYNAMIC_METADATA", false) ? "true" : null),
+            Map.entry("--shadow-mode", e -> e.bool("SHADOW_MODE", false) ? "true" : null),
+            Map.entry("--quota-mode", e -> e.bool("QUOTA_MODE", false) ? "true" : null),
             // the stats options (StatsOptions)
             Map.entry("--statsd", EnvoyEnvironment::statsd),
             Map.entry("--statsd-protocol", e -> e.get("STATSD_PROTOCOL")),

@@ -158,8 +158,8 @@ final class EnvoyVariables {
             memcache("MEMCACHE_TLS_CLIENT_KEY"),
             memcache("MEMCACHE_TLS_CACERT"),
             memcache("MEMCACHE_TLS_SKIP_HOSTNAME_VERIFICATION"),
-            refused("SHADOW_MODE", "set shadow_mode: true on the rules to shadow", "false"),
-            refused("QUOTA_MODE", "set quota_mode: true on the rules' descriptors", "false"),
+            sets("SHADOW_MODE", "--shadow-mode"),
+            sets("QUOTA_MODE", "--quota-mode"),
             sets("RESPONSE_DYNAMIC_METADATA", "--rls-dynamic-metadata"),
             refused(
                     "MERGE_DOMAIN_CONFIG",

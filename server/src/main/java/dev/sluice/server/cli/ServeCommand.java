@@ -240,7 +240,9 @@ final class ServeCommand implements Callable<Integer> {
             envoy = new EnvoyOptions(
                     Semantics.fromConfigName(envoyApi.semantics),
                     EnvoyOptions.Headers.fromConfigName(envoyApi.rlsResponseHeaders),
-                    envoyApi.rlsDynamicMetadata);
+                    envoyApi.rlsDynamicMetadata,
+                    envoyApi.shadowMode,
+                    envoyApi.quotaMode);
             httpAddress = Addresses.parse("--http", http);
             grpcAddress = Addresses.parse("--grpc", grpc);
             stats.check();

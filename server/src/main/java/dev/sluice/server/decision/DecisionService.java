@@ -246,6 +246,15 @@ public final class DecisionService {
      * {@link #check}.
      */
     public CompletableFuture<CheckResult> checkEnvoy(CheckRequest request, Semantics fallback) {
+        return checkEnvoy(request, fallback, false);
+    }
+
+    /**
+     * {@link #checkEnvoy(CheckRequest, Semantics)}, with envoy's global {@code QUOTA_MODE} when {@code quotaMode}:
+     * every descriptor decided with envoy's semantics is a quota descriptor ({@link EnvoyDecider}); a domain whose
+     * rules say {@code semantics: strict} answers all or nothing, as it answers a {@code quota_mode} rule.
+     */
+    public CompletableFuture<CheckResult> checkEnvoy(CheckRequest request, Semantics fallback, boolean quotaMode) {
         if (semanticsOf(request.domain(), fallback) == Semantics.STRICT) {
             return decided(request, Mode.DECIDE, true, plan -> decide(plan, request))
                     .whenComplete(metrics::envoyStrict);
@@ -254,7 +263,8 @@ public final class DecisionService {
                         request,
                         Mode.ENVOY,
                         true,
-                        plan -> calls.run(EnvoyDecider.sequentialCalls(plan), () -> envoyDecider.decide(plan))
+                        plan -> calls.run(
+                                        EnvoyDecider.sequentialCalls(plan), () -> envoyDecider.decide(plan, quotaMode))
                                 .thenApply(r -> noted(request, plan, r)))
                 .whenComplete(metrics::envoyCall); // envoy's stats: its counts in EnvoyDecider, failures here
     }

@@ -26,7 +26,9 @@ import java.util.concurrent.CompletableFuture;
  *       at exactly the limit, as envoy compares {@code count + 0 > C};</li>
  *   <li>{@code shadow_mode}: counted the same, answered OK (remaining 0 when over); {@code requests_per_unit: 0}:
  *       every hit over, a check OK; {@code quota_mode}: the request is over only when every quota descriptor is
- *       over, or another descriptor is.</li>
+ *       over, or another descriptor is. envoy's global {@code QUOTA_MODE} ({@code sluice serve --quota-mode}) makes
+ *       every descriptor a quota descriptor, as envoy's {@code isQuotaMode := globalQuotaMode || rule's}: those no
+ *       rule matched (or replaced) count as quota descriptors within their limit, unlimited ones not at all.</li>
  * </ul>
  * Token bucket, GCRA and the sliding algorithms (Sluice's additions) count a denied call by draining what is left.
  * When the failure policy decides instead of the store, its decision is read the same way and stays marked
@@ -59,8 +61,12 @@ final class EnvoyDecider {
         return 0;
     }
 
-    /** Counts every limited descriptor at once, asynchronously; the answer once every count is in. */
-    CompletableFuture<CheckResult> decide(Plan plan) {
+    /**
+     * Counts every limited descriptor at once, asynchronously; the answer once every count is in.
+     *
+     * @param quotaMode envoy's global {@code QUOTA_MODE}: every descriptor is a quota descriptor
+     */
+    CompletableFuture<CheckResult> decide(Plan plan, boolean quotaMode) {
         List<Item> items = plan.items();
         List<CompletableFuture<Decision>> counts = new ArrayList<>(items.size());
         for (Item it : items) {
@@ -69,10 +75,11 @@ final class EnvoyDecider {
                             ? count(it)
                             : CompletableFuture.completedFuture(null));
         }
-        return CompletableFuture.allOf(counts.toArray(CompletableFuture[]::new)).thenApply(v -> answer(plan, counts));
+        return CompletableFuture.allOf(counts.toArray(CompletableFuture[]::new))
+                .thenApply(v -> answer(plan, counts, quotaMode));
     }
 
-    private CheckResult answer(Plan plan, List<CompletableFuture<Decision>> counts) {
+    private CheckResult answer(Plan plan, List<CompletableFuture<Decision>> counts, boolean quotaMode) {
         List<Item> items = plan.items();
         Status[] out = new Status[items.size()];
         int over = 0;
@@ -105,6 +112,8 @@ final class EnvoyDecider {
                         it.hits(),
                         it.metricRule(),
                         true);
+                // envoy counts a descriptor no rule matched as a quota descriptor in global quota mode (it is OK)
+                quota += quotaMode && it.kind() == Plan.Kind.NONE ? 1 : 0;
             } else {
                 Rule matched = it.matched(); // a decision was made: the item has a rule
                 boolean denied = d.denied();
@@ -124,7 +133,7 @@ final class EnvoyDecider {
                         it.hits(),
                         it.metricRule(),
                         true);
-                if (matched.quotaMode()) {
+                if (quotaMode || matched.quotaMode()) {
                     quota++;
                     quotaOver += s.code() == Code.OVER_LIMIT ? 1 : 0;
                 } else if (s.code() == Code.OVER_LIMIT) {

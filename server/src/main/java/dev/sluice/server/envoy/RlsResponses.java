@@ -12,6 +12,7 @@ import dev.sluice.RateUnit;
 import dev.sluice.server.config.Rule;
 import dev.sluice.server.decision.CheckResult;
 import dev.sluice.server.decision.RateLimitHeaders;
+import dev.sluice.server.stats.EnvoyStats;
 import io.envoyproxy.envoy.config.core.v3.HeaderValue;
 import io.envoyproxy.envoy.extensions.common.ratelimit.v3.RateLimitDescriptor;
 import io.envoyproxy.envoy.service.ratelimit.v3.RateLimitRequest;
@@ -30,13 +31,22 @@ final class RlsResponses {
     private RlsResponses() {}
 
     /**
-     * The answer, field by field as envoyproxy/ratelimit's ({@code ratelimit.go}, {@code base_limiter.go}).
+     * The answer, field by field as envoyproxy/ratelimit's ({@code ratelimit.go}, {@code base_limiter.go}). With
+     * envoy's global shadow mode ({@link EnvoyOptions#shadowMode()}) an answer over the limit is OK overall, its
+     * statuses as they are, and counted in {@code stats} ({@code ratelimit.service.global_shadow_mode}), as envoy's
+     * {@code shouldRateLimitWorker} does last.
      *
      * @param nowNanos the service's clock, for the time to a fixed window's end
      */
-    static RateLimitResponse of(RateLimitRequest request, CheckResult r, EnvoyOptions options, long nowNanos) {
+    static RateLimitResponse of(
+            RateLimitRequest request, CheckResult r, EnvoyOptions options, EnvoyStats stats, long nowNanos) {
+        boolean over = !r.allowed();
+        if (over && options.shadowMode()) {
+            over = false;
+            stats.globalShadowMode();
+        }
         RateLimitResponse.Builder b = RateLimitResponse.newBuilder()
-                .setOverallCode(r.allowed() ? RateLimitResponse.Code.OK : RateLimitResponse.Code.OVER_LIMIT);
+                .setOverallCode(over ? RateLimitResponse.Code.OVER_LIMIT : RateLimitResponse.Code.OK);
         // envoy's headers describe one descriptor: the first over its limit (not in quota mode), else the one
         // with the least remaining
         RateLimitResponse.DescriptorStatus closest = null;
@@ -50,7 +60,7 @@ final class RlsResponses {
                 closestRule = s.rule();
                 closestRemaining = Integer.toUnsignedLong(st.getLimitRemaining());
             }
-            if (s.code() == CheckResult.Code.OVER_LIMIT && !quotaMode(s.rule())) {
+            if (s.code() == CheckResult.Code.OVER_LIMIT && !options.quotaMode() && !quotaMode(s.rule())) {
                 closest = st;
                 closestRule = s.rule();
                 closestRemaining = 0;

@@ -54,7 +54,11 @@ import org.slf4j.LoggerFactory;
  *   <li>bad input is {@code INVALID_ARGUMENT}; a store that is down or slow does not fail the call: the failure
  *       policy answers ({@code sluice serve --failure-policy}). {@code UNAVAILABLE} remains for a request past
  *       the service's own deadline (Envoy's {@code failure_mode_deny} then decides); a check-only
- *       descriptor on a store without peek is {@code UNIMPLEMENTED}; never a stack trace.</li>
+ *       descriptor on a store without peek is {@code UNIMPLEMENTED}; never a stack trace;</li>
+ *   <li>envoy's global modes, off by default: {@link EnvoyOptions#shadowMode()} ({@code SHADOW_MODE}) answers OK a
+ *       request that would be over, its statuses unchanged, and counts it in envoy's {@code global_shadow_mode};
+ *       {@link EnvoyOptions#quotaMode()} ({@code QUOTA_MODE}) makes every descriptor a quota descriptor. Sluice's
+ *       own {@code POST /v1/check} follows neither: envoy has no such API.</li>
  * </ul>
  */
 public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplBase {
@@ -99,13 +103,19 @@ public final class RlsService extends RateLimitServiceGrpc.RateLimitServiceImplB
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return service.checkEnvoy(check, options.semantics()).thenApply(r -> {
-            try {
-                return RlsResponses.of(request, r, options, service.clock().read());
-            } catch (RuntimeException e) {
-                throw ServiceException.of(e);
-            }
-        });
+        return service.checkEnvoy(check, options.semantics(), options.quotaMode())
+                .thenApply(r -> {
+                    try {
+                        return RlsResponses.of(
+                                request,
+                                r,
+                                options,
+                                service.metrics().envoyStats(),
+                                service.clock().read());
+                    } catch (RuntimeException e) {
+                        throw ServiceException.of(e);
+                    }
+                });
     }
 
     private CheckRequest toCheck(RateLimitRequest request) {

@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
  * envoyproxy/ratelimit's stats, counted as its service counts them, under its names: per rule
  * {@code ratelimit.service.rate_limit.<key>.total_hits}, {@code over_limit}, {@code near_limit},
  * {@code within_limit} and {@code shadow_mode}; {@code ratelimit.service.config_load_success} and
- * {@code config_load_error}; {@code ratelimit.service.call.should_rate_limit.redis_error} and {@code service_error}.
+ * {@code config_load_error}; {@code ratelimit.service.global_shadow_mode} (answers OK'd by envoy's global
+ * {@code SHADOW_MODE}); {@code ratelimit.service.call.should_rate_limit.redis_error} and {@code service_error}.
  *
  * <p>The {@code <key>} is envoy's stat key of the rule that decided: the domain, then each level's descriptor key
  * with {@code _value} appended when the rule gives a value ({@code test-domain.key1_value1.subkey1}); the decision
@@ -96,6 +97,7 @@ public final class EnvoyStats {
 
     private final Counter configLoadSuccess = counter("ratelimit.service.config_load_success");
     private final Counter configLoadError = counter("ratelimit.service.config_load_error");
+    private final Counter globalShadowMode = counter("ratelimit.service.global_shadow_mode");
     private final Counter redisError = counter("ratelimit.service.call.should_rate_limit.redis_error");
     private final Counter serviceError = counter("ratelimit.service.call.should_rate_limit.service_error");
 
@@ -171,6 +173,11 @@ public final class EnvoyStats {
     /** A rules load (the first one, or a reload): applied, or refused as invalid. */
     public void configLoad(boolean applied) {
         (applied ? configLoadSuccess : configLoadError).add(1);
+    }
+
+    /** A request over the limit answered OK by envoy's global shadow mode ({@code SHADOW_MODE}). */
+    public void globalShadowMode() {
+        globalShadowMode.add(1);
     }
 
     /**

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.server.cli.EnvoyEnvironment.Finding;
 import dev.sluice.server.cli.EnvoyEnvironment.Level;
+import dev.sluice.server.config.Semantics;
+import dev.sluice.server.envoy.EnvoyOptions;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -57,6 +59,21 @@ class EnvoyEnvironmentTest {
         cl.setDefaultValueProvider(new EnvoyEnvironment(env));
         cl.parseArgs(args);
         return serve;
+    }
+
+    /** What {@code sluice serve} (listening on nothing) did with {@code env}: its exit code and its stderr. */
+    private record Started(int exitCode, String stderr) {}
+
+    private static Started serve(Map<String, String> env) {
+        PrintStream err = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        try {
+            int code = SluiceCommand.commandLine(env).execute("serve", "--http", "off", "--grpc", "off");
+            return new Started(code, captured.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setErr(err);
+        }
     }
 
     private static List<Finding> findings(Map<String, String> env, String... args) {
@@ -264,6 +281,46 @@ class EnvoyEnvironmentTest {
                 .isFalse();
     }
 
+    /** envoy's global SHADOW_MODE and QUOTA_MODE set --shadow-mode and --quota-mode; a flag wins either way. */
+    @Test
+    void globalShadowAndQuotaModesSetTheirOptionsAndFlagsWin() {
+        assertThat(parse(Map.of()).envoyApi.shadowMode).as("off by default").isFalse();
+        assertThat(parse(Map.of()).envoyApi.quotaMode).isFalse();
+        assertThat(parse(Map.of("SHADOW_MODE", "true")).envoyApi.shadowMode).isTrue();
+        assertThat(parse(Map.of("SHADOW_MODE", "true")).envoyApi.quotaMode).isFalse();
+        assertThat(parse(Map.of("QUOTA_MODE", "T")).envoyApi.quotaMode).isTrue();
+        assertThat(parse(Map.of("SHADOW_MODE", "false")).envoyApi.shadowMode).isFalse();
+        assertThat(refusals(Map.of("SHADOW_MODE", "true", "QUOTA_MODE", "1"))).isEmpty();
+
+        assertThat(parse(Map.of("SHADOW_MODE", "true"), "--shadow-mode=false").envoyApi.shadowMode)
+                .as("the flag wins")
+                .isFalse();
+        assertThat(parse(Map.of("QUOTA_MODE", "false"), "--quota-mode").envoyApi.quotaMode)
+                .isTrue();
+        assertThat(refusals(Map.of("SHADOW_MODE", "maybe")))
+                .containsExactly("SHADOW_MODE 'maybe' is not a boolean: write true or false");
+        assertThat(refusals(Map.of("SHADOW_MODE", "maybe"), "--shadow-mode"))
+                .as("the flag wins over the refusal too")
+                .isEmpty();
+    }
+
+    /**
+     * Strict semantics are all or nothing: envoy's global quota mode cannot be honoured with them, so the Envoy APIs'
+     * options refuse the pair (serve turns the refusal into exit code 2 with its message, as any bad option value).
+     */
+    @Test
+    void quotaModeWithStrictSemanticsIsRefusedSayingWhy() {
+        ServeCommand serve = parse(Map.of("QUOTA_MODE", "true", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT", "1"));
+        assertThat(serve.envoyApi.semantics).isEqualTo("strict");
+        assertThat(serve.envoyApi.quotaMode).isTrue();
+        assertThatThrownBy(() -> new EnvoyOptions(Semantics.STRICT, EnvoyOptions.Headers.NONE, false, false, true))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("--quota-mode (envoy's QUOTA_MODE) cannot go with --semantics strict");
+        assertThat(new EnvoyOptions(Semantics.STRICT, EnvoyOptions.Headers.NONE, false, true, false).shadowMode())
+                .as("global shadow mode goes with either semantics")
+                .isTrue();
+    }
+
     /**
      * RUNTIME_WATCH_ROOT true (envoy's default) keeps RUNTIME_ROOT in the path, so that a swap of its symlink is seen;
      * false resolves it once, at startup, as envoy then watches the directory it found.
@@ -289,19 +346,9 @@ class EnvoyEnvironmentTest {
 
     @Test
     void aRefusedVariableStopsTheStartWithExitCode2AndALineNamingIt() {
-        PrintStream err = System.err;
-        ByteArrayOutputStream captured = new ByteArrayOutputStream();
-        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
-        int code;
-        try {
-            code = SluiceCommand.commandLine(Map.of("TRACING_ENABLED", "true", "GRPC_UDS", "/tmp/rl.sock"))
-                    .execute("serve", "--http", "off", "--grpc", "off");
-        } finally {
-            System.setErr(err);
-        }
-        assertThat(code).isEqualTo(2);
-        String out = captured.toString(StandardCharsets.UTF_8);
-        assertThat(out.lines().filter(l -> l.contains("event=start_refused")))
+        Started started = serve(Map.of("TRACING_ENABLED", "true", "GRPC_UDS", "/tmp/rl.sock"));
+        assertThat(started.exitCode()).isEqualTo(2);
+        assertThat(started.stderr().lines().filter(l -> l.contains("event=start_refused")))
                 .hasSize(2)
                 .anySatisfy(l -> assertThat(l)
                         .contains("variable=TRACING_ENABLED")
