@@ -43,24 +43,7 @@ final class Batcher implements AutoCloseable {
             StoreClock.Reading now,
             DecisionCall call,
             CompletableFuture<Decision> result)
-            implements Batching.Member {
-
-        /** The row this request decides on. */
-        @Override
-        public Object batchKey() {
-            return Table.row(key, limit);
-        }
-
-        @Override
-        public boolean isDone() {
-            return result.isDone();
-        }
-
-        @Override
-        public void fail(Throwable error) {
-            result.completeExceptionally(error);
-        }
-    }
+            implements Table.RowDecision {}
 
     /** Builds the failure of a request that was not sent (queue full, or its budget passed while queued). */
     interface NotSent {

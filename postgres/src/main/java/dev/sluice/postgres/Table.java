@@ -1,6 +1,8 @@
 package dev.sluice.postgres;
 
 import dev.sluice.Limit;
+import dev.sluice.store.Batching;
+import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -37,6 +39,33 @@ enum Table {
     }
 
     private record Row(String key, String limitId) {}
+
+    /**
+     * A decision that waits for its row in core's batching (the batcher's requests, the workers' one statement per
+     * row): batched by {@link #row}, done and failed through its future.
+     */
+    interface RowDecision extends Batching.Member {
+        String key();
+
+        Limit limit();
+
+        CompletableFuture<?> result();
+
+        @Override
+        default Object batchKey() {
+            return row(key(), limit());
+        }
+
+        @Override
+        default boolean isDone() {
+            return result().isDone();
+        }
+
+        @Override
+        default void fail(Throwable error) {
+            result().completeExceptionally(error);
+        }
+    }
 
     /** The {@code numbers} a row of {@code limit} is written under: null for an unnamed limit (its id is its numbers). */
     static @Nullable String numbers(Limit limit) {

@@ -73,22 +73,7 @@ final class Workers {
 
     /** A decision waiting for its row: it goes to a worker once no statement of this limiter is on that row. */
     private record OnRow<T>(String key, Limit limit, DecisionCall call, SqlCall<T> work, CompletableFuture<T> result)
-            implements Batching.Member {
-        @Override
-        public Object batchKey() {
-            return Table.row(key, limit);
-        }
-
-        @Override
-        public boolean isDone() {
-            return result.isDone();
-        }
-
-        @Override
-        public void fail(Throwable error) {
-            result.completeExceptionally(error);
-        }
-
+            implements Table.RowDecision {
         CompletableFuture<?> run(Workers w) {
             return w.execute(key, limit, call, work, result);
         }
