@@ -105,8 +105,7 @@ class RedisSentinelTest {
             }
             // replication is asynchronous: what the replica has not received is lost when the master dies
             // (redis/README.md says how much that can over-admit); this test pins the failover itself
-            Eventually.await(
-                    Duration.ofSeconds(10), "the replica has every write of the master", sentinels::replicaCaughtUp);
+            Eventually.await(Duration.ofSeconds(10), "the replica has every write of the master", own::replicaCaughtUp);
 
             own.master.kill();
             int[] degraded = {0};
