@@ -144,6 +144,70 @@ public interface RateLimiter extends AutoCloseable {
     }
 
     /**
+     * A cost known only afterwards (LLM tokens, bytes, rows scanned), first step: decides as
+     * {@link #tryAcquire(String, Limit, long)} on {@code estimate} (denied: nothing is taken and nothing is pending)
+     * and, when allowed, leaves reservation {@code reservation} pending on this key and limit until it is settled by
+     * {@link #settle} or until {@code settleWithin} has passed by the store's clock, when it settles at its estimate
+     * (the estimate stands and a later settle is {@link Settlement#NOT_PENDING}). Every algorithm is supported.
+     *
+     * <p>The reservation id is the caller's (a UUID, the request's {@code x-request-id}; see {@link
+     * Settlement#checkId}), one per reservation: reserving an id already pending on this key and limit takes nothing
+     * and throws {@link IllegalArgumentException}, checked atomically with the decision.
+     */
+    default Decision tryAcquireEstimate(
+            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
+        throw new UnsupportedOperationException(getClass().getSimpleName()
+                + " does not settle costs known afterwards: use a store of Sluice (in memory, Redis, PostgreSQL)");
+    }
+
+    /** {@link #tryAcquireEstimate} without blocking the caller on I/O. The default decides and completes at once. */
+    default CompletableFuture<Decision> tryAcquireEstimateAsync(
+            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
+        return CompletableFuture.completedFuture(tryAcquireEstimate(key, limit, estimate, reservation, settleWithin));
+    }
+
+    /**
+     * A cost known only afterwards, second step: settles pending reservation {@code reservation} at {@code actual}
+     * (0 to the capacity, {@link Settlement#checkActual}), exactly and atomically, once: the reservation is no longer
+     * pending after it, and a settle of an id not pending changes nothing ({@link Settlement#NOT_PENDING}), so a
+     * retried settle is safe. The state changes as each algorithm defines, with {@code d = actual − estimate}:
+     *
+     * <ul>
+     *   <li>token bucket, GCRA: {@code d > 0} is taken from the bucket whatever it holds (the bucket may go below
+     *       empty: a debt the key's next calls wait out at the refill rate); {@code d < 0} is put back, up to a full
+     *       bucket (what would overflow it is not kept).</li>
+     *   <li>fixed window: {@code d > 0} is counted in the window current at the settle (its count may go over the
+     *       limit until the window ends); {@code d < 0} is taken off the reservation's own window's count while that
+     *       window is still the current one; once it has ended, its count ended with it and nothing is given back.
+     *   </li>
+     *   <li>sliding window: {@code d > 0} is counted in the current window; {@code d < 0} is taken off the count of
+     *       the window the reservation was counted in while it is the current or the previous one (as that window's
+     *       weight in the estimate), never below zero; older, nothing is given back.</li>
+     *   <li>sliding log: {@code d > 0} is logged at the settle's instant (the log may hold more than the limit
+     *       until it slides out); {@code d < 0} is taken off the reservation's own entry while it is in the log.</li>
+     * </ul>
+     * {@link Settlement#adjusted()} says what was charged or given back.
+     */
+    default Settlement settle(String key, Limit limit, String reservation, long actual) {
+        throw new UnsupportedOperationException(getClass().getSimpleName()
+                + " does not settle costs known afterwards: use a store of Sluice (in memory, Redis, PostgreSQL)");
+    }
+
+    /** {@link #settle} without blocking the caller on I/O. The default settles and completes at once. */
+    default CompletableFuture<Settlement> settleAsync(String key, Limit limit, String reservation, long actual) {
+        return CompletableFuture.completedFuture(settle(key, limit, reservation, actual));
+    }
+
+    /**
+     * Work in flight on this store: slots with a lease, at most a maximum held per key at once (see {@link
+     * InFlightLimiter}). It shares this limiter's connections and is closed with it.
+     */
+    default InFlightLimiter inFlight() {
+        throw new UnsupportedOperationException(getClass().getSimpleName()
+                + " does not limit work in flight: use a store of Sluice (in memory, Redis, PostgreSQL)");
+    }
+
+    /**
      * {@code key} under {@code limit} as an object to keep and call with no key: {@code tryAcquire()},
      * blocking {@code acquire()}, {@code tryAcquire(cost, timeout)}, {@code peek()}, and the async form. See
      * {@link BoundLimit}. Stores may resolve the key once (the in-memory store does); the default binds the keyed
