@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
+import dev.sluice.Settlement;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import io.lettuce.core.api.async.RedisKeyAsyncCommands;
@@ -115,6 +116,18 @@ final class RedisCalls {
         byte[] k = RedisKeys.of(prefix, key, limit);
         checkOpen();
         return runner.delete(keyCommands, k);
+    }
+
+    /** A decision on an estimate that leaves a pending reservation: one {@code EVALSHA} ({@link RedisSettle}). */
+    ScriptRunner.Call<Decision> tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration within) {
+        ScriptCall call = RedisSettle.estimate(prefix, key, limit, estimate, id, within, clock.read(), minTtlMillis);
+        return run(call, reply -> RedisSettle.estimated(call, reply, id));
+    }
+
+    /** Settles a pending reservation: one {@code EVALSHA} ({@link RedisSettle}). */
+    ScriptRunner.Call<Settlement> settle(String key, Limit limit, String id, long actual) {
+        ScriptCall call = RedisSettle.settle(prefix, key, limit, id, actual, clock.read(), minTtlMillis);
+        return run(call, reply -> RedisSettle.settled(call, reply));
     }
 
     /** A single-permit decision: through the batches, or its own {@code EVALSHA} without batching. */

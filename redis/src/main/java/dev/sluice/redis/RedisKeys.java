@@ -32,10 +32,30 @@ final class RedisKeys {
     private RedisKeys() {}
 
     static byte[] of(String prefix, String key, Limit limit) {
+        StringBuilder sb = new StringBuilder(prefix.length() + key.length() + 40);
+        sb.append(prefix);
+        return state(sb, key, limit).toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Where reservation {@code id} of (key, limit) waits for its settle ({@link RedisSettle}): {@code prefix + "~r:"
+     * + id + ":"} and the state's key after the prefix, the id's {@code %}, <code>{</code>, <code>}</code>, {@code :}
+     * and {@code ~} written as in a name. No state key has this form (an identity starts with its algorithm's
+     * letters), the escaped id ends at the first {@code :} after {@code ~r:} (one record per id and state), and the
+     * first brace is the state key's own, so the record has the state's hash tag: one Redis Cluster slot for both.
+     */
+    static byte[] pending(String prefix, String key, Limit limit, String id) {
+        StringBuilder sb = new StringBuilder(prefix.length() + id.length() + key.length() + 44);
+        sb.append(prefix).append("~r:");
+        escape(sb, id);
+        sb.append(':');
+        return state(sb, key, limit).toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Appends the state's key after the prefix: the limit's identity and the key (see the class comment). */
+    private static StringBuilder state(StringBuilder sb, String key, Limit limit) {
         checkEncodable(key);
-        String id = identity(limit);
-        StringBuilder sb = new StringBuilder(prefix.length() + id.length() + key.length() + 12);
-        sb.append(prefix).append(id);
+        sb.append(identity(limit));
         if (hasHashTag(key)) {
             sb.append(':').append(key);
         } else if (key.indexOf('}') < 0) {
@@ -47,7 +67,7 @@ final class RedisKeys {
                     .append('}')
                     .append(key);
         }
-        return sb.toString().getBytes(StandardCharsets.UTF_8);
+        return sb;
     }
 
     /** The identity part of a Redis key: {@link Limit#id()} unnamed, {@code <algorithm>@<escaped name>} named. */
@@ -59,8 +79,13 @@ final class RedisKeys {
         checkEncodable(name);
         StringBuilder sb = new StringBuilder(name.length() + 8);
         sb.append(limit.algorithm().shortName()).append('@');
-        for (int i = 0; i < name.length(); i++) {
-            char c = name.charAt(i);
+        return escape(sb, name).toString();
+    }
+
+    /** Appends {@code s} with {@code %}, <code>{</code>, <code>}</code>, {@code :} and {@code ~} escaped. */
+    private static StringBuilder escape(StringBuilder sb, String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
             switch (c) {
                 case '%' -> sb.append("%25");
                 case '{' -> sb.append("%7B");
@@ -70,7 +95,7 @@ final class RedisKeys {
                 default -> sb.append(c);
             }
         }
-        return sb.toString();
+        return sb;
     }
 
     /** Redis's rule: a <code>{</code> followed later by a <code>}</code> with at least one character between. */

@@ -6,6 +6,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
@@ -88,15 +89,12 @@ public final class RedisRateLimiter implements RateLimiter {
     private final boolean cluster;
     private final String where;
     private final ReconnectWatch reconnects;
-    /** Null: futures complete on Lettuce's I/O thread. */
-    private final @Nullable Executor callbackExecutor;
 
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private RedisRateLimiter(Builder b) {
         // whose clock decides: Redis's TIME by default, a client ticker's in tests
         StoreClock clock = b.clock;
-        this.callbackExecutor = b.callbackExecutor;
         TimeBudget budget = TimeBudget.of("timeBudget", b.timeBudget);
         Duration connectTimeout = b.connectTimeout;
         long minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (clock.isStore() ? 0L : 3_600_000L);
@@ -109,7 +107,7 @@ public final class RedisRateLimiter implements RateLimiter {
                 .watchedBy(reconnects);
         this.redis = redis;
         this.cluster = redis.cluster;
-        this.runner = new ScriptRunner(redis.scripting, budget, failures, where);
+        this.runner = new ScriptRunner(redis.scripting, budget, failures, where, b.callbackExecutor);
         this.coalescer = b.batching ? new Coalescer(runner, failures, cluster) : null;
         this.calls = new RedisCalls(
                 runner, coalescer, redis.keyCommands, cluster, clock, b.keyPrefix, minTtlMillis, closed, toString());
@@ -146,8 +144,7 @@ public final class RedisRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        long start = System.nanoTime();
-        return runner.await(calls.tryAcquire(key, limit, cost), start);
+        return runner.await(calls.tryAcquire(key, limit, cost));
     }
 
     /**
@@ -164,35 +161,32 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(runner.withDeadline(calls.tryAcquire(key, limit, cost)));
+        return runner.withDeadline(calls.tryAcquire(key, limit, cost));
     }
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        long start = System.nanoTime();
-        return runner.await(calls.tryAcquire(permits), start);
+        return runner.await(calls.tryAcquire(permits));
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
-        return onCallbackExecutor(runner.withDeadline(calls.tryAcquire(permits)));
+        return runner.withDeadline(calls.tryAcquire(permits));
     }
 
     @Override
     public PermitDecisions tryAcquireEach(List<Permit> permits) {
-        long start = System.nanoTime();
-        return runner.await(calls.tryAcquireEach(permits), start);
+        return runner.await(calls.tryAcquireEach(permits));
     }
 
     @Override
     public CompletableFuture<PermitDecisions> tryAcquireEachAsync(List<Permit> permits) {
-        return onCallbackExecutor(runner.withDeadline(calls.tryAcquireEach(permits)));
+        return runner.withDeadline(calls.tryAcquireEach(permits));
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        long start = System.nanoTime();
-        return runner.await(calls.reserve(key, limit, cost, maxWait), start);
+        return runner.await(calls.reserve(key, limit, cost, maxWait));
     }
 
     /**
@@ -202,7 +196,7 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     @Override
     public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
-        return onCallbackExecutor(runner.withDeadline(calls.reserve(key, limit, cost, maxWait)));
+        return runner.withDeadline(calls.reserve(key, limit, cost, maxWait));
     }
 
     /**
@@ -217,8 +211,7 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     @Override
     public Decision peek(String key, Limit limit, long cost) {
-        long start = System.nanoTime();
-        return runner.await(calls.peek(key, limit, cost), start);
+        return runner.await(calls.peek(key, limit, cost));
     }
 
     /**
@@ -228,19 +221,39 @@ public final class RedisRateLimiter implements RateLimiter {
      */
     @Override
     public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
-        return onCallbackExecutor(runner.withDeadline(calls.peek(key, limit, cost)));
+        return runner.withDeadline(calls.peek(key, limit, cost));
     }
 
     @Override
     public void reset(String key, Limit limit) {
-        long start = System.nanoTime();
-        runner.await(calls.reset(key, limit), start);
+        runner.await(calls.reset(key, limit));
     }
 
     /** {@link #reset(String, Limit)} ({@code DEL}) without blocking the caller on I/O. */
     @Override
     public CompletableFuture<Void> resetAsync(String key, Limit limit) {
-        return onCallbackExecutor(runner.withDeadline(calls.reset(key, limit)).thenRun(() -> {}));
+        return runner.withDeadline(calls.reset(key, limit)).thenRun(() -> {});
+    }
+
+    @Override
+    public Decision tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration settleWithin) {
+        return runner.await(calls.tryAcquireEstimate(key, limit, estimate, id, settleWithin));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireEstimateAsync(
+            String key, Limit limit, long estimate, String id, Duration settleWithin) {
+        return runner.withDeadline(calls.tryAcquireEstimate(key, limit, estimate, id, settleWithin));
+    }
+
+    @Override
+    public Settlement settle(String key, Limit limit, String reservation, long actual) {
+        return runner.await(calls.settle(key, limit, reservation, actual));
+    }
+
+    @Override
+    public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String reservation, long actual) {
+        return runner.withDeadline(calls.settle(key, limit, reservation, actual));
     }
 
     @Override
@@ -258,12 +271,6 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public String toString() {
         return "RedisRateLimiter[" + where + (cluster ? ", cluster" : "") + "]";
-    }
-
-    /** The future as the user gets it: completed on the callback executor if one is set. */
-    private <T> CompletableFuture<T> onCallbackExecutor(CompletableFuture<T> f) {
-        // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
-        return callbackExecutor == null ? f : f.whenCompleteAsync((v, e) -> {}, callbackExecutor);
     }
 
     /** Options for a {@link RedisRateLimiter}. */
@@ -324,16 +331,8 @@ public final class RedisRateLimiter implements RateLimiter {
          * connection is down they fail at once ({@link Degradation#UNAVAILABLE}) or at their budget.
          */
         public Builder connectTimeout(Duration timeout) {
-            this.connectTimeout = positive("connectTimeout", timeout, "Duration.ofSeconds(2)");
+            this.connectTimeout = RedisUris.checkConnectTimeout(timeout);
             return this;
-        }
-
-        private static Duration positive(String what, Duration d, String example) {
-            Objects.requireNonNull(d, what + " must not be null: e.g. " + example);
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(what + " " + d + " must be positive, e.g. " + example);
-            }
-            return d;
         }
 
         /** Whether the URI is a Redis Cluster; by default a single address is asked ({@code INFO cluster}). */

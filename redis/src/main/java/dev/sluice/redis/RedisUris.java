@@ -97,6 +97,16 @@ final class RedisUris {
         return at >= 0 ? rest.substring(0, at) : "";
     }
 
+    /** The connect timeout every URI gets ({@link RedisRateLimiter.Builder#connectTimeout}), checked: above zero. */
+    static Duration checkConnectTimeout(Duration timeout) {
+        Objects.requireNonNull(timeout, "connectTimeout must not be null: e.g. Duration.ofSeconds(2)");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException(
+                    "connectTimeout " + timeout + " must be positive, e.g. Duration.ofSeconds(2)");
+        }
+        return timeout;
+    }
+
     static List<RedisURI> parse(String uri, Duration timeout) {
         Objects.requireNonNull(uri, "redisUri must not be null: e.g. \"redis://localhost:6379\"");
         int scheme = uri.indexOf("://");

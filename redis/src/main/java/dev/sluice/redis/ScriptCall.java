@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One {@code EVALSHA}: the KEYS and ARGV of a request (see {@code common.lua} for the layout) and how to
@@ -105,17 +106,32 @@ final class ScriptCall {
 
         final long nowUs;
 
+        /** Null, or the call's last arguments to send instead (a settle's record under other numbers). */
+        @SuppressWarnings("serial")
+        final byte @Nullable [][] last;
+
         Changed(int permit, byte[] value, long nowUs) {
             super("a limit's numbers changed", null, false, false);
             this.permit = permit;
             this.value = value;
             this.nowUs = nowUs;
+            this.last = null;
+        }
+
+        /** The call is to be repeated with its last arguments replaced by {@code last}. */
+        Changed(byte[]... last) {
+            super("a limit's numbers changed", null, false, false);
+            this.permit = -1;
+            this.value = ScriptFields.EMPTY;
+            this.nowUs = 0;
+            this.last = last;
         }
     }
 
     /** This call again, reading the value that {@code changed} reports converted in its place. */
     ScriptCall reading(Changed changed) {
-        return reading(changed.permit, changed.value, changed.nowUs);
+        byte[][] last = changed.last;
+        return last != null ? replacingLast(last) : reading(changed.permit, changed.value, changed.nowUs);
     }
 
     /** This call again, permit {@code i} (0-based) reading {@code value}, read at {@code nowUs}, under its numbers. */
@@ -127,13 +143,34 @@ final class ScriptCall {
     }
 
     private ScriptCall(ScriptCall from, byte[][] argv) {
+        this(from, from.keys, argv, from.script);
+    }
+
+    private ScriptCall(ScriptCall from, byte[][] keys, byte[][] argv, LuaScripts.Script script) {
         this.userKeys = from.userKeys;
-        this.keys = from.keys;
+        this.keys = keys;
         this.limits = from.limits;
         this.costs = from.costs;
         this.maxWaitNanos = from.maxWaitNanos;
-        this.script = from.script;
+        this.script = script;
         this.argv = argv;
+    }
+
+    /**
+     * This single-permit call as {@code script}, with one more key (after the permit's) and more arguments (after
+     * the permit's fields): the reservation scripts ({@link RedisSettle}), whose reply starts as {@code run.lua}'s.
+     */
+    ScriptCall with(LuaScripts.Script script, byte[] key, byte[]... more) {
+        byte[][] a = Arrays.copyOf(argv, argv.length + more.length);
+        System.arraycopy(more, 0, a, argv.length, more.length);
+        return new ScriptCall(this, new byte[][] {keys[0], key}, a, script);
+    }
+
+    /** This call with its last {@code more.length} arguments replaced. */
+    private ScriptCall replacingLast(byte[]... more) {
+        byte[][] a = argv.clone();
+        System.arraycopy(more, 0, a, a.length - more.length, more.length);
+        return new ScriptCall(this, a);
     }
 
     /** One script for every permit of a multi-permit request (checked: {@link Permit#checkAll}). */
@@ -190,9 +227,9 @@ final class ScriptCall {
             throw new Changed((int) num(reply, 2) - 1, bytes(reply, 3), num(reply, 0));
         }
         boolean committed = num(reply, 1) == 1;
-        List<Decision> out = new ArrayList<>(keys.length);
+        List<Decision> out = new ArrayList<>(limits.length);
         boolean all = true;
-        for (int i = 0; i < keys.length; i++) {
+        for (int i = 0; i < limits.length; i++) {
             Decision d = decideAt(reply, 2 + 4 * i, i, nowNanos);
             all &= d.allowed();
             out.add(d);
@@ -272,6 +309,11 @@ final class ScriptCall {
         }
     }
 
+    /** The user's key of the first permit. */
+    String userKey() {
+        return userKeys[0];
+    }
+
     byte[] key(int i) {
         return keys[i];
     }
@@ -285,13 +327,17 @@ final class ScriptCall {
     }
 
     int permits() {
-        return keys.length;
+        return limits.length;
     }
 
     /** The user's key of permit {@code i} (1-based, as the scripts number them) for error messages. */
     String describePermit(int oneBased) {
         int i = oneBased - 1;
-        if (i < 0 || i >= keys.length) {
+        if (i == limits.length && i < keys.length) { // a reservation script's record (see RedisSettle)
+            return "Redis key '" + RedisKeys.abbreviate(new String(keys[i], StandardCharsets.UTF_8))
+                    + "' (the pending reservation of key '" + RedisKeys.abbreviate(userKeys[0]) + "')";
+        }
+        if (i < 0 || i >= limits.length) {
             return "a key of this request";
         }
         return "Redis key '" + RedisKeys.abbreviate(new String(keys[i], StandardCharsets.UTF_8)) + "' (key '"

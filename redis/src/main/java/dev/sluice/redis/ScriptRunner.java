@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -28,16 +29,20 @@ final class ScriptRunner {
     private final TimeBudget budget;
     private final RedisFailures failures;
     private final String where;
+    /** Null: the futures of async calls complete on Lettuce's I/O thread. */
+    private final @Nullable Executor callbackExecutor;
 
     ScriptRunner(
             RedisScriptingAsyncCommands<byte[], byte[]> scripting,
             TimeBudget budget,
             RedisFailures failures,
-            String where) {
+            String where,
+            @Nullable Executor callbackExecutor) {
         this.scripting = scripting;
         this.budget = budget;
         this.failures = failures;
         this.where = where;
+        this.callbackExecutor = callbackExecutor;
     }
 
     /**
@@ -95,9 +100,15 @@ final class ScriptRunner {
         return new Call<>();
     }
 
-    /** An async call's future, failed when its budget runs out (on the shared deadline timer). */
+    /**
+     * An async call's future as the user gets it: failed when its budget runs out (on the shared deadline timer), and
+     * completed on the callback executor if one is set.
+     */
     <T> CompletableFuture<T> withDeadline(Call<T> f) {
-        return budget.bound(f, budget.deadlineFrom(f.start), TimeBudget.Patience.NONE, ScriptRunner::expire);
+        CompletableFuture<T> bounded =
+                budget.bound(f, budget.deadlineFrom(f.start), TimeBudget.Patience.NONE, ScriptRunner::expire);
+        // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
+        return callbackExecutor == null ? bounded : bounded.whenCompleteAsync((v, e) -> {}, callbackExecutor);
     }
 
     /** Fails a call at its deadline: {@link Call} turns the {@link TimeoutException} into the store's timeout. */
@@ -219,13 +230,13 @@ final class ScriptRunner {
     }
 
     /**
-     * Waits for a call that started at {@code start} (nanoTime) until its budget is spent ({@link TimeBudget}:
+     * Waits for a call until its budget (from the call's start, as for an async call) is spent ({@link TimeBudget}:
      * extended only for a stall of this process), then the call is failed with {@link Degradation#TIMEOUT} and
      * its command cancelled if it was not sent yet.
      */
-    <T> T await(Call<T> f, long start) {
+    <T> T await(Call<T> f) {
         try {
-            return budget.await(f, budget.deadlineFrom(start), TimeBudget.Patience.NONE, ScriptRunner::expire);
+            return budget.await(f, budget.deadlineFrom(f.start), TimeBudget.Patience.NONE, ScriptRunner::expire);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             f.cancel(false);

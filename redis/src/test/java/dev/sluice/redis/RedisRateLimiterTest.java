@@ -363,7 +363,8 @@ class RedisRateLimiterTest {
         return redis.get(k);
     }
 
-    private static long calls(String commandstats, String command) {
+    /** The calls of {@code command} that {@code INFO commandstats} counts (0 when none). */
+    static long calls(String commandstats, String command) {
         for (String line : commandstats.split("\r?\n", -1)) {
             if (line.startsWith("cmdstat_" + command + ":")) {
                 int i = line.indexOf("calls=") + 6;
