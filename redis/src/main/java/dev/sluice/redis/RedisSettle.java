@@ -6,6 +6,7 @@ import dev.sluice.Permit;
 import dev.sluice.Settlement;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Exact;
+import dev.sluice.algorithm.Settle;
 import dev.sluice.algorithm.SlidingWindowState;
 import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.TatState;
@@ -26,10 +27,11 @@ import java.util.Objects;
  * settle is applied once (a retried one finds no record) and never half. A duplicate id is refused inside the script,
  * before anything is taken.
  *
- * <p>The scripts do the state arithmetic (each algorithm's rule is in {@code settle.lua}'s header); Java computes
- * the numbers of the {@link Settlement}: a token bucket's adjustment {@code −floor((B − B')/P)} and each algorithm's
- * remaining permits with the pure {@link Algorithms#peek} on the state the script wrote, at the instant it used, after
- * checking that the script's {@code B'} is the one the rule gives.
+ * <p>The scripts do the state arithmetic (each algorithm's rule is in {@code settle.lua}'s header, the same as the pure
+ * step {@link Settle}'s); Java computes the numbers of the {@link Settlement}: a token bucket's adjustment
+ * ({@link Settle#tatAdjusted}, after checking that the script's {@code B'} is {@link Settle#tatBacklog}'s) and each
+ * algorithm's remaining permits with the pure {@link Algorithms#peek} on the state the script wrote, at the instant it
+ * used.
  */
 final class RedisSettle {
     private RedisSettle() {}
@@ -121,7 +123,7 @@ final class RedisSettle {
                 long before = ScriptCall.num(reply, 4) * k + ScriptCall.num(reply, 5);
                 long backlog = ScriptCall.num(reply, 7) * k + ScriptCall.num(reply, 8);
                 checkBacklog(call, before, actual - estimate, backlog);
-                adjusted = actual >= estimate ? actual - estimate : -((before - backlog) / limit.intervalScaled());
+                adjusted = Settle.tatAdjusted(before, backlog, actual - estimate, limit);
                 after = new TatState(backlog, nowNanos);
             }
             case FIXED_WINDOW -> after = new WindowState(ScriptCall.num(reply, 7), ScriptCall.num(reply, 8));
@@ -149,12 +151,10 @@ final class RedisSettle {
         return ((ep / k) + ":" + (ep % k)).getBytes(StandardCharsets.US_ASCII);
     }
 
-    /** The script's {@code B'} must be the rule's: {@code min(B + d·P, 2^62)} for {@code d ≥ 0}, else {@code max(0, B − |d|·P)}. */
+    /** The script's {@code B'} must be the pure step's ({@link Settle#tatBacklog}). */
     private static void checkBacklog(ScriptCall call, long before, long d, long after) {
         Limit limit = call.limit(0);
-        long dp = Math.min(Exact.saturatingMultiply(Math.abs(d), limit.intervalScaled()), Limit.MAX_SCALED);
-        long expected =
-                d < 0 ? Math.max(0, before - dp) : before > Limit.MAX_SCALED - dp ? Limit.MAX_SCALED : before + dp;
+        long expected = Settle.tatBacklog(before, d, limit);
         if (expected != after) {
             throw new IllegalStateException("the Redis settle script left backlog " + after + " where the rule gives "
                     + expected + " (backlog " + before + ", d " + d + ") on " + limit + " for key '"

@@ -26,8 +26,9 @@ Reply:      { now_us, 0 }: no such reservation pending (never made, settled, or 
             record is deleted); nothing changed.
             { now_us, 1, estimate, adjusted, p1, p2, p3, a1, a2, a3 }: settled; adjusted is the change in
             permits for the windows and the log (0 for gcra, whose adjustment the caller computes from
-            B and B'); p the state before (gcra: b_us, b_frac, 0), a after (gcra: B' as b_us, b_frac, 0;
-            windows: k, count / k, previous, current; log: the sum of its live costs, 0, 0).
+            B and B'); p is gcra's backlog before (b_us, b_frac, 0; zeros for the others), a the state
+            after (gcra: B' as b_us, b_frac, 0; fixed: k, count, 0; sliding: k, previous, current; log:
+            the sum of its live costs, 0, 0).
             { now_us, -3, 1, value } as run.lua's; { now_us, -6, estimate } (see above): nothing written.
 ]]
 local record = redis.pcall('GET', KEYS[2])
