@@ -19,6 +19,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The statements of a single-key decision, per table family: which SQL function or query, how its parameters are
@@ -108,6 +109,13 @@ final class DecisionStatements {
         }
     }
 
+    /** Fails with SQLSTATE 42P01 when the newest migration's table is missing (a schema of an earlier version). */
+    void checkNewestTable(Db c) throws SQLException {
+        try (PreparedStatement ps = c.prepare(sql.newestTable)) {
+            ps.executeQuery().close();
+        }
+    }
+
     private static long clientOr(StoreClock.Reading reading, long dbClock) {
         return reading.store() ? dbClock : reading.clientNanos();
     }
@@ -124,13 +132,44 @@ final class DecisionStatements {
 
     Decision acquire(Db c, String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading reading)
             throws SQLException {
-        Algorithm algorithm = limit.algorithm();
-        String statement = switch (algorithm) {
+        String statement = switch (limit.algorithm()) {
             case TOKEN_BUCKET, GCRA -> sql.bucketAcquire;
             case FIXED_WINDOW -> sql.fixedWindowAcquire;
             case SLIDING_WINDOW -> sql.slidingWindowAcquire;
             case SLIDING_LOG -> sql.slidingLogAcquire;
         };
+        return acquire(c, statement, key, limit, cost, maxWaitNanos, reading, null, 0);
+    }
+
+    /**
+     * {@code tryAcquireEstimate}: the acquire function's decision on the estimate, in the same statement as the
+     * pending reservation (007_settle.sql: the acquire function's parameters and answer, then the id and
+     * {@code settleWithin}). A reservation of the same id already pending is SQLSTATE {@code SL001}, nothing taken.
+     */
+    Decision estimate(
+            Db c, String key, Limit limit, long estimate, String id, long withinNanos, StoreClock.Reading reading)
+            throws SQLException {
+        String statement = switch (limit.algorithm()) {
+            case TOKEN_BUCKET, GCRA -> sql.bucketEstimate;
+            case FIXED_WINDOW -> sql.fixedWindowEstimate;
+            case SLIDING_WINDOW -> sql.slidingWindowEstimate;
+            case SLIDING_LOG -> sql.slidingLogEstimate;
+        };
+        return acquire(c, statement, key, limit, estimate, -1, reading, id, withinNanos);
+    }
+
+    private Decision acquire(
+            Db c,
+            String statement,
+            String key,
+            Limit limit,
+            long cost,
+            long maxWaitNanos,
+            StoreClock.Reading reading,
+            @Nullable String id,
+            long withinNanos)
+            throws SQLException {
+        Algorithm algorithm = limit.algorithm();
         try (PreparedStatement ps = c.prepare(statement)) {
             ps.setString(1, key);
             ps.setString(2, Table.limitId(limit));
@@ -154,6 +193,11 @@ final class DecisionStatements {
                 ps.setLong(5, limit.periodNanos());
                 ps.setLong(6, limit.capacity());
                 ps.setString(7, Table.numbers(limit));
+            }
+            if (id != null) {
+                int next = algorithm.isTat() ? 10 : 8;
+                ps.setString(next, id);
+                ps.setLong(next + 1, withinNanos);
             }
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {

@@ -4,9 +4,11 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
+import dev.sluice.Settlement;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -32,6 +34,7 @@ final class PostgresCalls {
     private final Workers workers;
     private final DecisionStatements statements;
     private final MultiPermitTransaction multiPermit;
+    private final SettleStatements settles;
     private final StoreClock clock;
     private final TimeBudget budget;
     private final BooleanSupplier closed;
@@ -41,6 +44,7 @@ final class PostgresCalls {
             Workers workers,
             DecisionStatements statements,
             MultiPermitTransaction multiPermit,
+            SettleStatements settles,
             StoreClock clock,
             TimeBudget budget,
             BooleanSupplier closed) {
@@ -48,6 +52,7 @@ final class PostgresCalls {
         this.workers = workers;
         this.statements = statements;
         this.multiPermit = multiPermit;
+        this.settles = settles;
         this.clock = clock;
         this.budget = budget;
         this.closed = closed;
@@ -76,6 +81,43 @@ final class PostgresCalls {
             return new Pending<>(f, call, key, limit);
         }
         return onRow(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
+    }
+
+    /**
+     * {@code tryAcquireEstimate}: one statement on a worker (the decision and the pending reservation, or neither),
+     * never batched; a reservation id already pending comes back as SQLSTATE SL001, thrown here as the
+     * {@link IllegalArgumentException} it is.
+     */
+    Pending<Decision> tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration within) {
+        Settlement.checkId("reservation", id);
+        Settlement.checkWithin("settleWithin", within);
+        check(key, limit, estimate);
+        long withinNanos = within.toNanos();
+        return onRow(key, limit, new DecisionCall(budget.deadline()), c -> {
+            try {
+                return statements.estimate(c, key, limit, estimate, id, withinNanos, clock.read());
+            } catch (SQLException e) {
+                if (SettleStatements.ALREADY_PENDING.equals(e.getSQLState())) {
+                    throw SettleStatements.alreadyPending(id, key, limit);
+                }
+                throw e;
+            }
+        });
+    }
+
+    /** {@code settle}: one statement on a worker ({@link SettleStatements}). */
+    Pending<Settlement> settle(String key, Limit limit, String id, long actual) {
+        Permit.checkKey(key);
+        Objects.requireNonNull(limit, "limit must not be null: the limit the reservation was taken under");
+        Settlement.checkId("reservation", id);
+        Settlement.checkActual(limit, actual);
+        KeyText.check(key);
+        checkOpen();
+        return onRow(
+                key,
+                limit,
+                new DecisionCall(budget.deadline()),
+                c -> settles.settle(c, key, limit, id, actual, clock.read()));
     }
 
     Pending<Decision> peek(String key, Limit limit, long cost) {
