@@ -144,8 +144,8 @@ public final class PostgresRateLimiter implements RateLimiter {
                 failures,
                 () -> closed,
                 b.scheduler.threadFactory("postgres"));
-        this.calls = new PostgresCalls(
-                batcher, workers, statements, multiPermit, new SettleStatements(sql), clock, budget, () -> closed);
+        SettleStatements settles = new SettleStatements(sql, schema);
+        this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, settles, clock, budget, () -> closed);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
         // 25 ms budget). Built and dropped here instead.

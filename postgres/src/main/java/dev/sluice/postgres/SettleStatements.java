@@ -4,6 +4,12 @@ import dev.sluice.Algorithm;
 import dev.sluice.Limit;
 import dev.sluice.Settlement;
 import dev.sluice.algorithm.Exact;
+import dev.sluice.algorithm.LogState;
+import dev.sluice.algorithm.Settle;
+import dev.sluice.algorithm.SlidingWindowState;
+import dev.sluice.algorithm.State;
+import dev.sluice.algorithm.TatState;
+import dev.sluice.algorithm.WindowState;
 import dev.sluice.postgres.JdbcAttempt.Db;
 import dev.sluice.store.StoreClock;
 import java.sql.PreparedStatement;
@@ -16,16 +22,19 @@ import java.sql.Types;
  * reservation off the pending table if it is still pending, locks the key's row and applies {@code actual − estimate}
  * as {@link dev.sluice.RateLimiter#settle} defines it per algorithm, all in one statement (autocommit: all or
  * nothing). It answers with what it charged or gave back and the state it wrote; the permits remaining are read from
- * that state here, as the algorithm's {@code Decision} would say them.
+ * that state here, as the algorithm's {@code Decision} would say them. The pure step ({@link Settle}) on the state the
+ * function found must settle the same, a check that catches functions of another Sluice version (as a decision's).
  */
 final class SettleStatements {
     /** The SQLSTATE of a reservation id already pending on the key and limit (007_settle.sql raises it). */
     static final String ALREADY_PENDING = "SL001";
 
     private final Sql sql;
+    private final String schema;
 
-    SettleStatements(Sql sql) {
+    SettleStatements(Sql sql, String schema) {
         this.sql = sql;
+        this.schema = schema;
     }
 
     /** What {@code tryAcquireEstimate} throws for an id already pending: nothing was taken. */
@@ -71,22 +80,45 @@ final class SettleStatements {
                     return Settlement.NOT_PENDING;
                 }
                 long estimate = rs.getLong(2);
+                long reservedAt = rs.getLong(3);
                 long adjusted = rs.getLong(4);
+                State pre = switch (algorithm) {
+                    case TOKEN_BUCKET, GCRA -> new TatState(rs.getLong(5), rs.getLong(6));
+                    case FIXED_WINDOW -> new WindowState(rs.getLong(5), rs.getLong(7));
+                    case SLIDING_WINDOW -> new SlidingWindowState(rs.getLong(5), rs.getLong(6), rs.getLong(7));
+                    case SLIDING_LOG ->
+                        new LogState(
+                                MultiPermitTransaction.longs(rs.getArray(5)),
+                                MultiPermitTransaction.longs(rs.getArray(6)));
+                };
                 long remaining = switch (algorithm) {
-                    case TOKEN_BUCKET, GCRA -> tatRemaining(rs.getLong(7), limit);
+                    case TOKEN_BUCKET, GCRA -> Settle.tatRemaining(rs.getLong(7), limit);
                     case FIXED_WINDOW -> Math.max(0, limit.capacity() - rs.getLong(9));
                     case SLIDING_WINDOW -> slidingRemaining(rs.getLong(8), rs.getLong(9), rs.getLong(10), limit);
                     case SLIDING_LOG -> logRemaining(MultiPermitTransaction.longs(rs.getArray(8)), limit);
                 };
-                return new Settlement(true, estimate, adjusted, remaining);
+                long now = rs.getLong(algorithm.isTat() ? 8 : algorithm == Algorithm.SLIDING_LOG ? 9 : 10);
+                Settlement done = new Settlement(true, estimate, adjusted, remaining);
+                check(
+                        done,
+                        Settle.settle(pre, now, limit, estimate, reservedAt, actual)
+                                .settlement(),
+                        pre,
+                        now,
+                        limit);
+                return done;
             }
         }
     }
 
-    /** Whole tokens left in a bucket of backlog {@code b}: {@code floor((CP − B) / P)}, 0 in debt. */
-    static long tatRemaining(long b, Limit limit) {
-        long room = limit.capacityScaled() - b;
-        return room < limit.intervalScaled() ? 0 : room / limit.intervalScaled();
+    /** The database's settle must be the pure step's on the state it found: else its functions are another version's. */
+    private void check(Settlement done, Settlement reference, State pre, long now, Limit limit) {
+        if (!done.equals(reference)) {
+            throw new IllegalStateException("the database settled " + done + " where the reference step settles "
+                    + reference + " for limit " + limit.id() + " at " + now + " ns from state " + pre
+                    + ": the SQL functions in schema " + schema + " do not match this version of Sluice; run"
+                    + " migrate()");
+        }
     }
 
     /** As {@code SlidingWindow.peek} says it: {@code C − current − ⌈previous·(W − e)/W⌉}, at least 0. */
