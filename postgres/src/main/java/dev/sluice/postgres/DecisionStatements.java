@@ -109,6 +109,46 @@ final class DecisionStatements {
         }
     }
 
+    /**
+     * Binds the arrays of {@code sluice_bucket_acquire}'s nine parameters, one element per request, from parameter
+     * {@code first} on: the batch functions' ({@code sluice_bucket_acquire_many}, {@code sluice_bucket_batch}).
+     */
+    static void bindBucketArrays(PreparedStatement ps, Db c, int first, List<Batcher.Request> batch)
+            throws SQLException {
+        int n = batch.size();
+        String[] keys = new String[n];
+        String[] limitIds = new String[n];
+        Long[] costs = new Long[n];
+        Long[] nows = new Long[n];
+        Long[] scales = new Long[n];
+        Long[] intervals = new Long[n];
+        Long[] capacities = new Long[n];
+        Long[] maxWaits = new Long[n];
+        String[] numbers = new String[n];
+        for (int i = 0; i < n; i++) {
+            Batcher.Request r = batch.get(i);
+            Limit l = r.limit();
+            keys[i] = r.key();
+            limitIds[i] = Table.limitId(l);
+            numbers[i] = Table.numbers(l);
+            costs[i] = r.cost();
+            nows[i] = r.now().store() ? null : r.now().clientNanos(); // NULL: the database's clock
+            scales[i] = l.timeScale();
+            intervals[i] = l.intervalScaled();
+            capacities[i] = l.capacityScaled();
+            maxWaits[i] = r.maxWaitNanos() >= 0 ? Gcra.maxWaitScaled(r.maxWaitNanos(), l) : null;
+        }
+        ps.setArray(first, c.connection().createArrayOf("text", keys));
+        ps.setArray(first + 1, c.connection().createArrayOf("text", limitIds));
+        ps.setArray(first + 2, c.connection().createArrayOf("bigint", costs));
+        ps.setArray(first + 3, c.connection().createArrayOf("bigint", nows));
+        ps.setArray(first + 4, c.connection().createArrayOf("bigint", scales));
+        ps.setArray(first + 5, c.connection().createArrayOf("bigint", intervals));
+        ps.setArray(first + 6, c.connection().createArrayOf("bigint", capacities));
+        ps.setArray(first + 7, c.connection().createArrayOf("bigint", maxWaits));
+        ps.setArray(first + 8, c.connection().createArrayOf("text", numbers));
+    }
+
     /** Fails with SQLSTATE 42P01 when the newest migration's table is missing (a schema of an earlier version). */
     void checkNewestTable(Db c) throws SQLException {
         try (PreparedStatement ps = c.prepare(sql.newestTable)) {
@@ -220,7 +260,7 @@ final class DecisionStatements {
     }
 
     /** The Decision from what the database found: the pure step, whose verdict must match the database's. */
-    private Decision decide(boolean allowed, State pre, long now, Limit limit, long cost, long maxWaitNanos) {
+    Decision decide(boolean allowed, State pre, long now, Limit limit, long cost, long maxWaitNanos) {
         Step step = maxWaitNanos >= 0
                 ? Algorithms.reserve(pre, now, limit, cost, maxWaitNanos)
                 : Algorithms.tryAcquire(pre, now, limit, cost);
@@ -236,39 +276,9 @@ final class DecisionStatements {
     /** Decides a batch of token-bucket / GCRA requests in one statement (a batch of one: the single call). */
     List<Decision> acquireMany(Db c, List<Batcher.Request> batch) throws SQLException {
         int n = batch.size();
-        String[] keys = new String[n];
-        String[] limitIds = new String[n];
-        Long[] costs = new Long[n];
-        Long[] nows = new Long[n];
-        Long[] scales = new Long[n];
-        Long[] intervals = new Long[n];
-        Long[] capacities = new Long[n];
-        Long[] maxWaits = new Long[n];
-        String[] numbers = new String[n];
-        for (int i = 0; i < n; i++) {
-            Batcher.Request r = batch.get(i);
-            Limit l = r.limit();
-            keys[i] = r.key();
-            limitIds[i] = Table.limitId(l);
-            numbers[i] = Table.numbers(l);
-            costs[i] = r.cost();
-            nows[i] = r.now().store() ? null : r.now().clientNanos(); // NULL: the database's clock
-            scales[i] = l.timeScale();
-            intervals[i] = l.intervalScaled();
-            capacities[i] = l.capacityScaled();
-            maxWaits[i] = r.maxWaitNanos() >= 0 ? Gcra.maxWaitScaled(r.maxWaitNanos(), l) : null;
-        }
         Decision[] out = new Decision[n];
         try (PreparedStatement ps = c.prepare(sql.bucketAcquireMany)) {
-            ps.setArray(1, c.connection().createArrayOf("text", keys));
-            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
-            ps.setArray(3, c.connection().createArrayOf("bigint", costs));
-            ps.setArray(4, c.connection().createArrayOf("bigint", nows));
-            ps.setArray(5, c.connection().createArrayOf("bigint", scales));
-            ps.setArray(6, c.connection().createArrayOf("bigint", intervals));
-            ps.setArray(7, c.connection().createArrayOf("bigint", capacities));
-            ps.setArray(8, c.connection().createArrayOf("bigint", maxWaits));
-            ps.setArray(9, c.connection().createArrayOf("text", numbers));
+            bindBucketArrays(ps, c, 1, batch);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     int i = rs.getInt(1) - 1;

@@ -8,7 +8,6 @@ import dev.sluice.Settlement;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -76,36 +75,38 @@ final class PostgresCalls {
     private Pending<Decision> acquire(String key, Limit limit, long cost, long maxWaitNanos) {
         DecisionCall call = new DecisionCall(budget.deadline()); // the budget starts now, queue included
         if (batcher != null && limit.algorithm().isTat()) {
-            CompletableFuture<Decision> f = batcher.submit(
-                    new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, new CompletableFuture<>()));
+            CompletableFuture<Decision> f = new CompletableFuture<>();
+            batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, f));
             return new Pending<>(f, call, key, limit);
         }
         return onRow(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
     }
 
     /**
-     * {@code tryAcquireEstimate}: one statement on a worker (the decision and the pending reservation, or neither),
-     * never batched; a reservation id already pending comes back as SQLSTATE SL001, thrown here as the
-     * {@link IllegalArgumentException} it is.
+     * {@code tryAcquireEstimate}: one statement (the decision and the pending reservation, or neither), in the batches
+     * for a token bucket or GCRA as a decision, else on a worker; a reservation id already pending comes back as
+     * SQLSTATE SL001, thrown as the {@link IllegalArgumentException} it is.
      */
     Pending<Decision> tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration within) {
         Settlement.checkId("reservation", id);
         Settlement.checkWithin("settleWithin", within);
         check(key, limit, estimate);
         long withinNanos = within.toNanos();
-        return onRow(key, limit, new DecisionCall(budget.deadline()), c -> {
-            try {
-                return statements.estimate(c, key, limit, estimate, id, withinNanos, clock.read());
-            } catch (SQLException e) {
-                if (SettleStatements.ALREADY_PENDING.equals(e.getSQLState())) {
-                    throw SettleStatements.alreadyPending(id, key, limit);
-                }
-                throw e;
+        DecisionCall call = new DecisionCall(budget.deadline());
+        if (batcher != null && limit.algorithm().isTat()) {
+            return batched(key, limit, estimate, call, new Batcher.Reservation(id, withinNanos, false));
+        }
+        return onRow(key, limit, call, c -> {
+            Object answer =
+                    SettleStatements.estimate(c, statements, key, limit, estimate, id, withinNanos, clock.read());
+            if (answer instanceof IllegalArgumentException alreadyPending) {
+                throw alreadyPending;
             }
+            return (Decision) answer;
         });
     }
 
-    /** {@code settle}: one statement on a worker ({@link SettleStatements}). */
+    /** {@code settle}: one statement ({@link SettleStatements}), batched as {@link #tryAcquireEstimate}. */
     Pending<Settlement> settle(String key, Limit limit, String id, long actual) {
         Permit.checkKey(key);
         Objects.requireNonNull(limit, "limit must not be null: the limit the reservation was taken under");
@@ -113,11 +114,18 @@ final class PostgresCalls {
         Settlement.checkActual(limit, actual);
         KeyText.check(key);
         checkOpen();
-        return onRow(
-                key,
-                limit,
-                new DecisionCall(budget.deadline()),
-                c -> settles.settle(c, key, limit, id, actual, clock.read()));
+        DecisionCall call = new DecisionCall(budget.deadline());
+        if (batcher != null && limit.algorithm().isTat()) {
+            return batched(key, limit, actual, call, new Batcher.Reservation(id, 0, true));
+        }
+        return onRow(key, limit, call, c -> settles.settle(c, key, limit, id, actual, clock.read()));
+    }
+
+    /** A token-bucket or GCRA estimate or settle joins the batches, as a decision does ({@code sluice_bucket_batch}). */
+    private <T> Pending<T> batched(String key, Limit limit, long cost, DecisionCall call, Batcher.Reservation r) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        Objects.requireNonNull(batcher).submit(new Batcher.Request(key, limit, cost, -1, clock.read(), call, r, f));
+        return new Pending<>(f, call, key, limit);
     }
 
     Pending<Decision> peek(String key, Limit limit, long cost) {

@@ -31,7 +31,7 @@ import org.jspecify.annotations.Nullable;
  * Concurrent token-bucket and GCRA decisions share one statement and one commit ({@link Batcher}; on by default,
  * {@link Builder#batching(int, int)}); a lone caller's decision is sent at once, alone. A multi-permit {@link #tryAcquire(List)} is one transaction that locks its rows in one
  * fixed order ({@link MultiPermitTransaction}): all or nothing, and never a deadlock. A tryAcquireEstimate and a
- * settle are one function call each, not batched ({@link SettleStatements}; expired reservations: the cleaners).
+ * settle are one function call each, batched as decisions are ({@link SettleStatements}; expired ones: the cleaners).
  *
  * <h2>Time</h2>
  * By default the database's clock decides ({@code clock_timestamp()}, microseconds, never earlier than the instant
@@ -124,6 +124,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures, b.scheduler);
         MultiPermitTransaction multiPermit = new MultiPermitTransaction(sql, clock);
         DecisionStatements statements = new DecisionStatements(sql, schema);
+        SettleStatements settles = new SettleStatements(sql, schema);
         this.cleaners = new ExpiryCleaners(new ExpiredRows(attempts, sql, clock), () -> closed, b.scheduler);
         // a quarter of the threads: fewer, fuller batches share more of each commit (measured: bench/README.md)
         int concurrentBatches = b.concurrentBatches > 0 ? b.concurrentBatches : Math.max(1, b.threads / 4);
@@ -132,7 +133,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                         b.maxBatchSize,
                         concurrentBatches,
                         b.maxQueued,
-                        new BatchSend(attempts, statements),
+                        new BatchSend(attempts, statements, settles),
                         failures::notSent,
                         b.scheduler.threadFactory("postgres-batch"))
                 : null;
@@ -144,7 +145,6 @@ public final class PostgresRateLimiter implements RateLimiter {
                 failures,
                 () -> closed,
                 b.scheduler.threadFactory("postgres"));
-        SettleStatements settles = new SettleStatements(sql, schema);
         this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, settles, clock, budget, () -> closed);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a

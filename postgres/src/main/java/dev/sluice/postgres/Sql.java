@@ -34,6 +34,7 @@ final class Sql {
     final String fixedWindowSettle;
     final String slidingWindowSettle;
     final String slidingLogSettle;
+    final String bucketBatch;
     /** Fails (42P01) on a schema the newest migration has not reached: build() then migrates it. */
     final String newestTable;
 
@@ -138,6 +139,10 @@ final class Sql {
                 + Migrations.quote(p + "window_settle");
         fixedWindowSettle = windowSettle + "(false, ?, ?, ?, ?, ?, ?, ?, ?)";
         slidingWindowSettle = windowSettle + "(true, ?, ?, ?, ?, ?, ?, ?, ?)";
+        bucketBatch = "select ord, allowed, pre_backlog, pre_at_ns, now_ns, already_pending, " + settled
+                + "pre_backlog, pre_at_ns, post_backlog, now_ns from " + s + Migrations.quote(p + "bucket_batch")
+                + "(?::int[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[],"
+                + " ?::bigint[], ?::text[], ?::text[], ?::bigint[])";
         slidingLogSettle = "select " + settled + "pre_at_ns, pre_costs, post_at_ns, post_costs, now_ns from " + s
                 + Migrations.quote(p + "sliding_log_settle") + "(?, ?, ?, ?, ?, ?, ?, ?)";
         probe = "select " + now;

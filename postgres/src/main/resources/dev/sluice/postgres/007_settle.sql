@@ -375,3 +375,58 @@ begin
                              else public.sluice_ceil_second(post_at_ns[v_m] + p_window_ns) end
      where s.key_hash = v_hash and s.limit_id = p_limit_id;
 end $$;
+
+-- Token-bucket and GCRA decisions, estimates and settles in one call, for the batches (Batcher) that carry an estimate
+-- or a settle among concurrent decisions: one round trip and one commit for all, element by element exactly as each
+-- one's own function would do it, in the fixed row order of sluice_bucket_acquire_many (key digest, limit id, array
+-- position). p_ops[i]: 0 a decision (sluice_bucket_acquire), 1 an estimate (sluice_bucket_estimate; p_ids[i] and
+-- p_withins_ns[i] its reservation), 2 a settle (sluice_bucket_settle; p_costs[i] the actual cost). An estimate whose id
+-- is already pending answers already_pending and takes nothing (its block rolls back alone), the others still go.
+create or replace function public.sluice_bucket_batch(
+    p_ops int[], p_keys text[], p_limit_ids text[], p_costs bigint[], p_now_ns bigint[],
+    p_time_scales bigint[], p_intervals_scaled bigint[], p_capacities_scaled bigint[], p_max_waits_scaled bigint[],
+    p_numbers text[], p_ids text[], p_withins_ns bigint[])
+returns table (ord int, allowed boolean, pre_backlog bigint, pre_at_ns bigint, now_ns bigint, already_pending boolean,
+               settled boolean, estimate bigint, reserved_ns bigint, adjusted bigint, post_backlog bigint)
+language plpgsql as $$
+declare
+    r record;
+begin
+    for r in
+        select u.i from unnest(p_keys, p_limit_ids) with ordinality as u(k, l, i)
+         order by sha256(convert_to(u.k, 'UTF8')), u.l, u.i
+    loop
+        ord := r.i;
+        allowed := false;
+        already_pending := false;
+        settled := false;
+        estimate := 0;
+        reserved_ns := 0;
+        adjusted := 0;
+        post_backlog := 0;
+        if p_ops[r.i] = 2 then
+            select s.settled, s.estimate, s.reserved_ns, s.adjusted, s.pre_backlog, s.pre_at_ns, s.post_backlog,
+                   s.now_ns
+              into settled, estimate, reserved_ns, adjusted, pre_backlog, pre_at_ns, post_backlog, now_ns
+              from public.sluice_bucket_settle(p_keys[r.i], p_limit_ids[r.i], p_ids[r.i], p_costs[r.i], p_now_ns[r.i],
+                      p_time_scales[r.i], p_intervals_scaled[r.i], p_capacities_scaled[r.i], p_numbers[r.i]) s;
+        elsif p_ops[r.i] = 1 then
+            begin
+                select a.allowed, a.pre_backlog, a.pre_at_ns, a.now_ns
+                  into allowed, pre_backlog, pre_at_ns, now_ns
+                  from public.sluice_bucket_estimate(p_keys[r.i], p_limit_ids[r.i], p_costs[r.i], p_now_ns[r.i],
+                          p_time_scales[r.i], p_intervals_scaled[r.i], p_capacities_scaled[r.i], null,
+                          p_numbers[r.i], p_ids[r.i], p_withins_ns[r.i]) a;
+            exception when sqlstate 'SL001' then
+                already_pending := true;
+            end;
+        else
+            select a.allowed, a.pre_backlog, a.pre_at_ns, a.now_ns
+              into allowed, pre_backlog, pre_at_ns, now_ns
+              from public.sluice_bucket_acquire(p_keys[r.i], p_limit_ids[r.i], p_costs[r.i], p_now_ns[r.i],
+                      p_time_scales[r.i], p_intervals_scaled[r.i], p_capacities_scaled[r.i], p_max_waits_scaled[r.i],
+                      p_numbers[r.i]) a;
+        end if;
+        return next;
+    end loop;
+end $$;

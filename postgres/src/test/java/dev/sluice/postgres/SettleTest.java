@@ -352,6 +352,7 @@ class SettleTest {
         }
     }
 
+    /** With batching on (the default) and off: alone, each is one statement. */
     @Test
     void anEstimateAndASettleAreOneStatementEach() {
         RoundTripTest.CountingDataSource ds = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
@@ -360,21 +361,65 @@ class SettleTest {
                 Limit.fixedWindow(10, Duration.ofSeconds(10)),
                 Limit.slidingWindow(10, Duration.ofSeconds(10)),
                 Limit.slidingLog(10, Duration.ofSeconds(10)));
-        try (PostgresRateLimiter counted =
-                TestDatabase.builder(ds).ticker(ticker).build()) {
-            for (Limit l : limits) {
-                ds.calls.set(0);
-                counted.tryAcquireEstimate(key, l, 3, "a", HOUR);
-                assertThat(ds.calls.get()).as("estimate, %s", l).isEqualTo(1);
-                ds.calls.set(0);
-                assertThat(counted.settle(key, l, "a", 5).settled()).isTrue();
-                assertThat(ds.calls.get()).as("settle, %s", l).isEqualTo(1);
-                ds.calls.set(0);
-                assertThat(counted.settle(key, l, "a", 5).settled()).isFalse();
-                assertThat(ds.calls.get())
-                        .as("settle of nothing pending, %s", l)
-                        .isEqualTo(1);
+        for (boolean batching : List.of(true, false)) {
+            key = "settle:" + UUID.randomUUID();
+            try (PostgresRateLimiter counted =
+                    TestDatabase.builder(ds).ticker(ticker).batching(batching).build()) {
+                for (Limit l : limits) {
+                    ds.calls.set(0);
+                    counted.tryAcquireEstimate(key, l, 3, "a", HOUR);
+                    assertThat(ds.calls.get()).as("estimate, %s", l).isEqualTo(1);
+                    ds.calls.set(0);
+                    assertThat(counted.settle(key, l, "a", 5).settled()).isTrue();
+                    assertThat(ds.calls.get()).as("settle, %s", l).isEqualTo(1);
+                    ds.calls.set(0);
+                    assertThat(counted.settle(key, l, "a", 5).settled()).isFalse();
+                    assertThat(ds.calls.get())
+                            .as("settle of nothing pending, %s", l)
+                            .isEqualTo(1);
+                }
             }
+        }
+    }
+
+    /**
+     * Token-bucket estimates and settles join the batches as decisions do: queued behind a batch at the database, eight
+     * calls on two keys (decisions, estimates, settles, a reused id, a settle of nothing pending) are one statement,
+     * each answered as alone, in arrival order.
+     */
+    @Test
+    void estimatesAndSettlesJoinTheBatches() throws Exception {
+        RoundTripTest.CountingDataSource counting = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
+        BatchingTest.GatedDataSource gated = new BatchingTest.GatedDataSource(counting);
+        Limit l = Limit.tokenBucket(10, Rate.perHour(10));
+        try (PostgresRateLimiter b =
+                TestDatabase.builder(gated).ticker(ticker).batching(64, 1).build()) {
+            gated.armed = true;
+            counting.calls.set(0);
+            CompletableFuture<Decision> first = b.tryAcquireAsync(key, l, 1);
+            assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue(); // the dispatcher holds the first alone
+            CompletableFuture<Decision> e1 = b.tryAcquireEstimateAsync(key, l, 3, "x", HOUR);
+            CompletableFuture<Decision> a1 = b.tryAcquireAsync(key, l, 1);
+            CompletableFuture<Settlement> s1 = b.settleAsync(key, l, "x", 1);
+            CompletableFuture<Decision> e2 = b.tryAcquireEstimateAsync(key, l, 2, "y", HOUR);
+            CompletableFuture<Decision> e3 = b.tryAcquireEstimateAsync(key, l, 2, "y", HOUR);
+            CompletableFuture<Settlement> s2 = b.settleAsync(key, l, "nope", 1);
+            CompletableFuture<Decision> a2 = b.tryAcquireAsync(key + ":other", l, 10);
+            CompletableFuture<Settlement> s3 = b.settleAsync(key, l, "y", 2);
+            gated.open.countDown();
+            assertThat(first.get(1, TimeUnit.MINUTES).remaining()).isEqualTo(9);
+            assertThat(e1.get(1, TimeUnit.MINUTES).remaining()).isEqualTo(6);
+            assertThat(a1.get().remaining()).isEqualTo(5);
+            assertThat(s1.get()).isEqualTo(new Settlement(true, 3, -2, 7));
+            assertThat(e2.get().remaining()).isEqualTo(5);
+            assertThatThrownBy(e3::get)
+                    .hasCauseInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("reservation 'y' is already pending");
+            assertThat(s2.get()).isEqualTo(Settlement.NOT_PENDING);
+            assertThat(a2.get().remaining()).isZero();
+            assertThat(s3.get()).isEqualTo(new Settlement(true, 2, 0, 5));
+            assertThat(counting.calls.get()).as("9 calls, 2 statements").isEqualTo(2);
+            assertThat(b.peek(key, l, 1).remaining()).isEqualTo(5);
         }
     }
 
