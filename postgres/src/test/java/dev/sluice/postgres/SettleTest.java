@@ -434,6 +434,49 @@ class SettleTest {
         assertThat(rl.settle(key, l, "b", 0)).as("a full bucket").isEqualTo(new Settlement(true, 4, 0, 10));
     }
 
+    /**
+     * Under SERIALIZABLE, two limiters (two processes) estimating and settling on one hot key conflict in the database
+     * (40001, retried within the budget): every reservation is taken once and settled once, exactly.
+     */
+    @Test
+    void twoLimitersSettlingOneKeyUnderSerializableStayExact() throws Exception {
+        int each = 30;
+        try (var serializable = TestDatabase.pool("set default_transaction_isolation = serializable", 8);
+                PostgresRateLimiter one =
+                        TestDatabase.builder(serializable).ticker(ticker).build();
+                PostgresRateLimiter two =
+                        TestDatabase.builder(serializable).ticker(ticker).build()) {
+            for (Limit l : List.of(Limit.tokenBucket(1000, Rate.perHour(1000)), Limit.slidingLog(1000, HOUR))) {
+                key = "settle:" + UUID.randomUUID();
+                List<CompletableFuture<Settlement>> settles = new ArrayList<>();
+                List<CompletableFuture<Decision>> estimates = new ArrayList<>();
+                for (int i = 0; i < each; i++) {
+                    estimates.add(one.tryAcquireEstimateAsync(key, l, 5, "one-" + i, HOUR));
+                    estimates.add(two.tryAcquireEstimateAsync(key, l, 5, "two-" + i, HOUR));
+                }
+                for (CompletableFuture<Decision> f : estimates) {
+                    assertThat(f.get(1, TimeUnit.MINUTES).allowed()).isTrue();
+                }
+                for (int i = 0; i < each; i++) { // each reservation settled by both: once
+                    for (PostgresRateLimiter rl2 : List.of(one, two)) {
+                        settles.add(rl2.settleAsync(key, l, "one-" + i, 2));
+                        settles.add(rl2.settleAsync(key, l, "two-" + i, 2));
+                    }
+                }
+                int settled = 0;
+                for (CompletableFuture<Settlement> f : settles) {
+                    Settlement s = f.get(1, TimeUnit.MINUTES);
+                    if (s.settled()) {
+                        settled++;
+                        assertThat(s.adjusted()).isEqualTo(-3);
+                    }
+                }
+                assertThat(settled).as("%s", l).isEqualTo(2 * each);
+                assertThat(remaining(l)).as("%s", l).isEqualTo(1000 - 2 * each * 2);
+            }
+        }
+    }
+
     @Test
     void settlesWorkUnderSerializable() {
         try (var serializable = TestDatabase.pool("set default_transaction_isolation = serializable", 4);
