@@ -65,22 +65,16 @@ final class Reservations {
         RegisteredLimit r = store.register(limit);
         long h = store.hash(key, r);
         Id id = new Id(h, reservation);
-        makeRoom(store.now());
         Stripe stripe = stripes[stripeOf(h)];
+        synchronized (stripe) { // the caller's mistake first, even when the table is full
+            refuseDuplicate(stripe, id, key, limit, store.now());
+        }
+        makeRoom(store.now());
         boolean kept = false;
         try {
             synchronized (stripe) {
                 long now = store.now();
-                dropExpired(stripe, now);
-                Pending was = stripe.map.get(id);
-                if (was != null && now >= was.expiresAt()) {
-                    stripe.map.remove(id); // expired: its estimate stood, and the id is free again
-                    size.decrementAndGet();
-                } else if (was != null) {
-                    throw new IllegalArgumentException("reservation '" + reservation + "' is already pending on key '"
-                            + key + "' under " + limit.describe() + " (for " + (was.expiresAt() - now)
-                            + " ns more): nothing was taken; use a new id per reservation");
-                }
+                refuseDuplicate(stripe, id, key, limit, now);
                 Decision d = SettledState.acquireAt(store, h, r, estimate, now);
                 if (d.allowed()) {
                     long expiresAt = now + settleWithin.toNanos();
@@ -118,6 +112,20 @@ final class Reservations {
                 return Settlement.NOT_PENDING; // its estimate stands
             }
             return SettledState.apply(store, h, r, now, p.estimate(), p.reservedAt(), actual);
+        }
+    }
+
+    /** Throws when {@code id} is pending (not expired) in {@code stripe}; drops expired records. Under its monitor. */
+    private void refuseDuplicate(Stripe stripe, Id id, String key, Limit limit, long now) {
+        dropExpired(stripe, now);
+        Pending was = stripe.map.get(id);
+        if (was != null && now >= was.expiresAt()) {
+            stripe.map.remove(id); // expired: its estimate stood, and the id is free again
+            size.decrementAndGet();
+        } else if (was != null) {
+            throw new IllegalArgumentException("reservation '" + id.id() + "' is already pending on key '" + key
+                    + "' under " + limit.describe() + " (for " + (was.expiresAt() - now)
+                    + " ns more): nothing was taken; use a new id per reservation");
         }
     }
 

@@ -55,13 +55,7 @@ public interface SettleExactnessTck extends StoreUnderTest {
         try (RateLimiter store = newLimiter(t);
                 RateLimiter oracle = new ReferenceRateLimiter(t)) {
             for (int i = 0; i < differentialSteps(); i++) {
-                int dice = random.nextInt(100);
-                long micros = dice < 30
-                        ? 0
-                        : dice < 92
-                                ? random.nextLong(0, maxWindow / 3000 + 1)
-                                : random.nextLong(0, 3 * maxWindow / 1000 + 1);
-                t.advanceNanos(micros * Tck.MICRO);
+                t.advanceNanos(Tck.randomStepMicros(random, maxWindow) * Tck.MICRO);
                 Limit limit = limits.get(random.nextInt(limits.size()));
                 String key = keys[random.nextInt(keys.length)];
                 String id = "r" + random.nextInt(4);
@@ -111,12 +105,7 @@ public interface SettleExactnessTck extends StoreUnderTest {
      */
     @Test
     default void threadsReservingAndSettlingOnOneKeyTakeExactlyTheActualCosts() throws Exception {
-        List<Limit> limits = List.of(
-                Limit.tokenBucket(100, Rate.perHour(1)),
-                Limit.gcra(Rate.perHour(1), 100),
-                Limit.fixedWindow(100, Duration.ofHours(1)),
-                Limit.slidingWindow(100, Duration.ofHours(1)),
-                Limit.slidingLog(100, Duration.ofHours(1)));
+        List<Limit> limits = Tck.everyAlgorithmPerHour(100);
         int threads = concurrencyThreads();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try (RateLimiter rl = newLimiter(Tck.ticker())) {
