@@ -157,6 +157,7 @@ final class Reservations {
                     }
                 }
             }
+            // a record put in an already swept stripe meanwhile may expire sooner: missed until then (conservative)
             sweptUntil.set(next);
         }
         if (size.get() > max) {

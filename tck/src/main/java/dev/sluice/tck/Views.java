@@ -11,11 +11,12 @@ import java.util.concurrent.CompletionException;
  * The synchronous or the asynchronous view of a store's settle calls, so one scenario checks both: the asynchronous
  * view joins the future and rethrows what failed it as itself.
  */
-enum Views {
+public enum Views {
     SYNC,
     ASYNC;
 
-    Decision reserve(RateLimiter rl, String key, Limit limit, long estimate, String id, Duration within) {
+    /** {@code tryAcquireEstimate} through this view. */
+    public Decision reserve(RateLimiter rl, String key, Limit limit, long estimate, String id, Duration within) {
         if (this == SYNC) {
             return rl.tryAcquireEstimate(key, limit, estimate, id, within);
         }
@@ -23,7 +24,8 @@ enum Views {
                 rl.tryAcquireEstimateAsync(key, limit, estimate, id, within).join());
     }
 
-    Settlement settle(RateLimiter rl, String key, Limit limit, String id, long actual) {
+    /** {@code settle} through this view. */
+    public Settlement settle(RateLimiter rl, String key, Limit limit, String id, long actual) {
         if (this == SYNC) {
             return rl.settle(key, limit, id, actual);
         }
