@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Coalesces concurrent token-bucket / GCRA decisions into one statement ({@code sluice_bucket_acquire_many}): one
+ * Coalesces concurrent token-bucket / GCRA decisions into one statement ({@code sluice_bucket_acquire_many}, or
+ * {@code sluice_bucket_batch} when a reservation's estimate or settle is among them): one
  * round trip and one commit for a whole batch, the way past the one-statement-per-decision ceiling. The PostgreSQL
  * part of the stores' one batching policy ({@link Batching}: a decision goes alone at once while fewer than
  * {@code concurrentBatches} statements of this limiter are at the database and its row is in none of them; otherwise
@@ -34,7 +35,11 @@ import org.jspecify.annotations.Nullable;
  */
 final class Batcher implements AutoCloseable {
 
-    /** One queued decision; {@code maxWaitNanos < 0} for tryAcquire. */
+    /**
+     * One queued decision; {@code maxWaitNanos < 0} for tryAcquire. With a {@code reservation}, a
+     * {@code tryAcquireEstimate} of {@code cost} (its {@code result} a {@code Decision}'s future) or a {@code settle} at
+     * {@code cost} (a {@code Settlement}'s).
+     */
     record Request(
             String key,
             Limit limit,
@@ -42,8 +47,35 @@ final class Batcher implements AutoCloseable {
             long maxWaitNanos,
             StoreClock.Reading now,
             DecisionCall call,
-            CompletableFuture<Decision> result)
-            implements Table.RowDecision {}
+            @Nullable Reservation reservation,
+            CompletableFuture<?> result)
+            implements Table.RowDecision {
+
+        /** A decision's request. */
+        Request(
+                String key,
+                Limit limit,
+                long cost,
+                long maxWaitNanos,
+                StoreClock.Reading now,
+                DecisionCall call,
+                CompletableFuture<Decision> result) {
+            this(key, limit, cost, maxWaitNanos, now, call, null, result);
+        }
+
+        /** Completes the request with its answer: a Decision, a Settlement, or the exception a caller gets. */
+        @SuppressWarnings("unchecked") // the answer is of the type the request's future was made for (see above)
+        void answer(Object answer) {
+            if (answer instanceof RuntimeException e) {
+                result.completeExceptionally(e);
+            } else {
+                ((CompletableFuture<Object>) result).complete(answer);
+            }
+        }
+    }
+
+    /** What makes a request a reservation's: its id and, for an estimate, its {@code settleWithin}. */
+    record Reservation(String id, long withinNanos, boolean settle) {}
 
     /** Builds the failure of a request that was not sent (queue full, or its budget passed while queued). */
     interface NotSent {
@@ -51,8 +83,11 @@ final class Batcher implements AutoCloseable {
     }
 
     interface Sender {
-        /** Decides a batch in one call, completing nothing; returns the decisions in request order. */
-        List<@Nullable Decision> send(List<Request> batch);
+        /**
+         * Decides a batch in one call, completing nothing; returns the answers in request order (see {@link
+         * Request#answer}), null for a request not sent.
+         */
+        List<@Nullable Object> send(List<Request> batch);
     }
 
     private final int maxQueued;
@@ -85,7 +120,7 @@ final class Batcher implements AutoCloseable {
      * Queues a request; its future completes with the decision, or exceptionally. After {@link #close()} (also when
      * close runs while this call is under way) it completes with an {@link IllegalStateException}.
      */
-    CompletableFuture<Decision> submit(Request r) {
+    void submit(Request r) {
         if (batching.submit(r) == Batching.Admission.QUEUE_FULL) {
             r.result()
                     .completeExceptionally(notSent.failure(
@@ -95,7 +130,6 @@ final class Batcher implements AutoCloseable {
                                     + "\" (raise concurrentBatches with the pool size)",
                             null));
         }
-        return r.result();
     }
 
     static IllegalStateException closedException() {
@@ -119,11 +153,11 @@ final class Batcher implements AutoCloseable {
     private CompletableFuture<?> send(List<Request> batch) {
         return CompletableFuture.runAsync(
                 () -> {
-                    List<@Nullable Decision> decisions = sender.send(batch);
+                    List<@Nullable Object> answers = sender.send(batch);
                     for (int i = 0; i < batch.size(); i++) {
-                        Decision d = decisions.get(i);
-                        if (d != null) {
-                            batch.get(i).result().complete(d);
+                        Object answer = answers.get(i);
+                        if (answer != null) {
+                            batch.get(i).answer(answer);
                         }
                     }
                 },

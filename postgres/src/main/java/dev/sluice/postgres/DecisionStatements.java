@@ -19,6 +19,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The statements of a single-key decision, per table family: which SQL function or query, how its parameters are
@@ -108,6 +109,53 @@ final class DecisionStatements {
         }
     }
 
+    /**
+     * Binds the arrays of {@code sluice_bucket_acquire}'s nine parameters, one element per request, from parameter
+     * {@code first} on: the batch functions' ({@code sluice_bucket_acquire_many}, {@code sluice_bucket_batch}).
+     */
+    static void bindBucketArrays(PreparedStatement ps, Db c, int first, List<Batcher.Request> batch)
+            throws SQLException {
+        int n = batch.size();
+        String[] keys = new String[n];
+        String[] limitIds = new String[n];
+        Long[] costs = new Long[n];
+        Long[] nows = new Long[n];
+        Long[] scales = new Long[n];
+        Long[] intervals = new Long[n];
+        Long[] capacities = new Long[n];
+        Long[] maxWaits = new Long[n];
+        String[] numbers = new String[n];
+        for (int i = 0; i < n; i++) {
+            Batcher.Request r = batch.get(i);
+            Limit l = r.limit();
+            keys[i] = r.key();
+            limitIds[i] = Table.limitId(l);
+            numbers[i] = Table.numbers(l);
+            costs[i] = r.cost();
+            nows[i] = r.now().store() ? null : r.now().clientNanos(); // NULL: the database's clock
+            scales[i] = l.timeScale();
+            intervals[i] = l.intervalScaled();
+            capacities[i] = l.capacityScaled();
+            maxWaits[i] = r.maxWaitNanos() >= 0 ? Gcra.maxWaitScaled(r.maxWaitNanos(), l) : null;
+        }
+        ps.setArray(first, c.connection().createArrayOf("text", keys));
+        ps.setArray(first + 1, c.connection().createArrayOf("text", limitIds));
+        ps.setArray(first + 2, c.connection().createArrayOf("bigint", costs));
+        ps.setArray(first + 3, c.connection().createArrayOf("bigint", nows));
+        ps.setArray(first + 4, c.connection().createArrayOf("bigint", scales));
+        ps.setArray(first + 5, c.connection().createArrayOf("bigint", intervals));
+        ps.setArray(first + 6, c.connection().createArrayOf("bigint", capacities));
+        ps.setArray(first + 7, c.connection().createArrayOf("bigint", maxWaits));
+        ps.setArray(first + 8, c.connection().createArrayOf("text", numbers));
+    }
+
+    /** Fails with SQLSTATE 42P01 when the newest migration's table is missing (a schema of an earlier version). */
+    void checkNewestTable(Db c) throws SQLException {
+        try (PreparedStatement ps = c.prepare(sql.newestTable)) {
+            ps.executeQuery().close();
+        }
+    }
+
     private static long clientOr(StoreClock.Reading reading, long dbClock) {
         return reading.store() ? dbClock : reading.clientNanos();
     }
@@ -124,13 +172,44 @@ final class DecisionStatements {
 
     Decision acquire(Db c, String key, Limit limit, long cost, long maxWaitNanos, StoreClock.Reading reading)
             throws SQLException {
-        Algorithm algorithm = limit.algorithm();
-        String statement = switch (algorithm) {
+        String statement = switch (limit.algorithm()) {
             case TOKEN_BUCKET, GCRA -> sql.bucketAcquire;
             case FIXED_WINDOW -> sql.fixedWindowAcquire;
             case SLIDING_WINDOW -> sql.slidingWindowAcquire;
             case SLIDING_LOG -> sql.slidingLogAcquire;
         };
+        return acquire(c, statement, key, limit, cost, maxWaitNanos, reading, null, 0);
+    }
+
+    /**
+     * {@code tryAcquireEstimate}: the acquire function's decision on the estimate, in the same statement as the
+     * pending reservation (007_settle.sql: the acquire function's parameters and answer, then the id and
+     * {@code settleWithin}). A reservation of the same id already pending is SQLSTATE {@code SL001}, nothing taken.
+     */
+    Decision estimate(
+            Db c, String key, Limit limit, long estimate, String id, long withinNanos, StoreClock.Reading reading)
+            throws SQLException {
+        String statement = switch (limit.algorithm()) {
+            case TOKEN_BUCKET, GCRA -> sql.bucketEstimate;
+            case FIXED_WINDOW -> sql.fixedWindowEstimate;
+            case SLIDING_WINDOW -> sql.slidingWindowEstimate;
+            case SLIDING_LOG -> sql.slidingLogEstimate;
+        };
+        return acquire(c, statement, key, limit, estimate, -1, reading, id, withinNanos);
+    }
+
+    private Decision acquire(
+            Db c,
+            String statement,
+            String key,
+            Limit limit,
+            long cost,
+            long maxWaitNanos,
+            StoreClock.Reading reading,
+            @Nullable String id,
+            long withinNanos)
+            throws SQLException {
+        Algorithm algorithm = limit.algorithm();
         try (PreparedStatement ps = c.prepare(statement)) {
             ps.setString(1, key);
             ps.setString(2, Table.limitId(limit));
@@ -155,6 +234,11 @@ final class DecisionStatements {
                 ps.setLong(6, limit.capacity());
                 ps.setString(7, Table.numbers(limit));
             }
+            if (id != null) {
+                int next = algorithm.isTat() ? 10 : 8;
+                ps.setString(next, id);
+                ps.setLong(next + 1, withinNanos);
+            }
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
                     throw new SQLException("the acquire function returned no row", "XX000");
@@ -176,7 +260,7 @@ final class DecisionStatements {
     }
 
     /** The Decision from what the database found: the pure step, whose verdict must match the database's. */
-    private Decision decide(boolean allowed, State pre, long now, Limit limit, long cost, long maxWaitNanos) {
+    Decision decide(boolean allowed, State pre, long now, Limit limit, long cost, long maxWaitNanos) {
         Step step = maxWaitNanos >= 0
                 ? Algorithms.reserve(pre, now, limit, cost, maxWaitNanos)
                 : Algorithms.tryAcquire(pre, now, limit, cost);
@@ -192,39 +276,9 @@ final class DecisionStatements {
     /** Decides a batch of token-bucket / GCRA requests in one statement (a batch of one: the single call). */
     List<Decision> acquireMany(Db c, List<Batcher.Request> batch) throws SQLException {
         int n = batch.size();
-        String[] keys = new String[n];
-        String[] limitIds = new String[n];
-        Long[] costs = new Long[n];
-        Long[] nows = new Long[n];
-        Long[] scales = new Long[n];
-        Long[] intervals = new Long[n];
-        Long[] capacities = new Long[n];
-        Long[] maxWaits = new Long[n];
-        String[] numbers = new String[n];
-        for (int i = 0; i < n; i++) {
-            Batcher.Request r = batch.get(i);
-            Limit l = r.limit();
-            keys[i] = r.key();
-            limitIds[i] = Table.limitId(l);
-            numbers[i] = Table.numbers(l);
-            costs[i] = r.cost();
-            nows[i] = r.now().store() ? null : r.now().clientNanos(); // NULL: the database's clock
-            scales[i] = l.timeScale();
-            intervals[i] = l.intervalScaled();
-            capacities[i] = l.capacityScaled();
-            maxWaits[i] = r.maxWaitNanos() >= 0 ? Gcra.maxWaitScaled(r.maxWaitNanos(), l) : null;
-        }
         Decision[] out = new Decision[n];
         try (PreparedStatement ps = c.prepare(sql.bucketAcquireMany)) {
-            ps.setArray(1, c.connection().createArrayOf("text", keys));
-            ps.setArray(2, c.connection().createArrayOf("text", limitIds));
-            ps.setArray(3, c.connection().createArrayOf("bigint", costs));
-            ps.setArray(4, c.connection().createArrayOf("bigint", nows));
-            ps.setArray(5, c.connection().createArrayOf("bigint", scales));
-            ps.setArray(6, c.connection().createArrayOf("bigint", intervals));
-            ps.setArray(7, c.connection().createArrayOf("bigint", capacities));
-            ps.setArray(8, c.connection().createArrayOf("bigint", maxWaits));
-            ps.setArray(9, c.connection().createArrayOf("text", numbers));
+            bindBucketArrays(ps, c, 1, batch);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     int i = rs.getInt(1) - 1;

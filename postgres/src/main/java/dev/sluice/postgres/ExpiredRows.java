@@ -4,10 +4,12 @@ import dev.sluice.store.StoreClock;
 import java.sql.PreparedStatement;
 import java.sql.Types;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * The delete an {@link ExpiryCleaner} sweeps with: up to a batch of one table's expired rows per statement, by the
- * limiter's clock (the database's, or its ticker's), on the caller's thread under the maintenance budget.
+ * limiter's clock (the database's, or its ticker's), on the caller's thread under the maintenance budget. The tables,
+ * in sweep order: the three state tables ({@link Table}), then the pending reservations (007_settle.sql).
  */
 final class ExpiredRows {
     /**
@@ -17,20 +19,21 @@ final class ExpiredRows {
     static final Duration MAINTENANCE_BUDGET = Duration.ofSeconds(30);
 
     private final AttemptLoop attempts;
-    private final Sql sql;
     private final StoreClock clock;
+    /** Each table's delete, in sweep order. */
+    final List<String> tables;
 
     ExpiredRows(AttemptLoop attempts, Sql sql, StoreClock clock) {
         this.attempts = attempts;
-        this.sql = sql;
         this.clock = clock;
+        this.tables = List.of(Table.BUCKET.clean(sql), Table.WINDOW.clean(sql), Table.LOG.clean(sql), sql.pendingClean);
     }
 
-    /** Deletes up to {@code batchSize} expired rows of one table; returns how many went. */
-    int delete(Table table, int batchSize) {
+    /** Deletes up to {@code batchSize} expired rows of one table (its statement in {@link #tables}). */
+    int delete(String clean, int batchSize) {
         DecisionCall call = DecisionCall.maintenance(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
         return attempts.run(null, null, call, MAINTENANCE_BUDGET.toNanos(), c -> {
-            try (PreparedStatement ps = c.prepare(table.clean(sql))) {
+            try (PreparedStatement ps = c.prepare(clean)) {
                 StoreClock.Reading reading = clock.read();
                 if (reading.store()) {
                     ps.setNull(1, Types.BIGINT); // the wire form of "the database's clock"

@@ -154,7 +154,7 @@ public final class ExpiryCleaner implements AutoCloseable {
     }
 
     /**
-     * One sweep, now, on the calling thread: the bucket, window and log tables in turn, at most
+     * One sweep, now, on the calling thread: the bucket, window, log and pending tables in turn, at most
      * {@code maxBatchesPerSweep} batches (statements that deleted rows) in all, so at most that many
      * statements plus one empty probe per table. Returns the rows deleted. After the limiter is closed,
      * an {@link IllegalStateException}.
@@ -162,7 +162,7 @@ public final class ExpiryCleaner implements AutoCloseable {
     public long sweep() {
         long total = 0;
         int batches = 0;
-        for (Table table : Table.values()) {
+        for (String table : rows.tables) {
             while (batches < maxBatches) {
                 if (limiterClosed.getAsBoolean()) {
                     throw new IllegalStateException(PostgresRateLimiter.CLOSED);

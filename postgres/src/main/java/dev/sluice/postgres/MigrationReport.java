@@ -28,8 +28,8 @@ public record MigrationReport(String schema, List<String> created, List<String> 
     }
 
     /**
-     * One sentence for people, e.g. {@code created 3 tables (sluice_bucket, sluice_window, sluice_log), 3 indexes and
-     * 15 functions in schema public} or {@code nothing to do: schema public is up to date}.
+     * One sentence for people, e.g. {@code created 4 tables (sluice_bucket, sluice_log, sluice_pending, sluice_window),
+     * 8 indexes and 25 functions in schema public} or {@code nothing to do: schema public is up to date}.
      */
     public String describe() {
         if (nothingToDo()) {

@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
+import dev.sluice.Settlement;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
 import dev.sluice.store.TimeBudget;
@@ -32,6 +33,7 @@ final class PostgresCalls {
     private final Workers workers;
     private final DecisionStatements statements;
     private final MultiPermitTransaction multiPermit;
+    private final SettleStatements settles;
     private final StoreClock clock;
     private final TimeBudget budget;
     private final BooleanSupplier closed;
@@ -41,6 +43,7 @@ final class PostgresCalls {
             Workers workers,
             DecisionStatements statements,
             MultiPermitTransaction multiPermit,
+            SettleStatements settles,
             StoreClock clock,
             TimeBudget budget,
             BooleanSupplier closed) {
@@ -48,6 +51,7 @@ final class PostgresCalls {
         this.workers = workers;
         this.statements = statements;
         this.multiPermit = multiPermit;
+        this.settles = settles;
         this.clock = clock;
         this.budget = budget;
         this.closed = closed;
@@ -71,11 +75,57 @@ final class PostgresCalls {
     private Pending<Decision> acquire(String key, Limit limit, long cost, long maxWaitNanos) {
         DecisionCall call = new DecisionCall(budget.deadline()); // the budget starts now, queue included
         if (batcher != null && limit.algorithm().isTat()) {
-            CompletableFuture<Decision> f = batcher.submit(
-                    new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, new CompletableFuture<>()));
+            CompletableFuture<Decision> f = new CompletableFuture<>();
+            batcher.submit(new Batcher.Request(key, limit, cost, maxWaitNanos, clock.read(), call, f));
             return new Pending<>(f, call, key, limit);
         }
         return onRow(key, limit, call, c -> statements.acquire(c, key, limit, cost, maxWaitNanos, clock.read()));
+    }
+
+    /**
+     * {@code tryAcquireEstimate}: one statement (the decision and the pending reservation, or neither), in the batches
+     * for a token bucket or GCRA as a decision, else on a worker; a reservation id already pending comes back as
+     * SQLSTATE SL001, thrown as the {@link IllegalArgumentException} it is.
+     */
+    Pending<Decision> tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration within) {
+        Settlement.checkId("reservation", id);
+        Settlement.checkWithin("settleWithin", within);
+        check(key, limit, estimate);
+        long withinNanos = within.toNanos();
+        DecisionCall call = new DecisionCall(budget.deadline());
+        if (batcher != null && limit.algorithm().isTat()) {
+            return batched(key, limit, estimate, call, new Batcher.Reservation(id, withinNanos, false));
+        }
+        return onRow(key, limit, call, c -> {
+            Object answer =
+                    SettleStatements.estimate(c, statements, key, limit, estimate, id, withinNanos, clock.read());
+            if (answer instanceof IllegalArgumentException alreadyPending) {
+                throw alreadyPending;
+            }
+            return (Decision) answer;
+        });
+    }
+
+    /** {@code settle}: one statement ({@link SettleStatements}), batched as {@link #tryAcquireEstimate}. */
+    Pending<Settlement> settle(String key, Limit limit, String id, long actual) {
+        Permit.checkKey(key);
+        Objects.requireNonNull(limit, "limit must not be null: the limit the reservation was taken under");
+        Settlement.checkId("reservation", id);
+        Settlement.checkActual(limit, actual);
+        KeyText.check(key);
+        checkOpen();
+        DecisionCall call = new DecisionCall(budget.deadline());
+        if (batcher != null && limit.algorithm().isTat()) {
+            return batched(key, limit, actual, call, new Batcher.Reservation(id, 0, true));
+        }
+        return onRow(key, limit, call, c -> settles.settle(c, key, limit, id, actual, clock.read()));
+    }
+
+    /** A token-bucket or GCRA estimate or settle joins the batches, as a decision does ({@code sluice_bucket_batch}). */
+    private <T> Pending<T> batched(String key, Limit limit, long cost, DecisionCall call, Batcher.Reservation r) {
+        CompletableFuture<T> f = new CompletableFuture<>();
+        Objects.requireNonNull(batcher).submit(new Batcher.Request(key, limit, cost, -1, clock.read(), call, r, f));
+        return new Pending<>(f, call, key, limit);
     }
 
     Pending<Decision> peek(String key, Limit limit, long cost) {

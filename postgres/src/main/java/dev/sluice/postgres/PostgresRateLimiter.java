@@ -6,7 +6,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
-import dev.sluice.Scheduler;
+import dev.sluice.Settlement;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.StoreClock;
@@ -15,7 +15,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeoutException;
 import javax.sql.DataSource;
 import org.jspecify.annotations.Nullable;
@@ -31,7 +30,8 @@ import org.jspecify.annotations.Nullable;
  * {@code dev.sluice.algorithm} decodes them into the {@link Decision}, so every field is the in-memory limiter's.
  * Concurrent token-bucket and GCRA decisions share one statement and one commit ({@link Batcher}; on by default,
  * {@link Builder#batching(int, int)}); a lone caller's decision is sent at once, alone. A multi-permit {@link #tryAcquire(List)} is one transaction that locks its rows in one
- * fixed order ({@link MultiPermitTransaction}): all or nothing, and never a deadlock.
+ * fixed order ({@link MultiPermitTransaction}): all or nothing, and never a deadlock. A tryAcquireEstimate and a
+ * settle are one function call each, batched as decisions are ({@link SettleStatements}; expired ones: the cleaners).
  *
  * <h2>Time</h2>
  * By default the database's clock decides ({@code clock_timestamp()}, microseconds, never earlier than the instant
@@ -87,53 +87,45 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final DataSource dataSource;
     /** The pool this limiter made (for a JDBC URL or a DataSource that does not pool), closed with it; or null. */
     private final @Nullable HikariDataSource ownedPool;
-    /** The database's URL without its password, for messages. */
-    private final String where;
     /** Whose clock decides: the database's by default, a client ticker's in tests. */
     private final StoreClock clock;
 
     private final String schema;
     private final String prefix;
     private final RetryPolicy retryPolicy;
-    private final Sql sql;
-    private final MultiPermitTransaction multiPermit;
-    private final DecisionStatements statements;
     private final Workers workers;
-    private final ExpiredRows expiredRows;
-    private final List<ExpiryCleaner> cleaners = new CopyOnWriteArrayList<>();
+    private final ExpiryCleaners cleaners;
     private final @Nullable Batcher batcher;
     private final AttemptLoop attempts;
-    private final DatabaseHealth health = new DatabaseHealth();
     private final PostgresFailures failures;
     private final CallerWait waits;
     /** The operations, one per kind of decision, that both views use. */
     private final PostgresCalls calls;
 
-    private final TimeBudget budget;
-    private final Scheduler scheduler;
     private volatile boolean closed;
     /** build() found Sluice's tables or functions missing and created them. */
     private final boolean schemaCreated;
 
     private PostgresRateLimiter(Builder b) {
-        this.budget = TimeBudget.of("RetryPolicy.budget", b.retryPolicy.budget());
-        this.scheduler = b.scheduler;
+        TimeBudget budget = TimeBudget.of("RetryPolicy.budget", b.retryPolicy.budget());
+        DatabaseHealth health = new DatabaseHealth();
         Pools.Resolved connections =
                 Startup.connect(b.jdbcUrl, b.dataSource, b.threads, b.retryPolicy.budget(), b.scheduler.ticker());
         this.dataSource = connections.dataSource();
         this.ownedPool = connections.owned();
-        this.where = connections.where();
+        String where = connections.where();
         this.clock = b.clock;
         this.schema = b.schema;
         this.prefix = b.prefix;
         this.retryPolicy = b.retryPolicy;
-        this.sql = new Sql(schema, prefix);
+        Sql sql = new Sql(schema, prefix);
         this.failures = new PostgresFailures(schema, prefix, b.retryPolicy.budget(), health);
-        this.waits = new CallerWait(budget, health, failures, scheduler);
-        this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures, scheduler);
-        this.multiPermit = new MultiPermitTransaction(sql, clock);
-        this.statements = new DecisionStatements(sql, schema);
-        this.expiredRows = new ExpiredRows(attempts, sql, clock);
+        this.waits = new CallerWait(budget, health, failures, b.scheduler);
+        this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures, b.scheduler);
+        MultiPermitTransaction multiPermit = new MultiPermitTransaction(sql, clock);
+        DecisionStatements statements = new DecisionStatements(sql, schema);
+        SettleStatements settles = new SettleStatements(sql, schema);
+        this.cleaners = new ExpiryCleaners(new ExpiredRows(attempts, sql, clock), () -> closed, b.scheduler);
         // a quarter of the threads: fewer, fuller batches share more of each commit (measured: bench/README.md)
         int concurrentBatches = b.concurrentBatches > 0 ? b.concurrentBatches : Math.max(1, b.threads / 4);
         this.batcher = b.maxBatchSize > 0
@@ -141,7 +133,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                         b.maxBatchSize,
                         concurrentBatches,
                         b.maxQueued,
-                        new BatchSend(attempts, statements),
+                        new BatchSend(attempts, statements, settles),
                         failures::notSent,
                         b.scheduler.threadFactory("postgres-batch"))
                 : null;
@@ -153,7 +145,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                 failures,
                 () -> closed,
                 b.scheduler.threadFactory("postgres"));
-        this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, clock, budget, () -> closed);
+        this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, settles, clock, budget, () -> closed);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
         // 25 ms budget). Built and dropped here instead.
@@ -311,6 +303,27 @@ public final class PostgresRateLimiter implements RateLimiter {
     }
 
     @Override
+    public Decision tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration settleWithin) {
+        return waits.await(calls.tryAcquireEstimate(key, limit, estimate, id, settleWithin));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireEstimateAsync(
+            String key, Limit limit, long estimate, String id, Duration settleWithin) {
+        return waits.bounded(calls.tryAcquireEstimate(key, limit, estimate, id, settleWithin));
+    }
+
+    @Override
+    public Settlement settle(String key, Limit limit, String id, long actual) {
+        return waits.await(calls.settle(key, limit, id, actual));
+    }
+
+    @Override
+    public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String id, long actual) {
+        return waits.bounded(calls.settle(key, limit, id, actual));
+    }
+
+    @Override
     public Decision tryAcquire(List<Permit> permits) {
         return tryAcquireEach(permits).decision();
     }
@@ -344,18 +357,13 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** Starts a cleaner with its own batch size and number of batches a sweep. */
     public ExpiryCleaner cleaner(Duration interval, int batchSize, int maxBatchesPerSweep) {
         checkOpen();
-        ExpiryCleaner.checkInterval(interval);
-        ExpiryCleaner cleaner =
-                new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
-        cleaners.add(cleaner);
-        cleaner.start(interval, scheduler);
-        return cleaner;
+        return cleaners.start(interval, batchSize, maxBatchesPerSweep);
     }
 
     /** A cleaner that is not scheduled: call {@link ExpiryCleaner#sweep()} yourself (tests, cron jobs). */
     public ExpiryCleaner manualCleaner(int batchSize, int maxBatchesPerSweep) {
         checkOpen();
-        return new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
+        return cleaners.manual(batchSize, maxBatchesPerSweep);
     }
 
     private void checkOpen() {
@@ -375,10 +383,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         if (batcher != null) {
             batcher.close();
         }
-        for (ExpiryCleaner cleaner : cleaners) {
-            cleaner.close();
-        }
-        cleaners.clear();
+        cleaners.closeAll();
         workers.close(retryPolicy.budget().toMillis() + 1000);
         if (ownedPool != null) {
             ownedPool.close();

@@ -25,6 +25,19 @@ final class Sql {
     final String bucketClean;
     final String windowClean;
     final String logClean;
+    final String pendingClean;
+    final String bucketEstimate;
+    final String fixedWindowEstimate;
+    final String slidingWindowEstimate;
+    final String slidingLogEstimate;
+    final String bucketSettle;
+    final String fixedWindowSettle;
+    final String slidingWindowSettle;
+    final String slidingLogSettle;
+    final String bucketBatch;
+    /** Fails (42P01) on a schema the newest migration has not reached: build() then migrates it. */
+    final String newestTable;
+
     final String probe;
 
     Sql(String schema, String prefix) {
@@ -101,6 +114,37 @@ final class Sql {
                 + window + cleanTail;
         logClean = "delete from " + log + " where (key_hash, limit_id) in (select key_hash, limit_id from " + log
                 + cleanTail;
+        String pending = s + Migrations.quote(p + "pending");
+        pendingClean = "delete from " + pending + " where (key_hash, limit_id, id) in (select key_hash, limit_id, id"
+                + " from " + pending + cleanTail;
+        newestTable = "select 1 from " + pending + " limit 0";
+
+        // costs known afterwards (007_settle.sql): the acquire functions' parameters and answer, then the reservation
+        bucketEstimate = bucketAcquire
+                .replace(Migrations.quote(p + "bucket_acquire"), Migrations.quote(p + "bucket_estimate"))
+                .replace("?)", "?, ?, ?)");
+        String windowEstimate = s + Migrations.quote(p + "window_estimate");
+        fixedWindowEstimate =
+                fixedWindowAcquire.replace(windowAcquire, windowEstimate).replace("?)", "?, ?, ?)");
+        slidingWindowEstimate =
+                slidingWindowAcquire.replace(windowAcquire, windowEstimate).replace("?)", "?, ?, ?)");
+        slidingLogEstimate = slidingLogAcquire
+                .replace(Migrations.quote(p + "sliding_log_acquire"), Migrations.quote(p + "sliding_log_estimate"))
+                .replace("?)", "?, ?, ?)");
+        String settled = "settled, estimate, reserved_ns, adjusted, ";
+        bucketSettle = "select " + settled + "pre_backlog, pre_at_ns, post_backlog, now_ns from " + s
+                + Migrations.quote(p + "bucket_settle") + "(?, ?, ?, ?, ?, ?, ?, ?, ?)";
+        String windowSettle = "select " + settled
+                + "pre_window_no, pre_previous, pre_current, post_previous, post_current, now_ns from " + s
+                + Migrations.quote(p + "window_settle");
+        fixedWindowSettle = windowSettle + "(false, ?, ?, ?, ?, ?, ?, ?, ?)";
+        slidingWindowSettle = windowSettle + "(true, ?, ?, ?, ?, ?, ?, ?, ?)";
+        bucketBatch = "select ord, allowed, pre_backlog, pre_at_ns, now_ns, already_pending, " + settled
+                + "pre_backlog, pre_at_ns, post_backlog, now_ns from " + s + Migrations.quote(p + "bucket_batch")
+                + "(?::int[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[], ?::bigint[],"
+                + " ?::bigint[], ?::text[], ?::text[], ?::bigint[])";
+        slidingLogSettle = "select " + settled + "pre_at_ns, pre_costs, post_at_ns, post_costs, now_ns from " + s
+                + Migrations.quote(p + "sliding_log_settle") + "(?, ?, ?, ?, ?, ?, ?, ?)";
         probe = "select " + now;
     }
 }

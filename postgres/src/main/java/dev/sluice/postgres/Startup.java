@@ -149,12 +149,10 @@ final class Startup {
         while (true) {
             DecisionCall call = DecisionCall.maintenance(end);
             try {
-                attempts.run(
-                        null,
-                        probe,
-                        call,
-                        WARM_UP_BUDGET.toNanos(),
-                        c -> statements.peek(c, "sluice:warm-up", probe, 1, clock.read()));
+                attempts.run(null, probe, call, WARM_UP_BUDGET.toNanos(), c -> {
+                    statements.checkNewestTable(c); // a schema of an earlier version: migrated below
+                    return statements.peek(c, "sluice:warm-up", probe, 1, clock.read());
+                });
                 return migrated;
             } catch (PostgresStoreException e) {
                 if (!migrated && migrateIfMissing && SCHEMA_MISSING.contains(String.valueOf(e.sqlState()))) {

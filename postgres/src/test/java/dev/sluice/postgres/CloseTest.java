@@ -81,7 +81,7 @@ class CloseTest {
                 dev.sluice.store.StoreClock.Reading.STORE,
                 new DecisionCall(System.nanoTime() + TimeUnit.SECONDS.toNanos(10)),
                 new CompletableFuture<>());
-        CompletableFuture<Decision> unused = batcher.submit(late);
+        batcher.submit(late);
         assertThatThrownBy(() -> late.result().get(5, TimeUnit.SECONDS))
                 .as("answered, not stranded in a queue nobody reads")
                 .isInstanceOf(ExecutionException.class)

@@ -3,9 +3,10 @@ package dev.sluice.postgres;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
+import dev.sluice.tck.SettleTck;
 
-/** The whole sluice-tck suite, unchanged, against a real PostgreSQL, with the defaults (batching on). */
-class PostgresConformanceTest implements RateLimiterTck {
+/** The whole sluice-tck suite (and issue 30's settle), unchanged, against a real PostgreSQL, with the defaults (batching on). */
+class PostgresConformanceTest implements RateLimiterTck, SettleTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {

@@ -3,12 +3,13 @@ package dev.sluice.postgres;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
+import dev.sluice.tck.SettleTck;
 
 /**
- * The whole sluice-tck suite again with {@code batching(false)}: every decision its own statement, however
- * concurrent (the default batches them: {@link PostgresConformanceTest}).
+ * The whole sluice-tck suite (and issue 30's settle) again with {@code batching(false)}: every decision its own
+ * statement, however concurrent (the default batches them: {@link PostgresConformanceTest}).
  */
-class PostgresUnbatchedConformanceTest implements RateLimiterTck {
+class PostgresUnbatchedConformanceTest implements RateLimiterTck, SettleTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {

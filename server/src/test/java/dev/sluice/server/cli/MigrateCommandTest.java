@@ -19,8 +19,9 @@ class MigrateCommandTest {
 
             String fresh = migrate(uri);
             assertThat(fresh)
-                    .startsWith("sluice migrate: created 3 tables (sluice_bucket, sluice_log, sluice_window), ")
-                    .contains(" indexes and 15 functions in schema public on postgresql://postgres@localhost:"
+                    .startsWith(
+                            "sluice migrate: created 4 tables (sluice_bucket, sluice_log, sluice_pending, sluice_window), ")
+                    .contains(" indexes and 25 functions in schema public on postgresql://postgres@localhost:"
                             + pg.getPort() + "/postgres");
 
             assertThat(migrate(uri))
