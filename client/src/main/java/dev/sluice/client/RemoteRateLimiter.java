@@ -277,7 +277,7 @@ public final class RemoteRateLimiter implements RateLimiter {
             ObjectNode lj = d.putObject("limit")
                     .put("algorithm", l.algorithm().configName())
                     .put("requests_per_unit", l.rate().permits())
-                    .put("window", l.rate().periodNanos() + "ns");
+                    .put("window", window(l.rate().periodNanos()));
             if (l.algorithm().isTat()) {
                 lj.put("burst", l.capacity());
             }
@@ -286,6 +286,11 @@ public final class RemoteRateLimiter implements RateLimiter {
             }
         }
         return root;
+    }
+
+    /** A period as the service reads it (at most 18 digits): in seconds when whole, else in nanoseconds. */
+    private static String window(long nanos) {
+        return nanos % 1_000_000_000L == 0 ? nanos / 1_000_000_000L + "s" : nanos + "ns";
     }
 
     private CompletableFuture<JsonNode> send(URI uri, ObjectNode body) {

@@ -70,7 +70,7 @@ final class StreamDoneNodes {
                         at,
                         "'" + CHARGE + "' on a " + a.configName() + " rule: a cost counted past the limit of a "
                                 + a.configName() + " cannot be charged in full; use algorithm token_bucket, gcra or"
-                                + " fixed_window, or '" + RESERVATION + ": {id_key: …}' to settle an estimate");
+                                + " fixed_window, or settle an estimate with " + RESERVATION + ": {id_key: …}");
                 return null;
             }
             return new StreamDone(null, Settlement.DEFAULT_SETTLE_WITHIN);

@@ -257,7 +257,9 @@ final class RequestPlanner {
                                 new Item(Kind.RESERVE, r, ruleLimit, key, hits, metricRule, reservation(i, r, ids[i])));
                         continue;
                     }
-                    Limit limit = mode == Mode.ENVOY ? counting(ruleLimit) : ruleLimit;
+                    // a reservation rule's state is its own limit's, whatever asks: not envoy's counter
+                    boolean reserves = r.streamDone() != null && !r.streamDone().charges();
+                    Limit limit = mode == Mode.ENVOY && !reserves ? counting(ruleLimit) : ruleLimit;
                     items.add(new Item(streamed ? Kind.CHARGE : kind, r, limit, key, hits, metricRule));
                 }
                 default -> throw new IllegalStateException("unknown rule kind " + r.kind());
