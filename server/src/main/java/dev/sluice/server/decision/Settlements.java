@@ -52,14 +52,14 @@ public final class Settlements {
         try {
             checkReservation(request, id);
             Settlement.checkWithin("reservation.settle_within", settleWithin);
-            Item it = one(planner.plan(request, Mode.DECIDE, false), "reserve");
+            Plan plan = planner.plan(request, Mode.DECIDE, false);
+            Item it = one(plan, "reserve");
             if (it.hits() < 1) {
                 throw new BadRequestException(
                         "invalid-reservation",
                         "descriptors[0]: hits " + it.hits()
                                 + " reserves nothing: the hits are the estimate (1 or more)");
             }
-            Plan plan = new Plan(request.domain(), List.of(it));
             return calls.run(
                             1,
                             () -> limiter.tryAcquireEstimateAsync(

@@ -3,6 +3,7 @@ package dev.sluice.server.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Settlement;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -38,6 +39,13 @@ class StreamDoneRulesTest {
         assertThat(d.rules().get(2).streamDone()).isEqualTo(new StreamDone("x_id", Settlement.DEFAULT_SETTLE_WITHIN));
         assertThat(d.rules().get(3).streamDone()).isNull();
         assertThat(d.reservationIdKeys()).containsExactlyInAnyOrder("request_id", "x_id");
+    }
+
+    @Test
+    void theReadmeExampleLoads() throws IOException {
+        DomainRules d = RulesParserKeysTest.rules(RulesParserMatchTest.readmeBlock("domain: llm"));
+        assertThat(d.rules().get(0).streamDone().charges()).isTrue();
+        assertThat(d.rules().get(1).streamDone()).isEqualTo(new StreamDone("request_id", Duration.ofMinutes(10)));
     }
 
     @Test
