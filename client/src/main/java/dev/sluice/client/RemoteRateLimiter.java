@@ -9,6 +9,7 @@ import dev.sluice.Degradation;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.TimeBudget;
 import java.io.IOException;
@@ -34,7 +35,8 @@ import org.jspecify.annotations.Nullable;
  * {@code [key=<key>]} of a client domain (default {@code "sluice"}, which needs no rules) and the {@link Limit}
  * itself, its name included, as the descriptor's {@code limit}. The service therefore keeps state per (key, limit
  * identity) and reads it under a named limit's changed numbers exactly as a local store would, on whatever store it runs (memory, Redis, PostgreSQL), with the service's clock. Multi-permit calls
- * are one request and all-or-nothing on the service. {@link #peek(String, Limit, long)} is {@code POST /v1/peek}
+ * are one request and all-or-nothing on the service. A cost known afterwards is reserved with {@code POST /v1/check}
+ * and a {@code reservation} ({@link #tryAcquireEstimate}) and settled with {@code POST /v1/settle} ({@link #settle}). {@link #peek(String, Limit, long)} is {@code POST /v1/peek}
  * with {@code hits} = the cost asked about: the service's own store peeks, nothing is taken.
  *
  * <p>Bad input throws {@link IllegalArgumentException} before any request is sent (the same checks as every
@@ -62,6 +64,7 @@ public final class RemoteRateLimiter implements RateLimiter {
     private final URI peek;
     private final URI reserve;
     private final URI reset;
+    private final URI settle;
     private final String domain;
     /** Null without a token. */
     private final @Nullable String authorization;
@@ -75,6 +78,7 @@ public final class RemoteRateLimiter implements RateLimiter {
         this.peek = URI.create(base + "/v1/peek");
         this.reserve = URI.create(base + "/v1/reserve");
         this.reset = URI.create(base + "/v1/reset");
+        this.settle = URI.create(base + "/v1/settle");
         this.domain = b.domain;
         this.authorization = b.token == null ? null : "Bearer " + b.token;
         this.budget = b.budget;
@@ -212,12 +216,54 @@ public final class RemoteRateLimiter implements RateLimiter {
         return send(reset, body(List.of(new Permit(key, limit, 1)), null)).thenRun(() -> {});
     }
 
+    @Override
+    public Decision tryAcquireEstimate(
+            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
+        return join(tryAcquireEstimateAsync(key, limit, estimate, reservation, settleWithin));
+    }
+
+    /** {@code POST /v1/check} with a {@code reservation}: an id already pending throws IllegalArgumentException. */
+    @Override
+    public CompletableFuture<Decision> tryAcquireEstimateAsync(
+            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
+        Settlement.checkId("reservation", reservation);
+        Settlement.checkWithin("settleWithin", settleWithin);
+        Permit.check(key, limit, estimate);
+        ObjectNode root = body(List.of(new Permit(key, limit, estimate)), null);
+        root.putObject("reservation").put("id", reservation).put("settle_within_ns", settleWithin.toNanos());
+        return send(check, root.toString()).thenApply(RemoteRateLimiter::decision);
+    }
+
+    @Override
+    public Settlement settle(String key, Limit limit, String reservation, long actual) {
+        return join(settleAsync(key, limit, reservation, actual));
+    }
+
+    /** {@code POST /v1/settle}: the service's store settles, on its own clock. */
+    @Override
+    public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String reservation, long actual) {
+        Permit.checkKeyAndLimit(key, limit);
+        Settlement.checkId("reservation", reservation);
+        Settlement.checkActual(limit, actual);
+        ObjectNode root = body(List.of(new Permit(key, limit, 1)), null);
+        ((ObjectNode) root.path("descriptors").path(0)).remove("hits"); // a settle's cost is 'actual'
+        root.put("actual", actual).putObject("reservation").put("id", reservation);
+        return send(settle, root.toString())
+                .thenApply(j -> j.path("settled").asBoolean()
+                        ? new Settlement(
+                                true,
+                                j.get("estimate").asLong(),
+                                j.get("adjusted").asLong(),
+                                j.get("remaining").asLong())
+                        : Settlement.NOT_PENDING);
+    }
+
     /** Holds no connections of its own beyond the shared HTTP client: nothing to release. */
     @Override
     public void close() {}
 
     /** @param maxWaitNanos a reservation's wait, null for the other calls */
-    private String body(List<Permit> permits, @Nullable Long maxWaitNanos) {
+    private ObjectNode body(List<Permit> permits, @Nullable Long maxWaitNanos) {
         ObjectNode root = JSON.createObjectNode().put("domain", domain);
         if (maxWaitNanos != null) {
             root.put("max_wait_ns", maxWaitNanos);
@@ -231,7 +277,7 @@ public final class RemoteRateLimiter implements RateLimiter {
             ObjectNode lj = d.putObject("limit")
                     .put("algorithm", l.algorithm().configName())
                     .put("requests_per_unit", l.rate().permits())
-                    .put("window", l.rate().periodNanos() + "ns");
+                    .put("window", window(l.rate().periodNanos()));
             if (l.algorithm().isTat()) {
                 lj.put("burst", l.capacity());
             }
@@ -239,7 +285,16 @@ public final class RemoteRateLimiter implements RateLimiter {
                 lj.put("name", l.name()); // the limit's identity: its state survives a change of its numbers
             }
         }
-        return root.toString();
+        return root;
+    }
+
+    /** A period as the service reads it (at most 18 digits): in seconds when whole, else in nanoseconds. */
+    private static String window(long nanos) {
+        return nanos % 1_000_000_000L == 0 ? nanos / 1_000_000_000L + "s" : nanos + "ns";
+    }
+
+    private CompletableFuture<JsonNode> send(URI uri, ObjectNode body) {
+        return send(uri, body.toString());
     }
 
     private CompletableFuture<JsonNode> send(URI uri, String body) {

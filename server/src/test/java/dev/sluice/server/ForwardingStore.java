@@ -4,6 +4,7 @@ import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -34,6 +35,28 @@ public class ForwardingStore implements RateLimiter {
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
         return delegate.reserve(key, limit, cost, maxWait);
+    }
+
+    @Override
+    public Decision tryAcquireEstimate(
+            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
+        return delegate.tryAcquireEstimate(key, limit, estimate, reservation, settleWithin);
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireEstimateAsync(
+            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
+        return delegate.tryAcquireEstimateAsync(key, limit, estimate, reservation, settleWithin);
+    }
+
+    @Override
+    public Settlement settle(String key, Limit limit, String reservation, long actual) {
+        return delegate.settle(key, limit, reservation, actual);
+    }
+
+    @Override
+    public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String reservation, long actual) {
+        return delegate.settleAsync(key, limit, reservation, actual);
     }
 
     @Override

@@ -60,7 +60,7 @@ class RulesAndOperationsTest {
                         e -> assertThat(e.problems())
                                 .containsExactly(
                                         "rules.yaml:5: unknown unit 'fortnight': use one of second, minute, hour, day, week, month, year, or 'window: 90s' for any length",
-                                        "rules.yaml:8: unknown key 'shadow_mod' in a descriptor: expected one of descriptors, detailed_metric, key, metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric",
+                                        "rules.yaml:8: unknown key 'shadow_mod' in a descriptor: expected one of charge_on_stream_done, descriptors, detailed_metric, key, metadata, quota_mode, rate_limit, reservation, shadow_mode, share_threshold, value, value_to_metric",
                                         "rules.yaml:10: 'rate_limit' without 'requests_per_unit': say how many requests, e.g. 'requests_per_unit: 100' (or 'unlimited: true')",
                                         "rules.yaml:11: descriptor without a 'key': every entry needs one, e.g. 'key: remote_address'",
                                         "rules.yaml:15: 'burst' applies to token_bucket and gcra, not fixed_window: remove it or set 'algorithm: token_bucket'",

@@ -1,7 +1,9 @@
 package dev.sluice.server.config;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -13,9 +15,32 @@ import org.jspecify.annotations.Nullable;
  * @param semantics the file's {@code semantics:} (Sluice's key, beside {@code domain:}), or null for the service's
  *                  default ({@code sluice serve --semantics})
  * @param source    {@code file:line} of the document, for messages
+ * @param reservationIdKeys the {@code id_key}s of the domain's {@code reservation:} rules ({@link StreamDone}): a
+ *                  request descriptor whose last entry has one of these keys carries a reservation id there
  */
 public record DomainRules(
-        String domain, @Nullable Semantics semantics, DescriptorLevel root, List<Rule> rules, String source) {
+        String domain,
+        @Nullable Semantics semantics,
+        DescriptorLevel root,
+        List<Rule> rules,
+        String source,
+        Set<String> reservationIdKeys) {
+
+    public DomainRules(
+            String domain, @Nullable Semantics semantics, DescriptorLevel root, List<Rule> rules, String source) {
+        this(domain, semantics, root, rules, source, idKeys(rules));
+    }
+
+    private static Set<String> idKeys(List<Rule> rules) {
+        Set<String> keys = new HashSet<>();
+        for (Rule r : rules) {
+            StreamDone sd = r.streamDone();
+            if (sd != null && sd.idKey() != null) {
+                keys.add(sd.idKey());
+            }
+        }
+        return Set.copyOf(keys);
+    }
 
     /** One request entry: a key and its value (possibly empty, never null). */
     public record Entry(String key, String value) {}

@@ -27,6 +27,8 @@ import org.jspecify.annotations.Nullable;
  *                      unmodifiable mapping of String keys to String, Long, Double, Boolean, null, and unmodifiable
  *                      List and Map values of the same; null when the descriptor has none (or an empty one)
  * @param source        {@code file:line} of the {@code rate_limit} block, for messages
+ * @param streamDone    {@code charge_on_stream_done} or {@code reservation} of the descriptor: what a cost reported
+ *                      when the work ends does ({@link StreamDone}); null for neither (the common case)
  */
 public record Rule(
         String id,
@@ -43,7 +45,65 @@ public record Rule(
         boolean quotaMode,
         boolean detailedMetric,
         @Nullable Map<String, Object> metadata,
-        String source) {
+        String source,
+        @Nullable StreamDone streamDone) {
+
+    /** A rule without {@link #streamDone()}. */
+    public Rule(
+            String id,
+            @Nullable String name,
+            List<String> replaces,
+            Kind kind,
+            @Nullable Limit limit,
+            @Nullable Algorithm algorithm,
+            long requestsPerUnit,
+            @Nullable String unit,
+            @Nullable Duration window,
+            long capacity,
+            boolean shadowMode,
+            boolean quotaMode,
+            boolean detailedMetric,
+            @Nullable Map<String, Object> metadata,
+            String source) {
+        this(
+                id,
+                name,
+                replaces,
+                kind,
+                limit,
+                algorithm,
+                requestsPerUnit,
+                unit,
+                window,
+                capacity,
+                shadowMode,
+                quotaMode,
+                detailedMetric,
+                metadata,
+                source,
+                null);
+    }
+
+    /** This rule with {@code sd} as its {@link #streamDone()}. */
+    public Rule withStreamDone(@Nullable StreamDone sd) {
+        return new Rule(
+                id,
+                name,
+                replaces,
+                kind,
+                limit,
+                algorithm,
+                requestsPerUnit,
+                unit,
+                window,
+                capacity,
+                shadowMode,
+                quotaMode,
+                detailedMetric,
+                metadata,
+                source,
+                sd);
+    }
 
     public enum Kind {
         LIMITED,

@@ -23,7 +23,8 @@ import org.yaml.snakeyaml.nodes.SequenceNode;
  * <p>Every key of envoy's loader is read: {@code domain}, {@code descriptors}, {@code key}, {@code value},
  * {@code rate_limit} ({@code unit}, {@code requests_per_unit}, {@code unlimited}, {@code name}, {@code replaces}),
  * and the descriptor flags {@code shadow_mode}, {@code quota_mode}, {@code detailed_metric},
- * {@code value_to_metric}, {@code share_threshold} and {@code metadata}. envoy's own checks apply, with its wording
+ * {@code value_to_metric}, {@code share_threshold} and {@code metadata}; and Sluice's {@code charge_on_stream_done}
+ * and {@code reservation} beside a {@code rate_limit} (costs known when the stream ends, {@link StreamDone}). envoy's own checks apply, with its wording
  * where it has one: an empty key or domain, a duplicate composite ({@code key_value}) in one list, a unit with
  * {@code unlimited}, an empty {@code replaces} name or one naming its own rule, {@code share_threshold} on an entry
  * without {@code *}.
@@ -52,7 +53,9 @@ public final class RulesParser {
             "detailed_metric",
             "value_to_metric",
             "share_threshold",
-            "metadata");
+            "metadata",
+            StreamDoneNodes.CHARGE,
+            StreamDoneNodes.RESERVATION);
     /** Where each key belongs, for the problem of a known key in the wrong place. */
     private static final Map<String, String> PLACES = places();
 
@@ -63,11 +66,13 @@ public final class RulesParser {
 
     private final RuleNodes nodes;
     private final RateLimitNodes rateLimits;
+    private final StreamDoneNodes streamDone;
 
     private RulesParser(String source) {
         this.source = source;
         this.nodes = new RuleNodes(source, problems, PLACES);
         this.rateLimits = new RateLimitNodes(nodes, problems);
+        this.streamDone = new StreamDoneNodes(nodes);
     }
 
     /**
@@ -213,10 +218,13 @@ public final class RulesParser {
         Rule rule = null;
         if (f.get("rate_limit") != null) {
             rule = rateLimits.read(f.get("rate_limit"), path, shadow, quota, detailed, metadata);
+            StreamDone sd = streamDone.read(f, rule, true);
             if (rule != null) {
+                rule = sd == null ? rule : rule.withStreamDone(sd);
                 rules.add(rule);
             }
         } else {
+            streamDone.read(f, null, false);
             if (shadow) {
                 nodes.problem(
                         f.get("shadow_mode"),
@@ -261,6 +269,9 @@ public final class RulesParser {
         m.put("semantics", "at the top of a rules document, beside 'domain'");
         for (String k : List.of("algorithm", "burst", "window")) {
             m.put(k, "in 'rate_limit'");
+        }
+        for (String k : StreamDoneNodes.RESERVATION_KEYS) {
+            m.put(k, "in 'reservation'");
         }
         return Map.copyOf(m);
     }

@@ -110,6 +110,7 @@ public final class DecisionService {
     private final Ticker clock;
     private final DeniedKeys deniedKeys;
     private final Optional<StoreHealth> storeHealth;
+    private final Settlements settlements;
 
     /** With the service's deadline on {@link Scheduler#system()}'s timer. */
     public DecisionService(
@@ -144,6 +145,12 @@ public final class DecisionService {
         this.clock = limiter instanceof InMemoryRateLimiter m ? m.ticker() : Ticker.system();
         this.deniedKeys = new DeniedKeys(clock);
         this.storeHealth = StoreHealth.of(limiter);
+        this.settlements = new Settlements(limiter, planner, calls, metrics);
+    }
+
+    /** Reservations and settles of Sluice's own API ({@code POST /v1/check} with a reservation, {@code /v1/settle}). */
+    public Settlements settlements() {
+        return settlements;
     }
 
     /** The keys denied most over the last minute (the dashboard's top denied keys), on {@link #clock()}. */

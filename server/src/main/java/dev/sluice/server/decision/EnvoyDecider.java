@@ -41,11 +41,13 @@ final class EnvoyDecider {
     private final RateLimiter limiter;
     private final ServerMetrics metrics;
     private final PlanDecider peeker;
+    private final StreamDoneDecider streamDone;
 
     EnvoyDecider(RateLimiter limiter, ServerMetrics metrics, PlanDecider peeker) {
         this.limiter = limiter;
         this.metrics = metrics;
         this.peeker = peeker;
+        this.streamDone = new StreamDoneDecider(limiter, peeker);
     }
 
     /**
@@ -53,6 +55,9 @@ final class EnvoyDecider {
      * call, and for Sluice's other algorithms a second (draining a denial).
      */
     static int sequentialCalls(Plan plan) {
+        if (StreamDoneDecider.any(plan)) {
+            return StreamDoneDecider.MAX_CALLS;
+        }
         for (Item it : plan.items()) {
             if (it.kind() == Plan.Kind.ENFORCED || it.kind() == Plan.Kind.SHADOW) {
                 return 2;
@@ -73,7 +78,9 @@ final class EnvoyDecider {
             counts.add(
                     it.kind() == Plan.Kind.ENFORCED || it.kind() == Plan.Kind.SHADOW
                             ? count(it)
-                            : CompletableFuture.completedFuture(null));
+                            : it.kind() == Plan.Kind.CHARGE || it.kind() == Plan.Kind.RESERVE
+                                    ? streamDone.decide(it)
+                                    : CompletableFuture.completedFuture(null));
         }
         return CompletableFuture.allOf(counts.toArray(CompletableFuture[]::new))
                 .thenApply(v -> answer(plan, counts, quotaMode));
@@ -98,7 +105,7 @@ final class EnvoyDecider {
                     long w = it.matched().windowNanos();
                     yield new Decision(it.hits() == 0, 0, 0, it.hits() == 0 ? 0 : w, w);
                 }
-                case ENFORCED, SHADOW -> counts.get(i).join();
+                case ENFORCED, SHADOW, CHARGE, RESERVE -> counts.get(i).join();
                 default -> throw new IllegalStateException("not an envoy plan item: " + it.kind());
             };
             Status s;
@@ -151,7 +158,7 @@ final class EnvoyDecider {
     }
 
     /** Whether {@code l} is envoy's counter ({@link RequestPlanner#counting}) rather than one of Sluice's algorithms. */
-    private static boolean counter(Limit l) {
+    static boolean counter(Limit l) {
         return l.capacity() == Limit.MAX_WINDOW_PERMITS && l.algorithm() == Algorithm.FIXED_WINDOW;
     }
 

@@ -28,11 +28,13 @@ final class PlanDecider {
     private final RateLimiter limiter;
     private final String storeName;
     private final ServerMetrics metrics;
+    private final StreamDoneDecider streamDone;
 
     PlanDecider(RateLimiter limiter, String storeName, ServerMetrics metrics) {
         this.limiter = limiter;
         this.storeName = storeName;
         this.metrics = metrics;
+        this.streamDone = new StreamDoneDecider(limiter, this);
     }
 
     /** The most store calls one after another deciding a plan makes: the looks, then the takes. */
@@ -43,7 +45,7 @@ final class PlanDecider {
             looks |= it.kind() == Kind.PEEK || it.kind() == Kind.OVERSIZED;
             takes |= it.kind() == Kind.ENFORCED || it.kind() == Kind.SHADOW;
         }
-        return (looks ? 1 : 0) + (takes ? 1 : 0);
+        return (looks ? 1 : 0) + Math.max(takes ? 1 : 0, StreamDoneDecider.any(plan) ? StreamDoneDecider.MAX_CALLS : 0);
     }
 
     CompletableFuture<CheckResult> decide(Plan plan) {
@@ -80,7 +82,7 @@ final class PlanDecider {
                 // more hits than the limit holds (strict semantics on the Envoy APIs): over, nothing taken
                 case OVERSIZED ->
                     looks.add(oversized(it).thenAccept(d -> out[at] = over(it, Outcome.OVER_LIMIT, it.limit(), d)));
-                case ENFORCED, SHADOW -> {
+                case ENFORCED, SHADOW, CHARGE, RESERVE -> {
                     // below
                 }
                 default -> throw new IllegalStateException("unknown kind " + it.kind());
@@ -130,6 +132,9 @@ final class PlanDecider {
                     out[i] = new Status(
                             Code.OK, Outcome.SKIPPED, it.rule(), it.limit(), null, it.hits(), it.metricRule(), true);
                 }
+            } else if (it.kind() == Kind.CHARGE || it.kind() == Kind.RESERVE) {
+                // a cost known when the work ends: decided on its own, whatever the others (StreamDoneDecider)
+                calls.add(streamDone.decide(it).thenAccept(d -> out[at] = streamed(it, d)));
             } else if (it.kind() == Kind.SHADOW) {
                 calls.add(limiter.tryAcquireAsync(it.storeKey(), it.storeLimit(), it.hits())
                         .thenAccept(d -> out[at] = new Status(
@@ -251,6 +256,22 @@ final class PlanDecider {
                             + "; send hits ≥ 1 to /v1/check",
                     e));
         });
+    }
+
+    /** A stream-done descriptor's status: a check when it looked ({@code hits: 0}), else OK or over. */
+    private static Status streamed(Item it, Decision d) {
+        Outcome outcome = d.denied()
+                ? (it.matched().shadowMode() ? Outcome.SHADOW_OVER_LIMIT : Outcome.OVER_LIMIT)
+                : it.hits() == 0 ? Outcome.CHECKED : Outcome.OK;
+        return new Status(
+                outcome == Outcome.OVER_LIMIT ? Code.OVER_LIMIT : Code.OK,
+                outcome,
+                it.rule(),
+                it.limit(),
+                d,
+                it.hits(),
+                it.metricRule(),
+                true);
     }
 
     static Status status(Item it, Decision d, Outcome outcome, boolean detailed) {

@@ -4,10 +4,13 @@ import dev.sluice.Algorithm;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateUnit;
+import dev.sluice.Settlement;
 import dev.sluice.server.config.DomainRules;
+import dev.sluice.server.config.DomainRules.Entry;
 import dev.sluice.server.config.Match;
 import dev.sluice.server.config.Rule;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.server.config.StreamDone;
 import dev.sluice.server.decision.Plan.Item;
 import dev.sluice.server.decision.Plan.Kind;
 import dev.sluice.server.decision.Plan.Mode;
@@ -15,8 +18,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Everything about a request that can be decided or refused without the store: its shape (a domain, 1 to
@@ -114,6 +119,7 @@ final class RequestPlanner {
                             + rs.domains().keySet().stream().sorted().toList());
         }
         Rule[] matched = new Rule[ds.size()];
+        String[] ids = new String[ds.size()]; // reservation ids carried in a rule's id_key entry
         Match[] matches = new Match[ds.size()];
         Set<String> replaced = Set.of(); // a set of its own once a matched rule replaces another
         for (int i = 0; i < ds.size(); i++) {
@@ -195,7 +201,7 @@ final class RequestPlanner {
                         null,
                         "request");
             } else if (dr != null) {
-                matches[i] = dr.match(d.entries());
+                matches[i] = match(dr, d.entries(), ids, i);
                 matched[i] = matches[i] == null ? null : matches[i].rule();
                 if (matched[i] != null && !matched[i].replaces().isEmpty()) {
                     if (replaced.isEmpty()) {
@@ -224,9 +230,11 @@ final class RequestPlanner {
                     Limit ruleLimit = r.limitOfLimited();
                     String key = StoreKeys.storeKey(domain, matches[i] != null ? matches[i].keyEntries() : d.entries());
                     long hits = d.hits();
+                    StreamDone sd = deciding && mode != Mode.PEEK ? r.streamDone() : null;
+                    boolean streamed = sd != null && (ids[i] != null || (sd.charges() && hits > 0));
                     try {
                         if (hits > 0 && deciding) {
-                            if (envoyApi && hits > ruleLimit.capacity()) {
+                            if ((envoyApi && hits > ruleLimit.capacity()) || streamed) {
                                 Permit.checkKey(key); // never grantable: over the limit, decided without the store
                             } else {
                                 Permit.check(key, ruleLimit, hits);
@@ -243,8 +251,16 @@ final class RequestPlanner {
                                     : hits > ruleLimit.capacity()
                                             ? Kind.OVERSIZED
                                             : r.shadowMode() ? Kind.SHADOW : Kind.ENFORCED;
-                    Limit limit = mode == Mode.ENVOY ? counting(ruleLimit) : ruleLimit;
-                    items.add(new Item(kind, r, limit, key, hits, metricRule));
+                    if (streamed && ids[i] != null) {
+                        // a reservation is decided on the rule's own limit in both semantics: admitted on its estimate
+                        items.add(
+                                new Item(Kind.RESERVE, r, ruleLimit, key, hits, metricRule, reservation(i, r, ids[i])));
+                        continue;
+                    }
+                    // a reservation rule's state is its own limit's, whatever asks: not envoy's counter
+                    boolean reserves = r.streamDone() != null && !r.streamDone().charges();
+                    Limit limit = mode == Mode.ENVOY && !reserves ? counting(ruleLimit) : ruleLimit;
+                    items.add(new Item(streamed ? Kind.CHARGE : kind, r, limit, key, hits, metricRule));
                 }
                 default -> throw new IllegalStateException("unknown rule kind " + r.kind());
             }
@@ -253,5 +269,35 @@ final class RequestPlanner {
         // sent its own limit; "_unknown": the rest (the Envoy APIs answer OK and limit nothing, as envoy does; on the
         // dashboard and in server/README.md's metrics, often the sign of a caller's misspelt domain)
         return new Plan(dr != null ? domain : allOverridden ? "_client" : "_unknown", items);
+    }
+
+    /**
+     * The rule of a descriptor's entries. In a domain with {@code reservation:} rules, a descriptor whose last entry
+     * has one of their {@code id_key}s is matched without it, and when that finds a rule with that very
+     * {@code id_key} the entry's value is the descriptor's reservation id ({@code ids[i]}), no part of its store key;
+     * otherwise the descriptor is matched as sent.
+     */
+    private static @Nullable Match match(DomainRules dr, List<Entry> entries, String[] ids, int i) {
+        int n = entries.size();
+        if (n > 1 && dr.reservationIdKeys().contains(entries.get(n - 1).key())) {
+            Entry id = entries.get(n - 1);
+            Match m = dr.match(entries.subList(0, n - 1));
+            StreamDone sd = m == null ? null : m.rule().streamDone();
+            if (sd != null && id.key().equals(sd.idKey())) {
+                ids[i] = id.value();
+                return m;
+            }
+        }
+        return dr.match(entries);
+    }
+
+    private static Plan.Reservation reservation(int i, Rule r, String id) {
+        try {
+            Settlement.checkId("reservation", id);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException(
+                    "invalid-reservation", "descriptors[" + i + "] (rule " + r.id() + "): " + e.getMessage());
+        }
+        return new Plan.Reservation(id, Objects.requireNonNull(r.streamDone()).settleWithin());
     }
 }

@@ -142,7 +142,8 @@ final class CheckAnswerJson {
         b.writeByte('}').writeByte('}');
     }
 
-    private static void writeLimit(ByteBuf b, Rule rule, @Nullable Limit l) {
+    /** {@code ,"limit":{…}}: the rule's numbers, and the limit's capacity when given. */
+    static void writeLimit(ByteBuf b, Rule rule, @Nullable Limit l) {
         if (rule.algorithm() != null) {
             b.writeBytes(LIMIT_ALGORITHM);
             JsonBuf.string(b, rule.algorithm().configName());

@@ -120,7 +120,7 @@ public final class CheckJson {
         return root;
     }
 
-    private static CheckRequest parse(JsonNode root, int maxDescriptors, Set<String> fields) {
+    static CheckRequest parse(JsonNode root, int maxDescriptors, Set<String> fields) {
         object(root, "the body", fields);
         JsonNode domainNode = root.get("domain");
         if (domainNode == null || domainNode.isNull()) {
@@ -275,7 +275,7 @@ public final class CheckJson {
         return name;
     }
 
-    private static void object(JsonNode n, String at, Set<String> allowed) {
+    static void object(JsonNode n, String at, Set<String> allowed) {
         if (n == null || !n.isObject()) {
             throw new BadRequestException("invalid-type", at + " must be a JSON object, not " + kind(n));
         }
@@ -290,7 +290,7 @@ public final class CheckJson {
         }
     }
 
-    private static String text(JsonNode n, String at) {
+    static String text(JsonNode n, String at) {
         if (!n.isTextual()) {
             throw new BadRequestException("invalid-type", at + " must be a string, not " + kind(n));
         }

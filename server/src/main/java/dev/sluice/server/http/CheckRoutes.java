@@ -5,6 +5,7 @@ import dev.sluice.server.decision.BadRequestException;
 import dev.sluice.server.decision.CheckResult;
 import dev.sluice.server.decision.DecisionService;
 import dev.sluice.server.decision.RateLimitHeaders;
+import dev.sluice.server.decision.Settlements;
 import io.micrometer.core.instrument.Timer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -25,8 +26,9 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Sluice's own decisions: {@code POST /v1/check}, {@code /v1/peek} (check only, for any cost), {@code /v1/reserve}
- * and {@code /v1/reset}. The body is JSON ({@link CheckJson}), the answer too ({@link CheckAnswerJson}) with the
+ * Sluice's own decisions: {@code POST /v1/check} (with a {@code reservation}: a cost known afterwards, reserved on
+ * its estimate), {@code /v1/settle} (that cost settled, {@link SettleJson}), {@code /v1/peek} (check only, for any
+ * cost), {@code /v1/reserve} and {@code /v1/reset}. The body is JSON ({@link CheckJson}), the answer too ({@link CheckAnswerJson}) with the
  * RateLimit headers, 200 or 429; a reset is 204; a failure is {@link HttpFailures}' problem.
  */
 final class CheckRoutes {
@@ -60,7 +62,19 @@ final class CheckRoutes {
             }
             byte[] body = ByteBufUtil.getBytes(req.content());
             switch (path) {
-                case "/v1/check" -> f = service.check(CheckJson.parse(body, service.maxDescriptors()));
+                case "/v1/check" -> {
+                    SettleJson.Check c = SettleJson.parseCheck(body, service.maxDescriptors());
+                    f = c.id() == null
+                            ? service.check(c.request())
+                            : service.settlements().reserve(c.request(), c.id(), c.settleWithin());
+                }
+                case "/v1/settle" -> {
+                    SettleJson.Settle st = SettleJson.parseSettle(body, service.maxDescriptors());
+                    CompletableFuture<Settlements.Settled> settled =
+                            service.settlements().settle(st.request(), st.id(), st.actual());
+                    inOrder.inTurn(ctx, settled, () -> settled(ctx, keepAlive, settled));
+                    return;
+                }
                 case "/v1/peek" -> f = service.peek(CheckJson.parse(body, service.maxDescriptors()));
                 case "/v1/reserve" -> {
                     CheckJson.Reserve r = CheckJson.parseReserve(body, service.maxDescriptors());
@@ -75,6 +89,24 @@ final class CheckRoutes {
             return;
         }
         inOrder.inTurn(ctx, f, () -> finish(ctx, keepAlive, f, start));
+    }
+
+    /** {@code POST /v1/settle}'s answer: 200 with what the settle did, settled or not ({@link SettleJson}). */
+    private void settled(ChannelHandlerContext ctx, boolean keepAlive, CompletableFuture<Settlements.Settled> f) {
+        Settlements.Settled s;
+        try {
+            s = f.join();
+        } catch (CompletionException e) {
+            failures.answer(ctx, keepAlive, e);
+            return;
+        }
+        ByteBuf buf = ctx.alloc().buffer(256);
+        SettleJson.write(s, buf);
+        FullHttpResponse resp = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK, buf);
+        resp.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
+        answers.send(ctx, keepAlive, resp);
     }
 
     private void finish(ChannelHandlerContext ctx, boolean keepAlive, CompletableFuture<CheckResult> f, long start) {

@@ -8,6 +8,7 @@ import dev.sluice.server.ForwardingStore;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.tck.RateLimiterTck;
+import dev.sluice.tck.SettleTck;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -15,9 +16,11 @@ import java.time.Duration;
 /**
  * The whole conformance suite, run against {@link RemoteRateLimiter} talking HTTP to a real {@code sluice serve}
  * (one per limiter the suite asks for) whose in-memory store runs on the suite's clock. Every decision crosses
- * the socket, the JSON and the rules layer; the suite requires them to be the in-process store's, exactly.
+ * the socket, the JSON and the rules layer; the suite requires them to be the in-process store's, exactly. With
+ * {@link SettleTck}: reservations ({@code POST /v1/check} with a {@code reservation}) and settles ({@code POST
+ * /v1/settle}) too.
  */
-class RemoteConformanceTest implements RateLimiterTck {
+class RemoteConformanceTest implements RateLimiterTck, SettleTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {

@@ -263,8 +263,8 @@ class RulesParserKeysTest {
         assertThat(problems("domain: d\ndescriptors:\n  - key: k\n    semantics: strict\n"))
                 .containsExactly(
                         "rules.yaml:4: unknown key 'semantics' in a descriptor: it belongs at the top of a rules document, "
-                                + "beside 'domain'; expected one of descriptors, detailed_metric, key, metadata, quota_mode, "
-                                + "rate_limit, shadow_mode, share_threshold, value, value_to_metric");
+                                + "beside 'domain'; expected one of charge_on_stream_done, descriptors, detailed_metric, key, metadata, quota_mode, "
+                                + "rate_limit, reservation, shadow_mode, share_threshold, value, value_to_metric");
     }
 
     @Test
@@ -342,8 +342,8 @@ class RulesParserKeysTest {
                     value: c
                 """))
                 .containsExactly(
-                        "rules.yaml:5: unknown key 'ratelimit' in a descriptor: expected one of descriptors, detailed_metric, key, "
-                                + "metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric",
+                        "rules.yaml:5: unknown key 'ratelimit' in a descriptor: expected one of charge_on_stream_done, descriptors, detailed_metric, key, "
+                                + "metadata, quota_mode, rate_limit, reservation, shadow_mode, share_threshold, value, value_to_metric",
                         "rules.yaml:10: 'rate_limit' without 'requests_per_unit': say how many requests, e.g. "
                                 + "'requests_per_unit: 100' (or 'unlimited: true')",
                         "rules.yaml:11: unknown key 'requestsperunit' in 'rate_limit': expected one of algorithm, burst, name, "
@@ -379,11 +379,11 @@ class RulesParserKeysTest {
                                 + "entry) (envoyproxy/ratelimit would ignore it here); expected one of algorithm, burst, name, "
                                 + "replaces, requests_per_unit, unit, unlimited, window",
                         "rules.yaml:8: unknown key 'requests_per_unit' in a descriptor: it belongs in 'rate_limit' "
-                                + "(envoyproxy/ratelimit would ignore it here); expected one of descriptors, detailed_metric, key, "
-                                + "metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric",
+                                + "(envoyproxy/ratelimit would ignore it here); expected one of charge_on_stream_done, descriptors, detailed_metric, key, "
+                                + "metadata, quota_mode, rate_limit, reservation, shadow_mode, share_threshold, value, value_to_metric",
                         "rules.yaml:9: unknown key 'domain' in a descriptor: it belongs at the top of a rules document "
-                                + "(envoyproxy/ratelimit would ignore it here); expected one of descriptors, detailed_metric, key, "
-                                + "metadata, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric");
+                                + "(envoyproxy/ratelimit would ignore it here); expected one of charge_on_stream_done, descriptors, detailed_metric, key, "
+                                + "metadata, quota_mode, rate_limit, reservation, shadow_mode, share_threshold, value, value_to_metric");
     }
 
     @Test

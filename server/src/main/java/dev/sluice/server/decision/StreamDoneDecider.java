@@ -1,0 +1,158 @@
+package dev.sluice.server.decision;
+
+import dev.sluice.Decision;
+import dev.sluice.FailureKind;
+import dev.sluice.Limit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
+import dev.sluice.server.decision.Plan.Item;
+import dev.sluice.server.decision.Plan.Kind;
+import dev.sluice.server.decision.Plan.Reservation;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Decides the descriptors of a cost known only when the work ends ({@link dev.sluice.server.config.StreamDone}), in
+ * either semantics, each on its own (never all-or-nothing with the request's other descriptors): envoy's
+ * {@code apply_on_stream_done} flow, where Envoy sends the descriptor at the request's start with
+ * {@code hits_addend: 0} (a check) or with the estimate, and again when the stream ends with {@code hits_addend} =
+ * the actual cost, whose answer it ignores.
+ *
+ * <h2>{@link Kind#CHARGE}: {@code charge_on_stream_done}, hits ≥ 1</h2>
+ * Work already done is counted in full, whatever the key's state, and answered OK with what remains (0 in debt):
+ * <ul>
+ *   <li>token bucket, GCRA: {@link RateLimiter#reserve} of the hits with no bound on the wait, which takes them now
+ *       from the future: the bucket goes into debt, which the key's next requests wait out, exactly as a
+ *       {@link RateLimiter#settle} that charges more;</li>
+ *   <li>fixed window, envoy semantics: envoy's counter ({@link RequestPlanner#counting}), which adds every hit;</li>
+ *   <li>fixed window, strict semantics: the hits are taken if they fit, else what is left of the window (up to
+ *       {@value #MAX_CALLS} tries when others take at the same time). A fixed window's count at or past its limit
+ *       denies everything until the window ends and nothing of it carries over, so a full window decides every later
+ *       request as one charged past its limit would;</li>
+ *   <li>sliding window and sliding log, whose counts past the limit would matter as they slide: refused in the rules
+ *       (use a reservation).</li>
+ * </ul>
+ * More hits than the limit's capacity count as the capacity, as {@link Settlement#checkActual} bounds a settle.
+ *
+ * <h2>{@link Kind#RESERVE}: {@code reservation:}, a descriptor carrying a request id</h2>
+ * Decided on the rule's own limit (admitted or denied on the estimate, in both semantics; a denial takes nothing):
+ * <ul>
+ *   <li>hits from 1 to the capacity: {@link RateLimiter#tryAcquireEstimate} of the hits under the id, the
+ *       request's start; when the id is already pending (the store refuses a second reservation under it), this is
+ *       the stream's end: {@link RateLimiter#settle} at the hits;</li>
+ *   <li>hits 0: a settle at 0 (the work used nothing) when the id is pending, else a check: would 1 more pass?;</li>
+ *   <li>more hits than the capacity: a settle at the capacity when the id is pending, else OVER_LIMIT (it can never
+ *       be granted), nothing taken.</li>
+ * </ul>
+ * A settled descriptor is answered OK, with the remaining the settle left. A stream end later than the rule's
+ * {@code settle_within} finds its reservation gone (its estimate stood) and is taken for a new request's start.
+ */
+final class StreamDoneDecider {
+    /** The most store calls one after another a stream-done descriptor makes (a strict fixed window's tries). */
+    static final int MAX_CALLS = 4;
+
+    private static final Duration FOREVER = Duration.ofSeconds(Long.MAX_VALUE);
+
+    private final RateLimiter limiter;
+    private final PlanDecider peeker;
+
+    StreamDoneDecider(RateLimiter limiter, PlanDecider peeker) {
+        this.limiter = limiter;
+        this.peeker = peeker;
+    }
+
+    /** Whether a plan has a stream-done descriptor. */
+    static boolean any(Plan plan) {
+        for (Item it : plan.items()) {
+            if (it.kind() == Kind.CHARGE || it.kind() == Kind.RESERVE) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The descriptor's decision: allowed for a charge or a settle, the estimate's for a reservation. */
+    CompletableFuture<Decision> decide(Item it) {
+        return it.kind() == Kind.CHARGE ? charge(it) : reserveOrSettle(it, it.reserved());
+    }
+
+    private CompletableFuture<Decision> charge(Item it) {
+        Limit l = it.storeLimit();
+        long h = Math.min(it.hits(), l.capacity());
+        if (l.algorithm().isTat()) {
+            return call(() -> limiter.reserveAsync(it.storeKey(), l, h, FOREVER))
+                    .thenApply(StreamDoneDecider::charged);
+        }
+        if (EnvoyDecider.counter(l)) {
+            // envoy's counter holds every hit; the answer in the rule's numbers, as envoy reads its counter
+            long c = it.matched().limitOfLimited().capacity();
+            return call(() -> limiter.tryAcquireAsync(it.storeKey(), l, h)).thenApply(d -> {
+                long count = l.capacity() - d.remaining();
+                return new Decision(true, c, Math.max(0, c - count), 0, d.resetAfterNanos(), d.degradation());
+            });
+        }
+        return fill(it, h, MAX_CALLS);
+    }
+
+    /** A strict fixed window: {@code h} taken when they fit, else what is left, until the window is full. */
+    private CompletableFuture<Decision> fill(Item it, long h, int tries) {
+        return call(() -> limiter.tryAcquireAsync(it.storeKey(), it.storeLimit(), h))
+                .thenCompose(d -> {
+                    if (d.allowed() || d.degraded() || d.remaining() == 0 || tries == 1) {
+                        return CompletableFuture.completedFuture(charged(d));
+                    }
+                    return fill(it, Math.min(h, d.remaining()), tries - 1);
+                });
+    }
+
+    private CompletableFuture<Decision> reserveOrSettle(Item it, Reservation r) {
+        Limit l = it.storeLimit();
+        long h = it.hits();
+        if (h == 0) {
+            return settle(it, r, 0).thenCompose(d -> d != null ? done(d) : peeker.look(it, 1));
+        }
+        if (h > l.capacity()) {
+            return settle(it, r, l.capacity()).thenApply(d -> d != null ? d : neverGranted(l));
+        }
+        return call(() -> limiter.tryAcquireEstimateAsync(it.storeKey(), l, h, r.id(), r.settleWithin()))
+                .exceptionallyCompose(t -> {
+                    // everything else a reservation checks was checked when planning: the id is already pending
+                    if (FailureKind.unwrap(t) instanceof IllegalArgumentException) {
+                        return settle(it, r, h).thenApply(d -> d != null ? d : neverGranted(l));
+                    }
+                    return CompletableFuture.failedFuture(t);
+                });
+    }
+
+    /** The settle's answer as a decision, or null when the reservation was not pending. */
+    private CompletableFuture<@Nullable Decision> settle(Item it, Reservation r, long actual) {
+        Limit l = it.storeLimit();
+        return call(() -> limiter.settleAsync(it.storeKey(), l, r.id(), actual))
+                .thenApply(s -> s.settled() ? new Decision(true, l.capacity(), s.remaining(), 0, 0) : null);
+    }
+
+    private static CompletableFuture<Decision> done(Decision d) {
+        return CompletableFuture.completedFuture(d);
+    }
+
+    private static Decision neverGranted(Limit l) {
+        long w = l.periodNanos();
+        return new Decision(false, l.capacity(), 0, w, w);
+    }
+
+    /** A charge's decision: allowed (the work is done), without a wait, with what remains. */
+    private static Decision charged(Decision d) {
+        return new Decision(true, d.limit(), d.remaining(), 0, d.resetAfterNanos(), d.degradation());
+    }
+
+    /** The store's call, whose synchronous throw (a store's checks) fails the future instead. */
+    private static <T> CompletableFuture<T> call(Supplier<CompletableFuture<T>> op) {
+        try {
+            return op.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+}
