@@ -1,6 +1,7 @@
 package dev.sluice.lease;
 
 import dev.sluice.Decision;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
@@ -45,7 +46,7 @@ import java.util.concurrent.CompletableFuture;
  * to check; not built). A node that crashes loses what it held, within the same bound.
  *
  * <p>Token bucket, GCRA and fixed window are leased; sliding window, sliding log, multi-permit calls, reserve, peek,
- * reset and costs known afterwards ({@code tryAcquireEstimate}, {@code settle}) go to the store unchanged (a reset also forgets this node's lease of that key, not other nodes'). A
+ * reset, costs known afterwards ({@code tryAcquireEstimate}, {@code settle}) and {@link #inFlight() slots in flight} go to the store unchanged (a reset also forgets this node's lease of that key, not other nodes'). A
  * decision the store made degraded ({@link Decision#degraded()}, e.g. under a {@code FailSafeRateLimiter}) takes
  * nothing and is returned as it is. A local admission's {@code remaining} is an estimate (the store's remaining at
  * the last take plus what is held here). {@link #storeHealth()} is the health of the store's failure policy, if it has
@@ -223,6 +224,12 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
                 }
             }
         });
+    }
+
+    /** The store's slots in flight, unchanged: a slot is never leased ahead (it is held by one holder, not spent). */
+    @Override
+    public InFlightLimiter inFlight() {
+        return store.inFlight();
     }
 
     /** Store calls made so far (takes, takes ahead, denials asked again, and every call of the plain path). */
