@@ -12,7 +12,8 @@ import java.security.NoSuchAlgorithmException;
  * The scripts Sluice runs, read once from {@code src/main/resources/dev/sluice/redis}: for each algorithm
  * {@code common.lua + [window_math.lua] + <algorithm>.lua + run.lua}, and one script with every algorithm for a multi-permit
  * that mixes them, one read-only script with every algorithm for {@code peek} ({@code peek.lua} instead
- * of {@code run.lua}), and one with every algorithm for a batch of independent decisions ({@code batch.lua}).
+ * of {@code run.lua}), one with every algorithm for a batch of independent decisions ({@code batch.lua}), and
+ * {@code common.lua + in_flight.lua} for work in flight.
  * The text is constant (keys and numbers travel as KEYS and ARGV), so each script has one
  * SHA-1 and is called with {@code EVALSHA}; {@code EVAL} of the same text is the fallback on
  * {@code NOSCRIPT}, and loads it again as a side effect.
@@ -54,6 +55,8 @@ final class LuaScripts {
     final Script peek;
     /** Every algorithm: many independent single-permit decisions in one call (see batch.lua). */
     final Script batch;
+    /** Work in flight: one key's slots (common.lua and in_flight.lua). */
+    final Script inFlight;
 
     private LuaScripts() {
         String common = read("common.lua");
@@ -71,6 +74,7 @@ final class LuaScripts {
         mixed = script("mixed", common, every, run);
         peek = script("peek", common, every, read("peek.lua"));
         batch = script("batch", common, every, read("batch.lua"));
+        inFlight = script("in_flight", common, "", read("in_flight.lua"));
     }
 
     static final LuaScripts INSTANCE = new LuaScripts();
@@ -85,7 +89,7 @@ final class LuaScripts {
     }
 
     Script[] all() {
-        return new Script[] {gcra, fixedWindow, slidingWindow, slidingLog, mixed, peek, batch};
+        return new Script[] {gcra, fixedWindow, slidingWindow, slidingLog, mixed, peek, batch, inFlight};
     }
 
     private static Script script(String name, String common, String algorithms, String run) {

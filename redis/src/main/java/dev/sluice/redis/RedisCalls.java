@@ -10,6 +10,7 @@ import io.lettuce.core.api.async.RedisKeyAsyncCommands;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -115,6 +116,11 @@ final class RedisCalls {
         byte[] k = RedisKeys.of(prefix, key, limit);
         checkOpen();
         return runner.delete(keyCommands, k);
+    }
+
+    /** Work in flight on the same connection, clock, key prefix and expiry floor as these calls. */
+    RedisInFlight inFlight(@Nullable Executor callbackExecutor) {
+        return new RedisInFlight(runner, clock, prefix, minTtlMillis, closed, name, callbackExecutor);
     }
 
     /** A single-permit decision: through the batches, or its own {@code EVALSHA} without batching. */

@@ -33,7 +33,24 @@ final class RedisKeys {
 
     static byte[] of(String prefix, String key, Limit limit) {
         checkEncodable(key);
-        String id = identity(limit);
+        return of(prefix, identity(limit), key);
+    }
+
+    /**
+     * The slots in flight of {@code key} ({@code in_flight.lua}): {@code prefix + "in-flight" + ...} with the key
+     * placed as for a limit, so the slots of a key share its hash slot. No limit's identity is {@code in-flight} (an
+     * unnamed limit's id has {@code :}s, a named limit's identity an {@code @}), so slots and rate-limit state never
+     * share a Redis key.
+     */
+    static byte[] inFlight(String prefix, String key) {
+        checkEncodable(key);
+        return of(prefix, IN_FLIGHT, key);
+    }
+
+    /** The identity part of the keys of slots in flight. */
+    static final String IN_FLIGHT = "in-flight";
+
+    private static byte[] of(String prefix, String id, String key) {
         StringBuilder sb = new StringBuilder(prefix.length() + id.length() + key.length() + 12);
         sb.append(prefix).append(id);
         if (hasHashTag(key)) {

@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
@@ -88,6 +89,7 @@ public final class RedisRateLimiter implements RateLimiter {
     private final boolean cluster;
     private final String where;
     private final ReconnectWatch reconnects;
+    private final RedisInFlight inFlight;
     /** Null: futures complete on Lettuce's I/O thread. */
     private final @Nullable Executor callbackExecutor;
 
@@ -113,6 +115,7 @@ public final class RedisRateLimiter implements RateLimiter {
         this.coalescer = b.batching ? new Coalescer(runner, failures, cluster) : null;
         this.calls = new RedisCalls(
                 runner, coalescer, redis.keyCommands, cluster, clock, b.keyPrefix, minTtlMillis, closed, toString());
+        this.inFlight = calls.inFlight(b.callbackExecutor);
         try {
             runner.loadScripts(connectTimeout);
             runner.warmUp(calls.peek("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
@@ -243,6 +246,12 @@ public final class RedisRateLimiter implements RateLimiter {
         return onCallbackExecutor(runner.withDeadline(calls.reset(key, limit)).thenRun(() -> {}));
     }
 
+    /** Slots with a lease on this Redis, one {@code EVALSHA} per call: see {@link RedisInFlight}. */
+    @Override
+    public InFlightLimiter inFlight() {
+        return inFlight;
+    }
+
     @Override
     public void close() {
         if (!closed.compareAndSet(false, true)) {
@@ -262,8 +271,7 @@ public final class RedisRateLimiter implements RateLimiter {
 
     /** The future as the user gets it: completed on the callback executor if one is set. */
     private <T> CompletableFuture<T> onCallbackExecutor(CompletableFuture<T> f) {
-        // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
-        return callbackExecutor == null ? f : f.whenCompleteAsync((v, e) -> {}, callbackExecutor);
+        return ScriptRunner.completeOn(callbackExecutor, f);
     }
 
     /** Options for a {@link RedisRateLimiter}. */
@@ -324,16 +332,8 @@ public final class RedisRateLimiter implements RateLimiter {
          * connection is down they fail at once ({@link Degradation#UNAVAILABLE}) or at their budget.
          */
         public Builder connectTimeout(Duration timeout) {
-            this.connectTimeout = positive("connectTimeout", timeout, "Duration.ofSeconds(2)");
+            this.connectTimeout = RedisUris.checkConnectTimeout(timeout);
             return this;
-        }
-
-        private static Duration positive(String what, Duration d, String example) {
-            Objects.requireNonNull(d, what + " must not be null: e.g. " + example);
-            if (d.isNegative() || d.isZero()) {
-                throw new IllegalArgumentException(what + " " + d + " must be positive, e.g. " + example);
-            }
-            return d;
         }
 
         /** Whether the URI is a Redis Cluster; by default a single address is asked ({@code INFO cluster}). */

@@ -169,4 +169,13 @@ final class RedisUris {
     }
 
     private static final String SENTINEL_FORM = "redis-sentinel://[password@]host1:26379,host2:26379[/db]#mymaster";
+
+    /** Checks the builder's {@code connectTimeout}: positive. */
+    static Duration checkConnectTimeout(Duration d) {
+        Objects.requireNonNull(d, "connectTimeout must not be null: e.g. Duration.ofSeconds(2)");
+        if (d.isNegative() || d.isZero()) {
+            throw new IllegalArgumentException("connectTimeout " + d + " must be positive, e.g. Duration.ofSeconds(2)");
+        }
+        return d;
+    }
 }

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -93,6 +94,12 @@ final class ScriptRunner {
     /** A call's future, for a command the limiter sends itself. */
     <T> Call<T> newCall() {
         return new Call<>();
+    }
+
+    /** The future as the user gets it: completed on {@code executor} if there is one (Lettuce's I/O thread if not). */
+    static <T> CompletableFuture<T> completeOn(@Nullable Executor executor, CompletableFuture<T> f) {
+        // whenCompleteAsync runs on the executor for a failure too (thenApplyAsync would not)
+        return executor == null ? f : f.whenCompleteAsync((v, e) -> {}, executor);
     }
 
     /** An async call's future, failed when its budget runs out (on the shared deadline timer). */

@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.tck.InFlightTck;
 import dev.sluice.tck.RateLimiterTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -13,7 +14,7 @@ import org.junit.jupiter.api.AfterAll;
  * ({@code tck:{…}:name}), so the keys one multi-permit request combines share a slot, as the {@code {tag}}
  * convention asks; RedisClusterTest adds untagged keys spread over every master.
  */
-class RedisClusterConformanceTest implements RateLimiterTck {
+class RedisClusterConformanceTest implements RateLimiterTck, InFlightTck {
 
     private static final ClientResources RESOURCES = DefaultClientResources.builder()
             .ioThreadPoolSize(2)

@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.tck.InFlightTck;
 import dev.sluice.tck.RateLimiterTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
@@ -9,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 
 /** The whole conformance suite, unchanged, against a real redis-server with a client ticker. */
-class RedisConformanceTest implements RateLimiterTck {
+class RedisConformanceTest implements RateLimiterTck, InFlightTck {
 
     private static final ClientResources RESOURCES = DefaultClientResources.builder()
             .ioThreadPoolSize(2)
