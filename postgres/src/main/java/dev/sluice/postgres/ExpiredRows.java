@@ -4,6 +4,8 @@ import dev.sluice.store.StoreClock;
 import java.sql.PreparedStatement;
 import java.sql.Types;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The delete an {@link ExpiryCleaner} sweeps with: up to a batch of one table's expired rows per statement, by the
@@ -26,11 +28,24 @@ final class ExpiredRows {
         this.clock = clock;
     }
 
-    /** Deletes up to {@code batchSize} expired rows of one table; returns how many went. */
-    int delete(Table table, int batchSize) {
+    /**
+     * The statements that delete a batch of one table's expired rows: the three state tables' in their order, then
+     * the slots in flight's.
+     */
+    List<String> cleans() {
+        List<String> cleans = new ArrayList<>();
+        for (Table table : Table.values()) {
+            cleans.add(table.clean(sql));
+        }
+        cleans.add(sql.inFlightClean);
+        return cleans;
+    }
+
+    /** Deletes up to {@code batchSize} expired rows with one of {@link #cleans()}; returns how many went. */
+    int delete(String clean, int batchSize) {
         DecisionCall call = DecisionCall.maintenance(System.nanoTime() + MAINTENANCE_BUDGET.toNanos());
         return attempts.run(null, null, call, MAINTENANCE_BUDGET.toNanos(), c -> {
-            try (PreparedStatement ps = c.prepare(table.clean(sql))) {
+            try (PreparedStatement ps = c.prepare(clean)) {
                 StoreClock.Reading reading = clock.read();
                 if (reading.store()) {
                     ps.setNull(1, Types.BIGINT); // the wire form of "the database's clock"

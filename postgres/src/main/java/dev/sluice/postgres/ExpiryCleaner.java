@@ -154,7 +154,7 @@ public final class ExpiryCleaner implements AutoCloseable {
     }
 
     /**
-     * One sweep, now, on the calling thread: the bucket, window and log tables in turn, at most
+     * One sweep, now, on the calling thread: the bucket, window, log and in-flight tables in turn, at most
      * {@code maxBatchesPerSweep} batches (statements that deleted rows) in all, so at most that many
      * statements plus one empty probe per table. Returns the rows deleted. After the limiter is closed,
      * an {@link IllegalStateException}.
@@ -162,12 +162,12 @@ public final class ExpiryCleaner implements AutoCloseable {
     public long sweep() {
         long total = 0;
         int batches = 0;
-        for (Table table : Table.values()) {
+        for (String clean : rows.cleans()) {
             while (batches < maxBatches) {
                 if (limiterClosed.getAsBoolean()) {
                     throw new IllegalStateException(PostgresRateLimiter.CLOSED);
                 }
-                int n = rows.delete(table, batchSize);
+                int n = rows.delete(clean, batchSize);
                 if (n == 0) {
                     break; // nothing (left) to delete here: an empty probe is not a batch
                 }

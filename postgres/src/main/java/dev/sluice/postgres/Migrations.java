@@ -41,7 +41,8 @@ public final class Migrations {
             "003_fixed_window.sql",
             "004_sliding_window.sql",
             "005_sliding_log.sql",
-            "006_seed_function.sql");
+            "006_seed_function.sql",
+            "008_in_flight.sql");
 
     /** The default schema: where unqualified names resolve on most databases. */
     public static final String DEFAULT_SCHEMA = "public";

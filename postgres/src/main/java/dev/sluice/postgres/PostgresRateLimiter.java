@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
@@ -109,6 +110,8 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** The operations, one per kind of decision, that both views use. */
     private final PostgresCalls calls;
 
+    private final PostgresInFlight inFlight;
+
     private final TimeBudget budget;
     private final Scheduler scheduler;
     private volatile boolean closed;
@@ -154,6 +157,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                 () -> closed,
                 b.scheduler.threadFactory("postgres"));
         this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, clock, budget, () -> closed);
+        this.inFlight = new PostgresInFlight(calls, waits, budget, clock, sql);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
         // 25 ms budget). Built and dropped here instead.
@@ -256,7 +260,7 @@ public final class PostgresRateLimiter implements RateLimiter {
      * @return what it created or changed; {@link MigrationReport#nothingToDo()} when the schema was up to date
      */
     public MigrationReport migrate() {
-        checkOpen();
+        calls.checkOpen();
         return Migrations.apply(dataSource, schema, prefix);
     }
 
@@ -331,6 +335,12 @@ public final class PostgresRateLimiter implements RateLimiter {
         return waits.bounded(calls.tryAcquireEach(permits));
     }
 
+    /** Slots with a lease in this database, one statement per call: see {@link PostgresInFlight}. */
+    @Override
+    public InFlightLimiter inFlight() {
+        return inFlight;
+    }
+
     // ------------------------------------------------------------------ expiry
 
     /**
@@ -343,7 +353,7 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** Starts a cleaner with its own batch size and number of batches a sweep. */
     public ExpiryCleaner cleaner(Duration interval, int batchSize, int maxBatchesPerSweep) {
-        checkOpen();
+        calls.checkOpen();
         ExpiryCleaner.checkInterval(interval);
         ExpiryCleaner cleaner =
                 new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
@@ -354,12 +364,8 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** A cleaner that is not scheduled: call {@link ExpiryCleaner#sweep()} yourself (tests, cron jobs). */
     public ExpiryCleaner manualCleaner(int batchSize, int maxBatchesPerSweep) {
-        checkOpen();
-        return new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
-    }
-
-    private void checkOpen() {
         calls.checkOpen();
+        return new ExpiryCleaner(expiredRows, () -> closed, cleaners::remove, batchSize, maxBatchesPerSweep);
     }
 
     /**

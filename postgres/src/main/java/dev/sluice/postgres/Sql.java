@@ -25,6 +25,10 @@ final class Sql {
     final String bucketClean;
     final String windowClean;
     final String logClean;
+    /** Work in flight: one step of {@code 008_in_flight.sql}, and its rows' clean. */
+    final String inFlightStep;
+
+    final String inFlightClean;
     final String probe;
 
     Sql(String schema, String prefix) {
@@ -101,6 +105,11 @@ final class Sql {
                 + window + cleanTail;
         logClean = "delete from " + log + " where (key_hash, limit_id) in (select key_hash, limit_id from " + log
                 + cleanTail;
+        String inFlight = s + Migrations.quote(p + "in_flight");
+        inFlightStep = "select ok, held, earliest_ns, latest_ns, now_ns from " + s
+                + Migrations.quote(p + "in_flight_step") + "(?, ?, ?, ?, ?, ?)";
+        inFlightClean = "delete from " + inFlight + " where (key_hash, holder) in (select key_hash, holder from "
+                + inFlight + cleanTail;
         probe = "select " + now;
     }
 }

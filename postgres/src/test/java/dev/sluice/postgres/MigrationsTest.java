@@ -40,7 +40,7 @@ class MigrationsTest {
                             "select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace"
                                     + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'",
                             schema))
-                    .isEqualTo(15); // sluice_window_acquire and sluice_window_fits decide both window counters
+                    .isEqualTo(16); // sluice_window_acquire and sluice_window_fits decide both window counters
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");
         }
@@ -90,15 +90,20 @@ class MigrationsTest {
         try {
             MigrationReport first = Migrations.apply(TestDatabase.dataSource(), schema, "app_rl_");
             assertThat(first.created())
-                    .contains("schema " + schema, "table app_rl_bucket", "table app_rl_window", "table app_rl_log");
+                    .contains(
+                            "schema " + schema,
+                            "table app_rl_bucket",
+                            "table app_rl_window",
+                            "table app_rl_log",
+                            "table app_rl_in_flight");
             assertThat(first.created())
                     .filteredOn(o -> o.startsWith("function app_rl_"))
-                    .hasSize(15);
+                    .hasSize(16);
             assertThat(first.updated()).isEmpty();
             assertThat(first.describe())
-                    .isEqualTo(
-                            "created schema " + schema + ", 3 tables (app_rl_bucket, app_rl_log, " + "app_rl_window), "
-                                    + count(first, "index") + " indexes and 15 functions in schema " + schema);
+                    .isEqualTo("created schema " + schema + ", 4 tables (app_rl_bucket, app_rl_in_flight, app_rl_log, "
+                            + "app_rl_window), " + count(first, "index") + " indexes and 16 functions in schema "
+                            + schema);
 
             MigrationReport second = Migrations.apply(TestDatabase.dataSource(), schema, "app_rl_");
             assertThat(second.nothingToDo()).isTrue();

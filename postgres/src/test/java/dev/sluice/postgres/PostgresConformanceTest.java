@@ -2,10 +2,11 @@ package dev.sluice.postgres;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.tck.InFlightTck;
 import dev.sluice.tck.RateLimiterTck;
 
 /** The whole sluice-tck suite, unchanged, against a real PostgreSQL, with the defaults (batching on). */
-class PostgresConformanceTest implements RateLimiterTck {
+class PostgresConformanceTest implements RateLimiterTck, InFlightTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
