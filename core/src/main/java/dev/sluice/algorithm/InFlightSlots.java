@@ -107,6 +107,15 @@ public final class InFlightSlots {
             return expiries.size();
         }
 
+        /** The earliest expiry held, or {@link Long#MAX_VALUE} when none. */
+        public long earliest() {
+            long earliest = Long.MAX_VALUE;
+            for (long e : expiries.values()) {
+                earliest = Math.min(earliest, e);
+            }
+            return earliest;
+        }
+
         /** The latest expiry held, or {@link Long#MIN_VALUE} when none. */
         public long latest() {
             long latest = Long.MIN_VALUE;
@@ -117,11 +126,7 @@ public final class InFlightSlots {
         }
 
         private Decision decision(boolean allowed, long max, long now) {
-            long earliest = Long.MAX_VALUE;
-            for (long e : expiries.values()) {
-                earliest = Math.min(earliest, e);
-            }
-            return InFlightSlots.decision(allowed, max, expiries.size(), earliest, latest(), now);
+            return InFlightSlots.decision(allowed, max, expiries.size(), earliest(), latest(), now);
         }
 
         private static long saturatedAdd(long a, long b) {

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The in-process {@link InFlightLimiter}: one {@link Holders} per key, each step ({@link InFlightSlots}) made inside
@@ -18,9 +19,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p><b>Bounded.</b> At most {@code maxSlots} slots are held at once over all keys (the limiter's {@code maxKeys}).
  * A key is dropped as soon as it holds no slot; leases that ended are dropped whenever their key is touched. When the
- * bound is reached, an acquire that would take a new slot first sweeps every key for ended leases; if every slot is
- * still held it fails with a {@link StoreException} ({@link Degradation#OVERLOADED}) naming the bound, rather than
- * answering a denial the key's own maximum does not justify.
+ * bound is reached, an acquire that would take a new slot first sweeps every key for ended leases, unless no lease
+ * can have ended since the last sweep (a lower bound of the earliest lease end is kept: a full store of live slots is
+ * not swept on every call); if every slot is still held it fails with a {@link StoreException} ({@link
+ * Degradation#OVERLOADED}) naming the bound, rather than answering a denial the key's own maximum does not justify.
  */
 final class InMemoryInFlight implements InFlightLimiter {
     private final Ticker ticker;
@@ -28,6 +30,10 @@ final class InMemoryInFlight implements InFlightLimiter {
     private final ConcurrentHashMap<String, Holders> keys = new ConcurrentHashMap<>();
     /** Slots held over all keys, ended leases included until they are dropped. */
     private final AtomicInteger slots = new AtomicInteger();
+    /** At most the earliest lease end of the slots held: no sweep can free a slot before it. */
+    private final AtomicLong earliestEnd = new AtomicLong(Long.MAX_VALUE);
+    /** Sweeps made, for tests. */
+    private final AtomicInteger sweeps = new AtomicInteger();
 
     InMemoryInFlight(Ticker ticker, int maxSlots) {
         this.ticker = ticker;
@@ -37,7 +43,7 @@ final class InMemoryInFlight implements InFlightLimiter {
     @Override
     public Decision tryAcquire(String key, long maxInFlight, String holder, Duration lease) {
         long leaseNanos = InFlightSlots.checkAcquire(key, maxInFlight, holder, lease);
-        if (slots.get() >= maxSlots) {
+        if (slots.get() >= maxSlots && ticker.read() >= earliestEnd.get()) {
             sweep();
         }
         Decision[] out = new Decision[1];
@@ -55,6 +61,7 @@ final class InMemoryInFlight implements InFlightLimiter {
             }
             out[0] = hs.acquire(now, maxInFlight, holder, leaseNanos);
             slots.addAndGet(hs.held() - before);
+            earliestEnd.accumulateAndGet(hs.earliest(), Math::min);
             return hs.held() == 0 ? null : hs;
         });
         return out[0];
@@ -103,6 +110,10 @@ final class InMemoryInFlight implements InFlightLimiter {
         return CompletableFuture.completedFuture(renew(key, holder, lease));
     }
 
+    int sweeps() {
+        return sweeps.get();
+    }
+
     /** Slots held now over all keys (ended leases not yet dropped included). */
     int slots() {
         return slots.get();
@@ -111,9 +122,12 @@ final class InMemoryInFlight implements InFlightLimiter {
     /** Drops every ended lease of every key, and the keys left empty. */
     private void sweep() {
         long now = ticker.read();
+        sweeps.incrementAndGet();
+        earliestEnd.set(Long.MAX_VALUE); // before the scan: an acquire meanwhile lowers it again
         for (String key : keys.keySet()) {
             keys.computeIfPresent(key, (k, hs) -> {
                 slots.addAndGet(-hs.expire(now));
+                earliestEnd.accumulateAndGet(hs.earliest(), Math::min);
                 return hs.held() == 0 ? null : hs;
             });
         }

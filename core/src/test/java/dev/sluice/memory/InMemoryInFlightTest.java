@@ -34,8 +34,17 @@ class InMemoryInFlightTest {
         assertThat(s.tryAcquire("b", 1, "h2", LEASE).allowed())
                 .as("a full key is denied, not failed")
                 .isFalse();
+        assertThat(((InMemoryInFlight) s).sweeps())
+                .as("no lease can have ended yet: no sweep")
+                .isZero();
         t.advance(Duration.ofSeconds(1)); // a's lease ended: the sweep finds it although nobody touches "a"
         assertThat(s.tryAcquire("d", 5, "h1", LEASE).allowed()).isTrue();
+        for (int i = 0; i < 3; i++) {
+            assertThatThrownBy(() -> s.tryAcquire("e", 5, "h1", LEASE)).isInstanceOf(StoreException.class);
+        }
+        assertThat(((InMemoryInFlight) s).sweeps())
+                .as("one sweep: the next lease ends in 9 s")
+                .isEqualTo(1);
         assertThat(((InMemoryInFlight) s).slots()).isEqualTo(3);
         assertThat(s.release("d", "h1")).isTrue();
         assertThat(((InMemoryInFlight) s).slots()).isEqualTo(2);
