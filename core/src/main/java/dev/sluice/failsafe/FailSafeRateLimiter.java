@@ -7,6 +7,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
 import dev.sluice.StoreException;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
@@ -41,7 +42,9 @@ import org.jspecify.annotations.Nullable;
  * minus cost); {@code FAIL_CLOSED} denies with {@code retryAfter} = the probe interval, the soonest the store
  * can be back; {@code FALLBACK_LOCAL} asks an in-memory limiter with the same limits (created on first use and
  * kept across outages, so its buckets keep refilling in between). Bad input is rejected before any of this,
- * the same {@link IllegalArgumentException} the store would throw.
+ * the same {@link IllegalArgumentException} the store would throw. An estimate ({@code tryAcquireEstimate}) is decided
+ * so too, leaving nothing pending (pending locally with {@code FALLBACK_LOCAL}, and settled there); a settle the store
+ * cannot make answers {@link Settlement#NOT_PENDING}, the estimate standing, and is reported as the store's failure.
  *
  * <p><b>Starting with or without the store.</b> Built from a {@link Supplier}, {@code build()} opens the store
  * and waits for that first attempt up to the startup wait (default {@value #DEFAULT_STARTUP_WAIT_SECONDS} s), so
@@ -72,6 +75,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     private final Circuit circuit;
     private final PolicyDecisions byPolicy;
     private final Optional<StoreHealth> health;
+    private final FailSafeSettle settling;
     private final Object lock = new Object();
     private final FailSafeInFlight inFlight;
 
@@ -92,6 +96,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
                 new Circuit(probeIntervalNanos, ticker, outages, b.store != null ? null : Degradation.UNAVAILABLE);
         this.health = Optional.of(new CircuitHealth(circuit, policy, byPolicy, () -> store != null));
         this.inFlight = new FailSafeInFlight(this::storeToTry, circuit, byPolicy, policy, probeIntervalNanos);
+        this.settling = new FailSafeSettle(circuit, byPolicy, this::storeToTry);
         if (b.store != null) {
             store = b.store;
         } else {
@@ -218,6 +223,29 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
                 cause -> byPolicy.decide(PolicyDecisions.Call.PEEK, key, limit, cost, null, cause));
     }
 
+    /** The store's; when it cannot decide, the policy's, nothing pending (FALLBACK_LOCAL: pending locally). */
+    @Override
+    public Decision tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration settleWithin) {
+        return settling.tryAcquireEstimate(key, limit, estimate, id, settleWithin);
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireEstimateAsync(
+            String key, Limit limit, long estimate, String id, Duration settleWithin) {
+        return settling.tryAcquireEstimateAsync(key, limit, estimate, id, settleWithin);
+    }
+
+    /** The store's; one it cannot make is NOT_PENDING (the estimate stands), reported and counted degraded. */
+    @Override
+    public Settlement settle(String key, Limit limit, String id, long actual) {
+        return settling.settle(key, limit, id, actual);
+    }
+
+    @Override
+    public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String id, long actual) {
+        return settling.settleAsync(key, limit, id, actual);
+    }
+
     /**
      * Every kind of decision, asynchronously: the store's when it is open and the circuit lets this call through,
      * else the policy's; a store failure is classified by the circuit and decided by the policy, while the caller's
@@ -292,7 +320,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
 
     // ---------------------------------------------------------------------------------------- health
 
-    /** Decisions the policy made instead of the store because of {@code cause}, since this limiter was built. */
+    /** Decisions the policy made instead of the store because of {@code cause} (and settles lost), since built. */
     public long degradedCount(Degradation cause) {
         Objects.requireNonNull(cause, "cause must not be null: e.g. Degradation.TIMEOUT");
         return byPolicy.count(cause);

@@ -6,6 +6,8 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
+import dev.sluice.StoreException;
 import dev.sluice.Ticker;
 import dev.sluice.memory.InMemoryRateLimiter;
 import java.time.Duration;
@@ -112,6 +114,37 @@ final class PolicyDecisions implements AutoCloseable {
             each.add(byPolicy(p.limit(), p.cost(), cause));
         }
         return new PermitDecisions(Decision.mostRestrictive(each), each);
+    }
+
+    /**
+     * The policy's decision for an estimate the store could not take ({@code tryAcquireEstimate}): fail-open or
+     * fail-closed with nothing pending; the local fallback's reservation, pending there (when the local table of
+     * reservations is full, the local {@code tryAcquire} of the estimate, nothing pending).
+     */
+    Decision decideEstimate(String key, Limit limit, long estimate, String id, Duration within, Degradation cause) {
+        counter(cause).increment();
+        if (policy != FailurePolicy.FALLBACK_LOCAL) {
+            return byPolicy(limit, estimate, cause);
+        }
+        RateLimiter local = local();
+        Decision d;
+        try {
+            d = local.tryAcquireEstimate(key, limit, estimate, id, within);
+        } catch (StoreException full) {
+            d = local.tryAcquire(key, limit, estimate);
+        }
+        return d.withDegradation(cause);
+    }
+
+    /** Counts a call the store could not make that is no decision (a settle). */
+    void countDegraded(Degradation cause) {
+        counter(cause).increment();
+    }
+
+    /** Settles on the local fallback what was reserved there; {@link Settlement#NOT_PENDING} when there is none. */
+    Settlement settleLocally(String key, Limit limit, String id, long actual) {
+        RateLimiter local = policy == FailurePolicy.FALLBACK_LOCAL ? fallback : null;
+        return local == null ? Settlement.NOT_PENDING : local.settle(key, limit, id, actual);
     }
 
     /** The fail-open or fail-closed decision, which knows nothing about the key. */

@@ -5,6 +5,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
 import dev.sluice.Ticker;
 import dev.sluice.failsafe.StoreHealth;
 import dev.sluice.store.Futures;
@@ -13,8 +14,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicLong;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Exact local leases over a shared store: a hot key is decided here, at in-memory speed, from permits this node
@@ -45,8 +44,8 @@ import org.jspecify.annotations.Nullable;
  * permits are not given back to the store: they expire (giving back is only exact under conditions a store would have
  * to check; not built). A node that crashes loses what it held, within the same bound.
  *
- * <p>Token bucket, GCRA and fixed window are leased; sliding window, sliding log, multi-permit calls, reserve, peek
- * and reset go to the store unchanged (a reset also forgets this node's lease of that key, not other nodes'). A
+ * <p>Token bucket, GCRA and fixed window are leased; sliding window, sliding log, multi-permit calls, reserve, peek,
+ * reset and costs known afterwards ({@code tryAcquireEstimate}, {@code settle}) go to the store unchanged (a reset also forgets this node's lease of that key, not other nodes'). A
  * decision the store made degraded ({@link Decision#degraded()}, e.g. under a {@code FailSafeRateLimiter}) takes
  * nothing and is returned as it is. A local admission's {@code remaining} is an estimate (the store's remaining at
  * the last take plus what is held here). {@link #storeHealth()} is the health of the store's failure policy, if it has
@@ -67,18 +66,15 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
 
     private final RateLimiter store;
     private final Ticker ticker;
-    private final long horizonNanos;
-    private final long maxLease;
     private final LeaseTable leases;
-    private final AtomicLong storeCalls = new AtomicLong();
-    private final AtomicLong localDecisions = new AtomicLong();
+    private final LeaseTakes takes;
 
     private LeasedRateLimiter(Builder b) {
         this.store = b.store;
         this.ticker = b.ticker;
-        this.horizonNanos = b.horizon.toNanos();
-        this.maxLease = b.maxLease;
+        long horizonNanos = b.horizon.toNanos();
         this.leases = new LeaseTable(b.ticker, horizonNanos, b.maxKeys);
+        this.takes = new LeaseTakes(store, ticker, horizonNanos, b.maxLease);
     }
 
     /** Leases over {@code store} with the defaults. */
@@ -119,9 +115,9 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         if (lease == null) {
             return counted(store.tryAcquire(key, limit, cost)); // the plain path: the store's own call
         }
-        Start start = start(lease, key, limit, cost);
+        LeaseTakes.Start start = takes.start(lease, key, limit, cost);
         Decision local = start.local();
-        return local != null ? local : Futures.join(take(lease, key, limit, cost, start));
+        return local != null ? local : Futures.join(takes.take(lease, key, limit, cost, start));
     }
 
     /**
@@ -138,114 +134,13 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         if (lease == null) {
             return counted(store.tryAcquireAsync(key, limit, cost));
         }
-        Start start = start(lease, key, limit, cost);
+        LeaseTakes.Start start = takes.start(lease, key, limit, cost);
         Decision local = start.local();
-        return local != null ? CompletableFuture.completedFuture(local) : take(lease, key, limit, cost, start);
-    }
-
-    /**
-     * The take protocol, the one copy both views use: asks the store for {@code cost} plus the extra permits the
-     * start chose, without the monitor (callers of this key go on deciding from what is held, or, when nothing is,
-     * call the store too, for their cost alone, while this take is under way); then records the answer under the
-     * monitor. A fixed window that denies the take because it is short of the extra permits is asked once more, for
-     * the cost alone, as a plain store call: the caller is not counted again in the key's demand (re-entering the
-     * lease path would count it twice) and the answer is returned as the store gives it.
-     */
-    private CompletableFuture<Decision> take(Lease lease, String key, Limit limit, long cost, Start start) {
-        long extra = start.extra();
-        long sent = start.sent();
-        storeCalls.incrementAndGet();
-        CompletableFuture<Decision> f;
-        try {
-            f = store.tryAcquireAsync(key, limit, cost + extra);
-        } catch (RuntimeException e) {
-            synchronized (lease) {
-                lease.endTake(extra);
-            }
-            throw e;
-        }
-        // a failed take ends here; the caller sees the failure through the future returned below
-        CompletableFuture<?> unused = f.whenComplete((d, failure) -> {
-            if (failure != null) {
-                synchronized (lease) {
-                    lease.endTake(extra);
-                }
-            }
-        });
-        return f.thenCompose(d -> {
-            boolean again;
-            synchronized (lease) {
-                lease.taken(d, cost, extra, sent, ticker.read());
-                lease.endTake(extra);
-                again = lease.asksAgain(d, extra);
-            }
-            if (again) {
-                return counted(store.tryAcquireAsync(key, limit, cost));
-            }
-            return CompletableFuture.completedFuture(extra == 0 || !d.allowed() ? d : Lease.asked(d, limit, extra));
-        });
-    }
-
-    /** A call's start: its local decision, or the extra permits its take asks for and when that take is sent. */
-    private record Start(@Nullable Decision local, long extra, long sent) {}
-
-    /**
-     * Decides the call here (then starts a take ahead if one is due, outside the monitor) or begins its take.
-     */
-    private Start start(Lease lease, String key, Limit limit, long cost) {
-        long prefetch;
-        Decision local;
-        synchronized (lease) {
-            local = local(lease, cost);
-            if (local == null) {
-                return new Start(null, lease.beginTake(cost, maxLease, horizonNanos), ticker.read());
-            }
-            prefetch = prefetch(lease);
-        }
-        if (prefetch > 0) {
-            prefetch(lease, key, limit, prefetch);
-        }
-        return new Start(local, 0, 0);
-    }
-
-    /** Counts the call and decides it from held permits or a remembered denial; null: ask the store. Under the monitor. */
-    private @Nullable Decision local(Lease lease, long cost) {
-        lease.applyArrived();
-        long now = ticker.read();
-        lease.observe(now, horizonNanos);
-        Decision d = lease.trySpend(now, cost);
-        if (d != null) {
-            localDecisions.incrementAndGet();
-        }
-        return d;
-    }
-
-    /** How many permits to take ahead now that this node's held permits run low (0: none). Under the monitor. */
-    private long prefetch(Lease lease) {
-        return lease.prefetch(ticker.read(), maxLease, horizonNanos);
-    }
-
-    /**
-     * Takes {@code n} permits ahead, asynchronously, while the callers go on spending what is left: a node asked
-     * steadily never waits for the store. Outside the monitor.
-     */
-    private void prefetch(Lease lease, String key, Limit limit, long n) {
-        storeCalls.incrementAndGet();
-        CompletableFuture<Decision> f;
-        try {
-            f = store.tryAcquireAsync(key, limit, n);
-        } catch (RuntimeException e) {
-            lease.arrived(null, n, ticker.read());
-            return;
-        }
-        // the answer is applied by the next caller, under the monitor: the thread completing it (the store's I/O
-        // thread) must never wait for the monitor, which a caller may hold while it waits for that very thread
-        CompletableFuture<?> unused = f.whenComplete((d, failure) -> lease.arrived(d, n, ticker.read()));
+        return local != null ? CompletableFuture.completedFuture(local) : takes.take(lease, key, limit, cost, start);
     }
 
     private <T> T counted(T d) {
-        storeCalls.incrementAndGet();
-        return d;
+        return takes.counted(d);
     }
 
     @Override
@@ -291,6 +186,27 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
         return counted(store.peekAsync(key, limit, cost));
     }
 
+    @Override
+    public Decision tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration settleWithin) {
+        return counted(store.tryAcquireEstimate(key, limit, estimate, id, settleWithin));
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireEstimateAsync(
+            String key, Limit limit, long estimate, String id, Duration settleWithin) {
+        return counted(store.tryAcquireEstimateAsync(key, limit, estimate, id, settleWithin));
+    }
+
+    @Override
+    public Settlement settle(String key, Limit limit, String id, long actual) {
+        return counted(store.settle(key, limit, id, actual));
+    }
+
+    @Override
+    public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String id, long actual) {
+        return counted(store.settleAsync(key, limit, id, actual));
+    }
+
     /** Resets the key in the store, then forgets this node's lease of it (other nodes' leases stay). */
     @Override
     public void reset(String key, Limit limit) {
@@ -311,12 +227,12 @@ public final class LeasedRateLimiter implements RateLimiter, StoreHealth.Source 
 
     /** Store calls made so far (takes, takes ahead, denials asked again, and every call of the plain path). */
     public long storeCalls() {
-        return storeCalls.get();
+        return takes.storeCalls.get();
     }
 
     /** Decisions made here from held permits or a remembered denial, without the store. */
     public long localDecisions() {
-        return localDecisions.get();
+        return takes.localDecisions.get();
     }
 
     /** Permits of {@code key} under {@code limit} held here now (0 when none). */

@@ -574,6 +574,18 @@ class FailSafeRateLimiterTest {
         }
 
         @Override
+        public Decision tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration within) {
+            call();
+            return memory.tryAcquireEstimate(key, limit, estimate, id, within);
+        }
+
+        @Override
+        public dev.sluice.Settlement settle(String key, Limit limit, String id, long actual) {
+            call();
+            return memory.settle(key, limit, id, actual);
+        }
+
+        @Override
         public void close() {
             closed = true;
             memory.close();

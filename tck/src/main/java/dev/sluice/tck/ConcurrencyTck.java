@@ -27,12 +27,7 @@ public interface ConcurrencyTck extends StoreUnderTest {
 
     @Test
     default void hammeringOneKeyAdmitsExactlyTheCapacity() throws Exception {
-        List<Limit> limits = List.of(
-                Limit.tokenBucket(100, Rate.perHour(1)),
-                Limit.gcra(Rate.perHour(1), 100),
-                Limit.fixedWindow(100, Duration.ofHours(1)),
-                Limit.slidingWindow(100, Duration.ofHours(1)),
-                Limit.slidingLog(100, Duration.ofHours(1)));
+        List<Limit> limits = Tck.everyAlgorithmPerHour(100);
         int threads = concurrencyThreads();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
         try (RateLimiter rl = newLimiter(Tck.ticker())) {

@@ -64,13 +64,7 @@ public interface DifferentialTck extends StoreUnderTest {
         try (RateLimiter store = s.newLimiter(t);
                 RateLimiter oracle = new ReferenceRateLimiter(t)) {
             for (int i = 0; i < s.differentialSteps(); i++) {
-                int dice = random.nextInt(100);
-                long micros = dice < 30
-                        ? 0
-                        : dice < 92
-                                ? random.nextLong(0, maxWindow / 3000 + 1)
-                                : random.nextLong(0, 3 * maxWindow / 1000 + 1);
-                t.advanceNanos(micros * Tck.MICRO);
+                t.advanceNanos(Tck.randomStepMicros(random, maxWindow) * Tck.MICRO);
                 Limit limit = limits.get(random.nextInt(limits.size()));
                 String key = keys[random.nextInt(keys.length)];
                 long cost = random.nextLong(1, limit.capacity() + 1);

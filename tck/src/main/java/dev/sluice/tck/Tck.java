@@ -1,7 +1,11 @@
 package dev.sluice.tck;
 
+import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
+import dev.sluice.Rate;
 import java.time.Duration;
+import java.util.List;
+import java.util.SplittableRandom;
 import java.util.UUID;
 
 /** Shared constants and helpers of the conformance suite. */
@@ -26,6 +30,29 @@ public final class Tck {
      */
     public static String key(String name) {
         return "tck:{" + UUID.randomUUID().toString().substring(0, 13) + "}:" + name;
+    }
+
+    /**
+     * A random differential step's advance of time, in microseconds: none 30% of the time, up to a third of the longest
+     * window mostly, now and then up to three windows (so windows end and logs slide out).
+     */
+    static long randomStepMicros(SplittableRandom random, long maxWindowNanos) {
+        int dice = random.nextInt(100);
+        return dice < 30
+                ? 0
+                : dice < 92
+                        ? random.nextLong(0, maxWindowNanos / 3000 + 1)
+                        : random.nextLong(0, 3 * maxWindowNanos / 1000 + 1);
+    }
+
+    /** One limit of each algorithm holding {@code capacity} an hour: what the concurrency proofs hammer. */
+    static List<Limit> everyAlgorithmPerHour(long capacity) {
+        return List.of(
+                Limit.tokenBucket(capacity, Rate.perHour(1)),
+                Limit.gcra(Rate.perHour(1), capacity),
+                Limit.fixedWindow(capacity, Duration.ofHours(1)),
+                Limit.slidingWindow(capacity, Duration.ofHours(1)),
+                Limit.slidingLog(capacity, Duration.ofHours(1)));
     }
 
     public static long nanos(Duration d) {
