@@ -130,6 +130,11 @@ final class RedisCalls {
         return run(call, reply -> RedisSettle.settled(call, reply));
     }
 
+    /** Work in flight on the same connection, clock, key prefix and expiry floor as these calls. */
+    RedisInFlight inFlight() {
+        return new RedisInFlight(runner, clock, prefix, minTtlMillis, closed, name);
+    }
+
     /** A single-permit decision: through the batches, or its own {@code EVALSHA} without batching. */
     private ScriptRunner.Call<Decision> decide(ScriptCall call) {
         if (coalescer == null) {

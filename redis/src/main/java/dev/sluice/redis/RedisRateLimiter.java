@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
@@ -89,6 +90,7 @@ public final class RedisRateLimiter implements RateLimiter {
     private final boolean cluster;
     private final String where;
     private final ReconnectWatch reconnects;
+    private final RedisInFlight inFlight;
 
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -111,6 +113,7 @@ public final class RedisRateLimiter implements RateLimiter {
         this.coalescer = b.batching ? new Coalescer(runner, failures, cluster) : null;
         this.calls = new RedisCalls(
                 runner, coalescer, redis.keyCommands, cluster, clock, b.keyPrefix, minTtlMillis, closed, toString());
+        this.inFlight = calls.inFlight();
         try {
             runner.loadScripts(connectTimeout);
             runner.warmUp(calls.peek("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
@@ -254,6 +257,12 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String reservation, long actual) {
         return runner.withDeadline(calls.settle(key, limit, reservation, actual));
+    }
+
+    /** Slots with a lease on this Redis, one {@code EVALSHA} per call: see {@link RedisInFlight}. */
+    @Override
+    public InFlightLimiter inFlight() {
+        return inFlight;
     }
 
     @Override
