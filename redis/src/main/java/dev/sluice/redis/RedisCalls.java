@@ -36,6 +36,8 @@ final class RedisCalls {
     private final long minTtlMillis;
     private final AtomicBoolean closed;
     private final String name;
+    /** Work in flight on the same connection, clock, key prefix and expiry floor as these calls. */
+    final RedisInFlight inFlight;
 
     RedisCalls(
             ScriptRunner runner,
@@ -56,6 +58,7 @@ final class RedisCalls {
         this.minTtlMillis = minTtlMillis;
         this.closed = closed;
         this.name = name;
+        this.inFlight = new RedisInFlight(runner, clock, prefix, minTtlMillis, closed, name);
     }
 
     ScriptRunner.Call<Decision> tryAcquire(String key, Limit limit, long cost) {
@@ -103,6 +106,9 @@ final class RedisCalls {
                 minTtlMillis));
     }
 
+    /** The limit of the warm-up peek: any limit does, nothing is written. */
+    static final Limit WARM_UP_LIMIT = Limit.fixedWindow(1, Duration.ofSeconds(1));
+
     ScriptRunner.Call<Decision> peek(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
         ScriptFields.checkExact(limit);
@@ -128,11 +134,6 @@ final class RedisCalls {
     ScriptRunner.Call<Settlement> settle(String key, Limit limit, String id, long actual) {
         ScriptCall call = RedisSettle.settle(prefix, key, limit, id, actual, clock.read(), minTtlMillis);
         return run(call, reply -> RedisSettle.settled(call, reply));
-    }
-
-    /** Work in flight on the same connection, clock, key prefix and expiry floor as these calls. */
-    RedisInFlight inFlight() {
-        return new RedisInFlight(runner, clock, prefix, minTtlMillis, closed, name);
     }
 
     /** A single-permit decision: through the batches, or its own {@code EVALSHA} without batching. */
