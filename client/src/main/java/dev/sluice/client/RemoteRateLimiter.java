@@ -1,29 +1,22 @@
 package dev.sluice.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sluice.Decision;
-import dev.sluice.Degradation;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Settlement;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.store.TimeBudget;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
-import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -55,22 +48,17 @@ import org.jspecify.annotations.Nullable;
  * one. A call that times out here may still have been decided by the service.
  */
 public final class RemoteRateLimiter implements RateLimiter {
-    private static final ObjectMapper JSON = new ObjectMapper();
     /** The default {@linkplain Builder#timeBudget time budget} per call, in milliseconds. */
     public static final long DEFAULT_BUDGET_MILLIS = 1000;
 
-    private final HttpClient http;
+    private final ServiceCalls calls;
+    private final RemoteInFlight inFlight;
     private final URI check;
     private final URI peek;
     private final URI reserve;
     private final URI reset;
     private final URI settle;
     private final String domain;
-    /** Null without a token. */
-    private final @Nullable String authorization;
-
-    private final Duration budget;
-    private final TimeBudget timeBudget;
 
     private RemoteRateLimiter(Builder b) {
         String base = b.baseUrl.replaceAll("/+$", "");
@@ -80,15 +68,14 @@ public final class RemoteRateLimiter implements RateLimiter {
         this.reset = URI.create(base + "/v1/reset");
         this.settle = URI.create(base + "/v1/settle");
         this.domain = b.domain;
-        this.authorization = b.token == null ? null : "Bearer " + b.token;
-        this.budget = b.budget;
-        this.timeBudget = TimeBudget.of("timeBudget", b.budget);
-        this.http = b.client != null
+        HttpClient http = b.client != null
                 ? b.client
                 : HttpClient.newBuilder()
                         .version(HttpClient.Version.HTTP_1_1)
                         .connectTimeout(b.budget)
                         .build();
+        this.calls = new ServiceCalls(http, b.token == null ? null : "Bearer " + b.token, b.budget);
+        this.inFlight = new RemoteInFlight(calls, base, domain);
     }
 
     /** A limiter on the service at {@code baseUrl}, e.g. {@code http://127.0.0.1:8080}. */
@@ -158,36 +145,36 @@ public final class RemoteRateLimiter implements RateLimiter {
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
-        return join(tryAcquireAsync(key, limit, cost));
+        return ServiceCalls.join(tryAcquireAsync(key, limit, cost));
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        return send(check, body(List.of(new Permit(key, limit, cost)), null)).thenApply(RemoteRateLimiter::decision);
+        return send(check, body(List.of(new Permit(key, limit, cost)), null)).thenApply(ServiceCalls::decision);
     }
 
     @Override
     public Decision tryAcquire(List<Permit> permits) {
-        return join(tryAcquireAsync(permits));
+        return ServiceCalls.join(tryAcquireAsync(permits));
     }
 
     @Override
     public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
         Permit.checkAll(permits);
-        return send(check, body(permits, null)).thenApply(RemoteRateLimiter::decision);
+        return send(check, body(permits, null)).thenApply(ServiceCalls::decision);
     }
 
     @Override
     public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        return join(reserveAsync(key, limit, cost, maxWait));
+        return ServiceCalls.join(reserveAsync(key, limit, cost, maxWait));
     }
 
     @Override
     public CompletableFuture<Decision> reserveAsync(String key, Limit limit, long cost, Duration maxWait) {
         long waitNanos = Algorithms.checkReserve(key, limit, cost, maxWait);
         return send(reserve, body(List.of(new Permit(key, limit, cost)), waitNanos))
-                .thenApply(RemoteRateLimiter::decision);
+                .thenApply(ServiceCalls::decision);
     }
 
     /**
@@ -196,18 +183,18 @@ public final class RemoteRateLimiter implements RateLimiter {
      */
     @Override
     public Decision peek(String key, Limit limit, long cost) {
-        return join(peekAsync(key, limit, cost));
+        return ServiceCalls.join(peekAsync(key, limit, cost));
     }
 
     @Override
     public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);
-        return send(peek, body(List.of(new Permit(key, limit, cost)), null)).thenApply(RemoteRateLimiter::decision);
+        return send(peek, body(List.of(new Permit(key, limit, cost)), null)).thenApply(ServiceCalls::decision);
     }
 
     @Override
     public void reset(String key, Limit limit) {
-        join(resetAsync(key, limit));
+        ServiceCalls.join(resetAsync(key, limit));
     }
 
     @Override
@@ -219,7 +206,7 @@ public final class RemoteRateLimiter implements RateLimiter {
     @Override
     public Decision tryAcquireEstimate(
             String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
-        return join(tryAcquireEstimateAsync(key, limit, estimate, reservation, settleWithin));
+        return ServiceCalls.join(tryAcquireEstimateAsync(key, limit, estimate, reservation, settleWithin));
     }
 
     /** {@code POST /v1/check} with a {@code reservation}: an id already pending throws IllegalArgumentException. */
@@ -231,12 +218,12 @@ public final class RemoteRateLimiter implements RateLimiter {
         Permit.check(key, limit, estimate);
         ObjectNode root = body(List.of(new Permit(key, limit, estimate)), null);
         root.putObject("reservation").put("id", reservation).put("settle_within_ns", settleWithin.toNanos());
-        return send(check, root.toString()).thenApply(RemoteRateLimiter::decision);
+        return send(check, root).thenApply(ServiceCalls::decision);
     }
 
     @Override
     public Settlement settle(String key, Limit limit, String reservation, long actual) {
-        return join(settleAsync(key, limit, reservation, actual));
+        return ServiceCalls.join(settleAsync(key, limit, reservation, actual));
     }
 
     /** {@code POST /v1/settle}: the service's store settles, on its own clock. */
@@ -248,7 +235,7 @@ public final class RemoteRateLimiter implements RateLimiter {
         ObjectNode root = body(List.of(new Permit(key, limit, 1)), null);
         ((ObjectNode) root.path("descriptors").path(0)).remove("hits"); // a settle's cost is 'actual'
         root.put("actual", actual).putObject("reservation").put("id", reservation);
-        return send(settle, root.toString())
+        return calls.send(settle, root.toString())
                 .thenApply(j -> j.path("settled").asBoolean()
                         ? new Settlement(
                                 true,
@@ -258,13 +245,22 @@ public final class RemoteRateLimiter implements RateLimiter {
                         : Settlement.NOT_PENDING);
     }
 
+    /**
+     * Work in flight on the service's store: {@code POST /v1/in-flight/acquire}, {@code /release} and {@code /renew}
+     * with this client's domain; the service's store holds the slots, on its clock, under its failure policy.
+     */
+    @Override
+    public InFlightLimiter inFlight() {
+        return inFlight;
+    }
+
     /** Holds no connections of its own beyond the shared HTTP client: nothing to release. */
     @Override
     public void close() {}
 
     /** @param maxWaitNanos a reservation's wait, null for the other calls */
     private ObjectNode body(List<Permit> permits, @Nullable Long maxWaitNanos) {
-        ObjectNode root = JSON.createObjectNode().put("domain", domain);
+        ObjectNode root = ServiceCalls.JSON.createObjectNode().put("domain", domain);
         if (maxWaitNanos != null) {
             root.put("max_wait_ns", maxWaitNanos);
         }
@@ -294,107 +290,6 @@ public final class RemoteRateLimiter implements RateLimiter {
     }
 
     private CompletableFuture<JsonNode> send(URI uri, ObjectNode body) {
-        return send(uri, body.toString());
-    }
-
-    private CompletableFuture<JsonNode> send(URI uri, String body) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(uri)
-                .timeout(budget)
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body));
-        if (authorization != null) {
-            b.header("Authorization", authorization);
-        }
-        CompletableFuture<HttpResponse<String>> exchange =
-                http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
-        // the JDK's request timeout ends at the response headers: this bounds the whole call, body included
-        CompletableFuture<HttpResponse<String>> bounded = timeBudget.bound(
-                exchange.copy(),
-                timeBudget.deadline(),
-                TimeBudget.Patience.NONE,
-                f -> f.completeExceptionally(new TimeoutException()));
-        return bounded.handle((resp, t) -> {
-            if (t != null) {
-                Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
-                if (c instanceof TimeoutException) {
-                    exchange.cancel(true);
-                }
-                if (RemoteRateLimiterException.classify(c) == Degradation.TIMEOUT) {
-                    throw RemoteRateLimiterException.noAnswer(
-                            "sluice service " + uri + " did not answer within "
-                                    + budget.toMillis() + " ms, the client's time budget (" + c
-                                    + "): raise timeBudget if "
-                                    + "the service is just slow",
-                            c);
-                }
-                throw RemoteRateLimiterException.noAnswer("sluice service " + uri + " could not be reached: " + c, c);
-            }
-            int status = resp.statusCode();
-            if (status == 204) {
-                return null;
-            }
-            JsonNode json;
-            try {
-                json = JSON.readTree(resp.body());
-            } catch (IOException e) {
-                throw RemoteRateLimiterException.answered(
-                        "sluice service " + uri + " answered " + status + " with a body that is not JSON",
-                        status,
-                        null);
-            }
-            if (status == 200 || status == 429) {
-                return json;
-            }
-            throw RemoteRateLimiterException.failure(
-                    "sluice service " + uri,
-                    status,
-                    json.path("type").textValue(),
-                    json.path("detail").asText("HTTP " + status));
-        });
-    }
-
-    private static Decision decision(JsonNode json) {
-        JsonNode d = json.get("decision");
-        if (d == null) {
-            throw RemoteRateLimiterException.answered("the service's answer has no decision: " + json, 200, null);
-        }
-        return new Decision(
-                d.get("allowed").asBoolean(),
-                d.get("limit").asLong(),
-                d.get("remaining").asLong(),
-                d.get("retry_after_ns").asLong(),
-                d.get("reset_after_ns").asLong(),
-                degradation(json.get("degraded")));
-    }
-
-    /**
-     * The service's {@code "degraded"} label as a {@link Degradation}: absent is NONE; a label this client does not
-     * know (a newer service) is still degraded, as STORE_ERROR, rather than silently exact.
-     */
-    static Degradation degradation(@Nullable JsonNode label) {
-        if (label == null || label.isNull()) {
-            return Degradation.NONE;
-        }
-        for (Degradation g : Degradation.values()) {
-            if (g != Degradation.NONE && g.label().equals(label.asText())) {
-                return g;
-            }
-        }
-        return Degradation.STORE_ERROR;
-    }
-
-    private static <T> T join(CompletableFuture<T> f) {
-        try {
-            return f.join();
-        } catch (CompletionException e) {
-            Throwable c = e.getCause();
-            if (c instanceof RuntimeException r) {
-                throw r;
-            }
-            if (c instanceof IOException io) {
-                throw new UncheckedIOException(io);
-            }
-            throw e;
-        }
+        return calls.send(uri, body.toString());
     }
 }

@@ -2,6 +2,7 @@ package dev.sluice.failsafe;
 
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
@@ -76,6 +77,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
     private final Optional<StoreHealth> health;
     private final FailSafeSettle settling;
     private final Object lock = new Object();
+    private final FailSafeInFlight inFlight;
 
     /** Null until the opener opened the store (a limiter built from a supplier). */
     private volatile @Nullable RateLimiter store;
@@ -93,6 +95,7 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
         this.circuit =
                 new Circuit(probeIntervalNanos, ticker, outages, b.store != null ? null : Degradation.UNAVAILABLE);
         this.health = Optional.of(new CircuitHealth(circuit, policy, byPolicy, () -> store != null));
+        this.inFlight = new FailSafeInFlight(this::storeToTry, circuit, byPolicy, policy, probeIntervalNanos);
         this.settling = new FailSafeSettle(circuit, byPolicy, this::storeToTry);
         if (b.store != null) {
             store = b.store;
@@ -283,6 +286,12 @@ public final class FailSafeRateLimiter implements RateLimiter, StoreHealth.Sourc
             return circuit.failed(e);
         }
         return succeeded(answer);
+    }
+
+    /** The store's slots in flight, or the policy's when it cannot answer: see {@link FailSafeInFlight}. */
+    @Override
+    public InFlightLimiter inFlight() {
+        return inFlight;
     }
 
     /** Resets the key in the store (failures propagate) and in the local fallback if there is one. */

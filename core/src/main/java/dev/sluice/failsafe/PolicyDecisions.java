@@ -154,7 +154,13 @@ final class PolicyDecisions implements AutoCloseable {
                 : new Decision(false, limit.capacity(), 0, probeIntervalNanos, probeIntervalNanos, cause);
     }
 
-    private RateLimiter local() {
+    /** Counts a decision the policy made instead of the store, made elsewhere ({@link FailSafeInFlight}). */
+    void degraded(Degradation cause) {
+        counter(cause).increment();
+    }
+
+    /** The local fallback, made on first use. */
+    RateLimiter local() {
         RateLimiter l = fallback;
         if (l == null) {
             synchronized (lock) {

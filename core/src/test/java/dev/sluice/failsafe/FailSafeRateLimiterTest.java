@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.ManualScheduler;
 import dev.sluice.ManualTicker;
@@ -18,6 +19,7 @@ import dev.sluice.memory.InMemoryRateLimiter;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -520,6 +522,55 @@ class FailSafeRateLimiterTest {
         public void reset(String key, Limit limit) {
             call();
             memory.reset(key, limit);
+        }
+
+        /** The in-memory store's slots, failing as the store's decisions do. */
+        @Override
+        public InFlightLimiter inFlight() {
+            InFlightLimiter slots = memory.inFlight();
+            return new InFlightLimiter() {
+                @Override
+                public Decision tryAcquire(String key, long max, String holder, Duration lease) {
+                    call();
+                    return slots.tryAcquire(key, max, holder, lease);
+                }
+
+                @Override
+                public CompletableFuture<Decision> tryAcquireAsync(
+                        String key, long max, String holder, Duration lease) {
+                    return async(() -> tryAcquire(key, max, holder, lease));
+                }
+
+                @Override
+                public boolean release(String key, String holder) {
+                    call();
+                    return slots.release(key, holder);
+                }
+
+                @Override
+                public CompletableFuture<Boolean> releaseAsync(String key, String holder) {
+                    return async(() -> release(key, holder));
+                }
+
+                @Override
+                public boolean renew(String key, String holder, Duration lease) {
+                    call();
+                    return slots.renew(key, holder, lease);
+                }
+
+                @Override
+                public CompletableFuture<Boolean> renewAsync(String key, String holder, Duration lease) {
+                    return async(() -> renew(key, holder, lease));
+                }
+            };
+        }
+
+        private static <T> CompletableFuture<T> async(java.util.function.Supplier<T> call) {
+            try {
+                return CompletableFuture.completedFuture(call.get());
+            } catch (RuntimeException e) {
+                return CompletableFuture.failedFuture(e);
+            }
         }
 
         @Override

@@ -11,6 +11,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How long a caller waits for its decision's worker, and what it is told when it stops: the budget
@@ -122,7 +123,7 @@ final class CallerWait {
      * caller's thread (the driver sends a cancel on a new connection and waits for it, up to its
      * {@code cancelSignalTimeout}, on a database that may be paused).
      */
-    private void expire(CompletableFuture<?> f, DecisionCall call, String key, Limit limit) {
+    private void expire(CompletableFuture<?> f, DecisionCall call, String key, @Nullable Limit limit) {
         call.abandoned = true;
         if (f.completeExceptionally(late(call, key, limit, new TimeoutException()))
                 && call.phase() == DecisionCall.SENT) {
@@ -151,7 +152,7 @@ final class CallerWait {
     }
 
     /** Why a decision did not come back within its budget: where it was when the caller stopped waiting. */
-    private PostgresStoreException late(DecisionCall call, String key, Limit limit, Throwable cause) {
+    private PostgresStoreException late(DecisionCall call, String key, @Nullable Limit limit, Throwable cause) {
         long budget = this.budget.millis();
         if (call.phase() == DecisionCall.SENT) {
             health.seen(Degradation.TIMEOUT);

@@ -9,7 +9,8 @@ import java.util.List;
 /**
  * The delete an {@link ExpiryCleaner} sweeps with: up to a batch of one table's expired rows per statement, by the
  * limiter's clock (the database's, or its ticker's), on the caller's thread under the maintenance budget. The tables,
- * in sweep order: the three state tables ({@link Table}), then the pending reservations (007_settle.sql).
+ * in sweep order: the three state tables ({@link Table}), then the pending reservations (007_settle.sql), then the
+ * slots in flight (008_in_flight.sql).
  */
 final class ExpiredRows {
     /**
@@ -26,7 +27,12 @@ final class ExpiredRows {
     ExpiredRows(AttemptLoop attempts, Sql sql, StoreClock clock) {
         this.attempts = attempts;
         this.clock = clock;
-        this.tables = List.of(Table.BUCKET.clean(sql), Table.WINDOW.clean(sql), Table.LOG.clean(sql), sql.pendingClean);
+        this.tables = List.of(
+                Table.BUCKET.clean(sql),
+                Table.WINDOW.clean(sql),
+                Table.LOG.clean(sql),
+                sql.pendingClean,
+                sql.inFlightClean);
     }
 
     /** Deletes up to {@code batchSize} expired rows of one table (its statement in {@link #tables}). */

@@ -154,7 +154,7 @@ public final class ExpiryCleaner implements AutoCloseable {
     }
 
     /**
-     * One sweep, now, on the calling thread: the bucket, window, log and pending tables in turn, at most
+     * One sweep, now, on the calling thread: the bucket, window, log, pending and in-flight tables in turn, at most
      * {@code maxBatchesPerSweep} batches (statements that deleted rows) in all, so at most that many
      * statements plus one empty probe per table. Returns the rows deleted. After the limiter is closed,
      * an {@link IllegalStateException}.

@@ -9,12 +9,16 @@ import org.jspecify.annotations.Nullable;
 final class KeyText {
     private KeyText() {}
 
-    /** {@code " for key \"…\" under <limit>"}, or nothing for the limiter's own work (no key). */
+    /**
+     * {@code " for key \"…\" under <limit>"}, {@code " for key \"…\" (work in flight)"} without a limit, or nothing
+     * for the limiter's own work (no key).
+     */
     static String about(@Nullable String key, @Nullable Limit limit) {
         if (key == null) {
             return "";
         }
-        return " for key \"" + Permit.abbreviate(key) + "\" under " + limit;
+        return " for key \"" + Permit.abbreviate(key) + "\""
+                + (limit == null ? " (work in flight)" : " under " + limit);
     }
 
     /**

@@ -28,8 +28,9 @@ public record MigrationReport(String schema, List<String> created, List<String> 
     }
 
     /**
-     * One sentence for people, e.g. {@code created 4 tables (sluice_bucket, sluice_log, sluice_pending, sluice_window),
-     * 8 indexes and 25 functions in schema public} or {@code nothing to do: schema public is up to date}.
+     * One sentence for people, e.g. {@code created 5 tables (sluice_bucket, sluice_in_flight, sluice_log,
+     * sluice_pending, sluice_window), 10 indexes and 26 functions in schema public} or {@code nothing to do: schema
+     * public is up to date}.
      */
     public String describe() {
         if (nothingToDo()) {

@@ -42,7 +42,8 @@ public final class Migrations {
             "004_sliding_window.sql",
             "005_sliding_log.sql",
             "006_seed_function.sql",
-            "007_settle.sql");
+            "007_settle.sql",
+            "008_in_flight.sql");
 
     /** The default schema: where unqualified names resolve on most databases. */
     public static final String DEFAULT_SCHEMA = "public";

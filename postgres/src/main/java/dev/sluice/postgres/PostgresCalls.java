@@ -26,8 +26,15 @@ import org.jspecify.annotations.Nullable;
  */
 final class PostgresCalls {
 
-    /** A call under way: its future (not yet bounded by its deadline) and what its failures name. */
-    record Pending<T>(CompletableFuture<T> future, DecisionCall call, String key, Limit limit) {}
+    /**
+     * A call under way: its future (not yet bounded by its deadline) and what its failures name (no limit for work in
+     * flight).
+     */
+    record Pending<T>(
+            CompletableFuture<T> future,
+            DecisionCall call,
+            String key,
+            @Nullable Limit limit) {}
 
     private final @Nullable Batcher batcher;
     private final Workers workers;
@@ -176,7 +183,7 @@ final class PostgresCalls {
         return new Pending<>(workers.submitOnRow(key, limit, call, work), call, key, limit);
     }
 
-    private <T> Pending<T> onWorker(String key, Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {
+    <T> Pending<T> onWorker(String key, @Nullable Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {
         return new Pending<>(workers.submit(key, limit, call, work), call, key, limit);
     }
 

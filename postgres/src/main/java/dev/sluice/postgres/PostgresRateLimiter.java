@@ -2,6 +2,7 @@ package dev.sluice.postgres;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
@@ -102,6 +103,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     /** The operations, one per kind of decision, that both views use. */
     private final PostgresCalls calls;
 
+    private final PostgresInFlight inFlight;
     private volatile boolean closed;
     /** build() found Sluice's tables or functions missing and created them. */
     private final boolean schemaCreated;
@@ -146,6 +148,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                 () -> closed,
                 b.scheduler.threadFactory("postgres"));
         this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, settles, clock, budget, () -> closed);
+        this.inFlight = new PostgresInFlight(calls, waits, budget, clock, sql);
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
         // 25 ms budget). Built and dropped here instead.
@@ -238,8 +241,6 @@ public final class PostgresRateLimiter implements RateLimiter {
         return schemaCreated;
     }
 
-    // ------------------------------------------------------------------ migrations
-
     /**
      * Creates (or brings up to date) the tables, indexes and functions in the configured schema, in one
      * transaction. Idempotent and safe to call from several instances at once (they serialize on an
@@ -248,11 +249,9 @@ public final class PostgresRateLimiter implements RateLimiter {
      * @return what it created or changed; {@link MigrationReport#nothingToDo()} when the schema was up to date
      */
     public MigrationReport migrate() {
-        checkOpen();
+        calls.checkOpen();
         return Migrations.apply(dataSource, schema, prefix);
     }
-
-    // ------------------------------------------------------------------ decisions
 
     @Override
     public Decision tryAcquire(String key, Limit limit, long cost) {
@@ -344,6 +343,12 @@ public final class PostgresRateLimiter implements RateLimiter {
         return waits.bounded(calls.tryAcquireEach(permits));
     }
 
+    /** Slots with a lease in this database, one statement per call: see {@link PostgresInFlight}. */
+    @Override
+    public InFlightLimiter inFlight() {
+        return inFlight;
+    }
+
     // ------------------------------------------------------------------ expiry
 
     /**
@@ -356,18 +361,14 @@ public final class PostgresRateLimiter implements RateLimiter {
 
     /** Starts a cleaner with its own batch size and number of batches a sweep. */
     public ExpiryCleaner cleaner(Duration interval, int batchSize, int maxBatchesPerSweep) {
-        checkOpen();
+        calls.checkOpen();
         return cleaners.start(interval, batchSize, maxBatchesPerSweep);
     }
 
     /** A cleaner that is not scheduled: call {@link ExpiryCleaner#sweep()} yourself (tests, cron jobs). */
     public ExpiryCleaner manualCleaner(int batchSize, int maxBatchesPerSweep) {
-        checkOpen();
-        return cleaners.manual(batchSize, maxBatchesPerSweep);
-    }
-
-    private void checkOpen() {
         calls.checkOpen();
+        return cleaners.manual(batchSize, maxBatchesPerSweep);
     }
 
     /**

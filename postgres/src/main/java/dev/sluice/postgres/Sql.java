@@ -37,7 +37,10 @@ final class Sql {
     final String bucketBatch;
     /** Fails (42P01) on a schema the newest migration has not reached: build() then migrates it. */
     final String newestTable;
+    /** Work in flight: one step of {@code 008_in_flight.sql}, and its rows' clean. */
+    final String inFlightStep;
 
+    final String inFlightClean;
     final String probe;
 
     Sql(String schema, String prefix) {
@@ -117,7 +120,6 @@ final class Sql {
         String pending = s + Migrations.quote(p + "pending");
         pendingClean = "delete from " + pending + " where (key_hash, limit_id, id) in (select key_hash, limit_id, id"
                 + " from " + pending + cleanTail;
-        newestTable = "select 1 from " + pending + " limit 0";
 
         // costs known afterwards (007_settle.sql): the acquire functions' parameters and answer, then the reservation
         bucketEstimate = bucketAcquire
@@ -145,6 +147,12 @@ final class Sql {
                 + " ?::bigint[], ?::text[], ?::text[], ?::bigint[])";
         slidingLogSettle = "select " + settled + "pre_at_ns, pre_costs, post_at_ns, post_costs, now_ns from " + s
                 + Migrations.quote(p + "sliding_log_settle") + "(?, ?, ?, ?, ?, ?, ?, ?)";
+        String inFlight = s + Migrations.quote(p + "in_flight");
+        inFlightStep = "select ok, held, earliest_ns, latest_ns, now_ns from " + s
+                + Migrations.quote(p + "in_flight_step") + "(?, ?, ?, ?, ?, ?)";
+        inFlightClean = "delete from " + inFlight + " where (key_hash, holder) in (select key_hash, holder from "
+                + inFlight + cleanTail;
+        newestTable = "select 1 from " + inFlight + " limit 0";
         probe = "select " + now;
     }
 }

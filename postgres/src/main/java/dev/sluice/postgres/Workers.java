@@ -99,7 +99,7 @@ final class Workers {
      * budget ran out): the worker then skips the work, or, when it had already begun, finishes it bounded
      * by the same deadline and its result goes nowhere.
      */
-    <T> CompletableFuture<T> submit(String key, Limit limit, DecisionCall call, SqlCall<T> work) {
+    <T> CompletableFuture<T> submit(String key, @Nullable Limit limit, DecisionCall call, SqlCall<T> work) {
         CompletableFuture<T> f = new CompletableFuture<>();
         CompletableFuture<?> unused = execute(key, limit, call, work, f);
         return f;
@@ -110,7 +110,7 @@ final class Workers {
      * done with it (or it was never run), which may be after {@code f} (its caller stopped waiting).
      */
     private <T> CompletableFuture<?> execute(
-            String key, Limit limit, DecisionCall call, SqlCall<T> work, CompletableFuture<T> f) {
+            String key, @Nullable Limit limit, DecisionCall call, SqlCall<T> work, CompletableFuture<T> f) {
         CompletableFuture<@Nullable Void> over = new CompletableFuture<>();
         try {
             executor.execute(() -> {

@@ -40,8 +40,9 @@ class MigrationsTest {
                             "select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace"
                                     + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'",
                             schema))
-                    // 15 that decide (sluice_window_acquire and _fits decide both counters), 10 that settle (007)
-                    .isEqualTo(25);
+                    // 15 that decide (sluice_window_acquire and _fits decide both counters), 10 that settle (007),
+                    // 1 for work in flight (008)
+                    .isEqualTo(26);
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");
         }
@@ -96,15 +97,16 @@ class MigrationsTest {
                             "table app_rl_bucket",
                             "table app_rl_window",
                             "table app_rl_log",
-                            "table app_rl_pending");
+                            "table app_rl_pending",
+                            "table app_rl_in_flight");
             assertThat(first.created())
                     .filteredOn(o -> o.startsWith("function app_rl_"))
-                    .hasSize(25);
+                    .hasSize(26);
             assertThat(first.updated()).isEmpty();
             assertThat(first.describe())
-                    .isEqualTo("created schema " + schema + ", 4 tables (app_rl_bucket, app_rl_log, app_rl_pending,"
-                            + " app_rl_window), " + count(first, "index") + " indexes and 25 functions in"
-                            + " schema " + schema);
+                    .isEqualTo("created schema " + schema + ", 5 tables (app_rl_bucket, app_rl_in_flight, app_rl_log,"
+                            + " app_rl_pending, app_rl_window), " + count(first, "index") + " indexes and 26 functions"
+                            + " in schema " + schema);
 
             MigrationReport second = Migrations.apply(TestDatabase.dataSource(), schema, "app_rl_");
             assertThat(second.nothingToDo()).isTrue();

@@ -12,8 +12,9 @@ import java.security.NoSuchAlgorithmException;
  * The scripts Sluice runs, read once from {@code src/main/resources/dev/sluice/redis}: for each algorithm
  * {@code common.lua + [window_math.lua] + <algorithm>.lua + run.lua}, and one script with every algorithm for a multi-permit
  * that mixes them, one read-only script with every algorithm for {@code peek} ({@code peek.lua} instead
- * of {@code run.lua}), one with every algorithm for a batch of independent decisions ({@code batch.lua}), and two
- * with every algorithm for a cost known only afterwards ({@code estimate.lua}, {@code settle.lua}).
+ * of {@code run.lua}), one with every algorithm for a batch of independent decisions ({@code batch.lua}), two
+ * with every algorithm for a cost known only afterwards ({@code estimate.lua}, {@code settle.lua}), and
+ * {@code common.lua + in_flight.lua} for work in flight.
  * The text is constant (keys and numbers travel as KEYS and ARGV), so each script has one
  * SHA-1 and is called with {@code EVALSHA}; {@code EVAL} of the same text is the fallback on
  * {@code NOSCRIPT}, and loads it again as a side effect.
@@ -59,6 +60,8 @@ final class LuaScripts {
     final Script estimate;
     /** Every algorithm: settles a pending reservation (see settle.lua). */
     final Script settle;
+    /** Work in flight: one key's slots (common.lua and in_flight.lua). */
+    final Script inFlight;
 
     private LuaScripts() {
         String common = read("common.lua");
@@ -78,6 +81,7 @@ final class LuaScripts {
         batch = script("batch", common, every, read("batch.lua"));
         estimate = script("estimate", common, every, read("estimate.lua"));
         settle = script("settle", common, every, read("settle.lua"));
+        inFlight = script("in_flight", common, "", read("in_flight.lua"));
     }
 
     static final LuaScripts INSTANCE = new LuaScripts();
@@ -92,7 +96,9 @@ final class LuaScripts {
     }
 
     Script[] all() {
-        return new Script[] {gcra, fixedWindow, slidingWindow, slidingLog, mixed, peek, batch, estimate, settle};
+        return new Script[] {
+            gcra, fixedWindow, slidingWindow, slidingLog, mixed, peek, batch, estimate, settle, inFlight
+        };
     }
 
     private static Script script(String name, String common, String algorithms, String run) {

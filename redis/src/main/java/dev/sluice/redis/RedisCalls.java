@@ -36,6 +36,8 @@ final class RedisCalls {
     private final long minTtlMillis;
     private final AtomicBoolean closed;
     private final String name;
+    /** Work in flight on the same connection, clock, key prefix and expiry floor as these calls. */
+    final RedisInFlight inFlight;
 
     RedisCalls(
             ScriptRunner runner,
@@ -56,6 +58,7 @@ final class RedisCalls {
         this.minTtlMillis = minTtlMillis;
         this.closed = closed;
         this.name = name;
+        this.inFlight = new RedisInFlight(runner, clock, prefix, minTtlMillis, closed, name);
     }
 
     ScriptRunner.Call<Decision> tryAcquire(String key, Limit limit, long cost) {
@@ -102,6 +105,9 @@ final class RedisCalls {
                 clock.read(),
                 minTtlMillis));
     }
+
+    /** The limit of the warm-up peek: any limit does, nothing is written. */
+    static final Limit WARM_UP_LIMIT = Limit.fixedWindow(1, Duration.ofSeconds(1));
 
     ScriptRunner.Call<Decision> peek(String key, Limit limit, long cost) {
         Permit.check(key, limit, cost);

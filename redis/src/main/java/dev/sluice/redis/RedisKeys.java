@@ -52,10 +52,30 @@ final class RedisKeys {
         return state(sb, key, limit).toString().getBytes(StandardCharsets.UTF_8);
     }
 
+    /**
+     * The slots in flight of {@code key} ({@code in_flight.lua}): {@code prefix + "in-flight" + ...} with the key
+     * placed as for a limit, so the slots of a key share its hash slot. No limit's identity is {@code in-flight} (an
+     * unnamed limit's id has {@code :}s, a named limit's identity an {@code @}), so slots and rate-limit state never
+     * share a Redis key.
+     */
+    static byte[] inFlight(String prefix, String key) {
+        StringBuilder sb = new StringBuilder(prefix.length() + key.length() + 24);
+        sb.append(prefix);
+        return tagged(sb, IN_FLIGHT, key).toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** The identity part of the keys of slots in flight. */
+    static final String IN_FLIGHT = "in-flight";
+
     /** Appends the state's key after the prefix: the limit's identity and the key (see the class comment). */
     private static StringBuilder state(StringBuilder sb, String key, Limit limit) {
+        return tagged(sb, identity(limit), key);
+    }
+
+    /** Appends {@code id} and the key, placed by its hash tag (see the class comment). */
+    private static StringBuilder tagged(StringBuilder sb, String id, String key) {
         checkEncodable(key);
-        sb.append(identity(limit));
+        sb.append(id);
         if (hasHashTag(key)) {
             sb.append(':').append(key);
         } else if (key.indexOf('}') < 0) {

@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.Decision;
 import dev.sluice.Degradation;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
@@ -93,11 +94,8 @@ public final class RedisRateLimiter implements RateLimiter {
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private RedisRateLimiter(Builder b) {
-        // whose clock decides: Redis's TIME by default, a client ticker's in tests
-        StoreClock clock = b.clock;
         TimeBudget budget = TimeBudget.of("timeBudget", b.timeBudget);
-        Duration connectTimeout = b.connectTimeout;
-        long minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (clock.isStore() ? 0L : 3_600_000L);
+        long minTtlMillis = b.minExpiry != null ? b.minExpiry.toMillis() : (b.clock.isStore() ? 0L : 3_600_000L);
         List<RedisURI> uris = RedisUris.parse(b.uri, b.connectTimeout);
         this.where = RedisUris.describe(uris);
         this.reconnects = new ReconnectWatch();
@@ -110,18 +108,15 @@ public final class RedisRateLimiter implements RateLimiter {
         this.runner = new ScriptRunner(redis.scripting, budget, failures, where, b.callbackExecutor);
         this.coalescer = b.batching ? new Coalescer(runner, failures, cluster) : null;
         this.calls = new RedisCalls(
-                runner, coalescer, redis.keyCommands, cluster, clock, b.keyPrefix, minTtlMillis, closed, toString());
+                runner, coalescer, redis.keyCommands, cluster, b.clock, b.keyPrefix, minTtlMillis, closed, toString());
         try {
-            runner.loadScripts(connectTimeout);
-            runner.warmUp(calls.peek("sluice:warm-up", WARM_UP_LIMIT, 1), connectTimeout);
+            runner.loadScripts(b.connectTimeout);
+            runner.warmUp(calls.peek("sluice:warm-up", RedisCalls.WARM_UP_LIMIT, 1), b.connectTimeout);
         } catch (RuntimeException e) {
             close();
             throw e;
         }
     }
-
-    /** The limit of the warm-up peek: any limit does, nothing is written. */
-    private static final Limit WARM_UP_LIMIT = Limit.fixedWindow(1, Duration.ofSeconds(1));
 
     /** A limiter on the Redis (or Redis Cluster) at {@code redisUri}, such as {@code redis://localhost:6379}. */
     public static RedisRateLimiter create(String redisUri) {
@@ -254,6 +249,12 @@ public final class RedisRateLimiter implements RateLimiter {
     @Override
     public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String reservation, long actual) {
         return runner.withDeadline(calls.settle(key, limit, reservation, actual));
+    }
+
+    /** Slots with a lease on this Redis, one {@code EVALSHA} per call: see {@link RedisInFlight}. */
+    @Override
+    public InFlightLimiter inFlight() {
+        return calls.inFlight;
     }
 
     @Override

@@ -260,14 +260,19 @@ final class ScriptCall {
 
     /** A call of {@code batch.lua} ({@link ScriptBatch}): only its keys, fields and script. */
     static ScriptCall batch(byte[][] keys, byte[][] argv) {
-        return new ScriptCall(keys, argv);
+        return new ScriptCall(LuaScripts.INSTANCE.batch, keys, argv);
     }
 
-    /** A batch: only its keys, fields and script; each of its calls decodes its own part of the reply. */
-    private ScriptCall(byte[][] keys, byte[][] argv) {
+    /** A call of another script than the algorithms' (its caller decodes the reply): its keys and fields. */
+    static ScriptCall of(LuaScripts.Script script, byte[][] keys, byte[][] argv) {
+        return new ScriptCall(script, keys, argv);
+    }
+
+    /** A batch or another script: only its keys, fields and script; its caller decodes the reply. */
+    private ScriptCall(LuaScripts.Script script, byte[][] keys, byte[][] argv) {
         this.keys = keys;
         this.argv = argv;
-        this.script = LuaScripts.INSTANCE.batch;
+        this.script = script;
         this.userKeys = new String[0];
         this.limits = new Limit[0];
         this.costs = new long[0];

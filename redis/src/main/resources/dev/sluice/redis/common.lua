@@ -2,7 +2,8 @@
 Sluice: the part every script shares. Each script Sluice loads is this file, window_math.lua when a
 window algorithm is in it, one or more algorithm files (gcra.lua, fixed_window.lua,
 sliding_window.lua, sliding_log.lua) and run.lua, joined in that order once at start-up: the text is
-constant, so it is loaded once and called with EVALSHA.
+constant, so it is loaded once and called with EVALSHA. (in_flight.lua, work in flight, is this file
+and itself: it uses the time, ttl and ceil_div.)
 
 Exactness. Lua 5.1 numbers are doubles, exact for integers below 2^53. Epoch nanoseconds (~1.8e18)
 do not fit, epoch microseconds (~1.8e15) do, so time is kept in microseconds and every quantity the

@@ -2,6 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
+import dev.sluice.tck.InFlightTck;
 import dev.sluice.tck.RateLimiterTck;
 import dev.sluice.tck.SettleTck;
 import io.lettuce.core.resource.ClientResources;
@@ -10,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 
 /** The whole conformance suite, unchanged, against a real redis-server with a client ticker. */
-class RedisConformanceTest implements RateLimiterTck, SettleTck {
+class RedisConformanceTest implements RateLimiterTck, SettleTck, InFlightTck {
 
     private static final ClientResources RESOURCES = DefaultClientResources.builder()
             .ioThreadPoolSize(2)

@@ -1,6 +1,7 @@
 package dev.sluice.server;
 
 import dev.sluice.Decision;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
@@ -67,6 +68,11 @@ public class ForwardingStore implements RateLimiter {
     @Override
     public void reset(String key, Limit limit) {
         delegate.reset(key, limit);
+    }
+
+    @Override
+    public InFlightLimiter inFlight() {
+        return delegate.inFlight();
     }
 
     @Override

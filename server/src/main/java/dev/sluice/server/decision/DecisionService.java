@@ -111,6 +111,7 @@ public final class DecisionService {
     private final DeniedKeys deniedKeys;
     private final Optional<StoreHealth> storeHealth;
     private final Settlements settlements;
+    private final InFlight inFlight;
 
     /** With the service's deadline on {@link Scheduler#system()}'s timer. */
     public DecisionService(
@@ -146,6 +147,12 @@ public final class DecisionService {
         this.deniedKeys = new DeniedKeys(clock);
         this.storeHealth = StoreHealth.of(limiter);
         this.settlements = new Settlements(limiter, planner, calls, metrics);
+        this.inFlight = new InFlight(counter, calls); // slots are counted at the store, as envoy's hits
+    }
+
+    /** Work in flight of Sluice's own API ({@code POST /v1/in-flight/acquire}, {@code release}, {@code renew}). */
+    public InFlight inFlight() {
+        return inFlight;
     }
 
     /** Reservations and settles of Sluice's own API ({@code POST /v1/check} with a reservation, {@code /v1/settle}). */
@@ -158,10 +165,7 @@ public final class DecisionService {
         return deniedKeys;
     }
 
-    /**
-     * The service's clock, for envoy's {@code duration_until_reset} (envoyproxy/ratelimit reads its own clock for it,
-     * not the store's): the in-memory store's ticker, else the system clock.
-     */
+    /** The clock of envoy's {@code duration_until_reset} (not the store's): the in-memory store's, else the system's. */
     public Ticker clock() {
         return clock;
     }

@@ -42,8 +42,8 @@ final class CheckAnswerJson {
     private static final byte[] RESET_AFTER_MS = JsonBuf.ascii(",\"reset_after_ms\":");
     private static final byte[] RETRY_AFTER_NS = JsonBuf.ascii(",\"retry_after_ns\":");
     private static final byte[] RESET_AFTER_NS = JsonBuf.ascii(",\"reset_after_ns\":");
-    private static final byte[] DECISION_ALLOWED = JsonBuf.ascii("],\"decision\":{\"allowed\":true");
-    private static final byte[] DECISION_DENIED = JsonBuf.ascii("],\"decision\":{\"allowed\":false");
+    private static final byte[] DECISION_ALLOWED = JsonBuf.ascii(",\"decision\":{\"allowed\":true");
+    private static final byte[] DECISION_DENIED = JsonBuf.ascii(",\"decision\":{\"allowed\":false");
     private static final byte[] LIMIT = JsonBuf.ascii(",\"limit\":");
     private static final byte[] LIMIT_ALGORITHM = JsonBuf.ascii(",\"limit\":{\"algorithm\":");
     private static final byte[] REQUESTS_PER_UNIT = JsonBuf.ascii("\"requests_per_unit\":");
@@ -130,6 +130,13 @@ final class CheckAnswerJson {
             b.writeByte(']').writeByte('}');
             return;
         }
+        b.writeByte(']');
+        writeDecision(b, c);
+        b.writeByte('}');
+    }
+
+    /** {@code ,"decision":{…}}: a decision's figures (also the answer of {@code /v1/in-flight/acquire}). */
+    static void writeDecision(ByteBuf b, Decision c) {
         b.writeBytes(c.allowed() ? DECISION_ALLOWED : DECISION_DENIED);
         b.writeBytes(LIMIT);
         JsonBuf.number(b, c.limit());
@@ -139,7 +146,7 @@ final class CheckAnswerJson {
         JsonBuf.number(b, c.retryAfterNanos());
         b.writeBytes(RESET_AFTER_NS);
         JsonBuf.number(b, c.resetAfterNanos());
-        b.writeByte('}').writeByte('}');
+        b.writeByte('}');
     }
 
     /** {@code ,"limit":{…}}: the rule's numbers, and the limit's capacity when given. */

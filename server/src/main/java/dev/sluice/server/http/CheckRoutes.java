@@ -28,7 +28,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * Sluice's own decisions: {@code POST /v1/check} (with a {@code reservation}: a cost known afterwards, reserved on
  * its estimate), {@code /v1/settle} (that cost settled, {@link SettleJson}), {@code /v1/peek} (check only, for any
- * cost), {@code /v1/reserve} and {@code /v1/reset}. The body is JSON ({@link CheckJson}), the answer too ({@link CheckAnswerJson}) with the
+ * cost), {@code /v1/reserve}, {@code /v1/reset}, and work in flight ({@code /v1/in-flight/*}, {@link
+ * InFlightRoutes}). The body is JSON ({@link CheckJson}), the answer too ({@link CheckAnswerJson}) with the
  * RateLimit headers, 200 or 429; a reset is 204; a failure is {@link HttpFailures}' problem.
  */
 final class CheckRoutes {
@@ -36,12 +37,14 @@ final class CheckRoutes {
     private final HttpAnswers answers;
     private final HttpFailures failures;
     private final InOrder inOrder;
+    private final InFlightRoutes inFlight;
 
     CheckRoutes(DecisionService service, HttpAnswers answers, HttpFailures failures, InOrder inOrder) {
         this.service = service;
         this.answers = answers;
         this.failures = failures;
         this.inOrder = inOrder;
+        this.inFlight = new InFlightRoutes(service, answers, failures, inOrder);
     }
 
     void check(ChannelHandlerContext ctx, FullHttpRequest req, boolean keepAlive, String path) {
@@ -73,6 +76,10 @@ final class CheckRoutes {
                     CompletableFuture<Settlements.Settled> settled =
                             service.settlements().settle(st.request(), st.id(), st.actual());
                     inOrder.inTurn(ctx, settled, () -> settled(ctx, keepAlive, settled));
+                    return;
+                }
+                case "/v1/in-flight/acquire", "/v1/in-flight/release", "/v1/in-flight/renew" -> {
+                    inFlight.route(ctx, keepAlive, path, body);
                     return;
                 }
                 case "/v1/peek" -> f = service.peek(CheckJson.parse(body, service.maxDescriptors()));

@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP routes, their methods and the bearer token: Sluice's decisions ({@code POST /v1/check}, {@code /v1/peek},
- * {@code /v1/reserve}, {@code /v1/reset}, {@code /v1/settle}: {@link CheckRoutes}), envoyproxy/ratelimit's own ({@code POST /json},
+ * {@code /v1/reserve}, {@code /v1/reset}, {@code /v1/settle}, {@code /v1/in-flight/acquire}, {@code release},
+ * {@code renew}: {@link CheckRoutes}), envoyproxy/ratelimit's own ({@code POST /json},
  * {@code GET /healthcheck}: {@link EnvoyRoutes}), and the operators' ({@code GET /healthz}, {@code GET /readyz},
  * {@code GET /metrics}, the dashboard at {@code GET /}, {@code /ui} and {@code GET /v1/dashboard}:
  * {@link OpsRoutes}).
@@ -87,7 +88,14 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
         int q = uri.indexOf('?');
         String path = q < 0 ? uri : uri.substring(0, q);
         switch (path) {
-            case "/v1/check", "/v1/peek", "/v1/reserve", "/v1/reset", "/v1/settle" -> {
+            case "/v1/check",
+                    "/v1/peek",
+                    "/v1/reserve",
+                    "/v1/reset",
+                    "/v1/settle",
+                    "/v1/in-flight/acquire",
+                    "/v1/in-flight/release",
+                    "/v1/in-flight/renew" -> {
                 if (allowed(ctx, req, keepAlive, HttpMethod.POST) && authorized(ctx, req, keepAlive)) {
                     checks.check(ctx, req, keepAlive, path);
                 }
@@ -131,7 +139,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                         HttpResponseStatus.NOT_FOUND,
                         "not-found",
                         "no route " + Messages.shorten(path)
-                                + ": use POST /v1/check, /v1/peek, /v1/reserve, /v1/reset, /v1/settle, /json, GET /healthz, GET /readyz, "
+                                + ": use POST /v1/check, /v1/peek, /v1/reserve, /v1/reset, /v1/settle, "
+                                + "/v1/in-flight/acquire, /v1/in-flight/release, /v1/in-flight/renew, /json, "
+                                + "GET /healthz, GET /readyz, "
                                 + "GET /healthcheck, GET /metrics, or GET / for the dashboard",
                         Map.of());
         }

@@ -20,8 +20,9 @@ class MigrateCommandTest {
             String fresh = migrate(uri);
             assertThat(fresh)
                     .startsWith(
-                            "sluice migrate: created 4 tables (sluice_bucket, sluice_log, sluice_pending, sluice_window), ")
-                    .contains(" indexes and 25 functions in schema public on postgresql://postgres@localhost:"
+                            "sluice migrate: created 5 tables (sluice_bucket, sluice_in_flight, sluice_log, sluice_pending,"
+                                    + " sluice_window), ")
+                    .contains(" indexes and 26 functions in schema public on postgresql://postgres@localhost:"
                             + pg.getPort() + "/postgres");
 
             assertThat(migrate(uri))

@@ -7,6 +7,7 @@ import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.server.ForwardingStore;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.tck.InFlightTck;
 import dev.sluice.tck.RateLimiterTck;
 import dev.sluice.tck.SettleTck;
 import java.io.IOException;
@@ -18,9 +19,10 @@ import java.time.Duration;
  * (one per limiter the suite asks for) whose in-memory store runs on the suite's clock. Every decision crosses
  * the socket, the JSON and the rules layer; the suite requires them to be the in-process store's, exactly. With
  * {@link SettleTck}: reservations ({@code POST /v1/check} with a {@code reservation}) and settles ({@code POST
- * /v1/settle}) too.
+ * /v1/settle}) too; with {@link InFlightTck}: work in flight ({@code POST /v1/in-flight/acquire}, {@code release},
+ * {@code renew}) on the service's store.
  */
-class RemoteConformanceTest implements RateLimiterTck, SettleTck {
+class RemoteConformanceTest implements RateLimiterTck, SettleTck, InFlightTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
