@@ -2,6 +2,7 @@ package dev.sluice.memory;
 
 import dev.sluice.BoundLimit;
 import dev.sluice.Decision;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
@@ -35,10 +36,12 @@ public final class InMemoryRateLimiter implements RateLimiter {
     final HotKeys hotKeys = new HotKeys();
 
     private final int maxKeys;
+    private final InMemoryInFlight inFlight;
 
     private InMemoryRateLimiter(Builder b) {
         this.maxKeys = b.maxKeys;
         this.store = new MemoryStore(b.ticker, b.maxKeys);
+        this.inFlight = new InMemoryInFlight(b.ticker, b.maxKeys);
     }
 
     /** A limiter on the epoch-based system ticker with {@link #DEFAULT_MAX_KEYS}. */
@@ -63,7 +66,10 @@ public final class InMemoryRateLimiter implements RateLimiter {
             return this;
         }
 
-        /** The most (key, limit) pairs tracked at once; beyond it the least informative are evicted. */
+        /**
+         * The most (key, limit) pairs tracked at once; beyond it the least informative are evicted. Also the most
+         * slots {@link #inFlight() in flight} held at once over all keys.
+         */
         public Builder maxKeys(int maxKeys) {
             if (maxKeys < 1) {
                 throw new IllegalArgumentException("maxKeys " + maxKeys + " must be at least 1");
@@ -145,6 +151,15 @@ public final class InMemoryRateLimiter implements RateLimiter {
         Permit.checkKeyAndLimit(key, limit); // before the limit is registered
         RegisteredLimit r = store.register(limit);
         return new MemoryBound(this, store, key, limit, BoundLimit.Sleeper.PARK, r, store.hash(key, r));
+    }
+
+    /**
+     * Work in flight on this limiter's ticker, at most {@link #maxKeys} slots held at once over all keys (see {@link
+     * InMemoryInFlight}).
+     */
+    @Override
+    public InFlightLimiter inFlight() {
+        return inFlight;
     }
 
     /** Holds no threads or connections: nothing to release. */

@@ -1,6 +1,7 @@
 package dev.sluice.tck;
 
 import dev.sluice.Decision;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
@@ -41,9 +42,17 @@ public final class ReferenceRateLimiter implements RateLimiter {
 
     private final Ticker ticker;
     private final Map<Id, Written> states = new HashMap<>();
+    private final ReferenceInFlight inFlight;
 
     public ReferenceRateLimiter(Ticker ticker) {
         this.ticker = Objects.requireNonNull(ticker, "ticker");
+        this.inFlight = new ReferenceInFlight(ticker);
+    }
+
+    /** Work in flight as the contract says it, with nothing clever: see {@link ReferenceInFlight}. */
+    @Override
+    public InFlightLimiter inFlight() {
+        return inFlight;
     }
 
     @Override
