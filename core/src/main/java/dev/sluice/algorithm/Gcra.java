@@ -96,7 +96,7 @@ public final class Gcra {
     }
 
     /** Whole tokens left: {@code floor((CP − B) / P)}; no division when less than one token's room is left. */
-    private static long remaining(long backlogScaled, Limit limit) {
+    static long remaining(long backlogScaled, Limit limit) {
         long room = limit.capacityScaled() - backlogScaled;
         long interval = limit.intervalScaled();
         return room < interval ? 0 : room / interval;

@@ -7,6 +7,7 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Gcra;
@@ -30,6 +31,11 @@ public final class InMemoryRateLimiter implements RateLimiter {
     public static final int DEFAULT_MAX_KEYS = 1 << 20;
     /** Distinct limits one limiter can track; limits are meant to be created once and reused. */
     public static final int MAX_LIMITS = LimitRegistry.MAX_LIMITS;
+    /**
+     * Default bound on reservations pending at once ({@link #tryAcquireEstimate}): 2^17, about 200 bytes each with a
+     * UUID for id (26 MB when full).
+     */
+    public static final int DEFAULT_MAX_RESERVATIONS = 1 << 17;
 
     final MemoryStore store;
     /** The handles of the keys the keyed calls meet most: see {@link HotKeys}. */
@@ -37,11 +43,13 @@ public final class InMemoryRateLimiter implements RateLimiter {
 
     private final int maxKeys;
     private final InMemoryInFlight inFlight;
+    private final Reservations reservations;
 
     private InMemoryRateLimiter(Builder b) {
         this.maxKeys = b.maxKeys;
         this.store = new MemoryStore(b.ticker, b.maxKeys);
         this.inFlight = new InMemoryInFlight(b.ticker, b.maxKeys);
+        this.reservations = new Reservations(store, b.maxReservations);
     }
 
     /** A limiter on the epoch-based system ticker with {@link #DEFAULT_MAX_KEYS}. */
@@ -57,6 +65,7 @@ public final class InMemoryRateLimiter implements RateLimiter {
     public static final class Builder {
         private Ticker ticker = Ticker.system();
         private int maxKeys = DEFAULT_MAX_KEYS;
+        private int maxReservations = DEFAULT_MAX_RESERVATIONS;
 
         private Builder() {}
 
@@ -75,6 +84,19 @@ public final class InMemoryRateLimiter implements RateLimiter {
                 throw new IllegalArgumentException("maxKeys " + maxKeys + " must be at least 1");
             }
             this.maxKeys = maxKeys;
+            return this;
+        }
+
+        /**
+         * The most reservations pending at once ({@link InMemoryRateLimiter#tryAcquireEstimate}); when that many are
+         * pending and none has expired, a further reservation takes nothing and throws a {@link
+         * dev.sluice.StoreException} with {@link dev.sluice.Degradation#OVERLOADED}.
+         */
+        public Builder maxReservations(int maxReservations) {
+            if (maxReservations < 1) {
+                throw new IllegalArgumentException("maxReservations " + maxReservations + " must be at least 1");
+            }
+            this.maxReservations = maxReservations;
             return this;
         }
 
@@ -143,6 +165,27 @@ public final class InMemoryRateLimiter implements RateLimiter {
     public void reset(String key, Limit limit) {
         Permit.checkKeyAndLimit(key, limit);
         store.reset(key, limit);
+    }
+
+    /**
+     * Decides as {@link #tryAcquire(String, Limit, long)} and, when allowed, keeps the reservation pending until it is
+     * settled or {@code settleWithin} has passed by this limiter's ticker; at most {@link Builder#maxReservations} are
+     * kept at once (see {@link Reservations}).
+     */
+    @Override
+    public Decision tryAcquireEstimate(
+            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
+        return reservations.tryAcquireEstimate(key, limit, estimate, reservation, settleWithin);
+    }
+
+    @Override
+    public Settlement settle(String key, Limit limit, String reservation, long actual) {
+        return reservations.settle(key, limit, reservation, actual);
+    }
+
+    /** How many reservations are kept now: pending, or expired and not dropped yet. */
+    public int pendingReservations() {
+        return reservations.size();
     }
 
     /** The key's hash, limit and segment resolved once, and its slot remembered: see {@link BoundLimit}. */

@@ -29,8 +29,19 @@ import org.jspecify.annotations.Nullable;
  * request goes on with a {@code RateLimit} header; a denied one is answered {@code 429} with
  * {@code application/problem+json} (RFC 9457), {@code Retry-After} (whole seconds, rounded up: a client that waits
  * them is never early) and {@code RateLimit} / {@code RateLimit-Policy} (IETF httpapi draft,
- * {@link RateLimitFields}). When several rules applied, {@code RateLimit-Policy} lists each and {@code RateLimit}
+ * {@link dev.sluice.http.RateLimitFields}). When several rules applied, {@code RateLimit-Policy} lists each and {@code RateLimit}
  * describes the limit that decided (the one with the fewest permits left), as only the combined decision is known.
+ *
+ * <p><b>Costs known afterwards and work in flight.</b> A rule with a {@link CostAfter} reserves its estimate before
+ * the request goes on ({@link RateLimiter#tryAcquireEstimate}) and settles it when the response ends on the actual
+ * cost the application reports in a request attribute or a response header; a rule with a {@link
+ * RateLimitRule.Builder#maxInFlight max in flight} holds a slot of its key ({@link RateLimiter#inFlight()}) until the
+ * response ends, and answers {@code 429} with {@code Retry-After: 1} beyond it. The response ends when the chain
+ * returns or throws, or, for a request gone asynchronous (streamed), when its asynchronous cycle completes, fails or
+ * times out. All or nothing still: the slots are taken first, then the estimates, then the permits known up front
+ * (together, as above); when a step denies, what the steps before it took is given back (slots released, estimates
+ * settled at 0, which gives back what each algorithm can: see {@link RateLimiter#settle}), so a denied request
+ * holds nothing. One random UUID per request is its reservation id and its slot holder id.
  *
  * <p>{@link #setEnabled(boolean) The off switch} lets every request through untouched. {@link #setShadowMode(boolean)
  * Shadow mode} decides as usual, logs the requests it would have denied and lets them through, adding no header, so

@@ -6,9 +6,11 @@ import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
 import dev.sluice.Ticker;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Inheritance;
+import dev.sluice.algorithm.Settle;
 import dev.sluice.algorithm.State;
 import dev.sluice.algorithm.Step;
 import java.time.Duration;
@@ -40,9 +42,15 @@ public final class ReferenceRateLimiter implements RateLimiter {
         }
     }
 
+    /** A pending reservation of {@link #tryAcquireEstimate}: its key, limit identity and id. */
+    private record Reservation(Id state, String id) {}
+
+    private record Pending(long estimate, long reservedAt, long expiresAt) {}
+
     private final Ticker ticker;
     private final Map<Id, Written> states = new HashMap<>();
     private final ReferenceInFlight inFlight;
+    private final Map<Reservation, Pending> pending = new HashMap<>();
 
     public ReferenceRateLimiter(Ticker ticker) {
         this.ticker = Objects.requireNonNull(ticker, "ticker");
@@ -140,6 +148,45 @@ public final class ReferenceRateLimiter implements RateLimiter {
     public synchronized void reset(String key, Limit limit) {
         Permit.checkKeyAndLimit(key, limit);
         states.remove(new Id(key, limit));
+    }
+
+    /** {@link #tryAcquire(String, Limit, long)} of the estimate, and when allowed a pending record until settled. */
+    @Override
+    public synchronized Decision tryAcquireEstimate(
+            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
+        Permit.check(key, limit, estimate);
+        Settlement.checkId("reservation", reservation);
+        Settlement.checkWithin("settleWithin", settleWithin);
+        Reservation r = new Reservation(new Id(key, limit), reservation);
+        long now = ticker.read();
+        Pending was = pending.get(r);
+        if (was != null && now < was.expiresAt()) {
+            throw new IllegalArgumentException("reservation '" + reservation + "' is already pending on key '" + key
+                    + "' under " + limit.describe() + ": nothing was taken; use a new id per reservation");
+        }
+        pending.remove(r);
+        Decision d = tryAcquire(key, limit, estimate);
+        if (d.allowed()) {
+            pending.put(r, new Pending(estimate, now, now + settleWithin.toNanos()));
+        }
+        return d;
+    }
+
+    /** The pending record removed and {@link Settle#settle} applied, or {@link Settlement#NOT_PENDING}. */
+    @Override
+    public synchronized Settlement settle(String key, Limit limit, String reservation, long actual) {
+        Permit.checkKeyAndLimit(key, limit);
+        Settlement.checkId("reservation", reservation);
+        Settlement.checkActual(limit, actual);
+        Id id = new Id(key, limit);
+        long now = ticker.read();
+        Pending p = pending.remove(new Reservation(id, reservation));
+        if (p == null || now >= p.expiresAt()) {
+            return Settlement.NOT_PENDING;
+        }
+        Settle.Settled settled = Settle.settle(state(id, limit, now), now, limit, p.estimate(), p.reservedAt(), actual);
+        states.put(id, new Written(limit, settled.state()));
+        return settled.settlement();
     }
 
     /** The state of {@code id} read under {@code limit}'s numbers at {@code now}. */

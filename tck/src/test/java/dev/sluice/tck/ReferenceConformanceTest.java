@@ -4,7 +4,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 
 /** The oracle must pass its own suite: the pinned scenarios check the pure steps themselves. */
-class ReferenceConformanceTest implements RateLimiterTck, InFlightTck {
+class ReferenceConformanceTest implements RateLimiterTck, InFlightTck, SettleTck {
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
         return new ReferenceRateLimiter(ticker);
