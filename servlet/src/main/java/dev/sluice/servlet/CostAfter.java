@@ -115,18 +115,23 @@ public final class CostAfter {
      */
     long actual(HttpServletRequest request, HttpServletResponse response) {
         Object a = request.getAttribute(attribute);
-        if (a != null) {
-            return a instanceof Number n ? Math.max(-1, n.longValue()) : parse(a.toString());
-        }
-        return header == null ? -1 : parse(response.getHeader(header));
+        return parseActual(a != null ? a : header == null ? null : response.getHeader(header));
     }
 
-    private static long parse(@Nullable String v) {
-        if (v == null || v.isBlank() || v.strip().length() > 18) {
+    /**
+     * An actual cost as the application reports it (a {@link Number}, or a decimal string in an attribute or a
+     * header), or -1 when it reported none or nothing readable as a whole number from 0 up.
+     */
+    public static long parseActual(@Nullable Object reported) {
+        if (reported instanceof Number n) {
+            return Math.max(-1, n.longValue());
+        }
+        String v = reported == null ? null : reported.toString().strip();
+        if (v == null || v.isEmpty() || v.length() > 18) {
             return -1;
         }
         try {
-            return Math.max(-1, Long.parseLong(v.strip()));
+            return Math.max(-1, Long.parseLong(v));
         } catch (NumberFormatException e) {
             return -1;
         }
