@@ -351,11 +351,14 @@ public final class RateLimitFilter implements Filter {
          * The filter.
          *
          * @throws IllegalArgumentException when two rules share a name, or a tiered rule has no limit for the
-         *     default tier
+         *     default tier, or a rule has a max in flight and the limiter does not limit work in flight
          */
         public RateLimitFilter build() {
             Set<String> names = new HashSet<>();
             for (RateLimitRule r : rules) {
+                if (r.maxInFlight() > 0) {
+                    checkInFlight(limiter, r);
+                }
                 if (!names.add(r.name())) {
                     throw new IllegalArgumentException("two rules are named '" + r.name()
                             + "': give each a distinct name, it prefixes their keys");
@@ -368,6 +371,19 @@ public final class RateLimitFilter implements Filter {
                 }
             }
             return new RateLimitFilter(this);
+        }
+
+        /** A max in flight on a limiter without slots fails here, not as a let-through on every request. */
+        private static void checkInFlight(RateLimiter limiter, RateLimitRule r) {
+            try {
+                limiter.inFlight();
+            } catch (UnsupportedOperationException e) {
+                throw new IllegalArgumentException(
+                        r + " has a max in flight, but " + limiter.getClass().getSimpleName()
+                                + " does not limit work in flight (" + e.getMessage() + "): use a store of Sluice,"
+                                + " or leave maxInFlight out",
+                        e);
+            }
         }
     }
 }

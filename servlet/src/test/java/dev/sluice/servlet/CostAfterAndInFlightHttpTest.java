@@ -1,11 +1,14 @@
 package dev.sluice.servlet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
 import dev.sluice.Settlement;
+import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
 import jakarta.servlet.AsyncContext;
 import java.net.URI;
@@ -277,5 +280,16 @@ class CostAfterAndInFlightHttpTest {
         assertThat(limiter.nextSettle()).isEqualTo(new Settlement(true, 100, -95, 995));
         server.serve(null);
         assertThat(get("/v1/completions").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aMaxInFlightOnALimiterWithoutSlotsFailsWhenTheFilterIsBuilt() {
+        RateLimiter withoutSlots = FailSafeRateLimiter.builder(store).build(); // forwards no inFlight()
+        assertThatThrownBy(() -> RateLimitFilter.builder(withoutSlots)
+                        .rule(RateLimitRule.named("concurrent").maxInFlight(2).build())
+                        .build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("rule 'concurrent' has a max in flight, but FailSafeRateLimiter does not limit"
+                        + " work in flight");
     }
 }

@@ -87,6 +87,18 @@ public class SluiceLimitGatewayFilterFactory
     @Override
     public GatewayFilter apply(Config config) {
         Route route = Route.of(config);
+        if (route.maxInFlight() > 0) {
+            try {
+                store.inFlight(); // a store without slots fails as the route loads, not as a let-through per request
+            } catch (UnsupportedOperationException e) {
+                throw new IllegalArgumentException(
+                        "route '" + route.id() + "': SluiceLimit's max-in-flight needs a"
+                                + " store that limits work in flight, and "
+                                + store.getClass().getSimpleName() + " does not ("
+                                + e.getMessage() + ")",
+                        e);
+            }
+        }
         KeyResolver configured = config.getKeyResolver();
         return (exchange, chain) -> {
             KeyResolver keys = configured != null
