@@ -227,8 +227,12 @@ public final class RateLimitFilter implements Filter {
         try {
             chain.doFilter(request, response);
             if (request.isAsyncStarted()) {
-                request.getAsyncContext().addListener(holds);
-                async = true;
+                try {
+                    request.getAsyncContext().addListener(holds);
+                    async = true;
+                } catch (IllegalStateException e) { // its asynchronous cycle is over already: it has ended
+                    async = false;
+                }
             }
         } finally {
             if (!async) {
