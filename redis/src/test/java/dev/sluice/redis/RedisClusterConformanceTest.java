@@ -2,9 +2,7 @@ package dev.sluice.redis;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
-import dev.sluice.tck.InFlightTck;
 import dev.sluice.tck.RateLimiterTck;
-import dev.sluice.tck.SettleTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +13,7 @@ import org.junit.jupiter.api.AfterAll;
  * ({@code tck:{…}:name}), so the keys one multi-permit request combines share a slot, as the {@code {tag}}
  * convention asks; RedisClusterTest adds untagged keys spread over every master.
  */
-class RedisClusterConformanceTest implements RateLimiterTck, SettleTck, InFlightTck {
+class RedisClusterConformanceTest implements RateLimiterTck {
 
     private static final ClientResources RESOURCES = DefaultClientResources.builder()
             .ioThreadPoolSize(2)

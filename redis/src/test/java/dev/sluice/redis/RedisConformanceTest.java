@@ -2,16 +2,14 @@ package dev.sluice.redis;
 
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
-import dev.sluice.tck.InFlightTck;
 import dev.sluice.tck.RateLimiterTck;
-import dev.sluice.tck.SettleTck;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 
 /** The whole conformance suite, unchanged, against a real redis-server with a client ticker. */
-class RedisConformanceTest implements RateLimiterTck, SettleTck, InFlightTck {
+class RedisConformanceTest implements RateLimiterTck {
 
     private static final ClientResources RESOURCES = DefaultClientResources.builder()
             .ioThreadPoolSize(2)

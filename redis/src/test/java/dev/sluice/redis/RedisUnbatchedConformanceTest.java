@@ -3,10 +3,9 @@ package dev.sluice.redis;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.tck.RateLimiterTck;
-import dev.sluice.tck.SettleTck;
 
 /** The whole conformance suite with {@code batching(false)}: one {@code EVALSHA} per decision, however concurrent. */
-class RedisUnbatchedConformanceTest implements RateLimiterTck, SettleTck {
+class RedisUnbatchedConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {

@@ -1,11 +1,10 @@
 package dev.sluice.servlet;
 
 import dev.sluice.Decision;
-import dev.sluice.Limit;
 import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.failsafe.LogThrottle;
-import dev.sluice.http.RateLimitFields;
+import dev.sluice.servlet.RateLimitListener.Outcome;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -15,9 +14,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashSet;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -32,8 +29,19 @@ import org.jspecify.annotations.Nullable;
  * request goes on with a {@code RateLimit} header; a denied one is answered {@code 429} with
  * {@code application/problem+json} (RFC 9457), {@code Retry-After} (whole seconds, rounded up: a client that waits
  * them is never early) and {@code RateLimit} / {@code RateLimit-Policy} (IETF httpapi draft,
- * {@link RateLimitFields}). When several rules applied, {@code RateLimit-Policy} lists each and {@code RateLimit}
+ * {@link dev.sluice.http.RateLimitFields}). When several rules applied, {@code RateLimit-Policy} lists each and {@code RateLimit}
  * describes the limit that decided (the one with the fewest permits left), as only the combined decision is known.
+ *
+ * <p><b>Costs known afterwards and work in flight.</b> A rule with a {@link CostAfter} reserves its estimate before
+ * the request goes on ({@link RateLimiter#tryAcquireEstimate}) and settles it when the response ends on the actual
+ * cost the application reports in a request attribute or a response header; a rule with a {@link
+ * RateLimitRule.Builder#maxInFlight max in flight} holds a slot of its key ({@link RateLimiter#inFlight()}) until the
+ * response ends, and answers {@code 429} with {@code Retry-After: 1} beyond it. The response ends when the chain
+ * returns or throws, or, for a request gone asynchronous (streamed), when its asynchronous cycle completes, fails or
+ * times out. All or nothing still: the slots are taken first, then the estimates, then the permits known up front
+ * (together, as above); when a step denies, what the steps before it took is given back (slots released, estimates
+ * settled at 0, which gives back what each algorithm can: see {@link RateLimiter#settle}), so a denied request
+ * holds nothing. One random UUID per request is its reservation id and its slot holder id.
  *
  * <p>{@link #setEnabled(boolean) The off switch} lets every request through untouched. {@link #setShadowMode(boolean)
  * Shadow mode} decides as usual, logs the requests it would have denied and lets them through, adding no header, so
@@ -62,8 +70,7 @@ public final class RateLimitFilter implements Filter {
     private final String defaultTier;
     private final String problemType;
     private final RateLimitListener listener;
-    /** By identity: two rules' equal limits have their own names, so their own items. */
-    private final IdentityHashMap<Limit, String> policyItems = new IdentityHashMap<>();
+    private final RateLimitAnswers answers;
 
     private final LogThrottle logThrottle = new LogThrottle();
     private volatile boolean enabled;
@@ -79,14 +86,7 @@ public final class RateLimitFilter implements Filter {
         this.listener = b.listener;
         this.enabled = b.enabled;
         this.shadowMode = b.shadowMode;
-        for (RateLimitRule r : rules) {
-            // the header items of every limit, spelled once here rather than per request
-            Limit one = r.limit();
-            if (one != null) {
-                policyItems.put(one, policyItem(one));
-            }
-            r.tiers().values().forEach(l -> policyItems.put(l, policyItem(l)));
-        }
+        this.answers = new RateLimitAnswers(rules, problemType);
     }
 
     /** Starts a filter deciding with {@code limiter}. */
@@ -126,127 +126,134 @@ public final class RateLimitFilter implements Filter {
             chain.doFilter(req, res);
             return;
         }
-        request.setAttribute(APPLIED_ATTRIBUTE, true); // a forward or include is not counted again
-        AppliedRules applied = applyRules(request);
+        request.setAttribute(APPLIED_ATTRIBUTE, true); // a forward, include or async dispatch is not counted again
+        AppliedRules applied = AppliedRules.match(request, path(request), rules, clientIp, tierAttribute, defaultTier);
         if (applied == null) {
             chain.doFilter(req, res);
             return;
         }
         if (applied.badCost != null) {
-            listen(request, applied, RateLimitListener.Outcome.BAD_COST, null);
+            listen(request, applied, Outcome.BAD_COST, null);
             ProblemJson.write(response, problemType, 400, "Bad Request", applied.badCost, path(request), null, 0, null);
             return;
         }
+        RequestHolds holds = applied.holds() ? new RequestHolds(limiter, request, response, this::warn) : null;
+        // slots first, then estimates, then the permits known up front: what a later step denies, the earlier
+        // steps give back (slots released, estimates settled at 0), so a request is never half-counted
         Decision d;
+        boolean shadowDenied = false;
         try {
-            d = applied.size() == 1
-                    ? limiter.tryAcquire(applied.keys.get(0), applied.limits.get(0), applied.costs[0])
-                    : limiter.tryAcquire(applied.permits());
-        } catch (RuntimeException e) {
-            if (logThrottle.allow("failed")) {
-                LOG.log(
-                        System.Logger.Level.WARNING,
-                        "rate limiter failed; letting " + request.getMethod() + " " + applied.path + " through"
-                                + leftOut(),
-                        e);
-            }
-            listen(request, applied, RateLimitListener.Outcome.LIMITER_FAILED, null);
-            chain.doFilter(req, res);
-            return;
-        }
-        request.setAttribute(DECISION_ATTRIBUTE, d);
-        if (d.degraded() && logThrottle.allow("degraded")) {
-            LOG.log(
-                    System.Logger.Level.WARNING,
-                    "decision for " + applied.names + " made without the store ("
-                            + d.degradation().label() + "): " + d + leftOut());
-        }
-        if (d.allowed()) {
-            if (!shadowMode) {
-                response.setHeader(RateLimitFields.STATE, state(applied, d));
-            }
-            listen(request, applied, RateLimitListener.Outcome.ALLOWED, d);
-            chain.doFilter(req, res);
-        } else if (shadowMode) {
-            if (logThrottle.allow("shadow")) {
-                LOG.log(
-                        System.Logger.Level.INFO,
-                        "shadow mode: would deny " + request.getMethod() + " "
-                                + applied.path + " by " + applied.names + " for "
-                                + RateLimitRule.nameOf(owner(applied, d)) + ": " + d
-                                + leftOut());
-            }
-            listen(request, applied, RateLimitListener.Outcome.SHADOW_DENIED, d);
-            chain.doFilter(req, res);
-        } else {
-            listen(request, applied, RateLimitListener.Outcome.DENIED, d);
-            StringBuilder policy = new StringBuilder();
-            Set<Limit> listed = Collections.newSetFromMap(new IdentityHashMap<>());
-            for (Limit l : applied.limits) {
-                if (listed.add(l)) { // each limit's item once
-                    if (policy.length() > 0) {
-                        policy.append(", ");
+            for (AppliedRules.Slot slot : applied.slots) {
+                Decision s = Objects.requireNonNull(holds).take(slot);
+                if (s.denied()) {
+                    if (!shadowMode) {
+                        holds.undo();
+                        listen(request, applied, Outcome.DENIED, s);
+                        answers.inFlightDenied(response, path(request), slot, s);
+                        return;
                     }
-                    policy.append(policyItems.get(l));
+                    shadowDenied = true;
+                    logShadow(request, applied, "max in flight of rule '" + slot.rule() + "'", s);
                 }
             }
-            response.setHeader(RateLimitFields.POLICY, policy.toString());
-            response.setHeader(RateLimitFields.STATE, state(applied, d));
-            long retry = RateLimitFields.retryAfterSeconds(d);
-            response.setHeader(RateLimitFields.RETRY_AFTER, Long.toString(retry));
-            String limitName = RateLimitRule.nameOf(owner(applied, d));
-            String detail = d.degraded()
-                    ? "Rate limit '" + limitName + "' could not be checked ("
-                            + d.degradation().label() + ") and the failure policy denies: retry in " + retry + " s."
-                    : "Rate limit '" + limitName + "' exceeded: retry in " + retry + " s.";
-            ProblemJson.write(
-                    response,
-                    problemType,
-                    429,
-                    "Too Many Requests",
-                    detail,
-                    path(request),
-                    limitName,
-                    retry,
-                    d.degraded() ? d.degradation().label() : null);
+            d = decide(applied, holds);
+        } catch (RuntimeException e) {
+            warn("rate limiter failed; letting " + request.getMethod() + " " + applied.path + " through", e);
+            listen(request, applied, Outcome.LIMITER_FAILED, null);
+            goOn(request, response, chain, holds); // with whatever slots and reservations it holds, given back after
+            return;
+        }
+        if (d != null) {
+            request.setAttribute(DECISION_ATTRIBUTE, d);
+            if (d.degraded() && logThrottle.allow("degraded")) {
+                LOG.log(
+                        System.Logger.Level.WARNING,
+                        "decision for " + applied.names + " made without the store ("
+                                + d.degradation().label() + "): " + d + leftOut());
+            }
+        }
+        if (d == null || d.allowed()) {
+            if (d != null && !shadowMode) {
+                answers.allowed(response, applied, d);
+            }
+            listen(request, applied, shadowDenied ? Outcome.SHADOW_DENIED : Outcome.ALLOWED, d);
+        } else if (shadowMode) {
+            logShadow(request, applied, RateLimitRule.nameOf(RateLimitAnswers.owner(applied, d)), d);
+            listen(request, applied, Outcome.SHADOW_DENIED, d);
+        } else {
+            if (holds != null) {
+                holds.undo();
+            }
+            listen(request, applied, Outcome.DENIED, d);
+            answers.denied(response, path(request), applied, d);
+            return;
+        }
+        goOn(request, response, chain, holds);
+    }
+
+    /**
+     * The decision of the rate limits (estimates, then the permits known up front, each only when what came
+     * before allowed), or null when the request's rules limit work in flight only.
+     */
+    private @Nullable Decision decide(AppliedRules applied, @Nullable RequestHolds holds) {
+        List<Decision> all = new ArrayList<>(applied.estimates.size() + 1);
+        for (AppliedRules.Estimate e : applied.estimates) {
+            Decision r = Objects.requireNonNull(holds).reserve(e);
+            if (r.denied()) {
+                return r; // nothing more taken (a shadow denial goes on with nothing reserved for this one)
+            }
+            all.add(r);
+        }
+        int n = applied.upFront.size();
+        if (n > 0) {
+            Permit p = applied.upFront.get(0);
+            all.add(n == 1 ? limiter.tryAcquire(p.key(), p.limit(), p.cost()) : limiter.tryAcquire(applied.upFront));
+        }
+        return all.isEmpty() ? null : all.size() == 1 ? all.get(0) : Decision.mostRestrictive(all);
+    }
+
+    /**
+     * Runs the rest of the chain; what the request holds is given back when its response ends: when the chain
+     * returns or throws, or, once the request went asynchronous, when its asynchronous cycle ends.
+     */
+    private static void goOn(
+            HttpServletRequest request, HttpServletResponse response, FilterChain chain, @Nullable RequestHolds holds)
+            throws IOException, ServletException {
+        if (holds == null) {
+            chain.doFilter(request, response);
+            return;
+        }
+        boolean async = false;
+        try {
+            chain.doFilter(request, response);
+            if (request.isAsyncStarted()) {
+                try {
+                    request.getAsyncContext().addListener(holds);
+                    async = true;
+                } catch (IllegalStateException e) { // its asynchronous cycle is over already: it has ended
+                    async = false;
+                }
+            }
+        } finally {
+            if (!async) {
+                holds.finish();
+            }
         }
     }
 
-    /** The rules that apply to the request and their permits, or null when none does. */
-    private @Nullable AppliedRules applyRules(HttpServletRequest request) {
-        String method = request.getMethod();
-        String path = path(request);
-        AppliedRules applied = null;
-        RequestFactsOnce facts = null;
-        for (RateLimitRule rule : rules) {
-            String pattern = rule.match(method, path);
-            if (pattern == null) {
-                continue;
-            }
-            if (facts == null) {
-                facts = new RequestFactsOnce(request, path, clientIp);
-            }
-            facts.pattern = pattern;
-            String value = rule.key().resolve(request, facts);
-            if (value == null) {
-                continue;
-            }
-            Object tier = rule.tiers().isEmpty() ? null : request.getAttribute(tierAttribute);
-            Limit limit = rule.limitFor(tier == null ? null : tier.toString(), defaultTier);
-            long cost = rule.fixedCost() > 0 ? rule.fixedCost() : rule.cost().cost(request);
-            if (applied == null) {
-                applied = new AppliedRules(path, rules.size());
-            }
-            if (cost < 1 || cost > limit.capacity()) {
-                applied.badCost = "cost " + cost + " of rule '" + rule.name() + "' "
-                        + (cost < 1
-                                ? "must be at least 1"
-                                : "exceeds capacity " + limit.capacity() + " of limit '" + limit.name()
-                                        + "': it can never be granted; send a smaller cost");
-            }
-            applied.add(rule.name(), key(rule.name(), value), limit, cost);
+    private void logShadow(HttpServletRequest request, AppliedRules applied, String what, Decision d) {
+        if (logThrottle.allow("shadow")) {
+            LOG.log(
+                    System.Logger.Level.INFO,
+                    "shadow mode: would deny " + request.getMethod() + " " + applied.path + " by " + applied.names
+                            + " for " + what + ": " + d + leftOut());
         }
-        return applied;
+    }
+
+    private void warn(String message, RuntimeException e) {
+        if (logThrottle.allow("failed")) {
+            LOG.log(System.Logger.Level.WARNING, message + leftOut(), e);
+        }
     }
 
     /** {@code rule:value}; a value that would make the key too long is replaced by its SHA-256. */
@@ -254,31 +261,11 @@ public final class RateLimitFilter implements Filter {
         return Permit.boundedKey(rule + ':', value);
     }
 
-    private static String path(HttpServletRequest request) {
+    static String path(HttpServletRequest request) {
         String servletPath = request.getServletPath();
         String info = request.getPathInfo();
         String p = info == null ? servletPath : servletPath == null ? info : servletPath + info;
         return p == null || p.isEmpty() ? "/" : p;
-    }
-
-    private String state(AppliedRules applied, Decision d) {
-        return RateLimitFields.appendState(new StringBuilder(), RateLimitRule.nameOf(owner(applied, d)), d)
-                .toString();
-    }
-
-    /** The limit a combined decision belongs to: the first whose capacity is the decision's. */
-    private static Limit owner(AppliedRules applied, Decision d) {
-        for (Limit l : applied.limits) {
-            if (l.capacity() == d.limit()) {
-                return l;
-            }
-        }
-        return applied.limits.get(0);
-    }
-
-    private static String policyItem(Limit l) {
-        return RateLimitFields.appendPolicy(new StringBuilder(), RateLimitRule.nameOf(l), l)
-                .toString();
     }
 
     private void listen(
@@ -368,11 +355,14 @@ public final class RateLimitFilter implements Filter {
          * The filter.
          *
          * @throws IllegalArgumentException when two rules share a name, or a tiered rule has no limit for the
-         *     default tier
+         *     default tier, or a rule has a max in flight and the limiter does not limit work in flight
          */
         public RateLimitFilter build() {
             Set<String> names = new HashSet<>();
             for (RateLimitRule r : rules) {
+                if (r.maxInFlight() > 0) {
+                    checkInFlight(limiter, r);
+                }
                 if (!names.add(r.name())) {
                     throw new IllegalArgumentException("two rules are named '" + r.name()
                             + "': give each a distinct name, it prefixes their keys");
@@ -385,6 +375,19 @@ public final class RateLimitFilter implements Filter {
                 }
             }
             return new RateLimitFilter(this);
+        }
+
+        /** A max in flight on a limiter without slots fails here, not as a let-through on every request. */
+        private static void checkInFlight(RateLimiter limiter, RateLimitRule r) {
+            try {
+                limiter.inFlight();
+            } catch (UnsupportedOperationException e) {
+                throw new IllegalArgumentException(
+                        r + " has a max in flight, but " + limiter.getClass().getSimpleName()
+                                + " does not limit work in flight (" + e.getMessage() + "): use a store of Sluice,"
+                                + " or leave maxInFlight out",
+                        e);
+            }
         }
     }
 }

@@ -30,7 +30,9 @@ public interface RateLimitListener {
      * Told the outcome of every request a rule applied to.
      *
      * @param rules the names of the rules that applied, in order
-     * @param decision the combined decision; null for {@link Outcome#LIMITER_FAILED} and {@link Outcome#BAD_COST}
+     * @param decision the combined decision; for a denial by a rule's max in flight, that slot's decision (its
+     *     {@code limit} the maximum); null for {@link Outcome#LIMITER_FAILED} and {@link Outcome#BAD_COST}, and when
+     *     the rules that applied limit work in flight only
      */
     void onDecision(HttpServletRequest request, List<String> rules, Outcome outcome, @Nullable Decision decision);
 

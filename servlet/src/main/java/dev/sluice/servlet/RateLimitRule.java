@@ -1,6 +1,8 @@
 package dev.sluice.servlet;
 
 import dev.sluice.Limit;
+import dev.sluice.Settlement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -17,6 +19,11 @@ import org.jspecify.annotations.Nullable;
  * which limit (one for everyone, or one per tier such as free/pro), at what cost. Every rule that matches a
  * request contributes one permit, and the filter takes them all or none, so a per-IP and a per-user rule on the
  * same path are enforced together.
+ *
+ * <p>Two more kinds of limit: a cost known only when the response ends ({@link Builder#costAfter(CostAfter)}:
+ * reserved on an estimate, settled on the actual), and at most so many requests in flight per key at once ({@link
+ * Builder#maxInFlight(long)}: a slot per request, held until its response ends). A rule may have a max in flight
+ * alone, without a rate limit.
  *
  * <pre>{@code
  * RateLimitRule.named("per-user")
@@ -38,6 +45,15 @@ public final class RateLimitRule {
     private final Map<String, Limit> tiers;
     private final CostResolver cost;
     private final long fixedCost;
+    private final @Nullable CostAfter costAfter;
+    private final long maxInFlight;
+    private final Duration inFlightLease;
+
+    /**
+     * How long a request's in-flight slot is held at most if its release never comes (the process died): longer
+     * than the longest response, streamed ones included, since a request still running past it no longer counts.
+     */
+    public static final Duration DEFAULT_IN_FLIGHT_LEASE = Duration.ofMinutes(10);
 
     private RateLimitRule(Builder b) {
         this.name = b.name;
@@ -50,6 +66,9 @@ public final class RateLimitRule {
         this.tiers = Collections.unmodifiableMap(t);
         this.cost = b.cost;
         this.fixedCost = b.fixedCost;
+        this.costAfter = b.costAfter;
+        this.maxInFlight = b.maxInFlight;
+        this.inFlightLease = b.inFlightLease;
     }
 
     /** Starts a rule; the name labels its keys, its {@code RateLimit-Policy} item and its metrics. */
@@ -74,7 +93,27 @@ public final class RateLimitRule {
         return key;
     }
 
-    /** The limit for everyone, or null when the rule has tiers. */
+    /** Whether the rule limits a rate (it may limit work in flight only). */
+    boolean limitsRate() {
+        return limit != null || !tiers.isEmpty();
+    }
+
+    /** The cost known afterwards, or null when the cost is known up front. */
+    public @Nullable CostAfter costAfter() {
+        return costAfter;
+    }
+
+    /** The most requests in flight at once per key, or 0 when the rule does not limit them. */
+    public long maxInFlight() {
+        return maxInFlight;
+    }
+
+    /** How long an in-flight slot is held at most when its release never comes. */
+    public Duration inFlightLease() {
+        return inFlightLease;
+    }
+
+    /** The limit for everyone, or null when the rule has tiers or limits work in flight only. */
     public @Nullable Limit limit() {
         return limit;
     }
@@ -141,6 +180,10 @@ public final class RateLimitRule {
         private final Map<String, Limit> tiers = new LinkedHashMap<>();
         private CostResolver cost = CostResolver.fixed(1);
         private long fixedCost = 1;
+        private boolean costGiven;
+        private @Nullable CostAfter costAfter;
+        private long maxInFlight;
+        private Duration inFlightLease = DEFAULT_IN_FLIGHT_LEASE;
 
         private Builder(String name) {
             if (name == null || name.isBlank()) {
@@ -187,6 +230,7 @@ public final class RateLimitRule {
         public Builder cost(long permits) {
             this.cost = CostResolver.fixed(permits);
             this.fixedCost = permits;
+            this.costGiven = true;
             return this;
         }
 
@@ -194,19 +238,60 @@ public final class RateLimitRule {
         public Builder cost(CostResolver resolver) {
             this.cost = Objects.requireNonNull(resolver, "cost resolver");
             this.fixedCost = 0;
+            this.costGiven = true;
+            return this;
+        }
+
+        /**
+         * The cost is known only when the response ends: each request is reserved at the estimate and settled on
+         * the actual cost the application reports (see {@link CostAfter}). The estimate is then the rule's cost.
+         */
+        public Builder costAfter(CostAfter after) {
+            this.costAfter = Objects.requireNonNull(after, "cost after");
+            return this;
+        }
+
+        /**
+         * At most {@code max} requests of one key in flight at once (concurrent requests per API key): a request
+         * holds a slot from before it goes on until its response ends (an asynchronous one included), and one
+         * beyond the maximum is answered 429. A slot whose release never comes is freed when {@link
+         * #inFlightLease(Duration) its lease} ends.
+         */
+        public Builder maxInFlight(long max) {
+            if (max < 1) {
+                throw new IllegalArgumentException("rule '" + name + "': max in flight " + max
+                        + " must be at least 1 (leave it out for no limit on requests in flight)");
+            }
+            this.maxInFlight = max;
+            return this;
+        }
+
+        /** How long a slot is held at most; default {@link #DEFAULT_IN_FLIGHT_LEASE}. */
+        public Builder inFlightLease(Duration lease) {
+            Settlement.checkWithin("rule '" + name + "': in-flight lease", lease);
+            this.inFlightLease = lease;
             return this;
         }
 
         /**
          * The rule.
          *
-         * @throws IllegalArgumentException when the rule has no limit, or both a limit and tiers, or a fixed cost
-         *     above a limit's capacity
+         * @throws IllegalArgumentException when the rule has no limit (and no max in flight), or both a limit and
+         *     tiers, or a fixed cost above a limit's capacity, or both a cost and a cost after
          */
         public RateLimitRule build() {
-            if (limit == null && tiers.isEmpty()) {
-                throw new IllegalArgumentException(
-                        "rule '" + name + "' has no limit: give .limit(...) or one .tier(name, limit) per tier");
+            if (limit == null && tiers.isEmpty() && (maxInFlight == 0 || costAfter != null)) {
+                throw new IllegalArgumentException("rule '" + name + "' has no limit: give .limit(...) or one"
+                        + " .tier(name, limit) per tier" + (costAfter != null ? " (a cost after needs one)" : "")
+                        + (maxInFlight == 0 && costAfter == null ? ", or .maxInFlight(n)" : ""));
+            }
+            if (costAfter != null) {
+                if (costGiven) {
+                    throw new IllegalArgumentException("rule '" + name + "' has both .cost(...) and .costAfter(...):"
+                            + " give the estimate in CostAfter.estimate(...), it is the cost reserved up front");
+                }
+                cost = costAfter.estimate();
+                fixedCost = costAfter.fixedEstimate();
             }
             if (limit != null && !tiers.isEmpty()) {
                 throw new IllegalArgumentException(

@@ -19,16 +19,19 @@ import org.apache.catalina.connector.Connector;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
 import org.apache.tomcat.util.descriptor.web.FilterMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A real embedded Tomcat on 127.0.0.1 and a free port: an "authentication" filter (the principal from header
  * {@code X-Test-User}, the tier attribute from {@code X-Test-Tier}, as an application's security would set them),
- * then the filter under test (swappable between tests), then a servlet answering 200 "ok".
+ * then the filter under test (swappable between tests), then a servlet answering 200 "ok" (or, when a test
+ * {@link #serve serves} its own, that one). Servlet and filters support asynchronous requests.
  */
 final class TomcatServer implements AutoCloseable {
     private final Tomcat tomcat = new Tomcat();
     private final Path baseDir;
     private volatile Filter filter = (req, res, chain) -> chain.doFilter(req, res);
+    private volatile @Nullable Handler handler;
     final int port;
 
     TomcatServer() throws IOException, LifecycleException {
@@ -40,14 +43,21 @@ final class TomcatServer implements AutoCloseable {
         tomcat.setConnector(connector);
         Context ctx = tomcat.addContext("", null);
         Tomcat.addServlet(ctx, "ok", new HttpServlet() {
-            private static final long serialVersionUID = 1L;
+                    private static final long serialVersionUID = 1L;
 
-            @Override
-            protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
-                resp.setContentType("text/plain");
-                resp.getWriter().write("ok");
-            }
-        });
+                    @Override
+                    protected void service(HttpServletRequest req, HttpServletResponse resp)
+                            throws IOException, ServletException {
+                        Handler h = handler;
+                        if (h != null) {
+                            h.handle(req, resp);
+                            return;
+                        }
+                        resp.setContentType("text/plain");
+                        resp.getWriter().write("ok");
+                    }
+                })
+                .setAsyncSupported(true);
         ctx.addServletMappingDecoded("/*", "ok");
         addFilter(ctx, "auth", TomcatServer::authenticate);
         addFilter(ctx, "sluice", (req, res, chain) -> filter.doFilter(req, res, chain));
@@ -59,6 +69,17 @@ final class TomcatServer implements AutoCloseable {
         this.filter = f;
     }
 
+    /** What the servlet does instead of answering "ok"; null: "ok" again. */
+    void serve(@Nullable Handler h) {
+        this.handler = h;
+    }
+
+    /** A test's servlet. */
+    @FunctionalInterface
+    interface Handler {
+        void handle(HttpServletRequest req, HttpServletResponse resp) throws IOException, ServletException;
+    }
+
     String url(String path) {
         return "http://127.0.0.1:" + port + path;
     }
@@ -67,6 +88,7 @@ final class TomcatServer implements AutoCloseable {
         FilterDef def = new FilterDef();
         def.setFilterName(name);
         def.setFilter(f);
+        def.setAsyncSupported("true");
         ctx.addFilterDef(def);
         FilterMap map = new FilterMap();
         map.setFilterName(name);

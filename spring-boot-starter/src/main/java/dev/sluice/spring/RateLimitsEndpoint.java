@@ -6,6 +6,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.http.RateLimitFields;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.servlet.CostAfter;
 import dev.sluice.servlet.RateLimitRule;
 import dev.sluice.spring.SluiceProperties.RuleSpec;
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -115,9 +117,22 @@ class RateLimitsEndpoint {
                 d.put("costHeader", spec.getCostHeader().strip());
             }
             d.put("cost", spec.getCost());
+            CostAfter after = r.costAfter();
+            if (after != null) {
+                Map<String, Object> a = new LinkedHashMap<>();
+                a.put("estimate", Objects.requireNonNull(spec.getCostAfter()).getEstimate());
+                a.put("attribute", after.attribute());
+                a.put("header", after.header());
+                a.put("settleWithin", after.settleWithin().toString());
+                d.put("costAfter", a);
+            }
+            if (r.maxInFlight() > 0) {
+                d.put("maxInFlight", r.maxInFlight());
+                d.put("inFlightLease", r.inFlightLease().toString());
+            }
             if (r.limit() != null) {
                 d.put("limit", limit(r.limit()));
-            } else {
+            } else if (!r.tiers().isEmpty()) {
                 Map<String, Object> tiers = new LinkedHashMap<>();
                 r.tiers().forEach((tier, l) -> tiers.put(tier, limit(l)));
                 d.put("tiers", tiers);

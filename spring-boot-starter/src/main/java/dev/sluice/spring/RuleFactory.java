@@ -4,6 +4,7 @@ import dev.sluice.Algorithm;
 import dev.sluice.Limit;
 import dev.sluice.LimitSpec;
 import dev.sluice.RateUnit;
+import dev.sluice.servlet.CostAfter;
 import dev.sluice.servlet.CostResolver;
 import dev.sluice.servlet.KeyResolver;
 import dev.sluice.servlet.RateLimitRule;
@@ -21,8 +22,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Builds the filter's rules from {@code sluice.limits} and {@code sluice.rules}, checking everything at startup:
- * a rule naming an unknown limit or tier, a limit without a rate, an unknown unit, key or algorithm each fail with
- * the property path and the fix, so a bad configuration never starts.
+ * a rule naming an unknown limit or tier, a limit without a rate, an unknown unit, key or algorithm, a cost-after
+ * without an estimate, a max-in-flight below 1 or a lease out of range each fail with the property path and the fix,
+ * so a bad configuration never starts.
  */
 final class RuleFactory {
     private RuleFactory() {}
@@ -69,7 +71,8 @@ final class RuleFactory {
             int ways = (r.isEmpty() ? 0 : 1)
                     + (r.getLimit() != null ? 1 : 0)
                     + (r.getTiers().isEmpty() ? 0 : 1);
-            if (ways != 1) {
+            boolean inFlightOnly = ways == 0 && r.getMaxInFlight() != null && r.getCostAfter() == null;
+            if (ways != 1 && !inFlightOnly) {
                 throw new SluiceConfigException(
                         path,
                         (ways == 0
@@ -77,9 +80,12 @@ final class RuleFactory {
                                         : "rule '" + name
                                                 + "' has more than one of an inline limit, 'limit' and 'tiers'")
                                 + ": give exactly one of requests_per_unit + unit (inline), limit: <name in sluice.limits>,"
-                                + " or tiers: {free: <limit>, pro: <limit>}");
+                                + " or tiers: {free: <limit>, pro: <limit>}"
+                                + (ways == 0 && r.getCostAfter() == null ? ", or max-in-flight: <n> alone" : ""));
             }
-            if (!r.isEmpty()) {
+            if (inFlightOnly) {
+                // limits work in flight only
+            } else if (!r.isEmpty()) {
                 b.limit(limit(path, r).named(name));
             } else if (r.getLimit() != null) {
                 b.limit(named(path + ".limit", r.getLimit(), limits));
@@ -108,7 +114,10 @@ final class RuleFactory {
                                     + "': add tiers." + p.getDefaultTier() + ": <limit>");
                 }
             }
-            if (r.getCostHeader() != null && !r.getCostHeader().isBlank()) {
+            CostAfterProperties after = r.getCostAfter();
+            if (after != null) {
+                b.costAfter(costAfter(path, r, after));
+            } else if (r.getCostHeader() != null && !r.getCostHeader().isBlank()) {
                 b.cost(CostResolver.fromHeader(r.getCostHeader().strip(), r.getCost()));
             } else {
                 try {
@@ -117,13 +126,73 @@ final class RuleFactory {
                     throw new SluiceConfigException(path + ".cost", String.valueOf(e.getMessage()));
                 }
             }
+            inFlight(path, r, b);
             try {
                 rules.add(b.build());
             } catch (IllegalArgumentException e) {
-                throw new SluiceConfigException(path + ".cost", String.valueOf(e.getMessage()));
+                throw new SluiceConfigException(
+                        path + (after != null ? ".cost-after.estimate" : ".cost"), String.valueOf(e.getMessage()));
             }
         }
         return rules;
+    }
+
+    private static CostAfter costAfter(String path, RuleSpec r, CostAfterProperties a) {
+        String at = path + ".cost-after";
+        if (r.getCost() != 1 || (r.getCostHeader() != null && !r.getCostHeader().isBlank())) {
+            throw new SluiceConfigException(
+                    at,
+                    "both cost/cost-header and cost-after: with cost-after the cost is its estimate; move the cost to"
+                            + " cost-after.estimate (and a cost header to cost-after.estimate-header)");
+        }
+        if (a.getEstimate() == null) {
+            throw new SluiceConfigException(
+                    at + ".estimate",
+                    "missing: the permits reserved before the request goes on, e.g. estimate: 500 (what a request is"
+                            + " expected to use; the settle charges or gives back the difference)");
+        }
+        CostAfter c;
+        try {
+            long estimate = a.getEstimate();
+            c = a.getEstimateHeader() != null && !a.getEstimateHeader().isBlank()
+                    ? CostAfter.estimate(
+                            CostResolver.fromHeader(a.getEstimateHeader().strip(), estimate))
+                    : CostAfter.estimate(estimate);
+        } catch (IllegalArgumentException e) {
+            throw new SluiceConfigException(at + ".estimate", String.valueOf(e.getMessage()));
+        }
+        try {
+            c = c.attribute(a.getAttribute());
+        } catch (IllegalArgumentException e) {
+            throw new SluiceConfigException(at + ".attribute", String.valueOf(e.getMessage()));
+        }
+        if (a.getHeader() != null) {
+            try {
+                c = c.header(a.getHeader());
+            } catch (IllegalArgumentException e) {
+                throw new SluiceConfigException(at + ".header", String.valueOf(e.getMessage()));
+            }
+        }
+        try {
+            return c.settleWithin(a.getSettleWithin());
+        } catch (IllegalArgumentException e) {
+            throw new SluiceConfigException(at + ".settle-within", String.valueOf(e.getMessage()));
+        }
+    }
+
+    private static void inFlight(String path, RuleSpec r, RateLimitRule.Builder b) {
+        if (r.getMaxInFlight() != null) {
+            try {
+                b.maxInFlight(r.getMaxInFlight());
+            } catch (IllegalArgumentException e) {
+                throw new SluiceConfigException(path + ".max-in-flight", String.valueOf(e.getMessage()));
+            }
+        }
+        try {
+            b.inFlightLease(r.getInFlightLease());
+        } catch (IllegalArgumentException e) {
+            throw new SluiceConfigException(path + ".in-flight-lease", String.valueOf(e.getMessage()));
+        }
     }
 
     private static Limit named(String path, String name, Map<String, Limit> limits) {

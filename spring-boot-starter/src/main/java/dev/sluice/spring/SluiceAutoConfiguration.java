@@ -137,7 +137,11 @@ public class SluiceAutoConfiguration {
                 throw new SluiceConfigException("sluice.trusted-proxies", String.valueOf(e.getMessage()));
             }
             rules.forEach(b::rule);
-            return b.build();
+            try {
+                return b.build();
+            } catch (IllegalArgumentException e) { // RuleFactory checked the rest: a max in flight on this store
+                throw new SluiceConfigException("sluice.store", String.valueOf(e.getMessage()));
+            }
         }
 
         /**

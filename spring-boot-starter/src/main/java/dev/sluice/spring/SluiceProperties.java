@@ -293,6 +293,15 @@ public class SluiceProperties {
         /** A request header carrying the cost (for example X-Batch-Size); "cost" when absent. */
         private @Nullable String costHeader;
 
+        /** A cost known only when the response ends (LLM tokens): reserved on an estimate, settled on the actual. */
+        private @Nullable CostAfterProperties costAfter;
+
+        /** At most this many requests of one key in flight at once (a rule may have this alone, without a rate). */
+        private @Nullable Long maxInFlight;
+
+        /** How long an in-flight slot is held at most if its release never comes; longer than the longest response. */
+        private Duration inFlightLease = dev.sluice.servlet.RateLimitRule.DEFAULT_IN_FLIGHT_LEASE;
+
         public @Nullable String getName() {
             return name;
         }
@@ -355,6 +364,30 @@ public class SluiceProperties {
 
         public void setCostHeader(@Nullable String costHeader) {
             this.costHeader = costHeader;
+        }
+
+        public @Nullable CostAfterProperties getCostAfter() {
+            return costAfter;
+        }
+
+        public void setCostAfter(@Nullable CostAfterProperties costAfter) {
+            this.costAfter = costAfter;
+        }
+
+        public @Nullable Long getMaxInFlight() {
+            return maxInFlight;
+        }
+
+        public void setMaxInFlight(@Nullable Long maxInFlight) {
+            this.maxInFlight = maxInFlight;
+        }
+
+        public Duration getInFlightLease() {
+            return inFlightLease;
+        }
+
+        public void setInFlightLease(Duration inFlightLease) {
+            this.inFlightLease = inFlightLease;
         }
     }
 }

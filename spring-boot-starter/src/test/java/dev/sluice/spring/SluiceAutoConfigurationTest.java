@@ -184,6 +184,51 @@ class SluiceAutoConfigurationTest {
     }
 
     @Test
+    void badCostAfterAndMaxInFlightFailWithThePropertyPathAndTheFix() {
+        String[] tokens = {
+            "sluice.rules[0].requests_per_unit=1000", "sluice.rules[0].unit=minute", "sluice.rules[0].key=header:K"
+        };
+        assertThat(startupFailure(with(tokens, "sluice.rules[0].cost-after.header=X-Tokens-Used")))
+                .startsWith("sluice.rules[0].cost-after.estimate: missing: the permits reserved before the request"
+                        + " goes on, e.g. estimate: 500");
+        assertThat(startupFailure(with(tokens, "sluice.rules[0].cost-after.estimate=5000")))
+                .startsWith("sluice.rules[0].cost-after.estimate: cost 5000 exceeds capacity 1000");
+        assertThat(startupFailure(with(tokens, "sluice.rules[0].cost-after.estimate=0")))
+                .isEqualTo("sluice.rules[0].cost-after.estimate: cost 0 must be at least 1");
+        assertThat(startupFailure(
+                        with(tokens, "sluice.rules[0].cost-after.estimate=10", "sluice.rules[0].cost-header=X-N")))
+                .startsWith("sluice.rules[0].cost-after: both cost/cost-header and cost-after");
+        assertThat(startupFailure(
+                        with(tokens, "sluice.rules[0].cost-after.estimate=10", "sluice.rules[0].cost-after.header= ")))
+                .startsWith("sluice.rules[0].cost-after.header: cost-after header name '");
+        assertThat(startupFailure(with(tokens, "sluice.rules[0].max-in-flight=0")))
+                .isEqualTo("sluice.rules[0].max-in-flight: rule 'rule-0': max in flight 0 must be at least 1"
+                        + " (leave it out for no limit on requests in flight)");
+        assertThat(startupFailure("sluice.rules[0].max-in-flight=2", "sluice.rules[0].in-flight-lease=0s"))
+                .startsWith("sluice.rules[0].in-flight-lease: rule 'rule-0': in-flight lease PT0S is out of range");
+        assertThat(startupFailure("sluice.rules[0].cost-after.estimate=10"))
+                .startsWith("sluice.rules[0]: rule 'rule-0' has no limit: give exactly one of");
+    }
+
+    @Test
+    void aRuleMayLimitWorkInFlightAlone() {
+        runner.withPropertyValues("sluice.rules[0].max-in-flight=4", "sluice.rules[0].key=header:X-Api-Key")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    var rule = ctx.getBean(RateLimitFilter.class).rules().get(0);
+                    assertThat(rule.maxInFlight()).isEqualTo(4);
+                    assertThat(rule.limit()).isNull();
+                    assertThat(rule.tiers()).isEmpty();
+                });
+    }
+
+    private static String[] with(String[] base, String... more) {
+        String[] all = java.util.Arrays.copyOf(base, base.length + more.length);
+        System.arraycopy(more, 0, all, base.length, more.length);
+        return all;
+    }
+
+    @Test
     void badLimitsKeysAndStoresFailWithThePropertyPath() {
         assertThat(startupFailure("sluice.rules[0].requests_per_unit=10", "sluice.rules[0].unit=fortnight"))
                 .startsWith("sluice.rules[0].unit: unknown unit 'fortnight': use one of second, minute, hour");

@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.cloud.gateway.config.GatewayAutoConfiguration;
 import org.springframework.cloud.gateway.filter.ratelimit.AbstractRateLimiter;
+import org.springframework.cloud.gateway.filter.ratelimit.KeyResolver;
 import org.springframework.cloud.gateway.support.ConfigurationService;
 import org.springframework.context.annotation.Bean;
 import org.springframework.web.reactive.DispatcherHandler;
@@ -64,6 +65,17 @@ public class SluiceGatewayAutoConfiguration {
         SluiceRateLimiter limiter = new SluiceRateLimiter(sluiceStore, configurationService);
         counts.ifAvailable(limiter::countingIn);
         return limiter;
+    }
+
+    /**
+     * The {@code SluiceLimit} route filter: max in flight per key, and costs settled when the exchange ends (what
+     * {@code RequestRateLimiter} cannot do).
+     */
+    @Bean
+    @ConditionalOnMissingBean(SluiceLimitGatewayFilterFactory.class)
+    public SluiceLimitGatewayFilterFactory sluiceLimitGatewayFilterFactory(
+            RateLimiter sluiceStore, ObjectProvider<KeyResolver> keyResolvers) {
+        return new SluiceLimitGatewayFilterFactory(sluiceStore, keyResolvers);
     }
 
     /** A route limited by Sluice without its arguments fails as the routes load, naming them. */

@@ -26,8 +26,8 @@ import org.junit.jupiter.api.Test;
  * Work in flight ({@link RateLimiter#inFlight()}): at most the maximum held at once, exactly, under concurrency; a
  * holder's retry renews its slot; a release frees only its holder's slot, once; a lease ends by the store's clock
  * ({@link ManualTicker}), not one microsecond before; lowering the maximum evicts nobody. Each scenario runs through
- * the synchronous view and, on a key of its own, through the asynchronous one. A store's conformance test adds this
- * interface ({@code implements RateLimiterTck, InFlightTck}).
+ * the synchronous view and, on a key of its own, through the asynchronous one. Part of {@link RateLimiterTck}: every
+ * store runs it.
  */
 public interface InFlightTck extends StoreUnderTest {
 

@@ -26,4 +26,6 @@ public interface RateLimiterTck
                 DifferentialTck,
                 LimitChangeTck,
                 ConcurrencyTck,
-                BoundLimitTck {}
+                BoundLimitTck,
+                SettleTck,
+                InFlightTck {}

@@ -5,9 +5,6 @@ package dev.sluice.tck;
  * algorithm charges and gives back ({@link SettleAlgorithmsTck}), the contract around it — once only, expiry, denied
  * and duplicate reservations, bad input ({@link SettleContractTck}) — and, against {@link ReferenceRateLimiter} and
  * under contention, exactness ({@link SettleExactnessTck}). Every case runs through the synchronous and the
- * asynchronous view. A store's conformance test adds it beside the rest of the suite:
- * <pre>{@code
- * class InMemoryConformanceTest implements RateLimiterTck, SettleTck { ... }
- * }</pre>
+ * asynchronous view. Part of {@link RateLimiterTck}: every store runs it.
  */
 public interface SettleTck extends SettleAlgorithmsTck, SettleContractTck, SettleExactnessTck {}

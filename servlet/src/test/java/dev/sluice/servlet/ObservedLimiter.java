@@ -1,0 +1,138 @@
+package dev.sluice.servlet;
+
+import dev.sluice.Decision;
+import dev.sluice.InFlightLimiter;
+import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.RateLimiter;
+import dev.sluice.Settlement;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real store (the in-memory one) that also tells the test each settle and release once it has happened, since
+ * a response's end reaches the client before or after the filter settles, as the threads fall: the test waits for
+ * the store's answer, not for time.
+ */
+final class ObservedLimiter implements RateLimiter {
+    private final RateLimiter store;
+    private final LinkedBlockingQueue<Settlement> settled = new LinkedBlockingQueue<>();
+    private final LinkedBlockingQueue<Boolean> released = new LinkedBlockingQueue<>();
+
+    ObservedLimiter(RateLimiter store) {
+        this.store = store;
+    }
+
+    /** The next settle's answer; fails after 10 s (a hang guard: a settle takes microseconds). */
+    Settlement nextSettle() throws InterruptedException {
+        Settlement s = settled.poll(10, TimeUnit.SECONDS);
+        if (s == null) {
+            throw new AssertionError("no settle within 10 s");
+        }
+        return s;
+    }
+
+    /** The next release's answer; fails after 10 s. */
+    boolean nextRelease() throws InterruptedException {
+        Boolean r = released.poll(10, TimeUnit.SECONDS);
+        if (r == null) {
+            throw new AssertionError("no release within 10 s");
+        }
+        return r;
+    }
+
+    /** Settles and releases observed and not yet taken by the test. */
+    int pending() {
+        return settled.size() + released.size();
+    }
+
+    @Override
+    public Decision tryAcquire(String key, Limit limit, long cost) {
+        return store.tryAcquire(key, limit, cost);
+    }
+
+    @Override
+    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+        return store.tryAcquireAsync(key, limit, cost);
+    }
+
+    @Override
+    public Decision tryAcquire(List<Permit> permits) {
+        return store.tryAcquire(permits);
+    }
+
+    @Override
+    public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+        return store.reserve(key, limit, cost, maxWait);
+    }
+
+    @Override
+    public Decision peek(String key, Limit limit, long cost) {
+        return store.peek(key, limit, cost);
+    }
+
+    @Override
+    public void reset(String key, Limit limit) {
+        store.reset(key, limit);
+    }
+
+    @Override
+    public Decision tryAcquireEstimate(
+            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
+        return store.tryAcquireEstimate(key, limit, estimate, reservation, settleWithin);
+    }
+
+    @Override
+    public Settlement settle(String key, Limit limit, String reservation, long actual) {
+        Settlement s = store.settle(key, limit, reservation, actual);
+        settled.add(s);
+        return s;
+    }
+
+    @Override
+    public InFlightLimiter inFlight() {
+        InFlightLimiter slots = store.inFlight();
+        return new InFlightLimiter() {
+            @Override
+            public Decision tryAcquire(String key, long maxInFlight, String holder, Duration lease) {
+                return slots.tryAcquire(key, maxInFlight, holder, lease);
+            }
+
+            @Override
+            public CompletableFuture<Decision> tryAcquireAsync(
+                    String key, long maxInFlight, String holder, Duration lease) {
+                return slots.tryAcquireAsync(key, maxInFlight, holder, lease);
+            }
+
+            @Override
+            public boolean release(String key, String holder) {
+                boolean r = slots.release(key, holder);
+                released.add(r);
+                return r;
+            }
+
+            @Override
+            public CompletableFuture<Boolean> releaseAsync(String key, String holder) {
+                return slots.releaseAsync(key, holder).whenComplete((r, e) -> released.add(r != null && r));
+            }
+
+            @Override
+            public boolean renew(String key, String holder, Duration lease) {
+                return slots.renew(key, holder, lease);
+            }
+
+            @Override
+            public CompletableFuture<Boolean> renewAsync(String key, String holder, Duration lease) {
+                return slots.renewAsync(key, holder, lease);
+            }
+        };
+    }
+
+    @Override
+    public void close() {
+        store.close();
+    }
+}
