@@ -3,13 +3,15 @@ package dev.sluice.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
+import dev.sluice.Permit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.Settlement;
-import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.tck.Eventually;
 import jakarta.servlet.AsyncContext;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -232,10 +234,10 @@ class CostAfterAndInFlightHttpTest {
         }
         assertThat(entered.tryAcquire(3, 10, TimeUnit.SECONDS)).isTrue();
         // the three admitted are held until finish, so the five others must be answered first
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (calls.stream().filter(CompletableFuture::isDone).count() < 5 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+        Eventually.await(
+                Duration.ofSeconds(10),
+                "the five calls over the maximum to be answered",
+                () -> calls.stream().filter(CompletableFuture::isDone).count() >= 5);
         List<CompletableFuture<HttpResponse<String>>> running = new ArrayList<>();
         for (CompletableFuture<HttpResponse<String>> c : calls) {
             if (!c.isDone()) {
@@ -284,12 +286,54 @@ class CostAfterAndInFlightHttpTest {
 
     @Test
     void aMaxInFlightOnALimiterWithoutSlotsFailsWhenTheFilterIsBuilt() {
-        RateLimiter withoutSlots = FailSafeRateLimiter.builder(store).build(); // forwards no inFlight()
+        RateLimiter withoutSlots = new WithoutSlots(store); // RateLimiter.inFlight()'s default: unsupported
         assertThatThrownBy(() -> RateLimitFilter.builder(withoutSlots)
                         .rule(RateLimitRule.named("concurrent").maxInFlight(2).build())
                         .build())
                 .isInstanceOf(IllegalArgumentException.class)
-                .hasMessageStartingWith("rule 'concurrent' has a max in flight, but FailSafeRateLimiter does not limit"
-                        + " work in flight");
+                .hasMessageStartingWith(
+                        "rule 'concurrent' has a max in flight, but WithoutSlots does not limit" + " work in flight");
+    }
+
+    /** A store written elsewhere: it decides, but has no slots in flight (it keeps the interface's default). */
+    private static final class WithoutSlots implements RateLimiter {
+        private final RateLimiter store;
+
+        WithoutSlots(RateLimiter store) {
+            this.store = store;
+        }
+
+        @Override
+        public Decision tryAcquire(String key, Limit limit, long cost) {
+            return store.tryAcquire(key, limit, cost);
+        }
+
+        @Override
+        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
+            return store.tryAcquireAsync(key, limit, cost);
+        }
+
+        @Override
+        public Decision tryAcquire(List<Permit> permits) {
+            return store.tryAcquire(permits);
+        }
+
+        @Override
+        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
+            return store.reserve(key, limit, cost, maxWait);
+        }
+
+        @Override
+        public Decision peek(String key, Limit limit, long cost) {
+            return store.peek(key, limit, cost);
+        }
+
+        @Override
+        public void reset(String key, Limit limit) {
+            store.reset(key, limit);
+        }
+
+        @Override
+        public void close() {}
     }
 }

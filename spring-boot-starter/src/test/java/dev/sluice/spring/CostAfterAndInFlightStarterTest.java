@@ -8,6 +8,7 @@ import dev.sluice.RateLimiter;
 import dev.sluice.servlet.CostAfter;
 import dev.sluice.servlet.RateLimitFilter;
 import dev.sluice.spring.testapp.TestApp;
+import dev.sluice.tck.Eventually;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.net.URI;
@@ -114,12 +115,11 @@ class CostAfterAndInFlightStarterTest {
     }
 
     /** Waits (at most 10 s, a hang guard) for the settle that follows the response to reach the store. */
-    private void awaitTokensLeft(String apiKey, long expected) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (tokensLeft(apiKey) != expected && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(tokensLeft(apiKey)).isEqualTo(expected);
+    private void awaitTokensLeft(String apiKey, long expected) {
+        Eventually.await(
+                Duration.ofSeconds(10),
+                "the settle to leave " + expected + " tokens to " + apiKey,
+                () -> tokensLeft(apiKey) == expected);
     }
 
     @Test

@@ -10,6 +10,7 @@ import dev.sluice.LimitSpec;
 import dev.sluice.ManualTicker;
 import dev.sluice.RateLimiter;
 import dev.sluice.gateway.testapp.GatewayTestApp;
+import dev.sluice.tck.Eventually;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
@@ -136,12 +137,9 @@ class SluiceLimitGatewayTest {
     }
 
     /** Waits (hang guard 10 s) for the settle that follows the exchange to reach the store. */
-    private static void await(LongSupplier now, long expected) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (now.getAsLong() != expected && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(now.getAsLong()).isEqualTo(expected);
+    private static void await(LongSupplier now, long expected) {
+        Eventually.await(
+                Duration.ofSeconds(10), "the store to show " + expected + " left", () -> now.getAsLong() == expected);
     }
 
     private long tokensLeft(String user) {

@@ -6,6 +6,7 @@ import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.RateLimiter;
 import dev.sluice.servlet.RateLimitFilter;
+import dev.sluice.tck.Eventually;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -100,12 +101,9 @@ class LlmGatewayApplicationTest {
     }
 
     /** Waits (hang guard 10 s) until {@code now} says the settle that follows a response has reached the store. */
-    private static void await(LongSupplier now, long expected) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (now.getAsLong() != expected && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(now.getAsLong()).isEqualTo(expected);
+    private static void await(LongSupplier now, long expected) {
+        Eventually.await(
+                Duration.ofSeconds(10), "the store to show " + expected + " left", () -> now.getAsLong() == expected);
     }
 
     private void awaitTokensLeft(String apiKey, long expected) throws InterruptedException {
