@@ -348,6 +348,7 @@ class EnvoyStatsdTest {
     private static final class TcpCollector implements AutoCloseable {
         private final ServerSocket server;
         private final List<Socket> accepted = new CopyOnWriteArrayList<>();
+        private final List<Thread> readers = new CopyOnWriteArrayList<>();
         private final List<String> received = new CopyOnWriteArrayList<>();
         private int taken;
 
@@ -376,6 +377,7 @@ class EnvoyStatsdTest {
                     accepted.add(s);
                     Thread r = new Thread(() -> read(s), "statsd-collector-reader");
                     r.setDaemon(true);
+                    readers.add(r);
                     r.start();
                 } catch (IOException closed) {
                     return;
@@ -412,6 +414,16 @@ class EnvoyStatsdTest {
             server.close();
             for (Socket s : accepted) {
                 s.close();
+            }
+            // a socket closed while its reader is blocked in read() is closed for real (FIN sent) only once that
+            // reader has left the read: wait for it, or the sink may still find the connection held
+            for (Thread r : readers) {
+                try {
+                    r.join(10_000); // a hang guard, not a budget
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while the collector's readers stopped", e);
+                }
             }
         }
     }
