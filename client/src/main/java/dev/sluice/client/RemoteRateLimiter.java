@@ -43,13 +43,13 @@ import org.jspecify.annotations.Nullable;
  * one budget (default {@value #DEFAULT_BUDGET_MILLIS} ms, {@link dev.sluice.store.TimeBudget}): the JDK client's
  * connect and request timeouts are set to it, and the call's future is failed with a {@code TIMEOUT} at its end
  * whatever the JDK client does (its request timeout stops at the response headers). A thread of this process that
- * wakes more than 5 ms late (a GC pause, a starved CPU) has its wait extended once by as much. The default is four
- * times the service's default store budget (250 ms): the budget catches a dead or unreachable service, not a busy
+ * wakes more than 5 ms late (a GC pause, a starved CPU) has its wait extended once by as much. The default is twice
+ * the service's default store budget (1 s): the budget catches a dead or unreachable service, not a busy
  * one. A call that times out here may still have been decided by the service.
  */
 public final class RemoteRateLimiter implements RateLimiter {
     /** The default {@linkplain Builder#timeBudget time budget} per call, in milliseconds. */
-    public static final long DEFAULT_BUDGET_MILLIS = 1000;
+    public static final long DEFAULT_BUDGET_MILLIS = 2000;
 
     private final ServiceCalls calls;
     private final RemoteInFlight inFlight;

@@ -47,6 +47,17 @@ public final class TimeBudget {
 
     private static final long STALL_NANOS = STALL.toNanos();
 
+    /**
+     * The remote stores' default budget per call (Redis, PostgreSQL, the service's {@code --store-timeout}). It
+     * catches a dead or paused store, not a busy one: a healthy store's p99.9 under load was 19 to 189 ms (bench/
+     * README.md, "Healthy stores under load"), but on a 2-core machine running ten times as many busy threads as
+     * cores a healthy store's call was seen to take more than 250 ms (the default until issue 29): a statement
+     * that waited that long for a CPU, three processes' conflicts on one hot row under SERIALIZABLE. Such a machine
+     * is slow, not broken, and a default must not turn it into errors; an outage costs the first calls at most this
+     * before the circuit opens.
+     */
+    public static final Duration DEFAULT = Duration.ofSeconds(1);
+
     /** The longest budget accepted: longer than any sane wait on a store. */
     public static final Duration MAX = Duration.ofHours(1);
 

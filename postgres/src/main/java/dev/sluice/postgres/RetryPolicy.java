@@ -15,9 +15,9 @@ import org.jspecify.annotations.Nullable;
  * AttemptLoop#SENT_PATIENCE} budgets from the first attempt's send (each conflict is the database answering: another
  * transaction got through). Contention on a healthy database is not a failure: it costs time, and only when it
  * outlasts that does the decision fail ({@code TIMEOUT}); three processes on one hot row of a busy 2-core machine were
- * seen to need more than one 250 ms budget of it. A count of attempts is no bound worth having: how many a hot key needs depends on how many
+ * seen to need more than 250 ms of it. A count of attempts is no bound worth having: how many a hot key needs depends on how many
  * processes share it and how fast the machine is, not on whether the database is healthy (8 threads on one key on a
- * busy machine ran out of 16 attempts in 137 ms of a 250 ms budget).
+ * busy machine ran out of 16 attempts in 137 ms of a 250 ms budget, the default then).
  *
  * <h2>What the budget bounds</h2>
  * The budget catches a dead database, it does not fail a busy one. A decision's statement is sent with the whole
@@ -30,9 +30,9 @@ import org.jspecify.annotations.Nullable;
  * decision fails at its budget without being sent ({@code OVERLOADED}, or the database's own trouble when it was
  * last seen failing). Conflict retries are counted from the first attempt's send, as above.
  *
- * <p>The default, 250 ms, sits far above a healthy database's p99.9 under load, measured with
- * {@code HealthyUnderLoad} on a busy 2-core machine (bench/README.md, "Healthy stores under load"); an outage costs
- * a request at most that. Across a region, raise it.
+ * <p>The default, 1 s ({@link TimeBudget#DEFAULT}: why), sits far above a healthy database's p99.9 under load,
+ * measured with {@code HealthyUnderLoad} on a busy 2-core machine (bench/README.md, "Healthy stores under load"); an
+ * outage costs a request at most that before the circuit opens. Across a region, raise it.
  *
  * <p>Each attempt is one statement in autocommit (or, for multi-permit requests, one transaction): a
  * failed attempt has committed nothing, so retrying it cannot take permits twice. Autocommit is switched
@@ -45,14 +45,14 @@ import org.jspecify.annotations.Nullable;
  */
 public record RetryPolicy(Duration initialBackoff, Duration maxBackoff, Duration budget) {
 
-    /** Backoff from 1 ms doubling to at most 10 ms, conflicts retried within 250 ms a decision. */
+    /** Backoff from 1 ms doubling to at most 10 ms, a budget of {@link TimeBudget#DEFAULT} (1 s) a decision. */
     public static final RetryPolicy DEFAULT =
-            new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(10), Duration.ofMillis(250));
+            new RetryPolicy(Duration.ofMillis(1), Duration.ofMillis(10), TimeBudget.DEFAULT);
 
     public RetryPolicy {
         Objects.requireNonNull(initialBackoff, "initialBackoff must not be null: e.g. Duration.ofMillis(1)");
         Objects.requireNonNull(maxBackoff, "maxBackoff must not be null: e.g. Duration.ofMillis(10)");
-        Objects.requireNonNull(budget, "budget must not be null: e.g. Duration.ofMillis(250)");
+        Objects.requireNonNull(budget, "budget must not be null: e.g. Duration.ofSeconds(1)");
         if (initialBackoff.isNegative() || maxBackoff.isNegative()) {
             throw new IllegalArgumentException(
                     "backoffs " + initialBackoff + " and " + maxBackoff + " must not be negative");

@@ -14,13 +14,13 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * One of {@link SerializableHotKeyTest}'s processes: a limiter with the defaults (but its budget) on a pool whose sessions run
+ * One of {@link SerializableHotKeyTest}'s processes: a limiter with the defaults (the budget included) on a pool whose sessions run
  * SERIALIZABLE, {@code threads} threads deciding {@code calls} times each on one key under two limits of
  * {@code capacity}, a token bucket that refills one a day (batched) and a sliding log of a day (on the workers), in
  * turn. It prints {@code ready} once built, starts when a line arrives on its standard input (so that every process
  * decides at once), and ends with one line: {@code admitted=<bucket>,<log> errors=… retries=… first-error=…}.
  *
- * <p>Arguments: JDBC URL, key, capacity, threads, calls per thread, the budget in milliseconds.
+ * <p>Arguments: JDBC URL, key, capacity, threads, calls per thread.
  */
 final class HotKeyChild {
     private HotKeyChild() {}
@@ -39,8 +39,7 @@ final class HotKeyChild {
         config.setConnectionInitSql("set default_transaction_isolation = serializable");
         try (HikariDataSource ds = new HikariDataSource(config);
                 PostgresRateLimiter rl = PostgresRateLimiter.builder(ds)
-                        .threads(4)
-                        .retryPolicy(RetryPolicy.DEFAULT.withBudget(Duration.ofMillis(Long.parseLong(args[5]))))
+                        .threads(4) // as many as the pool's connections
                         .build()) {
             System.out.println("ready");
             System.out.flush();

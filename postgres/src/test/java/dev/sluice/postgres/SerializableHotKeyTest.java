@@ -37,8 +37,9 @@ import org.junit.jupiter.api.Test;
  * capacity is admitted (the limits refill one a day, the windows last a day: nothing refills before the hang guards
  * would fail the test).
  *
- * <p>The limiters have every default but the budget, {@link #BUDGET}. With the default 250 ms, on this shared 2-core
- * machine with other builds beside it (load 10 to 23), the three JVMs failed in 5 of 14 runs before conflicts were
+ * <p>The limiters have every default, the time budget included ({@link RetryPolicy#DEFAULT}: 1 s). With 250 ms, the
+ * default until then, on this shared 2-core machine with other builds beside it (load 10 to 23), the three JVMs failed
+ * in 5 of 14 runs before conflicts were
  * retried past one budget (1 to 6 decisions of 7,200: conflicts that outlasted the budget, decisions queued behind
  * their row's statement) and in 3 of 13 runs after (1 to 10: a statement that took more than 250 ms while nothing
  * else of its process was answered, which the limiter cannot tell from a paused database, or a retry's wait for a
@@ -47,9 +48,6 @@ import org.junit.jupiter.api.Test;
  * 250 ms for a worker thread).
  */
 class SerializableHotKeyTest {
-    /** The time budget of these limiters (see the class comment). */
-    static final Duration BUDGET = Duration.ofSeconds(1);
-
     private static HikariDataSource serializable;
 
     @BeforeAll
@@ -88,8 +86,7 @@ class SerializableHotKeyTest {
                 for (int c = 0; c < limits.size(); c++) {
                     Limit limit = limits.get(c);
                     try (PostgresRateLimiter rl = limiters.get(c)
-                            .apply(PostgresRateLimiter.builder(serializable)
-                                    .retryPolicy(RetryPolicy.DEFAULT.withBudget(BUDGET)))
+                            .apply(PostgresRateLimiter.builder(serializable))
                             .build()) {
                         String key = "serializable-hot:" + UUID.randomUUID();
                         long admitted = admittedAtOnce(pool, threads, callsPerThread, () -> rl.tryAcquire(key, limit));
@@ -167,8 +164,7 @@ class SerializableHotKeyTest {
                                 key,
                                 String.valueOf(capacity),
                                 String.valueOf(threads),
-                                String.valueOf(calls),
-                                String.valueOf(BUDGET.toMillis()))
+                                String.valueOf(calls))
                         .redirectError(ProcessBuilder.Redirect.INHERIT)
                         .start());
             }

@@ -28,10 +28,7 @@ class SerializableInFlightConformanceTest implements InFlightTck {
 
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return TestDatabase.builder(serializable)
-                .ticker(ticker)
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(SerializableHotKeyTest.BUDGET))
-                .build();
+        return PostgresRateLimiter.builder(serializable).ticker(ticker).build(); // every default, the budget included
     }
 
     @Override

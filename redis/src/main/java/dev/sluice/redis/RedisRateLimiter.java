@@ -40,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  * {@link Builder#callbackExecutor} is set): a callback attached to one runs there and must be short and
  * must not block, nor call this limiter synchronously, or it stalls every Redis reply of the limiter.
  *
- * <p><b>Every call has a time budget</b> ({@link Builder#timeBudget}, default 250 ms), one deadline from its
+ * <p><b>Every call has a time budget</b> ({@link Builder#timeBudget}, default 1 s), one deadline from its
  * start that covers sending, waiting for the connection, the {@code NOSCRIPT} fallback and the reply: a
  * synchronous call returns or fails within the budget plus {@link #SLACK} (waking the waiting thread and
  * building the error), and an async call's future completes within the same bound. A call that runs out of
@@ -78,7 +78,7 @@ public final class RedisRateLimiter implements RateLimiter {
     public static final Duration SLACK = Duration.ofMillis(2);
 
     /** The time budget of a call unless {@link Builder#timeBudget} says otherwise. */
-    public static final Duration DEFAULT_TIME_BUDGET = Duration.ofMillis(250);
+    public static final Duration DEFAULT_TIME_BUDGET = TimeBudget.DEFAULT;
 
     private final RedisConnection redis;
     private final ScriptRunner runner;
@@ -315,7 +315,7 @@ public final class RedisRateLimiter implements RateLimiter {
 
         /**
          * How long any call of the limiter (a decision, a peek, a reset) may take, from its start to its
-         * result (default 250 ms): one deadline that covers sending, a connection still being set up, the
+         * result (default 1 s, {@link TimeBudget#DEFAULT}): one deadline that covers sending, a connection still being set up, the
          * {@code EVALSHA} and, on {@code NOSCRIPT}, its {@code EVAL}, and the reply. Past it the call fails
          * with a {@link RedisStoreException} of {@link Degradation#TIMEOUT}; it returns within this budget
          * plus {@link RedisRateLimiter#SLACK}, synchronous or async. A call that timed out may still have

@@ -10,6 +10,7 @@ import dev.sluice.server.envoy.RlsService;
 import dev.sluice.server.grpc.GrpcServer;
 import dev.sluice.server.http.HttpServer;
 import dev.sluice.server.stats.StatsSinks;
+import dev.sluice.store.TimeBudget;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -94,7 +95,7 @@ public final class SluiceServer implements AutoCloseable {
                     Duration.ofSeconds(2),
                     limiter,
                     "memory",
-                    Duration.ofMillis(250),
+                    TimeBudget.DEFAULT,
                     64 * 1024,
                     64,
                     Duration.ofSeconds(10),

@@ -45,7 +45,7 @@ public class SluiceProperties {
 
     /**
      * Time budget of one decision on a remote store, connection and retries included (a call returns within it
-     * plus about 2 ms); empty = the store's default (250 ms for Redis and PostgreSQL).
+     * plus about 2 ms); empty = the store's default (1 s for Redis and PostgreSQL).
      */
     private @Nullable Duration budget;
 

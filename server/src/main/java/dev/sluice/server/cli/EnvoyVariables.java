@@ -141,7 +141,7 @@ final class EnvoyVariables {
                     "/healthcheck and /readyz always report the store's health"),
             noEffect(
                     "REDIS_TIMEOUT",
-                    "each decision has a time budget of its own, --store-timeout (250 ms by default), past which "
+                    "each decision has a time budget of its own, --store-timeout (1 s by default), past which "
                             + "--failure-policy answers"),
             perSecond("REDIS_PERSECOND_TIMEOUT"),
             refused("REDIS_POOL_ON_EMPTY_BEHAVIOR", "there is no pool to wait on (one pipelined connection)", "wait"),

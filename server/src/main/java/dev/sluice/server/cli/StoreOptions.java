@@ -23,7 +23,7 @@ final class StoreOptions {
             names = "--store-timeout",
             paramLabel = "DURATION",
             description = "Time budget of each remote store call, connection and retries included; past it the "
-                    + "failure policy decides (default: 250ms, sized from the stores' load benchmarks)")
+                    + "failure policy decides (default: 1s, sized from the stores' load benchmarks)")
     @Nullable
     String storeTimeout;
 
