@@ -43,6 +43,7 @@ public final class Migrations {
             "005_sliding_log.sql",
             "006_seed_function.sql",
             "007_settle.sql",
+            "007_settle_windows.sql",
             "008_in_flight.sql");
 
     /** The default schema: where unqualified names resolve on most databases. */

@@ -20,7 +20,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * The statement of a {@code settle}: one call of the family's settle function (007_settle.sql), which takes the
+ * The statement of a {@code settle}: one call of the family's settle function (007_settle.sql, 007_settle_windows.sql), which takes the
  * reservation off the pending table if it is still pending, locks the key's row and applies {@code actual − estimate}
  * as {@link dev.sluice.RateLimiter#settle} defines it per algorithm, all in one statement (autocommit: all or
  * nothing). It answers with what it charged or gave back and the state it wrote; the permits remaining are read from
