@@ -40,7 +40,7 @@ import org.jspecify.annotations.Nullable;
  * a client ticker decide instead, which is how the conformance suite drives the store.
  *
  * <h2>Failures and the time budget</h2>
- * Every decision has a budget ({@link RetryPolicy#budget()}, 250 ms by default) counted from the call. Its JDBC
+ * Every decision has a budget ({@link RetryPolicy#budget()}, 1 s by default) counted from the call. Its JDBC
  * work runs on this limiter's worker threads ({@link Workers}, {@link Builder#threads(int)}); the caller waits for
  * it ({@link CallerWait}) until the budget plus at most {@value #SLACK_MILLIS} ms, longer only while the database
  * keeps answering others (a decision queued for a worker, a connection or a batch; a statement in a lock convoy on
