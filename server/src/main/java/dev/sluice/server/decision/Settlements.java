@@ -67,6 +67,7 @@ public final class Settlements {
                     .thenApply(d -> {
                         Status st = PlanDecider.status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
                         metrics.decision(plan.metricDomain(), it.metricRule(), st.outcome());
+                        metrics.steps().estimated(plan.metricDomain(), it.metricRule(), d);
                         return new CheckResult(d.allowed(), List.of(st), d);
                     });
         } catch (BadRequestException e) {
@@ -85,14 +86,18 @@ public final class Settlements {
     public CompletableFuture<Settled> settle(CheckRequest request, String id, long actual) {
         try {
             checkReservation(request, id);
-            Item it = one(planner.plan(request, Mode.RESET, false), "settle");
+            Plan plan = planner.plan(request, Mode.RESET, false);
+            Item it = one(plan, "settle");
             try {
                 Settlement.checkActual(it.storeLimit(), actual);
             } catch (IllegalArgumentException e) {
                 throw new BadRequestException("invalid-reservation", "actual: " + e.getMessage());
             }
             return calls.run(1, () -> limiter.settleAsync(it.storeKey(), it.storeLimit(), id, actual))
-                    .thenApply(s -> new Settled(s, it.matched(), it.storeLimit()));
+                    .thenApply(s -> {
+                        metrics.steps().settled(plan.metricDomain(), it.metricRule(), s);
+                        return new Settled(s, it.matched(), it.storeLimit());
+                    });
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
