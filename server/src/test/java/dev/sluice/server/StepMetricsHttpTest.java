@@ -39,7 +39,7 @@ class StepMetricsHttpTest {
         }
     }
 
-    private TestServer.Resp post(String path, String body) {
+    private static TestServer.Resp post(TestServer s, String path, String body) {
         return TestServer.send(HttpRequest.newBuilder(URI.create(s.base + path))
                 .timeout(Duration.ofSeconds(10))
                 .header("Content-Type", "application/json")
@@ -47,14 +47,15 @@ class StepMetricsHttpTest {
                 .build());
     }
 
-    private int reserve(long estimate, String id) {
+    private static int reserve(TestServer s, long estimate, String id) {
         return s.post("{\"domain\":\"metered\",\"hits\":" + estimate + ",\"reservation\":{\"id\":\"" + id + "\"},"
                         + USER + "}")
                 .status();
     }
 
-    private TestServer.Resp settle(String id, long actual) {
+    private static TestServer.Resp settle(TestServer s, String id, long actual) {
         TestServer.Resp r = post(
+                s,
                 "/v1/settle",
                 "{\"domain\":\"metered\",\"reservation\":{\"id\":\"" + id + "\"},\"actual\":" + actual + "," + USER
                         + "}");
@@ -62,16 +63,18 @@ class StepMetricsHttpTest {
         return r;
     }
 
-    private int slot(String op, String holder, long max) {
+    private static int slot(TestServer s, String op, String holder, long max) {
         return post(
+                        s,
                         "/v1/in-flight/" + op,
                         "{\"domain\":\"gpu\",\"key\":\"tenant-7\",\"max_in_flight\":" + max + ",\"holder\":\"" + holder
                                 + "\",\"lease_ns\":" + LEASE + "}")
                 .status();
     }
 
-    private boolean held(String op, String holder) {
+    private static boolean held(TestServer s, String op, String holder) {
         TestServer.Resp r = post(
+                s,
                 "/v1/in-flight/" + op,
                 "{\"domain\":\"gpu\",\"key\":\"tenant-7\",\"holder\":\"" + holder + "\""
                         + (op.equals("renew") ? ",\"lease_ns\":" + LEASE : "") + "}");
@@ -104,27 +107,37 @@ class StepMetricsHttpTest {
         return "sluice_in_flight_steps_total{domain=\"gpu\",outcome=\"" + outcome + "\",step=\"" + step + "\"}";
     }
 
+    /**
+     * On domain {@code metered} (100 a minute): 4 estimates reserved or denied (3 reserved, 1 denied) and 6 settles
+     * (1 gave 18 back, 1 charged 30 more, 1 at its estimate, 2 not pending); on domain {@code gpu}: 4 acquires
+     * (3 acquired, one of them a renewal by its holder, 1 denied), 2 releases (1 released, 1 not held), 2 renewals
+     * (1 renewed, 1 not held).
+     */
+    static void knownSequence(TestServer s) {
+        assertThat(reserve(s, 30, "r-1")).isEqualTo(200); // 70 left
+        assertThat(settle(s, "r-1", 12).json().get("adjusted").asLong()).isEqualTo(-18); // 88 left
+        assertThat(settle(s, "r-1", 50).json().get("settled").asBoolean()).isFalse(); // settled already
+        assertThat(reserve(s, 90, "r-2")).isEqualTo(429); // 88 left: denied, nothing pending
+        assertThat(settle(s, "r-2", 5).json().get("settled").asBoolean()).isFalse();
+        assertThat(reserve(s, 20, "r-3")).isEqualTo(200); // 68 left
+        assertThat(settle(s, "r-3", 50).json().get("adjusted").asLong()).isEqualTo(30);
+        assertThat(reserve(s, 10, "r-4")).isEqualTo(200);
+        assertThat(settle(s, "r-4", 10).json().get("adjusted").asLong()).isZero();
+
+        assertThat(slot(s, "acquire", "a", 2)).isEqualTo(200);
+        assertThat(slot(s, "acquire", "b", 2)).isEqualTo(200);
+        assertThat(slot(s, "acquire", "c", 2)).isEqualTo(429);
+        assertThat(slot(s, "acquire", "a", 2)).as("a renews the slot it holds").isEqualTo(200);
+        assertThat(held(s, "release", "a")).isTrue();
+        assertThat(held(s, "release", "a")).isFalse();
+        assertThat(held(s, "renew", "b")).isTrue();
+        assertThat(held(s, "renew", "nobody")).isFalse();
+    }
+
     @Test
     void reservationsSettlesAndSlotStepsAreCountedByOutcome() {
         s = TestServer.start("sluice-stream-done.yaml");
-        assertThat(reserve(30, "r-1")).isEqualTo(200); // 70 left
-        assertThat(settle("r-1", 12).json().get("adjusted").asLong()).isEqualTo(-18); // 88 left
-        assertThat(settle("r-1", 50).json().get("settled").asBoolean()).isFalse(); // settled already
-        assertThat(reserve(90, "r-2")).isEqualTo(429); // 88 left: denied, nothing pending
-        assertThat(settle("r-2", 5).json().get("settled").asBoolean()).isFalse();
-        assertThat(reserve(20, "r-3")).isEqualTo(200); // 68 left
-        assertThat(settle("r-3", 50).json().get("adjusted").asLong()).isEqualTo(30);
-        assertThat(reserve(10, "r-4")).isEqualTo(200);
-        assertThat(settle("r-4", 10).json().get("adjusted").asLong()).isZero();
-
-        assertThat(slot("acquire", "a", 2)).isEqualTo(200);
-        assertThat(slot("acquire", "b", 2)).isEqualTo(200);
-        assertThat(slot("acquire", "c", 2)).isEqualTo(429);
-        assertThat(slot("acquire", "a", 2)).as("a renews the slot it holds").isEqualTo(200);
-        assertThat(held("release", "a")).isTrue();
-        assertThat(held("release", "a")).isFalse();
-        assertThat(held("renew", "b")).isTrue();
-        assertThat(held("renew", "nobody")).isFalse();
+        knownSequence(s);
 
         String m = scrape();
         assertThat(sample(m, reservations("reserved"))).isEqualTo(3);
@@ -197,13 +210,13 @@ class StepMetricsHttpTest {
         String degraded = "sluice_degraded_decisions_total{cause=\"store_error\"}";
         assertThat(sample(scrape(), degraded)).isZero();
 
-        assertThat(reserve(30, "r-1")).isEqualTo(200); // the store reserves
-        assertThat(settle("r-1", 10).json().get("settled").asBoolean())
+        assertThat(reserve(s, 30, "r-1")).isEqualTo(200); // the store reserves
+        assertThat(settle(s, "r-1", 10).json().get("settled").asBoolean())
                 .as("a settle the store could not make: its estimate stands")
                 .isFalse();
-        assertThat(slot("acquire", "a", 1)).as("fail open").isEqualTo(200);
-        assertThat(held("release", "a")).isFalse();
-        assertThat(held("renew", "a")).as("fail open: the work may go on").isTrue();
+        assertThat(slot(s, "acquire", "a", 1)).as("fail open").isEqualTo(200);
+        assertThat(held(s, "release", "a")).isFalse();
+        assertThat(held(s, "renew", "a")).as("fail open: the work may go on").isTrue();
 
         String m = scrape();
         assertThat(sample(m, degraded))
