@@ -2,6 +2,9 @@ package dev.sluice.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import dev.sluice.Degradation;
 import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
@@ -183,6 +186,27 @@ class StepMetricsHttpTest {
                 .isEqualTo(1);
         assertThat(s.server.service().metrics().envoyStats().total("ratelimit.service.rate_limit.llm.user.total_hits"))
                 .isZero();
+    }
+
+    /** Denied slots and settles that found nothing pending are answers, not errors: nothing is logged per request. */
+    @Test
+    void denialsAndSettlesOfNothingLogNothing() {
+        s = TestServer.start("sluice-stream-done.yaml");
+        ch.qos.logback.classic.Logger root =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        root.addAppender(logged);
+        try {
+            knownSequence(s);
+            assertThat(sample(scrape(), slots("acquire", "denied"))).isEqualTo(1);
+        } finally {
+            root.detachAppender(logged);
+        }
+        assertThat(logged.list)
+                .filteredOn(e -> e.getLevel().isGreaterOrEqual(Level.INFO))
+                .as("lines at INFO or above")
+                .isEmpty();
     }
 
     /** A store whose settles and slots fail with an error that leaves its circuit closed (it answers otherwise). */
