@@ -80,8 +80,9 @@ public final class Settlements {
     /**
      * Settles reservation {@code id} of the descriptor at {@code actual} (0 to the limit's capacity); a reservation
      * not pending (never made, denied, settled, or past its {@code settle_within}) changes nothing and answers
-     * {@link Settlement#NOT_PENDING}. A settle has no failure policy: a store that cannot settle fails it (503), and
-     * it is safe to retry.
+     * {@link Settlement#NOT_PENDING}. A settle the store cannot make is not retried: a failure policy answers it
+     * {@link Settlement#NOT_PENDING} (the estimate stands) and counts it degraded; a store without one fails it (503).
+     * Either way it is safe to retry. Counted in {@link StepMetrics} by what it did.
      */
     public CompletableFuture<Settled> settle(CheckRequest request, String id, long actual) {
         try {
