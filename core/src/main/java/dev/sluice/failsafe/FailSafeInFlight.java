@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@code FALLBACK_LOCAL}: by in-memory slots (the local fallback's {@link RateLimiter#inFlight()}), kept across
  *       outages, so slots taken locally during one are held, released and renewed locally.</li>
  * </ul>
- * A release or renewal the store could not make is not applied there (the slot's lease ends by itself): under
+ * A release or renewal the store could not make is not applied there (the slot's lease ends by itself), and is
+ * counted as degraded by its cause like an acquire; under
  * {@code FALLBACK_LOCAL} the local slots answer it; otherwise a release answers false (nothing was released) and a
  * renewal answers as the policy would decide an acquire, true when open (the work may go on), false when closed (the
  * holder should stop). Bad input throws before the store is asked, as the store would.
@@ -75,20 +76,19 @@ final class FailSafeInFlight implements InFlightLimiter {
         InFlightSlots.checkRelease(key, holder);
         RateLimiter s = storeToTry.get();
         if (s == null) {
-            return releaseByPolicy(key, holder);
+            return releaseByPolicy(key, holder, circuit.cause());
         }
         try {
             return succeeded(s.inFlight().release(key, holder));
         } catch (RuntimeException e) {
-            Degradation unused = circuit.failed(e);
-            return releaseByPolicy(key, holder);
+            return releaseByPolicy(key, holder, circuit.failed(e));
         }
     }
 
     @Override
     public CompletableFuture<Boolean> releaseAsync(String key, String holder) {
         InFlightSlots.checkRelease(key, holder);
-        return decide(s -> s.inFlight().releaseAsync(key, holder), cause -> releaseByPolicy(key, holder));
+        return decide(s -> s.inFlight().releaseAsync(key, holder), cause -> releaseByPolicy(key, holder, cause));
     }
 
     @Override
@@ -96,20 +96,20 @@ final class FailSafeInFlight implements InFlightLimiter {
         InFlightSlots.checkRenew(key, holder, lease);
         RateLimiter s = storeToTry.get();
         if (s == null) {
-            return renewByPolicy(key, holder, lease);
+            return renewByPolicy(key, holder, lease, circuit.cause());
         }
         try {
             return succeeded(s.inFlight().renew(key, holder, lease));
         } catch (RuntimeException e) {
-            Degradation unused = circuit.failed(e);
-            return renewByPolicy(key, holder, lease);
+            return renewByPolicy(key, holder, lease, circuit.failed(e));
         }
     }
 
     @Override
     public CompletableFuture<Boolean> renewAsync(String key, String holder, Duration lease) {
         InFlightSlots.checkRenew(key, holder, lease);
-        return decide(s -> s.inFlight().renewAsync(key, holder, lease), cause -> renewByPolicy(key, holder, lease));
+        return decide(
+                s -> s.inFlight().renewAsync(key, holder, lease), cause -> renewByPolicy(key, holder, lease, cause));
     }
 
     /** The store's answer when it is open and the circuit lets the call through, else the policy's. */
@@ -143,12 +143,16 @@ final class FailSafeInFlight implements InFlightLimiter {
         };
     }
 
-    private boolean releaseByPolicy(String key, String holder) {
+    /** A release the store could not make, counted as degraded under {@code cause} (as an acquire is). */
+    private boolean releaseByPolicy(String key, String holder, Degradation cause) {
+        byPolicy.countDegraded(cause);
         return policy == FailurePolicy.FALLBACK_LOCAL
                 && byPolicy.local().inFlight().release(key, holder);
     }
 
-    private boolean renewByPolicy(String key, String holder, Duration lease) {
+    /** A renewal the store could not make, counted as degraded under {@code cause} (as an acquire is). */
+    private boolean renewByPolicy(String key, String holder, Duration lease, Degradation cause) {
+        byPolicy.countDegraded(cause);
         return switch (policy) {
             case FAIL_OPEN -> true;
             case FAIL_CLOSED -> false;

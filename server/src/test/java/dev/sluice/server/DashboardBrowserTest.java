@@ -315,6 +315,54 @@ class DashboardBrowserTest {
         }
     }
 
+    /** Rows of a table body as their cells' text, read in one script (the page rebuilds these tables each poll). */
+    @SuppressWarnings("unchecked")
+    List<List<String>> rows(String body) {
+        return (List<List<String>>) script("return Array.from(document.querySelectorAll('#" + body
+                + " tr'), tr => Array.from(tr.cells, td => td.textContent))");
+    }
+
+    @Test
+    void showsReservationsSettlesAndSlotSteps() {
+        try (TestServer s = TestServer.start("sluice-stream-done.yaml")) {
+            browser.get(s.base + "/");
+            await("the first poll", b -> polls() >= 1);
+            assertThat(browser.findElement(By.id("settles-empty")).isDisplayed())
+                    .isTrue();
+            assertThat(browser.findElement(By.id("in-flight-empty")).isDisplayed())
+                    .isTrue();
+            assertThat(browser.findElement(By.id("settles")).isDisplayed()).isFalse();
+
+            StepMetricsHttpTest.knownSequence(s);
+
+            // domain, rule, reserved, denied, settles/s, charged more, gave back, at estimate, not pending, permits
+            await(
+                    "the settles' totals",
+                    b -> rows("settles-body").size() == 1
+                            && rows("settles-body")
+                                    .get(0)
+                                    .subList(5, 11)
+                                    .equals(List.of("1", "1", "1", "2", "30", "18")));
+            List<String> settles = rows("settles-body").get(0);
+            assertThat(settles.subList(0, 4)).containsExactly("metered", "metered.user", "3", "1");
+            assertThat(browser.findElement(By.id("settles-empty")).isDisplayed())
+                    .isFalse();
+            // domain, acquired/s, denied/s, acquired, denied, released, renewed, not held
+            await(
+                    "the slot steps' totals",
+                    b -> rows("in-flight-body").size() == 1
+                            && rows("in-flight-body").get(0).subList(3, 8).equals(List.of("3", "1", "1", "1", "2")));
+            assertThat(rows("in-flight-body").get(0).get(0)).isEqualTo("gpu");
+            await(
+                    "a rate of settles and acquisitions above 0, then back to 0 with no traffic",
+                    b -> !rows("settles-body").get(0).get(4).equals("—"));
+            int after = polls();
+            await("two more polls", b -> polls() >= after + 2);
+            assertThat(rows("settles-body").get(0).get(4)).isEqualTo("0");
+            assertThat(rows("in-flight-body").get(0).subList(1, 3)).containsExactly("0", "0");
+        }
+    }
+
     Object script(String js) {
         return ((JavascriptExecutor) browser).executeScript(js);
     }

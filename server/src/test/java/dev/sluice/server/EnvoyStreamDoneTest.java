@@ -128,4 +128,81 @@ class EnvoyStreamDoneTest {
         assertAnswer(envoy(domain, 300, "team=a", "request_id=r2"), Code.OK, 700);
         assertAnswer(envoy(domain, 300, "team=a", "request_id=r2"), Code.OK, 700); // and its "end" settles that
     }
+
+    private long stat(String domain, String key, String name) {
+        return s.server
+                .service()
+                .metrics()
+                .envoyStats()
+                .total("ratelimit.service.rate_limit." + domain + "." + key + "." + name);
+    }
+
+    private void assertStats(String domain, String key, long total, long over, long near, long within) {
+        assertThat(new long[] {
+                    stat(domain, key, "total_hits"),
+                    stat(domain, key, "over_limit"),
+                    stat(domain, key, "near_limit"),
+                    stat(domain, key, "within_limit")
+                })
+                .as("%s.%s: total_hits, over_limit, near_limit, within_limit", domain, key)
+                .containsExactly(total, over, near, within);
+    }
+
+    /**
+     * envoy's stats count each call's {@code hits_addend}, the stream end's too, as envoy's service does (its
+     * {@code base_limiter.go} adds every descriptor's hits to {@code total_hits}, then sorts them within, near (past
+     * 800 of 1000) or over the limit by the count before and after them); Sluice's metrics count the estimates and
+     * the settles.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"llm", "llm-strict"})
+    void theStreamDoneFlowCountsItsHitsInEnvoysStatsAndItsStepsInTheMetrics(String domain) {
+        envoy(domain, 0, "api_key=k1"); // a check: nothing counted
+        envoy(domain, 900, "api_key=k1"); // 0 -> 900: 800 within and not near, 100 near
+        envoy(domain, 700, "api_key=k1"); // 900 -> 1600: 100 near, 600 over (the bucket's debt)
+        assertStats(domain, "api_key", 1600, 600, 200, 900);
+
+        envoy(domain, 900, "tenant=t1");
+        envoy(domain, 700, "tenant=t1");
+        assertStats(domain, "tenant", 1600, 600, 200, 900);
+
+        envoy(domain, 500, "user=u1", "request_id=r1"); // estimate: 0 -> 500
+        envoy(domain, 200, "user=u1", "request_id=r1"); // settled at 200: the count ends at 200
+        envoy(domain, 900, "user=u1", "request_id=r2"); // denied: 200 -> 1100, 200 near, 100 over
+        envoy(domain, 100, "user=u1", "request_id=r3"); // estimate: 200 -> 300
+        envoy(domain, 1000, "user=u1", "request_id=r3"); // settled into debt: counted up to the limit
+        assertStats(domain, "user", 2700, 100, 400, 1800);
+
+        String m = s.get("/metrics").body();
+        String rule = domain + ".user";
+        assertThat(StepMetricsHttpTest.sample(
+                        m,
+                        "sluice_reservations_total{domain=\"" + domain + "\",outcome=\"reserved\",rule=\"" + rule
+                                + "\"}"))
+                .isEqualTo(2);
+        assertThat(StepMetricsHttpTest.sample(
+                        m,
+                        "sluice_reservations_total{domain=\"" + domain + "\",outcome=\"denied\",rule=\"" + rule
+                                + "\"}"))
+                .isEqualTo(1);
+        assertThat(StepMetricsHttpTest.sample(
+                        m,
+                        "sluice_settles_total{domain=\"" + domain + "\",outcome=\"gave_back\",rule=\"" + rule + "\"}"))
+                .isEqualTo(1);
+        assertThat(StepMetricsHttpTest.sample(
+                        m,
+                        "sluice_settles_total{domain=\"" + domain + "\",outcome=\"charged_more\",rule=\"" + rule
+                                + "\"}"))
+                .isEqualTo(1);
+        assertThat(StepMetricsHttpTest.sample(
+                        m,
+                        "sluice_settle_adjusted_permits_total{direction=\"charged_more\"," + "domain=\"" + domain
+                                + "\",rule=\"" + rule + "\"}"))
+                .isEqualTo(900);
+        assertThat(StepMetricsHttpTest.sample(
+                        m,
+                        "sluice_settle_adjusted_permits_total{direction=\"given_back\"," + "domain=\"" + domain
+                                + "\",rule=\"" + rule + "\"}"))
+                .isEqualTo(300);
+    }
 }

@@ -147,7 +147,7 @@ public final class DecisionService {
         this.deniedKeys = new DeniedKeys(clock);
         this.storeHealth = StoreHealth.of(limiter);
         this.settlements = new Settlements(limiter, planner, calls, metrics);
-        this.inFlight = new InFlight(counter, calls); // slots are counted at the store, as envoy's hits
+        this.inFlight = new InFlight(counter, calls, metrics.steps()); // slots are counted at the store
     }
 
     /** Work in flight of Sluice's own API ({@code POST /v1/in-flight/acquire}, {@code release}, {@code renew}). */

@@ -47,7 +47,7 @@ final class EnvoyDecider {
         this.limiter = limiter;
         this.metrics = metrics;
         this.peeker = peeker;
-        this.streamDone = new StreamDoneDecider(limiter, peeker);
+        this.streamDone = new StreamDoneDecider(limiter, peeker, metrics);
     }
 
     /**
@@ -79,7 +79,7 @@ final class EnvoyDecider {
                     it.kind() == Plan.Kind.ENFORCED || it.kind() == Plan.Kind.SHADOW
                             ? count(it)
                             : it.kind() == Plan.Kind.CHARGE || it.kind() == Plan.Kind.RESERVE
-                                    ? streamDone.decide(it)
+                                    ? streamDone.decide(plan, it)
                                     : CompletableFuture.completedFuture(null));
         }
         return CompletableFuture.allOf(counts.toArray(CompletableFuture[]::new))

@@ -5,6 +5,7 @@ import dev.sluice.InFlightLimiter;
 import dev.sluice.RateLimiter;
 import dev.sluice.algorithm.InFlightSlots;
 import dev.sluice.server.config.DomainRules.Entry;
+import dev.sluice.server.decision.StepMetrics.Slot;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -32,10 +33,12 @@ public final class InFlight {
 
     private final RateLimiter limiter;
     private final StoreCalls calls;
+    private final StepMetrics metrics;
 
-    InFlight(RateLimiter limiter, StoreCalls calls) {
+    InFlight(RateLimiter limiter, StoreCalls calls, StepMetrics metrics) {
         this.limiter = limiter;
         this.calls = calls;
+        this.metrics = metrics;
     }
 
     /** Takes a slot of {@code domain}'s {@code key} for {@code holder}, or renews the one it holds. */
@@ -44,7 +47,11 @@ public final class InFlight {
             String k = storeKey(domain, key);
             Duration lease = Duration.ofNanos(leaseNanos);
             check(() -> InFlightSlots.checkAcquire(k, max, holder, lease));
-            return calls.run(1, () -> limiter.inFlight().tryAcquireAsync(k, max, holder, lease));
+            return calls.run(1, () -> limiter.inFlight().tryAcquireAsync(k, max, holder, lease))
+                    .thenApply(d -> {
+                        metrics.slot(domain, d.allowed() ? Slot.ACQUIRED : Slot.DENIED);
+                        return d;
+                    });
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -58,7 +65,8 @@ public final class InFlight {
                 InFlightSlots.checkRelease(k, holder);
                 return 0L;
             });
-            return calls.run(1, () -> limiter.inFlight().releaseAsync(k, holder));
+            return calls.run(1, () -> limiter.inFlight().releaseAsync(k, holder))
+                    .thenApply(held -> counted(domain, held, Slot.RELEASED, Slot.RELEASE_NOT_HELD));
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -70,10 +78,16 @@ public final class InFlight {
             String k = storeKey(domain, key);
             Duration lease = Duration.ofNanos(leaseNanos);
             check(() -> InFlightSlots.checkRenew(k, holder, lease));
-            return calls.run(1, () -> limiter.inFlight().renewAsync(k, holder, lease));
+            return calls.run(1, () -> limiter.inFlight().renewAsync(k, holder, lease))
+                    .thenApply(held -> counted(domain, held, Slot.RENEWED, Slot.RENEW_NOT_HELD));
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    private boolean counted(String domain, boolean held, Slot ifHeld, Slot ifNot) {
+        metrics.slot(domain, held ? ifHeld : ifNot);
+        return held;
     }
 
     /** The store key of {@code domain}'s {@code key}: a descriptor {@code [key=<key>]} of the domain. */

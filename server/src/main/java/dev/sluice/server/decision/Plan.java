@@ -10,8 +10,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * What a request asks of the store, worked out before the store is asked: one {@link Item} per descriptor, with
  * its rule, limit, store key and what kind of store call (if any) it needs.
+ *
+ * @param envoyApi asked on the Envoy APIs (gRPC {@code ShouldRateLimit}, {@code POST /json}), whose descriptors count
+ *                 in envoy's stats
  */
-record Plan(String metricDomain, List<Item> items) {
+record Plan(String metricDomain, List<Item> items, boolean envoyApi) {
 
     /** What a descriptor needs: nothing (no rule, unlimited, blocked), or a store call of some kind. */
     enum Kind {

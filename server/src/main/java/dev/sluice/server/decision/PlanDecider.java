@@ -34,7 +34,7 @@ final class PlanDecider {
         this.limiter = limiter;
         this.storeName = storeName;
         this.metrics = metrics;
-        this.streamDone = new StreamDoneDecider(limiter, this);
+        this.streamDone = new StreamDoneDecider(limiter, this, metrics);
     }
 
     /** The most store calls one after another deciding a plan makes: the looks, then the takes. */
@@ -134,7 +134,7 @@ final class PlanDecider {
                 }
             } else if (it.kind() == Kind.CHARGE || it.kind() == Kind.RESERVE) {
                 // a cost known when the work ends: decided on its own, whatever the others (StreamDoneDecider)
-                calls.add(streamDone.decide(it).thenAccept(d -> out[at] = streamed(it, d)));
+                calls.add(streamDone.decide(plan, it).thenAccept(d -> out[at] = streamed(it, d)));
             } else if (it.kind() == Kind.SHADOW) {
                 calls.add(limiter.tryAcquireAsync(it.storeKey(), it.storeLimit(), it.hits())
                         .thenAccept(d -> out[at] = new Status(

@@ -268,7 +268,7 @@ final class RequestPlanner {
         // a domain without rules is named by the caller: keep it out of metric labels. "_client": every descriptor
         // sent its own limit; "_unknown": the rest (the Envoy APIs answer OK and limit nothing, as envoy does; on the
         // dashboard and in server/README.md's metrics, often the sign of a caller's misspelt domain)
-        return new Plan(dr != null ? domain : allOverridden ? "_client" : "_unknown", items);
+        return new Plan(dr != null ? domain : allOverridden ? "_client" : "_unknown", items, envoyApi);
     }
 
     /**

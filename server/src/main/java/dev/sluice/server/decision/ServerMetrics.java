@@ -9,19 +9,17 @@ import dev.sluice.server.stats.EnvoyStats;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -91,6 +89,9 @@ public final class ServerMetrics {
             Rule r = s.rule();
             Decision d = s.decision();
             long h = s.hits();
+            if (r != null && r.streamDone() != null) {
+                continue; // counted where it was decided, as envoy counts a stream end (EnvoyStreamDoneStats)
+            }
             if (r != null && r.kind() == Rule.Kind.BLOCKED) {
                 envoyStats.counted(s.metricRule(), r.shadowMode(), 0, h, 0, h);
             } else if (r != null && d != null && s.limit() != null && s.outcome() != CheckResult.Outcome.SKIPPED) {
@@ -114,11 +115,6 @@ public final class ServerMetrics {
                 .register(registry);
     }
 
-    /** Counters by domain and rule, one per outcome, created on first use (cheaper than a registry lookup). */
-    private final ConcurrentHashMap<String, Counter[]> decisions = new ConcurrentHashMap<>();
-
-    private static final CheckResult.Outcome[] OUTCOMES = CheckResult.Outcome.values();
-
     /**
      * The most (domain, rule) label pairs the decisions metric keeps. {@code detailed_metric} and
      * {@code value_to_metric} put the values callers send into the {@code rule} label; past this bound further ones
@@ -128,38 +124,28 @@ public final class ServerMetrics {
     public static final int MAX_RULE_LABELS = 10_000;
 
     /** The {@code rule} label of decisions past {@link #MAX_RULE_LABELS}. */
-    public static final String OTHER_RULE = "_other";
+    public static final String OTHER_RULE = OutcomeCounters.OTHER;
+
+    /** Counters by domain and rule, one per outcome, created on first use (cheaper than a registry lookup). */
+    private final OutcomeCounters<CheckResult.Outcome> decisions = new OutcomeCounters<>(
+            registry,
+            "sluice.decisions",
+            "Descriptors decided, by domain, rule and outcome",
+            "domain",
+            "rule",
+            CheckResult.Outcome.class,
+            o -> Tags.of("outcome", o.name().toLowerCase(Locale.ROOT)),
+            MAX_RULE_LABELS);
+
+    private final StepMetrics steps = new StepMetrics(registry);
 
     public void decision(String domain, String rule, CheckResult.Outcome outcome) {
-        String key = domain + '\u0000' + rule;
-        Counter[] byOutcome = decisions.get(key);
-        if (byOutcome == null) {
-            if (decisions.size() >= MAX_RULE_LABELS) {
-                rule = OTHER_RULE;
-                key = domain + '\u0000' + OTHER_RULE;
-            }
-            byOutcome = decisions.computeIfAbsent(key, k -> new Counter[OUTCOMES.length]);
-        }
-        Counter c = byOutcome[slot(outcome)];
-        if (c == null) {
-            c = Counter.builder("sluice.decisions")
-                    .description("Descriptors decided, by domain, rule and outcome")
-                    .tag("domain", domain)
-                    .tag("rule", rule)
-                    .tag("outcome", outcome.name().toLowerCase(Locale.ROOT))
-                    .register(registry);
-            byOutcome[slot(outcome)] = c; // a benign race: register() returns the same counter
-        }
-        c.increment();
+        decisions.increment(domain, rule, outcome);
     }
 
-    /**
-     * Where an outcome's counter sits in a label pair's array: the decision path finds it by index, with neither a
-     * map lookup nor a lock (the array fills lazily; see {@link #decision}).
-     */
-    @SuppressWarnings("EnumOrdinal") // the dense index of a per-outcome array, on every decision
-    private static int slot(CheckResult.Outcome outcome) {
-        return outcome.ordinal();
+    /** Reservations, settles and slots ({@link StepMetrics}). */
+    public StepMetrics steps() {
+        return steps;
     }
 
     /**
@@ -177,16 +163,10 @@ public final class ServerMetrics {
      * the decision path already increments, read here, so the dashboard adds nothing to that path for them.
      */
     public List<DecisionCounts> decisionCounts() {
-        List<DecisionCounts> out = new ArrayList<>(decisions.size());
-        decisions.forEach((k, byOutcome) -> {
-            int z = k.indexOf('\u0000');
-            Map<CheckResult.Outcome, Long> n = new EnumMap<>(CheckResult.Outcome.class);
-            for (CheckResult.Outcome o : OUTCOMES) {
-                Counter c = byOutcome[slot(o)];
-                n.put(o, c == null ? 0 : (long) c.count());
-            }
-            out.add(new DecisionCounts(k.substring(0, z), k.substring(z + 1), Collections.unmodifiableMap(n)));
-        });
+        List<DecisionCounts> out = new ArrayList<>();
+        for (OutcomeCounters.Counts<CheckResult.Outcome> c : decisions.counts()) {
+            out.add(new DecisionCounts(c.first(), c.second(), c.byOutcome()));
+        }
         return out;
     }
 

@@ -67,6 +67,7 @@ public final class Settlements {
                     .thenApply(d -> {
                         Status st = PlanDecider.status(it, d, d.allowed() ? Outcome.OK : Outcome.OVER_LIMIT, true);
                         metrics.decision(plan.metricDomain(), it.metricRule(), st.outcome());
+                        metrics.steps().estimated(plan.metricDomain(), it.metricRule(), d);
                         return new CheckResult(d.allowed(), List.of(st), d);
                     });
         } catch (BadRequestException e) {
@@ -79,20 +80,25 @@ public final class Settlements {
     /**
      * Settles reservation {@code id} of the descriptor at {@code actual} (0 to the limit's capacity); a reservation
      * not pending (never made, denied, settled, or past its {@code settle_within}) changes nothing and answers
-     * {@link Settlement#NOT_PENDING}. A settle has no failure policy: a store that cannot settle fails it (503), and
-     * it is safe to retry.
+     * {@link Settlement#NOT_PENDING}. A settle the store cannot make is not retried: a failure policy answers it
+     * {@link Settlement#NOT_PENDING} (the estimate stands) and counts it degraded; a store without one fails it (503).
+     * Either way it is safe to retry. Counted in {@link StepMetrics} by what it did.
      */
     public CompletableFuture<Settled> settle(CheckRequest request, String id, long actual) {
         try {
             checkReservation(request, id);
-            Item it = one(planner.plan(request, Mode.RESET, false), "settle");
+            Plan plan = planner.plan(request, Mode.RESET, false);
+            Item it = one(plan, "settle");
             try {
                 Settlement.checkActual(it.storeLimit(), actual);
             } catch (IllegalArgumentException e) {
                 throw new BadRequestException("invalid-reservation", "actual: " + e.getMessage());
             }
             return calls.run(1, () -> limiter.settleAsync(it.storeKey(), it.storeLimit(), id, actual))
-                    .thenApply(s -> new Settled(s, it.matched(), it.storeLimit()));
+                    .thenApply(s -> {
+                        metrics.steps().settled(plan.metricDomain(), it.metricRule(), s);
+                        return new Settled(s, it.matched(), it.storeLimit());
+                    });
         } catch (BadRequestException e) {
             return CompletableFuture.failedFuture(e);
         }

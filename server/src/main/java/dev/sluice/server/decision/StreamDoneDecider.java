@@ -48,6 +48,12 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  * A settled descriptor is answered OK, with the remaining the settle left. A stream end later than the rule's
  * {@code settle_within} finds its reservation gone (its estimate stood) and is taken for a new request's start.
+ *
+ * <h2>Counted</h2>
+ * Each reservation's estimate in {@code sluice_reservations_total}, each settle in {@code sluice_settles_total}
+ * ({@link StepMetrics}). On the Envoy APIs each descriptor with hits ≥ 1 also counts in envoy's stats as envoy's
+ * service counts every call's {@code hits_addend} ({@link EnvoyStreamDoneStats}): all the hits in
+ * {@code total_hits}, then within, near or over the limit by the count before and after them.
  */
 final class StreamDoneDecider {
     /** The most store calls one after another a stream-done descriptor makes (a strict fixed window's tries). */
@@ -57,10 +63,12 @@ final class StreamDoneDecider {
 
     private final RateLimiter limiter;
     private final PlanDecider peeker;
+    private final ServerMetrics metrics;
 
-    StreamDoneDecider(RateLimiter limiter, PlanDecider peeker) {
+    StreamDoneDecider(RateLimiter limiter, PlanDecider peeker, ServerMetrics metrics) {
         this.limiter = limiter;
         this.peeker = peeker;
+        this.metrics = metrics;
     }
 
     /** Whether a plan has a stream-done descriptor. */
@@ -74,63 +82,93 @@ final class StreamDoneDecider {
     }
 
     /** The descriptor's decision: allowed for a charge or a settle, the estimate's for a reservation. */
-    CompletableFuture<Decision> decide(Item it) {
-        return it.kind() == Kind.CHARGE ? charge(it) : reserveOrSettle(it, it.reserved());
+    CompletableFuture<Decision> decide(Plan plan, Item it) {
+        EnvoyStreamDoneStats stats = new EnvoyStreamDoneStats(plan.envoyApi() ? metrics.envoyStats() : null, it);
+        return it.kind() == Kind.CHARGE ? charge(it, stats) : reserveOrSettle(plan, it, it.reserved(), stats);
     }
 
-    private CompletableFuture<Decision> charge(Item it) {
+    private CompletableFuture<Decision> charge(Item it, EnvoyStreamDoneStats stats) {
         Limit l = it.storeLimit();
         long h = Math.min(it.hits(), l.capacity());
         if (l.algorithm().isTat()) {
             return call(() -> limiter.reserveAsync(it.storeKey(), l, h, FOREVER))
-                    .thenApply(StreamDoneDecider::charged);
+                    .thenApply(d -> {
+                        stats.chargedTat(d, h);
+                        return charged(d);
+                    });
         }
         if (EnvoyDecider.counter(l)) {
             // envoy's counter holds every hit; the answer in the rule's numbers, as envoy reads its counter
             long c = it.matched().limitOfLimited().capacity();
             return call(() -> limiter.tryAcquireAsync(it.storeKey(), l, h)).thenApply(d -> {
                 long count = l.capacity() - d.remaining();
+                stats.counted(c, count - h);
                 return new Decision(true, c, Math.max(0, c - count), 0, d.resetAfterNanos(), d.degradation());
             });
         }
-        return fill(it, h, MAX_CALLS);
+        return fill(it, h, MAX_CALLS, 0, stats);
     }
 
-    /** A strict fixed window: {@code h} taken when they fit, else what is left, until the window is full. */
-    private CompletableFuture<Decision> fill(Item it, long h, int tries) {
+    /**
+     * A strict fixed window: {@code h} taken when they fit, else what is left, until the window is full.
+     *
+     * @param taken what the earlier tries took
+     */
+    private CompletableFuture<Decision> fill(Item it, long h, int tries, long taken, EnvoyStreamDoneStats stats) {
         return call(() -> limiter.tryAcquireAsync(it.storeKey(), it.storeLimit(), h))
                 .thenCompose(d -> {
+                    long now = taken + (d.allowed() ? h : 0);
                     if (d.allowed() || d.degraded() || d.remaining() == 0 || tries == 1) {
+                        long c = it.storeLimit().capacity();
+                        stats.counted(c, c - d.remaining() - now); // the count before the first try
                         return CompletableFuture.completedFuture(charged(d));
                     }
-                    return fill(it, Math.min(h, d.remaining()), tries - 1);
+                    return fill(it, Math.min(h, d.remaining()), tries - 1, now, stats);
                 });
     }
 
-    private CompletableFuture<Decision> reserveOrSettle(Item it, Reservation r) {
+    private CompletableFuture<Decision> reserveOrSettle(Plan plan, Item it, Reservation r, EnvoyStreamDoneStats stats) {
         Limit l = it.storeLimit();
         long h = it.hits();
         if (h == 0) {
-            return settle(it, r, 0).thenCompose(d -> d != null ? done(d) : peeker.look(it, 1));
+            return settle(plan, it, r, 0, stats).thenCompose(d -> d != null ? done(d) : peeker.look(it, 1));
         }
         if (h > l.capacity()) {
-            return settle(it, r, l.capacity()).thenApply(d -> d != null ? d : neverGranted(l));
+            return settle(plan, it, r, l.capacity(), stats).thenApply(d -> {
+                if (d != null) {
+                    return d;
+                }
+                stats.counted(l.capacity(), l.capacity()); // never granted: every hit over, as envoy counts it
+                return neverGranted(l);
+            });
         }
         return call(() -> limiter.tryAcquireEstimateAsync(it.storeKey(), l, h, r.id(), r.settleWithin()))
+                .thenApply(d -> {
+                    metrics.steps().estimated(plan.metricDomain(), it.metricRule(), d);
+                    stats.decided(l.capacity(), d);
+                    return d;
+                })
                 .exceptionallyCompose(t -> {
                     // everything else a reservation checks was checked when planning: the id is already pending
                     if (FailureKind.unwrap(t) instanceof IllegalArgumentException) {
-                        return settle(it, r, h).thenApply(d -> d != null ? d : neverGranted(l));
+                        return settle(plan, it, r, h, stats).thenApply(d -> d != null ? d : neverGranted(l));
                     }
                     return CompletableFuture.failedFuture(t);
                 });
     }
 
-    /** The settle's answer as a decision, or null when the reservation was not pending. */
-    private CompletableFuture<@Nullable Decision> settle(Item it, Reservation r, long actual) {
+    /** The settle's answer as a decision, or null when the reservation was not pending (then nothing is counted). */
+    private CompletableFuture<@Nullable Decision> settle(
+            Plan plan, Item it, Reservation r, long actual, EnvoyStreamDoneStats stats) {
         Limit l = it.storeLimit();
-        return call(() -> limiter.settleAsync(it.storeKey(), l, r.id(), actual))
-                .thenApply(s -> s.settled() ? new Decision(true, l.capacity(), s.remaining(), 0, 0) : null);
+        return call(() -> limiter.settleAsync(it.storeKey(), l, r.id(), actual)).thenApply(s -> {
+            if (!s.settled()) {
+                return null;
+            }
+            metrics.steps().settled(plan.metricDomain(), it.metricRule(), s);
+            stats.settled(l.capacity(), s);
+            return new Decision(true, l.capacity(), s.remaining(), 0, 0);
+        });
     }
 
     private static CompletableFuture<Decision> done(Decision d) {

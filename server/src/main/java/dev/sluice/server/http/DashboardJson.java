@@ -10,6 +10,7 @@ import dev.sluice.server.dashboard.DeniedKeys;
 import dev.sluice.server.decision.CheckResult.Outcome;
 import dev.sluice.server.decision.DecisionService;
 import dev.sluice.server.decision.ServerMetrics.DecisionCounts;
+import dev.sluice.server.decision.StepMetrics;
 import dev.sluice.server.decision.StoreReport;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -32,14 +33,20 @@ import java.util.Locale;
  *            "failure_policy": "fail_open",
  *            "degraded": {"timeout": 0, "unavailable": 3, "overloaded": 0, "store_error": 0}},
  *  "top_denied": {"window_seconds": 60, "step_seconds": 10, "denials": 7,
- *                 "keys": [{"key": "api|remote_address=198.51.100.1", "count": 7, "lower": 7, "upper": 7}]}}
+ *                 "keys": [{"key": "api|remote_address=198.51.100.1", "count": 7, "lower": 7, "upper": 7}]},
+ *  "settles": [{"domain": "llm", "rule": "llm.user", "reserved": 9, "denied": 1,    // sluice_reservations_total
+ *               "charged_more": 2, "gave_back": 6, "at_estimate": 0, "not_pending": 1,  // sluice_settles_total
+ *               "charged_more_permits": 300, "given_back_permits": 1200}],
+ *  "in_flight": [{"domain": "gpu", "acquired": 40, "denied": 3, "released": 38, "release_not_held": 1,
+ *                 "renewed": 12, "renew_not_held": 0}]}                 // sluice_in_flight_steps_total
  * }</pre>
  *
  * Counts are totals since the start (the page turns them into per-second rates); {@code series} are the decision
  * counters of {@code /metrics}, the {@value #MAX_SERIES} with the most decisions. Keys are the store keys as callers
  * made them: the page must show them as text, never as markup. {@code store} is the {@link StoreReport} of the remote
  * store however it is wrapped ({@code cause} null while it is healthy) and its degraded decisions by cause, one field
- * per cause there is; {@code failure_policy} and {@code degraded} are null for the in-memory store. A lone surrogate in a key (a caller may send one
+ * per cause there is; {@code settles} ({@value #MAX_SERIES} at most) and {@code in_flight} are the counters of
+ * {@link StepMetrics}, totals since the start like the rest; {@code failure_policy} and {@code degraded} are null for the in-memory store. A lone surrogate in a key (a caller may send one
  * escaped in JSON) is written as U+FFFD, so that one odd key cannot make this body unwritable.
  */
 final class DashboardJson {
@@ -61,6 +68,8 @@ final class DashboardJson {
             series(g, service.metrics().decisionCounts());
             store(g, service);
             top(g, service.deniedKeys().top(TOP_KEYS));
+            settles(g, service.metrics().steps().ruleCounts());
+            inFlight(g, service.metrics().steps().slotCounts());
             g.writeEndObject();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -169,6 +178,41 @@ final class DashboardJson {
         }
         g.writeEndArray();
         g.writeEndObject();
+    }
+
+    private static void settles(JsonGenerator g, List<StepMetrics.RuleCounts> counts) throws IOException {
+        g.writeArrayFieldStart("settles");
+        for (StepMetrics.RuleCounts c : counts.subList(0, Math.min(MAX_SERIES, counts.size()))) {
+            g.writeStartObject();
+            g.writeStringField("domain", text(c.domain()));
+            g.writeStringField("rule", text(c.rule()));
+            for (StepMetrics.Estimate e : StepMetrics.Estimate.values()) {
+                g.writeNumberField(
+                        e.name().toLowerCase(Locale.ROOT), c.estimates().getOrDefault(e, 0L));
+            }
+            for (StepMetrics.Settled e : StepMetrics.Settled.values()) {
+                g.writeNumberField(
+                        e.name().toLowerCase(Locale.ROOT), c.settles().getOrDefault(e, 0L));
+            }
+            g.writeNumberField("charged_more_permits", c.chargedMorePermits());
+            g.writeNumberField("given_back_permits", c.givenBackPermits());
+            g.writeEndObject();
+        }
+        g.writeEndArray();
+    }
+
+    private static void inFlight(JsonGenerator g, List<StepMetrics.DomainSlots> counts) throws IOException {
+        g.writeArrayFieldStart("in_flight");
+        for (StepMetrics.DomainSlots c : counts.subList(0, Math.min(MAX_SERIES, counts.size()))) {
+            g.writeStartObject();
+            g.writeStringField("domain", text(c.domain()));
+            for (StepMetrics.Slot step : StepMetrics.Slot.values()) {
+                g.writeNumberField(
+                        step.name().toLowerCase(Locale.ROOT), c.steps().getOrDefault(step, 0L));
+            }
+            g.writeEndObject();
+        }
+        g.writeEndArray();
     }
 
     /** The string with every unpaired surrogate replaced by U+FFFD (Jackson refuses to write one as UTF-8). */

@@ -1,5 +1,5 @@
 // Sluice's dashboard: polls GET v1/dashboard every second and shows the rules, decisions per second by rule, the top
-// denied keys of the last minute and the store's health; the form checks a descriptor with hits: 0 through
+// denied keys of the last minute, reservations and settles by rule, slot steps by domain and the store's health; the form checks a descriptor with hits: 0 through
 // POST v1/check. No framework, no build step.
 //
 // Everything the service sends — and keys are made by the service's callers — goes into the page with textContent or
@@ -177,8 +177,10 @@
     renderRules(d.rules, counts);
     renderOtherSeries(d, counts);
     renderTopKeys(d.top_denied);
+    const settles = renderSettles(d.settles || [], prev, seconds);
+    const inFlight = renderInFlight(d.in_flight || [], prev, seconds);
     renderStore(d.store, prev, seconds);
-    state.prev = {t: d.clock_ms, counts: counts, degraded: d.store.degraded};
+    state.prev = {t: d.clock_ms, counts: counts, degraded: d.store.degraded, settles: settles, inFlight: inFlight};
     state.polls++;
     document.body.dataset.polls = String(state.polls);
     const domains = new Set(d.rules.map((r) => r.domain));
@@ -385,6 +387,57 @@
     // "no denials" is said only from data: before the first answer the page says it is waiting
     $('top-waiting').hidden = true;
     $('top-empty').hidden = top.keys.length > 0;
+  }
+
+  // a rate from this poll's total and the previous poll's (none before the second poll)
+  function rateSince(now, before, seconds) {
+    return seconds > 0 && before !== undefined ? rate(Math.max(0, (now - before) / seconds)) : '—';
+  }
+
+  // one row per rule with a reservation or a settle; returns the settles' totals by rule for the next poll
+  function renderSettles(rows, prev, seconds) {
+    const totals = new Map();
+    const body = $('settles-body');
+    body.replaceChildren();
+    for (const r of rows) {
+      const id = seriesId(r.domain, r.rule);
+      const settled = r.charged_more + r.gave_back + r.at_estimate + r.not_pending;
+      totals.set(id, settled);
+      const tr = document.createElement('tr');
+      tr.dataset.domain = r.domain;
+      tr.dataset.rule = r.rule;
+      tr.append(el('td', r.domain), el('td', r.rule, 'mono'), el('td', r.reserved, 'num'), el('td', r.denied, 'num'),
+          el('td', rateSince(settled, prev && prev.settles ? prev.settles.get(id) : undefined, seconds), 'num'),
+          el('td', r.charged_more, 'num'), el('td', r.gave_back, 'num'), el('td', r.at_estimate, 'num'),
+          el('td', r.not_pending, 'num'), el('td', r.charged_more_permits, 'num'),
+          el('td', r.given_back_permits, 'num'));
+      body.appendChild(tr);
+    }
+    $('settles').hidden = rows.length === 0;
+    $('settles-empty').hidden = rows.length > 0;
+    return totals;
+  }
+
+  // one row per domain with slot steps; returns the acquisitions and denials by domain for the next poll
+  function renderInFlight(rows, prev, seconds) {
+    const totals = new Map();
+    const body = $('in-flight-body');
+    body.replaceChildren();
+    for (const r of rows) {
+      totals.set(r.domain, {acquired: r.acquired, denied: r.denied});
+      const before = prev && prev.inFlight ? prev.inFlight.get(r.domain) : undefined;
+      const tr = document.createElement('tr');
+      tr.dataset.domain = r.domain;
+      tr.append(el('td', r.domain),
+          el('td', rateSince(r.acquired, before && before.acquired, seconds), 'num'),
+          el('td', rateSince(r.denied, before && before.denied, seconds), 'num'),
+          el('td', r.acquired, 'num'), el('td', r.denied, 'num'), el('td', r.released, 'num'),
+          el('td', r.renewed, 'num'), el('td', r.release_not_held + r.renew_not_held, 'num'));
+      body.appendChild(tr);
+    }
+    $('in-flight').hidden = rows.length === 0;
+    $('in-flight-empty').hidden = rows.length > 0;
+    return totals;
   }
 
   function renderStore(store, prev, seconds) {
