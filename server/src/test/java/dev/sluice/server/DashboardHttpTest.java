@@ -61,7 +61,11 @@ class DashboardHttpTest {
                 TestServer.Resp page = s.get(path);
                 assertThat(page.status()).isEqualTo(200);
                 assertThat(page.header("Content-Type")).isEqualTo("text/html; charset=utf-8");
-                assertThat(page.body()).contains("<title>Sluice dashboard</title>", "src=\"ui/dashboard.js\"");
+                assertThat(page.body())
+                        .contains(
+                                "<title>Sluice dashboard</title>",
+                                "src=\"ui/dashboard-tables.js\"",
+                                "src=\"ui/dashboard.js\"");
                 assertThat(page.header("Content-Security-Policy"))
                         .contains("default-src 'none'", "script-src 'self'", "frame-ancestors 'none'");
                 assertThat(page.header("X-Content-Type-Options")).isEqualTo("nosniff");
@@ -70,6 +74,10 @@ class DashboardHttpTest {
             assertThat(js.status()).isEqualTo(200);
             assertThat(js.header("Content-Type")).isEqualTo("text/javascript; charset=utf-8");
             assertThat(js.body()).contains("v1/dashboard").doesNotContain("innerHTML");
+            TestServer.Resp tables = s.get("/ui/dashboard-tables.js");
+            assertThat(tables.status()).isEqualTo(200);
+            assertThat(tables.header("Content-Type")).isEqualTo("text/javascript; charset=utf-8");
+            assertThat(tables.body()).contains("window.SluiceTables").doesNotContain("innerHTML");
             assertThat(s.get("/ui/dashboard.css").header("Content-Type")).isEqualTo("text/css; charset=utf-8");
 
             TestServer.Resp post = TestServer.send(HttpRequest.newBuilder(URI.create(s.base + "/"))
@@ -189,6 +197,7 @@ class DashboardHttpTest {
         try (TestServer s = TestServer.start(x -> x.withToken("s3cret"), "dashboard-rules.yaml")) {
             assertThat(s.get("/").status()).isEqualTo(200);
             assertThat(s.get("/ui/dashboard.js").status()).isEqualTo(200);
+            assertThat(s.get("/ui/dashboard-tables.js").status()).isEqualTo(200);
             TestServer.Resp refused = s.get("/v1/dashboard");
             assertThat(refused.status()).isEqualTo(401);
             assertThat(refused.header("WWW-Authenticate")).isEqualTo("Bearer");

@@ -8,7 +8,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The dashboard page's files, plain HTML, JavaScript and CSS from the jar ({@code dev/sluice/server/dashboard/}),
- * read once: {@code GET /} and {@code /ui} (the page), {@code /ui/dashboard.js}, {@code /ui/dashboard.css}. They
+ * read once: {@code GET /} and {@code /ui} (the page), {@code /ui/dashboard.js}, {@code /ui/dashboard-tables.js}, {@code /ui/dashboard.css}. They
  * hold no data (that is {@code GET /v1/dashboard}, behind the token like the rest of {@code /v1}), so they need no
  * token. The page's Content-Security-Policy allows only its own script, style and requests to this origin: even if a
  * key sent by a caller were ever put into the page as markup, no script of it would run.
@@ -61,6 +61,7 @@ final class DashboardAssets {
                     "X-Frame-Options",
                     "DENY"));
     private static final Asset SCRIPT = load("dashboard.js", "text/javascript; charset=utf-8", COMMON);
+    private static final Asset TABLES = load("dashboard-tables.js", "text/javascript; charset=utf-8", COMMON);
     private static final Asset STYLE = load("dashboard.css", "text/css; charset=utf-8", COMMON);
 
     /** Headers of {@code GET /v1/dashboard}'s answers: never cached, never sniffed. */
@@ -74,6 +75,7 @@ final class DashboardAssets {
         return switch (path) {
             case "/", "/ui" -> PAGE;
             case "/ui/dashboard.js" -> SCRIPT;
+            case "/ui/dashboard-tables.js" -> TABLES;
             case "/ui/dashboard.css" -> STYLE;
             default -> null;
         };

@@ -125,7 +125,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
                     ops.metrics(ctx, keepAlive);
                 }
             }
-            case "/", "/ui", "/ui/dashboard.js", "/ui/dashboard.css", "/v1/dashboard" -> {
+            case "/", "/ui", "/ui/dashboard.js", "/ui/dashboard-tables.js", "/ui/dashboard.css", "/v1/dashboard" -> {
                 // the page and its files need no token (they hold no data); the data does, like the rest of /v1
                 if (allowed(ctx, req, keepAlive, HttpMethod.GET)
                         && (!path.equals("/v1/dashboard") || authorized(ctx, req, keepAlive))) {
