@@ -32,8 +32,8 @@ public final class InMemoryRateLimiter implements RateLimiter {
     /** Distinct limits one limiter can track; limits are meant to be created once and reused. */
     public static final int MAX_LIMITS = LimitRegistry.MAX_LIMITS;
     /**
-     * Default bound on reservations pending at once ({@link #tryAcquireEstimate}): 2^17, about 200 bytes each with a
-     * UUID for id (26 MB when full).
+     * Default bound on reservations pending at once ({@link #tryAcquireEstimate}): 2^17, about 150 bytes each with a
+     * UUID for id (20 MB when full).
      */
     public static final int DEFAULT_MAX_RESERVATIONS = 1 << 17;
 

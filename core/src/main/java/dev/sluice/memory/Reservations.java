@@ -7,16 +7,13 @@ import dev.sluice.Permit;
 import dev.sluice.Settlement;
 import dev.sluice.StoreException;
 import java.time.Duration;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The in-memory store's pending reservations ({@code tryAcquireEstimate} and {@code settle}): a bounded table from
- * (key hash, reservation id) to (estimate, reserved at, expires at), in 64 stripes by key hash, each a map under its
- * own monitor. A reservation's decision and its record are made under its stripe's monitor, and so are a settle's
+ * (key hash, reservation id) to (estimate, reserved at, expires at), in 64 stripes by key hash, each a table
+ * ({@link PendingTable}: one object a record, reused) under its own monitor. A reservation's decision and its record are made under its stripe's monitor, and so are a settle's
  * removal of the record and its change to the key's state ({@link SettledState}): a duplicate id is refused before
  * anything is taken, and of two settles of one reservation exactly one applies. The key's state itself is changed by
  * compare-and-set, as every decision is, so calls on the key that reserve nothing never wait for the monitor.
@@ -31,22 +28,12 @@ import java.util.concurrent.atomic.AtomicLong;
 final class Reservations {
     private static final int STRIPES = 64;
 
-    /** One reservation's identity: the key's hash (of the key and the limit's identity) and the caller's id. */
-    private record Id(long hash, String id) {}
-
-    /** A pending reservation. */
-    private record Pending(long estimate, long reservedAt, long expiresAt) {}
-
-    /** One stripe's records, oldest first; guarded by the stripe's monitor. */
-    private static final class Stripe {
-        final LinkedHashMap<Id, Pending> map = new LinkedHashMap<>();
-    }
-
     private final MemoryStore store;
     private final int max;
     private final AtomicInteger size = new AtomicInteger();
 
-    private final Stripe[] stripes = new Stripe[STRIPES];
+    /** A reservation's record is in the stripe of its key's hash (of the key and the limit's identity). */
+    private final PendingTable[] stripes = new PendingTable[STRIPES];
     /** No record expires before this instant (as of the last full sweep): a full table is not swept again before. */
     private final AtomicLong sweptUntil = new AtomicLong(Long.MIN_VALUE);
 
@@ -54,7 +41,7 @@ final class Reservations {
         this.store = store;
         this.max = max;
         for (int i = 0; i < STRIPES; i++) {
-            stripes[i] = new Stripe();
+            stripes[i] = new PendingTable();
         }
     }
 
@@ -64,21 +51,20 @@ final class Reservations {
         Settlement.checkWithin("settleWithin", settleWithin);
         RegisteredLimit r = store.register(limit);
         long h = store.hash(key, r);
-        Id id = new Id(h, reservation);
-        Stripe stripe = stripes[stripeOf(h)];
+        PendingTable stripe = stripes[stripeOf(h)];
         synchronized (stripe) { // the caller's mistake first, even when the table is full
-            refuseDuplicate(stripe, id, key, limit, store.now());
+            refuseDuplicate(stripe, h, reservation, key, limit, store.now());
         }
         makeRoom(store.now());
         boolean kept = false;
         try {
             synchronized (stripe) {
                 long now = store.now();
-                refuseDuplicate(stripe, id, key, limit, now);
+                refuseDuplicate(stripe, h, reservation, key, limit, now);
                 Decision d = SettledState.acquireAt(store, h, r, estimate, now);
                 if (d.allowed()) {
                     long expiresAt = now + settleWithin.toNanos();
-                    stripe.map.put(id, new Pending(estimate, now, expiresAt));
+                    stripe.add(h, reservation, estimate, now, expiresAt);
                     kept = true;
                     if (expiresAt < sweptUntil.get()) {
                         sweptUntil.accumulateAndGet(expiresAt, Math::min);
@@ -99,32 +85,36 @@ final class Reservations {
         Settlement.checkActual(limit, actual);
         RegisteredLimit r = store.register(limit);
         long h = store.hash(key, r);
-        Stripe stripe = stripes[stripeOf(h)];
+        PendingTable stripe = stripes[stripeOf(h)];
         synchronized (stripe) {
             long now = store.now();
             dropExpired(stripe, now);
-            Pending p = stripe.map.remove(new Id(h, reservation));
+            PendingTable.Pending p = stripe.get(h, reservation);
             if (p == null) {
                 return Settlement.NOT_PENDING;
             }
+            long estimate = p.estimate;
+            long reservedAt = p.reservedAt;
+            long expiresAt = p.expiresAt;
+            stripe.remove(p);
             size.decrementAndGet();
-            if (now >= p.expiresAt()) {
+            if (now >= expiresAt) {
                 return Settlement.NOT_PENDING; // its estimate stands
             }
-            return SettledState.apply(store, h, r, now, p.estimate(), p.reservedAt(), actual);
+            return SettledState.apply(store, h, r, now, estimate, reservedAt, actual);
         }
     }
 
     /** Throws when {@code id} is pending (not expired) in {@code stripe}; drops expired records. Under its monitor. */
-    private void refuseDuplicate(Stripe stripe, Id id, String key, Limit limit, long now) {
+    private void refuseDuplicate(PendingTable stripe, long h, String id, String key, Limit limit, long now) {
         dropExpired(stripe, now);
-        Pending was = stripe.map.get(id);
-        if (was != null && now >= was.expiresAt()) {
-            stripe.map.remove(id); // expired: its estimate stood, and the id is free again
+        PendingTable.Pending was = stripe.get(h, id);
+        if (was != null && now >= was.expiresAt) {
+            stripe.remove(was); // expired: its estimate stood, and the id is free again
             size.decrementAndGet();
         } else if (was != null) {
-            throw new IllegalArgumentException("reservation '" + id.id() + "' is already pending on key '" + key
-                    + "' under " + limit.describe() + " (for " + (was.expiresAt() - now)
+            throw new IllegalArgumentException("reservation '" + id + "' is already pending on key '" + key
+                    + "' under " + limit.describe() + " (for " + (was.expiresAt - now)
                     + " ns more): nothing was taken; use a new id per reservation");
         }
     }
@@ -144,16 +134,17 @@ final class Reservations {
         }
         if (now >= sweptUntil.get()) {
             long next = Long.MAX_VALUE;
-            for (Stripe stripe : stripes) {
+            for (PendingTable stripe : stripes) {
                 synchronized (stripe) {
-                    for (Iterator<Pending> it = stripe.map.values().iterator(); it.hasNext(); ) {
-                        long expiresAt = it.next().expiresAt();
-                        if (now >= expiresAt) {
-                            it.remove();
+                    for (PendingTable.Pending p = stripe.oldest(); p != null; ) {
+                        PendingTable.Pending newer = PendingTable.newer(p);
+                        if (now >= p.expiresAt) {
+                            stripe.remove(p);
                             size.decrementAndGet();
                         } else {
-                            next = Math.min(next, expiresAt);
+                            next = Math.min(next, p.expiresAt);
                         }
+                        p = newer;
                     }
                 }
             }
@@ -172,12 +163,9 @@ final class Reservations {
     }
 
     /** Drops the expired records at the front of a stripe (the oldest), under its monitor. */
-    private void dropExpired(Stripe stripe, long now) {
-        for (Iterator<Map.Entry<Id, Pending>> it = stripe.map.entrySet().iterator(); it.hasNext(); ) {
-            if (now < it.next().getValue().expiresAt()) {
-                return;
-            }
-            it.remove();
+    private void dropExpired(PendingTable stripe, long now) {
+        for (PendingTable.Pending p = stripe.oldest(); p != null && now >= p.expiresAt; p = stripe.oldest()) {
+            stripe.remove(p);
             size.decrementAndGet();
         }
     }

@@ -4,6 +4,7 @@ import static dev.sluice.memory.Slots.DEAD;
 import static dev.sluice.memory.Slots.DEAD_REF;
 import static dev.sluice.memory.Slots.LOCKED;
 
+import dev.sluice.Algorithm;
 import dev.sluice.Decision;
 import dev.sluice.Settlement;
 import dev.sluice.algorithm.Settle;
@@ -16,7 +17,10 @@ import java.lang.invoke.VarHandle;
  * The in-memory store's side of a settle: the pure step ({@link Settle}) applied to one key's slot with a
  * compare-and-set, as a single-key decision is ({@link Segment}): the state is read (unpacked for the token bucket,
  * GCRA and fixed window), settled, and published, retrying on contention and waiting out a multi-permit request's
- * hold. A key whose state was evicted meanwhile is settled on a fresh key's state. And the decision of a reservation
+ * hold. A key whose state was evicted meanwhile is settled on a fresh key's state. A packed token bucket or GCRA key
+ * is settled on its {@code long} with {@link Settle}'s own arithmetic ({@link Settle#tatBacklog} and the rest),
+ * allocating only the answer: the same result as unpacking it to a {@link dev.sluice.algorithm.TatState}, settling
+ * and packing it again. And the decision of a reservation
  * at a given instant, which {@link Reservations} records as the reservation's instant.
  */
 final class SettledState {
@@ -52,6 +56,19 @@ final class SettledState {
                 }
                 if (cur == LOCKED) {
                     Slots.awaitHolder();
+                    continue;
+                }
+                if (r.algorithm != Algorithm.FIXED_WINDOW) { // Settle's token bucket step on the packed value
+                    long b = r.backlog(cur, at, s.base);
+                    long d = actual - estimate;
+                    long after = Settle.tatBacklog(b, d, r.limit);
+                    if (LONGS.compareAndSet(s.states, i, cur, r.tat(after, at, s.base))) {
+                        return new Settlement(
+                                true,
+                                estimate,
+                                Settle.tatAdjusted(b, after, d, r.limit),
+                                Settle.tatRemaining(after, r.limit));
+                    }
                     continue;
                 }
                 Settle.Settled x = Settle.settle(

@@ -10,10 +10,7 @@ import dev.sluice.Permit;
 import dev.sluice.Rate;
 import dev.sluice.tck.Eventually;
 import dev.sluice.tck.Tck;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.ByteArrayCodec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,21 +24,18 @@ import org.junit.jupiter.api.Test;
 /** What the conformance suite cannot see: Redis's clock, expiry, scripts, wrong types, keys, the wire. */
 class RedisRateLimiterTest {
 
-    private static RedisClient client;
-    private static StatefulRedisConnection<byte[], byte[]> connection;
+    private static RedisServer.Raw raw;
     private static RedisCommands<byte[], byte[]> redis;
 
     @BeforeAll
     static void connect() {
-        client = RedisClient.create(RedisServer.shared().uri());
-        connection = client.connect(ByteArrayCodec.INSTANCE);
-        redis = connection.sync();
+        raw = RedisServer.shared().raw();
+        redis = raw.sync();
     }
 
     @AfterAll
     static void disconnect() {
-        connection.close();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        raw.close();
     }
 
     private static String key(String name) {
@@ -256,8 +250,8 @@ class RedisRateLimiterTest {
                 rl.tryAcquire(List.of(Permit.of(k, limits[0]), Permit.of(k, limits[1]), Permit.of(k, limits[3])));
                 decisions++;
             }
-            String stats = new String(
-                    connection.sync().info("commandstats").getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
+            String stats =
+                    new String(redis.info("commandstats").getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
             assertThat(calls(stats, "evalsha")).isEqualTo(decisions);
             assertThat(calls(stats, "eval")).isZero();
             assertThat(calls(stats, "script")).isZero();
@@ -305,8 +299,8 @@ class RedisRateLimiterTest {
                     peeks += 4;
                 }
             }
-            String stats = new String(
-                    connection.sync().info("commandstats").getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
+            String stats =
+                    new String(redis.info("commandstats").getBytes(StandardCharsets.UTF_8), StandardCharsets.UTF_8);
             assertThat(calls(stats, "evalsha")).as("one EVALSHA per peek").isEqualTo(peeks);
             assertThat(calls(stats, "eval")).isZero();
             // commands run by scripts count too: the reads are there, no write is

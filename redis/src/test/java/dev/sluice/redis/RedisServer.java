@@ -1,6 +1,10 @@
 package dev.sluice.redis;
 
 import dev.sluice.tck.Eventually;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.ByteArrayCodec;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
@@ -430,6 +434,32 @@ public final class RedisServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** A connection of bytes to this server, for what a test reads past the limiter (keys, TTLs, INFO). */
+    public Raw raw() {
+        return new Raw(uri());
+    }
+
+    /** A client and its one connection of bytes; closing it closes both. */
+    public static final class Raw implements AutoCloseable {
+        private final RedisClient client;
+        private final StatefulRedisConnection<byte[], byte[]> connection;
+
+        private Raw(String uri) {
+            client = RedisClient.create(uri);
+            connection = client.connect(ByteArrayCodec.INSTANCE);
+        }
+
+        public RedisCommands<byte[], byte[]> sync() {
+            return connection.sync();
+        }
+
+        @Override
+        public void close() {
+            connection.close();
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         }
     }
 

@@ -9,10 +9,7 @@ import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
 import dev.sluice.Rate;
 import dev.sluice.Settlement;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import io.lettuce.core.codec.ByteArrayCodec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
@@ -35,21 +32,18 @@ class RedisSettleTest {
 
     private static final Duration WITHIN = Duration.ofMinutes(5);
 
-    private static RedisClient client;
-    private static StatefulRedisConnection<byte[], byte[]> connection;
+    private static RedisServer.Raw raw;
     private static RedisCommands<byte[], byte[]> redis;
 
     @BeforeAll
     static void connect() {
-        client = RedisClient.create(RedisServer.shared().uri());
-        connection = client.connect(ByteArrayCodec.INSTANCE);
-        redis = connection.sync();
+        raw = RedisServer.shared().raw();
+        redis = raw.sync();
     }
 
     @AfterAll
     static void disconnect() {
-        connection.close();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+        raw.close();
     }
 
     private static String key(String name) {

@@ -12,6 +12,7 @@ import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.lease.LeasedRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.tck.ForwardingRateLimiter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -448,7 +449,7 @@ class DashboardBrowserTest {
     }
 
     /** A remote store whose connection is refused: every decision fails {@code unavailable}. */
-    static final class UnreachableStore extends ForwardingStore {
+    static final class UnreachableStore extends ForwardingRateLimiter {
         UnreachableStore() {
             super(InMemoryRateLimiter.create());
         }
@@ -474,8 +475,18 @@ class DashboardBrowserTest {
         }
 
         @Override
+        public CompletableFuture<Decision> tryAcquireAsync(List<Permit> permits) {
+            return CompletableFuture.failedFuture(refused());
+        }
+
+        @Override
         public Decision peek(String key, Limit limit, long cost) {
             throw refused();
+        }
+
+        @Override
+        public CompletableFuture<Decision> peekAsync(String key, Limit limit, long cost) {
+            return CompletableFuture.failedFuture(refused());
         }
     }
 }

@@ -11,6 +11,7 @@ import dev.sluice.StoreException;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.lease.LeasedRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.tck.ForwardingRateLimiter;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.nio.file.Files;
@@ -20,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -226,14 +228,23 @@ class GrafanaDashboardTest {
     }
 
     /** An in-memory store whose resets fail as a remote store's do when it is down. */
-    static final class ResetRefusingStore extends ForwardingStore {
+    static final class ResetRefusingStore extends ForwardingRateLimiter {
         ResetRefusingStore(RateLimiter delegate) {
             super(delegate);
         }
 
         @Override
         public void reset(String key, Limit limit) {
-            throw new StoreException(
+            throw refused();
+        }
+
+        @Override
+        public CompletableFuture<Void> resetAsync(String key, Limit limit) {
+            return CompletableFuture.failedFuture(refused());
+        }
+
+        private static StoreException refused() {
+            return new StoreException(
                     "reset refused: the test's store is down for resets", null, Degradation.UNAVAILABLE);
         }
     }

@@ -11,6 +11,7 @@ import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.lease.LeasedRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.tck.ForwardingRateLimiter;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.time.Duration;
@@ -176,7 +177,7 @@ class InFlightHttpTest {
 
     @Test
     void theFailurePolicyAnswersAnAcquireTheStoreCannotMake() {
-        RateLimiter down = new ForwardingStore(InMemoryRateLimiter.create()) {
+        RateLimiter down = new ForwardingRateLimiter(InMemoryRateLimiter.create()) {
             @Override
             public InFlightLimiter inFlight() {
                 throw new StoreException("the test's store is down", null, Degradation.UNAVAILABLE);
@@ -198,7 +199,7 @@ class InFlightHttpTest {
 
     @Test
     void aStoreWithoutSlotsAnswers501AndLeasesAreSkipped() {
-        RateLimiter none = new ForwardingStore(InMemoryRateLimiter.create()) {
+        RateLimiter none = new ForwardingRateLimiter(InMemoryRateLimiter.create()) {
             @Override
             public InFlightLimiter inFlight() {
                 throw new UnsupportedOperationException("this test's store does not limit work in flight");

@@ -3,15 +3,15 @@ package dev.sluice.servlet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.sluice.Decision;
+import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
 import dev.sluice.ManualTicker;
-import dev.sluice.Permit;
 import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.Settlement;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.tck.Eventually;
+import dev.sluice.tck.ForwardingRateLimiter;
 import jakarta.servlet.AsyncContext;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -295,45 +295,19 @@ class CostAfterAndInFlightHttpTest {
                         "rule 'concurrent' has a max in flight, but WithoutSlots does not limit" + " work in flight");
     }
 
-    /** A store written elsewhere: it decides, but has no slots in flight (it keeps the interface's default). */
-    private static final class WithoutSlots implements RateLimiter {
-        private final RateLimiter store;
-
+    /** A store written elsewhere: it decides, but has no slots in flight (as the interface's default says). */
+    private static final class WithoutSlots extends ForwardingRateLimiter {
         WithoutSlots(RateLimiter store) {
-            this.store = store;
+            super(store);
         }
 
         @Override
-        public Decision tryAcquire(String key, Limit limit, long cost) {
-            return store.tryAcquire(key, limit, cost);
+        public InFlightLimiter inFlight() {
+            throw new UnsupportedOperationException(
+                    "WithoutSlots does not limit work in flight: use a store of Sluice");
         }
 
         @Override
-        public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-            return store.tryAcquireAsync(key, limit, cost);
-        }
-
-        @Override
-        public Decision tryAcquire(List<Permit> permits) {
-            return store.tryAcquire(permits);
-        }
-
-        @Override
-        public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-            return store.reserve(key, limit, cost, maxWait);
-        }
-
-        @Override
-        public Decision peek(String key, Limit limit, long cost) {
-            return store.peek(key, limit, cost);
-        }
-
-        @Override
-        public void reset(String key, Limit limit) {
-            store.reset(key, limit);
-        }
-
-        @Override
-        public void close() {}
+        public void close() {} // the test's store is closed by the test
     }
 }

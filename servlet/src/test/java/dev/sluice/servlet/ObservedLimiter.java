@@ -3,11 +3,10 @@ package dev.sluice.servlet;
 import dev.sluice.Decision;
 import dev.sluice.InFlightLimiter;
 import dev.sluice.Limit;
-import dev.sluice.Permit;
 import dev.sluice.RateLimiter;
 import dev.sluice.Settlement;
+import dev.sluice.tck.ForwardingRateLimiter;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -17,13 +16,12 @@ import java.util.concurrent.TimeUnit;
  * a response's end reaches the client before or after the filter settles, as the threads fall: the test waits for
  * the store's answer, not for time.
  */
-final class ObservedLimiter implements RateLimiter {
-    private final RateLimiter store;
+final class ObservedLimiter extends ForwardingRateLimiter {
     private final LinkedBlockingQueue<Settlement> settled = new LinkedBlockingQueue<>();
     private final LinkedBlockingQueue<Boolean> released = new LinkedBlockingQueue<>();
 
     ObservedLimiter(RateLimiter store) {
-        this.store = store;
+        super(store);
     }
 
     /** The next settle's answer; fails after 10 s (a hang guard: a settle takes microseconds). */
@@ -50,51 +48,24 @@ final class ObservedLimiter implements RateLimiter {
     }
 
     @Override
-    public Decision tryAcquire(String key, Limit limit, long cost) {
-        return store.tryAcquire(key, limit, cost);
-    }
-
-    @Override
-    public CompletableFuture<Decision> tryAcquireAsync(String key, Limit limit, long cost) {
-        return store.tryAcquireAsync(key, limit, cost);
-    }
-
-    @Override
-    public Decision tryAcquire(List<Permit> permits) {
-        return store.tryAcquire(permits);
-    }
-
-    @Override
-    public Decision reserve(String key, Limit limit, long cost, Duration maxWait) {
-        return store.reserve(key, limit, cost, maxWait);
-    }
-
-    @Override
-    public Decision peek(String key, Limit limit, long cost) {
-        return store.peek(key, limit, cost);
-    }
-
-    @Override
-    public void reset(String key, Limit limit) {
-        store.reset(key, limit);
-    }
-
-    @Override
-    public Decision tryAcquireEstimate(
-            String key, Limit limit, long estimate, String reservation, Duration settleWithin) {
-        return store.tryAcquireEstimate(key, limit, estimate, reservation, settleWithin);
-    }
-
-    @Override
     public Settlement settle(String key, Limit limit, String reservation, long actual) {
-        Settlement s = store.settle(key, limit, reservation, actual);
+        Settlement s = delegate.settle(key, limit, reservation, actual);
         settled.add(s);
         return s;
     }
 
     @Override
+    public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String reservation, long actual) {
+        return delegate.settleAsync(key, limit, reservation, actual).whenComplete((s, e) -> {
+            if (s != null) {
+                settled.add(s);
+            }
+        });
+    }
+
+    @Override
     public InFlightLimiter inFlight() {
-        InFlightLimiter slots = store.inFlight();
+        InFlightLimiter slots = delegate.inFlight();
         return new InFlightLimiter() {
             @Override
             public Decision tryAcquire(String key, long maxInFlight, String holder, Duration lease) {
@@ -129,10 +100,5 @@ final class ObservedLimiter implements RateLimiter {
                 return slots.renewAsync(key, holder, lease);
             }
         };
-    }
-
-    @Override
-    public void close() {
-        store.close();
     }
 }

@@ -4,9 +4,9 @@ import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.client.RemoteRateLimiter;
 import dev.sluice.memory.InMemoryRateLimiter;
-import dev.sluice.server.ForwardingStore;
 import dev.sluice.server.SluiceServer;
 import dev.sluice.server.config.RuleSet;
+import dev.sluice.tck.ForwardingRateLimiter;
 import dev.sluice.tck.RateLimiterTck;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -53,7 +53,7 @@ class RemoteConformanceTest implements RateLimiterTck {
     }
 
     /** The remote limiter, closing its private server with it. */
-    private static final class ClosingServer extends ForwardingStore {
+    private static final class ClosingServer extends ForwardingRateLimiter {
         private final SluiceServer server;
 
         ClosingServer(RemoteRateLimiter remote, SluiceServer server) {
