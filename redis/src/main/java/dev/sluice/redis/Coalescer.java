@@ -14,15 +14,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
 /**
- * Many decisions per {@code EVALSHA}: the Redis part of the stores' one batching policy ({@link Batching}: a decision
- * goes alone at once while fewer than {@link #MAX_IN_FLIGHT} calls of this limiter are at Redis and its key is in none
- * of them; otherwise it queues, and the next answer sends what is queued as one call of {@code batch.lua}, which
- * decides each on its own, in arrival order). This class says how a batch is sent: one script call per run of
- * decisions made at the same instant and, on Redis Cluster, per hash slot (a script's keys must share one); a lone
- * decision as the plain single-permit script.
+ * Many calls per {@code EVALSHA}: the Redis part of the stores' one batching policy ({@link Batching}: a call goes
+ * alone at once while fewer than {@link #MAX_IN_FLIGHT} calls of this limiter are at Redis and its key is in none of
+ * them; otherwise it queues, and the next answer sends what is queued as one call of {@code batch.lua}, which does
+ * each on its own, in arrival order). The calls batched are single-permit decisions and, beside them, estimates,
+ * settles and in-flight steps ({@link #submit(byte, ScriptCall, Function)}), each read by its own script's reader.
+ * This class says how a batch is sent: one script call per run of calls made at the same instant and, on Redis
+ * Cluster, per hash slot (a script's keys must share one); a lone call as its own script.
  *
- * <p>A batch that fails (connection lost, Redis error) fails each decision in it as its own call would have failed; a
- * key holding another type fails only the decisions on that key. With a client ticker only calls made at the same
+ * <p>A batch that fails (connection lost, Redis error) fails each call in it as its own call would have failed; a key
+ * holding another type fails only the calls on that key. With a client ticker only calls made at the same
  * instant share a script call; on Redis Cluster with keys spread over many slots batches are small and the gain is
  * mostly on hot keys. How the constants were chosen: bench/README.md.
  */
