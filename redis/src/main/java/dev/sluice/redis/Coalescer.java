@@ -4,27 +4,30 @@ import dev.sluice.Decision;
 import dev.sluice.store.Batching;
 import io.lettuce.core.RedisCommandExecutionException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 
 /**
- * Many decisions per {@code EVALSHA}: the Redis part of the stores' one batching policy ({@link Batching}: a decision
- * goes alone at once while fewer than {@link #MAX_IN_FLIGHT} calls of this limiter are at Redis and its key is in none
- * of them; otherwise it queues, and the next answer sends what is queued as one call of {@code batch.lua}, which
- * decides each on its own, in arrival order). This class says how a batch is sent: one script call per run of
- * decisions made at the same instant and, on Redis Cluster, per hash slot (a script's keys must share one); a lone
- * decision as the plain single-permit script.
+ * Many calls per {@code EVALSHA}: the Redis part of the stores' one batching policy ({@link Batching}: a call goes
+ * alone at once while fewer than {@link #MAX_IN_FLIGHT} calls of this limiter are at Redis and its key is in none of
+ * them; otherwise it queues, and the next answer sends what is queued as one call of {@code batch.lua}, which does
+ * each on its own, in arrival order). The calls batched are single-permit decisions and, beside them, estimates,
+ * settles and in-flight steps ({@link #submit(byte, ScriptCall, Function)}), each read by its own script's reader.
+ * This class says how a batch is sent: one script call per run of calls made at the same instant and, on Redis
+ * Cluster, per hash slot (a script's keys must share one); a lone call as its own script.
  *
- * <p>A batch that fails (connection lost, Redis error) fails each decision in it as its own call would have failed; a
- * key holding another type fails only the decisions on that key. With a client ticker only calls made at the same
+ * <p>A batch that fails (connection lost, Redis error) fails each call in it as its own call would have failed; a key
+ * holding another type fails only the calls on that key. With a client ticker only calls made at the same
  * instant share a script call; on Redis Cluster with keys spread over many slots batches are small and the gain is
  * mostly on hot keys. How the constants were chosen: bench/README.md.
  */
-final class Coalescer implements Batching.Sender<Coalescer.Pending> {
+final class Coalescer implements Batching.Sender<Coalescer.Pending<?>> {
 
     /** The most decisions in one script call (Redis serves nothing else while a script runs). */
     static final int MAX_BATCH = 64;
@@ -41,8 +44,14 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
      */
     static final int MAX_QUEUED = 100_000;
 
-    /** One decision waiting for its script call; its key is the Redis key (the user's key and the limit). */
-    record Pending(ScriptCall call, ScriptRunner.Call<Decision> result) implements Batching.Member {
+    /**
+     * One call waiting for its script call: a single-permit decision ({@link #DECIDE}) or another operation whose
+     * script {@code batch.lua} also runs ({@link #ESTIMATE}, {@link #SETTLE}, {@link #IN_FLIGHT}); {@code call} is
+     * its own script call (sent as it is when it goes alone), {@code finish} reads that script's reply. Its key is its
+     * first Redis key: the state (the user's key and the limit), or the slots for work in flight.
+     */
+    record Pending<T>(byte kind, ScriptCall call, Function<List<Object>, T> finish, ScriptRunner.Call<T> result)
+            implements Batching.Member {
         @Override
         public Object batchKey() {
             return ByteBuffer.wrap(call.keys[0]);
@@ -59,7 +68,14 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
         }
     }
 
-    private final Batching<Pending> batching = new Batching<>(MAX_IN_FLIGHT, MAX_BATCH, MAX_QUEUED, this);
+    /** The kinds of entry of a batch, as {@code batch.lua} names them. */
+    static final byte DECIDE = 'd';
+
+    static final byte ESTIMATE = 'e';
+    static final byte SETTLE = 's';
+    static final byte IN_FLIGHT = 'i';
+
+    private final Batching<Pending<?>> batching = new Batching<>(MAX_IN_FLIGHT, MAX_BATCH, MAX_QUEUED, this);
     private final ScriptRunner runner;
     private final RedisFailures failures;
     private final boolean cluster;
@@ -72,25 +88,34 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
 
     /** Sends a single-permit call at once, or queues it for a batch ({@link Batching}). */
     ScriptRunner.Call<Decision> submit(ScriptCall call) {
-        ScriptRunner.Call<Decision> result = runner.newCall();
-        if (batching.submit(new Pending(call, result)) == Batching.Admission.QUEUE_FULL) {
+        return submit(DECIDE, call, call::single);
+    }
+
+    /**
+     * Sends another operation's script call ({@code kind}: {@link #ESTIMATE}, {@link #SETTLE}, {@link #IN_FLIGHT})
+     * at once, or queues it for a batch, where {@code batch.lua} runs it in arrival order among the decisions;
+     * {@code finish} reads its script's reply either way.
+     */
+    <T> ScriptRunner.Call<T> submit(byte kind, ScriptCall call, Function<List<Object>, T> finish) {
+        ScriptRunner.Call<T> result = runner.newCall();
+        if (batching.submit(new Pending<>(kind, call, finish, result)) == Batching.Admission.QUEUE_FULL) {
             result.completeExceptionally(failures.overloaded(MAX_QUEUED));
         }
         return result;
+    }
+
+    /** Sends nothing more: what is queued, and every later decision, fails with {@code why}. */
+    void close(RuntimeException why) {
+        batching.close(why);
     }
 
     /**
      * Sends a batch as one script call per run of calls made at the same instant (the store's clock: all of them) and
      * per hash slot on a cluster, in order; completes when every one of them is answered.
      */
-    /** Sends nothing more: what is queued, and every later decision, fails with {@code why}. */
-    void close(RuntimeException why) {
-        batching.close(why);
-    }
-
     @Override
-    public CompletableFuture<?> send(List<Pending> batch) {
-        List<List<Pending>> groups = groups(batch);
+    public CompletableFuture<?> send(List<Pending<?>> batch) {
+        List<List<Pending<?>>> groups = groups(batch);
         if (groups.size() == 1) {
             return sendGroup(groups.get(0));
         }
@@ -101,13 +126,13 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
         return CompletableFuture.allOf(all);
     }
 
-    private List<List<Pending>> groups(List<Pending> batch) {
+    private List<List<Pending<?>>> groups(List<Pending<?>> batch) {
         if (!cluster && batch.get(0).call.argv[0].length == 0) {
             return List.of(batch); // Redis's own clock (empty time argument for every call): one group, as it is
         }
-        List<List<Pending>> runs = new ArrayList<>();
-        List<Pending> run = new ArrayList<>();
-        for (Pending p : batch) {
+        List<List<Pending<?>>> runs = new ArrayList<>();
+        List<Pending<?>> run = new ArrayList<>();
+        for (Pending<?> p : batch) {
             if (!run.isEmpty() && !Arrays.equals(run.get(0).call.argv[0], p.call.argv[0])) {
                 runs.add(run);
                 run = new ArrayList<>();
@@ -118,10 +143,10 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
         if (!cluster) {
             return runs;
         }
-        List<List<Pending>> bySlot = new ArrayList<>();
-        for (List<Pending> r : runs) {
-            Map<Integer, List<Pending>> slots = new LinkedHashMap<>();
-            for (Pending p : r) {
+        List<List<Pending<?>>> bySlot = new ArrayList<>();
+        for (List<Pending<?>> r : runs) {
+            Map<Integer, List<Pending<?>>> slots = new LinkedHashMap<>();
+            for (Pending<?> p : r) {
                 slots.computeIfAbsent(p.call.slot(), s -> new ArrayList<>()).add(p);
             }
             bySlot.addAll(slots.values());
@@ -134,28 +159,14 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
      * returns is the call's at Redis (complete when Redis answers or the connection fails), not the callers' (whose
      * budgets may run out first): what is at Redis is what {@link #MAX_IN_FLIGHT} counts.
      */
-    private CompletableFuture<?> sendGroup(List<Pending> group) {
+    private CompletableFuture<?> sendGroup(List<Pending<?>> group) {
         if (group.size() == 1) {
-            Pending p = group.get(0);
-            // the caller's future is not the command's: a caller who gives up does not cancel it (cancelling completes
-            // Lettuce's future at once, which would count a command still at Redis as answered)
-            ScriptRunner.Call<Decision> wire = runner.run(p.call, p.call::single);
-            return wire.whenComplete((d, e) -> {
-                if (e == null) {
-                    p.result.complete(d);
-                } else {
-                    p.result.completeExceptionally(e);
-                }
-            });
+            return sendAlone(group.get(0));
         }
-        List<ScriptCall> calls = new ArrayList<>(group.size());
-        for (Pending p : group) {
-            calls.add(p.call);
-        }
-        ScriptRunner.Call<List<Object>> sent = runner.run(ScriptBatch.of(calls), reply -> reply);
+        ScriptRunner.Call<List<Object>> sent = runner.run(ScriptBatch.of(group), reply -> reply);
         return sent.whenComplete((reply, e) -> {
             if (e != null) {
-                for (Pending p : group) {
+                for (Pending<?> p : group) {
                     p.result.completeExceptionally(failures.translate(e, p.call));
                 }
                 return;
@@ -164,8 +175,22 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
         });
     }
 
-    /** Hands each call of a batch its own decision (or its own key's error) from the reply. */
-    private void answer(List<Pending> group, List<Object> reply) {
+    /** One call as its own script: the caller's future completes with the command's. */
+    private <T> CompletableFuture<?> sendAlone(Pending<T> p) {
+        // the caller's future is not the command's: a caller who gives up does not cancel it (cancelling completes
+        // Lettuce's future at once, which would count a command still at Redis as answered)
+        ScriptRunner.Call<T> wire = runner.run(p.call, p.finish);
+        return wire.whenComplete((d, e) -> {
+            if (e == null) {
+                p.result.complete(d);
+            } else {
+                p.result.completeExceptionally(e);
+            }
+        });
+    }
+
+    /** Hands each call of a batch its own answer (or its own key's error) from the reply. */
+    private void answer(List<Pending<?>> group, List<Object> reply) {
         long nowNanos;
         try {
             nowNanos = ScriptCall.num(reply, 0) * 1000;
@@ -174,27 +199,40 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending> {
             return;
         }
         for (int i = 0; i < group.size(); i++) {
-            Pending p = group.get(i);
-            int r = 1 + 4 * i;
-            try {
-                long code = ScriptCall.num(reply, r);
-                if (code == -3) {
-                    // a token bucket value written under other numbers: converted, and decided on its own
-                    ScriptCall again = p.call.reading(0, ScriptCall.bytes(reply, r + 1), nowNanos / 1000);
-                    runner.again(again, p.call::single, p.result);
-                } else if (code == -4) {
-                    // its key was read under other numbers of its name earlier in the batch: decided on its own
-                    runner.again(p.call, p.call::single, p.result);
-                } else if (code < 0) {
-                    String error = (code == -1 ? "SLUICEWRONGTYPE" : "SLUICECORRUPT") + " 1";
+            answer(group.get(i), reply, 1 + 4 * i, nowNanos);
+        }
+    }
+
+    /** Hands one call its answer from its four elements of the reply at {@code r} (see {@code batch.lua}). */
+    private <T> void answer(Pending<T> p, List<Object> reply, int r, long nowNanos) {
+        try {
+            long code = ScriptCall.num(reply, r);
+            if (p.kind != DECIDE) {
+                if (code == 2) { // its own script's reply, read as if it had gone alone
+                    runner.complete(p.call, p.result, ScriptCall.list(reply, r + 1), p.finish);
+                } else { // the error its own script would have raised
+                    String error = new String(ScriptCall.bytes(reply, r + 1), StandardCharsets.UTF_8);
                     p.result.completeExceptionally(
                             failures.translate(new RedisCommandExecutionException(error), p.call));
-                } else {
-                    p.result.complete(p.call.decideAt(reply, r, 0, nowNanos));
                 }
-            } catch (RuntimeException e) {
-                p.result.completeExceptionally(e);
+            } else if (code == -3) {
+                // a token bucket value written under other numbers: converted, and decided on its own
+                ScriptCall again = p.call.reading(0, ScriptCall.bytes(reply, r + 1), nowNanos / 1000);
+                runner.again(again, p.finish, p.result);
+            } else if (code == -4) {
+                // its key was read under other numbers of its name earlier in the batch: decided on its own
+                runner.again(p.call, p.finish, p.result);
+            } else if (code < 0) {
+                String error = (code == -1 ? "SLUICEWRONGTYPE" : "SLUICECORRUPT") + " 1";
+                p.result.completeExceptionally(failures.translate(new RedisCommandExecutionException(error), p.call));
+            } else {
+                // a decision: its elements as run.lua's reply for one permit, read as if it had gone alone
+                List<Object> alone = List.of(
+                        reply.get(0), reply.get(r), reply.get(r), reply.get(r + 1), reply.get(r + 2), reply.get(r + 3));
+                p.result.complete(p.finish.apply(alone));
             }
+        } catch (RuntimeException e) {
+            p.result.completeExceptionally(e);
         }
     }
 }

@@ -12,9 +12,10 @@ import java.security.NoSuchAlgorithmException;
  * The scripts Sluice runs, read once from {@code src/main/resources/dev/sluice/redis}: for each algorithm
  * {@code common.lua + [window_math.lua] + <algorithm>.lua + run.lua}, and one script with every algorithm for a multi-permit
  * that mixes them, one read-only script with every algorithm for {@code peek} ({@code peek.lua} instead
- * of {@code run.lua}), one with every algorithm for a batch of independent decisions ({@code batch.lua}), two
- * with every algorithm for a cost known only afterwards ({@code estimate.lua}, {@code settle.lua}), and
- * {@code common.lua + in_flight.lua} for work in flight.
+ * of {@code run.lua}), two with every algorithm for a cost known only afterwards ({@code estimate.lua},
+ * {@code settle.lua}), {@code common.lua + in_flight.lua} for work in flight, and one with all of these for a batch
+ * ({@code batch.lua}: decisions, estimates, settles and in-flight steps of many callers). The last three files each
+ * define one function (one body), which their own script calls once and {@code batch.lua} once per entry.
  * The text is constant (keys and numbers travel as KEYS and ARGV), so each script has one
  * SHA-1 and is called with {@code EVALSHA}; {@code EVAL} of the same text is the fallback on
  * {@code NOSCRIPT}, and loads it again as a side effect.
@@ -78,10 +79,14 @@ final class LuaScripts {
         String every = windows + "\n" + g + "\n" + f + "\n" + s + "\n" + l;
         mixed = script("mixed", common, every, run);
         peek = script("peek", common, every, read("peek.lua"));
-        batch = script("batch", common, every, read("batch.lua"));
-        estimate = script("estimate", common, every, read("estimate.lua"));
-        settle = script("settle", common, every, read("settle.lua"));
-        inFlight = script("in_flight", common, "", read("in_flight.lua"));
+        String e = read("estimate.lua");
+        String t = read("settle.lua");
+        String i = read("in_flight.lua");
+        batch = script("batch", common, every + "\n" + e + "\n" + t + "\n" + i, read("batch.lua"));
+        // the operations' own scripts: each file defines its operation, called once on KEYS and ARGV from 3
+        estimate = script("estimate", common, every + "\n" + e, "return e_op(KEYS[1], KEYS[2], 2)\n");
+        settle = script("settle", common, every + "\n" + t, "return s_op(KEYS[1], KEYS[2], 2)\n");
+        inFlight = script("in_flight", common, i, "return i_op(KEYS[1], 2)\n");
     }
 
     static final LuaScripts INSTANCE = new LuaScripts();

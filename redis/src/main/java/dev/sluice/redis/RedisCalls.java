@@ -58,7 +58,7 @@ final class RedisCalls {
         this.minTtlMillis = minTtlMillis;
         this.closed = closed;
         this.name = name;
-        this.inFlight = new RedisInFlight(runner, clock, prefix, minTtlMillis, closed, name);
+        this.inFlight = new RedisInFlight(this, clock, prefix, minTtlMillis);
     }
 
     ScriptRunner.Call<Decision> tryAcquire(String key, Limit limit, long cost) {
@@ -124,16 +124,38 @@ final class RedisCalls {
         return runner.delete(keyCommands, k);
     }
 
-    /** A decision on an estimate that leaves a pending reservation: one {@code EVALSHA} ({@link RedisSettle}). */
+    /** A decision on an estimate that leaves a pending reservation ({@link RedisSettle}), through the batches. */
     ScriptRunner.Call<Decision> tryAcquireEstimate(String key, Limit limit, long estimate, String id, Duration within) {
         ScriptCall call = RedisSettle.estimate(prefix, key, limit, estimate, id, within, clock.read(), minTtlMillis);
-        return run(call, reply -> RedisSettle.estimated(call, reply, id));
+        return submit(Coalescer.ESTIMATE, call, reply -> RedisSettle.estimated(call, reply, id));
     }
 
-    /** Settles a pending reservation: one {@code EVALSHA} ({@link RedisSettle}). */
+    /** Settles a pending reservation ({@link RedisSettle}), through the batches. */
     ScriptRunner.Call<Settlement> settle(String key, Limit limit, String id, long actual) {
         ScriptCall call = RedisSettle.settle(prefix, key, limit, id, actual, clock.read(), minTtlMillis);
-        return run(call, reply -> RedisSettle.settled(call, reply));
+        return submit(Coalescer.SETTLE, call, reply -> RedisSettle.settled(call, reply));
+    }
+
+    /**
+     * Another operation than a decision ({@code kind}: see {@link Coalescer}): through the batches, or its own {@code
+     * EVALSHA} without batching; {@code finish} reads its script's reply.
+     */
+    <T> ScriptRunner.Call<T> submit(byte kind, ScriptCall call, Function<List<Object>, T> finish) {
+        if (coalescer == null) {
+            return run(call, finish);
+        }
+        checkOpen();
+        return coalescer.submit(kind, call, finish);
+    }
+
+    /** Waits for a call under its budget (the synchronous view's wait). */
+    <T> T await(ScriptRunner.Call<T> call) {
+        return runner.await(call);
+    }
+
+    /** A call's future as an async caller gets it: failed at its deadline. */
+    <T> java.util.concurrent.CompletableFuture<T> withDeadline(ScriptRunner.Call<T> call) {
+        return runner.withDeadline(call);
     }
 
     /** A single-permit decision: through the batches, or its own {@code EVALSHA} without batching. */

@@ -8,48 +8,38 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
- * Work in flight on Redis ({@link dev.sluice.redis.RedisRateLimiter#inFlight()}): each operation is one {@code
- * EVALSHA} of {@code in_flight.lua} on the key's sorted set of (holder, lease end), which drops the ended leases,
+ * Work in flight on Redis ({@link dev.sluice.redis.RedisRateLimiter#inFlight()}): each operation is one run of
+ * {@code in_flight.lua} on the key's sorted set of (holder, lease end), which drops the ended leases,
  * decides and writes atomically, and sets the key's {@code PEXPIRE} to its latest lease, so a key whose holders all
  * died is forgotten by Redis itself. Time is Redis's {@code TIME} (or the limiter's test ticker), to the microsecond;
  * a lease is rounded up to the microsecond, so it never ends early. The key lives beside the rate-limit keys under its
  * own identity ({@link RedisKeys#inFlight}), in the user key's hash slot. The calls share the limiter's connection,
- * time budget and failures, and are not batched with its decisions.
+ * time budget and failures, and its batches: under load a step travels in one {@code batch.lua} call with the
+ * limiter's decisions, estimates and settles ({@link Coalescer}), done in arrival order as if it went alone.
  */
 final class RedisInFlight implements InFlightLimiter {
     private static final byte[] ACQUIRE = {'a'};
     private static final byte[] RELEASE = {'r'};
     private static final byte[] RENEW = {'n'};
 
-    private final ScriptRunner runner;
+    private final RedisCalls calls;
     private final StoreClock clock;
     private final String prefix;
     private final byte[] minTtlMillis;
-    private final AtomicBoolean closed;
-    private final String name;
 
-    RedisInFlight(
-            ScriptRunner runner,
-            StoreClock clock,
-            String prefix,
-            long minTtlMillis,
-            AtomicBoolean closed,
-            String name) {
-        this.runner = runner;
+    RedisInFlight(RedisCalls calls, StoreClock clock, String prefix, long minTtlMillis) {
+        this.calls = calls;
         this.clock = clock;
         this.prefix = prefix;
         this.minTtlMillis = ScriptFields.ascii(minTtlMillis);
-        this.closed = closed;
-        this.name = name;
     }
 
     @Override
     public Decision tryAcquire(String key, long maxInFlight, String holder, Duration lease) {
-        return runner.await(acquireCall(key, maxInFlight, holder, lease));
+        return calls.await(acquireCall(key, maxInFlight, holder, lease));
     }
 
     @Override
@@ -59,7 +49,7 @@ final class RedisInFlight implements InFlightLimiter {
 
     @Override
     public boolean release(String key, String holder) {
-        return runner.await(releaseCall(key, holder));
+        return calls.await(releaseCall(key, holder));
     }
 
     @Override
@@ -69,7 +59,7 @@ final class RedisInFlight implements InFlightLimiter {
 
     @Override
     public boolean renew(String key, String holder, Duration lease) {
-        return runner.await(renewCall(key, holder, lease));
+        return calls.await(renewCall(key, holder, lease));
     }
 
     @Override
@@ -102,7 +92,10 @@ final class RedisInFlight implements InFlightLimiter {
         return run(key, RENEW, holder, micros(leaseNanos), ScriptFields.EMPTY, reply -> ScriptCall.num(reply, 1) == 1);
     }
 
-    /** One {@code in_flight.lua} call (see its header for KEYS and ARGV), unless the limiter is closed. */
+    /**
+     * One {@code in_flight.lua} call (see its header for KEYS and ARGV), unless the limiter is closed: through the
+     * limiter's batches, as its decisions.
+     */
     private <T> ScriptRunner.Call<T> run(
             String key, byte[] op, String holder, byte[] leaseMicros, byte[] max, Function<List<Object>, T> finish) {
         byte[][] keys = {RedisKeys.inFlight(prefix, key)};
@@ -110,10 +103,7 @@ final class RedisInFlight implements InFlightLimiter {
         byte[] nowMicros =
                 now.store() ? ScriptFields.EMPTY : ScriptFields.ascii(Math.floorDiv(now.clientNanos(), 1000L));
         byte[][] argv = {nowMicros, minTtlMillis, op, holder.getBytes(StandardCharsets.US_ASCII), leaseMicros, max};
-        if (closed.get()) {
-            throw new IllegalStateException(name + " is closed: create a new limiter");
-        }
-        return runner.run(ScriptCall.of(LuaScripts.INSTANCE.inFlight, keys, argv), finish);
+        return calls.submit(Coalescer.IN_FLIGHT, ScriptCall.of(LuaScripts.INSTANCE.inFlight, keys, argv), finish);
     }
 
     /** A lease in whole microseconds, rounded up: a lease never ends before it was asked to. */
@@ -122,6 +112,6 @@ final class RedisInFlight implements InFlightLimiter {
     }
 
     private <T> CompletableFuture<T> async(ScriptRunner.Call<T> call) {
-        return runner.withDeadline(call);
+        return calls.withDeadline(call);
     }
 }

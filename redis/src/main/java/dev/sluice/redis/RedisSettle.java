@@ -19,10 +19,11 @@ import java.util.Objects;
 
 /**
  * Costs known only afterwards on Redis ({@link dev.sluice.RateLimiter#tryAcquireEstimate} and {@link
- * dev.sluice.RateLimiter#settle}): each one {@code EVALSHA}. {@code estimate.lua} decides exactly as a single-permit
- * {@code tryAcquire} on the estimate and, when allowed, writes the reservation's pending record beside the key's
- * state ({@link RedisKeys#pending}: same hash tag, so one Redis Cluster slot), with the estimate, the instant it was
- * taken (the store's clock, as every decision's) and the instant it expires, kept with {@code PX} until then;
+ * dev.sluice.RateLimiter#settle}): each one run of a script, its own {@code EVALSHA} or, under load, an entry of a
+ * {@code batch.lua} call with the limiter's other calls ({@link Coalescer}). {@code estimate.lua} decides exactly as a
+ * single-permit {@code tryAcquire} on the estimate and, when allowed, writes the reservation's pending record beside
+ * the key's state ({@link RedisKeys#pending}: same hash tag, so one Redis Cluster slot), with the estimate, the instant
+ * it was taken (the store's clock, as every decision's) and the instant it expires, kept with {@code PX} until then;
  * {@code settle.lua} deletes the record and applies {@code actual − estimate} to the state, both in one script, so a
  * settle is applied once (a retried one finds no record) and never half. A duplicate id is refused inside the script,
  * before anything is taken.

@@ -357,6 +357,16 @@ final class ScriptCall {
         throw new IllegalStateException("unexpected reply element " + i + " from the Sluice script: " + o);
     }
 
+    /** Element {@code i} of a reply: an array (another script's reply within {@code batch.lua}'s). */
+    @SuppressWarnings("unchecked")
+    static List<Object> list(List<Object> reply, int i) {
+        Object o = reply.get(i);
+        if (o instanceof List<?> l) {
+            return (List<Object>) l;
+        }
+        throw new IllegalStateException("unexpected reply element " + i + " from the Sluice script: " + o);
+    }
+
     static byte[] bytes(List<Object> reply, int i) {
         Object o = reply.get(i);
         if (o instanceof byte[] b) {

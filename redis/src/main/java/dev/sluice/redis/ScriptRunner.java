@@ -139,7 +139,7 @@ final class ScriptRunner {
         result.sent = sent;
         sent.whenComplete((reply, e) -> {
             if (e == null) {
-                finish(call, result, reply, finish);
+                complete(call, result, reply, finish);
                 return;
             }
             Throwable c = RedisFailures.unwrap(e);
@@ -163,7 +163,7 @@ final class ScriptRunner {
                 }
                 again.whenComplete((reply2, e2) -> {
                     if (e2 == null) {
-                        finish(call, result, reply2, finish);
+                        complete(call, result, reply2, finish);
                     } else {
                         result.completeExceptionally(failures.translate(e2, call));
                     }
@@ -179,7 +179,7 @@ final class ScriptRunner {
      * Completes {@code result} with what {@code finish} makes of the reply; when that is a token bucket value written
      * under other numbers ({@link ScriptCall.Changed}), the call again with the value converted, within its budget.
      */
-    private <T> void finish(ScriptCall call, Call<T> result, List<Object> reply, Function<List<Object>, T> finish) {
+    <T> void complete(ScriptCall call, Call<T> result, List<Object> reply, Function<List<Object>, T> finish) {
         try {
             result.complete(finish.apply(reply));
         } catch (ScriptCall.Changed changed) {

@@ -10,6 +10,8 @@ instant its lease ends, in epoch microseconds (below 2^53: exact as a double sco
   3. the key expires when its latest lease does (PEXPIRE, rounded up to the millisecond, at least the
      least expiry), and is deleted when no slot is left.
 
+The body is the function i_op(key, base): its own script calls it with KEYS[1] and base 2, batch.lua
+with the entry's key and the base of its arguments (ARGV[n] below is ARGV[base - 2 + n] there).
 KEYS[1]   the key's slots (RedisKeys.inFlight: its own prefix, in the user key's hash slot)
 ARGV[1]   now in epoch microseconds, or '' to read the server clock with TIME (as common.lua)
 ARGV[2]   the least expiry in milliseconds (as common.lua)
@@ -21,40 +23,41 @@ ARGV[6]   the most slots held at once (acquire)
 Reply: acquire { now_us, allowed (1/0), held after, earliest lease end, latest lease end } (the ends
 0 when none is held); release and renew { now_us, 1/0 }. The caller builds the Decision.
 ]]
-local key = KEYS[1]
-local op = ARGV[3]
-local holder = ARGV[4]
+local function i_op(key, base)
+  local op = ARGV[base + 1]
+  local holder = ARGV[base + 2]
 
-redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now_us))
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now_us))
 
-local result = 0
-if op == 'a' then
-  local ends = now_us + tonumber(ARGV[5])
-  if redis.call('ZSCORE', key, holder) or redis.call('ZCARD', key) < tonumber(ARGV[6]) then
-    redis.call('ZADD', key, string.format('%d', ends), holder)
-    result = 1
+  local result = 0
+  if op == 'a' then
+    local ends = now_us + tonumber(ARGV[base + 3])
+    if redis.call('ZSCORE', key, holder) or redis.call('ZCARD', key) < tonumber(ARGV[base + 4]) then
+      redis.call('ZADD', key, string.format('%d', ends), holder)
+      result = 1
+    end
+  elseif op == 'r' then
+    result = redis.call('ZREM', key, holder)
+  elseif op == 'n' then
+    if redis.call('ZSCORE', key, holder) then
+      redis.call('ZADD', key, string.format('%d', now_us + tonumber(ARGV[base + 3])), holder)
+      result = 1
+    end
+  else
+    error('SLUICECORRUPT unknown in-flight operation ' .. tostring(op), 0)
   end
-elseif op == 'r' then
-  result = redis.call('ZREM', key, holder)
-elseif op == 'n' then
-  if redis.call('ZSCORE', key, holder) then
-    redis.call('ZADD', key, string.format('%d', now_us + tonumber(ARGV[5])), holder)
-    result = 1
-  end
-else
-  error('SLUICECORRUPT unknown in-flight operation ' .. tostring(op), 0)
-end
 
-local held = redis.call('ZCARD', key)
-local earliest, latest = 0, 0
-if held == 0 then
-  redis.call('DEL', key)
-else
-  earliest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
-  latest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
-  redis.call('PEXPIRE', key, ttl(ceil_div(latest - now_us, 1000)))
+  local held = redis.call('ZCARD', key)
+  local earliest, latest = 0, 0
+  if held == 0 then
+    redis.call('DEL', key)
+  else
+    earliest = tonumber(redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')[2])
+    latest = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2])
+    redis.call('PEXPIRE', key, ttl(ceil_div(latest - now_us, 1000)))
+  end
+  if op == 'a' then
+    return { now_us, result, held, earliest, latest }
+  end
+  return { now_us, result }
 end
-if op == 'a' then
-  return { now_us, result, held, earliest, latest }
-end
-return { now_us, result }
