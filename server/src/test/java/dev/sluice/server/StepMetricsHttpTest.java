@@ -14,6 +14,7 @@ import dev.sluice.StoreException;
 import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.tck.ForwardingRateLimiter;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.time.Duration;
@@ -212,7 +213,12 @@ class StepMetricsHttpTest {
     /** A store whose settles and slots fail with an error that leaves its circuit closed (it answers otherwise). */
     private static RateLimiter failingSettlesAndSlots() {
         StoreException failure = new StoreException("the test's store failed", null, Degradation.STORE_ERROR);
-        return new ForwardingStore(InMemoryRateLimiter.create()) {
+        return new ForwardingRateLimiter(InMemoryRateLimiter.create()) {
+            @Override
+            public Settlement settle(String key, Limit limit, String id, long actual) {
+                throw failure;
+            }
+
             @Override
             public CompletableFuture<Settlement> settleAsync(String key, Limit limit, String id, long actual) {
                 return CompletableFuture.failedFuture(failure);
