@@ -43,7 +43,8 @@ public final class Migrations {
             "005_sliding_log.sql",
             "006_seed_function.sql",
             "007_settle.sql",
-            "008_in_flight.sql");
+            "008_in_flight.sql",
+            "009_in_flight_many.sql");
 
     /** The default schema: where unqualified names resolve on most databases. */
     public static final String DEFAULT_SCHEMA = "public";
