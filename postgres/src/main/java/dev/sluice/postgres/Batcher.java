@@ -17,13 +17,15 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Coalesces concurrent token-bucket / GCRA decisions into one statement ({@code sluice_bucket_acquire_many}, or
- * {@code sluice_bucket_batch} when a reservation's estimate or settle is among them): one
- * round trip and one commit for a whole batch, the way past the one-statement-per-decision ceiling. The PostgreSQL
- * part of the stores' one batching policy ({@link Batching}: a decision goes alone at once while fewer than
- * {@code concurrentBatches} statements of this limiter are at the database and its row is in none of them; otherwise
- * it queues and the next statement to complete sends what is queued, up to {@code maxBatch}, as one).
+ * {@code sluice_bucket_batch} when a reservation's estimate or settle is among them), and, in a batcher of their own,
+ * the steps of work in flight ({@code sluice_in_flight_many}): one round trip and one commit for a whole batch, the
+ * way past the one-statement-per-decision ceiling. The PostgreSQL part of the stores' one batching policy
+ * ({@link Batching}: a request goes alone at once while fewer than {@code concurrentBatches} statements of this
+ * batcher are at the database and its row is in none of them; otherwise it queues and the next statement to complete
+ * sends what is queued, up to {@code maxBatch}, as one). What a batch's statement is, is its {@link Sender}'s
+ * ({@link BatchSend}).
  *
- * <p>A row (key and limit) is in one statement at a time: the decisions of this process on one hot key never wait
+ * <p>A row (key and limit; a key's slots) is in one statement at a time: the decisions of this process on one hot key never wait
  * for each other's row lock or conflict with each other under SERIALIZABLE; they go many to a statement. Each
  * decision is still exact: the SQL decides the elements one by one, those naming the same key and limit in arrival
  * order, and the Java side runs the pure step on what each one found, as for a single call. A failed batch (after the
@@ -31,7 +33,7 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The blocking JDBC work of a batch runs on one of {@code concurrentBatches} dispatcher threads (the policy never
  * has more batches out, so none waits for a thread), made by the limiter's {@link dev.sluice.Scheduler}'s thread
- * factory ({@code sluice-postgres-batch-<n>} by default).
+ * factory ({@code sluice-postgres-batch-<n>}, for slots {@code sluice-postgres-slots-<n>}, by default).
  */
 final class Batcher<R extends Batcher.Queued> implements AutoCloseable {
 
