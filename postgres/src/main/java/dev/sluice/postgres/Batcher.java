@@ -25,8 +25,9 @@ import org.jspecify.annotations.Nullable;
  * sends what is queued, up to {@code maxBatch}, as one). What a batch's statement is, is its {@link Sender}'s
  * ({@link BatchSend}).
  *
- * <p>A row (key and limit; a key's slots) is in one statement at a time: the decisions of this process on one hot key never wait
- * for each other's row lock or conflict with each other under SERIALIZABLE; they go many to a statement. Each
+ * <p>A row (key and limit; a key's slots) is in one statement at a time: the decisions of this process on one hot
+ * key never wait for each other's row lock or conflict with each other under SERIALIZABLE; they go many to a
+ * statement. Each
  * decision is still exact: the SQL decides the elements one by one, those naming the same key and limit in arrival
  * order, and the Java side runs the pure step on what each one found, as for a single call. A failed batch (after the
  * retry policy) fails every request in it, and none of them took anything: the batch commits or rolls back whole.
