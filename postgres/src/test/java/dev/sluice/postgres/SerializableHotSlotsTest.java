@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Test;
  * {@code default_transaction_isolation = serializable}: a key's slots are in one statement of the limiter at a time
  * (batched: many steps a statement; {@code batching(false)}: one step a statement, one after the other). Counted, not
  * timed: the holders at once (never more than the maximum), the errors (none), the limiter's retries (none: its
- * conflicts could only be its own) and the statements sent, on the JDBC side ({@link RoundTripTest.CountingDataSource}).
+ * conflicts could only be its own) and the statements sent, on the JDBC side
+ * ({@link RoundTripTest.CountingDataSource}).
  */
 class SerializableHotSlotsTest {
     private static final int THREADS = 8;
