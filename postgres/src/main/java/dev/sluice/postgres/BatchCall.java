@@ -4,12 +4,12 @@ import java.util.List;
 
 /** The phases of a batch are those of every request in it. */
 final class BatchCall extends DecisionCall {
-    private final List<Batcher.Request> batch;
+    private final List<? extends Batcher.Queued> batch;
 
-    BatchCall(long deadlineNanos, List<Batcher.Request> batch) {
+    BatchCall(long deadlineNanos, List<? extends Batcher.Queued> batch) {
         super(deadlineNanos);
         this.batch = batch;
-        for (Batcher.Request r : batch) {
+        for (Batcher.Queued r : batch) {
             r.call().inBatch =
                     this; // a caller who stops waiting cancels this call's statement (see DecisionCall.cancel)
         }
@@ -18,7 +18,7 @@ final class BatchCall extends DecisionCall {
     @Override
     void enter(int p) {
         super.enter(p);
-        for (Batcher.Request r : batch) {
+        for (Batcher.Queued r : batch) {
             r.call().enter(p);
         }
     }
@@ -26,14 +26,14 @@ final class BatchCall extends DecisionCall {
     @Override
     void sent(long deadline) {
         super.sent(deadline);
-        for (Batcher.Request r : batch) {
+        for (Batcher.Queued r : batch) {
             r.call().sent(deadline);
         }
     }
 
     @Override
     boolean allAbandoned() {
-        for (Batcher.Request r : batch) {
+        for (Batcher.Queued r : batch) {
             if (!r.call().abandoned) {
                 return false;
             }
@@ -44,7 +44,7 @@ final class BatchCall extends DecisionCall {
     @Override
     void sentLimit(long limit) {
         super.sentLimit(limit);
-        for (Batcher.Request r : batch) {
+        for (Batcher.Queued r : batch) {
             r.call().sentLimit(limit);
         }
     }

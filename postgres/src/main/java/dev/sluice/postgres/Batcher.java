@@ -17,23 +17,64 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Coalesces concurrent token-bucket / GCRA decisions into one statement ({@code sluice_bucket_acquire_many}, or
- * {@code sluice_bucket_batch} when a reservation's estimate or settle is among them): one
- * round trip and one commit for a whole batch, the way past the one-statement-per-decision ceiling. The PostgreSQL
- * part of the stores' one batching policy ({@link Batching}: a decision goes alone at once while fewer than
- * {@code concurrentBatches} statements of this limiter are at the database and its row is in none of them; otherwise
- * it queues and the next statement to complete sends what is queued, up to {@code maxBatch}, as one).
+ * {@code sluice_bucket_batch} when a reservation's estimate or settle is among them), and, in a batcher of their own,
+ * the steps of work in flight ({@code sluice_in_flight_many}): one round trip and one commit for a whole batch, the
+ * way past the one-statement-per-decision ceiling. The PostgreSQL part of the stores' one batching policy
+ * ({@link Batching}: a request goes alone at once while fewer than {@code concurrentBatches} statements of this
+ * batcher are at the database and its row is in none of them; otherwise it queues and the next statement to complete
+ * sends what is queued, up to {@code maxBatch}, as one). What a batch's statement is, is its {@link Sender}'s
+ * ({@link BatchSend}).
  *
- * <p>A row (key and limit) is in one statement at a time: the decisions of this process on one hot key never wait
- * for each other's row lock or conflict with each other under SERIALIZABLE; they go many to a statement. Each
+ * <p>A row (key and limit; a key's slots) is in one statement at a time: the decisions of this process on one hot
+ * key never wait for each other's row lock or conflict with each other under SERIALIZABLE; they go many to a
+ * statement. Each
  * decision is still exact: the SQL decides the elements one by one, those naming the same key and limit in arrival
  * order, and the Java side runs the pure step on what each one found, as for a single call. A failed batch (after the
  * retry policy) fails every request in it, and none of them took anything: the batch commits or rolls back whole.
  *
  * <p>The blocking JDBC work of a batch runs on one of {@code concurrentBatches} dispatcher threads (the policy never
  * has more batches out, so none waits for a thread), made by the limiter's {@link dev.sluice.Scheduler}'s thread
- * factory ({@code sluice-postgres-batch-<n>} by default).
+ * factory ({@code sluice-postgres-batch-<n>}, for slots {@code sluice-postgres-slots-<n>}, by default).
  */
-final class Batcher implements AutoCloseable {
+final class Batcher<R extends Batcher.Queued> implements AutoCloseable {
+
+    /**
+     * What core's batching queues here: a request on one row (its {@link Batching.Member#batchKey()}), answered
+     * through its future, whose failures name its key (and limit, when it has one). A token-bucket or GCRA decision,
+     * estimate or settle ({@link Request}), a step of work in flight ({@link InFlightStatements.Step}), or a statement
+     * waiting for a worker ({@link Workers#submitOnRow}).
+     */
+    interface Queued extends Batching.Member {
+        String key();
+
+        /** The limit failures name, or null (work in flight has none). */
+        @Nullable
+        Limit limit();
+
+        DecisionCall call();
+
+        CompletableFuture<?> result();
+
+        @Override
+        default boolean isDone() {
+            return result().isDone();
+        }
+
+        @Override
+        default void fail(Throwable error) {
+            result().completeExceptionally(error);
+        }
+
+        /** Completes the request with its answer: what its caller gets, or the exception it gets. */
+        @SuppressWarnings("unchecked") // the answer is of the type the request's future was made for
+        default void answer(Object answer) {
+            if (answer instanceof RuntimeException e) {
+                result().completeExceptionally(e);
+            } else {
+                ((CompletableFuture<Object>) result()).complete(answer);
+            }
+        }
+    }
 
     /**
      * One queued decision; {@code maxWaitNanos < 0} for tryAcquire. With a {@code reservation}, a
@@ -62,16 +103,6 @@ final class Batcher implements AutoCloseable {
                 CompletableFuture<Decision> result) {
             this(key, limit, cost, maxWaitNanos, now, call, null, result);
         }
-
-        /** Completes the request with its answer: a Decision, a Settlement, or the exception a caller gets. */
-        @SuppressWarnings("unchecked") // the answer is of the type the request's future was made for (see above)
-        void answer(Object answer) {
-            if (answer instanceof RuntimeException e) {
-                result.completeExceptionally(e);
-            } else {
-                ((CompletableFuture<Object>) result).complete(answer);
-            }
-        }
     }
 
     /** What makes a request a reservation's: its id and, for an estimate, its {@code settleWithin}. */
@@ -82,21 +113,21 @@ final class Batcher implements AutoCloseable {
         PostgresStoreException failure(String what, @Nullable Throwable cause);
     }
 
-    interface Sender {
+    interface Sender<R> {
         /**
          * Decides a batch in one call, completing nothing; returns the answers in request order (see {@link
-         * Request#answer}), null for a request not sent.
+         * Queued#answer}), null for a request not sent.
          */
-        List<@Nullable Object> send(List<Request> batch);
+        List<@Nullable Object> send(List<R> batch);
     }
 
     private final int maxQueued;
-    private final Sender sender;
+    private final Sender<R> sender;
     private final NotSent notSent;
     private final ExecutorService dispatchers;
-    private final Batching<Request> batching;
+    private final Batching<R> batching;
 
-    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender sender, NotSent notSent, ThreadFactory threads) {
+    Batcher(int maxBatch, int dispatchers, int maxQueued, Sender<R> sender, NotSent notSent, ThreadFactory threads) {
         if (maxBatch < 1 || maxBatch > 10_000) {
             throw new IllegalArgumentException("maxBatchSize " + maxBatch + " must be between 1 and 10,000: e.g. 64");
         }
@@ -117,15 +148,30 @@ final class Batcher implements AutoCloseable {
     }
 
     /**
+     * The batcher of a limiter built with {@code b}, or null without batching: its {@code concurrentBatches}
+     * dispatcher threads from the limiter's scheduler's thread factory, named {@code sluice-<name>-<n>} by default.
+     */
+    static <R extends Queued> @Nullable Batcher<R> of(
+            PostgresOptions<?> b, Sender<R> sender, NotSent notSent, String name) {
+        if (b.maxBatchSize <= 0) {
+            return null;
+        }
+        // a quarter of the threads: fewer, fuller batches share more of each commit (measured: bench/README.md)
+        int concurrentBatches = b.concurrentBatches > 0 ? b.concurrentBatches : Math.max(1, b.threads / 4);
+        return new Batcher<>(
+                b.maxBatchSize, concurrentBatches, b.maxQueued, sender, notSent, b.scheduler.threadFactory(name));
+    }
+
+    /**
      * Queues a request; its future completes with the decision, or exceptionally. After {@link #close()} (also when
      * close runs while this call is under way) it completes with an {@link IllegalStateException}.
      */
-    void submit(Request r) {
+    void submit(R r) {
         if (batching.submit(r) == Batching.Admission.QUEUE_FULL) {
             r.result()
                     .completeExceptionally(notSent.failure(
                             "the batching queue is full: " + maxQueued
-                                    + " decisions are waiting, so nothing was sent for key \""
+                                    + " calls are waiting, so nothing was sent for key \""
                                     + Permit.abbreviate(r.key())
                                     + "\" (raise concurrentBatches with the pool size)",
                             null));
@@ -137,20 +183,20 @@ final class Batcher implements AutoCloseable {
     }
 
     /** One batch on a dispatcher thread: sent, then each request answered (a failure fails each). */
-    private CompletableFuture<?> dispatch(List<Request> batch) {
+    private CompletableFuture<?> dispatch(List<R> batch) {
         try {
             return send(batch);
         } catch (RejectedExecutionException e) { // close() stopped the dispatchers (their queue is unbounded)
             IllegalStateException closed = closedException();
             closed.initCause(e);
-            for (Request r : batch) {
+            for (R r : batch) {
                 r.result().completeExceptionally(closed);
             }
             return CompletableFuture.failedFuture(closed);
         }
     }
 
-    private CompletableFuture<?> send(List<Request> batch) {
+    private CompletableFuture<?> send(List<R> batch) {
         return CompletableFuture.runAsync(
                 () -> {
                     List<@Nullable Object> answers = sender.send(batch);

@@ -29,7 +29,7 @@ public record MigrationReport(String schema, List<String> created, List<String> 
 
     /**
      * One sentence for people, e.g. {@code created 5 tables (sluice_bucket, sluice_in_flight, sluice_log,
-     * sluice_pending, sluice_window), 10 indexes and 26 functions in schema public} or {@code nothing to do: schema
+     * sluice_pending, sluice_window), 10 indexes and 27 functions in schema public} or {@code nothing to do: schema
      * public is up to date}.
      */
     public String describe() {

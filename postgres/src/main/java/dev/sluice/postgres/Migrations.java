@@ -44,7 +44,8 @@ public final class Migrations {
             "006_seed_function.sql",
             "007_settle.sql",
             "007_settle_windows.sql",
-            "008_in_flight.sql");
+            "008_in_flight.sql",
+            "009_in_flight_many.sql");
 
     /** The default schema: where unqualified names resolve on most databases. */
     public static final String DEFAULT_SCHEMA = "public";

@@ -36,7 +36,7 @@ final class PostgresCalls {
             String key,
             @Nullable Limit limit) {}
 
-    private final @Nullable Batcher batcher;
+    private final @Nullable Batcher<Batcher.Request> batcher;
     private final Workers workers;
     private final DecisionStatements statements;
     private final MultiPermitTransaction multiPermit;
@@ -46,7 +46,7 @@ final class PostgresCalls {
     private final BooleanSupplier closed;
 
     PostgresCalls(
-            @Nullable Batcher batcher,
+            @Nullable Batcher<Batcher.Request> batcher,
             Workers workers,
             DecisionStatements statements,
             MultiPermitTransaction multiPermit,
@@ -181,6 +181,11 @@ final class PostgresCalls {
     /** On a worker once no other statement of this limiter is on the row (a hot key's decisions one at a time). */
     private <T> Pending<T> onRow(String key, Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {
         return new Pending<>(workers.submitOnRow(key, limit, call, work), call, key, limit);
+    }
+
+    /** A step of work in flight on a worker once no other statement of this limiter is on the key's slots. */
+    <T> Pending<T> onRow(Object slots, String key, DecisionCall call, JdbcAttempt.SqlCall<T> work) {
+        return new Pending<>(workers.submitOnRow(slots, key, null, call, work), call, key, null);
     }
 
     <T> Pending<T> onWorker(String key, @Nullable Limit limit, DecisionCall call, JdbcAttempt.SqlCall<T> work) {

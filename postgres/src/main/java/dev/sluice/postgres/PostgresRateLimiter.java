@@ -96,7 +96,7 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final RetryPolicy retryPolicy;
     private final Workers workers;
     private final ExpiryCleaners cleaners;
-    private final @Nullable Batcher batcher;
+    private final @Nullable Batcher<Batcher.Request> batcher;
     private final AttemptLoop attempts;
     private final PostgresFailures failures;
     private final CallerWait waits;
@@ -128,17 +128,8 @@ public final class PostgresRateLimiter implements RateLimiter {
         DecisionStatements statements = new DecisionStatements(sql, schema);
         SettleStatements settles = new SettleStatements(sql, schema);
         this.cleaners = new ExpiryCleaners(new ExpiredRows(attempts, sql, clock), () -> closed, b.scheduler);
-        // a quarter of the threads: fewer, fuller batches share more of each commit (measured: bench/README.md)
-        int concurrentBatches = b.concurrentBatches > 0 ? b.concurrentBatches : Math.max(1, b.threads / 4);
-        this.batcher = b.maxBatchSize > 0
-                ? new Batcher(
-                        b.maxBatchSize,
-                        concurrentBatches,
-                        b.maxQueued,
-                        new BatchSend(attempts, statements, settles),
-                        failures::notSent,
-                        b.scheduler.threadFactory("postgres-batch"))
-                : null;
+        this.batcher =
+                Batcher.of(b, BatchSend.buckets(attempts, statements, settles), failures::notSent, "postgres-batch");
         this.workers = new Workers(
                 b.asyncExecutor,
                 b.threads,
@@ -148,7 +139,14 @@ public final class PostgresRateLimiter implements RateLimiter {
                 () -> closed,
                 b.scheduler.threadFactory("postgres"));
         this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, settles, clock, budget, () -> closed);
-        this.inFlight = new PostgresInFlight(calls, waits, budget, clock, sql);
+        InFlightStatements slots = new InFlightStatements(sql);
+        this.inFlight = new PostgresInFlight(
+                calls,
+                waits,
+                budget,
+                clock,
+                slots,
+                Batcher.of(b, new BatchSend<>(attempts, slots::many), failures::notSent, "postgres-slots"));
         // Loading the failure path's classes costs a few ms once, which a caller already at the end of its budget
         // would pay on top of it (measured: 26 ms instead of 30-33 ms on the first exhausted-pool decision at a
         // 25 ms budget). Built and dropped here instead.
@@ -343,7 +341,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         return waits.bounded(calls.tryAcquireEach(permits));
     }
 
-    /** Slots with a lease in this database, one statement per call: see {@link PostgresInFlight}. */
+    /** Slots with a lease in this database, batched as decisions are: see {@link PostgresInFlight}. */
     @Override
     public InFlightLimiter inFlight() {
         return inFlight;
@@ -384,6 +382,7 @@ public final class PostgresRateLimiter implements RateLimiter {
         if (batcher != null) {
             batcher.close();
         }
+        inFlight.close();
         cleaners.closeAll();
         workers.close(retryPolicy.budget().toMillis() + 1000);
         if (ownedPool != null) {

@@ -35,10 +35,15 @@ final class Sql {
     final String slidingWindowSettle;
     final String slidingLogSettle;
     final String bucketBatch;
-    /** Fails (42P01) on a schema the newest migration has not reached: build() then migrates it. */
+    /**
+     * Fails (42P01, 42883) on a schema the newest migrations have not reached (no in-flight table, or no batched slot
+     * steps): build() then migrates it.
+     */
     final String newestTable;
-    /** Work in flight: one step of {@code 008_in_flight.sql}, and its rows' clean. */
+    /** Work in flight: one step of {@code 008_in_flight.sql}, many ({@code 009_in_flight_many.sql}), their clean. */
     final String inFlightStep;
+
+    final String inFlightMany;
 
     final String inFlightClean;
     final String probe;
@@ -150,9 +155,14 @@ final class Sql {
         String inFlight = s + Migrations.quote(p + "in_flight");
         inFlightStep = "select ok, held, earliest_ns, latest_ns, now_ns from " + s
                 + Migrations.quote(p + "in_flight_step") + "(?, ?, ?, ?, ?, ?)";
+        String many = s + Migrations.quote(p + "in_flight_many");
+        inFlightMany = "select ord, ok, held, earliest_ns, latest_ns, now_ns from " + many
+                + "(?::text[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::bigint[])";
         inFlightClean = "delete from " + inFlight + " where (key_hash, holder) in (select key_hash, holder from "
                 + inFlight + cleanTail;
-        newestTable = "select 1 from " + inFlight + " limit 0";
+        // the cast fails with 42883 when 009's function is missing; the subquery with 42P01 when 008's table is
+        newestTable = "select '" + many + "(text[], text[], text[], bigint[], bigint[], bigint[])'::regprocedure,"
+                + " (select 1 from " + inFlight + " limit 0)";
         probe = "select " + now;
     }
 }

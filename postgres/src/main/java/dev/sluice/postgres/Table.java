@@ -1,8 +1,6 @@
 package dev.sluice.postgres;
 
 import dev.sluice.Limit;
-import dev.sluice.store.Batching;
-import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -40,30 +38,14 @@ enum Table {
 
     private record Row(String key, String limitId) {}
 
-    /**
-     * A decision that waits for its row in core's batching (the batcher's requests, the workers' one statement per
-     * row): batched by {@link #row}, done and failed through its future.
-     */
-    interface RowDecision extends Batching.Member {
-        String key();
-
+    /** A decision on the row of its key and limit ({@link #row}), as core's batching sees it. */
+    interface RowDecision extends Batcher.Queued {
+        @Override
         Limit limit();
-
-        CompletableFuture<?> result();
 
         @Override
         default Object batchKey() {
             return row(key(), limit());
-        }
-
-        @Override
-        default boolean isDone() {
-            return result().isDone();
-        }
-
-        @Override
-        default void fail(Throwable error) {
-            result().completeExceptionally(error);
         }
     }
 

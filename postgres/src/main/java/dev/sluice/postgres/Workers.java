@@ -25,7 +25,8 @@ import org.jspecify.annotations.Nullable;
  * batches of one): a decision whose row a worker is deciding on waits until that statement is over, so the decisions
  * of this process on one hot key never wait for each other's row lock nor conflict with each other under
  * SERIALIZABLE; their conflicts come only from other processes. The same as the batches' rule, for the decisions
- * that do not batch (the window algorithms, resets, and every decision with {@code batching(false)}).
+ * that do not batch (the window algorithms, resets, and every decision with {@code batching(false)}) and, with
+ * {@code batching(false)}, for the steps of work in flight on a key's slots.
  */
 final class Workers {
     private final Executor executor;
@@ -71,9 +72,18 @@ final class Workers {
         });
     }
 
-    /** A decision waiting for its row: it goes to a worker once no statement of this limiter is on that row. */
-    private record OnRow<T>(String key, Limit limit, DecisionCall call, SqlCall<T> work, CompletableFuture<T> result)
-            implements Table.RowDecision {
+    /**
+     * A decision waiting for its row ({@link Table#row}, or a key's slots): it goes to a worker once no statement of
+     * this limiter is on that row.
+     */
+    private record OnRow<T>(
+            Object batchKey,
+            String key,
+            @Nullable Limit limit,
+            DecisionCall call,
+            SqlCall<T> work,
+            CompletableFuture<T> result)
+            implements Batcher.Queued {
         CompletableFuture<?> run(Workers w) {
             return w.execute(key, limit, call, work, result);
         }
@@ -84,8 +94,14 @@ final class Workers {
      * {@code limit} (the decisions of one row go one after the other, in arrival order); otherwise as {@link #submit}.
      */
     <T> CompletableFuture<T> submitOnRow(String key, Limit limit, DecisionCall call, SqlCall<T> work) {
+        return submitOnRow(Table.row(key, limit), key, limit, call, work);
+    }
+
+    /** As {@link #submitOnRow(String, Limit, DecisionCall, SqlCall)} on the row {@code row} (a key's slots). */
+    <T> CompletableFuture<T> submitOnRow(
+            Object row, String key, @Nullable Limit limit, DecisionCall call, SqlCall<T> work) {
         CompletableFuture<T> f = new CompletableFuture<>();
-        if (rows.submit(new OnRow<>(key, limit, call, work, f)) == Batching.Admission.QUEUE_FULL) {
+        if (rows.submit(new OnRow<>(row, key, limit, call, work, f)) == Batching.Admission.QUEUE_FULL) {
             f.completeExceptionally(failures.notSent(
                     "the worker queue rejected the decision" + KeyText.about(key, limit) + ": its queue of " + maxQueued
                             + " waiting decisions is full, so nothing was sent",

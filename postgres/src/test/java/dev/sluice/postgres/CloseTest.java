@@ -63,7 +63,7 @@ class CloseTest {
      */
     @Test
     void aRequestSubmittedAfterCloseIsAnswered() throws Exception {
-        Batcher batcher = new Batcher(
+        Batcher<Batcher.Request> batcher = new Batcher<>(
                 8,
                 2,
                 100,

@@ -41,8 +41,8 @@ class MigrationsTest {
                                     + " where n.nspname = ? and p.proname like 'app\\_rl\\_%'",
                             schema))
                     // 15 that decide (sluice_window_acquire and _fits decide both counters), 10 that settle (007),
-                    // 1 for work in flight (008)
-                    .isEqualTo(26);
+                    // 1 for work in flight (008), 1 for its batches (009)
+                    .isEqualTo(27);
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");
         }
@@ -101,11 +101,11 @@ class MigrationsTest {
                             "table app_rl_in_flight");
             assertThat(first.created())
                     .filteredOn(o -> o.startsWith("function app_rl_"))
-                    .hasSize(26);
+                    .hasSize(27);
             assertThat(first.updated()).isEmpty();
             assertThat(first.describe())
                     .isEqualTo("created schema " + schema + ", 5 tables (app_rl_bucket, app_rl_in_flight, app_rl_log,"
-                            + " app_rl_pending, app_rl_window), " + count(first, "index") + " indexes and 26 functions"
+                            + " app_rl_pending, app_rl_window), " + count(first, "index") + " indexes and 27 functions"
                             + " in schema " + schema);
 
             MigrationReport second = Migrations.apply(TestDatabase.dataSource(), schema, "app_rl_");

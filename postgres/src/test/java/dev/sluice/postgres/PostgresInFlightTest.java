@@ -5,7 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sluice.InFlightLimiter;
 import dev.sluice.ManualTicker;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** What InFlightTck cannot see on PostgreSQL: the rows, and the expiry cleaner deleting a dead holder's. */
@@ -59,6 +63,44 @@ class PostgresInFlightTest {
                     .isFalse();
         } finally {
             TestDatabase.execute("drop schema " + schema + " cascade");
+        }
+    }
+
+    /**
+     * A database migrated by the release before batched slot steps (files 001 to 008) is brought up to date by
+     * build(): its slots stay held, and concurrent steps (many a statement) answer exactly.
+     */
+    @Test
+    void aSchemaWithoutBatchedStepsMigratesWhenALimiterIsBuiltAndKeepsItsSlots() throws Exception {
+        String schema = "slots_" + UUID.randomUUID().toString().substring(0, 8);
+        ManualTicker t = ManualTicker.atEpochNanos(T);
+        try {
+            for (String file : Migrations.FILES.subList(0, Migrations.FILES.indexOf("009_in_flight_many.sql"))) {
+                TestDatabase.execute(Migrations.render(file, schema, Migrations.DEFAULT_PREFIX));
+            }
+            // a slot held under that release: it must survive the migration
+            TestDatabase.execute("select * from " + schema + ".sluice_in_flight_step('a', 'k', 'old', 3, "
+                    + Duration.ofMinutes(5).toNanos() + ", " + T + ")");
+            try (PostgresRateLimiter rl = TestDatabase.builder(TestDatabase.dataSource())
+                    .schema(schema)
+                    .ticker(t)
+                    .build()) {
+                assertThat(rl.schemaCreated()).isTrue();
+                InFlightLimiter s = rl.inFlight();
+                List<CompletableFuture<dev.sluice.Decision>> acquires = new ArrayList<>();
+                for (int i = 0; i < 6; i++) {
+                    acquires.add(s.tryAcquireAsync("k", 3, "h" + i, Duration.ofMinutes(1)));
+                }
+                long allowed = 0;
+                for (CompletableFuture<dev.sluice.Decision> f : acquires) {
+                    allowed += f.get(10, TimeUnit.SECONDS).allowed() ? 1 : 0;
+                }
+                assertThat(allowed).as("'old' holds one of 3").isEqualTo(2);
+                assertThat(s.release("k", "old")).isTrue();
+                assertThat(rl.migrate().nothingToDo()).isTrue();
+            }
+        } finally {
+            TestDatabase.execute("drop schema if exists " + schema + " cascade");
         }
     }
 }

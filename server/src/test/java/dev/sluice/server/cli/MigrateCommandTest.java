@@ -22,7 +22,7 @@ class MigrateCommandTest {
                     .startsWith(
                             "sluice migrate: created 5 tables (sluice_bucket, sluice_in_flight, sluice_log, sluice_pending,"
                                     + " sluice_window), ")
-                    .contains(" indexes and 26 functions in schema public on postgresql://postgres@localhost:"
+                    .contains(" indexes and 27 functions in schema public on postgresql://postgres@localhost:"
                             + pg.getPort() + "/postgres");
 
             assertThat(migrate(uri))
