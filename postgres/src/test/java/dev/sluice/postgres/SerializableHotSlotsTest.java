@@ -72,8 +72,7 @@ class SerializableHotSlotsTest {
      */
     private static Run run(boolean batched) throws Exception {
         RoundTripTest.CountingDataSource ds = new RoundTripTest.CountingDataSource(serializable);
-        PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(ds)
-                .retryPolicy(RetryPolicy.DEFAULT.withBudget(SerializableHotKeyTest.BUDGET));
+        PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(ds); // every default, the budget included
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
         try (PostgresRateLimiter rl = batched ? b.build() : b.batching(false).build()) {
             InFlightLimiter slots = rl.inFlight();
