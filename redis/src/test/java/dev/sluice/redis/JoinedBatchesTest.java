@@ -10,9 +10,6 @@ import dev.sluice.Rate;
 import dev.sluice.RateLimiter;
 import dev.sluice.Settlement;
 import dev.sluice.tck.Tck;
-import io.lettuce.core.RedisClient;
-import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.codec.ByteArrayCodec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,20 +34,17 @@ class JoinedBatchesTest {
     private static final Duration LEASE = Duration.ofSeconds(30);
 
     private static RedisServer server;
-    private static RedisClient client;
-    private static StatefulRedisConnection<byte[], byte[]> admin;
+    private static RedisServer.Raw admin;
 
     @BeforeAll
     static void start() {
         server = RedisServer.start();
-        client = RedisClient.create(server.uri());
-        admin = client.connect(ByteArrayCodec.INSTANCE);
+        admin = server.raw();
     }
 
     @AfterAll
     static void stop() {
         admin.close();
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(1));
         server.close();
     }
 
