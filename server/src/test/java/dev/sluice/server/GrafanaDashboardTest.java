@@ -185,7 +185,11 @@ class GrafanaDashboardTest {
                         "sluice_store_healthy",
                         "sluice_store_info",
                         "sluice_config_reloads_total",
-                        "sluice_requests_rejected_total");
+                        "sluice_requests_rejected_total",
+                        "sluice_reservations_total",
+                        "sluice_settles_total",
+                        "sluice_settle_adjusted_permits_total",
+                        "sluice_in_flight_steps_total");
 
         Path rules = dir.resolve("rules.yaml");
         Files.writeString(rules, """
@@ -215,6 +219,20 @@ class GrafanaDashboardTest {
                             .status())
                     .as("a reset the store refuses")
                     .isEqualTo(503);
+            // a reservation settled below its estimate (one permit given back), and a slot taken: issue 30's panels
+            String bob = "\"descriptors\":[{\"entries\":[{\"key\":\"user\",\"value\":\"bob\"}]}]";
+            assertThat(s.post("{\"domain\":\"live\",\"hits\":1,\"reservation\":{\"id\":\"g-1\"}," + bob + "}")
+                            .status())
+                    .as("reserved")
+                    .isEqualTo(200);
+            TestServer.Resp settled = post(
+                    s, "/v1/settle", "{\"domain\":\"live\",\"reservation\":{\"id\":\"g-1\"},\"actual\":0," + bob + "}");
+            assertThat(settled.status()).as(settled.body()).isEqualTo(200);
+            TestServer.Resp slot = post(
+                    s,
+                    "/v1/in-flight/acquire",
+                    "{\"domain\":\"gpu\",\"key\":\"t\",\"max_in_flight\":1,\"holder\":\"h\",\"lease_ns\":60000000000}");
+            assertThat(slot.status()).as(slot.body()).isEqualTo(200);
             Files.writeString(rules, "domain: live\ndescriptors:\n  - key: user\n    rate_limit:\n      unit: eon\n");
             assertThat(s.server.reload()).as("refused").isFalse();
 
@@ -225,6 +243,14 @@ class GrafanaDashboardTest {
                     .as("metrics the dashboard uses but /metrics does not export" + " (exported: %s)", exported)
                     .isEmpty();
         }
+    }
+
+    private static TestServer.Resp post(TestServer s, String path, String body) {
+        return TestServer.send(HttpRequest.newBuilder(URI.create(s.base + path))
+                .timeout(Duration.ofSeconds(10))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build());
     }
 
     /** An in-memory store whose resets fail as a remote store's do when it is down. */
