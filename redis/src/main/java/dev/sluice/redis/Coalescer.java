@@ -203,6 +203,12 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending<?>> {
         }
     }
 
+    /** The future of a {@link #DECIDE} call: its {@code finish} is {@link ScriptCall#single}, a {@link Decision}. */
+    @SuppressWarnings("unchecked")
+    private static ScriptRunner.Call<Decision> decided(Pending<?> p) {
+        return (ScriptRunner.Call<Decision>) p.result;
+    }
+
     /** Hands one call its answer from its four elements of the reply at {@code r} (see {@code batch.lua}). */
     private <T> void answer(Pending<T> p, List<Object> reply, int r, long nowNanos) {
         try {
@@ -226,10 +232,8 @@ final class Coalescer implements Batching.Sender<Coalescer.Pending<?>> {
                 String error = (code == -1 ? "SLUICEWRONGTYPE" : "SLUICECORRUPT") + " 1";
                 p.result.completeExceptionally(failures.translate(new RedisCommandExecutionException(error), p.call));
             } else {
-                // a decision: its elements as run.lua's reply for one permit, read as if it had gone alone
-                List<Object> alone = List.of(
-                        reply.get(0), reply.get(r), reply.get(r), reply.get(r + 1), reply.get(r + 2), reply.get(r + 3));
-                p.result.complete(p.finish.apply(alone));
+                // a decision, read from its four elements where they are (no copy of them as a reply of its own)
+                decided(p).complete(p.call.decideAt(reply, r, 0, nowNanos));
             }
         } catch (RuntimeException e) {
             p.result.completeExceptionally(e);
