@@ -263,15 +263,7 @@ final class PlanDecider {
         Outcome outcome = d.denied()
                 ? (it.matched().shadowMode() ? Outcome.SHADOW_OVER_LIMIT : Outcome.OVER_LIMIT)
                 : it.hits() == 0 ? Outcome.CHECKED : Outcome.OK;
-        return new Status(
-                outcome == Outcome.OVER_LIMIT ? Code.OVER_LIMIT : Code.OK,
-                outcome,
-                it.rule(),
-                it.limit(),
-                d,
-                it.hits(),
-                it.metricRule(),
-                true);
+        return status(it, d, outcome, true);
     }
 
     static Status status(Item it, Decision d, Outcome outcome, boolean detailed) {
