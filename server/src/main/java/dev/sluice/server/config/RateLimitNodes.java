@@ -75,7 +75,8 @@ final class RateLimitNodes {
                             quota,
                             detailed,
                             metadata,
-                            where);
+                            where,
+                            null);
         }
         Algorithm algorithm = Algorithm.FIXED_WINDOW;
         if (f.containsKey("algorithm")) {
@@ -158,7 +159,8 @@ final class RateLimitNodes {
                     quota,
                     detailed,
                     metadata,
-                    where);
+                    where,
+                    null);
         }
         try {
             Limit limit = new LimitSpec(algorithm, rpu, window, burst).toLimit();
@@ -178,7 +180,8 @@ final class RateLimitNodes {
                     quota,
                     detailed,
                     metadata,
-                    where);
+                    where,
+                    null);
         } catch (IllegalArgumentException e) {
             nodes.problem(node, e.getMessage());
             return null;

@@ -48,42 +48,6 @@ public record Rule(
         String source,
         @Nullable StreamDone streamDone) {
 
-    /** A rule without {@link #streamDone()}. */
-    public Rule(
-            String id,
-            @Nullable String name,
-            List<String> replaces,
-            Kind kind,
-            @Nullable Limit limit,
-            @Nullable Algorithm algorithm,
-            long requestsPerUnit,
-            @Nullable String unit,
-            @Nullable Duration window,
-            long capacity,
-            boolean shadowMode,
-            boolean quotaMode,
-            boolean detailedMetric,
-            @Nullable Map<String, Object> metadata,
-            String source) {
-        this(
-                id,
-                name,
-                replaces,
-                kind,
-                limit,
-                algorithm,
-                requestsPerUnit,
-                unit,
-                window,
-                capacity,
-                shadowMode,
-                quotaMode,
-                detailedMetric,
-                metadata,
-                source,
-                null);
-    }
-
     /** This rule with {@code sd} as its {@link #streamDone()}. */
     public Rule withStreamDone(@Nullable StreamDone sd) {
         return new Rule(

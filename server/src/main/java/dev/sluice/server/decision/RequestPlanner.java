@@ -161,7 +161,8 @@ final class RequestPlanner {
                         false,
                         false,
                         null,
-                        "request");
+                        "request",
+                        null);
             } else if (d.override() != null) {
                 Limit l = d.override();
                 if (maxClientLimits == 0) {
@@ -199,7 +200,8 @@ final class RequestPlanner {
                         false,
                         false,
                         null,
-                        "request");
+                        "request",
+                        null);
             } else if (dr != null) {
                 matches[i] = match(dr, d.entries(), ids, i);
                 matched[i] = matches[i] == null ? null : matches[i].rule();
