@@ -9,6 +9,7 @@ import dev.sluice.server.envoy.EnvoyOptions;
 import dev.sluice.server.envoy.RlsService;
 import dev.sluice.server.grpc.GrpcServer;
 import dev.sluice.server.http.HttpServer;
+import dev.sluice.server.http.HttpTransport;
 import dev.sluice.server.stats.StatsSinks;
 import dev.sluice.store.TimeBudget;
 import java.io.IOException;
@@ -260,17 +261,23 @@ public final class SluiceServer implements AutoCloseable {
      */
     public static SluiceServer start(Settings s, int maxClientLimits, int httpThreads, boolean grpcReflection)
             throws IOException, InterruptedException {
-        return start(s, maxClientLimits, httpThreads, grpcReflection, StatsSinks.none());
+        return start(s, maxClientLimits, httpThreads, HttpTransport.AUTO, grpcReflection, StatsSinks.none());
     }
 
     /**
-     * As {@link #start(Settings, int, int, boolean)}, with envoy's stats counted as {@code stats} says and sent
-     * where it says ({@code sluice serve --statsd}, {@code --prometheus}); stopped by {@link #close()}.
+     * As {@link #start(Settings, int, int, boolean)}, with the HTTP endpoint's transport ({@code sluice serve
+     * --http-transport}) and envoy's stats counted as {@code stats} says and sent where it says ({@code sluice serve
+     * --statsd}, {@code --prometheus}); stopped by {@link #close()}.
      *
      * @throws CannotListenException also when envoy's Prometheus address cannot be bound ({@code "prometheus"})
      */
     public static SluiceServer start(
-            Settings s, int maxClientLimits, int httpThreads, boolean grpcReflection, StatsSinks stats)
+            Settings s,
+            int maxClientLimits,
+            int httpThreads,
+            HttpTransport httpTransport,
+            boolean grpcReflection,
+            StatsSinks stats)
             throws IOException, InterruptedException {
         ServerMetrics metrics = new ServerMetrics(stats.stats());
         stats.stats().configLoad(true); // the rules it starts with: envoy counts its first load too
@@ -292,7 +299,12 @@ public final class SluiceServer implements AutoCloseable {
                         service,
                         rls,
                         new HttpServer.Options(
-                                s.maxBodyBytes(), s.readTimeout(), s.idleTimeout(), s.bearerToken(), httpThreads));
+                                s.maxBodyBytes(),
+                                s.readTimeout(),
+                                s.idleTimeout(),
+                                s.bearerToken(),
+                                httpThreads,
+                                httpTransport));
             }
             if (s.grpc() != null) {
                 binding = "grpc";
@@ -343,6 +355,11 @@ public final class SluiceServer implements AutoCloseable {
     /** The HTTP address actually bound, or null. */
     public @Nullable InetSocketAddress httpAddress() {
         return http == null ? null : http.address();
+    }
+
+    /** The HTTP endpoint's transport ({@code --http-transport} resolved), or null without HTTP. */
+    public @Nullable HttpTransport httpTransport() {
+        return http == null ? null : http.transport();
     }
 
     /** The gRPC address actually bound, or null. */

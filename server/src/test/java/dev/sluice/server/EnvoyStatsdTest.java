@@ -11,6 +11,7 @@ import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.config.Semantics;
 import dev.sluice.server.envoy.EnvoyOptions;
+import dev.sluice.server.http.HttpTransport;
 import dev.sluice.server.stats.EnvoyStats;
 import dev.sluice.server.stats.StatsSinks;
 import dev.sluice.server.stats.StatsdSink;
@@ -85,8 +86,8 @@ class EnvoyStatsdTest {
         RateLimiter limiter = InMemoryRateLimiter.builder()
                 .ticker(ManualTicker.atEpochNanos(TestServer.T0))
                 .build();
-        SluiceServer server =
-                SluiceServer.start(tweak.apply(SluiceServer.Settings.defaults(limiter, rules)), 1024, 1, false, sinks);
+        SluiceServer server = SluiceServer.start(
+                tweak.apply(SluiceServer.Settings.defaults(limiter, rules)), 1024, 1, HttpTransport.AUTO, false, sinks);
         closing.add(server);
         ManagedChannel channel = NettyChannelBuilder.forAddress(
                         "127.0.0.1", server.grpcAddress().getPort())

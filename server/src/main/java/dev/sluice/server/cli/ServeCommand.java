@@ -10,6 +10,7 @@ import dev.sluice.server.config.Durations;
 import dev.sluice.server.config.RuleSet;
 import dev.sluice.server.config.Semantics;
 import dev.sluice.server.envoy.EnvoyOptions;
+import dev.sluice.server.http.HttpTransport;
 import dev.sluice.server.log.LogFormat;
 import dev.sluice.server.log.Logging;
 import java.io.IOException;
@@ -150,6 +151,13 @@ final class ServeCommand implements Callable<Integer> {
     int httpThreads;
 
     @Option(
+            names = "--http-transport",
+            defaultValue = "auto",
+            description =
+                    "HTTP event loops' I/O: auto (io_uring, else epoll, else nio), io_uring, epoll or nio (default ${DEFAULT-VALUE})")
+    String httpTransport;
+
+    @Option(
             names = "--shutdown-grace",
             defaultValue = "10s",
             description = "Time in-flight requests get on shutdown (default ${DEFAULT-VALUE})")
@@ -236,7 +244,9 @@ final class ServeCommand implements Callable<Integer> {
         InetSocketAddress httpAddress;
         InetSocketAddress grpcAddress;
         InetSocketAddress debugAddress;
+        HttpTransport transport;
         try {
+            transport = HttpTransport.fromConfigName(httpTransport).resolve();
             envoy = new EnvoyOptions(
                     Semantics.fromConfigName(envoyApi.semantics),
                     EnvoyOptions.Headers.fromConfigName(envoyApi.rlsResponseHeaders),
@@ -295,7 +305,7 @@ final class ServeCommand implements Callable<Integer> {
                 envoy);
         SluiceServer server;
         try {
-            server = SluiceServer.start(s, maxClientLimits, httpThreads, grpcReflection, stats.sinks());
+            server = SluiceServer.start(s, maxClientLimits, httpThreads, transport, grpcReflection, stats.sinks());
         } catch (CannotListenException e) {
             opened.close();
             return refuse(2, ServeBanner.cannotListen(e));
@@ -329,6 +339,7 @@ final class ServeCommand implements Callable<Integer> {
                     .addKeyValue("failure_policy", Stores.policy(stores.failurePolicy));
         }
         started.addKeyValue("http", orOff(server.httpAddress()))
+                .addKeyValue("http_transport", server.httpAddress() == null ? "off" : transport.configName())
                 .addKeyValue("grpc", orOff(server.grpcAddress()))
                 .addKeyValue("debug", debugPort == null ? "off" : debugPort.address())
                 .addKeyValue("domains", rules.domains().keySet())

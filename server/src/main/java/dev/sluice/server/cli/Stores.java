@@ -150,6 +150,7 @@ final class Stores {
         if ("redis".equals(kind)) {
             Duration b = budget.or(REDIS_BUDGET);
             checkRedisUri(s);
+            lettuceOnEpoll();
             return failSafe(
                     "redis",
                     b,
@@ -267,6 +268,17 @@ final class Stores {
         String hosts = rest.substring(rest.lastIndexOf('@') + 1).split("[/?]", -1)[0];
         if (hosts.isBlank()) {
             throw new IllegalArgumentException("store '" + redact(spec) + "' names no sentinel: write " + form);
+        }
+    }
+
+    /**
+     * The jar carries Netty's io_uring for the HTTP endpoint ({@code HttpTransport}); Lettuce, finding it beside epoll,
+     * keeps epoll and logs a warning that it did, for every client. It keeps epoll without the warning unless
+     * {@code -Dio.lettuce.core.iouring} says otherwise.
+     */
+    private static void lettuceOnEpoll() {
+        if (System.getProperty("io.lettuce.core.iouring") == null) {
+            System.setProperty("io.lettuce.core.iouring", "false");
         }
     }
 

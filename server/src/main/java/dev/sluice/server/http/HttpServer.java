@@ -9,12 +9,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.epoll.Epoll;
-import io.netty.channel.epoll.EpollIoHandler;
-import io.netty.channel.epoll.EpollServerSocketChannel;
-import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
-import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.util.concurrent.Future;
 import java.net.InetSocketAddress;
@@ -25,7 +20,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The HTTP/JSON endpoint on Netty (epoll on Linux, NIO elsewhere): a few event-loop threads serve every
+ * The HTTP/JSON endpoint on Netty ({@link HttpTransport}: io_uring or epoll on Linux, NIO elsewhere): a few
+ * event-loop threads serve every
  * connection (no thread per request),
  * connections are kept alive, and each is guarded by {@link RequestTimeouts} (slow clients and idle
  * connections are closed) and a body bound (larger bodies get 413 before they are buffered).
@@ -40,8 +36,15 @@ public final class HttpServer implements AutoCloseable {
     private final EventLoopGroup workers;
     private final Channel channel;
     private final HttpApiHandler handler;
+    private final HttpTransport transport;
 
-    private HttpServer(EventLoopGroup boss, EventLoopGroup workers, Channel channel, HttpApiHandler handler) {
+    private HttpServer(
+            EventLoopGroup boss,
+            EventLoopGroup workers,
+            Channel channel,
+            HttpApiHandler handler,
+            HttpTransport transport) {
+        this.transport = transport;
         this.boss = boss;
         this.workers = workers;
         this.channel = channel;
@@ -54,29 +57,28 @@ public final class HttpServer implements AutoCloseable {
             Duration readTimeout,
             Duration idleTimeout,
             @Nullable String bearerToken,
-            int threads) {
+            int threads,
+            HttpTransport transport) {
         public static Options defaults() {
-            return new Options(64 * 1024, Duration.ofSeconds(10), Duration.ofSeconds(60), null, 0);
+            return new Options(64 * 1024, Duration.ofSeconds(10), Duration.ofSeconds(60), null, 0, HttpTransport.AUTO);
         }
     }
 
     /** Binds and starts serving; throws when the address is taken. */
     public static HttpServer start(InetSocketAddress address, DecisionService service, RlsService rls, Options options)
             throws InterruptedException {
-        boolean epoll = Epoll.isAvailable();
-        EventLoopGroup boss =
-                new MultiThreadIoEventLoopGroup(1, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        HttpTransport transport = options.transport().resolve();
+        EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, transport.handlers());
         // one loop per core, not Netty's two: a check never blocks, and on 2 cores beside other work 4 loops gave
         // 10-16% fewer checks/s and 2-3x the p99 of 2 loops (bench/server/README.md)
         int threads =
                 options.threads() > 0 ? options.threads() : Runtime.getRuntime().availableProcessors();
-        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(
-                threads, epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        EventLoopGroup workers = new MultiThreadIoEventLoopGroup(threads, transport.handlers());
         HttpApiHandler handler = new HttpApiHandler(service, rls, options.bearerToken());
         try {
             ServerBootstrap b = new ServerBootstrap()
                     .group(boss, workers)
-                    .channel(epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class)
+                    .channel(transport.serverChannel())
                     .option(ChannelOption.SO_BACKLOG, 1024)
                     .childOption(ChannelOption.TCP_NODELAY, true)
                     .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -90,12 +92,17 @@ public final class HttpServer implements AutoCloseable {
                         }
                     });
             Channel ch = b.bind(address).sync().channel();
-            return new HttpServer(boss, workers, ch, handler);
+            return new HttpServer(boss, workers, ch, handler, transport);
         } catch (InterruptedException | RuntimeException e) {
             Future<?> unused = boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             unused = workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
             throw e;
         }
+    }
+
+    /** The transport its event loops use ({@link HttpTransport#AUTO} resolved). */
+    public HttpTransport transport() {
+        return transport;
     }
 
     /** The bound address (the real port when 0 was asked for). */

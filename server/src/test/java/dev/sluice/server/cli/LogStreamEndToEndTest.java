@@ -101,6 +101,10 @@ class LogStreamEndToEndTest {
                 .containsEntry("failure_policy", "fail_open");
         assertThat(started.get("http")).matches("127\\.0\\.0\\.1:\\d+");
         assertThat(started.get("grpc")).matches("127\\.0\\.0\\.1:\\d+");
+        assertThat(started.get("http_transport")).isIn("io_uring", "epoll", "nio");
+        assertThat(events)
+                .as("Lettuce kept on epoll beside the HTTP endpoint's io_uring, without a warning per client")
+                .noneMatch(e -> "io.lettuce.core.resource.Transports".equals(e.get("logger")));
         assertThat(any(events, e -> "rules_reloaded".equals(e.get("event"))).get("rules"))
                 .isEqualTo("1");
         assertThat(any(events, e -> "rules_reload_refused".equals(e.get("event")))
