@@ -4,7 +4,8 @@
 # counterpart of wrk) at the same concurrency: 64 calls in flight on one connection (as one Envoy sends them), then
 # on 4 connections. GRPC_JAVA=1 adds the grpc-java client GrpcLoad.java (it needs a core of its own).
 # Needs: JDK 17, wrk, nginx, h2load (Debian: apt-get install wrk nginx-light nghttp2-client).
-# Usage: [STORE=redis://127.0.0.1:6379|postgresql://…] bench/server/run.sh [seconds]   (STORE: the service's --store)
+# Usage: [STORE=redis://127.0.0.1:6379|postgresql://…] [HTTP_TRANSPORT=auto|io_uring|epoll|nio] bench/server/run.sh [seconds]
+#        (STORE: the service's --store; HTTP_TRANSPORT: its --http-transport)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 secs="${1:-10}"
@@ -24,19 +25,33 @@ store="${STORE:-memory}"
 # one HTTP event loop, as nginx.conf has one worker: the same share of this machine for both (HTTP_THREADS=0 gives
 # the service's default, one loop per core)
 java ${SLUICE_JAVA_OPTS:-} -jar "$jar" serve --config "$root/bench/server/bench-rules.yaml" --store "$store" \
-  --http 127.0.0.1:8088 --grpc 127.0.0.1:8089 --http-threads "${HTTP_THREADS:-1}" >"$tmp/sluice.out" 2>"$tmp/sluice.err" &
+  --http 127.0.0.1:8088 --grpc 127.0.0.1:8089 --http-threads "${HTTP_THREADS:-1}" \
+  --http-transport "${HTTP_TRANSPORT:-auto}" >"$tmp/sluice.out" 2>"$tmp/sluice.err" &
 sluice_pid=$!
 cp "$root/bench/server/nginx.conf" "$tmp/nginx.conf"
 nginx -p "$tmp" -c "$tmp/nginx.conf" && nginx_started=1
 for _ in $(seq 1 100); do curl -s -o /dev/null http://127.0.0.1:8088/healthz && break; sleep 0.1; done
 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
-echo "== warm-up (JIT): sluice ${secs}s"
-wrk -t1 -c"$conns" -d"${secs}s" -s "$root/bench/server/post.lua" http://127.0.0.1:8088/v1/check >/dev/null
+# Warm-up until the JIT is quiet: with both cores busy (wrk and the event loop) the compiler threads get little CPU,
+# and one round of ${secs}s left ~1,400 compilations queued into the next 8 s (the measured window's p99 then 1.8–2.5 ms,
+# the windows after it 1.35–1.45 ms). Rounds of ${secs}s until one compiles fewer than 100 methods (jstat, at most 4).
+compiled() { jstat -compiler "$sluice_pid" 2>/dev/null | awk 'NR == 2 { print $1 }'; }
+for round in 1 2 3 4; do
+  before="$(compiled)"
+  wrk -t1 -c"$conns" -d"${secs}s" -s "$root/bench/server/post.lua" http://127.0.0.1:8088/v1/check >/dev/null
+  after="$(compiled)"
+  if [[ -z "$before" || -z "$after" ]]; then echo "== warm-up (JIT): sluice ${secs}s (no jstat: one round)"; break; fi
+  echo "== warm-up (JIT) round $round: sluice ${secs}s, $((after - before)) methods compiled"
+  (( after - before < 100 )) && break
+done
 echo "== nginx limit_req -> 204: wrk -t1 -c$conns -d${secs}s --latency"
 wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$root/bench/server/post.lua" http://127.0.0.1:8090/v1/check
 echo "== sluice POST /v1/check ($store): wrk -t1 -c$conns -d${secs}s --latency"
+before="$(compiled)"
 wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$root/bench/server/post.lua" http://127.0.0.1:8088/v1/check
+after="$(compiled)"
+[[ -n "$before" && -n "$after" ]] && echo "(methods compiled during this run: $((after - before)))"
 # one ShouldRateLimit call, gRPC-framed: domain "bench", descriptor user=u1 (protobuf bytes written out by hand)
 printf '\x00\x00\x00\x00\x15\x0a\x05bench\x12\x0c\x0a\x0a\x0a\x04user\x12\x02u1' > "$tmp/rls.bin"
 rls=http://127.0.0.1:8089/envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit
