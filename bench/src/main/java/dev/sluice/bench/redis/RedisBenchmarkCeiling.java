@@ -42,7 +42,10 @@ final class RedisBenchmarkCeiling {
                 "0",
                 "1000000",
                 "0",
-                "1000");
+                "1000",
+                "", // the numbers of a named limit: none (unnamed)
+                "", // gcra's stored value and its replacement: none (see gcra.lua)
+                "");
         List<String> minimalArgs =
                 List.of("EVALSHA", minimalSha, "1", "bench:" + run + ":rbm:__rand_int__", "10000", "100");
         int requests = Math.max(100_000, 30_000 * seconds);
