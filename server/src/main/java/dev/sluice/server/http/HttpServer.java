@@ -21,10 +21,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The HTTP/JSON endpoint on Netty ({@link HttpTransport}: io_uring or epoll on Linux, NIO elsewhere): a few
- * event-loop threads serve every
- * connection (no thread per request),
- * connections are kept alive, and each is guarded by {@link RequestTimeouts} (slow clients and idle
- * connections are closed) and a body bound (larger bodies get 413 before they are buffered).
+ * event-loop threads serve every connection (no thread per request), connections are kept alive, and each is guarded
+ * by {@link RequestTimeouts} (slow clients and idle connections are closed) and a body bound (larger bodies get 413
+ * before they are buffered).
  */
 public final class HttpServer implements AutoCloseable {
     /** The longest a step of {@link #stop} waits: the event loops' own timeout is 2 s. */
@@ -44,11 +43,11 @@ public final class HttpServer implements AutoCloseable {
             Channel channel,
             HttpApiHandler handler,
             HttpTransport transport) {
-        this.transport = transport;
         this.boss = boss;
         this.workers = workers;
         this.channel = channel;
         this.handler = handler;
+        this.transport = transport;
     }
 
     /** Settings of the HTTP endpoint. */
