@@ -2,7 +2,6 @@ package dev.sluice.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
 import dev.sluice.Limit;
 import dev.sluice.Rate;
@@ -27,8 +26,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,19 +45,6 @@ import org.junit.jupiter.api.Test;
  * 250 ms for a worker thread).
  */
 class SerializableHotKeyTest {
-    private static HikariDataSource serializable;
-
-    @BeforeAll
-    static void pool() {
-        TestDatabase.dataSource();
-        serializable = TestDatabase.pool("set default_transaction_isolation = serializable", 16);
-    }
-
-    @AfterAll
-    static void close() {
-        serializable.close();
-    }
-
     /**
      * 8 threads on one hot key beside two processes that keep both cores busy, 5 runs, each with the default limiter
      * (a token bucket, batched), a sliding log (on the workers) and {@code batching(false)}: 0 errors, exact, and not
@@ -86,7 +70,7 @@ class SerializableHotKeyTest {
                 for (int c = 0; c < limits.size(); c++) {
                     Limit limit = limits.get(c);
                     try (PostgresRateLimiter rl = limiters.get(c)
-                            .apply(PostgresRateLimiter.builder(serializable))
+                            .apply(PostgresRateLimiter.builder(TestDatabase.serializable()))
                             .build()) {
                         String key = "serializable-hot:" + UUID.randomUUID();
                         long admitted = admittedAtOnce(pool, threads, callsPerThread, () -> rl.tryAcquire(key, limit));

@@ -2,7 +2,6 @@ package dev.sluice.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.Decision;
 import dev.sluice.InFlightLimiter;
 import java.time.Duration;
@@ -16,8 +15,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,19 +31,6 @@ class SerializableHotSlotsTest {
     private static final long MAX = 3;
     /** Longer than any run: no lease ends while it is held, so every release and renew of a holder finds it. */
     private static final Duration LEASE = Duration.ofMinutes(10);
-
-    private static HikariDataSource serializable;
-
-    @BeforeAll
-    static void pool() {
-        TestDatabase.dataSource();
-        serializable = TestDatabase.pool("set default_transaction_isolation = serializable", 16);
-    }
-
-    @AfterAll
-    static void close() {
-        serializable.close();
-    }
 
     @Test
     void batchedStepsOnAHotKeyNeverExceedTheMaximumNeverRetryAndShareStatements() throws Exception {
@@ -71,7 +55,7 @@ class SerializableHotSlotsTest {
      * counted at once.
      */
     private static Run run(boolean batched) throws Exception {
-        RoundTripTest.CountingDataSource ds = new RoundTripTest.CountingDataSource(serializable);
+        RoundTripTest.CountingDataSource ds = new RoundTripTest.CountingDataSource(TestDatabase.serializable());
         PostgresRateLimiter.Builder b = PostgresRateLimiter.builder(ds); // every default, the budget included
         ExecutorService pool = Executors.newFixedThreadPool(THREADS);
         try (PostgresRateLimiter rl = batched ? b.build() : b.batching(false).build()) {

@@ -1,11 +1,8 @@
 package dev.sluice.postgres;
 
-import com.zaxxer.hikari.HikariDataSource;
 import dev.sluice.RateLimiter;
 import dev.sluice.Ticker;
 import dev.sluice.tck.InFlightTck;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 
 /**
  * The slots in flight under {@code default_transaction_isolation = serializable}: a step that waited for the key's
@@ -13,22 +10,11 @@ import org.junit.jupiter.api.BeforeAll;
  * answer is the reference's.
  */
 class SerializableInFlightConformanceTest implements InFlightTck {
-    private static HikariDataSource serializable;
-
-    @BeforeAll
-    static void pool() {
-        TestDatabase.dataSource();
-        serializable = TestDatabase.pool("set default_transaction_isolation = serializable", 16);
-    }
-
-    @AfterAll
-    static void close() {
-        serializable.close();
-    }
-
     @Override
     public RateLimiter newLimiter(Ticker ticker) {
-        return PostgresRateLimiter.builder(serializable).ticker(ticker).build(); // every default, the budget included
+        return PostgresRateLimiter.builder(TestDatabase.serializable())
+                .ticker(ticker)
+                .build(); // every default, the budget included
     }
 
     @Override

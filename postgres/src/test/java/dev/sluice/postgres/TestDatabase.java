@@ -40,6 +40,8 @@ final class TestDatabase {
     private static java.nio.file.Path root;
 
     private static HikariDataSource pool;
+    /** {@link #serializable()}'s pool, made when first asked for. */
+    private static HikariDataSource serializable;
 
     private TestDatabase() {}
 
@@ -96,6 +98,18 @@ final class TestDatabase {
     /** A limiter with the {@link #GENEROUS} budget and every other default. */
     static PostgresRateLimiter limiter(DataSource ds) {
         return builder(ds).build();
+    }
+
+    /**
+     * One pool of 16 connections on the same database whose sessions are all SERIALIZABLE
+     * ({@code default_transaction_isolation}), shared by the tests that run a limiter on it; closed with the database.
+     */
+    static synchronized HikariDataSource serializable() {
+        if (serializable == null) {
+            dataSource();
+            serializable = pool("set default_transaction_isolation = serializable", 16);
+        }
+        return serializable;
     }
 
     /** A further pool on the same database, e.g. with {@code set default_transaction_isolation = serializable}. */
@@ -181,6 +195,9 @@ final class TestDatabase {
 
     private static synchronized void stop() {
         try {
+            if (serializable != null) {
+                serializable.close();
+            }
             if (pool != null) {
                 pool.close();
             }
