@@ -225,11 +225,10 @@ class GrafanaDashboardTest {
                             .status())
                     .as("reserved")
                     .isEqualTo(200);
-            TestServer.Resp settled = post(
-                    s, "/v1/settle", "{\"domain\":\"live\",\"reservation\":{\"id\":\"g-1\"},\"actual\":0," + bob + "}");
+            TestServer.Resp settled = s.postTo(
+                    "/v1/settle", "{\"domain\":\"live\",\"reservation\":{\"id\":\"g-1\"},\"actual\":0," + bob + "}");
             assertThat(settled.status()).as(settled.body()).isEqualTo(200);
-            TestServer.Resp slot = post(
-                    s,
+            TestServer.Resp slot = s.postTo(
                     "/v1/in-flight/acquire",
                     "{\"domain\":\"gpu\",\"key\":\"t\",\"max_in_flight\":1,\"holder\":\"h\",\"lease_ns\":60000000000}");
             assertThat(slot.status()).as(slot.body()).isEqualTo(200);
@@ -243,14 +242,6 @@ class GrafanaDashboardTest {
                     .as("metrics the dashboard uses but /metrics does not export" + " (exported: %s)", exported)
                     .isEmpty();
         }
-    }
-
-    private static TestServer.Resp post(TestServer s, String path, String body) {
-        return TestServer.send(HttpRequest.newBuilder(URI.create(s.base + path))
-                .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build());
     }
 
     /** An in-memory store whose resets fail as a remote store's do when it is down. */

@@ -15,9 +15,6 @@ import dev.sluice.failsafe.FailSafeRateLimiter;
 import dev.sluice.failsafe.FailurePolicy;
 import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.tck.ForwardingRateLimiter;
-import java.net.URI;
-import java.net.http.HttpRequest;
-import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.UnaryOperator;
 import java.util.regex.Matcher;
@@ -43,14 +40,6 @@ class StepMetricsHttpTest {
         }
     }
 
-    private static TestServer.Resp post(TestServer s, String path, String body) {
-        return TestServer.send(HttpRequest.newBuilder(URI.create(s.base + path))
-                .timeout(Duration.ofSeconds(10))
-                .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofString(body))
-                .build());
-    }
-
     private static int reserve(TestServer s, long estimate, String id) {
         return s.post("{\"domain\":\"metered\",\"hits\":" + estimate + ",\"reservation\":{\"id\":\"" + id + "\"},"
                         + USER + "}")
@@ -58,8 +47,7 @@ class StepMetricsHttpTest {
     }
 
     private static TestServer.Resp settle(TestServer s, String id, long actual) {
-        TestServer.Resp r = post(
-                s,
+        TestServer.Resp r = s.postTo(
                 "/v1/settle",
                 "{\"domain\":\"metered\",\"reservation\":{\"id\":\"" + id + "\"},\"actual\":" + actual + "," + USER
                         + "}");
@@ -68,8 +56,7 @@ class StepMetricsHttpTest {
     }
 
     private static int slot(TestServer s, String op, String holder, long max) {
-        return post(
-                        s,
+        return s.postTo(
                         "/v1/in-flight/" + op,
                         "{\"domain\":\"gpu\",\"key\":\"tenant-7\",\"max_in_flight\":" + max + ",\"holder\":\"" + holder
                                 + "\",\"lease_ns\":" + LEASE + "}")
@@ -77,8 +64,7 @@ class StepMetricsHttpTest {
     }
 
     private static boolean held(TestServer s, String op, String holder) {
-        TestServer.Resp r = post(
-                s,
+        TestServer.Resp r = s.postTo(
                 "/v1/in-flight/" + op,
                 "{\"domain\":\"gpu\",\"key\":\"tenant-7\",\"holder\":\"" + holder + "\""
                         + (op.equals("renew") ? ",\"lease_ns\":" + LEASE : "") + "}");

@@ -112,7 +112,12 @@ final class TestServer implements AutoCloseable {
     }
 
     Resp post(String json, String... headers) {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + "/v1/check"))
+        return postTo("/v1/check", json, headers);
+    }
+
+    /** POSTs JSON to another path of the API ({@code /v1/settle}, {@code /v1/in-flight/acquire}, …). */
+    Resp postTo(String path, String json, String... headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
                 .timeout(Duration.ofSeconds(10))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json));
