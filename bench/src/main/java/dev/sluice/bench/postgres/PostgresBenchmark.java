@@ -91,6 +91,11 @@ public final class PostgresBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
+        new PostgresBenchmark(options(args)).run();
+    }
+
+    /** {@code --name value} pairs by name (also {@link SlotsBenchmark}'s). */
+    static Map<String, String> options(String[] args) {
         Map<String, String> a = new LinkedHashMap<>();
         for (int i = 0; i + 1 < args.length; i += 2) {
             if (!args[i].startsWith("--")) {
@@ -98,7 +103,7 @@ public final class PostgresBenchmark {
             }
             a.put(args[i].substring(2), args[i + 1]);
         }
-        new PostgresBenchmark(a).run();
+        return a;
     }
 
     record Result(String store, String workload, String sync, double perSecond, long errors, long denied) {}

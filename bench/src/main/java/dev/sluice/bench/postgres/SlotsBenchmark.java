@@ -12,7 +12,6 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
@@ -62,14 +61,7 @@ public final class SlotsBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        Map<String, String> a = new LinkedHashMap<>();
-        for (int i = 0; i + 1 < args.length; i += 2) {
-            if (!args[i].startsWith("--")) {
-                throw new IllegalArgumentException("expected --name value pairs, got '" + args[i] + "'");
-            }
-            a.put(args[i].substring(2), args[i + 1]);
-        }
-        new SlotsBenchmark(a).run();
+        new SlotsBenchmark(PostgresBenchmark.options(args)).run();
     }
 
     private void run() throws Exception {
