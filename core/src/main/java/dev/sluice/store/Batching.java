@@ -21,6 +21,9 @@ import org.jspecify.annotations.Nullable;
  * <li><b>Nothing waits for a batch to fill.</b> While fewer than {@code maxInFlight} calls of this limiter are at the
  *     store, a decision goes at once, alone. Otherwise it queues, and the next call to complete sends what is queued
  *     as one batch (at most {@code maxBatch}, in arrival order). So batches form only under concurrency.</li>
+ * <li><b>A thread's burst goes together.</b> While the submitting thread has a {@link Burst} open (a server's event
+ *     loop, for the requests it read in one turn) a decision queues instead, and the burst's end sends what is
+ *     queued as batches, as many as {@code maxInFlight} allows.</li>
  * <li><b>A key is in one in-flight call at a time.</b> A decision whose key ({@link Member#batchKey()}) is in a call
  *     still at the store waits in the queue, even when fewer than {@code maxInFlight} calls are out, and goes with the
  *     batch sent after that call completes. So the decisions of one process on one key never race each other at the
@@ -123,6 +126,7 @@ public final class Batching<M extends Batching.Member> {
      * {@code m} with close's error instead and returns {@link Admission#ACCEPTED} (it was answered).
      */
     public Admission submit(M m) {
+        Burst burst = Burst.open();
         List<M> now;
         Throwable refused;
         synchronized (lock) {
@@ -133,16 +137,36 @@ public final class Batching<M extends Batching.Member> {
                 }
                 queue.add(m);
             }
-            now = refused == null ? take() : null;
+            now = refused == null && burst == null ? take() : null;
         }
         if (refused != null) {
             m.fail(refused);
+            return Admission.ACCEPTED;
+        }
+        if (burst != null) {
+            burst.holds(this); // sent when the burst ends
             return Admission.ACCEPTED;
         }
         while (now != null) {
             now = send(now);
         }
         return Admission.ACCEPTED;
+    }
+
+    /** Sends what is queued, as many batches as the policy allows now (the end of a {@link Burst}). */
+    void sendQueued() {
+        List<M> next;
+        while (true) {
+            synchronized (lock) {
+                next = closed == null ? take() : null;
+            }
+            if (next == null) {
+                return;
+            }
+            while (next != null) {
+                next = send(next);
+            }
+        }
     }
 
     /**

@@ -1,6 +1,7 @@
 package dev.sluice.server.grpc;
 
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.decision.TurnBurst;
 import dev.sluice.server.envoy.RlsService;
 import io.grpc.BindableService;
 import io.grpc.Metadata;
@@ -13,6 +14,8 @@ import io.grpc.Status;
 import io.grpc.health.v1.HealthCheckResponse;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
+import io.grpc.netty.shaded.io.netty.util.concurrent.EventExecutor;
+import io.grpc.netty.shaded.io.netty.util.internal.ThreadExecutorMap;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionService;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
@@ -61,7 +64,7 @@ public final class GrpcServer implements AutoCloseable {
             Duration idleTimeout,
             boolean reflection)
             throws IOException {
-        var definition = rls.bindService();
+        var definition = ServerInterceptors.intercept(rls.bindService(), new OneBurstPerTurn());
         if (bearerToken != null) {
             definition = ServerInterceptors.intercept(definition, new TokenCheck(bearerToken, service));
         }
@@ -127,6 +130,22 @@ public final class GrpcServer implements AutoCloseable {
     @Override
     public void close() {
         stop(Duration.ofSeconds(5));
+    }
+
+    /**
+     * Opens a {@link TurnBurst} where a call starts, on the transport's event loop (calls run there): the decisions
+     * of every call read in one turn (h2load or envoy: many streams on one connection) go to a remote store together.
+     */
+    private static final class OneBurstPerTurn implements ServerInterceptor {
+        @Override
+        public <Q, R> ServerCall.Listener<Q> interceptCall(
+                ServerCall<Q, R> call, Metadata headers, ServerCallHandler<Q, R> next) {
+            EventExecutor loop = ThreadExecutorMap.currentExecutor();
+            if (loop != null) {
+                TurnBurst.open(loop);
+            }
+            return next.startCall(call, headers);
+        }
     }
 
     private static final class TokenCheck implements ServerInterceptor {

@@ -2,6 +2,7 @@ package dev.sluice.server.http;
 
 import dev.sluice.server.config.Messages;
 import dev.sluice.server.decision.DecisionService;
+import dev.sluice.server.decision.TurnBurst;
 import dev.sluice.server.envoy.RlsService;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandler;
@@ -67,6 +68,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        TurnBurst.open(ctx.executor()); // this turn's decisions go to a remote store together
         inOrder.read(ctx, req);
     }
 
