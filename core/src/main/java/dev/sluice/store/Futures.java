@@ -19,6 +19,9 @@ public final class Futures {
      * waiting is a {@link StoreException} of {@link Degradation#STORE_ERROR}, the thread's interrupt status kept.
      */
     public static <T> T join(CompletableFuture<T> f) {
+        if (!f.isDone()) {
+            Burst.endNow(); // a decision this thread's burst holds would otherwise wait for this wait to end
+        }
         try {
             return f.get();
         } catch (InterruptedException e) {

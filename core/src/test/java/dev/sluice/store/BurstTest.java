@@ -7,6 +7,7 @@ import dev.sluice.store.BatchingTest.HeldStore;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -116,6 +117,27 @@ class BurstTest {
         assertThat(store.calls()).as("the burst stays open after the wait").isEqualTo(1);
         Burst.end();
         assertThat(store.calls()).isEqualTo(2);
+    }
+
+    @Test
+    void aSynchronousViewJoiningInsideItsOwnBurstSendsWhatItHoldsFirst() {
+        HeldStore store = new HeldStore();
+        Batching<Call> b = new Batching<>(6, 64, 100, store);
+        Burst.begin();
+        Call held = new Call("a");
+        b.submit(held);
+        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // hang guard: never sent fails the join
+        CompletableFuture<?> unused = CompletableFuture.runAsync(() -> {
+            while (store.calls() == 0 && System.nanoTime() - giveUp < 0) {
+                Thread.onSpinWait();
+            }
+            if (store.calls() == 0) {
+                held.fail(new IllegalStateException("the held decision was never sent"));
+            } else {
+                store.answer(0);
+            }
+        });
+        assertThat(Futures.join(held.answer())).isZero();
     }
 
     @Test
