@@ -1,5 +1,6 @@
 package dev.sluice.server.decision;
 
+import dev.sluice.memory.InMemoryRateLimiter;
 import dev.sluice.store.Burst;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -12,6 +13,14 @@ import java.util.concurrent.RejectedExecutionException;
  */
 public final class TurnBurst {
     private TurnBurst() {}
+
+    /**
+     * Whether bursts are worth opening for {@code service}'s store: not for the in-memory store, which decides in
+     * place (nothing to send together), so that its path does not pay for them.
+     */
+    public static boolean worthIt(DecisionService service) {
+        return !(service.limiter() instanceof InMemoryRateLimiter);
+    }
 
     /** Opens a burst on this thread, {@code loop}'s, unless one is open; it ends in a task of {@code loop}. */
     public static void open(Executor loop) {

@@ -64,7 +64,10 @@ public final class GrpcServer implements AutoCloseable {
             Duration idleTimeout,
             boolean reflection)
             throws IOException {
-        var definition = ServerInterceptors.intercept(rls.bindService(), new OneBurstPerTurn());
+        var definition = rls.bindService();
+        if (TurnBurst.worthIt(service)) {
+            definition = ServerInterceptors.intercept(definition, new OneBurstPerTurn());
+        }
         if (bearerToken != null) {
             definition = ServerInterceptors.intercept(definition, new TokenCheck(bearerToken, service));
         }

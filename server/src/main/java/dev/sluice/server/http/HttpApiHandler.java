@@ -43,6 +43,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
     /** Null: no token is asked for. */
     private final byte @Nullable [] token;
 
+    /** Whether the decisions of one turn of the event loop go to the store together ({@link TurnBurst}). */
+    private final boolean bursts;
+
     private final HttpAnswers answers = new HttpAnswers();
     private final InOrder inOrder = new InOrder(this::route);
     private final CheckRoutes checks;
@@ -51,6 +54,7 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     HttpApiHandler(DecisionService service, RlsService rls, @Nullable String bearerToken) {
         this.service = service;
+        this.bursts = TurnBurst.worthIt(service);
         this.token = bearerToken == null ? null : ("Bearer " + bearerToken).getBytes(StandardCharsets.UTF_8);
         HttpFailures failures = new HttpFailures(service, answers);
         this.checks = new CheckRoutes(service, answers, failures, inOrder);
@@ -68,7 +72,9 @@ final class HttpApiHandler extends SimpleChannelInboundHandler<FullHttpRequest> 
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
-        TurnBurst.open(ctx.executor()); // this turn's decisions go to a remote store together
+        if (bursts) {
+            TurnBurst.open(ctx.executor()); // this turn's decisions go to a remote store together
+        }
         inOrder.read(ctx, req);
     }
 

@@ -2,7 +2,11 @@ package dev.sluice.server.decision;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sluice.memory.InMemoryRateLimiter;
+import dev.sluice.server.DownStore;
+import dev.sluice.server.config.RuleSet;
 import dev.sluice.store.Burst;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -42,6 +46,22 @@ class TurnBurstTest {
         TurnBurst.open(loop); // the next turn
         assertThat(tasks).hasSize(2);
         assertThat(burstOpen()).isTrue();
+    }
+
+    @Test
+    void worthOpeningForAStoreThatIsAskedNotForTheInMemoryOne() throws Exception {
+        RuleSet rules = RuleSet.parse("rules.yaml", "domain: d\ndescriptors: [{key: k}]\n");
+        DecisionService memory = new DecisionService(
+                InMemoryRateLimiter.create(),
+                "memory",
+                rules,
+                Duration.ofSeconds(1).toNanos(),
+                8,
+                new ServerMetrics());
+        DecisionService asked = new DecisionService(
+                new DownStore(), "redis", rules, Duration.ofSeconds(1).toNanos(), 8, new ServerMetrics());
+        assertThat(TurnBurst.worthIt(memory)).isFalse();
+        assertThat(TurnBurst.worthIt(asked)).isTrue();
     }
 
     @Test
