@@ -47,11 +47,22 @@ public final class Burst {
             return;
         }
         b.open = false;
-        // a sender that answers at once may lead its caller to ask again: that decision goes as without a burst
-        for (int i = 0; i < b.holding.size(); i++) {
-            b.holding.get(i).sendQueued();
+        int n = b.holding.size();
+        if (n == 0) {
+            return;
         }
+        // taken off the burst before sending: a sender that answers at once may lead this thread to ask again (then
+        // the decision goes as without a burst) or even to open a burst of its own, which its opener ends
+        if (n == 1) {
+            Batching<?> only = b.holding.remove(0);
+            only.sendQueued();
+            return;
+        }
+        Batching<?>[] held = b.holding.toArray(new Batching<?>[0]);
         b.holding.clear();
+        for (Batching<?> h : held) {
+            h.sendQueued();
+        }
     }
 
     /** Sends what this thread's burst holds before the thread waits for a decision; the burst stays open. */

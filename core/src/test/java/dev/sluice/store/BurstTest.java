@@ -46,6 +46,23 @@ class BurstTest {
     }
 
     @Test
+    void aBurstEndsForEveryPolicyItHeldDecisionsOf() {
+        HeldStore redis = new HeldStore();
+        HeldStore postgres = new HeldStore();
+        Batching<Call> one = new Batching<>(6, 64, 100, redis);
+        Batching<Call> other = new Batching<>(6, 64, 100, postgres);
+        Burst.begin();
+        one.submit(new Call("a"));
+        other.submit(new Call("b"));
+        one.submit(new Call("c"));
+        Burst.end();
+        assertThat(redis.calls()).isEqualTo(1);
+        assertThat(redis.keysOf(0)).containsExactly("a", "c");
+        assertThat(postgres.calls()).isEqualTo(1);
+        assertThat(postgres.keysOf(0)).containsExactly("b");
+    }
+
+    @Test
     void onlyTheCallThatOpenedABurstEndsIt() {
         HeldStore store = new HeldStore();
         Batching<Call> b = new Batching<>(6, 64, 100, store);
