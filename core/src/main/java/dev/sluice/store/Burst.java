@@ -15,8 +15,8 @@ import org.jspecify.annotations.Nullable;
  * <p>A thread opens a burst with {@link #begin} (true when this call opened it; nested calls change nothing) and
  * must end it on the same thread: a server opens it where it reads a request and ends it in a task its event loop
  * runs after that turn's reads. A thread that would wait for a decision it asked for inside its own burst must end
- * the burst first ({@link #endNow}): the synchronous views do so before they wait ({@link TimeBudget#await}, {@link Futures#join}). Stores that
- * decide in place (in memory) are not touched.
+ * the burst first ({@link #endNow}): the synchronous views do so before they wait ({@link TimeBudget#await},
+ * {@link Futures#join}). Stores that decide in place (in memory) are not touched.
  */
 public final class Burst {
     private static final ThreadLocal<Burst> OF_THREAD = ThreadLocal.withInitial(Burst::new);
