@@ -22,8 +22,9 @@ import org.jspecify.annotations.Nullable;
  *     store, a decision goes at once, alone. Otherwise it queues, and the next call to complete sends what is queued
  *     as one batch (at most {@code maxBatch}, in arrival order). So batches form only under concurrency.</li>
  * <li><b>A thread's burst goes together.</b> While the submitting thread has a {@link Burst} open (a server's event
- *     loop, for the requests it read in one turn) a decision queues instead, and the burst's end sends what is
- *     queued as batches, as many as {@code maxInFlight} allows.</li>
+ *     loop, for the requests it read in one turn) and a call of this limiter is at the store, a decision queues
+ *     instead, and the burst's end sends what is queued as batches, as many as {@code maxInFlight} allows. With no
+ *     call at the store it goes at once, as outside a burst: the store starts on it while the thread reads on.</li>
  * <li><b>A key is in one in-flight call at a time.</b> A decision whose key ({@link Member#batchKey()}) is in a call
  *     still at the store waits in the queue, even when fewer than {@code maxInFlight} calls are out, and goes with the
  *     batch sent after that call completes. So the decisions of one process on one key never race each other at the
@@ -129,6 +130,7 @@ public final class Batching<M extends Batching.Member> {
         Burst burst = Burst.open();
         List<M> now;
         Throwable refused;
+        boolean held;
         synchronized (lock) {
             refused = closed;
             if (refused == null) {
@@ -137,13 +139,16 @@ public final class Batching<M extends Batching.Member> {
                 }
                 queue.add(m);
             }
-            now = refused == null && burst == null ? take() : null;
+            // in a burst, held while a call of this limiter is at the store; with none, sent at once: the store
+            // starts on it while the thread reads the rest of its burst
+            held = refused == null && burst != null && inFlight > 0;
+            now = refused == null && !held ? take() : null;
         }
         if (refused != null) {
             m.fail(refused);
             return Admission.ACCEPTED;
         }
-        if (burst != null) {
+        if (held && burst != null) {
             burst.holds(this); // sent when the burst ends
             return Admission.ACCEPTED;
         }

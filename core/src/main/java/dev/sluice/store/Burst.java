@@ -8,9 +8,11 @@ import org.jspecify.annotations.Nullable;
  * Decisions one thread asks for in a burst, sent to their store together when the burst ends. A server's event loop
  * reads many requests in one turn (every connection that had data); without a burst each of their decisions would
  * go to a remote store at once and alone while the store has room ({@link Batching}), so under load a Redis or
- * PostgreSQL store would see one call per request. Inside a burst, {@link Batching#submit} queues the decision
- * instead, and {@link #end} sends what the burst queued as few batches as the policy allows: one call of the store
- * for the whole turn, when it fits. Nothing waits for time: the burst ends when the thread has read what was ready.
+ * PostgreSQL store would see one call per request. Inside a burst, while a call of the limiter is at the store,
+ * {@link Batching#submit} queues the decision instead, and {@link #end} sends what the burst queued as few batches
+ * as the policy allows: one call of the store for the rest of the turn, when it fits (with no call at the store a
+ * decision goes at once: an idle store is not kept waiting). Nothing waits for time: the burst ends when the thread
+ * has read what was ready.
  *
  * <p>A thread opens a burst with {@link #begin} (true when this call opened it; nested calls change nothing) and
  * must end it on the same thread: a server opens it where it reads a request and ends it in a task its event loop

@@ -11,7 +11,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** A thread's burst: what it holds, when it sends it, and with whom. */
+/**
+ * A thread's burst: what it holds, when it sends it, and with whom. A burst holds a decision only while a call of
+ * its limiter is at the store; so most tests first put one there ({@link #busy}), outside any burst.
+ */
 class BurstTest {
 
     @AfterEach
@@ -19,30 +22,57 @@ class BurstTest {
         Burst.end(); // a failed test must not leave this thread's burst open for the next one
     }
 
+    /** A call of {@code b} at the store (its {@code store.calls()} one more), sent outside any burst. */
+    private static Call busy(Batching<Call> b) {
+        Call c = new Call("busy");
+        b.submit(c);
+        return c;
+    }
+
     @Test
-    void decisionsOfABurstAreHeldAndSentTogetherWhenItEnds() {
+    void whileTheStoreIsBusyABurstHoldsItsDecisionsAndSendsThemTogetherWhenItEnds() {
         HeldStore store = new HeldStore();
         Batching<Call> b = new Batching<>(6, 64, 100, store);
+        busy(b);
         assertThat(Burst.begin()).isTrue();
         List<Call> calls = List.of(new Call("a"), new Call("b"), new Call("c"), new Call("d"));
         calls.forEach(b::submit);
-        assertThat(store.calls()).as("nothing goes while the burst is open").isZero();
+        assertThat(store.calls())
+                .as("nothing more goes while the burst is open")
+                .isEqualTo(1);
         assertThat(b.queued()).isEqualTo(4);
 
         Burst.end();
         assertThat(store.calls())
-                .as("one call for the whole burst, though six could be in flight")
-                .isEqualTo(1);
-        assertThat(store.keysOf(0)).containsExactly("a", "b", "c", "d");
-        store.answer(0);
-        assertThat(calls).allSatisfy(c -> assertThat(c.answer()).isCompletedWithValue(0));
+                .as("one call for the whole burst, though five more could be in flight")
+                .isEqualTo(2);
+        assertThat(store.keysOf(1)).containsExactly("a", "b", "c", "d");
+        store.answer(1);
+        assertThat(calls).allSatisfy(c -> assertThat(c.answer()).isCompletedWithValue(1));
 
-        Call after = new Call("e");
-        b.submit(after);
+        b.submit(new Call("e"));
         assertThat(store.calls())
                 .as("after the burst a decision goes at once again")
-                .isEqualTo(2);
-        assertThat(store.keysOf(1)).containsExactly("e");
+                .isEqualTo(3);
+        assertThat(store.keysOf(2)).containsExactly("e");
+    }
+
+    @Test
+    void whileTheStoreIsIdleTheFirstDecisionOfABurstGoesAtOnceAndTheRestWaitForItsEnd() {
+        HeldStore store = new HeldStore();
+        Batching<Call> b = new Batching<>(6, 64, 100, store);
+        Burst.begin();
+        b.submit(new Call("a"));
+        assertThat(store.calls())
+                .as("the store starts on it while the thread reads on")
+                .isEqualTo(1);
+        b.submit(new Call("b"));
+        b.submit(new Call("c"));
+        assertThat(store.calls()).isEqualTo(1);
+        Burst.end();
+        assertThat(store.calls()).isEqualTo(2);
+        assertThat(store.keysOf(0)).containsExactly("a");
+        assertThat(store.keysOf(1)).containsExactly("b", "c");
     }
 
     @Test
@@ -51,46 +81,50 @@ class BurstTest {
         HeldStore postgres = new HeldStore();
         Batching<Call> one = new Batching<>(6, 64, 100, redis);
         Batching<Call> other = new Batching<>(6, 64, 100, postgres);
+        busy(one);
+        busy(other);
         Burst.begin();
         one.submit(new Call("a"));
         other.submit(new Call("b"));
         one.submit(new Call("c"));
         Burst.end();
-        assertThat(redis.calls()).isEqualTo(1);
-        assertThat(redis.keysOf(0)).containsExactly("a", "c");
-        assertThat(postgres.calls()).isEqualTo(1);
-        assertThat(postgres.keysOf(0)).containsExactly("b");
+        assertThat(redis.calls()).isEqualTo(2);
+        assertThat(redis.keysOf(1)).containsExactly("a", "c");
+        assertThat(postgres.calls()).isEqualTo(2);
+        assertThat(postgres.keysOf(1)).containsExactly("b");
     }
 
     @Test
     void onlyTheCallThatOpenedABurstEndsIt() {
         HeldStore store = new HeldStore();
         Batching<Call> b = new Batching<>(6, 64, 100, store);
+        busy(b);
         assertThat(Burst.begin()).isTrue();
         assertThat(Burst.begin()).as("a nested begin opens nothing").isFalse();
         b.submit(new Call("a"));
-        assertThat(store.calls()).isZero();
+        assertThat(store.calls()).isEqualTo(1);
         Burst.end();
-        assertThat(store.calls()).isEqualTo(1);
+        assertThat(store.calls()).isEqualTo(2);
         Burst.end(); // nothing open: nothing to send
-        assertThat(store.calls()).isEqualTo(1);
+        assertThat(store.calls()).isEqualTo(2);
     }
 
     @Test
     void aBurstLargerThanABatchGoesAsSeveralWithinMaxInFlightAndTheRestWithTheNextAnswer() {
         HeldStore store = new HeldStore();
-        Batching<Call> b = new Batching<>(2, 3, 100, store);
+        Batching<Call> b = new Batching<>(3, 3, 100, store);
+        busy(b);
         Burst.begin();
         for (int i = 0; i < 8; i++) {
             b.submit(new Call("k" + i));
         }
         Burst.end();
-        assertThat(store.calls()).as("two calls in flight at most").isEqualTo(2);
-        assertThat(store.keysOf(0)).containsExactly("k0", "k1", "k2");
-        assertThat(store.keysOf(1)).containsExactly("k3", "k4", "k5");
-        store.answer(0);
-        assertThat(store.calls()).isEqualTo(3);
-        assertThat(store.keysOf(2)).containsExactly("k6", "k7");
+        assertThat(store.calls()).as("three calls in flight at most").isEqualTo(3);
+        assertThat(store.keysOf(1)).containsExactly("k0", "k1", "k2");
+        assertThat(store.keysOf(2)).containsExactly("k3", "k4", "k5");
+        store.answer(1);
+        assertThat(store.calls()).isEqualTo(4);
+        assertThat(store.keysOf(3)).containsExactly("k6", "k7");
     }
 
     @Test
@@ -109,64 +143,66 @@ class BurstTest {
         assertThat(store.keysOf(2)).containsExactly("hot");
     }
 
+    /**
+     * Answers {@code b}'s second call as soon as it is sent, from another thread; if it is not sent within 10 s (hang
+     * guard) fails {@code held} instead.
+     */
+    private static void answerTheSecondCallWhenSent(HeldStore store, Call held) {
+        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        CompletableFuture<?> unused = CompletableFuture.runAsync(() -> {
+            while (store.calls() < 2 && System.nanoTime() - giveUp < 0) {
+                Thread.onSpinWait();
+            }
+            if (store.calls() < 2) {
+                held.fail(new IllegalStateException("the held decision was never sent"));
+            } else {
+                store.answer(1);
+            }
+        });
+    }
+
     @Test
     void aThreadThatWaitsInsideItsOwnBurstSendsWhatItHoldsFirst() throws Exception {
         HeldStore store = new HeldStore();
         Batching<Call> b = new Batching<>(6, 64, 100, store);
+        busy(b);
         Burst.begin();
         Call held = new Call("a");
         b.submit(held);
-        CompletableFuture<Integer> answered = held.answer();
-        // the store answers as soon as the call is sent: the wait must send it, or it would run into its budget
-        CompletableFuture<?> unused = CompletableFuture.runAsync(() -> {
-            while (store.calls() == 0) {
-                Thread.onSpinWait();
-            }
-            store.answer(0);
-        });
-        TimeBudget budget = TimeBudget.of(Duration.ofSeconds(10));
-        int got = budget.await(answered, budget.deadline(), TimeBudget.Patience.NONE, f -> f.cancel(false));
-        assertThat(got).isZero();
-        assertThat(store.calls()).isEqualTo(1);
+        answerTheSecondCallWhenSent(store, held);
+        TimeBudget budget = TimeBudget.of(Duration.ofSeconds(30));
+        int got = budget.await(held.answer(), budget.deadline(), TimeBudget.Patience.NONE, f -> f.cancel(false));
+        assertThat(got).isEqualTo(1);
 
-        Call next = new Call("b");
-        b.submit(next);
-        assertThat(store.calls()).as("the burst stays open after the wait").isEqualTo(1);
+        b.submit(new Call("b"));
+        assertThat(store.calls()).as("the burst stays open after the wait").isEqualTo(2);
         Burst.end();
-        assertThat(store.calls()).isEqualTo(2);
+        assertThat(store.calls()).isEqualTo(3);
     }
 
     @Test
     void aSynchronousViewJoiningInsideItsOwnBurstSendsWhatItHoldsFirst() {
         HeldStore store = new HeldStore();
         Batching<Call> b = new Batching<>(6, 64, 100, store);
+        busy(b);
         Burst.begin();
         Call held = new Call("a");
         b.submit(held);
-        long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10); // hang guard: never sent fails the join
-        CompletableFuture<?> unused = CompletableFuture.runAsync(() -> {
-            while (store.calls() == 0 && System.nanoTime() - giveUp < 0) {
-                Thread.onSpinWait();
-            }
-            if (store.calls() == 0) {
-                held.fail(new IllegalStateException("the held decision was never sent"));
-            } else {
-                store.answer(0);
-            }
-        });
-        assertThat(Futures.join(held.answer())).isZero();
+        answerTheSecondCallWhenSent(store, held);
+        assertThat(Futures.join(held.answer())).isEqualTo(1);
     }
 
     @Test
     void aClosedPolicySendsNothingAtTheEndOfABurst() {
         HeldStore store = new HeldStore();
         Batching<Call> b = new Batching<>(6, 64, 100, store);
+        busy(b);
         Burst.begin();
         Call held = new Call("a");
         b.submit(held);
         b.close(new IllegalStateException("closed"));
         Burst.end();
-        assertThat(store.calls()).isZero();
+        assertThat(store.calls()).isEqualTo(1);
         assertThat(held.answer()).isCompletedExceptionally();
     }
 }
