@@ -1,7 +1,5 @@
 package dev.sluice.server.config;
 
-import java.util.Locale;
-
 /**
  * How the Envoy APIs (gRPC {@code ShouldRateLimit} and {@code POST /json}) count. {@code POST /v1/check} is always
  * {@link #STRICT}.
@@ -21,15 +19,14 @@ public enum Semantics {
     STRICT;
 
     public String configName() {
-        return name().toLowerCase(Locale.ROOT);
+        return ConfigNames.of(this);
     }
 
     /** Parses {@code envoy} or {@code strict} (any case). */
     public static Semantics fromConfigName(String s) {
-        for (Semantics m : values()) {
-            if (m.configName().equalsIgnoreCase(s.trim())) {
-                return m;
-            }
+        Semantics m = ConfigNames.find(values(), s);
+        if (m != null) {
+            return m;
         }
         throw new IllegalArgumentException("unknown semantics '" + s + "': use envoy (count every hit, each descriptor"
                 + " on its own) or strict (denied calls consume nothing, descriptors all-or-nothing)");

@@ -1,7 +1,7 @@
 package dev.sluice.server.envoy;
 
+import dev.sluice.server.config.ConfigNames;
 import dev.sluice.server.config.Semantics;
-import java.util.Locale;
 
 /**
  * How the Envoy APIs (gRPC {@code ShouldRateLimit} and {@code POST /json}) answer, beyond the rules.
@@ -50,14 +50,13 @@ public record EnvoyOptions(
         IETF;
 
         public String configName() {
-            return name().toLowerCase(Locale.ROOT);
+            return ConfigNames.of(this);
         }
 
         public static Headers fromConfigName(String s) {
-            for (Headers h : values()) {
-                if (h.configName().equalsIgnoreCase(s.trim())) {
-                    return h;
-                }
+            Headers h = ConfigNames.find(values(), s);
+            if (h != null) {
+                return h;
             }
             throw new IllegalArgumentException("unknown response headers '" + s + "': use none, envoy "
                     + "(RateLimit-Limit/-Remaining/-Reset) or ietf (RateLimit, RateLimit-Policy, Retry-After)");

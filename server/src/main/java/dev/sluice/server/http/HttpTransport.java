@@ -1,5 +1,6 @@
 package dev.sluice.server.http;
 
+import dev.sluice.server.config.ConfigNames;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.ServerChannel;
 import io.netty.channel.epoll.Epoll;
@@ -10,7 +11,6 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.uring.IoUring;
 import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
-import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -28,15 +28,17 @@ public enum HttpTransport {
 
     /** The option's value as written ({@code io_uring}, …). */
     public String configName() {
-        return name().toLowerCase(Locale.ROOT);
+        return ConfigNames.of(this);
     }
 
-    /** The transport {@code --http-transport} names; the message lists the values when it names none. */
+    /**
+     * The transport {@code --http-transport} names (any case, as the other options); the message lists the values
+     * when it names none.
+     */
     public static HttpTransport fromConfigName(String value) {
-        for (HttpTransport t : values()) {
-            if (t.configName().equals(value)) {
-                return t;
-            }
+        HttpTransport t = ConfigNames.find(values(), value);
+        if (t != null) {
+            return t;
         }
         throw new IllegalArgumentException("--http-transport '" + value
                 + "' is not a transport: use auto (the default: io_uring, else epoll, else nio), io_uring, epoll"

@@ -1,6 +1,7 @@
 package dev.sluice.server.stats;
 
 import dev.sluice.Scheduler;
+import dev.sluice.server.config.ConfigNames;
 import dev.sluice.store.Repeat;
 import java.io.IOException;
 import java.net.DatagramPacket;
@@ -11,7 +12,6 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicLong;
@@ -53,17 +53,16 @@ public final class StatsdSink implements AutoCloseable {
 
         /** {@code tcp} or {@code udp}, as gostats' {@code STATSD_PROTOCOL}. */
         public static Protocol parse(String what, String s) {
-            for (Protocol p : values()) {
-                if (p.name().equalsIgnoreCase(s.trim())) {
-                    return p;
-                }
+            Protocol p = ConfigNames.find(values(), s);
+            if (p != null) {
+                return p;
             }
             throw new IllegalArgumentException(
                     what + " '" + s + "' is not a statsd protocol: write tcp (the default, as envoy's) or udp");
         }
 
         public String configName() {
-            return name().toLowerCase(Locale.ROOT);
+            return ConfigNames.of(this);
         }
     }
 

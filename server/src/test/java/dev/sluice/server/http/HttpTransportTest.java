@@ -55,6 +55,9 @@ class HttpTransportTest {
                 .hasMessage("--http-transport 'kqueue' is not a transport: use auto (the default: io_uring, else"
                         + " epoll, else nio), io_uring, epoll or nio");
         assertThat(HttpTransport.fromConfigName("io_uring")).isEqualTo(HttpTransport.IO_URING);
+        assertThat(HttpTransport.fromConfigName(" EPOLL "))
+                .as("any case, as --semantics and the other options")
+                .isEqualTo(HttpTransport.EPOLL);
     }
 
     @Test
