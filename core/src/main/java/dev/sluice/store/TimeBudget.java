@@ -170,7 +170,9 @@ public final class TimeBudget {
     public <T> T await(
             CompletableFuture<T> call, long deadline, Patience patience, Consumer<? super CompletableFuture<T>> expire)
             throws InterruptedException, ExecutionException {
-        Burst.endNow(); // a decision this thread's burst holds would otherwise wait for this wait to end
+        if (!call.isDone()) {
+            Burst.endNow(); // a decision this thread's burst holds would otherwise wait for this wait to end
+        }
         boolean stallGranted = false;
         while (true) {
             try {

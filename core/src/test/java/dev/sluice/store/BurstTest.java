@@ -16,10 +16,23 @@ import org.junit.jupiter.api.Test;
  * its limiter is at the store; so most tests first put one there ({@link #busy}), outside any burst.
  */
 class BurstTest {
+    /** A store whose calls stay there until the test answers them, and its policy: 6 calls in flight, 64 a batch. */
+    private final HeldStore store = new HeldStore();
+
+    private final Batching<Call> b = new Batching<>(6, 64, 100, store);
 
     @AfterEach
     void noBurstLeftOpen() {
         Burst.end(); // a failed test must not leave this thread's burst open for the next one
+    }
+
+    /** A burst opened while a call is at the store, holding one decision ("a"), which it returns. */
+    private Call heldWhileBusy() {
+        busy(b);
+        Burst.begin();
+        Call held = new Call("a");
+        b.submit(held);
+        return held;
     }
 
     /** A call of {@code b} at the store (its {@code store.calls()} one more), sent outside any burst. */
@@ -31,8 +44,6 @@ class BurstTest {
 
     @Test
     void whileTheStoreIsBusyABurstHoldsItsDecisionsAndSendsThemTogetherWhenItEnds() {
-        HeldStore store = new HeldStore();
-        Batching<Call> b = new Batching<>(6, 64, 100, store);
         busy(b);
         assertThat(Burst.begin()).isTrue();
         List<Call> calls = List.of(new Call("a"), new Call("b"), new Call("c"), new Call("d"));
@@ -59,8 +70,6 @@ class BurstTest {
 
     @Test
     void whileTheStoreIsIdleTheFirstDecisionOfABurstGoesAtOnceAndTheRestWaitForItsEnd() {
-        HeldStore store = new HeldStore();
-        Batching<Call> b = new Batching<>(6, 64, 100, store);
         Burst.begin();
         b.submit(new Call("a"));
         assertThat(store.calls())
@@ -96,8 +105,6 @@ class BurstTest {
 
     @Test
     void onlyTheCallThatOpenedABurstEndsIt() {
-        HeldStore store = new HeldStore();
-        Batching<Call> b = new Batching<>(6, 64, 100, store);
         busy(b);
         assertThat(Burst.begin()).isTrue();
         assertThat(Burst.begin()).as("a nested begin opens nothing").isFalse();
@@ -111,12 +118,11 @@ class BurstTest {
 
     @Test
     void aBurstLargerThanABatchGoesAsSeveralWithinMaxInFlightAndTheRestWithTheNextAnswer() {
-        HeldStore store = new HeldStore();
-        Batching<Call> b = new Batching<>(3, 3, 100, store);
-        busy(b);
+        Batching<Call> small = new Batching<>(3, 3, 100, store); // three in flight, three a batch
+        busy(small);
         Burst.begin();
         for (int i = 0; i < 8; i++) {
-            b.submit(new Call("k" + i));
+            small.submit(new Call("k" + i));
         }
         Burst.end();
         assertThat(store.calls()).as("three calls in flight at most").isEqualTo(3);
@@ -129,8 +135,6 @@ class BurstTest {
 
     @Test
     void aKeyTwiceInABurstSharesItsCallAndAKeyInFlightWaitsForItsCall() {
-        HeldStore store = new HeldStore();
-        Batching<Call> b = new Batching<>(6, 64, 100, store);
         b.submit(new Call("hot")); // at the store, outside any burst
         Burst.begin();
         b.submit(new Call("hot"));
@@ -144,7 +148,7 @@ class BurstTest {
     }
 
     /**
-     * Answers {@code b}'s second call as soon as it is sent, from another thread; if it is not sent within 10 s (hang
+     * Answers the store's second call as soon as it is sent, from another thread; if it is not sent within 10 s (hang
      * guard) fails {@code held} instead.
      */
     private static void answerTheSecondCallWhenSent(HeldStore store, Call held) {
@@ -163,12 +167,7 @@ class BurstTest {
 
     @Test
     void aThreadThatWaitsInsideItsOwnBurstSendsWhatItHoldsFirst() throws Exception {
-        HeldStore store = new HeldStore();
-        Batching<Call> b = new Batching<>(6, 64, 100, store);
-        busy(b);
-        Burst.begin();
-        Call held = new Call("a");
-        b.submit(held);
+        Call held = heldWhileBusy();
         answerTheSecondCallWhenSent(store, held);
         TimeBudget budget = TimeBudget.of(Duration.ofSeconds(30));
         int got = budget.await(held.answer(), budget.deadline(), TimeBudget.Patience.NONE, f -> f.cancel(false));
@@ -182,24 +181,14 @@ class BurstTest {
 
     @Test
     void aSynchronousViewJoiningInsideItsOwnBurstSendsWhatItHoldsFirst() {
-        HeldStore store = new HeldStore();
-        Batching<Call> b = new Batching<>(6, 64, 100, store);
-        busy(b);
-        Burst.begin();
-        Call held = new Call("a");
-        b.submit(held);
+        Call held = heldWhileBusy();
         answerTheSecondCallWhenSent(store, held);
         assertThat(Futures.join(held.answer())).isEqualTo(1);
     }
 
     @Test
     void aClosedPolicySendsNothingAtTheEndOfABurst() {
-        HeldStore store = new HeldStore();
-        Batching<Call> b = new Batching<>(6, 64, 100, store);
-        busy(b);
-        Burst.begin();
-        Call held = new Call("a");
-        b.submit(held);
+        Call held = heldWhileBusy();
         b.close(new IllegalStateException("closed"));
         Burst.end();
         assertThat(store.calls()).isEqualTo(1);
