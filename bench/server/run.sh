@@ -35,22 +35,18 @@ for _ in $(seq 1 100); do curl -s -o /dev/null http://127.0.0.1:8088/healthz && 
 echo "machine: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) before the run"
 # Warm-up until the JIT is quiet: with both cores busy (wrk and the event loop) the compiler threads get little CPU,
 # and one round of ${secs}s left ~1,400 compilations queued into the next 8 s (the measured window's p99 then 1.8–2.5 ms,
-# the windows after it 1.35–1.45 ms). Rounds of ${secs}s until one compiles fewer than 100 methods (jstat, at most 4).
-compiled() { jstat -compiler "$sluice_pid" 2>/dev/null | awk 'NR == 2 { print $1 }'; }
-for round in 1 2 3 4; do
-  before="$(compiled)"
-  wrk -t1 -c"$conns" -d"${secs}s" -s "$root/bench/server/post.lua" http://127.0.0.1:8088/v1/check >/dev/null
-  after="$(compiled)"
-  if [[ -z "$before" || -z "$after" ]]; then echo "== warm-up (JIT): sluice ${secs}s (no jstat: one round)"; break; fi
-  echo "== warm-up (JIT) round $round: sluice ${secs}s, $((after - before)) methods compiled"
-  (( after - before < 100 )) && break
-done
+# the windows after it 1.35–1.45 ms). Rounds of ${secs}s until one compiles fewer than 100 methods (jit.sh: jstat, at
+# most 5).
+source "$root/bench/server/jit.sh"
+warm_until_quiet "$sluice_pid" wrk -t1 -c"$conns" -d"${secs}s" -s "$root/bench/server/post.lua" \
+  http://127.0.0.1:8088/v1/check
+echo "== warm-up (JIT): rounds of ${secs}s until one compiles fewer than 100 methods: $warmed"
 echo "== nginx limit_req -> 204: wrk -t1 -c$conns -d${secs}s --latency"
 wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$root/bench/server/post.lua" http://127.0.0.1:8090/v1/check
 echo "== sluice POST /v1/check ($store): wrk -t1 -c$conns -d${secs}s --latency"
-before="$(compiled)"
+before="$(compiled "$sluice_pid")"
 wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$root/bench/server/post.lua" http://127.0.0.1:8088/v1/check
-after="$(compiled)"
+after="$(compiled "$sluice_pid")"
 [[ -n "$before" && -n "$after" ]] && echo "(methods compiled during this run: $((after - before)))"
 # one ShouldRateLimit call, gRPC-framed: domain "bench", descriptor user=u1 (protobuf bytes written out by hand)
 printf '\x00\x00\x00\x00\x15\x0a\x05bench\x12\x0c\x0a\x0a\x0a\x04user\x12\x02u1' > "$tmp/rls.bin"

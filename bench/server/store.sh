@@ -19,18 +19,8 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$tmp"' EXIT
 for _ in $(seq 1 600); do curl -s -o /dev/null http://127.0.0.1:8088/healthz && break; sleep 0.1; done
 curl -s -o /dev/null http://127.0.0.1:8088/healthz || { echo "the service did not start: $(tail -3 "$tmp/sluice.out")" >&2; exit 1; }
-compiled() { jstat -compiler "$pid" 2>/dev/null | awk 'NR == 2 { print $1 }'; }
-warm() { # the load's command, run in rounds until the JIT is quiet; prints the rounds and their compilations
-  local rounds="" before after
-  for _ in 1 2 3 4 5; do
-    before="$(compiled)"; "$@" >/dev/null 2>&1; after="$(compiled)"
-    [[ -z "$before" || -z "$after" ]] && { warmed="${rounds:-one round, no jstat}"; return; }
-    rounds="${rounds:+$rounds,}$((after - before))"
-    (( after - before < 100 )) && break
-  done
-  warmed="$rounds"
-}
-warm wrk -t1 -c64 -d3s -s "$root/bench/server/$lua" http://127.0.0.1:8088/v1/check
+source "$root/bench/server/jit.sh"
+warm_until_quiet "$pid" wrk -t1 -c64 -d3s -s "$root/bench/server/$lua" http://127.0.0.1:8088/v1/check
 http_warm="$warmed"
 http=$(wrk -t1 -c64 -d5s --latency -s "$root/bench/server/$lua" http://127.0.0.1:8088/v1/check)
 # one ShouldRateLimit call, gRPC-framed: domain "bench", descriptor user=u1 (and ip, org with DESCRIPTORS=3)
@@ -40,7 +30,7 @@ if ! curl -s --http2-prior-knowledge -D - -o /dev/null -H 'content-type: applica
     --data-binary @"$tmp/rls.bin" "$rls" | grep -q 'grpc-status: 0'; then
   echo "gRPC call did not answer grpc-status 0" >&2; exit 1
 fi
-warm h2load -D 3 -c 1 -m 64 -t 1 -H 'content-type: application/grpc' -H 'te: trailers' -d "$tmp/rls.bin" "$rls"
+warm_until_quiet "$pid" h2load -D 3 -c 1 -m 64 -t 1 -H 'content-type: application/grpc' -H 'te: trailers' -d "$tmp/rls.bin" "$rls"
 grpc_warm="$warmed"
 grpc=$(h2load -D 5 -c 1 -m 64 -t 1 --log-file="$tmp/h2.log" -H 'content-type: application/grpc' -H 'te: trailers' \
   -d "$tmp/rls.bin" "$rls" 2>&1 | grep "finished in" | sed 's/.*s, \([0-9.]*\) req.*/\1/')
