@@ -25,13 +25,16 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A multi-permit request as one transaction: one statement per table locks (or creates) every row the request
  * names, in one fixed order (table, then key digest, then limit id), and reads their state; the pure steps run
  * here, in request order, repeated (key, limit) pairs one after another; when every permit is allowed the new
- * states are written in one batch and committed, otherwise the transaction rolls back and nothing is taken.
- * Because every locker uses the same order, two multi-permit requests cannot deadlock.
+ * states are written in one batch and committed, otherwise nothing is taken. Because every locker uses the same
+ * order, two multi-permit requests cannot deadlock. Concurrent requests share one such transaction and one commit
+ * ({@link #acquireEach}, sent by the limiter's batches): decided one after the other, each all or nothing, as if
+ * each were its own transaction in that order.
  */
 final class MultiPermitTransaction {
     private final Sql sql;
@@ -50,16 +53,86 @@ final class MultiPermitTransaction {
         return Objects.requireNonNull(byId.get(id), "every (key, limit) of the request is known");
     }
 
+    /**
+     * A multi-permit request as the batches queue it: answered with its {@link PermitDecisions}; its failures name
+     * its first permit's key and limit. Its batch key is its own call: no two requests share one, so a batch may hold
+     * any requests (their rows' locks order them in the database).
+     */
+    record Request(List<Permit> permits, DecisionCall call, CompletableFuture<PermitDecisions> result)
+            implements Batcher.Queued {
+        @Override
+        public String key() {
+            return permits.get(0).key();
+        }
+
+        @Override
+        public Limit limit() {
+            return permits.get(0).limit();
+        }
+
+        @Override
+        public Object batchKey() {
+            return call;
+        }
+    }
+
     /** Each permit's own decision beside the overall one, as {@link PermitDecisions} defines them. */
     PermitDecisions acquireAll(Db c, List<Permit> permits) throws SQLException {
+        return transaction(c, List.of(permits), limitsOf(List.of(permits))).get(0);
+    }
+
+    /**
+     * The batch's requests, in order, as if each were its own transaction in that order: one transaction locks the
+     * rows of as many as name no row under other numbers than an earlier one, decides them one after the other on
+     * the states the earlier ones left, and writes what the allowed ones took in one commit; the rest in further
+     * transactions on the same connection.
+     */
+    List<PermitDecisions> acquireEach(Db c, List<Request> batch) throws SQLException {
+        List<PermitDecisions> out = new ArrayList<>(batch.size());
+        List<List<Permit>> group = new ArrayList<>();
         Map<Id, Limit> limits = new LinkedHashMap<>();
-        Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
-        for (Permit p : permits) {
-            Id id = new Id(p.key(), Table.limitId(p.limit()));
-            if (limits.putIfAbsent(id, p.limit()) == null) {
-                byTable.computeIfAbsent(Table.of(p.limit()), t -> new ArrayList<>())
-                        .add(id);
+        for (Request r : batch) {
+            if (!group.isEmpty() && !agrees(limits, r.permits())) {
+                out.addAll(transaction(c, group, limits));
+                group = new ArrayList<>();
+                limits = new LinkedHashMap<>();
             }
+            group.add(r.permits());
+            for (Permit p : r.permits()) {
+                limits.putIfAbsent(new Id(p.key(), Table.limitId(p.limit())), p.limit());
+            }
+        }
+        out.addAll(transaction(c, group, limits));
+        return out;
+    }
+
+    private static Map<Id, Limit> limitsOf(List<List<Permit>> requests) {
+        Map<Id, Limit> limits = new LinkedHashMap<>();
+        for (List<Permit> permits : requests) {
+            for (Permit p : permits) {
+                limits.putIfAbsent(new Id(p.key(), Table.limitId(p.limit())), p.limit());
+            }
+        }
+        return limits;
+    }
+
+    /** Whether every row {@code permits} names is under the same limit in {@code limits}, or not in it. */
+    private static boolean agrees(Map<Id, Limit> limits, List<Permit> permits) {
+        for (Permit p : permits) {
+            Limit known = limits.get(new Id(p.key(), Table.limitId(p.limit())));
+            if (known != null && !known.equals(p.limit())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private List<PermitDecisions> transaction(Db c, List<List<Permit>> requests, Map<Id, Limit> limits)
+            throws SQLException {
+        Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
+        for (Map.Entry<Id, Limit> e : limits.entrySet()) {
+            byTable.computeIfAbsent(Table.of(e.getValue()), t -> new ArrayList<>())
+                    .add(e.getKey());
         }
         StoreClock.Reading reading = clock.read();
         boolean auto = c.connection().getAutoCommit();
@@ -78,45 +151,25 @@ final class MultiPermitTransaction {
                     now = Math.max(now, latestInstant(e.getValue(), known(limits, e.getKey())));
                 }
             }
-            // rows written under other numbers of a name: read under the request's, and written so even if it is denied
-            Map<Id, State> read = new HashMap<>();
+            // rows written under other numbers of a name: read under the request's, and written so even if it is
+            // denied (the reference model's and the SQL functions' way)
+            Map<Id, State> written = new HashMap<>();
             for (Map.Entry<Id, String> e : numbers.entrySet()) {
                 Id id = e.getKey();
                 State s = StoredNumbers.read(known(states, id), e.getValue(), now, known(limits, id));
                 states.put(id, s);
-                read.put(id, s);
+                written.put(id, s);
             }
-            Map<Id, State> scratch = new HashMap<>(states);
-            List<Decision> decisions = new ArrayList<>(permits.size());
-            boolean all = true;
-            for (Permit p : permits) {
-                Id id = new Id(p.key(), Table.limitId(p.limit()));
-                Step step = Algorithms.tryAcquire(known(scratch, id), now, p.limit(), p.cost());
-                scratch.put(id, step.state());
-                decisions.add(step.decision());
-                all &= step.decision().allowed();
+            List<PermitDecisions> out = new ArrayList<>(requests.size());
+            for (List<Permit> permits : requests) {
+                out.add(decide(permits, states, written, now));
             }
-            Decision overall = Decision.mostRestrictive(decisions);
-            if (all) {
-                write(c, scratch, limits);
-                c.connection().commit();
-                committed = true;
-                return new PermitDecisions(overall, decisions);
-            }
-            // nothing is taken: each permit's own look at its row as locked, which the rollback leaves as it was (but
-            // for the rows read under other numbers, which are kept so: the reference model's and the SQL functions'
-            // way)
-            if (!read.isEmpty()) {
-                write(c, read, limits);
+            if (!written.isEmpty()) { // else nothing was taken: the rollback leaves every row as it was
+                write(c, written, limits);
                 c.connection().commit();
                 committed = true;
             }
-            List<Decision> looks = new ArrayList<>(permits.size());
-            for (Permit p : permits) {
-                looks.add(Algorithms.peek(
-                        known(states, new Id(p.key(), Table.limitId(p.limit()))), now, p.limit(), p.cost()));
-            }
-            return new PermitDecisions(overall, looks);
+            return out;
         } finally {
             if (!committed) {
                 try {
@@ -131,6 +184,38 @@ final class MultiPermitTransaction {
                 // as above
             }
         }
+    }
+
+    /**
+     * One request on the states the earlier ones left: the pure steps in request order, repeated (key, limit) pairs
+     * one after another; when every permit is allowed its states become the current ones, to be written, otherwise
+     * nothing is taken and each permit's own decision is its look at its row.
+     */
+    private static PermitDecisions decide(
+            List<Permit> permits, Map<Id, State> states, Map<Id, State> written, long now) {
+        Map<Id, State> scratch = new HashMap<>();
+        List<Decision> decisions = new ArrayList<>(permits.size());
+        boolean all = true;
+        for (Permit p : permits) {
+            Id id = new Id(p.key(), Table.limitId(p.limit()));
+            State s = scratch.get(id);
+            Step step = Algorithms.tryAcquire(s != null ? s : known(states, id), now, p.limit(), p.cost());
+            scratch.put(id, step.state());
+            decisions.add(step.decision());
+            all &= step.decision().allowed();
+        }
+        Decision overall = Decision.mostRestrictive(decisions);
+        if (all) {
+            states.putAll(scratch);
+            written.putAll(scratch);
+            return new PermitDecisions(overall, decisions);
+        }
+        List<Decision> looks = new ArrayList<>(permits.size());
+        for (Permit p : permits) {
+            looks.add(Algorithms.peek(
+                    known(states, new Id(p.key(), Table.limitId(p.limit()))), now, p.limit(), p.cost()));
+        }
+        return new PermitDecisions(overall, looks);
     }
 
     /** Locks (creating fresh rows where none exist) and reads the rows of one table; returns the database clock. */

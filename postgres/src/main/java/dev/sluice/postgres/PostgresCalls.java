@@ -40,26 +40,35 @@ final class PostgresCalls {
     private final Workers workers;
     private final DecisionStatements statements;
     private final MultiPermitTransaction multiPermit;
+    private final @Nullable Batcher<MultiPermitTransaction.Request> multiBatcher;
     private final SettleStatements settles;
     private final StoreClock clock;
     private final TimeBudget budget;
     private final BooleanSupplier closed;
 
+    /**
+     * The calls of a limiter built with {@code b}: its batches (of token-bucket and GCRA decisions, and of multi-permit
+     * requests; none without batching) sent through {@code attempts}, and its workers.
+     */
     PostgresCalls(
-            @Nullable Batcher<Batcher.Request> batcher,
+            PostgresOptions<?> b,
+            Sql sql,
+            AttemptLoop attempts,
+            PostgresFailures failures,
             Workers workers,
             DecisionStatements statements,
-            MultiPermitTransaction multiPermit,
             SettleStatements settles,
-            StoreClock clock,
             TimeBudget budget,
             BooleanSupplier closed) {
-        this.batcher = batcher;
+        this.batcher =
+                Batcher.of(b, BatchSend.buckets(attempts, statements, settles), failures::notSent, "postgres-batch");
+        this.multiPermit = new MultiPermitTransaction(sql, b.clock);
+        this.multiBatcher =
+                Batcher.of(b, new BatchSend<>(attempts, multiPermit::acquireEach), failures::notSent, "postgres-multi");
         this.workers = workers;
         this.statements = statements;
-        this.multiPermit = multiPermit;
         this.settles = settles;
-        this.clock = clock;
+        this.clock = b.clock;
         this.budget = budget;
         this.closed = closed;
     }
@@ -153,8 +162,9 @@ final class PostgresCalls {
     }
 
     /**
-     * All or nothing, with each permit's own decision: one transaction on a worker (a single permit is the single
-     * decision, whose denial took nothing and so is its own look).
+     * All or nothing, with each permit's own decision: one transaction, shared with the concurrent multi-permit
+     * requests in the batches (or on a worker without batching); a single permit is the single decision, whose denial
+     * took nothing and so is its own look.
      */
     Pending<PermitDecisions> tryAcquireEach(List<Permit> permits) {
         Permit.checkAll(permits);
@@ -171,11 +181,23 @@ final class PostgresCalls {
                     one.key(),
                     one.limit());
         }
-        return onWorker(
-                first.key(),
-                first.limit(),
-                new DecisionCall(budget.deadline()),
-                c -> multiPermit.acquireAll(c, permits));
+        DecisionCall call = new DecisionCall(budget.deadline());
+        if (multiBatcher != null) {
+            CompletableFuture<PermitDecisions> f = new CompletableFuture<>();
+            multiBatcher.submit(new MultiPermitTransaction.Request(List.copyOf(permits), call, f));
+            return new Pending<>(f, call, first.key(), first.limit());
+        }
+        return onWorker(first.key(), first.limit(), call, c -> multiPermit.acquireAll(c, permits));
+    }
+
+    /** Lets the batches under way finish and fails what is queued in them (the limiter's close). */
+    void closeBatches() {
+        if (batcher != null) {
+            batcher.close();
+        }
+        if (multiBatcher != null) {
+            multiBatcher.close();
+        }
     }
 
     /** On a worker once no other statement of this limiter is on the row (a hot key's decisions one at a time). */

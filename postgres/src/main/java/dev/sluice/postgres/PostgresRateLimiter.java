@@ -31,7 +31,8 @@ import org.jspecify.annotations.Nullable;
  * {@code dev.sluice.algorithm} decodes them into the {@link Decision}, so every field is the in-memory limiter's.
  * Concurrent token-bucket and GCRA decisions share one statement and one commit ({@link Batcher}; on by default,
  * {@link Builder#batching(int, int)}); a lone caller's decision is sent at once, alone. A multi-permit {@link #tryAcquire(List)} is one transaction that locks its rows in one
- * fixed order ({@link MultiPermitTransaction}): all or nothing, and never a deadlock. A tryAcquireEstimate and a
+ * fixed order ({@link MultiPermitTransaction}): all or nothing, and never a deadlock; concurrent ones share one
+ * transaction and one commit, batched as decisions are. A tryAcquireEstimate and a
  * settle are one function call each, batched as decisions are ({@link SettleStatements}; expired ones: the cleaners).
  *
  * <h2>Time</h2>
@@ -96,7 +97,6 @@ public final class PostgresRateLimiter implements RateLimiter {
     private final RetryPolicy retryPolicy;
     private final Workers workers;
     private final ExpiryCleaners cleaners;
-    private final @Nullable Batcher<Batcher.Request> batcher;
     private final AttemptLoop attempts;
     private final PostgresFailures failures;
     private final CallerWait waits;
@@ -124,12 +124,9 @@ public final class PostgresRateLimiter implements RateLimiter {
         this.failures = new PostgresFailures(schema, prefix, b.retryPolicy.budget(), health);
         this.waits = new CallerWait(budget, health, failures, b.scheduler);
         this.attempts = new AttemptLoop(dataSource, b.retryPolicy, budget, health, failures, b.scheduler);
-        MultiPermitTransaction multiPermit = new MultiPermitTransaction(sql, clock);
         DecisionStatements statements = new DecisionStatements(sql, schema);
         SettleStatements settles = new SettleStatements(sql, schema);
         this.cleaners = new ExpiryCleaners(new ExpiredRows(attempts, sql, clock), () -> closed, b.scheduler);
-        this.batcher =
-                Batcher.of(b, BatchSend.buckets(attempts, statements, settles), failures::notSent, "postgres-batch");
         this.workers = new Workers(
                 b.asyncExecutor,
                 b.threads,
@@ -138,7 +135,7 @@ public final class PostgresRateLimiter implements RateLimiter {
                 failures,
                 () -> closed,
                 b.scheduler.threadFactory("postgres"));
-        this.calls = new PostgresCalls(batcher, workers, statements, multiPermit, settles, clock, budget, () -> closed);
+        this.calls = new PostgresCalls(b, sql, attempts, failures, workers, statements, settles, budget, () -> closed);
         InFlightStatements slots = new InFlightStatements(sql);
         this.inFlight = new PostgresInFlight(
                 calls,
@@ -379,9 +376,7 @@ public final class PostgresRateLimiter implements RateLimiter {
             return;
         }
         closed = true;
-        if (batcher != null) {
-            batcher.close();
-        }
+        calls.closeBatches();
         inFlight.close();
         cleaners.closeAll();
         workers.close(retryPolicy.budget().toMillis() + 1000);

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.Permit;
+import dev.sluice.PermitDecisions;
 import dev.sluice.Rate;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -91,6 +93,60 @@ class BatchingTest {
             }
             assertThat(counting.calls.get()).as("14 decisions, 2 statements").isEqualTo(2);
             assertThat(rl.stats().decisions()).isEqualTo(14);
+        }
+    }
+
+    @Test
+    void queuedMultiPermitRequestsShareOneTransactionEachAllOrNothing() throws Exception {
+        RoundTripTest.CountingDataSource counting = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
+        GatedDataSource gated = new GatedDataSource(counting);
+        String k = "multi-batch:" + UUID.randomUUID();
+        Limit a = Limit.tokenBucket(5, Rate.perHour(1));
+        Limit b = Limit.fixedWindow(3, Duration.ofHours(1));
+        Limit named = Limit.tokenBucket(4, Rate.perHour(1)).named("multi-batch");
+        Limit renamed = Limit.tokenBucket(8, Rate.perHour(1)).named("multi-batch"); // its numbers changed
+        try (PostgresRateLimiter rl =
+                TestDatabase.builder(gated).batching(64, 1).build()) {
+            gated.armed = true;
+            counting.calls.set(0);
+            CompletableFuture<PermitDecisions> first =
+                    rl.tryAcquireEachAsync(List.of(Permit.of(k + "a", a), Permit.of(k + "b", b)));
+            assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue(); // the dispatcher holds the first alone
+            List<CompletableFuture<PermitDecisions>> queued = new ArrayList<>();
+            for (int i = 0; i < 3; i++) { // the window has 2 left after the first: allowed, allowed, denied
+                queued.add(rl.tryAcquireEachAsync(List.of(Permit.of(k + "a", a), Permit.of(k + "b", b))));
+            }
+            queued.add(
+                    rl.tryAcquireEachAsync(List.of(Permit.of(k + "a", a, 2), Permit.of(k + "c", a)))); // a's last two
+            queued.add(rl.tryAcquireEachAsync(
+                    List.of(Permit.of(k + "a", a), Permit.of(k + "c", a)))); // denied: c keeps its 4
+            queued.add(rl.tryAcquireEachAsync(List.of(Permit.of(k + "d", named), Permit.of(k + "e", a))));
+            // d under other numbers than the batch's so far: a transaction of its own, after the first one's
+            queued.add(rl.tryAcquireEachAsync(List.of(Permit.of(k + "d", renamed), Permit.of(k + "e", a))));
+            gated.open.countDown();
+            assertThat(first.get(1, TimeUnit.MINUTES).allowed()).isTrue();
+            List<Boolean> allowed = new ArrayList<>();
+            for (CompletableFuture<PermitDecisions> f : queued) {
+                allowed.add(f.get(1, TimeUnit.MINUTES).allowed());
+            }
+            assertThat(allowed).containsExactly(true, true, false, true, false, true, true);
+            PermitDecisions windowFull = queued.get(2).get();
+            assertThat(windowFull.permits().get(0).allowed())
+                    .as("a's own look: it had 2 left")
+                    .isTrue();
+            assertThat(windowFull.permits().get(1).allowed()).as("the window's").isFalse();
+            // the first alone: a lock statement and a batch of writes per table, a commit (5); the batch's first
+            // transaction the same (5); its second, on one table (3)
+            assertThat(counting.calls.get()).as("8 requests, 3 transactions").isEqualTo(5 + 5 + 3);
+            assertThat(rl.stats().decisions()).isEqualTo(8);
+            assertThat(rl.tryAcquire(k + "a", a).allowed()).as("a: 5 taken").isFalse();
+            assertThat(rl.tryAcquire(k + "b", b).allowed()).as("b: 3 taken").isFalse();
+            assertThat(rl.tryAcquire(k + "c", a).remaining())
+                    .as("c: 1 taken, 1 now")
+                    .isEqualTo(3);
+            assertThat(rl.tryAcquire(k + "e", a).remaining())
+                    .as("e: 2 taken, 1 now")
+                    .isEqualTo(2);
         }
     }
 }
