@@ -17,8 +17,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Coalesces concurrent token-bucket / GCRA decisions into one statement ({@code sluice_bucket_acquire_many}, or
- * {@code sluice_bucket_batch} when a reservation's estimate or settle is among them), and, in a batcher of their own,
- * the steps of work in flight ({@code sluice_in_flight_many}): one round trip and one commit for a whole batch, the
+ * {@code sluice_bucket_batch} when a reservation's estimate or settle is among them), and, in batchers of their own,
+ * the steps of work in flight ({@code sluice_in_flight_many}) and multi-permit requests (one transaction,
+ * {@link MultiPermitTransaction#acquireEach}): one round trip (a transaction) and one commit for a whole batch, the
  * way past the one-statement-per-decision ceiling. The PostgreSQL part of the stores' one batching policy
  * ({@link Batching}: a request goes alone at once while fewer than {@code concurrentBatches} statements of this
  * batcher are at the database and its row is in none of them; otherwise it queues and the next statement to complete
@@ -34,14 +35,16 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The blocking JDBC work of a batch runs on one of {@code concurrentBatches} dispatcher threads (the policy never
  * has more batches out, so none waits for a thread), made by the limiter's {@link dev.sluice.Scheduler}'s thread
- * factory ({@code sluice-postgres-batch-<n>}, for slots {@code sluice-postgres-slots-<n>}, by default).
+ * factory ({@code sluice-postgres-batch-<n>}, for slots {@code sluice-postgres-slots-<n>}, for multi-permit requests
+ * {@code sluice-postgres-multi-<n>}, by default).
  */
 final class Batcher<R extends Batcher.Queued> implements AutoCloseable {
 
     /**
      * What core's batching queues here: a request on one row (its {@link Batching.Member#batchKey()}), answered
      * through its future, whose failures name its key (and limit, when it has one). A token-bucket or GCRA decision,
-     * estimate or settle ({@link Request}), a step of work in flight ({@link InFlightStatements.Step}), or a statement
+     * estimate or settle ({@link Request}), a step of work in flight ({@link InFlightStatements.Step}), a multi-permit
+     * request ({@link MultiPermitTransaction.Request}, on several rows: its batch key is its own), or a statement
      * waiting for a worker ({@link Workers#submitOnRow}).
      */
     interface Queued extends Batching.Member {

@@ -20,9 +20,9 @@ import org.jspecify.annotations.Nullable;
  * (before anything is sent or changed), takes the call's deadline from the budget (queueing included) and hands the
  * work to the batches or a worker, returning a {@link Pending} call. A decision or reset that does not batch goes to a
  * worker once no other statement of this limiter is on its row ({@link Workers#submitOnRow}); a peek (it locks and
- * writes nothing) and a multi-permit transaction (several rows, locked in one fixed order) go at once. The limiter's two views use them: the synchronous
- * one waits for it ({@link CallerWait#await}), the asynchronous one gets its future bounded alike
- * ({@link CallerWait#bounded}).
+ * writes nothing) goes at once; multi-permit requests (several rows, locked in one fixed order) share transactions in
+ * a batcher of their own. The limiter's two views use them: the synchronous one waits for it
+ * ({@link CallerWait#await}), the asynchronous one gets its future bounded alike ({@link CallerWait#bounded}).
  */
 final class PostgresCalls {
 

@@ -154,10 +154,11 @@ abstract class PostgresOptions<B extends PostgresOptions<B>> {
 
     /**
      * Where this limiter's threads come from (the workers', {@code sluice-postgres-<n>}, the batch dispatchers',
-     * {@code sluice-postgres-batch-<n>}, the cancels', {@code sluice-postgres-cancel-<n>}, and the cleaners',
-     * {@code sluice-postgres-cleaner-<n>}): {@link Scheduler#threadFactory}; and the clock and timer of the cleaners'
-     * intervals, the pauses between cancels, the backoff between conflict retries and the backoff of the pool's logins
-     * after a refused one (a {@code ManualScheduler} lets a test drive them); default {@link Scheduler#system()}.
+     * {@code sluice-postgres-batch-<n>}, {@code sluice-postgres-slots-<n>} and {@code sluice-postgres-multi-<n>}, the
+     * cancels', {@code sluice-postgres-cancel-<n>}, and the cleaners', {@code sluice-postgres-cleaner-<n>}):
+     * {@link Scheduler#threadFactory}; and the clock and timer of the cleaners' intervals, the pauses between cancels,
+     * the backoff between conflict retries and the backoff of the pool's logins after a refused one (a
+     * {@code ManualScheduler} lets a test drive them); default {@link Scheduler#system()}.
      * Give {@code Scheduler.system(yourThreadFactory)} to name or group them as the application does.
      */
     public B scheduler(Scheduler scheduler) {
