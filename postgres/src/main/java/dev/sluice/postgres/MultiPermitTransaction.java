@@ -78,61 +78,33 @@ final class MultiPermitTransaction {
 
     /** Each permit's own decision beside the overall one, as {@link PermitDecisions} defines them. */
     PermitDecisions acquireAll(Db c, List<Permit> permits) throws SQLException {
-        return transaction(c, List.of(permits), limitsOf(List.of(permits))).get(0);
+        return transaction(c, List.of(permits)).get(0);
     }
 
     /**
-     * The batch's requests, in order, as if each were its own transaction in that order: one transaction locks the
-     * rows of as many as name no row under other numbers than an earlier one, decides them one after the other on
-     * the states the earlier ones left, and writes what the allowed ones took in one commit; the rest in further
-     * transactions on the same connection.
+     * The batch's requests in one transaction, in order, each as if it were its own transaction in that order: every
+     * row of the batch locked at once, the requests decided one after the other on the states the earlier ones left,
+     * what the allowed ones took written in one commit.
      */
     List<PermitDecisions> acquireEach(Db c, List<Request> batch) throws SQLException {
-        List<PermitDecisions> out = new ArrayList<>(batch.size());
-        List<List<Permit>> group = new ArrayList<>();
-        Map<Id, Limit> limits = new LinkedHashMap<>();
+        List<List<Permit>> requests = new ArrayList<>(batch.size());
         for (Request r : batch) {
-            if (!group.isEmpty() && !agrees(limits, r.permits())) {
-                out.addAll(transaction(c, group, limits));
-                group = new ArrayList<>();
-                limits = new LinkedHashMap<>();
-            }
-            group.add(r.permits());
-            for (Permit p : r.permits()) {
-                limits.putIfAbsent(new Id(p.key(), Table.limitId(p.limit())), p.limit());
-            }
+            requests.add(r.permits());
         }
-        out.addAll(transaction(c, group, limits));
-        return out;
+        return transaction(c, requests);
     }
 
-    private static Map<Id, Limit> limitsOf(List<List<Permit>> requests) {
-        Map<Id, Limit> limits = new LinkedHashMap<>();
+    private List<PermitDecisions> transaction(Db c, List<List<Permit>> requests) throws SQLException {
+        Map<Id, Limit> limits = new LinkedHashMap<>(); // each row's first limit: the numbers the lock reads it under
+        Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
         for (List<Permit> permits : requests) {
             for (Permit p : permits) {
-                limits.putIfAbsent(new Id(p.key(), Table.limitId(p.limit())), p.limit());
+                Id id = new Id(p.key(), Table.limitId(p.limit()));
+                if (limits.putIfAbsent(id, p.limit()) == null) {
+                    byTable.computeIfAbsent(Table.of(p.limit()), t -> new ArrayList<>())
+                            .add(id);
+                }
             }
-        }
-        return limits;
-    }
-
-    /** Whether every row {@code permits} names is under the same limit in {@code limits}, or not in it. */
-    private static boolean agrees(Map<Id, Limit> limits, List<Permit> permits) {
-        for (Permit p : permits) {
-            Limit known = limits.get(new Id(p.key(), Table.limitId(p.limit())));
-            if (known != null && !known.equals(p.limit())) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    private List<PermitDecisions> transaction(Db c, List<List<Permit>> requests, Map<Id, Limit> limits)
-            throws SQLException {
-        Map<Table, List<Id>> byTable = new EnumMap<>(Table.class);
-        for (Map.Entry<Id, Limit> e : limits.entrySet()) {
-            byTable.computeIfAbsent(Table.of(e.getValue()), t -> new ArrayList<>())
-                    .add(e.getKey());
         }
         StoreClock.Reading reading = clock.read();
         boolean auto = c.connection().getAutoCommit();
@@ -160,12 +132,13 @@ final class MultiPermitTransaction {
                 states.put(id, s);
                 written.put(id, s);
             }
+            Map<Id, Limit> under = new HashMap<>(limits); // the limit each row's state is now in the units of
             List<PermitDecisions> out = new ArrayList<>(requests.size());
             for (List<Permit> permits : requests) {
-                out.add(decide(permits, states, written, now));
+                out.add(decide(permits, states, under, written, now));
             }
             if (!written.isEmpty()) { // else nothing was taken: the rollback leaves every row as it was
-                write(c, written, limits);
+                write(c, written, under);
                 c.connection().commit();
                 committed = true;
             }
@@ -187,19 +160,31 @@ final class MultiPermitTransaction {
     }
 
     /**
-     * One request on the states the earlier ones left: the pure steps in request order, repeated (key, limit) pairs
-     * one after another; when every permit is allowed its states become the current ones, to be written, otherwise
-     * nothing is taken and each permit's own decision is its look at its row.
+     * One request on the states the earlier ones left, as its own transaction would decide it: a row an earlier
+     * request left under other numbers of its name is first read under this request's (and written so, even if it is
+     * denied); then the pure steps in request order, repeated (key, limit) pairs one after another; when every permit
+     * is allowed its states become the current ones, to be written, otherwise nothing is taken and each permit's own
+     * decision is its look at its row.
      */
     private static PermitDecisions decide(
-            List<Permit> permits, Map<Id, State> states, Map<Id, State> written, long now) {
+            List<Permit> permits, Map<Id, State> states, Map<Id, Limit> under, Map<Id, State> written, long now) {
         Map<Id, State> scratch = new HashMap<>();
+        for (Permit p : permits) {
+            Id id = new Id(p.key(), Table.limitId(p.limit()));
+            Limit was = known(under, id);
+            if (!scratch.containsKey(id) && !Objects.equals(Table.numbers(was), Table.numbers(p.limit()))) {
+                State s = StoredNumbers.read(known(states, id), Table.numbers(was), now, p.limit());
+                states.put(id, s);
+                written.put(id, s);
+                under.put(id, p.limit());
+            }
+            scratch.put(id, known(states, id)); // the request's own numbers for a row: its first permit's
+        }
         List<Decision> decisions = new ArrayList<>(permits.size());
         boolean all = true;
         for (Permit p : permits) {
             Id id = new Id(p.key(), Table.limitId(p.limit()));
-            State s = scratch.get(id);
-            Step step = Algorithms.tryAcquire(s != null ? s : known(states, id), now, p.limit(), p.cost());
+            Step step = Algorithms.tryAcquire(known(scratch, id), now, p.limit(), p.cost());
             scratch.put(id, step.state());
             decisions.add(step.decision());
             all &= step.decision().allowed();

@@ -104,7 +104,7 @@ class BatchingTest {
         Limit a = Limit.tokenBucket(5, Rate.perHour(1));
         Limit b = Limit.fixedWindow(3, Duration.ofHours(1));
         Limit named = Limit.tokenBucket(4, Rate.perHour(1)).named("multi-batch");
-        Limit renamed = Limit.tokenBucket(8, Rate.perHour(1)).named("multi-batch"); // its numbers changed
+        Limit renamed = Limit.tokenBucket(8, Rate.perHour(2)).named("multi-batch"); // its numbers changed
         try (PostgresRateLimiter rl =
                 TestDatabase.builder(gated).batching(64, 1).build()) {
             gated.armed = true;
@@ -121,7 +121,7 @@ class BatchingTest {
             queued.add(rl.tryAcquireEachAsync(
                     List.of(Permit.of(k + "a", a), Permit.of(k + "c", a)))); // denied: c keeps its 4
             queued.add(rl.tryAcquireEachAsync(List.of(Permit.of(k + "d", named), Permit.of(k + "e", a))));
-            // d under other numbers than the batch's so far: a transaction of its own, after the first one's
+            // d under other numbers of its name: read under them, as its own transaction would find d after the last
             queued.add(rl.tryAcquireEachAsync(List.of(Permit.of(k + "d", renamed), Permit.of(k + "e", a))));
             gated.open.countDown();
             assertThat(first.get(1, TimeUnit.MINUTES).allowed()).isTrue();
@@ -135,9 +135,10 @@ class BatchingTest {
                     .as("a's own look: it had 2 left")
                     .isTrue();
             assertThat(windowFull.permits().get(1).allowed()).as("the window's").isFalse();
-            // the first alone: a lock statement and a batch of writes per table, a commit (5); the batch's first
-            // transaction the same (5); its second, on one table (3)
-            assertThat(counting.calls.get()).as("8 requests, 3 transactions").isEqualTo(5 + 5 + 3);
+            // d: one of its 4 taken, carried over to its 8 (what was spent carries over), one more taken
+            assertThat(queued.get(6).get().permits().get(0).remaining()).isEqualTo(6);
+            // the first alone, then the batch: each a lock statement and a batch of writes per table, and a commit
+            assertThat(counting.calls.get()).as("8 requests, 2 transactions").isEqualTo(5 + 5);
             assertThat(rl.stats().decisions()).isEqualTo(8);
             assertThat(rl.tryAcquire(k + "a", a).allowed()).as("a: 5 taken").isFalse();
             assertThat(rl.tryAcquire(k + "b", b).allowed()).as("b: 3 taken").isFalse();
@@ -147,6 +148,9 @@ class BatchingTest {
             assertThat(rl.tryAcquire(k + "e", a).remaining())
                     .as("e: 2 taken, 1 now")
                     .isEqualTo(2);
+            assertThat(rl.tryAcquire(k + "d", renamed).remaining())
+                    .as("d: 2 taken, 1 now")
+                    .isEqualTo(5);
         }
     }
 }
