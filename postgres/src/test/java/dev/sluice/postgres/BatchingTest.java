@@ -4,14 +4,19 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sluice.Decision;
 import dev.sluice.Limit;
+import dev.sluice.ManualTicker;
 import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.Rate;
+import dev.sluice.RateLimiter;
+import dev.sluice.tck.ReferenceRateLimiter;
+import dev.sluice.tck.Tck;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -151,6 +156,59 @@ class BatchingTest {
             assertThat(rl.tryAcquire(k + "d", renamed).remaining())
                     .as("d: 2 taken, 1 now")
                     .isEqualTo(5);
+        }
+    }
+
+    /**
+     * Random batches of multi-permit requests (every algorithm, a named limit under two sets of numbers, rows shared
+     * between requests), each decided as the reference model decides the same requests one by one, in order.
+     */
+    @Test
+    void aBatchDecidesItsRequestsAsTheReferenceDoesOneByOne() throws Exception {
+        List<Limit> limits = List.of(
+                Limit.tokenBucket(10, Rate.perSecond(3)),
+                Limit.gcra(Rate.of(7, Duration.ofSeconds(2)), 4),
+                Limit.fixedWindow(5, Duration.ofMillis(250)),
+                Limit.slidingWindow(8, Duration.ofMillis(1300)),
+                Limit.slidingLog(6, Duration.ofMillis(700)),
+                Limit.tokenBucket(6, Rate.perSecond(2)).named("multi-batch-random"),
+                Limit.tokenBucket(9, Rate.perSecond(5)).named("multi-batch-random"));
+        long seed = System.nanoTime();
+        SplittableRandom random = new SplittableRandom(seed);
+        ManualTicker t = Tck.ticker();
+        String base = "multi-batch-random:" + UUID.randomUUID();
+        String[] keys = {base + ":a", base + ":b", base + ":c"};
+        try (RateLimiter oracle = new ReferenceRateLimiter(t)) {
+            for (int round = 0; round < 6; round++) {
+                t.advanceNanos(random.nextLong(0, 600_000_000L));
+                GatedDataSource gated =
+                        new GatedDataSource(new RoundTripTest.CountingDataSource(TestDatabase.dataSource()));
+                try (PostgresRateLimiter rl =
+                        TestDatabase.builder(gated).ticker(t).batching(64, 1).build()) {
+                    gated.armed = true;
+                    List<List<Permit>> requests = new ArrayList<>();
+                    List<CompletableFuture<PermitDecisions>> answers = new ArrayList<>();
+                    for (int i = 0; i < 24; i++) {
+                        List<Permit> permits = new ArrayList<>();
+                        for (int j = 0; j < 2 + random.nextInt(2); j++) {
+                            Limit l = limits.get(random.nextInt(limits.size()));
+                            permits.add(Permit.of(keys[j], l, random.nextLong(1, l.capacity() + 1)));
+                        }
+                        requests.add(permits);
+                        answers.add(rl.tryAcquireEachAsync(permits));
+                        if (i == 0) { // the first goes alone and is held: the others queue, one batch
+                            assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue();
+                        }
+                    }
+                    gated.open.countDown();
+                    for (int i = 0; i < requests.size(); i++) {
+                        assertThat(answers.get(i).get(1, TimeUnit.MINUTES))
+                                .as("seed %d, round %d, request %d: %s", seed, round, i, requests.get(i))
+                                .isEqualTo(oracle.tryAcquireEach(requests.get(i)));
+                    }
+                    assertThat(rl.stats().decisions()).isEqualTo(24);
+                }
+            }
         }
     }
 }
