@@ -6,6 +6,7 @@ import dev.sluice.Permit;
 import dev.sluice.PermitDecisions;
 import dev.sluice.algorithm.Algorithms;
 import dev.sluice.algorithm.Exact;
+import dev.sluice.algorithm.Inheritance;
 import dev.sluice.algorithm.LogState;
 import dev.sluice.algorithm.SlidingWindowState;
 import dev.sluice.algorithm.State;
@@ -160,32 +161,38 @@ final class MultiPermitTransaction {
     }
 
     /**
-     * One request on the states the earlier ones left, as its own transaction would decide it: a row an earlier
-     * request left under other numbers of its name is first read under this request's (and written so, even if it is
-     * denied); then the pure steps in request order, repeated (key, limit) pairs one after another; when every permit
-     * is allowed its states become the current ones, to be written, otherwise nothing is taken and each permit's own
-     * decision is its look at its row.
+     * One request on the states the earlier ones left, as its own transaction would decide it and as the reference
+     * model does: a row an earlier request left under other numbers of its name is first read under this request's
+     * (and written so, even if it is denied); then the pure steps in request order, each permit reading its row's
+     * state under its own limit's numbers ({@link Inheritance#carryOver}: a row named twice under two sets of numbers
+     * is read over), repeated (key, limit) pairs one after another; when every permit is allowed its states become the
+     * current ones, to be written under the last numbers that named them, otherwise nothing is taken and each permit's
+     * own decision is its look at its row.
      */
     private static PermitDecisions decide(
             List<Permit> permits, Map<Id, State> states, Map<Id, Limit> under, Map<Id, State> written, long now) {
         Map<Id, State> scratch = new HashMap<>();
+        Map<Id, Limit> scratchUnder = new HashMap<>();
         for (Permit p : permits) {
             Id id = new Id(p.key(), Table.limitId(p.limit()));
             Limit was = known(under, id);
-            if (!scratch.containsKey(id) && !Objects.equals(Table.numbers(was), Table.numbers(p.limit()))) {
-                State s = StoredNumbers.read(known(states, id), Table.numbers(was), now, p.limit());
+            if (!scratch.containsKey(id) && !was.equals(p.limit())) {
+                State s = Inheritance.carryOver(known(states, id), now, was, p.limit());
                 states.put(id, s);
                 written.put(id, s);
                 under.put(id, p.limit());
             }
-            scratch.put(id, known(states, id)); // the request's own numbers for a row: its first permit's
+            scratch.put(id, known(states, id));
+            scratchUnder.put(id, known(under, id));
         }
         List<Decision> decisions = new ArrayList<>(permits.size());
         boolean all = true;
         for (Permit p : permits) {
             Id id = new Id(p.key(), Table.limitId(p.limit()));
-            Step step = Algorithms.tryAcquire(known(scratch, id), now, p.limit(), p.cost());
+            State s = Inheritance.carryOver(known(scratch, id), now, known(scratchUnder, id), p.limit());
+            Step step = Algorithms.tryAcquire(s, now, p.limit(), p.cost());
             scratch.put(id, step.state());
+            scratchUnder.put(id, p.limit());
             decisions.add(step.decision());
             all &= step.decision().allowed();
         }
@@ -193,12 +200,14 @@ final class MultiPermitTransaction {
         if (all) {
             states.putAll(scratch);
             written.putAll(scratch);
+            under.putAll(scratchUnder);
             return new PermitDecisions(overall, decisions);
         }
         List<Decision> looks = new ArrayList<>(permits.size());
         for (Permit p : permits) {
-            looks.add(Algorithms.peek(
-                    known(states, new Id(p.key(), Table.limitId(p.limit()))), now, p.limit(), p.cost()));
+            Id id = new Id(p.key(), Table.limitId(p.limit()));
+            State s = Inheritance.carryOver(known(states, id), now, known(under, id), p.limit());
+            looks.add(Algorithms.peek(s, now, p.limit(), p.cost()));
         }
         return new PermitDecisions(overall, looks);
     }

@@ -192,7 +192,8 @@ class BatchingTest {
                         List<Permit> permits = new ArrayList<>();
                         for (int j = 0; j < 2 + random.nextInt(2); j++) {
                             Limit l = limits.get(random.nextInt(limits.size()));
-                            permits.add(Permit.of(keys[j], l, random.nextLong(1, l.capacity() + 1)));
+                            permits.add(Permit.of(
+                                    keys[random.nextInt(keys.length)], l, random.nextLong(1, l.capacity() + 1)));
                         }
                         requests.add(permits);
                         answers.add(rl.tryAcquireEachAsync(permits));
