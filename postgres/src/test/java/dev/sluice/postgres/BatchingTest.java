@@ -27,17 +27,25 @@ import org.junit.jupiter.api.Test;
 class BatchingTest {
 
     /**
-     * Once armed, holds every getConnection until opened, and says when the first one is waiting; unarmed (while
-     * the limiter is built: its warm-up borrows a connection) it passes straight through.
+     * The test database, its statements counted ({@link #target}); once armed, holds every getConnection until opened,
+     * and says when the first one is waiting; unarmed (while the limiter is built: its warm-up borrows a connection)
+     * it passes straight through.
      */
     static final class GatedDataSource extends TestDataSource {
-        final RoundTripTest.CountingDataSource target;
+        final RoundTripTest.CountingDataSource target = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
         final CountDownLatch waiting = new CountDownLatch(1);
         final CountDownLatch open = new CountDownLatch(1);
         volatile boolean armed;
 
-        GatedDataSource(RoundTripTest.CountingDataSource target) {
-            this.target = target;
+        /**
+         * Builds {@code b}'s limiter (on this source) with one batch at a time, then arms the gate and starts the
+         * count: the next call goes alone and is held, the ones after it queue behind it.
+         */
+        PostgresRateLimiter arm(PostgresRateLimiter.Builder b) {
+            PostgresRateLimiter rl = b.batching(64, 1).build();
+            armed = true;
+            target.calls.set(0);
+            return rl;
         }
 
         @Override
@@ -57,15 +65,12 @@ class BatchingTest {
 
     @Test
     void queuedDecisionsTravelAsOneStatementInArrivalOrder() throws Exception {
-        RoundTripTest.CountingDataSource counting = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
-        GatedDataSource gated = new GatedDataSource(counting);
+        GatedDataSource gated = new GatedDataSource();
+        RoundTripTest.CountingDataSource counting = gated.target;
         String hot = "batch:" + UUID.randomUUID();
         Limit bucket = Limit.tokenBucket(8, Rate.perHour(1));
         Limit gcra = Limit.gcra(Rate.perHour(1), 3);
-        try (PostgresRateLimiter rl =
-                TestDatabase.builder(gated).batching(64, 1).build()) {
-            gated.armed = true;
-            counting.calls.set(0);
+        try (PostgresRateLimiter rl = gated.arm(TestDatabase.builder(gated))) {
             CompletableFuture<Decision> first = rl.tryAcquireAsync(hot, bucket, 1);
             assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue(); // the dispatcher holds the first alone
             List<CompletableFuture<Decision>> rest = new ArrayList<>();
@@ -103,17 +108,14 @@ class BatchingTest {
 
     @Test
     void queuedMultiPermitRequestsShareOneTransactionEachAllOrNothing() throws Exception {
-        RoundTripTest.CountingDataSource counting = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
-        GatedDataSource gated = new GatedDataSource(counting);
+        GatedDataSource gated = new GatedDataSource();
+        RoundTripTest.CountingDataSource counting = gated.target;
         String k = "multi-batch:" + UUID.randomUUID();
         Limit a = Limit.tokenBucket(5, Rate.perHour(1));
         Limit b = Limit.fixedWindow(3, Duration.ofHours(1));
         Limit named = Limit.tokenBucket(4, Rate.perHour(1)).named("multi-batch");
         Limit renamed = Limit.tokenBucket(8, Rate.perHour(2)).named("multi-batch"); // its numbers changed
-        try (PostgresRateLimiter rl =
-                TestDatabase.builder(gated).batching(64, 1).build()) {
-            gated.armed = true;
-            counting.calls.set(0);
+        try (PostgresRateLimiter rl = gated.arm(TestDatabase.builder(gated))) {
             CompletableFuture<PermitDecisions> first =
                     rl.tryAcquireEachAsync(List.of(Permit.of(k + "a", a), Permit.of(k + "b", b)));
             assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue(); // the dispatcher holds the first alone
@@ -181,11 +183,9 @@ class BatchingTest {
         try (RateLimiter oracle = new ReferenceRateLimiter(t)) {
             for (int round = 0; round < 6; round++) {
                 t.advanceNanos(random.nextLong(0, 600_000_000L));
-                GatedDataSource gated =
-                        new GatedDataSource(new RoundTripTest.CountingDataSource(TestDatabase.dataSource()));
+                GatedDataSource gated = new GatedDataSource();
                 try (PostgresRateLimiter rl =
-                        TestDatabase.builder(gated).ticker(t).batching(64, 1).build()) {
-                    gated.armed = true;
+                        gated.arm(TestDatabase.builder(gated).ticker(t))) {
                     List<List<Permit>> requests = new ArrayList<>();
                     List<CompletableFuture<PermitDecisions>> answers = new ArrayList<>();
                     for (int i = 0; i < 24; i++) {

@@ -389,13 +389,10 @@ class SettleTest {
      */
     @Test
     void estimatesAndSettlesJoinTheBatches() throws Exception {
-        RoundTripTest.CountingDataSource counting = new RoundTripTest.CountingDataSource(TestDatabase.dataSource());
-        BatchingTest.GatedDataSource gated = new BatchingTest.GatedDataSource(counting);
+        BatchingTest.GatedDataSource gated = new BatchingTest.GatedDataSource();
+        RoundTripTest.CountingDataSource counting = gated.target;
         Limit l = Limit.tokenBucket(10, Rate.perHour(10));
-        try (PostgresRateLimiter b =
-                TestDatabase.builder(gated).ticker(ticker).batching(64, 1).build()) {
-            gated.armed = true;
-            counting.calls.set(0);
+        try (PostgresRateLimiter b = gated.arm(TestDatabase.builder(gated).ticker(ticker))) {
             CompletableFuture<Decision> first = b.tryAcquireAsync(key, l, 1);
             assertThat(gated.waiting.await(1, TimeUnit.MINUTES)).isTrue(); // the dispatcher holds the first alone
             CompletableFuture<Decision> e1 = b.tryAcquireEstimateAsync(key, l, 3, "x", HOUR);
