@@ -173,8 +173,11 @@ final class MultiPermitTransaction {
             List<Permit> permits, Map<Id, State> states, Map<Id, Limit> under, Map<Id, State> written, long now) {
         Map<Id, State> scratch = new HashMap<>();
         Map<Id, Limit> scratchUnder = new HashMap<>();
-        for (Permit p : permits) {
+        Id[] ids = new Id[permits.size()];
+        for (int i = 0; i < ids.length; i++) {
+            Permit p = permits.get(i);
             Id id = new Id(p.key(), Table.limitId(p.limit()));
+            ids[i] = id;
             Limit was = known(under, id);
             if (!scratch.containsKey(id) && !was.equals(p.limit())) {
                 State s = Inheritance.carryOver(known(states, id), now, was, p.limit());
@@ -187,8 +190,9 @@ final class MultiPermitTransaction {
         }
         List<Decision> decisions = new ArrayList<>(permits.size());
         boolean all = true;
-        for (Permit p : permits) {
-            Id id = new Id(p.key(), Table.limitId(p.limit()));
+        for (int i = 0; i < ids.length; i++) {
+            Permit p = permits.get(i);
+            Id id = ids[i];
             State s = Inheritance.carryOver(known(scratch, id), now, known(scratchUnder, id), p.limit());
             Step step = Algorithms.tryAcquire(s, now, p.limit(), p.cost());
             scratch.put(id, step.state());
@@ -204,9 +208,9 @@ final class MultiPermitTransaction {
             return new PermitDecisions(overall, decisions);
         }
         List<Decision> looks = new ArrayList<>(permits.size());
-        for (Permit p : permits) {
-            Id id = new Id(p.key(), Table.limitId(p.limit()));
-            State s = Inheritance.carryOver(known(states, id), now, known(under, id), p.limit());
+        for (int i = 0; i < ids.length; i++) {
+            Permit p = permits.get(i);
+            State s = Inheritance.carryOver(known(states, ids[i]), now, known(under, ids[i]), p.limit());
             looks.add(Algorithms.peek(s, now, p.limit(), p.cost()));
         }
         return new PermitDecisions(overall, looks);
