@@ -218,6 +218,9 @@ public final class Limit {
      * (a cost above capacity could never be granted).
      */
     public void checkCost(long cost) {
+        if (cost == 1) {
+            return; // the usual cost always fits (capacity ≥ 1): nothing to load for it
+        }
         if (cost < 1) {
             throw new IllegalArgumentException("cost " + cost + " must be at least 1: a call spends 1 or more permits");
         }

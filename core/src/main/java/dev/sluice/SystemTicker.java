@@ -6,18 +6,22 @@ import java.time.Instant;
 final class SystemTicker implements Ticker {
     static final SystemTicker INSTANCE = new SystemTicker();
 
-    private final long epochBaseNanos;
-    private final long monotonicBase;
+    /**
+     * The wall clock at start minus {@code System.nanoTime()} then: a read is {@code nanoTime() + offset}, which in
+     * two's complement is exactly {@code epochBase + (nanoTime() − monotonicBase)} with one load and one add.
+     */
+    private final long offset;
 
     private SystemTicker() {
         Instant now = Instant.now();
-        this.monotonicBase = System.nanoTime();
-        this.epochBaseNanos = Math.addExact(Math.multiplyExact(now.getEpochSecond(), 1_000_000_000L), now.getNano());
+        long monotonicBase = System.nanoTime();
+        long epochBaseNanos = Math.addExact(Math.multiplyExact(now.getEpochSecond(), 1_000_000_000L), now.getNano());
+        this.offset = epochBaseNanos - monotonicBase;
     }
 
     @Override
     public long read() {
-        return epochBaseNanos + (System.nanoTime() - monotonicBase);
+        return System.nanoTime() + offset;
     }
 
     @Override

@@ -131,7 +131,7 @@ final class MemoryBound extends BoundLimit {
     }
 
     private void checkCost(long cost) {
-        if (cost < 1 || cost > capacity) {
+        if (cost != 1 && (cost < 1 || cost > capacity)) { // a cost of 1 always fits (capacity ≥ 1): no loads for it
             limit().checkCost(cost); // throws, naming the cost and the limit
         }
     }
@@ -161,7 +161,10 @@ final class MemoryBound extends BoundLimit {
         if (sinceBase > rebaseIntervalNanos) {
             return RELOCATE;
         }
-        long e = Math.max(sinceBase, 0) * timeScale; // a read before the base decides at the base
+        if (sinceBase < 0) {
+            sinceBase = 0; // a read before the base decides at the base (a branch: rare, and off the data's path)
+        }
+        long e = sinceBase * timeScale;
         long taken = cost * intervalScaled;
         long room = capacityScaled - taken;
         long cur = (long) LONGS.getVolatile(states, i);
@@ -178,10 +181,10 @@ final class MemoryBound extends BoundLimit {
             if (ahead > room) { // room >= 0 (cost <= capacity): ahead is the backlog; no max on the denying path
                 return ~ahead;
             }
-            long backlog = Math.max(ahead, 0);
-            long witness = (long) LONGS.compareAndExchange(states, i, cur, e + backlog + taken);
+            long next = Math.max(cur, e) + taken; // e + max(ahead, 0) + taken, in fewer steps after the clock read
+            long witness = (long) LONGS.compareAndExchange(states, i, cur, next);
             if (witness == cur) {
-                return backlog + taken;
+                return next - e; // the backlog after the take
             }
             cur = witness;
         }
