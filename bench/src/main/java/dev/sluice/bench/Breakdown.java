@@ -34,7 +34,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 3, time = 2)
 @Fork(
         value = 1,
-        jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+        jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"})
 @Threads(1)
 @State(Scope.Thread)
 public class Breakdown {

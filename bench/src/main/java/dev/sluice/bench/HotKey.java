@@ -41,6 +41,10 @@ import org.openjdk.jmh.infra.BenchmarkParams;
  * threads; {@link #mix}
  * runs each under a limit that admits every call and one that denies nearly every call (see {@link Mix}).
  * Every method returns its result to JMH (so nothing is optimised away) and counts it in {@link Outcomes}.
+ *
+ * <p>The heap is touched whole at start ({@code -XX:+AlwaysPreTouch}): without it a contender that allocates per
+ * call (a {@code Decision}, Bucket4j's state copy) pays the kernel's first touch of each eden page until the first
+ * collection, which at ~1 GB/s of allocation spans the warm-up and the first iterations (bench/README.md).
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -48,7 +52,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 @Measurement(iterations = 5, time = 2)
 @Fork(
         value = 1,
-        jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+        jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"})
 @State(Scope.Benchmark)
 public abstract class HotKey {
 

@@ -44,7 +44,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Measurement(iterations = 5, time = 2)
 @Fork(
         value = 1,
-        jvmArgsAppend = {"-Xms2g", "-Xmx2g"})
+        jvmArgsAppend = {"-Xms2g", "-Xmx2g", "-XX:+AlwaysPreTouch"})
 @Threads(1)
 @State(Scope.Benchmark)
 public class SettleInMemory {
