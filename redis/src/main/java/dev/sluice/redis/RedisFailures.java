@@ -26,6 +26,11 @@ import org.jspecify.annotations.Nullable;
 final class RedisFailures {
     /** How the scripts report a bad key: {@code SLUICEWRONGTYPE 2} (Redis wraps it in its own words). */
     private static final Pattern SCRIPT_ERROR = Pattern.compile("SLUICE(WRONGTYPE|CORRUPT) (\\d+)");
+    /**
+     * How Redis before 7 wraps an error that a script's {@code redis.call} raised; Redis 7 answers with the error itself.
+     */
+    private static final Pattern SCRIPT_WRAPPER =
+            Pattern.compile("^ERR Error running script \\(call to f_[0-9a-f]+\\): @user_script:\\d+: ");
 
     private final String where;
     private final TimeBudget budget;
@@ -88,7 +93,7 @@ final class RedisFailures {
                 || (c instanceof IllegalStateException && !(c instanceof RedisException))) {
             return (RuntimeException) c;
         }
-        String msg = String.valueOf(c.getMessage());
+        String msg = reply(c);
         if (c instanceof RedisCommandExecutionException && call != null) {
             Matcher m = SCRIPT_ERROR.matcher(msg);
             if (m.find()) {
@@ -181,7 +186,7 @@ final class RedisFailures {
             return Degradation.TIMEOUT;
         }
         if (c instanceof RedisCommandExecutionException) {
-            String m = String.valueOf(c.getMessage());
+            String m = reply(c);
             for (String down : UNAVAILABLE_REPLIES) {
                 if (m.startsWith(down)) {
                     return Degradation.UNAVAILABLE;
@@ -197,6 +202,18 @@ final class RedisFailures {
 
     private static final List<String> UNAVAILABLE_REPLIES =
             List.of("LOADING", "BUSY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "READONLY");
+
+    /**
+     * The failure's message; for an error reply, as Redis 7 gives it, so that an error a script's {@code redis.call}
+     * raised reads the same on every version: Redis 6 prefixes it with {@link #SCRIPT_WRAPPER}'s words, which the
+     * batched path, catching the error inside the script, never sees.
+     */
+    static String reply(Throwable c) {
+        String m = String.valueOf(c.getMessage());
+        return c instanceof RedisCommandExecutionException
+                ? SCRIPT_WRAPPER.matcher(m).replaceFirst("")
+                : m;
+    }
 
     static Throwable unwrap(Throwable e) {
         while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
